@@ -1,0 +1,192 @@
+/**
+ * The owner's settings, from up to three TOML files, later overriding earlier:
+ *
+ *   <config_dir>/magi/config.toml  <  <repo>/.magi/config.toml  <  <repo>/magi.toml
+ *
+ * `<repo>` is the git root of the working directory (or the directory itself
+ * outside git). Tables merge key by key; an array must be set in exactly one
+ * file, because "which notification command wins" is not something a merge
+ * should guess at. `MAGI_WAIT_SLICE` overrides `[ask] wait_slice` last, for
+ * an agent CLI whose tool timeout is shorter than the default slice.
+ */
+import { FileSystem } from "@effect/platform"
+import { Config, Context, Data, Effect, Layer, Option } from "effect"
+import * as NodePath from "node:path"
+import * as NodeOs from "node:os"
+import { parse, TomlError } from "smol-toml"
+
+/** A day: an owner asleep through the night still answers in time. */
+export const DEFAULT_ANSWER_TIMEOUT_SECS = 86_400
+
+/**
+ * Four minutes: the longest one `magi ask` blocks before handing the wait back
+ * to its caller. An agent's shell tool kills a long command, and the command it
+ * kills is the one that would have read the answer; four minutes leaves a
+ * ten-minute tool budget room for start-up and the notification round trip.
+ */
+export const DEFAULT_WAIT_SLICE_SECS = 240
+
+export class ConfigError extends Data.TaggedError("ConfigError")<{ readonly message: string }> {}
+
+export interface Settings {
+  /** The question's whole deadline, in seconds, when `--timeout` is not given. */
+  readonly answerTimeoutSecs: number
+  /** The most one `magi ask` call blocks, in seconds. */
+  readonly waitSliceSecs: number
+  /** The notification argv; empty means no notification. */
+  readonly notifyCommand: ReadonlyArray<string>
+  /** The files that were read, lowest precedence first. */
+  readonly files: ReadonlyArray<string>
+}
+
+export const defaults: Settings = {
+  answerTimeoutSecs: DEFAULT_ANSWER_TIMEOUT_SECS,
+  waitSliceSecs: DEFAULT_WAIT_SLICE_SECS,
+  notifyCommand: [],
+  files: []
+}
+
+export class MagiConfig extends Context.Tag("magi/MagiConfig")<MagiConfig, Settings>() {
+  /** Fixed settings, for tests and embedding. */
+  static fixed = (settings: Partial<Settings>) => Layer.succeed(MagiConfig, { ...defaults, ...settings })
+
+  /** Read the layers for the process's working directory. */
+  static fromFiles = (cwd: string = process.cwd()) =>
+    Layer.effect(MagiConfig, load(cwd))
+}
+
+type Table = { [key: string]: unknown }
+const isTable = (v: unknown): v is Table => typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Date)
+
+/** The git root above `cwd`, or `cwd` itself. */
+export const repoRoot = Effect.fn("repoRoot")(function* (cwd: string) {
+  const fs = yield* FileSystem.FileSystem
+  let dir = NodePath.resolve(cwd)
+  for (;;) {
+    if (yield* fs.exists(NodePath.join(dir, ".git")).pipe(Effect.orElseSucceed(() => false))) return dir
+    const up = NodePath.dirname(dir)
+    if (up === dir) return NodePath.resolve(cwd)
+    dir = up
+  }
+})
+
+const configDir = Effect.gen(function* () {
+  const xdg = yield* Config.option(Config.nonEmptyString("XDG_CONFIG_HOME"))
+  if (Option.isSome(xdg)) return xdg.value
+  const home = yield* Config.string("HOME").pipe(Config.withDefault(NodeOs.homedir()))
+  return NodePath.join(home, ".config")
+}).pipe(Effect.orDie)
+
+const readLayer = Effect.fn("readConfigLayer")(function* (file: string) {
+  const fs = yield* FileSystem.FileSystem
+  const text = yield* fs.readFileString(file).pipe(
+    Effect.map(Option.some),
+    Effect.catchIf(
+      (e) => e._tag === "SystemError" && e.reason === "NotFound",
+      () => Effect.succeedNone
+    ),
+    Effect.mapError((e) => new ConfigError({ message: `cannot read ${file}: ${e.message}` }))
+  )
+  if (Option.isNone(text)) return Option.none<Table>()
+  return yield* Effect.try({
+    try: () => Option.some(parse(text.value) as Table),
+    catch: (e) =>
+      new ConfigError({
+        message:
+          e instanceof TomlError
+            ? `${file}:${e.line}: ${e.message.split("\n")[0]}`
+            : `${file}: ${(e as Error).message}`
+      })
+  })
+})
+
+/** Every key path holding an array, e.g. `notify.command`. */
+const arrayPaths = (table: Table, prefix = ""): string[] =>
+  Object.entries(table).flatMap(([k, v]) =>
+    Array.isArray(v) ? [prefix + k] : isTable(v) ? arrayPaths(v, `${prefix}${k}.`) : []
+  )
+
+const merge = (low: Table, high: Table): Table => {
+  const out: Table = { ...low }
+  for (const [k, v] of Object.entries(high)) {
+    const prev = out[k]
+    out[k] = isTable(prev) && isTable(v) ? merge(prev, v) : v
+  }
+  return out
+}
+
+/** Merge layers lowest first, refusing an array set in two of them. */
+export const mergeLayers = (layers: ReadonlyArray<{ file: string; table: Table }>): Effect.Effect<Table, ConfigError> => {
+  const arrayOwner = new Map<string, string>()
+  let merged: Table = {}
+  for (const { file, table } of layers) {
+    for (const path of arrayPaths(table)) {
+      const first = arrayOwner.get(path)
+      if (first !== undefined)
+        return Effect.fail(
+          new ConfigError({
+            message: `\`${path}\` is set in both ${first} and ${file}; an array must be set in exactly one config file`
+          })
+        )
+      arrayOwner.set(path, file)
+    }
+    merged = merge(merged, table)
+  }
+  return Effect.succeed(merged)
+}
+
+const positiveSeconds = (value: unknown, key: string, files: ReadonlyArray<string>) =>
+  typeof value === "number" && Number.isInteger(value) && value > 0
+    ? Effect.succeed(value)
+    : Effect.fail(
+        new ConfigError({
+          message: `\`${key}\` must be a whole number of seconds above 0, not ${JSON.stringify(value)} (in ${files.join(" or ")})`
+        })
+      )
+
+/** Turn the merged tables into settings, checking each value's type. */
+export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, files: ReadonlyArray<string>) {
+  const ask = isTable(merged.ask) ? merged.ask : {}
+  const notify = isTable(merged.notify) ? merged.notify : {}
+  // The Rust magi kept `answer_timeout` at the top level; both spellings work.
+  const rawTimeout = ask.answer_timeout ?? merged.answer_timeout
+  const answerTimeoutSecs =
+    rawTimeout === undefined ? DEFAULT_ANSWER_TIMEOUT_SECS : yield* positiveSeconds(rawTimeout, "ask.answer_timeout", files)
+  let waitSliceSecs =
+    ask.wait_slice === undefined ? DEFAULT_WAIT_SLICE_SECS : yield* positiveSeconds(ask.wait_slice, "ask.wait_slice", files)
+  const fromEnv = yield* Config.option(Config.nonEmptyString("MAGI_WAIT_SLICE")).pipe(Effect.orDie)
+  if (Option.isSome(fromEnv)) {
+    const n = Number(fromEnv.value)
+    if (!Number.isInteger(n) || n <= 0)
+      return yield* new ConfigError({
+        message: `MAGI_WAIT_SLICE must be a whole number of seconds above 0, not ${JSON.stringify(fromEnv.value)}`
+      })
+    waitSliceSecs = n
+  }
+  const command = notify.command ?? []
+  if (!Array.isArray(command) || !command.every((a) => typeof a === "string"))
+    return yield* new ConfigError({
+      message: `\`notify.command\` must be an array of strings (argv, never a shell line), in ${files.join(" or ")}`
+    })
+  return { answerTimeoutSecs, waitSliceSecs, notifyCommand: command as string[], files } satisfies Settings
+})
+
+/** Read and merge the three layers for `cwd`. */
+export const load = Effect.fn("loadConfig")(function* (cwd: string) {
+  const repo = yield* repoRoot(cwd)
+  const candidates = [
+    NodePath.join(yield* configDir, "magi", "config.toml"),
+    NodePath.join(repo, ".magi", "config.toml"),
+    NodePath.join(repo, "magi.toml")
+  ]
+  const layers: Array<{ file: string; table: Table }> = []
+  for (const file of candidates) {
+    const table = yield* readLayer(file)
+    if (Option.isSome(table)) layers.push({ file, table: table.value })
+  }
+  const merged = yield* mergeLayers(layers)
+  return yield* settingsOf(
+    merged,
+    layers.map((l) => l.file)
+  )
+})
