@@ -1,0 +1,47 @@
+/**
+ * What the owner does to a question: decide, or speak back. The CLI's
+ * `magi answer` and the web's POST routes both come through here, so the
+ * rules (and the lock that keeps concurrent writers from losing each other's
+ * change) live in one place.
+ */
+import { Clock, Effect } from "effect"
+import * as Q from "./Question.js"
+import { QuestionStore } from "./QuestionStore.js"
+
+const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+/** Record the owner's decision on `id`, under the question's lock. */
+export const answerQuestion = Effect.fn("answerQuestion")(function* (id: string, answer: Q.Answer) {
+  const store = yield* QuestionStore
+  const at = yield* now
+  return yield* store.update(id, (q) => Q.answer(q, answer, at))
+})
+
+/** The owner speaking back without deciding; the question stays open. */
+export const sayToQuestion = Effect.fn("sayToQuestion")(function* (id: string, body: string) {
+  const store = yield* QuestionStore
+  const at = yield* now
+  return yield* store.update(id, (q) => Q.say(q, body, at))
+})
+
+/**
+ * Text typed at a terminal as the answer it stands for: a choice on a
+ * multiple-choice question, free text otherwise. `Question.answer` still
+ * judges it, so a typo'd choice is refused with the list of real ones.
+ */
+export const answerFromText = (q: Q.Question, text: string): Q.Answer =>
+  Q.isFreeText(q) ? { text } : { choice: text }
+
+/** The oldest open question, for `magi answer --reply` with no id. */
+export const oldestOpen = Effect.gen(function* () {
+  const store = yield* QuestionStore
+  const open = (yield* store.list).filter(Q.isOpen)
+  return open.at(-1)
+})
+
+/** `answerFromText` judged against the record as it is under the lock. */
+export const answerWithText = Effect.fn("answerWithText")(function* (id: string, text: string) {
+  const store = yield* QuestionStore
+  const at = yield* now
+  return yield* store.update(id, (q) => Q.answer(q, answerFromText(q, text), at))
+})

@@ -1,0 +1,7 @@
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { exitCodeOf, main } from "./cli/main.js"
+
+NodeRuntime.runMain(main(process.argv), {
+  disableErrorReporting: true,
+  teardown: (exit, onExit) => onExit(exitCodeOf(exit))
+})

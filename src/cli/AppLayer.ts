@@ -1,0 +1,21 @@
+/**
+ * The services a command runs against, built from the environment: the owner's
+ * home, the config layers for the working directory, the store, the notifier
+ * and the waits. Provided inside each command's handler, so `magi --help`
+ * never reads a config file and a broken config cannot hide the help.
+ */
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { Layer } from "effect"
+import { MagiHome } from "../MagiHome.js"
+import { MagiConfig } from "../MagiConfig.js"
+import { QuestionStore } from "../QuestionStore.js"
+import { Notifier } from "../Notifier.js"
+import { Waits } from "../Waits.js"
+
+/** Everything questions need, over `home` (the owner's, from the environment, when not given). */
+export const questionsLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>
+  Waits.layer.pipe(
+    Layer.provideMerge(Layer.mergeAll(QuestionStore.layer, Notifier.layer)),
+    Layer.provideMerge(Layer.mergeAll(MagiConfig.fromFiles(), home)),
+    Layer.provideMerge(NodeContext.layer)
+  )

@@ -1,0 +1,89 @@
+/**
+ * `magi answer`: the owner's side at a terminal. Lists what is waiting,
+ * decides (`--reply`) or speaks back (`--say`). Every refusal is the
+ * question's own message on stderr, exit 1, and nothing written.
+ */
+import { Args, Command, Options } from "@effect/cli"
+import { Effect, Option } from "effect"
+import * as Q from "../Question.js"
+import { QuestionStore } from "../QuestionStore.js"
+import { answerWithText, oldestOpen, sayToQuestion } from "../Answers.js"
+import { CliFailure } from "./CliFailure.js"
+import { questionsLayer } from "./AppLayer.js"
+import { writeOut } from "./io.js"
+
+const options = {
+  reply: Options.text("reply").pipe(
+    Options.withDescription("answer: one of the choices exactly, or free text when it offers none"),
+    Options.optional
+  ),
+  say: Options.text("say").pipe(
+    Options.withDescription("speak back without deciding (ask for context); the question stays open"),
+    Options.optional
+  ),
+  list: Options.boolean("list").pipe(Options.withDescription("list open questions (the default with no id)")),
+  all: Options.boolean("all").pipe(Options.withDescription("with --list: answered and abandoned ones too")),
+  json: Options.boolean("json").pipe(Options.withDescription("with --list: print the questions as JSON")),
+  id: Args.text({ name: "id" }).pipe(
+    Args.withDescription("question id, prefix or short id (default: the oldest open question)"),
+    Args.optional
+  )
+}
+
+const refused = (e: { readonly message: string }) => CliFailure.refused(e.message)
+
+const listing = (all: boolean, json: boolean) =>
+  Effect.gen(function* () {
+    const store = yield* QuestionStore
+    const questions = (yield* store.list.pipe(Effect.mapError(refused))).filter((q) => all || Q.isOpen(q))
+    if (json) return yield* writeOut(JSON.stringify(questions, null, 2) + "\n")
+    if (questions.length === 0)
+      return yield* writeOut(all ? "No questions yet.\n" : "Nothing is waiting for you: no open questions.\n")
+    const lines = questions.map((q) => {
+      const state = Q.isOpen(q) ? (Q.waitingOnAgent(q) ? "  (waiting on the agent)" : "") : `  [${q.status}]`
+      const options = Q.isFreeText(q) ? "free text" : q.choices.join(" | ")
+      return `${Q.shortId(q.id)}  ${q.summary}${state}\n    ${options}\n`
+    })
+    yield* writeOut(lines.join(""))
+  })
+
+/** One question in full, for `magi answer ID`. */
+const show = (id: string) =>
+  Effect.gen(function* () {
+    const store = yield* QuestionStore
+    const q = yield* store.get(id).pipe(Effect.mapError(refused))
+    const who = [q.run, q.node, q.seat].filter((s) => s !== "").join(" · ")
+    const parts = [`${q.id}  [${q.status}]  asked ${q.asked_at} by ${who}`, "", q.summary]
+    if (q.detail.trim() !== "") parts.push("", q.detail.trimEnd())
+    for (const turn of q.thread) parts.push("", `${turn.who === "operator" ? "you" : "agent"} (${turn.at}):`, turn.body)
+    parts.push("")
+    if (Q.isOpen(q)) parts.push(Q.isFreeText(q) ? "free text" : `choices: ${q.choices.join(" | ")}`)
+    else if (Q.resolution(q) !== undefined) parts.push(`answer: ${Q.resolution(q)}`)
+    yield* writeOut(parts.join("\n") + "\n")
+  })
+
+const target = (id: Option.Option<string>) =>
+  Option.match(id, {
+    onSome: (wanted) => Effect.succeed(wanted),
+    onNone: () =>
+      Effect.flatMap(oldestOpen.pipe(Effect.mapError(refused)), (q) =>
+        q === undefined ? Effect.fail(CliFailure.refused("no open question to answer")) : Effect.succeed(q.id)
+      )
+  })
+
+export const answer = Command.make("answer", options, (o) =>
+  Effect.gen(function* () {
+    if (Option.isSome(o.reply) && Option.isSome(o.say))
+      return yield* CliFailure.usage("use either --reply (decide) or --say (speak back), not both")
+    if (Option.isSome(o.reply)) {
+      const q = yield* answerWithText(yield* target(o.id), o.reply.value).pipe(Effect.mapError(refused))
+      return yield* writeOut(`answered ${Q.shortId(q.id)} ${q.summary}\n`)
+    }
+    if (Option.isSome(o.say)) {
+      const q = yield* sayToQuestion(yield* target(o.id), o.say.value).pipe(Effect.mapError(refused))
+      return yield* writeOut(`sent to ${Q.shortId(q.id)}: the agent reads it when it next checks; the question stays open\n`)
+    }
+    if (Option.isSome(o.id) && !o.list) return yield* show(o.id.value)
+    yield* listing(o.all, o.json)
+  }).pipe(Effect.provide(questionsLayer()))
+).pipe(Command.withDescription("Answer, or speak back on, the questions agents asked you"))

@@ -1,0 +1,273 @@
+/**
+ * `magi ask`: what an agent runs when the next decision is the owner's.
+ *
+ * Three forms: a fresh question, a reply on a question's thread (`--thread`),
+ * and resuming a wait already filed (`--wait`). All three end in one of four
+ * outcomes, each with its own stdout and exit code, because the reader is an
+ * agent that acts on exactly what it is told.
+ */
+import { Command, Options } from "@effect/cli"
+import { FileSystem } from "@effect/platform"
+import { Clock, Config, Duration, Effect, Fiber, Option, Random, Schedule } from "effect"
+import * as Q from "../Question.js"
+import type { Question } from "../Question.js"
+import { QuestionStore } from "../QuestionStore.js"
+import { MagiConfig } from "../MagiConfig.js"
+import { Waits, type WaitOutcome } from "../Waits.js"
+import { CliFailure } from "./CliFailure.js"
+import { questionsLayer } from "./AppLayer.js"
+import { formatSeconds, readStdin, writeErr, writeOut } from "./io.js"
+
+const options = {
+  summary: Options.text("summary").pipe(
+    Options.withDescription("the question in one line; with --thread, your reply to the owner"),
+    Options.optional
+  ),
+  detail: Options.text("detail").pipe(
+    Options.withDescription("the reasoning behind it, as markdown; `-` reads it from stdin"),
+    Options.optional
+  ),
+  choice: Options.text("choice").pipe(
+    Options.withDescription("an answer the owner may pick; repeat for each; none means free text"),
+    Options.repeated
+  ),
+  timeout: Options.integer("timeout").pipe(
+    Options.withDescription("the question's whole deadline in seconds (default: [ask] answer_timeout, a day)"),
+    Options.optional
+  ),
+  panel: Options.text("panel").pipe(
+    Options.withDescription("an HTML file shown to the owner beside the question, as evidence"),
+    Options.optional
+  ),
+  asset: Options.text("asset").pipe(
+    Options.withDescription("a file the panel uses (an image, a stylesheet); copied beside it; repeatable"),
+    Options.repeated
+  ),
+  thread: Options.text("thread").pipe(
+    Options.withDescription("reply on this open question instead of asking a new one"),
+    Options.optional
+  ),
+  wait: Options.text("wait").pipe(
+    Options.withDescription("keep waiting on this question after a slice ran out (no new turn, no notification)"),
+    Options.optional
+  ),
+  json: Options.boolean("json").pipe(Options.withDescription("print one JSON object instead of prose"))
+}
+
+type AskOptions = {
+  readonly [K in keyof typeof options]: (typeof options)[K] extends Options.Options<infer A> ? A : never
+}
+
+/** Who is asking, from the environment an agent seat runs in. */
+const asker = Effect.gen(function* () {
+  const run = yield* Config.string("MAGI_RUN").pipe(Config.withDefault(""))
+  const node = yield* Config.string("MAGI_NODE").pipe(Config.withDefault("ask"))
+  const seat = yield* Config.string("MAGI_SEAT").pipe(Config.withDefault("operator"))
+  return { run, node: node || "ask", seat: seat || "operator" }
+}).pipe(Effect.orDie)
+
+const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+/** A question from another run is not this agent's to continue. */
+const ensureSameRun = (q: Question, run: string, flag: string) =>
+  run !== "" && q.run !== "" && q.run !== run
+    ? Effect.fail(
+        CliFailure.refused(
+          `question ${Q.shortId(q.id)} belongs to run ${q.run}, not to this run ${run}; ${flag} only continues this run's own questions`
+        )
+      )
+    : Effect.void
+
+const loadQuestion = (id: string) =>
+  Effect.flatMap(QuestionStore, (store) => store.get(id)).pipe(
+    Effect.mapError((e) => CliFailure.refused(e.message))
+  )
+
+/** Store the panel (when given) on `q`, before the record that claims it is written. */
+const withPanel = (q: Question, panel: Option.Option<string>, assets: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    if (Option.isNone(panel)) return q
+    const fs = yield* FileSystem.FileSystem
+    const html = yield* fs
+      .readFileString(panel.value)
+      .pipe(Effect.mapError((e) => CliFailure.refused(`cannot read the panel ${panel.value}: ${e.message}`)))
+    const store = yield* QuestionStore
+    return yield* store.putPanel(q, html, assets).pipe(Effect.mapError((e) => CliFailure.refused(e.message)))
+  })
+
+/** A fresh id, re-drawn in the rare case two questions land in the same second. */
+const freshId = Effect.gen(function* () {
+  const store = yield* QuestionStore
+  for (;;) {
+    const id = Q.makeId(yield* now, yield* Random.nextIntBetween(0, 0x10000))
+    const taken = yield* store.resolveId(id).pipe(
+      Effect.map((found) => found === id),
+      Effect.orElseSucceed(() => false)
+    )
+    if (!taken) return id
+  }
+})
+
+const newQuestion = (o: AskOptions) =>
+  Effect.gen(function* () {
+    if (Option.isNone(o.summary) || o.summary.value.trim() === "")
+      return yield* CliFailure.usage("magi ask needs --summary: the question in one line (or --wait ID to resume a wait)")
+    const config = yield* MagiConfig
+    const timeoutSecs = Option.getOrElse(o.timeout, () => config.answerTimeoutSecs)
+    if (timeoutSecs <= 0) return yield* CliFailure.usage(`--timeout must be a number of seconds above 0, not ${timeoutSecs}`)
+    const detail = yield* detailText(o.detail)
+    const who = yield* asker
+    const base = Q.make({
+      id: yield* freshId,
+      ...who,
+      summary: o.summary.value,
+      detail,
+      choices: o.choice,
+      now: yield* now
+    })
+    const q = yield* withPanel({ ...base, answer_timeout: timeoutSecs }, o.panel, o.asset)
+    yield* writeErr(`asked ${Q.shortId(q.id)} — waiting for the owner\n`)
+    const waits = yield* Waits
+    return yield* watching(q, timeoutSecs * 1000, waits.askAndWait(q, Duration.seconds(timeoutSecs)))
+  })
+
+const detailText = (detail: Option.Option<string>) =>
+  Option.match(detail, {
+    onNone: () => Effect.succeed(""),
+    // Stdin is read only when asked for: an agent's shell may leave it open,
+    // and reading it unasked would block forever.
+    onSome: (d) => (d === "-" ? readStdin : Effect.succeed(d))
+  })
+
+const replyOnThread = (o: AskOptions, id: string) =>
+  Effect.gen(function* () {
+    if (Option.isNone(o.summary) || o.summary.value.trim() === "")
+      return yield* CliFailure.usage("magi ask --thread needs --summary: your reply to the owner")
+    if (Option.isSome(o.timeout))
+      return yield* CliFailure.usage("--timeout belongs to a fresh question; a thread keeps the deadline it was asked with")
+    const store = yield* QuestionStore
+    const config = yield* MagiConfig
+    const who = yield* asker
+    const current = yield* loadQuestion(id)
+    yield* ensureSameRun(current, who.run, "--thread")
+    if (!Q.isOpen(current)) {
+      // Checked before the panel is replaced, so a refused reply touches nothing.
+      const refused = Q.reply(current, o.summary.value, o.choice, yield* now)
+      if (refused._tag === "Left") return yield* CliFailure.refused(refused.left.message)
+    }
+    const detail = yield* detailText(o.detail)
+    const body = detail.trim() === "" ? o.summary.value : `${o.summary.value}\n\n${detail}`
+    const panelled = yield* withPanel(current, o.panel, o.asset)
+    const at = yield* now
+    const q = yield* store
+      .update(current.id, (fresh) =>
+        Q.reply(
+          Option.isSome(o.panel) ? { ...fresh, panel: panelled.panel, assets: panelled.assets } : fresh,
+          body,
+          o.choice,
+          at
+        )
+      )
+      .pipe(Effect.mapError((e) => CliFailure.refused(e.message)))
+    yield* writeErr(`replied on ${Q.shortId(q.id)} — waiting for the owner again\n`)
+    const left = Q.budgetLeftMs(q, config.answerTimeoutSecs, at)
+    const waits = yield* Waits
+    return yield* watching(q, left, waits.announceAndWait(q, Duration.millis(left)))
+  })
+
+const resume = (o: AskOptions, id: string) =>
+  Effect.gen(function* () {
+    if (Option.isSome(o.summary) || o.choice.length > 0 || Option.isSome(o.panel) || Option.isSome(o.timeout))
+      return yield* CliFailure.usage(
+        "magi ask --wait only resumes a wait; to say something on the question use --thread ID --summary TEXT"
+      )
+    const config = yield* MagiConfig
+    const who = yield* asker
+    const q = yield* loadQuestion(id)
+    yield* ensureSameRun(q, who.run, "--wait")
+    const left = Q.budgetLeftMs(q, config.answerTimeoutSecs, yield* now)
+    const waits = yield* Waits
+    return yield* watching(q, left, waits.resumeWait(q, Duration.millis(left)))
+  })
+
+/**
+ * Run `wait`, telling whoever watches stderr what it waits for. On a terminal
+ * the line updates in place; piped into an agent's tool it is one plain line.
+ */
+const watching = <E, R>(q: Question, budgetMs: number, wait: Effect.Effect<WaitOutcome, E, R>) =>
+  Effect.gen(function* () {
+    const config = yield* MagiConfig
+    const sliceMs = Math.min(budgetMs, config.waitSliceSecs * 1000)
+    const started = yield* Clock.currentTimeMillis
+    const short = Q.shortId(q.id)
+    if (!process.stderr.isTTY) {
+      yield* writeErr(
+        `waiting up to ${formatSeconds(sliceMs / 1000)} on ${short} (the question's deadline is in ${formatSeconds(budgetMs / 1000)})\n`
+      )
+      return yield* wait
+    }
+    const line = Effect.gen(function* () {
+      const elapsed = ((yield* Clock.currentTimeMillis) - started) / 1000
+      yield* writeErr(
+        `\r\x1b[2Kwaiting for the owner on ${short}: ${formatSeconds(elapsed)} so far, this call returns in ${formatSeconds(sliceMs / 1000 - elapsed)}, deadline in ${formatSeconds(budgetMs / 1000 - elapsed)}`
+      )
+    })
+    const ticker = yield* Effect.fork(Effect.repeat(line, Schedule.spaced(Duration.seconds(1))))
+    return yield* wait.pipe(Effect.ensuring(Effect.zipRight(Fiber.interrupt(ticker), writeErr("\r\x1b[2K"))))
+  })
+
+/** Print the outcome the way the agent reading stdout needs it. */
+const report = (outcome: WaitOutcome, json: boolean) =>
+  Effect.gen(function* () {
+    const q = outcome.question
+    if (json) {
+      const body: Record<string, string> = { outcome: outcome._tag.toLowerCase(), id: q.id }
+      if (outcome._tag === "Answered") body.answer = outcome.answer
+      if (outcome._tag === "Replied") body.said = outcome.said
+      yield* writeOut(JSON.stringify(body) + "\n")
+      if (outcome._tag === "Abandoned") return yield* CliFailure.refused(abandonedLine(q))
+      return
+    }
+    switch (outcome._tag) {
+      case "Answered":
+        return yield* writeOut(outcome.answer.endsWith("\n") ? outcome.answer : outcome.answer + "\n")
+      case "Replied":
+        return yield* writeOut(
+          `The owner replied on question ${Q.shortId(q.id)} without deciding:\n\n${outcome.said}\n\n` +
+            `Answer them on the same question (it stays open), then keep waiting:\n` +
+            `  magi ask --thread ${q.id} --summary "..."\n`
+        )
+      case "Pending":
+        return yield* writeOut(
+          `No answer yet: this call's wait slice ran out (not the question's deadline); question ${Q.shortId(q.id)} is still open.\n` +
+            `Keep waiting in the foreground with:\n` +
+            `  magi ask --wait ${q.id}\n`
+        )
+      case "Abandoned":
+        return yield* CliFailure.refused(abandonedLine(q))
+    }
+  })
+
+const abandonedLine = (q: Question) => {
+  const why = /_Abandoned: (.*)\._\s*$/.exec(q.detail)?.[1]
+  return `question ${Q.shortId(q.id)} is abandoned${why ? `: ${why}` : ""}; no answer will come`
+}
+
+export const ask = Command.make("ask", options, (o) =>
+  Effect.gen(function* () {
+    if (Option.isSome(o.thread) && Option.isSome(o.wait))
+      return yield* CliFailure.usage("use either --thread (reply, then wait) or --wait (only wait), not both")
+    if (o.asset.length > 0 && Option.isNone(o.panel))
+      return yield* CliFailure.usage("--asset needs --panel: assets are files the panel's HTML uses")
+    const outcome = Option.isSome(o.wait)
+      ? yield* resume(o, o.wait.value)
+      : Option.isSome(o.thread)
+        ? yield* replyOnThread(o, o.thread.value)
+        : yield* newQuestion(o)
+    yield* report(outcome, o.json)
+  }).pipe(Effect.provide(questionsLayer()))
+).pipe(
+  Command.withDescription(
+    "Ask the owner a question and wait for the answer (agents run this; blocks at most one wait slice)"
+  )
+)

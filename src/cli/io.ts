@@ -1,0 +1,36 @@
+/** The CLI's terminal I/O, kept in one place so stdout stays the agent's. */
+import { Effect } from "effect"
+
+/** Write to stdout: the only text an agent reads as the result. */
+export const writeOut = (text: string) =>
+  Effect.async<void>((resume) => {
+    process.stdout.write(text, () => resume(Effect.void))
+  })
+
+/** Write to stderr: progress and refusals, for the person watching. */
+export const writeErr = (text: string) =>
+  Effect.async<void>((resume) => {
+    process.stderr.write(text, () => resume(Effect.void))
+  })
+
+/** All of stdin, for `--detail -`. */
+export const readStdin = Effect.async<string>((resume) => {
+  const chunks: Buffer[] = []
+  process.stdin.on("data", (c: Buffer) => chunks.push(c))
+  process.stdin.on("end", () => resume(Effect.succeed(Buffer.concat(chunks).toString("utf8"))))
+  process.stdin.on("error", () => resume(Effect.succeed(Buffer.concat(chunks).toString("utf8"))))
+})
+
+/** 90061 → "1d1h1m1s", 59 → "59s": short enough for a status line. */
+export const formatSeconds = (secs: number): string => {
+  let s = Math.max(0, Math.round(secs))
+  const parts: string[] = []
+  for (const [unit, size] of [["d", 86400], ["h", 3600], ["m", 60]] as const) {
+    if (s >= size) {
+      parts.push(`${Math.floor(s / size)}${unit}`)
+      s %= size
+    }
+  }
+  if (s > 0 || parts.length === 0) parts.push(`${s}s`)
+  return parts.join("")
+}

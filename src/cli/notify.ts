@@ -1,0 +1,40 @@
+/** `magi notify --test`: run the notification command once, and say what happened. */
+import { Command, Options } from "@effect/cli"
+import { Clock, Effect } from "effect"
+import * as Q from "../Question.js"
+import { MagiConfig } from "../MagiConfig.js"
+import { Notifier } from "../Notifier.js"
+import { CliFailure } from "./CliFailure.js"
+import { questionsLayer } from "./AppLayer.js"
+import { writeOut } from "./io.js"
+
+export const notify = Command.make(
+  "notify",
+  { test: Options.boolean("test").pipe(Options.withDescription("send a sample notification now")) },
+  ({ test }) =>
+    Effect.gen(function* () {
+      if (!test) return yield* CliFailure.usage("magi notify only has --test for now: magi notify --test")
+      const notifier = yield* Notifier
+      const config = yield* MagiConfig
+      if (notifier.command.length === 0) {
+        const where = config.files.length > 0 ? config.files.join(", ") : "none found"
+        return yield* writeOut(
+          `No notification command is configured (config files read: ${where}).\n` +
+            `Set one in ~/.config/magi/config.toml, for example:\n  [notify]\n  command = ["ntfy", "publish", "--click", "{url}", "my-topic", "{summary}"]\n`
+        )
+      }
+      const sample = Q.make({
+        id: Q.makeId(new Date(yield* Clock.currentTimeMillis), 0xbeef),
+        run: "test-run",
+        node: "notify",
+        seat: "operator",
+        summary: "magi test notification: if you see this, notifications work",
+        detail: "",
+        choices: [],
+        now: new Date(yield* Clock.currentTimeMillis)
+      })
+      yield* writeOut(`running: ${JSON.stringify(notifier.command)}\n`)
+      yield* notifier.notify(sample).pipe(Effect.mapError((e) => CliFailure.refused(e.message)))
+      yield* writeOut("the notification command finished successfully\n")
+    }).pipe(Effect.provide(questionsLayer()))
+).pipe(Command.withDescription("Check the notification command"))
