@@ -15,7 +15,7 @@ import { Data, Either, Schema } from "effect"
  * A file is refused only when its `schema` is *greater* than this: every field
  * added since 1 has a default, so yesterday's files keep reading after a bump.
  */
-export const SCHEMA = 3
+export const SCHEMA = 4
 
 /**
  * How long the owner's last word keeps an agent's reply from paging them
@@ -70,6 +70,13 @@ export type Who = typeof Who.Type
 export const Turn = Schema.Struct({ who: Who, body: Schema.String, at: Timestamp })
 export type Turn = typeof Turn.Type
 
+/** Who is holding a question's wait right now: the asking process or the daemon. */
+export const Waiter = Schema.Struct({
+  kind: Schema.Literal("asker", "daemon"),
+  since: Timestamp
+})
+export type Waiter = typeof Waiter.Type
+
 /**
  * One decision magi will not take on the owner's behalf. Field names are the
  * JSON names: the web client and older magi builds read them literally.
@@ -93,7 +100,17 @@ export const Question = Schema.Struct({
   answer: Schema.NullOr(Answer),
   thread: Schema.optionalWith(Schema.Array(Turn), { default: () => [] }),
   /** Seconds in force when first asked; 0 = unrecorded (older files). */
-  answer_timeout: Schema.optionalWith(Schema.Number, { default: () => 0 })
+  answer_timeout: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  // Schema 4: what the daemon's waiter needs to reach the asking seat again
+  // once `magi ask` itself is gone.
+  /** Working directory of the asking agent; "" when not recorded. */
+  cwd: Schema.optionalWith(Schema.String, { default: () => "" }),
+  /** How many thread turns the agent has been shown. */
+  delivered_turns: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  /** Has the agent been given the answer? */
+  answer_delivered: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  /** Who holds the wait; null when nobody does. */
+  waiter: Schema.optionalWith(Schema.NullOr(Waiter), { default: () => null })
 })
 export type Question = typeof Question.Type
 
@@ -154,6 +171,8 @@ export interface NewQuestion {
   readonly detail: string
   readonly choices: ReadonlyArray<string>
   readonly now: Date
+  /** The asking agent's working directory, when there is one. */
+  readonly cwd?: string
 }
 
 /** A fresh, open question with no conversation and no recorded deadline yet. */
@@ -173,7 +192,11 @@ export const make = (input: NewQuestion): Question => ({
   answered_at: null,
   answer: null,
   thread: [],
-  answer_timeout: 0
+  answer_timeout: 0,
+  cwd: input.cwd ?? "",
+  delivered_turns: 0,
+  answer_delivered: false,
+  waiter: null
 })
 
 const decodeStrict = Schema.decodeUnknownEither(Question, { onExcessProperty: "error", errors: "first" })

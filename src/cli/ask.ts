@@ -123,7 +123,10 @@ const newQuestion = (o: AskOptions) =>
       summary: o.summary.value,
       detail,
       choices: o.choice,
-      now: yield* now
+      now: yield* now,
+      // Where the agent runs, so the daemon can resume it there if this
+      // process is gone by the time the owner answers.
+      cwd: process.cwd()
     })
     const q = yield* withPanel({ ...base, answer_timeout: timeoutSecs }, o.panel, o.asset)
     yield* writeErr(`asked ${Q.shortId(q.id)} — waiting for the owner\n`)
