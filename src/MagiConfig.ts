@@ -190,3 +190,24 @@ export const load = Effect.fn("loadConfig")(function* (cwd: string) {
     layers.map((l) => l.file)
   )
 })
+
+/**
+ * The merged TOML tables for `cwd` and the files they came from, for modules
+ * that own a section of their own (e.g. `[agents.<id>]`) rather than a field
+ * of `Settings`. Same layers and the same array rule as `load`.
+ */
+export const loadTable = Effect.fn("loadConfigTable")(function* (cwd: string) {
+  const repo = yield* repoRoot(cwd)
+  const candidates = [
+    NodePath.join(yield* configDir, "magi", "config.toml"),
+    NodePath.join(repo, ".magi", "config.toml"),
+    NodePath.join(repo, "magi.toml")
+  ]
+  const layers: Array<{ file: string; table: Table }> = []
+  for (const file of candidates) {
+    const table = yield* readLayer(file)
+    if (Option.isSome(table)) layers.push({ file, table: table.value })
+  }
+  const table: { readonly [key: string]: unknown } = yield* mergeLayers(layers)
+  return { table, files: layers.map((l) => l.file) }
+})
