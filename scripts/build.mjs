@@ -2,7 +2,7 @@
 // modules from node_modules: start-up time is what an agent pays on every
 // `magi ask --wait` slice.
 import { build } from "esbuild"
-import { chmod, copyFile, mkdir, rm } from "node:fs/promises"
+import { chmod, copyFile, mkdir, readFile, rm } from "node:fs/promises"
 
 /**
  * @effect/cli can read option values from YAML, TOML and INI files, and its
@@ -23,6 +23,39 @@ export const parse = no; export const decode = no; export default { parse: no, d
   }
 }
 
+/**
+ * The phone page's client, compiled here and inlined into the CLI bundle as
+ * the module `magi:web-client`: `magi web` serves it from memory, so an
+ * installed magi is one file and the page fetches nothing from anywhere else.
+ */
+const webClient = {
+  name: "magi-web-client",
+  setup(b) {
+    b.onResolve({ filter: /^magi:web-client$/ }, (args) => ({ path: args.path, namespace: "magi-web-client" }))
+    b.onLoad({ filter: /.*/, namespace: "magi-web-client" }, async () => {
+      const client = await build({
+        entryPoints: ["src/web/client/main.ts"],
+        bundle: true,
+        write: false,
+        format: "iife",
+        platform: "browser",
+        // Phones a few years old: Safari 15, Chrome 100.
+        target: ["es2020", "safari15", "chrome100"],
+        minify: true,
+        legalComments: "none",
+        logLevel: "warning"
+      })
+      const script = client.outputFiles[0].text
+      const styles = await readFile("src/web/client/styles.css", "utf8")
+      return {
+        contents: `export const script = ${JSON.stringify(script)}\nexport const styles = ${JSON.stringify(styles)}\n`,
+        loader: "js",
+        watchFiles: ["src/web/client/styles.css"]
+      }
+    })
+  }
+}
+
 await mkdir("dist", { recursive: true })
 await build({
   entryPoints: { magi: "src/bin.ts" },
@@ -37,7 +70,7 @@ await build({
   sourcemap: "linked",
   legalComments: "none",
   logLevel: "warning",
-  plugins: [unusedParsers]
+  plugins: [unusedParsers, webClient]
 })
 await rm("dist/magi.cjs.cache", { force: true })
 await rm("dist/magi.js.map", { force: true })

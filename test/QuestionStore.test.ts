@@ -206,8 +206,9 @@ for (const backend of backends) {
           yield* store.put(q)
           const lock = NodePath.join(store.root, `${q.id}.lock`)
           yield* fs.writeFileString(lock, "12345 0\n")
-          // Just written: a live writer. The update waits, then says so.
-          yield* TestClock.setTime(Date.now())
+          // A lock younger than the stale limit for the whole wait: a live
+          // writer. The update waits its ten seconds, then says so.
+          yield* TestClock.setTime(Date.now() - 5_000)
           const waiting = yield* Effect.fork(Effect.either(sayToQuestion(q.id, "hello?")))
           yield* advance("11 seconds", "500 millis")
           const gaveUp = yield* Fiber.join(waiting)

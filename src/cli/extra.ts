@@ -3,10 +3,16 @@
  * own module. `start` is what `npm start` runs.
  */
 import { Command } from "@effect/cli"
-import { writeOut } from "./io.js"
+import { Option } from "effect"
+import { DEFAULT_PORT, runWeb, web } from "./web.js"
 
-const start = Command.make("start", {}, () =>
-  writeOut("magi web is not built yet; for now: magi ask / magi answer / magi notify --test (see magi --help)\n")
-).pipe(Command.withDescription("Run the web UI and the daemon on 127.0.0.1 (what `npm start` runs)"))
+/**
+ * What `npm start` runs: the web UI on loopback with the owner's own home.
+ * Loopback rather than `auto` because a bare `npm start` should not put the
+ * questions on a network by surprise.
+ */
+const start = Command.make("start", {}, () => runWeb("127.0.0.1", DEFAULT_PORT, Option.none())).pipe(
+  Command.withDescription("Run the web UI on 127.0.0.1:7878 (what `npm start` runs)")
+)
 
-export const extraCommands = [start] as const
+export const extraCommands = [web, start] as const

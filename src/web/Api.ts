@@ -1,0 +1,220 @@
+/**
+ * The HTTP API the phone page speaks: the Rust magi's routes, statuses and
+ * headers, over the same store and transitions as the CLI.
+ *
+ * Writes go through `Answers` (the same functions `magi answer` calls, under
+ * the same per-question lock), so the web holds no rules of its own: a
+ * refusal is the transition's own message, mapped to a status by its kind.
+ */
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { Data, Effect, Option, ParseResult, Schema, Stream } from "effect"
+import * as Q from "../Question.js"
+import { QuestionStore, type InvalidAssetName, type QuestionNotFound, type StoreError } from "../QuestionStore.js"
+import { answerQuestion, sayToQuestion } from "../Answers.js"
+import * as Responses from "./Responses.js"
+import { Snapshots, view } from "./Snapshot.js"
+import { KEEP_ALIVE, Live } from "./Live.js"
+
+/** Largest request body accepted: an answer is a sentence, not an upload. */
+export const MAX_BODY_BYTES = 1024 * 1024
+
+/**
+ * The reference's policy for agent-authored panels, exactly: nothing loads
+ * but the panel's own files and inline styles, no script, no form, no base.
+ * Together with `<iframe sandbox="">` on the page, a panel is a picture of
+ * evidence and can do nothing.
+ */
+export const PANEL_CSP =
+  "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; font-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
+
+const PANEL_HEADERS = {
+  "content-security-policy": PANEL_CSP,
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer"
+}
+
+/**
+ * The closed list of asset types a panel may use. Anything else, html and
+ * script included, goes out as bytes to download, never as something the
+ * browser would render or run.
+ */
+const ASSET_TYPES: Record<string, string> = {
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  webp: "image/webp",
+  svg: "image/svg+xml",
+  css: "text/css; charset=utf-8",
+  txt: "text/plain; charset=utf-8"
+}
+
+export const assetType = (name: string): string =>
+  ASSET_TYPES[name.slice(name.lastIndexOf(".") + 1).toLowerCase()] ?? "application/octet-stream"
+
+// ---------------------------------------------------------------------------
+// Errors of the HTTP layer itself
+
+/** A body that is not the shape the route takes. */
+export class BadBody extends Data.TaggedError("BadBody")<{ readonly message: string }> {}
+
+/** A body over `MAX_BODY_BYTES`. */
+export class BodyTooLarge extends Data.TaggedError("BodyTooLarge")<{ readonly message: string }> {}
+
+type ApiError = BadBody | BodyTooLarge | QuestionNotFound | Q.QuestionRejected | Q.UnreadableQuestion | StoreError | InvalidAssetName
+
+/** Each failure as the status a client can act on, with the message as given. */
+const failure = (e: ApiError) => {
+  switch (e._tag) {
+    case "BadBody":
+    case "InvalidAssetName":
+      return Responses.error(400, e.message)
+    case "BodyTooLarge":
+      return Responses.error(413, e.message)
+    case "QuestionNotFound":
+      return Responses.error(404, e.message)
+    case "QuestionRejected":
+      // Settled means someone else decided first: the page says "answered
+      // elsewhere" and reloads, rather than showing it as the owner's mistake.
+      return Responses.error(e.settled ? 409 : 400, e.message)
+    case "UnreadableQuestion":
+    case "StoreError":
+      return Responses.error(500, e.message)
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Bodies
+
+const tooLarge = () =>
+  new BodyTooLarge({ message: `a request body may be at most ${MAX_BODY_BYTES} bytes; an answer is a sentence, not an upload` })
+
+/**
+ * The body decoded as `schema`, exactly: an unknown field is refused rather
+ * than ignored, so `{"choice": "a", "text": "b"}` cannot be half-understood.
+ */
+const bodyAs = <A, I>(schema: Schema.Schema<A, I>, expected: string) =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const declared = Number(request.headers["content-length"] ?? "0")
+    // Refused on the declared length before a byte is read; a body sent
+    // without one is cut off at the cap as it streams in.
+    if (declared > MAX_BODY_BYTES) return yield* tooLarge()
+    const text = yield* request.text.pipe(
+      HttpServerRequest.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
+      Effect.mapError((e) =>
+        String(e.cause).includes("maxBytes") ? tooLarge() : new BadBody({ message: `could not read the body: ${e.message}` })
+      )
+    )
+    const raw = yield* Effect.try({
+      try: () => JSON.parse(text) as unknown,
+      catch: (e) => new BadBody({ message: `the body must be JSON, ${expected}: ${(e as Error).message}` })
+    })
+    return yield* Schema.decodeUnknown(schema, { onExcessProperty: "error" })(raw).pipe(
+      Effect.mapError(
+        (e) => new BadBody({ message: `the body must be exactly ${expected}: ${ParseResult.TreeFormatter.formatErrorSync(e)}` })
+      )
+    )
+  })
+
+const SayBody = Schema.Struct({ body: Schema.String })
+
+// ---------------------------------------------------------------------------
+// Routes
+
+const idParam = Effect.map(HttpRouter.params, (p) => p["id"] ?? "")
+
+const listQuestions = Effect.gen(function* () {
+  const snapshot = yield* (yield* Snapshots).current
+  return Responses.jsonText(snapshot.body)
+}).pipe(Effect.catchAll(failure))
+
+const health = Effect.gen(function* () {
+  const snapshot = yield* (yield* Snapshots).current
+  return Responses.json({
+    ok: true,
+    revisions: { questions: snapshot.revision },
+    questions_open: snapshot.open,
+    questions_needs_owner: snapshot.needsOwner
+  })
+}).pipe(Effect.catchAll(failure))
+
+const answer = Effect.gen(function* () {
+  const id = yield* idParam
+  const given = yield* bodyAs(Q.Answer, '{"choice": "…"} or {"text": "…"}')
+  return Responses.json(view(yield* answerQuestion(id, given)))
+}).pipe(Effect.catchAll(failure))
+
+const say = Effect.gen(function* () {
+  const id = yield* idParam
+  const { body } = yield* bodyAs(SayBody, '{"body": "…"}')
+  return Responses.json(view(yield* sayToQuestion(id, body)))
+}).pipe(Effect.catchAll(failure))
+
+/**
+ * Panel routes take the full id (the one the list gives), never a prefix:
+ * the id becomes a path on disk, and the store only builds paths from names
+ * that cannot traverse.
+ */
+const panel = Effect.gen(function* () {
+  const id = yield* idParam
+  const html = yield* (yield* QuestionStore).panelHtml(id)
+  if (Option.isNone(html)) return Responses.error(404, `question \`${id}\` has no panel`)
+  return HttpServerResponse.text(html.value, { contentType: "text/html; charset=utf-8", headers: PANEL_HEADERS })
+})
+
+const asset = Effect.gen(function* () {
+  const params = yield* HttpRouter.params
+  const id = params["id"] ?? ""
+  const name = params["name"] ?? ""
+  // The store refuses a bad name before it touches the disk: 400, not 404.
+  const bytes = yield* (yield* QuestionStore).panelAsset(id, name)
+  if (Option.isNone(bytes)) return Responses.error(404, `question \`${id}\` has no panel file \`${name}\``)
+  const type = assetType(name)
+  return HttpServerResponse.uint8Array(bytes.value, {
+    contentType: type,
+    headers: type === "image/svg+xml" ? { ...PANEL_HEADERS, "content-disposition": "attachment" } : PANEL_HEADERS
+  })
+}).pipe(Effect.catchAll(failure))
+
+/**
+ * Server-sent events: `change` with the revisions on connect and on every
+ * change, a comment line as keep-alive, and a reconnect hint. Ends when the
+ * server shuts down, so shutting down does not wait on open phones.
+ */
+const events = Effect.gen(function* () {
+  const live = yield* Live
+  const encoder = new TextEncoder()
+  const changes = live.changes.pipe(
+    Stream.map((revisions) => `event: change\ndata: ${JSON.stringify({ revisions })}\n\n`)
+  )
+  const keepAlive = Stream.tick(KEEP_ALIVE).pipe(
+    Stream.drop(1),
+    Stream.as(": keep-alive\n\n")
+  )
+  const body = Stream.concat(Stream.make("retry: 2000\n\n"), Stream.merge(changes, keepAlive)).pipe(
+    Stream.interruptWhen(live.closing),
+    Stream.map((s) => encoder.encode(s))
+  )
+  return HttpServerResponse.stream(body, {
+    contentType: "text/event-stream",
+    headers: { "cache-control": "no-store", "x-accel-buffering": "no" }
+  })
+})
+
+/** The API routes; the page's own routes are added by `Page`. */
+export const router = HttpRouter.empty.pipe(
+  HttpRouter.get("/api/questions", listQuestions),
+  // A decision the owner tapped is recorded even if the phone drops the
+  // connection while it is being written.
+  HttpRouter.post("/api/questions/:id/answer", answer, { uninterruptible: true }),
+  HttpRouter.post("/api/questions/:id/say", say, { uninterruptible: true }),
+  HttpRouter.get("/api/questions/:id/panel", panel),
+  HttpRouter.head("/api/questions/:id/panel", panel),
+  HttpRouter.get("/api/questions/:id/asset/:name", asset),
+  HttpRouter.head("/api/questions/:id/asset/:name", asset),
+  HttpRouter.get("/api/events", events),
+  HttpRouter.get("/api/health", health)
+)

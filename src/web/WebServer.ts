@@ -1,0 +1,121 @@
+/**
+ * `magi web`'s server: bind, listen (waiting out a port still held by the
+ * previous run), and serve the API and the page behind the security checks.
+ */
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import type { CommandExecutor } from "@effect/platform/CommandExecutor"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { Data, Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
+import * as NodeHttp from "node:http"
+import * as NodeNet from "node:net"
+import { QuestionStore } from "../QuestionStore.js"
+import { type BadBind, resolveBind } from "./Bind.js"
+import * as Api from "./Api.js"
+import * as Page from "./Page.js"
+import * as Responses from "./Responses.js"
+import { guard } from "./Security.js"
+import { Snapshots } from "./Snapshot.js"
+import { Live } from "./Live.js"
+
+/**
+ * A restarted `magi web` often finds its port still held by the process it
+ * replaces, for the second that one takes to exit: retried this long, this
+ * often, before saying so.
+ */
+export const PORT_RETRY_FOR = Duration.seconds(10)
+export const PORT_RETRY_EVERY = Duration.millis(250)
+
+export class CannotListen extends Data.TaggedError("CannotListen")<{ readonly message: string }> {}
+
+export interface WebOptions {
+  /** `auto`, or an IP address. */
+  readonly bind: string
+  /** 0 asks the system for a free port (tests, benchmarks). */
+  readonly port: number
+}
+
+export interface Running {
+  /** The base URL to open, and to export as `MAGI_WEB_URL`. */
+  readonly url: string
+  readonly address: string
+  readonly port: number
+  readonly warning: Option.Option<string>
+}
+
+const codeOf = (e: { readonly cause: unknown }) =>
+  typeof e.cause === "object" && e.cause !== null && "code" in e.cause ? String(e.cause.code) : ""
+
+const urlHost = (address: string) => (NodeNet.isIPv6(address) ? `[${address}]` : address)
+
+/** Listen on `address:port`, retrying a port in use for `PORT_RETRY_FOR`. */
+const listen = (address: string, port: number) =>
+  Effect.gen(function* () {
+    let node: NodeHttp.Server | undefined
+    const server = yield* NodeHttpServer.make(
+      () => {
+        node = NodeHttp.createServer()
+        return node
+      },
+      { host: address, port }
+    ).pipe(
+      Effect.retry({
+        while: (e) => codeOf(e) === "EADDRINUSE",
+        schedule: Schedule.spaced(PORT_RETRY_EVERY).pipe(Schedule.upTo(PORT_RETRY_FOR))
+      }),
+      Effect.mapError((e) => {
+        const code = codeOf(e)
+        const where = `${urlHost(address)}:${port}`
+        if (code === "EADDRINUSE")
+          return new CannotListen({
+            message: `port ${port} on ${address} is still in use after ${Duration.format(PORT_RETRY_FOR)}: another magi web (or something else) holds ${where}; stop it or pass --port`
+          })
+        if (code === "EADDRNOTAVAIL")
+          return new CannotListen({ message: `cannot listen on ${where}: ${address} is not an address of this machine` })
+        if (code === "EACCES")
+          return new CannotListen({ message: `cannot listen on ${where}: permission denied (ports below 1024 need privileges)` })
+        return new CannotListen({ message: `cannot listen on ${where}: ${String(e.cause)}` })
+      })
+    )
+    return { server, node: node! }
+  })
+
+/** Every route, and a JSON 404 for anything else. */
+const app = HttpRouter.toHttpApp(HttpRouter.concat(Api.router, Page.router)).pipe(
+  Effect.map(Effect.catchTag("RouteNotFound", () => Responses.error(404, "no such page or API route")))
+)
+
+/**
+ * Start serving the store the environment provides. Runs until the scope
+ * closes; then event streams end first, so open phones do not hold the
+ * shutdown up, and the listener closes.
+ */
+export const serve = (
+  options: WebOptions
+): Effect.Effect<Running, CannotListen | BadBind, QuestionStore | CommandExecutor | Scope.Scope> =>
+  Effect.gen(function* () {
+    const binding = yield* resolveBind(options.bind)
+    const { server, node } = yield* listen(binding.address, options.port)
+    const port = server.address._tag === "TcpAddress" ? server.address.port : options.port
+    // Finalizers run in reverse: this one runs after `Live` has ended the
+    // event streams and before the listener closes, letting go of the
+    // keep-alive sockets those streams leave idle.
+    yield* Effect.addFinalizer(() =>
+      Effect.sleep(Duration.millis(50)).pipe(Effect.zipRight(Effect.sync(() => node.closeIdleConnections())))
+    )
+    const services = yield* Layer.build(Live.layer.pipe(Layer.merge(Snapshots.layer)))
+    const handler = yield* app
+    yield* server.serve(
+      handler.pipe(
+        Effect.provide(services),
+        // Failures the routes did not map (a defect) still answer as JSON.
+        Effect.catchAllCause(() => Responses.error(500, "magi web failed on this request; see its stderr"))
+      ),
+      guard(binding.hostNames)
+    )
+    return {
+      url: `http://${urlHost(binding.address)}:${port}`,
+      address: binding.address,
+      port,
+      warning: binding.warning
+    } satisfies Running
+  })
