@@ -145,3 +145,25 @@ export class AgentRoster extends Context.Tag("magi/AgentRoster")<AgentRoster, Ag
   static fixed = (agents: ReadonlyArray<AgentSpec>) => Layer.succeed(AgentRoster, rosterOf(agents))
   static fromFiles = (cwd: string = process.cwd()) => Layer.effect(AgentRoster, load(cwd))
 }
+
+export interface RostersShape {
+  /** The roster as configured for a repository (its `magi.toml` layers). */
+  readonly forRepo: (dir: string) => Effect.Effect<AgentRosterShape, RosterError>
+}
+
+/**
+ * Rosters by repository. A run's agents are the ones its repository's config
+ * names, whichever directory the process driving it (`magi serve`) started in.
+ */
+export class Rosters extends Context.Tag("magi/Rosters")<Rosters, RostersShape>() {
+  static fixed = (agents: ReadonlyArray<AgentSpec>) =>
+    Layer.succeed(Rosters, { forRepo: () => Effect.succeed(rosterOf(agents)) })
+
+  static fromFiles = Layer.effect(
+    Rosters,
+    Effect.gen(function* () {
+      const fs = yield* FileSystem.FileSystem
+      return { forRepo: (dir: string) => Effect.provideService(load(dir), FileSystem.FileSystem, fs) }
+    })
+  )
+}

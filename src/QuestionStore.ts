@@ -210,9 +210,8 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
    */
   const withLock = <A, E>(id: string, body: Effect.Effect<A, E>) => {
     const lock = NodePath.join(root, `${id}.lock`)
-    const tryAcquire = Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
-      const created = yield* fs.writeFileString(lock, `${process.pid} ${now}\n`, { flag: "wx" }).pipe(
+    const create = (now: number) =>
+      fs.writeFileString(lock, `${process.pid} ${now}\n`, { flag: "wx" }).pipe(
         Effect.as(true),
         Effect.catchIf(
           (e) => e._tag === "SystemError" && e.reason === "AlreadyExists",
@@ -220,13 +219,17 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
         ),
         Effect.mapError(io(`lock ${id}`))
       )
-      if (created) return true
+    const tryAcquire = Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      if (yield* create(now)) return true
       const since = yield* fs.stat(lock).pipe(
         Effect.map((s) => Option.getOrElse(Option.map(s.mtime, (d) => d.getTime()), () => now)),
         Effect.orElseSucceed(() => now)
       )
-      if (now - since > LOCK_STALE_MS) yield* fs.remove(lock).pipe(Effect.ignore)
-      return false
+      if (now - since <= LOCK_STALE_MS) return false
+      // Left by a writer that died mid-update: break it and take it now.
+      yield* fs.remove(lock).pipe(Effect.ignore)
+      return yield* create(now)
     })
     const acquire = tryAcquire.pipe(
       Effect.filterOrFail(

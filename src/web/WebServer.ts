@@ -25,6 +25,9 @@ import { Live } from "./Live.js"
 export const PORT_RETRY_FOR = Duration.seconds(10)
 export const PORT_RETRY_EVERY = Duration.millis(250)
 
+/** How long a request still in flight at shutdown may take to finish. */
+export const SHUTDOWN_GRACE = Duration.seconds(1)
+
 export class CannotListen extends Data.TaggedError("CannotListen")<{ readonly message: string }> {}
 
 export interface WebOptions {
@@ -97,10 +100,19 @@ export const serve = (
     const { server, node } = yield* listen(binding.address, options.port)
     const port = server.address._tag === "TcpAddress" ? server.address.port : options.port
     // Finalizers run in reverse: this one runs after `Live` has ended the
-    // event streams and before the listener closes, letting go of the
-    // keep-alive sockets those streams leave idle.
+    // event streams and before the listener closes. It lets go of the
+    // keep-alive sockets those streams leave idle, and gives any request
+    // still in flight `SHUTDOWN_GRACE` before its socket is cut, so a phone
+    // holding a connection open cannot hold the shutdown up.
     yield* Effect.addFinalizer(() =>
-      Effect.sleep(Duration.millis(50)).pipe(Effect.zipRight(Effect.sync(() => node.closeIdleConnections())))
+      Effect.sleep(Duration.millis(50)).pipe(
+        Effect.zipRight(
+          Effect.sync(() => {
+            node.closeIdleConnections()
+            setTimeout(() => node.closeAllConnections(), Duration.toMillis(SHUTDOWN_GRACE)).unref()
+          })
+        )
+      )
     )
     const services = yield* Layer.build(Live.layer.pipe(Layer.merge(Snapshots.layer)))
     const handler = yield* app

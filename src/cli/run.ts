@@ -1,0 +1,197 @@
+/**
+ * `magi run`, `magi runs`, `magi show`: start an agent on an instruction in
+ * its own worktree, list runs, and show one.
+ *
+ * `magi run` holds the terminal for one turn. When that turn ends with a
+ * question still open, the run is left `waiting` and the command says so:
+ * the owner's answer reaches the seat through `magi serve`, not through this
+ * process.
+ */
+import { Args, Command, Options } from "@effect/cli"
+import { FileSystem } from "@effect/platform"
+import { Clock, Duration, Effect, Option, Random } from "effect"
+import { Rosters } from "../AgentRoster.js"
+import { MagiHome } from "../MagiHome.js"
+import * as Prompts from "../Prompts.js"
+import * as Q from "../Question.js"
+import { QuestionStore } from "../QuestionStore.js"
+import { resumable } from "../RunStatus.js"
+import { finishTurn, outstandingFor, runTurn, seatBusy } from "../RunTurns.js"
+import { RUN_SCHEMA, RunStore, type Run } from "../Runs.js"
+import * as Worktree from "../Worktree.js"
+import { CliFailure } from "./CliFailure.js"
+import { runsLayer } from "./RunLayer.js"
+import { writeErr, writeOut } from "./io.js"
+
+/**
+ * The longest one implementing turn may run before its process tree is
+ * killed. Generous, because a real task (build, tests, a few iterations) takes
+ * a while; bounded, because an agent stuck in a loop must not hold the seat
+ * forever.
+ */
+export const RUN_TURN_TIMEOUT = Duration.hours(2)
+
+/** The one seat a plain run has: it implements, so it may write. */
+export const IMPL_SEAT = "impl"
+
+const refused = (e: { readonly message: string }) => CliFailure.refused(e.message)
+
+const options = {
+  agent: Options.text("agent").pipe(Options.withDescription("roster id of the agent to run (default: the first)"), Options.optional),
+  repo: Options.directory("repo").pipe(Options.withDescription("the repository to work in (default: the current directory)"), Options.optional),
+  file: Options.file("file").pipe(Options.withDescription("read the instruction from this file"), Options.optional),
+  resume: Options.text("resume").pipe(Options.withDescription("continue this resumable run in the same seat"), Options.optional)
+}
+
+const describeRun = (run: Run, open: number): string =>
+  [
+    `run ${run.id}  ${run.status}${run.reason ? ` (${run.reason})` : ""}`,
+    `  repo      ${run.repo} (${run.base} @ ${run.base_commit.slice(0, 12)})`,
+    `  worktree  ${run.worktree}`,
+    `  branch    ${run.branch}`,
+    ...run.seats.map((s) => `  seat      ${s.key}: ${s.agent}, ${s.turns} turn(s), session ${s.session ?? "none yet"}`),
+    `  created   ${run.created_at}, updated ${run.updated_at}`,
+    ...(open > 0 ? [`  questions ${open} waiting on the owner or on delivery`] : []),
+    ...(run.summary ? ["", run.summary] : [])
+  ].join("\n") + "\n"
+
+/** Tell the person at the terminal how the turn left the run. */
+const reportEnd = (run: Run) =>
+  Effect.gen(function* () {
+    if (run.summary) yield* writeOut(run.summary.endsWith("\n") ? run.summary : `${run.summary}\n`)
+    switch (run.status) {
+      case "done":
+        return yield* writeErr(`run ${Q.shortId(run.id)} done; its work is on branch ${run.branch}\n`)
+      case "waiting":
+        return yield* writeErr(
+          `run ${Q.shortId(run.id)} is waiting on the owner; once answered, \`magi serve\` resumes the seat with the answer\n`
+        )
+      case "stalled":
+        return yield* writeErr(`run ${Q.shortId(run.id)} stalled: ${run.reason}; continue it with magi run --resume ${run.id}\n`)
+      default:
+        return yield* CliFailure.refused(`run ${Q.shortId(run.id)} ${run.status}${run.reason ? `: ${run.reason}` : ""}`)
+    }
+  })
+
+const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+const startRun = (instruction: string, agentId: Option.Option<string>, repoDir: string) =>
+  Effect.gen(function* () {
+    const runs = yield* RunStore
+    const home = yield* MagiHome
+    const roster = yield* Effect.flatMap(Rosters, (r) => r.forRepo(repoDir)).pipe(Effect.mapError(refused))
+    const agent = Option.isSome(agentId) ? roster.get(agentId.value) : roster.first
+    if (Option.isNone(agent))
+      return yield* CliFailure.refused(
+        Option.isSome(agentId)
+          ? `no agent \`${agentId.value}\` in the roster (have: ${roster.agents.map((a) => a.id).join(", ") || "none"})`
+          : "no agent to run: configure [agents.<id>] in magi.toml, or put claude, codex, opencode or agy on PATH"
+      )
+    const at = yield* now
+    let id = Q.makeId(at, yield* Random.nextIntBetween(0, 0x10000))
+    while (Option.isSome(yield* Effect.option(runs.get(id)))) id = Q.makeId(at, yield* Random.nextIntBetween(0, 0x10000))
+    const tree = yield* Worktree.create(repoDir, home.dir, id, Q.shortId(id)).pipe(Effect.mapError(refused))
+    const run: Run = {
+      schema: RUN_SCHEMA,
+      id,
+      status: "running",
+      instruction,
+      repo: tree.repo,
+      base: tree.base,
+      base_commit: tree.baseCommit,
+      worktree: tree.path,
+      branch: tree.branch,
+      seats: [{ key: IMPL_SEAT, agent: agent.value.id, turns: 0, session: null, write: true }],
+      created_at: Q.timestamp(at),
+      updated_at: Q.timestamp(at),
+      summary: "",
+      reason: ""
+    }
+    yield* runs.put(run).pipe(Effect.mapError(refused))
+    yield* writeErr(`run ${Q.shortId(id)}: ${agent.value.id} is working in ${tree.path} on ${tree.branch}\n`)
+    return yield* turn(run.id, Prompts.runPrompt(instruction, tree.path, tree.branch))
+  })
+
+/** Run the impl seat's turn and settle the run by how it went. */
+const turn = (runId: string, prompt: string) =>
+  Effect.gen(function* () {
+    const runs = yield* RunStore
+    const result = yield* runTurn({ run: runId, seat: IMPL_SEAT, prompt, timeout: RUN_TURN_TIMEOUT }).pipe(
+      Effect.catchTag("TurnRefused", (e) =>
+        Effect.zipRight(runs.setStatus(runId, "failed", e.message).pipe(Effect.ignore), Effect.fail(refused(e)))
+      )
+    )
+    return yield* finishTurn(runId, result).pipe(Effect.mapError(refused))
+  })
+
+const resumeRun = (wanted: string, text: string) =>
+  Effect.gen(function* () {
+    const runs = yield* RunStore
+    const run = yield* runs.get(wanted).pipe(Effect.mapError(refused))
+    if (!resumable(run.status))
+      return yield* CliFailure.refused(`run ${Q.shortId(run.id)} is ${run.status} and cannot be resumed`)
+    if (yield* seatBusy(run, IMPL_SEAT))
+      return yield* CliFailure.refused(`run ${Q.shortId(run.id)} has a turn running right now; wait for it to end`)
+    const fs = yield* FileSystem.FileSystem
+    if (!(yield* fs.exists(run.worktree).pipe(Effect.orElseSucceed(() => false))))
+      return yield* CliFailure.refused(`run ${Q.shortId(run.id)}'s worktree ${run.worktree} is gone`)
+    yield* runs.setStatus(run.id, "running").pipe(Effect.mapError(refused))
+    yield* writeErr(`run ${Q.shortId(run.id)}: resuming seat ${IMPL_SEAT}\n`)
+    return yield* turn(run.id, Prompts.resumePrompt(text))
+  })
+
+export const run = Command.make(
+  "run",
+  { ...options, text: Args.text({ name: "instruction" }).pipe(Args.repeated) },
+  (o) =>
+    Effect.gen(function* () {
+      const inline = o.text.join(" ").trim()
+      if (Option.isSome(o.resume)) {
+        if (Option.isSome(o.file) || Option.isSome(o.agent) || Option.isSome(o.repo))
+          return yield* CliFailure.usage("--resume continues a run as it was set up; it takes only an optional instruction")
+        const ended = yield* resumeRun(o.resume.value, inline)
+        return yield* reportEnd(ended)
+      }
+      if (Option.isSome(o.file) && inline !== "")
+        return yield* CliFailure.usage("give the instruction either as text or with --file, not both")
+      const instruction = Option.isSome(o.file)
+        ? yield* Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(o.file.pipe(Option.getOrThrow))).pipe(
+            Effect.mapError((e) => CliFailure.refused(`cannot read the instruction: ${e.message}`))
+          )
+        : inline
+      if (instruction.trim() === "") return yield* CliFailure.usage("magi run needs an instruction: magi run TEXT, or --file F")
+      const ended = yield* startRun(instruction, o.agent, Option.getOrElse(o.repo, () => process.cwd()))
+      return yield* reportEnd(ended)
+    }).pipe(Effect.provide(runsLayer()))
+).pipe(Command.withDescription("Have an agent work an instruction in its own git worktree (asks you when it must)"))
+
+export const runs = Command.make(
+  "runs",
+  { json: Options.boolean("json").pipe(Options.withDescription("print one JSON array of the run records")) },
+  ({ json }) =>
+    Effect.gen(function* () {
+      const store = yield* RunStore
+      const all = yield* store.list.pipe(Effect.mapError(refused))
+      if (json) return yield* writeOut(JSON.stringify(all, null, 2) + "\n")
+      if (all.length === 0) return yield* writeOut("no runs yet; start one with magi run TEXT\n")
+      for (const r of all) {
+        const line = (r.summary || r.instruction).split("\n")[0]!.slice(0, 72)
+        yield* writeOut(`${Q.shortId(r.id)}  ${r.status.padEnd(9)} ${r.branch}  ${line}\n`)
+      }
+    }).pipe(Effect.provide(runsLayer()))
+).pipe(Command.withDescription("List runs, newest first"))
+
+export const show = Command.make(
+  "show",
+  { id: Args.text({ name: "id" }), json: Options.boolean("json").pipe(Options.withDescription("print the run record as JSON")) },
+  ({ id, json }) =>
+    Effect.gen(function* () {
+      const store = yield* RunStore
+      const r = yield* store.get(id).pipe(Effect.mapError(refused))
+      if (json) return yield* writeOut(JSON.stringify(r, null, 2) + "\n")
+      yield* writeOut(describeRun(r, yield* outstandingFor(r.id)))
+      const questions = yield* Effect.flatMap(QuestionStore, (s) => s.list).pipe(Effect.orElseSucceed(() => []))
+      for (const q of questions.filter((q) => q.run === r.id))
+        yield* writeOut(`  question ${Q.shortId(q.id)} ${q.status}${q.status === "answered" && !q.answer_delivered ? " (not yet delivered)" : ""}: ${q.summary}\n`)
+    }).pipe(Effect.provide(runsLayer()))
+).pipe(Command.withDescription("Show one run: status, worktree, seats, summary and its questions"))

@@ -1,0 +1,448 @@
+/**
+ * The HTTP API of `magi web`, against the built server on an ephemeral port:
+ * every status the reference table names, the panel headers, and the two
+ * refusals magi adds (cross-site writes, foreign Host names).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { spawn, spawnSync } from "node:child_process"
+import * as NodeNet from "node:net"
+import * as Q from "../src/Question.js"
+import { answerQuestion, sayToQuestion } from "../src/Answers.js"
+import { choiceQuestion, freeQuestion, ok, tempDirSync } from "./support.js"
+import { MAGI, postJson, readEvents, request, seed, startWeb, withStore, type Web } from "./web-support.js"
+
+const PANEL_CSP =
+  "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; font-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
+
+let counter = 0
+/** A fresh id per question, so tests sharing one server never touch each other's. */
+const nextId = () => `20260902-23${String(Math.floor(counter / 60)).padStart(2, "0")}${String(counter % 60).padStart(2, "0")}-${(0xa000 + counter++).toString(16)}`
+
+let web: Web
+const api = (path: string) => `${web.url}${path}`
+const q = (id: string, rest: string) => api(`/api/questions/${encodeURIComponent(id)}/${rest}`)
+
+beforeAll(async () => {
+  web = await startWeb()
+})
+afterAll(async () => {
+  await web?.stop()
+})
+
+describe("the question list and health", () => {
+  it("lists open questions before settled ones, each with whose turn it is", async () => {
+    const home = tempDirSync()
+    const own = await startWeb(home)
+    try {
+      const answered = choiceQuestion("20260101-000001-aaaa")
+      const open = choiceQuestion("20260101-000002-bbbb")
+      const asked = freeQuestion("20260101-000003-cccc")
+      await seed(home, [{ q: ok(Q.answer(answered, { choice: "SQLite" }, new Date())) }, { q: open }, { q: asked }])
+      await withStore(home, sayToQuestion(asked.id, "which service?"))
+
+      const reply = await request(`${own.url}/api/questions`)
+      expect(reply.status).toBe(200)
+      expect(reply.headers["content-type"]).toBe("application/json; charset=utf-8")
+      const list = reply.json() as Array<{ id: string; status: string; waiting_on_agent: boolean; summary: string }>
+      expect(list.map((x) => x.id)).toEqual([asked.id, open.id, answered.id])
+      expect(list.map((x) => x.waiting_on_agent)).toEqual([true, false, false])
+      expect(list[1]!.summary).toBe(open.summary)
+
+      const health = (await request(`${own.url}/api/health`)).json()
+      expect(health.questions_open).toBe(2)
+      expect(health.questions_needs_owner).toBe(1)
+      expect(health.revisions.questions).toBeGreaterThan(0)
+    } finally {
+      await own.stop()
+    }
+  })
+
+  it("sees a question filed by another process on the next request", async () => {
+    const before = (await request(api("/api/questions"))).json() as unknown[]
+    const fresh = choiceQuestion(nextId())
+    await seed(web.home, [{ q: fresh }])
+    const after = (await request(api("/api/questions"))).json() as Array<{ id: string }>
+    expect(after.length).toBe(before.length + 1)
+    expect(after.map((x) => x.id)).toContain(fresh.id)
+  })
+
+  it("answers an unknown path with a JSON 404", async () => {
+    const reply = await request(api("/api/nope"))
+    expect(reply.status).toBe(404)
+    expect(reply.json().error).toMatch(/no such/)
+  })
+})
+
+describe("POST /api/questions/{id}/answer", () => {
+  it("records a choice and returns the answered view", async () => {
+    const question = choiceQuestion(nextId())
+    await seed(web.home, [{ q: question }])
+    const reply = await postJson(q(question.id, "answer"), { choice: "Redis" })
+    expect(reply.status).toBe(200)
+    expect(reply.json()).toMatchObject({ id: question.id, status: "answered", answer: { choice: "Redis" }, waiting_on_agent: false })
+  })
+
+  it("records free text on a free-text question", async () => {
+    const question = freeQuestion(nextId())
+    await seed(web.home, [{ q: question }])
+    const reply = await postJson(q(question.id, "answer"), { text: "Say which file is missing." })
+    expect(reply.status).toBe(200)
+    expect(reply.json().answer).toEqual({ text: "Say which file is missing." })
+  })
+
+  it("refuses both fields, neither, unknown fields and non-JSON with 400, and leaves the question open", async () => {
+    const question = choiceQuestion(nextId())
+    await seed(web.home, [{ q: question }])
+    for (const body of [{ choice: "Redis", text: "x" }, {}, { choice: "Redis", extra: 1 }, { choice: 3 }]) {
+      const reply = await postJson(q(question.id, "answer"), body)
+      expect(reply.status, JSON.stringify(body)).toBe(400)
+      expect(reply.json().error).toMatch(/the body must be exactly/)
+    }
+    const broken = await request(q(question.id, "answer"), {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{choice: Redis"
+    })
+    expect(broken.status).toBe(400)
+    expect(broken.json().error).toMatch(/must be JSON/)
+    expect((await request(api("/api/questions"))).json().find((x: { id: string }) => x.id === question.id).status).toBe("open")
+  })
+
+  it("refuses a choice the question never offered, or text on a multiple-choice one, with the store's words", async () => {
+    const question = choiceQuestion(nextId())
+    await seed(web.home, [{ q: question }])
+    const wrong = await postJson(q(question.id, "answer"), { choice: "Postgres" })
+    expect(wrong.status).toBe(400)
+    expect(wrong.json().error).toContain("is not one of the choices")
+    const text = await postJson(q(question.id, "answer"), { text: "Redis" })
+    expect(text.status).toBe(400)
+    expect(text.json().error).toContain("is multiple choice")
+  })
+
+  it("answers 404 for a question that does not exist", async () => {
+    const reply = await postJson(q("20990101-000000-ffff", "answer"), { choice: "x" })
+    expect(reply.status).toBe(404)
+    expect(reply.json().error).toContain("no question matches")
+  })
+
+  it("answers 409 when the question was already settled elsewhere", async () => {
+    const question = choiceQuestion(nextId())
+    await seed(web.home, [{ q: question }])
+    await withStore(web.home, answerQuestion(question.id, { choice: "SQLite" }))
+    const reply = await postJson(q(question.id, "answer"), { choice: "Redis" })
+    expect(reply.status).toBe(409)
+    expect(reply.json().error).toContain("already answered")
+  })
+
+  it("answers 409 on an abandoned question", async () => {
+    const question = Q.abandon(choiceQuestion(nextId()), "the run was deleted")
+    await seed(web.home, [{ q: question }])
+    const reply = await postJson(q(question.id, "answer"), { choice: "Redis" })
+    expect(reply.status).toBe(409)
+    expect(reply.json().error).toContain("abandoned")
+  })
+
+  it("refuses a body over 1 MiB with 413, by declared length and when streamed without one", async () => {
+    const question = freeQuestion(nextId())
+    await seed(web.home, [{ q: question }])
+    const huge = JSON.stringify({ text: "x".repeat(1024 * 1024 + 10) })
+    const declared = await request(q(question.id, "answer"), { method: "POST", headers: { "content-type": "application/json" }, body: huge })
+    expect(declared.status).toBe(413)
+    expect(declared.json().error).toMatch(/at most 1048576 bytes/)
+    const streamed = await request(q(question.id, "answer"), {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: huge,
+      chunked: true
+    })
+    expect(streamed.status).toBe(413)
+    expect((await request(api("/api/questions"))).json().find((x: { id: string }) => x.id === question.id).status).toBe("open")
+  })
+})
+
+describe("POST /api/questions/{id}/say", () => {
+  it("adds the owner's words, keeps the question open and marks it waiting on the agent", async () => {
+    const question = choiceQuestion(nextId())
+    await seed(web.home, [{ q: question }])
+    const reply = await postJson(q(question.id, "say"), { body: "What does Redis cost us?" })
+    expect(reply.status).toBe(200)
+    const view = reply.json()
+    expect(view.status).toBe("open")
+    expect(view.waiting_on_agent).toBe(true)
+    expect(view.thread.at(-1)).toMatchObject({ who: "operator", body: "What does Redis cost us?" })
+  })
+
+  it("refuses an empty message with 400, a wrong shape with 400, and a settled question with 409", async () => {
+    const question = choiceQuestion(nextId())
+    await seed(web.home, [{ q: question }])
+    const empty = await postJson(q(question.id, "say"), { body: "  " })
+    expect(empty.status).toBe(400)
+    expect(empty.json().error).toContain("cannot be empty")
+    expect((await postJson(q(question.id, "say"), { text: "hi" })).status).toBe(400)
+    await withStore(web.home, answerQuestion(question.id, { choice: "SQLite" }))
+    const late = await postJson(q(question.id, "say"), { body: "wait" })
+    expect(late.status).toBe(409)
+    expect((await postJson(q("20990101-000000-eeee", "say"), { body: "hello?" })).status).toBe(404)
+  })
+})
+
+describe("panels and their files", () => {
+  const html = `<!doctype html><h1>Diff</h1><img src="asset/chart.png"><p>ünïcödé</p>\n`
+  const panelled = choiceQuestion("20260902-120000-9a9a")
+  const png = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex")
+  beforeAll(async () => {
+    await seed(web.home, [
+      {
+        q: panelled,
+        panel: html,
+        assets: {
+          "chart.png": png,
+          "figure.svg": `<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`,
+          "notes.txt": "plain",
+          "style.css": "h1{color:red}",
+          "page.html": "<script>alert(1)</script>",
+          "app.js": "alert(1)",
+          "photo.JPEG": "jpeg"
+        }
+      }
+    ])
+  })
+
+  it("serves the panel byte for byte with the exact policy headers", async () => {
+    const reply = await request(q(panelled.id, "panel"))
+    expect(reply.status).toBe(200)
+    expect(reply.text).toBe(html)
+    expect(reply.headers["content-type"]).toBe("text/html; charset=utf-8")
+    expect(reply.headers["content-security-policy"]).toBe(PANEL_CSP)
+    expect(reply.headers["x-content-type-options"]).toBe("nosniff")
+    expect(reply.headers["referrer-policy"]).toBe("no-referrer")
+  })
+
+  it("answers HEAD on the panel with the same status and headers as GET, and no body", async () => {
+    const get = await request(q(panelled.id, "panel"))
+    const head = await request(q(panelled.id, "panel"), { method: "HEAD" })
+    expect(head.status).toBe(200)
+    expect(head.body.length).toBe(0)
+    for (const name of ["content-type", "content-length", "content-security-policy", "x-content-type-options", "referrer-policy"])
+      expect(head.headers[name], name).toBe(get.headers[name])
+    expect(Number(head.headers["content-length"])).toBe(Buffer.byteLength(html))
+    const missing = await request(q("20990101-000000-dddd", "panel"), { method: "HEAD" })
+    expect(missing.status).toBe(404)
+  })
+
+  it("answers 404 for a question without a panel", async () => {
+    const plain = choiceQuestion(nextId())
+    await seed(web.home, [{ q: plain }])
+    const reply = await request(q(plain.id, "panel"))
+    expect(reply.status).toBe(404)
+    expect(reply.json().error).toContain("has no panel")
+  })
+
+  it("serves assets from the closed list of types, each with the panel's policy headers", async () => {
+    const cases: Array<[string, string]> = [
+      ["chart.png", "image/png"],
+      ["photo.JPEG", "image/jpeg"],
+      ["notes.txt", "text/plain; charset=utf-8"],
+      ["style.css", "text/css; charset=utf-8"]
+    ]
+    for (const [name, type] of cases) {
+      const reply = await request(q(panelled.id, `asset/${name}`))
+      expect(reply.status, name).toBe(200)
+      expect(reply.headers["content-type"], name).toBe(type)
+      expect(reply.headers["content-security-policy"]).toBe(PANEL_CSP)
+      expect(reply.headers["x-content-type-options"]).toBe("nosniff")
+      expect(reply.headers["referrer-policy"]).toBe("no-referrer")
+      expect(reply.headers["content-disposition"]).toBeUndefined()
+    }
+    expect((await request(q(panelled.id, "asset/chart.png"))).body.equals(png)).toBe(true)
+  })
+
+  it("sends an svg as an attachment, so its script can never run in magi's origin", async () => {
+    const reply = await request(q(panelled.id, "asset/figure.svg"))
+    expect(reply.status).toBe(200)
+    expect(reply.headers["content-type"]).toBe("image/svg+xml")
+    expect(reply.headers["content-disposition"]).toBe("attachment")
+  })
+
+  it("sends html and script assets as opaque bytes, never as something a browser renders", async () => {
+    for (const name of ["page.html", "app.js"]) {
+      const reply = await request(q(panelled.id, `asset/${name}`))
+      expect(reply.status, name).toBe(200)
+      expect(reply.headers["content-type"], name).toBe("application/octet-stream")
+      expect(reply.headers["x-content-type-options"]).toBe("nosniff")
+    }
+  })
+
+  it("refuses traversal and hidden names with 400, and a missing file with 404", async () => {
+    for (const name of ["..%2F..%2F..%2Fetc%2Fpasswd", "..", ".hidden", "a..b", "%2Eenv", "x%5Cy"]) {
+      const reply = await request(q(panelled.id, `asset/${name}`))
+      expect(reply.status, name).toBe(400)
+      expect(reply.json().error).toContain("is not a panel file name")
+    }
+    expect((await request(q(panelled.id, "asset/nothing.png"))).status).toBe(404)
+    expect((await request(q("20990101-000000-cccc", "asset/chart.png"))).status).toBe(404)
+  })
+})
+
+describe("live events", () => {
+  it("sends the revisions on connect and a change event when another process answers", async () => {
+    const question = choiceQuestion(nextId())
+    await seed(web.home, [{ q: question }])
+    let answered = false
+    const events = await readEvents(api("/api/events"), (seen) => {
+      if (seen.length === 1 && !answered) {
+        answered = true
+        const answer = spawn(process.execPath, [MAGI, "answer", question.id, "--reply", "SQLite"], {
+          env: { ...process.env, MAGI_HOME: web.home },
+          stdio: "ignore"
+        })
+        answer.on("error", () => {})
+      }
+      return seen.length >= 2
+    })
+    expect(events.map((e) => e.event)).toEqual(["change", "change"])
+    const first = JSON.parse(events[0]!.data)
+    expect(first.revisions.questions).toBeGreaterThan(0)
+    expect(JSON.parse(events[1]!.data).revisions.questions).toBeGreaterThanOrEqual(first.revisions.questions)
+    expect((await request(api("/api/questions"))).json().find((x: { id: string }) => x.id === question.id).status).toBe("answered")
+  })
+})
+
+describe("refusing other web pages", () => {
+  it("refuses a write that is not JSON with 403 (a form post), and the question stays open", async () => {
+    const question = choiceQuestion(nextId())
+    await seed(web.home, [{ q: question }])
+    for (const type of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"]) {
+      const reply = await request(q(question.id, "answer"), {
+        method: "POST",
+        headers: { "content-type": type },
+        body: JSON.stringify({ choice: "Redis" })
+      })
+      expect(reply.status, type).toBe(403)
+      expect(reply.json().error).toContain("application/json")
+    }
+    const none = await request(q(question.id, "answer"), { method: "POST", body: JSON.stringify({ choice: "Redis" }) })
+    expect(none.status).toBe(403)
+    expect((await request(api("/api/questions"))).json().find((x: { id: string }) => x.id === question.id).status).toBe("open")
+  })
+
+  it("refuses a write whose Origin is another site, or that the browser marks cross-site", async () => {
+    const question = choiceQuestion(nextId())
+    await seed(web.home, [{ q: question }])
+    const foreign = await postJson(q(question.id, "answer"), { choice: "Redis" }, { origin: "https://evil.example" })
+    expect(foreign.status).toBe(403)
+    expect(foreign.json().error).toContain("https://evil.example")
+    const otherPort = await postJson(q(question.id, "say"), { body: "hi" }, { origin: `http://127.0.0.1:${web.port + 1}` })
+    expect(otherPort.status).toBe(403)
+    const opaque = await postJson(q(question.id, "answer"), { choice: "Redis" }, { origin: "null" })
+    expect(opaque.status).toBe(403)
+    const crossSite = await postJson(q(question.id, "answer"), { choice: "Redis" }, { "sec-fetch-site": "cross-site" })
+    expect(crossSite.status).toBe(403)
+    expect((await request(api("/api/questions"))).json().find((x: { id: string }) => x.id === question.id).status).toBe("open")
+  })
+
+  it("accepts a write from its own page: same Origin, same-origin fetch metadata", async () => {
+    const question = choiceQuestion(nextId())
+    await seed(web.home, [{ q: question }])
+    const reply = await postJson(q(question.id, "answer"), { choice: "Redis" }, {
+      origin: web.url,
+      "sec-fetch-site": "same-origin",
+      "content-type": "application/json; charset=utf-8"
+    })
+    expect(reply.status).toBe(200)
+  })
+
+  it("refuses a request for a host name it was not bound as with 421 (DNS rebinding), reads included", async () => {
+    for (const host of ["evil.example", `evil.example:${web.port}`, "127.0.0.1.evil.example", `[::2]:${web.port}`, "localhost:x"]) {
+      const reply = await request(api("/api/questions"), { headers: { host } })
+      expect(reply.status, host).toBe(421)
+      expect(reply.json().error).toContain("DNS rebinding")
+    }
+    const page = await request(api("/"), { headers: { host: "rebound.example" } })
+    expect(page.status).toBe(421)
+    for (const host of [`localhost:${web.port}`, `127.0.0.1:${web.port}`, "LOCALHOST"]) {
+      expect((await request(api("/api/health"), { headers: { host } })).status, host).toBe(200)
+    }
+  })
+})
+
+describe("the page", () => {
+  it("is served with its script and stylesheet from the same process, under a strict policy", async () => {
+    const index = await request(api("/"))
+    expect(index.status).toBe(200)
+    expect(index.headers["content-type"]).toBe("text/html; charset=utf-8")
+    expect(index.headers["content-security-policy"]).toContain("script-src 'self'")
+    expect(index.text).not.toMatch(/https?:\/\//)
+    const script = await request(api("/app.js"))
+    expect(script.status).toBe(200)
+    expect(script.headers["content-type"]).toBe("text/javascript; charset=utf-8")
+    expect(script.text).toContain("/api/events")
+    expect(script.text).not.toContain("innerHTML")
+    expect((await request(api("/app.css"))).headers["content-type"]).toBe("text/css; charset=utf-8")
+  })
+})
+
+describe("the process", () => {
+  it("prints its URL on stdout and nothing else there", async () => {
+    const own = await startWeb()
+    try {
+      await new Promise((r) => setTimeout(r, 200))
+      expect(own.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+      expect(own.stderr()).toContain(`MAGI_WEB_URL=${own.url}`)
+    } finally {
+      await own.stop()
+    }
+  })
+
+  it("shuts down promptly on SIGTERM even with a page following the event stream", async () => {
+    const own = await startWeb()
+    const stream = readEvents(`${own.url}/api/events`, () => false, 5_000).catch(() => "ended")
+    await new Promise((r) => setTimeout(r, 300))
+    const started = Date.now()
+    await own.stop()
+    expect(Date.now() - started).toBeLessThan(2_000)
+    await stream
+  })
+
+  it("waits for a port still held by the previous run, then serves on it", async () => {
+    const holder = NodeNet.createServer()
+    await new Promise<void>((r) => holder.listen(0, "127.0.0.1", () => r()))
+    const port = (holder.address() as NodeNet.AddressInfo).port
+    setTimeout(() => holder.close(), 1_000)
+    const own = await startWeb(tempDirSync(), ["--port", String(port)])
+    try {
+      expect(own.port).toBe(port)
+      expect((await request(`${own.url}/api/health`)).status).toBe(200)
+    } finally {
+      await own.stop()
+    }
+  })
+
+  it("gives up on a port held for over 10 s with an error that names it", async () => {
+    const holder = NodeNet.createServer()
+    await new Promise<void>((r) => holder.listen(0, "127.0.0.1", () => r()))
+    const port = (holder.address() as NodeNet.AddressInfo).port
+    try {
+      const started = Date.now()
+      const run = spawnSync(process.execPath, [MAGI, "web", "--bind", "127.0.0.1", "--port", String(port), "--home", tempDirSync()], {
+        encoding: "utf8",
+        timeout: 20_000
+      })
+      expect(Date.now() - started).toBeGreaterThanOrEqual(9_500)
+      expect(run.status).toBe(1)
+      expect(run.stdout).toBe("")
+      expect(run.stderr).toContain(`port ${port} on 127.0.0.1 is still in use`)
+    } finally {
+      holder.close()
+    }
+  }, 25_000)
+
+  it("refuses a --bind that is not auto or an IP address", () => {
+    const run = spawnSync(process.execPath, [MAGI, "web", "--bind", "example.com", "--port", "0", "--home", tempDirSync()], {
+      encoding: "utf8",
+      timeout: 10_000
+    })
+    expect(run.status).toBe(1)
+    expect(run.stderr).toContain("--bind takes `auto` or an IP address")
+  })
+})

@@ -1,0 +1,172 @@
+/**
+ * Running the real `magi web` (the built bundle, as installed) against a temp
+ * home, and talking to it with exact control of every header: the checks
+ * under test are about `Host`, `Origin` and `Content-Type`, which `fetch`
+ * either forbids setting or sets on its own.
+ */
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import { Effect, Layer } from "effect"
+import { spawn, type ChildProcess } from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodeHttp from "node:http"
+import * as NodePath from "node:path"
+import type * as Q from "../src/Question.js"
+import { MagiHome } from "../src/MagiHome.js"
+import { QuestionStore } from "../src/QuestionStore.js"
+import { tempDirSync } from "./support.js"
+
+export const MAGI = NodePath.resolve("dist/magi.js")
+
+export interface Web {
+  readonly url: string
+  readonly port: number
+  readonly home: string
+  readonly child: ChildProcess
+  readonly stderr: () => string
+  /** SIGTERM, and wait for the exit code. */
+  readonly stop: () => Promise<number | null>
+}
+
+/** Start `magi web --bind 127.0.0.1 --port 0` on `home`; resolves once it printed its URL. */
+export const startWeb = (home: string = tempDirSync(), extra: ReadonlyArray<string> = []): Promise<Web> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MAGI, "web", "--bind", "127.0.0.1", "--port", "0", "--home", home, ...extra], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, MAGI_HOME: home }
+    })
+    let out = ""
+    let err = ""
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()))
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString()
+      const line = /^(http:\/\/\S+)\n/.exec(out)
+      if (line) {
+        const url = line[1]!
+        resolve({
+          url,
+          port: Number(new URL(url).port),
+          home,
+          child,
+          stderr: () => err,
+          stop: () =>
+            new Promise((done) => {
+              if (child.exitCode !== null) return done(child.exitCode)
+              child.once("exit", (code) => done(code))
+              child.kill("SIGTERM")
+            })
+        })
+      }
+    })
+    child.once("exit", (code) => reject(new Error(`magi web exited with ${code} before printing its URL:\n${err}`)))
+  })
+
+export interface Reply {
+  readonly status: number
+  readonly headers: NodeHttp.IncomingHttpHeaders
+  readonly body: Buffer
+  readonly text: string
+  readonly json: () => any
+}
+
+export interface Ask {
+  readonly method?: string
+  readonly headers?: Record<string, string>
+  readonly body?: string | Buffer
+  /** Send the body chunked, without a Content-Length. */
+  readonly chunked?: boolean
+}
+
+/** One request to `url` with exactly the headers given (plus Node's defaults for Host and length). */
+export const request = (url: string, ask: Ask = {}): Promise<Reply> =>
+  new Promise((resolve, reject) => {
+    const req = NodeHttp.request(url, { method: ask.method ?? "GET", headers: ask.headers ?? {}, agent: false }, (res) => {
+      const chunks: Buffer[] = []
+      res.on("data", (c: Buffer) => chunks.push(c))
+      res.on("end", () => {
+        const body = Buffer.concat(chunks)
+        const text = body.toString("utf8")
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text, json: () => JSON.parse(text) })
+      })
+      res.on("error", reject)
+    })
+    req.on("error", reject)
+    if (ask.body !== undefined) {
+      if (ask.chunked) {
+        req.setHeader("transfer-encoding", "chunked")
+        const body = Buffer.from(ask.body)
+        for (let i = 0; i < body.length; i += 64 * 1024) req.write(body.subarray(i, i + 64 * 1024))
+      } else req.write(ask.body)
+    }
+    req.end()
+  })
+
+/** POST JSON the way magi's own page does (no Origin: a same-origin fetch from Node). */
+export const postJson = (url: string, body: unknown, headers: Record<string, string> = {}) =>
+  request(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) })
+
+/** Run an effect against the store in `home`, as another magi process would. */
+export const withStore = <A, E>(home: string, body: Effect.Effect<A, E, QuestionStore>) =>
+  Effect.runPromise(
+    body.pipe(Effect.provide(QuestionStore.layer.pipe(Layer.provide(MagiHome.at(home)), Layer.provide(NodeFileSystem.layer))))
+  )
+
+/** Store questions, panels first when given, as `magi ask` would leave them. */
+export const seed = (
+  home: string,
+  questions: ReadonlyArray<{ q: Q.Question; panel?: string; assets?: Record<string, string | Buffer> }>
+) =>
+  withStore(
+    home,
+    Effect.gen(function* () {
+      const store = yield* QuestionStore
+      for (const { q, panel, assets } of questions) {
+        let stored = q
+        if (panel !== undefined) {
+          const dir = NodeFs.mkdtempSync(NodePath.join(home, "assets-"))
+          const paths = Object.entries(assets ?? {}).map(([name, content]) => {
+            const path = NodePath.join(dir, name)
+            NodeFs.writeFileSync(path, content)
+            return path
+          })
+          stored = yield* store.putPanel(q, panel, paths)
+        }
+        yield* store.put(stored)
+      }
+    })
+  )
+
+/** Read server-sent events from `url` until `until` says stop; the events seen. */
+export const readEvents = (
+  url: string,
+  until: (events: ReadonlyArray<{ event: string; data: string }>) => boolean,
+  timeoutMs = 10_000
+): Promise<ReadonlyArray<{ event: string; data: string }>> =>
+  new Promise((resolve, reject) => {
+    const events: Array<{ event: string; data: string }> = []
+    const timer = setTimeout(() => {
+      req.destroy()
+      reject(new Error(`timed out waiting for events; saw ${JSON.stringify(events)}`))
+    }, timeoutMs)
+    const req = NodeHttp.get(url, { agent: false }, (res) => {
+      let buffer = ""
+      res.on("data", (c: Buffer) => {
+        buffer += c.toString()
+        let end: number
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          const block = buffer.slice(0, end)
+          buffer = buffer.slice(end + 2)
+          const event = /^event: (.*)$/m.exec(block)?.[1]
+          const data = /^data: (.*)$/m.exec(block)?.[1]
+          if (event !== undefined) events.push({ event, data: data ?? "" })
+        }
+        if (until(events)) {
+          clearTimeout(timer)
+          req.destroy()
+          resolve(events)
+        }
+      })
+    })
+    req.on("error", (e) => {
+      if (!req.destroyed) reject(e)
+    })
+  })
