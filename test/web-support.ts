@@ -27,10 +27,10 @@ export interface Web {
   readonly stop: () => Promise<number | null>
 }
 
-/** Start `magi web --bind 127.0.0.1 --port 0` on `home`; resolves once it printed its URL. */
-export const startWeb = (home: string = tempDirSync(), extra: ReadonlyArray<string> = []): Promise<Web> =>
+/** Start `magi web --bind 127.0.0.1 --port <port, 0 = any free one>` on `home`; resolves once it printed its URL. */
+export const startWeb = (home: string = tempDirSync(), port = 0): Promise<Web> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAGI, "web", "--bind", "127.0.0.1", "--port", "0", "--home", home, ...extra], {
+    const child = spawn(process.execPath, [MAGI, "web", "--bind", "127.0.0.1", "--port", String(port), "--home", home], {
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, MAGI_HOME: home }
     })
@@ -79,7 +79,11 @@ export interface Ask {
 /** One request to `url` with exactly the headers given (plus Node's defaults for Host and length). */
 export const request = (url: string, ask: Ask = {}): Promise<Reply> =>
   new Promise((resolve, reject) => {
-    const req = NodeHttp.request(url, { method: ask.method ?? "GET", headers: ask.headers ?? {}, agent: false }, (res) => {
+    // The path goes out as written: a URL object would resolve `%2E%2E`
+    // away before the server could be shown it.
+    const { hostname, port, origin } = new URL(url)
+    const options = { hostname, port, path: url.slice(origin.length), method: ask.method ?? "GET", headers: ask.headers ?? {}, agent: false }
+    const req = NodeHttp.request(options, (res) => {
       const chunks: Buffer[] = []
       res.on("data", (c: Buffer) => chunks.push(c))
       res.on("end", () => {

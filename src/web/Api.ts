@@ -9,6 +9,7 @@
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Data, Effect, Option, ParseResult, Schema, Stream } from "effect"
 import * as Q from "../Question.js"
 import { QuestionStore, type InvalidAssetName, type QuestionNotFound, type StoreError } from "../QuestionStore.js"
@@ -72,7 +73,8 @@ const failure = (e: ApiError) => {
     case "InvalidAssetName":
       return Responses.error(400, e.message)
     case "BodyTooLarge":
-      return Responses.error(413, e.message)
+      // Whatever is still arriving is not read; the connection is not reused.
+      return HttpServerResponse.setHeader(Responses.error(413, e.message), "connection", "close")
     case "QuestionNotFound":
       return Responses.error(404, e.message)
     case "QuestionRejected":
@@ -92,22 +94,52 @@ const tooLarge = () =>
   new BodyTooLarge({ message: `a request body may be at most ${MAX_BODY_BYTES} bytes; an answer is a sentence, not an upload` })
 
 /**
+ * The request body as text, at most `MAX_BODY_BYTES`. Read from Node's
+ * request directly rather than through the platform's body reader, which
+ * destroys the socket on overflow: the client would see a reset instead of
+ * the 413 that says what was wrong. Past the cap the rest is drained unread,
+ * and the 413 closes the connection.
+ */
+const readBody = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.async<string, BodyTooLarge | BadBody>((resume) => {
+    const incoming = NodeHttpServerRequest.toIncomingMessage(request)
+    const chunks: Array<Buffer> = []
+    let size = 0
+    const stop = () => {
+      incoming.off("data", onData)
+      incoming.off("end", onEnd)
+      incoming.off("error", onError)
+    }
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size <= MAX_BODY_BYTES) return void chunks.push(chunk)
+      stop()
+      resume(Effect.fail(tooLarge()))
+    }
+    const onEnd = () => {
+      stop()
+      resume(Effect.succeed(Buffer.concat(chunks).toString("utf8")))
+    }
+    const onError = (e: Error) => {
+      stop()
+      resume(Effect.fail(new BadBody({ message: `could not read the body: ${e.message}` })))
+    }
+    incoming.on("data", onData)
+    incoming.once("end", onEnd)
+    incoming.once("error", onError)
+    return Effect.sync(stop)
+  })
+
+/**
  * The body decoded as `schema`, exactly: an unknown field is refused rather
  * than ignored, so `{"choice": "a", "text": "b"}` cannot be half-understood.
  */
 const bodyAs = <A, I>(schema: Schema.Schema<A, I>, expected: string) =>
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const declared = Number(request.headers["content-length"] ?? "0")
-    // Refused on the declared length before a byte is read; a body sent
-    // without one is cut off at the cap as it streams in.
-    if (declared > MAX_BODY_BYTES) return yield* tooLarge()
-    const text = yield* request.text.pipe(
-      HttpServerRequest.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
-      Effect.mapError((e) =>
-        String(e.cause).includes("maxBytes") ? tooLarge() : new BadBody({ message: `could not read the body: ${e.message}` })
-      )
-    )
+    // Refused on the declared length before a byte is read.
+    if (Number(request.headers["content-length"] ?? "0") > MAX_BODY_BYTES) return yield* tooLarge()
+    const text = yield* readBody(request)
     const raw = yield* Effect.try({
       try: () => JSON.parse(text) as unknown,
       catch: (e) => new BadBody({ message: `the body must be JSON, ${expected}: ${(e as Error).message}` })
