@@ -74,7 +74,11 @@ export class Waits extends Context.Tag("magi/Waits")<Waits, WaitsShape>() {
   )
 }
 
-export const make = Effect.fn("Waits.make")(function* (slice: Duration.Duration) {
+export const make = Effect.fn("Waits.make")(function* (
+  slice: Duration.Duration,
+  /** Only tests change this: virtual-time replays skip the fallback re-reads. */
+  poll: Duration.Duration = POLL
+) {
   const store = yield* QuestionStore
   const notifier = yield* Notifier
 
@@ -101,7 +105,7 @@ export const make = Effect.fn("Waits.make")(function* (slice: Duration.Duration)
       const isTheRealDeadline = Duration.greaterThanOrEqualTo(bounded, timeout)
       const ownFile = `${q.id}.json`
       const signals = Stream.merge(
-        Stream.tick(POLL),
+        Stream.tick(poll),
         store.changes.pipe(Stream.filter((name) => name === ownFile))
       )
       const heard = yield* signals.pipe(
