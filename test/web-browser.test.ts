@@ -68,7 +68,7 @@ const otherOrigin = async (page: (port: number) => string) => {
   const hits: string[] = []
   const server = NodeHttp.createServer((req, res) => {
     hits.push(req.url ?? "")
-    if (req.url === "/") {
+    if (req.url === "/" || req.url === "/submit") {
       res.writeHead(200, { "content-type": "text/html" })
       res.end(page((server.address() as AddressInfo).port))
     } else {
@@ -211,7 +211,8 @@ describe.skipIf(!haveChromium)("the phone page in Chromium", () => {
       expect(trap.hits).toEqual([])
       const messages = console.join("\n")
       expect(messages).toMatch(/Blocked script execution .* sandboxed/)
-      expect(messages).toMatch(/Refused to load the image .*remote\.png.* Content Security Policy directive: "img-src 'self' data:"/)
+      // Chromium's wording changed across versions; both name the image and the directive.
+      expect(messages).toMatch(/(Refused to load|Loading) the image '[^']*\/remote\.png'.*"img-src 'self' data:"/)
       // The choices beside the panel still work.
       await page.getByRole("button", { name: "Redis" }).tap()
       await page.locator("section.history article.card").waitFor()
@@ -241,32 +242,39 @@ describe.skipIf(!haveChromium)("the phone page in Chromium", () => {
     const question = choiceQuestion("20260902-231501-0d0d")
     await seed(home, [{ q: question }])
     const target = `${web.url}/api/questions/${question.id}/answer`
-    // The classic JSON CSRF: a text/plain form whose one field spells JSON.
+    // The classic JSON CSRF: a text/plain form whose one field spells JSON,
+    // submitted by the attacker's page as soon as it loads at /submit.
     const evil = await otherOrigin(
       () => `<!doctype html><form id="f" method="POST" action="${target}" enctype="text/plain">
 <input name='{"choice":"Redis","pad":"' value='"}'></form>
-<script>
-  fetch(${JSON.stringify(target)}, { method: "POST", mode: "no-cors", headers: { "content-type": "text/plain" }, body: '{"choice":"Redis"}' })
-    .finally(() => document.getElementById("f").submit())
-</script>`
+<script>if (location.pathname === "/submit") document.getElementById("f").submit()</script>`
     )
     try {
-      const refused = page.waitForResponse((r) => r.url() === target)
+      const statuses: number[] = []
+      page.on("response", (r) => {
+        if (r.url() === target) statuses.push(r.status())
+      })
       await page.goto(evil.url)
-      const response = await refused
-      expect(response.status()).toBe(403)
-      expect(await response.text()).toContain("refused")
-      const preflighted = await page
-        .evaluate(
-          (url) =>
-            fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: '{"choice":"Redis"}' }).then(
-              (r) => `status ${r.status}`,
-              () => "blocked"
-            ),
-          target
+      // A script on that page: a JSON POST needs a CORS preflight magi never
+      // grants, and a "simple" one is refused by the server.
+      const attempts = await page.evaluate(async (url) => {
+        const json = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: '{"choice":"Redis"}' }).then(
+          (r) => `status ${r.status}`,
+          () => "blocked"
         )
-        .catch(() => "blocked")
-      expect(preflighted).toBe("blocked")
+        const simple = await fetch(url, { method: "POST", mode: "no-cors", headers: { "content-type": "text/plain" }, body: '{"choice":"Redis"}' }).then(
+          (r) => r.type,
+          () => "blocked"
+        )
+        return { json, simple }
+      }, target)
+      expect(attempts.json).toBe("blocked")
+      expect(attempts.simple).toBe("opaque")
+      await page.goto(`${evil.url}/submit`)
+      await page.waitForURL(target)
+      expect(await page.locator("body").textContent()).toContain("refused")
+      expect(statuses.length).toBeGreaterThanOrEqual(2)
+      expect(statuses.every((s) => s === 403)).toBe(true)
       const list = (await request(`${web.url}/api/questions`)).json() as Array<{ id: string; status: string }>
       expect(list.find((q) => q.id === question.id)?.status).toBe("open")
     } finally {
