@@ -238,7 +238,17 @@ export const make = Effect.fn("Waiter.make")(function* () {
         )
         yield* Effect.logInfo(`delivered the owner's ${word._tag === "Answered" ? "answer" : "words"} on ${Q.shortId(q.id)} to seat ${q.seat}`)
         return "delivered" as const
-      }).pipe(Effect.ensuring(release(q0.id)))
+      }).pipe(
+        // Stopped mid-turn: nothing was confirmed, so nothing is marked; the
+        // lease and the holder go too, so the next daemon can start at once.
+        Effect.onInterrupt(() =>
+          Effect.zipRight(
+            Lease.clear(root, q0.id),
+            store.update(q0.id, (fresh) => Either.right(fresh.waiter?.kind === "daemon" ? { ...fresh, waiter: null } : fresh)).pipe(Effect.ignore)
+          )
+        ),
+        Effect.ensuring(release(q0.id))
+      )
     }).pipe(
       Effect.catchAll((e) => Effect.as(Effect.logWarning(`delivery on ${Q.shortId(q0.id)} stopped: ${e.message}`), "refused" as const)),
       Effect.provide(context)
@@ -290,6 +300,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
     // A tick is finished before a stop takes effect; a delivery in flight is
     // interrupted (and marks nothing), because it was never confirmed.
     Effect.uninterruptible,
+    Effect.provide(context),
     Effect.withSpan("Waiter.tick")
   )
 

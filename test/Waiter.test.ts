@@ -1,0 +1,419 @@
+/**
+ * Whole waiter scenarios on virtual time: an in-memory filesystem, a fake
+ * agent that records every resume, and `TestClock` standing in for hours.
+ */
+import { FileSystem } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import { Context, Duration, Effect, Either, Exit, Fiber, Layer, Ref, Scope, TestClock } from "effect"
+import { Rosters, type AgentSpec } from "../src/AgentRoster.js"
+import { Agents, type CallInput, type CallResult } from "../src/Agents.js"
+import * as Lease from "../src/Lease.js"
+import { MagiConfig } from "../src/MagiConfig.js"
+import * as MemoryFileSystem from "../src/MemoryFileSystem.js"
+import { Notices } from "../src/Notices.js"
+import { Notifier } from "../src/Notifier.js"
+import * as Q from "../src/Question.js"
+import { QuestionStore } from "../src/QuestionStore.js"
+import { RUN_SCHEMA, RunStore, type Run } from "../src/Runs.js"
+import { TICK, Waiter } from "../src/Waiter.js"
+
+const HOME = "/home"
+const QROOT = `${HOME}/questions`
+const RUN_ID = "19700101-000000-9fb7"
+const Q_ID = "19700101-000001-ab12"
+
+const agent: AgentSpec = { id: "fake", kind: "codex", command: ["codex"], model: null, args: [], env: {} }
+
+const theRun = (over: Partial<Run> = {}): Run => ({
+  schema: RUN_SCHEMA,
+  id: RUN_ID,
+  status: "waiting",
+  instruction: "Add a cache",
+  repo: "/r",
+  base: "main",
+  base_commit: "0".repeat(40),
+  worktree: "/w",
+  branch: "magi/9fb7",
+  seats: [{ key: "impl", agent: "fake", turns: 1, session: "thread-1", write: true }],
+  created_at: "1970-01-01T00:00:00Z",
+  updated_at: "1970-01-01T00:00:00Z",
+  summary: "",
+  reason: "",
+  ...over
+})
+
+const theQuestion = (): Q.Question => ({
+  ...Q.make({
+    id: Q_ID,
+    run: RUN_ID,
+    node: "impl",
+    seat: "impl",
+    summary: "Which backend?",
+    detail: "Both are dependencies.",
+    choices: ["SQLite", "Redis"],
+    now: new Date(0),
+    cwd: "/w"
+  }),
+  answer_timeout: 3600
+})
+
+/** What the fake agent does on each resume. */
+interface Script {
+  readonly text: string
+  readonly usable?: boolean
+  /** How long the turn takes, on the virtual clock. */
+  readonly takes?: Duration.Duration
+  /** Run inside the turn, e.g. the agent replying on the thread itself. */
+  readonly during?: Effect.Effect<void, never, QuestionStore>
+}
+
+interface World {
+  readonly calls: Ref.Ref<ReadonlyArray<CallInput>>
+  readonly notified: Ref.Ref<ReadonlyArray<string>>
+  readonly script: Ref.Ref<Script>
+  readonly base: Context.Context<FileSystem.FileSystem | QuestionStore | RunStore>
+}
+
+/** The disk, the stores, and the fake agent: everything that survives a daemon restart. */
+const makeWorld = Effect.gen(function* () {
+  const calls = yield* Ref.make<ReadonlyArray<CallInput>>([])
+  const notified = yield* Ref.make<ReadonlyArray<string>>([])
+  const script = yield* Ref.make<Script>({ text: "Going with SQLite." })
+  const base = yield* Layer.build(
+    Layer.mergeAll(QuestionStore.at(QROOT), RunStore.at(`${HOME}/runs`).pipe(Layer.provide(QuestionStore.at(QROOT)))).pipe(
+      Layer.provideMerge(MemoryFileSystem.layer)
+    )
+  )
+  const fs = Context.get(base, FileSystem.FileSystem)
+  yield* fs.makeDirectory("/w", { recursive: true }).pipe(Effect.orDie)
+  return { calls, notified, script, base } satisfies World
+})
+
+const fakeAgents = (w: World) =>
+  Layer.succeed(Agents, {
+    call: (input) =>
+      Effect.gen(function* () {
+        yield* Ref.update(w.calls, (c) => [...c, input])
+        const s = yield* Ref.get(w.script)
+        if (s.during) yield* s.during.pipe(Effect.provide(w.base))
+        if (s.takes) yield* Effect.sleep(s.takes)
+        const usable = s.usable ?? true
+        return {
+          text: s.text,
+          session: input.seat.session,
+          usable,
+          quota: null,
+          exitCode: usable ? 0 : 1,
+          timedOut: false,
+          seat: { ...input.seat, turns: input.seat.turns + 1 },
+          stdoutFile: "",
+          stderrFile: ""
+        } satisfies CallResult
+      })
+  })
+
+/** One daemon over the world: its own waiter, memory and in-flight deliveries. */
+const daemonLayer = (w: World, agents: ReadonlyArray<AgentSpec> = [agent]) =>
+  Waiter.layer.pipe(
+    Layer.provideMerge(Notices.at(`${HOME}/notices`)),
+    Layer.provide(
+      Layer.mergeAll(
+        fakeAgents(w),
+        Rosters.fixed(agents),
+        MagiConfig.fixed({}),
+        Layer.succeed(Notifier, { command: ["notify"], notify: (q) => Ref.update(w.notified, (n) => [...n, q.summary]) })
+      )
+    ),
+    Layer.provideMerge(Layer.succeedContext(w.base))
+  )
+
+/** Start a daemon's loop; closing the returned scope stops it, like SIGTERM. */
+const startDaemon = (w: World, agents?: ReadonlyArray<AgentSpec>) =>
+  Effect.gen(function* () {
+    const scope = yield* Scope.make()
+    const ctx = yield* Layer.buildWithScope(daemonLayer(w, agents), scope)
+    const waiter = Context.get(ctx, Waiter)
+    const loop = yield* Effect.forkIn(waiter.run, scope)
+    return { scope, waiter, ctx, loop }
+  })
+
+const stop = (d: { readonly scope: Scope.CloseableScope }) => Scope.close(d.scope, Exit.void)
+
+/** Let the loop run for `total` of virtual time, one tick at a time. */
+const pass = (total: Duration.DurationInput) =>
+  Effect.gen(function* () {
+    let left = Duration.toMillis(total)
+    while (left > 0) {
+      const step = Math.min(left, Duration.toMillis(TICK))
+      yield* TestClock.adjust(Duration.millis(step))
+      yield* Effect.yieldNow()
+      left -= step
+    }
+  })
+
+const seed = (w: World, q: Q.Question = theQuestion(), run: Run = theRun()) =>
+  Effect.gen(function* () {
+    yield* Context.get(w.base, QuestionStore).put(q)
+    yield* Context.get(w.base, RunStore).put(run)
+  }).pipe(Effect.orDie)
+
+const question = (w: World) => Context.get(w.base, QuestionStore).get(Q_ID).pipe(Effect.orDie)
+const runRecord = (w: World) => Context.get(w.base, RunStore).get(RUN_ID).pipe(Effect.orDie)
+const owner = (w: World, change: (q: Q.Question, now: Date) => Either.Either<Q.Question, Q.QuestionRejected>) =>
+  Effect.gen(function* () {
+    const now = new Date(yield* TestClock.currentTimeMillis)
+    yield* Context.get(w.base, QuestionStore).update(Q_ID, (q) => change(q, now))
+  }).pipe(Effect.orDie)
+const beatAsAsker = (w: World) => Lease.beat(QROOT, Q_ID, "asker").pipe(Effect.provide(w.base))
+const notices = (w: World) =>
+  Effect.flatMap(Notices, (n) => n.list).pipe(
+    Effect.provide(Notices.at(`${HOME}/notices`).pipe(Layer.provide(Layer.mergeAll(Layer.succeedContext(w.base), Notifier.off))))
+  )
+
+describe("the waiter, scenario by scenario", () => {
+  it.scoped("while the asker is alive nothing starts; once it dies the answer goes to the same seat exactly once", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      yield* beatAsAsker(w)
+      const d = yield* startDaemon(w)
+      yield* owner(w, (q, now) => Q.answer(q, { choice: "SQLite" }, now))
+      // The asker keeps polling for five minutes: beats well inside the ttl.
+      for (let i = 0; i < 10; i++) {
+        yield* pass("30 seconds")
+        yield* beatAsAsker(w)
+      }
+      expect(yield* Ref.get(w.calls)).toEqual([])
+      // Killed: the lease ages out after 90 s and the next tick delivers.
+      yield* pass("2 minutes")
+      yield* d.waiter.settle
+      yield* pass("30 minutes")
+      const calls = yield* Ref.get(w.calls)
+      expect(calls).toHaveLength(1)
+      expect(calls[0]!.seat).toMatchObject({ key: "impl", agent: "fake", session: "thread-1", turns: 1 })
+      expect(calls[0]!.allowWrite).toBe(true)
+      expect(calls[0]!.prompt).toContain("## The owner's answer\n\nSQLite")
+      expect(calls[0]!.cwd).toBe("/w")
+      const q = yield* question(w)
+      expect(q).toMatchObject({ status: "answered", answer_delivered: true, waiter: null })
+      // The turn ended with nothing outstanding: the run is done, its seat moved on.
+      expect(yield* runRecord(w)).toMatchObject({ status: "done", summary: "Going with SQLite.", seats: [{ turns: 2 }] })
+      yield* stop(d)
+    })
+  )
+
+  it.scoped("when the owner says something to a dead asker, the seat is resumed once and its printed reply lands on the thread", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      yield* Ref.set(w.script, { text: "SQLite: it is already embedded.", takes: Duration.seconds(40) })
+      const d = yield* startDaemon(w)
+      yield* owner(w, (q, now) => Q.say(q, "Which is cheaper to run?", now))
+      yield* pass("10 seconds")
+      // Mid-turn: the daemon holds the wait, and says so.
+      expect((yield* question(w)).waiter?.kind).toBe("daemon")
+      expect(yield* Lease.read(QROOT, Q_ID).pipe(Effect.provide(w.base))).toMatchObject({ _tag: "Some", value: { kind: "daemon" } })
+      yield* pass("1 minute")
+      yield* d.waiter.settle
+      yield* pass("20 minutes")
+      expect(yield* Ref.get(w.calls)).toHaveLength(1)
+      const prompt = (yield* Ref.get(w.calls))[0]!.prompt
+      expect(prompt).toContain("## What the owner just said (they have not decided yet)\n\nWhich is cheaper to run?")
+      expect(prompt).toContain(`magi ask --thread ${Q_ID}`)
+      const q = yield* question(w)
+      expect(q.status).toBe("open")
+      expect(q.thread.map((t) => [t.who, t.body])).toEqual([
+        ["operator", "Which is cheaper to run?"],
+        ["agent", "SQLite: it is already embedded."]
+      ])
+      expect(q.delivered_turns).toBe(1)
+      expect(q.waiter).toBeNull()
+      // The question is still open, so the run waits; it is never done.
+      expect((yield* runRecord(w)).status).toBe("waiting")
+      yield* stop(d)
+    })
+  )
+
+  it.scoped("an agent that replied on the thread itself is not quoted a second time", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      yield* Ref.set(w.script, {
+        text: "I replied on the thread.",
+        during: Effect.flatMap(QuestionStore, (s) =>
+          s.update(Q_ID, (q) => Q.reply(q, "SQLite, it is embedded.", q.choices, new Date(60_000)))
+        ).pipe(Effect.orDie)
+      })
+      const d = yield* startDaemon(w)
+      yield* owner(w, (q, now) => Q.say(q, "Why?", now))
+      yield* pass("30 seconds")
+      yield* d.waiter.settle
+      const q = yield* question(w)
+      expect(q.thread.map((t) => t.body)).toEqual(["Why?", "SQLite, it is embedded."])
+      expect(q.delivered_turns).toBe(1)
+      yield* stop(d)
+    })
+  )
+
+  it.scoped("an answer that came after the asker's slice ended is delivered once and recorded as delivered", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      // The asker's slice ran out at four minutes; its lease ages out by 5.5.
+      yield* beatAsAsker(w)
+      const d = yield* startDaemon(w)
+      yield* pass("4 minutes")
+      yield* owner(w, (q, now) => Q.answer(q, { choice: "Redis" }, now))
+      yield* pass("2 minutes")
+      yield* d.waiter.settle
+      yield* pass("1 hour")
+      expect(yield* Ref.get(w.calls)).toHaveLength(1)
+      expect((yield* question(w)).answer_delivered).toBe(true)
+      yield* stop(d)
+    })
+  )
+
+  it.scoped("a seat with no session gets one notice, no agent, and no repeat within ten minutes", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w, theQuestion(), theRun({ seats: [{ key: "impl", agent: "fake", turns: 0, session: null, write: true }] }))
+      const d = yield* startDaemon(w)
+      yield* owner(w, (q, now) => Q.answer(q, { choice: "SQLite" }, now))
+      yield* pass("9 minutes")
+      expect(yield* Ref.get(w.calls)).toEqual([])
+      const once = yield* notices(w)
+      expect(once).toHaveLength(1)
+      expect(once[0]).toMatchObject({ question: Q_ID, run: RUN_ID, seat: "impl" })
+      expect(once[0]!.reason).toContain("no codex session to resume")
+      expect(yield* Ref.get(w.notified)).toEqual([once[0]!.summary])
+      expect(once[0]!.summary).toContain("could not give the agent your answer")
+      expect((yield* question(w)).answer_delivered).toBe(false)
+      // Ten minutes on, it is tried (and refused, and told) once more.
+      yield* pass("2 minutes")
+      expect(yield* notices(w)).toHaveLength(2)
+      expect(yield* Ref.get(w.calls)).toEqual([])
+      yield* stop(d)
+    })
+  )
+
+  it.scoped("every other reason a seat cannot be resumed is a notice naming it, never a fresh agent", () =>
+    Effect.gen(function* () {
+      const cases: ReadonlyArray<[string, Run, ReadonlyArray<AgentSpec>, Partial<Q.Question>]> = [
+        ["is gone", theRun(), [agent], { cwd: "/nowhere" }],
+        ["is done and cannot be resumed", theRun({ status: "done" }), [agent], {}],
+        ["has no seat impl", theRun({ seats: [{ key: "judge", agent: "fake", turns: 1, session: "s", write: false }] }), [agent], {}],
+        ["agent fake has left the roster", theRun(), [], {}]
+      ]
+      for (const [why, run, roster, over] of cases) {
+        const w = yield* makeWorld
+        yield* seed(w, { ...theQuestion(), ...over }, run)
+        yield* owner(w, (q, now) => Q.answer(q, { choice: "SQLite" }, now))
+        const d = yield* startDaemon(w, roster)
+        yield* pass("1 minute")
+        expect(yield* Ref.get(w.calls)).toEqual([])
+        const all = yield* notices(w)
+        expect(all).toHaveLength(1)
+        expect(all[0]!.reason).toContain(why)
+        yield* stop(d)
+      }
+    })
+  )
+
+  it.scoped("a failed resumed turn is one notice, the answer stays undelivered, and it is retried after ten minutes", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      yield* Ref.set(w.script, { text: "Error: session not found", usable: false })
+      const d = yield* startDaemon(w)
+      yield* owner(w, (q, now) => Q.answer(q, { choice: "SQLite" }, now))
+      yield* pass("1 minute")
+      yield* d.waiter.settle
+      expect(yield* Ref.get(w.calls)).toHaveLength(1)
+      const [n] = yield* notices(w)
+      expect(n!.reason).toContain("the resumed turn failed (exit 1): Error: session not found")
+      expect(yield* question(w)).toMatchObject({ answer_delivered: false, waiter: null })
+      // The run is left as it was: a later delivery may still work.
+      expect((yield* runRecord(w)).status).toBe("waiting")
+      yield* Ref.set(w.script, { text: "Done with SQLite." })
+      yield* pass("10 minutes")
+      yield* d.waiter.settle
+      expect(yield* Ref.get(w.calls)).toHaveLength(2)
+      expect((yield* question(w)).answer_delivered).toBe(true)
+      yield* stop(d)
+    })
+  )
+
+  it.scoped("a question nobody answers before its deadline is abandoned with the reason and its lease cleared", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      yield* beatAsAsker(w)
+      const d = yield* startDaemon(w)
+      yield* pass("59 minutes")
+      expect((yield* question(w)).status).toBe("open")
+      yield* pass("2 minutes")
+      const q = yield* question(w)
+      expect(q.status).toBe("abandoned")
+      expect(q.detail).toContain("_Abandoned: no answer within 3600s of asking._")
+      expect(yield* Lease.read(QROOT, Q_ID).pipe(Effect.provide(w.base))).toEqual({ _tag: "None" })
+      expect(yield* Ref.get(w.calls)).toEqual([])
+      yield* stop(d)
+    })
+  )
+
+  it.scoped("words said before the deadline are delivered even when the daemon only looks after it", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      yield* TestClock.adjust("59 minutes")
+      yield* owner(w, (q, now) => Q.say(q, "Hold on, one more thing", now))
+      yield* TestClock.adjust("3 hours")
+      const d = yield* startDaemon(w)
+      yield* pass("10 seconds")
+      yield* d.waiter.settle
+      expect(yield* Ref.get(w.calls)).toHaveLength(1)
+      expect((yield* question(w)).status).toBe("open")
+      yield* stop(d)
+    })
+  )
+
+  it.scoped("a daemon stopped mid-delivery marks nothing; the next one delivers once, and a third finds nothing to do", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      yield* Ref.set(w.script, { text: "Going with SQLite.", takes: Duration.minutes(3) })
+      yield* owner(w, (q, now) => Q.answer(q, { choice: "SQLite" }, now))
+      const first = yield* startDaemon(w)
+      yield* pass("1 minute")
+      expect(yield* Ref.get(w.calls)).toHaveLength(1)
+      yield* stop(first)
+      expect(yield* question(w)).toMatchObject({ answer_delivered: false, waiter: null })
+
+      const second = yield* startDaemon(w)
+      yield* pass("5 minutes")
+      yield* second.waiter.settle
+      expect(yield* Ref.get(w.calls)).toHaveLength(2)
+      expect((yield* question(w)).answer_delivered).toBe(true)
+      yield* stop(second)
+
+      const third = yield* startDaemon(w)
+      yield* pass("30 minutes")
+      expect(yield* Ref.get(w.calls)).toHaveLength(2)
+      yield* stop(third)
+      yield* Fiber.interrupt(third.loop)
+    })
+  )
+
+  it.scoped("a question filed outside any seat (no cwd) is never touched", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w, { ...theQuestion(), cwd: "" })
+      yield* owner(w, (q, now) => Q.answer(q, { choice: "SQLite" }, now))
+      const d = yield* startDaemon(w)
+      yield* pass("2 hours")
+      expect(yield* Ref.get(w.calls)).toEqual([])
+      expect(yield* notices(w)).toEqual([])
+      yield* stop(d)
+    })
+  )
+})
