@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // The JSON report is what `.ci/run` counts passes and failures from.
+    reporters: ["default", ["json", { outputFile: "test-results/vitest.json" }]],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Two cores: end-to-end tests spawn real processes, keep the pool small.

@@ -199,7 +199,23 @@ export const make = (input: NewQuestion): Question => ({
   waiter: null
 })
 
-const decodeStrict = Schema.decodeUnknownEither(Question, { onExcessProperty: "error", errors: "first" })
+const decodeShape = Schema.decodeUnknownEither(Question, { errors: "first" })
+
+/** Every field this build knows, for refusing one it does not. */
+const KNOWN_FIELDS: ReadonlySet<string> = new Set(Object.keys(Question.fields))
+
+/**
+ * The schema's own excess-property mode is several times slower than
+ * decoding, and a store lists thousands of files; checking the key set by hand
+ * gives the same refusal for a fraction of the cost.
+ */
+const decodeStrict = (raw: unknown) => {
+  if (typeof raw === "object" && raw !== null && !Array.isArray(raw)) {
+    const unknown = Object.keys(raw).find((k) => !KNOWN_FIELDS.has(k))
+    if (unknown !== undefined) return Either.left({ message: `unknown field \`${unknown}\`` })
+  }
+  return decodeShape(raw)
+}
 
 /**
  * Read one stored question. A file from a newer magi is refused by name

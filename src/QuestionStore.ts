@@ -38,6 +38,9 @@ export const LOCK_RETRY_MS = 15
 /** How long a writer waits for a held lock before saying so. */
 export const LOCK_GIVE_UP_MS = 10_000
 
+/** Filesystem timestamps are coarse on some filesystems; older than this is settled. */
+const MTIME_SLACK_MS = 50
+
 const PANEL_DIR = ".panel"
 const PANEL_TMP = ".panel.tmp"
 const PANEL_HTML = "index.html"
@@ -179,12 +182,33 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
     return rank(a) - rank(b) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
   }
 
+  /**
+   * The last full listing, and the directory's mtime when it was taken. Every
+   * write lands by a rename into the root, which moves the root's mtime, so an
+   * unchanged mtime means an unchanged store and the listing is reused. The
+   * mtime is only trusted once it is safely older than the listing (by
+   * `MTIME_SLACK_MS`), since two writes inside one timestamp tick would
+   * otherwise look like one. Wall time, not `Clock`: this compares against
+   * the filesystem's own timestamps.
+   */
+  let cached: { readonly mtime: number; readonly questions: ReadonlyArray<Question> } | undefined
+  const rootMtime = fs.stat(root).pipe(
+    Effect.map((s) => Option.getOrElse(Option.map(s.mtime, (d) => d.getTime()), () => -1)),
+    Effect.orElseSucceed(() => -1)
+  )
+
   const list = Effect.gen(function* () {
+    const before = yield* rootMtime
+    if (cached !== undefined && before !== -1 && cached.mtime === before) return cached.questions
+    const takenAt = Date.now()
     const ids = yield* storedIds
     // One corrupt file must not hide the open question the owner looks for,
     // so a file that cannot be read is skipped, never fatal.
-    const read = yield* Effect.forEach(ids, (id) => Effect.option(readPath(pathOf(id))), { concurrency: 32 })
-    return read.flatMap((q) => (Option.isSome(q) ? [q.value] : [])).sort(byOpenThenNewest)
+    const read = yield* Effect.forEach(ids, (id) => Effect.option(readPath(pathOf(id))), { concurrency: 64 })
+    const questions = read.flatMap((q) => (Option.isSome(q) ? [q.value] : [])).sort(byOpenThenNewest)
+    const after = yield* rootMtime
+    cached = after === before && after !== -1 && after < takenAt - MTIME_SLACK_MS ? { mtime: after, questions } : undefined
+    return questions
   }).pipe(Effect.withSpan("QuestionStore.list"))
 
   const resolveId = (wanted: string) =>

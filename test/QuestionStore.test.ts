@@ -89,6 +89,20 @@ for (const backend of backends) {
       )
     )
 
+    it.scoped("never serves a stale listing after a write, however quickly it follows", () =>
+      withStore(({ store }) =>
+        Effect.gen(function* () {
+          const q = choiceQuestion()
+          yield* store.put(q)
+          for (let round = 0; round < 20; round++) {
+            expect((yield* store.list)[0]!.thread).toHaveLength(round)
+            yield* sayToQuestion(q.id, `word ${round}`)
+          }
+          expect((yield* store.list)[0]!.thread).toHaveLength(20)
+        })
+      )
+    )
+
     it.scoped("never builds a path from an id that could leave the store", () =>
       withStore(({ store, fs, base }) =>
         Effect.gen(function* () {

@@ -1,15 +1,15 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer } from "effect"
-import { execFileSync, spawnSync } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as Q from "../src/Question.js"
 import { QuestionStore } from "../src/QuestionStore.js"
 import { RUN_SCHEMA, RunStore, decode, encode, outstanding, statusAfterTurn, type Run } from "../src/Runs.js"
+import { magi, repoWithAgent } from "./runSupport.js"
 import { choiceQuestion, tempDirSync } from "./support.js"
 
-const MAGI = NodePath.resolve("dist/magi.js")
 const FAKE = NodePath.resolve("test/fixtures/fake-agent.mjs")
 
 export const sampleRun = (id: string, over: Partial<Run> = {}): Run => ({
@@ -108,28 +108,6 @@ describe("RunStore", () => {
     }).pipe(Effect.provide(storeLayer(home)))
   })
 })
-
-/** A git repo with one commit, configured to run `agent` as its only agent. */
-export const repoWithAgent = (dir: string, command: ReadonlyArray<string>) => {
-  const repo = NodePath.join(dir, "repo")
-  NodeFs.mkdirSync(repo)
-  const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, stdio: "pipe" })
-  git("init", "-q", "-b", "trunk")
-  git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "init")
-  NodeFs.writeFileSync(
-    NodePath.join(repo, "magi.toml"),
-    `[agents.fake]\nkind = "command"\ncommand = ${JSON.stringify(command)}\n`
-  )
-  return repo
-}
-
-export const magi = (cwd: string, env: Record<string, string>, ...args: string[]) =>
-  spawnSync(process.execPath, [MAGI, ...args], {
-    cwd,
-    env: { ...process.env, XDG_CONFIG_HOME: NodePath.join(cwd, ".no-config"), ...env },
-    encoding: "utf8",
-    timeout: 30_000
-  })
 
 describe("magi run", () => {
   it("runs the agent in a new worktree on magi/<short> off the base tip, and records a finished run", () => {

@@ -8,6 +8,7 @@ import { spawn, spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeNet from "node:net"
 import * as NodePath from "node:path"
+import * as NodeZlib from "node:zlib"
 import * as Q from "../src/Question.js"
 import { answerQuestion, sayToQuestion } from "../src/Answers.js"
 import { choiceQuestion, freeQuestion, ok, tempDirSync } from "./support.js"
@@ -66,6 +67,16 @@ describe("the question list and health", () => {
     const after = (await request(api("/api/questions"))).json() as Array<{ id: string }>
     expect(after.length).toBe(before.length + 1)
     expect(after.map((x) => x.id)).toContain(fresh.id)
+  })
+
+  it("gzips the list for a browser that accepts it, with the same questions inside", async () => {
+    await seed(web.home, [{ q: choiceQuestion(nextId()) }])
+    const plain = await request(api("/api/questions"))
+    const zipped = await request(api("/api/questions"), { headers: { "accept-encoding": "gzip, deflate, br" } })
+    expect(plain.headers["content-encoding"]).toBeUndefined()
+    expect(zipped.headers["content-encoding"]).toBe("gzip")
+    expect(zipped.headers["vary"]).toBe("accept-encoding")
+    expect(NodeZlib.gunzipSync(zipped.body).toString("utf8")).toBe(plain.text)
   })
 
   it("answers an unknown path with a JSON 404", async () => {

@@ -6,6 +6,7 @@ import { Command } from "@effect/cli"
 import { Option } from "effect"
 import { DEFAULT_PORT, runWeb, web } from "./web.js"
 import { run, runs, show } from "./run.js"
+import { serve } from "./serve.js"
 
 /**
  * What `npm start` runs: the web UI on loopback with the owner's own home.
@@ -16,4 +17,4 @@ const start = Command.make("start", {}, () => runWeb("127.0.0.1", DEFAULT_PORT, 
   Command.withDescription("Run the web UI on 127.0.0.1:7878 (what `npm start` runs)")
 )
 
-export const extraCommands = [web, start, run, runs, show] as const
+export const extraCommands = [web, start, run, runs, show, serve] as const

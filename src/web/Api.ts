@@ -159,8 +159,9 @@ const SayBody = Schema.Struct({ body: Schema.String })
 const idParam = Effect.map(HttpRouter.params, (p) => p["id"] ?? "")
 
 const listQuestions = Effect.gen(function* () {
+  const request = yield* HttpServerRequest.HttpServerRequest
   const snapshot = yield* (yield* Snapshots).current
-  return Responses.jsonText(snapshot.body)
+  return Responses.jsonBytes(snapshot.body, snapshot.gzipped, request.headers["accept-encoding"])
 }).pipe(Effect.catchAll(failure))
 
 const health = Effect.gen(function* () {

@@ -18,8 +18,28 @@ export const json = (body: unknown, status = 200) =>
     headers: NO_STORE
   })
 
-/** A JSON body already serialised (the cached question list). */
-export const jsonText = (body: string, status = 200) =>
-  HttpServerResponse.text(body, { status, contentType: "application/json; charset=utf-8", headers: NO_STORE })
+/**
+ * A JSON body already serialised (the cached question list), gzipped when
+ * the client accepts it. `Vary` keeps any cache in between from handing the
+ * gzipped bytes to a client that did not ask for them.
+ */
+export const jsonBytes = (body: Uint8Array, gzipped: Uint8Array, acceptEncoding: string | undefined) =>
+  acceptsGzip(acceptEncoding)
+    ? HttpServerResponse.uint8Array(gzipped, {
+        contentType: "application/json; charset=utf-8",
+        headers: { ...NO_STORE, "content-encoding": "gzip", vary: "accept-encoding" }
+      })
+    : HttpServerResponse.uint8Array(body, {
+        contentType: "application/json; charset=utf-8",
+        headers: { ...NO_STORE, vary: "accept-encoding" }
+      })
+
+/** `gzip` listed in `Accept-Encoding` and not refused with `q=0`. */
+export const acceptsGzip = (header: string | undefined): boolean =>
+  (header ?? "").split(",").some((part) => {
+    const [coding, ...params] = part.trim().toLowerCase().split(";")
+    if (coding !== "gzip" && coding !== "*") return false
+    return !params.some((p) => /^\s*q=0(\.0*)?\s*$/.test(p))
+  })
 
 export const error = (status: number, message: string) => json({ error: message }, status)

@@ -1,0 +1,49 @@
+// Listing at scale: 10,000 questions on disk, 100 of them open.
+// `magi answer --list` wall time, and the in-process `list` cold and warm.
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { Effect } from "effect"
+import { spawnSync } from "node:child_process"
+import { mkdirSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import * as Q from "../../src/Question.js"
+import { QuestionStore } from "../../src/QuestionStore.js"
+// @ts-expect-error plain JS helper
+import { MAGI, isolatedEnv, median, ms } from "./lib.mjs"
+
+const TOTAL = 10_000
+const OPEN = 100
+const { cwd, env, home } = isolatedEnv()
+const root = join(home, "questions")
+mkdirSync(root, { recursive: true })
+const base = Date.parse("2026-01-01T00:00:00Z")
+for (let i = 0; i < TOTAL; i++) {
+  const at = new Date(base + i * 60_000)
+  let q = Q.make({ id: Q.makeId(at, i), run: "bench", node: "ask", seat: "impl-A", summary: `question ${i}`, detail: "Some reasoning. ".repeat(20), choices: ["yes", "no"], now: at })
+  if (i >= OPEN) q = { ...q, status: "answered", answer: { choice: "yes" }, answered_at: Q.timestamp(at) }
+  writeFileSync(join(root, `${q.id}.json`), Q.encode(q))
+}
+
+const walls: number[] = []
+for (let i = 0; i < 5; i++) {
+  const t0 = performance.now()
+  const r = spawnSync(process.execPath, [MAGI, "answer", "--list"], { cwd, env })
+  walls.push(performance.now() - t0)
+  if (r.status !== 0) throw new Error(String(r.stderr))
+}
+
+const timeList = Effect.gen(function* () {
+  const store = yield* QuestionStore
+  const times: number[] = []
+  for (let i = 0; i < 6; i++) {
+    const t0 = performance.now()
+    const all = yield* store.list
+    times.push(performance.now() - t0)
+    if (all.length !== TOTAL) throw new Error(`listed ${all.length}`)
+  }
+  return times
+})
+const times = await Effect.runPromise(timeList.pipe(Effect.provide(QuestionStore.at(root)), Effect.provide(NodeContext.layer)))
+console.log(
+  `list of ${TOTAL} questions (${OPEN} open): magi answer --list median ${ms(median(walls))} wall; ` +
+    `in-process list first ${ms(times[0]!)}, warm median ${ms(median(times.slice(1)))}`
+)
