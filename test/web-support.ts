@@ -23,6 +23,7 @@ export interface Web {
   readonly home: string
   readonly child: ChildProcess
   readonly stderr: () => string
+  readonly stdout: () => string
   /** SIGTERM, and wait for the exit code. */
   readonly stop: () => Promise<number | null>
 }
@@ -48,6 +49,7 @@ export const startWeb = (home: string = tempDirSync(), port = 0): Promise<Web> =
           home,
           child,
           stderr: () => err,
+          stdout: () => out,
           stop: () =>
             new Promise((done) => {
               if (child.exitCode !== null) return done(child.exitCode)
@@ -139,7 +141,10 @@ export const seed = (
     })
   )
 
-/** Read server-sent events from `url` until `until` says stop; the events seen. */
+/**
+ * Read server-sent events from `url` until `until` says stop, or the server
+ * ends the stream; the events seen.
+ */
 export const readEvents = (
   url: string,
   until: (events: ReadonlyArray<{ event: string; data: string }>) => boolean,
@@ -152,6 +157,10 @@ export const readEvents = (
       reject(new Error(`timed out waiting for events; saw ${JSON.stringify(events)}`))
     }, timeoutMs)
     const req = NodeHttp.get(url, { agent: false }, (res) => {
+      res.on("end", () => {
+        clearTimeout(timer)
+        resolve(events)
+      })
       let buffer = ""
       res.on("data", (c: Buffer) => {
         buffer += c.toString()
