@@ -14,12 +14,14 @@
  * (network filesystems, exhausted inotify watches) and a missed event must
  * cost seconds, not the answer.
  */
+import { FileSystem } from "@effect/platform"
 import { Context, Data, Duration, Effect, Either, Layer, Option, Stream } from "effect"
 import * as Q from "./Question.js"
 import type { Question } from "./Question.js"
 import { QuestionStore, type StoreError } from "./QuestionStore.js"
 import { Notifier } from "./Notifier.js"
 import { MagiConfig } from "./MagiConfig.js"
+import * as Lease from "./Lease.js"
 
 /**
  * The fallback re-read interval. The answer comes from a person on a phone;
@@ -62,6 +64,11 @@ export interface WaitsShape {
   readonly announceAndWait: (q: Question, timeout: Duration.Duration) => Effect.Effect<WaitOutcome, StoreError>
   /** Pick up a wait already filed: no new turn, no second notification. */
   readonly resumeWait: (q: Question, timeout: Duration.Duration) => Effect.Effect<WaitOutcome, StoreError>
+  /**
+   * Record that the agent has now read what `outcome` carried, once it is on
+   * stdout: the daemon's waiter must not deliver the same words again.
+   */
+  readonly markDelivered: (outcome: WaitOutcome) => Effect.Effect<void>
 }
 
 export class Waits extends Context.Tag("magi/Waits")<Waits, WaitsShape>() {
@@ -81,6 +88,14 @@ export const make = Effect.fn("Waits.make")(function* (
 ) {
   const store = yield* QuestionStore
   const notifier = yield* Notifier
+  const fs = yield* FileSystem.FileSystem
+
+  /**
+   * Tell the daemon this asker is alive. Beaten when a wait starts and at
+   * every re-read; a slice that ends simply stops beating, and the lease ages
+   * out unless the next `--wait` takes it up.
+   */
+  const beat = (id: string) => Lease.beat(store.root, id, "asker").pipe(Effect.provideService(FileSystem.FileSystem, fs))
 
   /** Re-read the question; a failed read (mid-rename, hand edit) is no news. */
   const observe = (id: string) =>
@@ -101,6 +116,7 @@ export const make = Effect.fn("Waits.make")(function* (
       const early = outcomeOf(q)
       if (Option.isSome(early) && early.value._tag === "Replied") return early.value
 
+      yield* beat(q.id)
       const bounded = Duration.min(timeout, slice)
       const isTheRealDeadline = Duration.greaterThanOrEqualTo(bounded, timeout)
       const ownFile = `${q.id}.json`
@@ -109,7 +125,7 @@ export const make = Effect.fn("Waits.make")(function* (
         store.changes.pipe(Stream.filter((name) => name === ownFile))
       )
       const heard = yield* signals.pipe(
-        Stream.mapEffect(() => observe(q.id)),
+        Stream.mapEffect(() => Effect.zipRight(beat(q.id), observe(q.id))),
         Stream.filterMap((o) => o),
         Stream.runHead,
         Effect.timeoutOption(bounded),
@@ -144,6 +160,7 @@ export const make = Effect.fn("Waits.make")(function* (
           })
         )
       const outcome = Option.getOrElse(outcomeOf(settled), () => WaitOutcome.Abandoned({ question: settled }))
+      if (outcome._tag === "Abandoned") yield* Lease.clear(store.root, q.id).pipe(Effect.provideService(FileSystem.FileSystem, fs))
       if (outcome._tag === "Abandoned")
         yield* Effect.logWarning(
           `question ${Q.shortId(q.id)} went unanswered for ${total}s; it stays on record as abandoned`
@@ -178,5 +195,25 @@ export const make = Effect.fn("Waits.make")(function* (
   const resumeWait = (q: Question, timeout: Duration.Duration) =>
     waitLoop(q, timeout).pipe(Effect.withSpan("Waits.resumeWait", { attributes: { id: q.id } }))
 
-  return { askAndWait, announceAndWait, resumeWait } satisfies WaitsShape
+  const markDelivered = (outcome: WaitOutcome) => {
+    const id = outcome.question.id
+    const mark = (fresh: Question): Question => {
+      switch (outcome._tag) {
+        case "Answered":
+          return { ...fresh, answer_delivered: true, waiter: null }
+        case "Replied":
+          return { ...fresh, delivered_turns: Math.max(fresh.delivered_turns, outcome.question.thread.length), waiter: null }
+        default:
+          return fresh
+      }
+    }
+    if (outcome._tag !== "Answered" && outcome._tag !== "Replied") return Effect.void
+    // Best effort: failing here only risks the daemon delivering twice.
+    return store.update(id, (fresh) => Either.right(mark(fresh))).pipe(
+      Effect.catchAll((e) => Effect.logDebug(`could not record delivery on ${id}: ${e.message}`)),
+      Effect.asVoid
+    )
+  }
+
+  return { askAndWait, announceAndWait, resumeWait, markDelivered } satisfies WaitsShape
 })

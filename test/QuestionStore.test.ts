@@ -1,11 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FileSystem } from "@effect/platform"
-import { Effect, Either, Fiber, Option, TestClock } from "effect"
+import { Effect, Either, Option, TestClock } from "effect"
 import * as NodePath from "node:path"
 import * as Q from "../src/Question.js"
 import { PANEL_MAX_BYTES, QuestionStore } from "../src/QuestionStore.js"
 import { answerQuestion, sayToQuestion } from "../src/Answers.js"
-import { advance, backends, choiceQuestion, freeQuestion, ok, RUN } from "./support.js"
+import { backends, runUntilDone, choiceQuestion, freeQuestion, ok, RUN } from "./support.js"
 
 const encoder = new TextEncoder()
 const text = (bytes: Option.Option<Uint8Array>) => Option.map(bytes, (b) => new TextDecoder().decode(b))
@@ -224,8 +224,7 @@ for (const backend of backends) {
           // writer. The update waits its ten seconds, then says so.
           yield* TestClock.setTime(Date.now() - 5_000)
           const waiting = yield* Effect.fork(Effect.either(sayToQuestion(q.id, "hello?")))
-          yield* advance("11 seconds", "500 millis")
-          const gaveUp = yield* Fiber.join(waiting)
+          const gaveUp = yield* runUntilDone(waiting, "500 millis", "1 minute")
           expect(Either.isLeft(gaveUp) && gaveUp.left.message).toContain("being updated by another process")
           expect((yield* store.get(q.id)).thread).toEqual([])
           // Much later, the same lock is clearly abandoned and is broken.

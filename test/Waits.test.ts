@@ -10,8 +10,9 @@ import * as Notify from "../src/Notifier.js"
 import { Waits, type WaitOutcome } from "../src/Waits.js"
 import * as WaitsModule from "../src/Waits.js"
 import * as MemoryFileSystem from "../src/MemoryFileSystem.js"
+import * as Lease from "../src/Lease.js"
 import { answerQuestion, sayToQuestion } from "../src/Answers.js"
-import { advance, choiceQuestion, tempDirSync } from "./support.js"
+import { advance, choiceQuestion, runUntilDone, tempDirSync } from "./support.js"
 
 const HOUR = 3600
 
@@ -63,8 +64,7 @@ describe("Waits", () => {
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
       yield* advance("5 seconds")
       yield* answerQuestion(q.id, { choice: "SQLite" })
-      yield* advance("5 seconds")
-      const outcome = yield* Fiber.join(waiting)
+      const outcome = yield* runUntilDone(waiting)
       expect(outcome._tag).toBe("Answered")
       if (outcome._tag !== "Answered") return
       expect(outcome.answer).toBe("SQLite")
@@ -79,9 +79,9 @@ describe("Waits", () => {
       const store = yield* QuestionStore
       const q = yield* asked(60)
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
-      yield* advance("61 seconds", "3 seconds")
-      const outcome = yield* Fiber.join(waiting)
+      const outcome = yield* runUntilDone(waiting, "3 seconds")
       expect(outcome._tag).toBe("Abandoned")
+      expect(yield* TestClock.currentTimeMillis).toBeGreaterThanOrEqual(60_000)
       const onDisk = yield* store.get(q.id)
       expect(onDisk.status).toBe("abandoned")
       expect(onDisk.detail).toContain("_Abandoned: no answer within 60s of asking._")
@@ -96,9 +96,10 @@ describe("Waits", () => {
       const store = yield* QuestionStore
       const q = yield* asked(HOUR)
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(HOUR)))
-      yield* advance("31 seconds", "3 seconds")
-      const outcome = yield* Fiber.join(waiting)
+      const outcome = yield* runUntilDone(waiting, "3 seconds")
       expect(outcome._tag).toBe("Pending")
+      // The slice, not the hour-long deadline, ended it.
+      expect(yield* TestClock.currentTimeMillis).toBeLessThan(60_000)
       expect((yield* store.get(q.id)).status).toBe("open")
     }).pipe(Effect.provide(onDisk("30 seconds")))
   )
@@ -109,14 +110,12 @@ describe("Waits", () => {
       const store = yield* QuestionStore
       const q = yield* asked(HOUR)
       const first = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(HOUR)))
-      yield* advance("31 seconds", "3 seconds")
-      expect((yield* Fiber.join(first))._tag).toBe("Pending")
+      expect((yield* runUntilDone(first, "3 seconds"))._tag).toBe("Pending")
 
       yield* answerQuestion(q.id, { choice: "Redis" })
       const fresh = yield* store.get(q.id)
       const second = yield* Effect.fork(waits.resumeWait(fresh, Duration.seconds(HOUR - 31)))
-      yield* advance("3 seconds")
-      const outcome = yield* Fiber.join(second)
+      const outcome = yield* runUntilDone(second)
       expect(outcome._tag === "Answered" && outcome.answer).toBe("Redis")
     }).pipe(Effect.provide(onDisk("30 seconds")))
   )
@@ -127,8 +126,7 @@ describe("Waits", () => {
       const store = yield* QuestionStore
       const q = yield* asked(HOUR)
       const first = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(HOUR)))
-      yield* advance("31 seconds", "3 seconds")
-      expect((yield* Fiber.join(first))._tag).toBe("Pending")
+      expect((yield* runUntilDone(first, "3 seconds"))._tag).toBe("Pending")
 
       // Nobody is waiting while the owner speaks.
       yield* sayToQuestion(q.id, "why not Postgres?")
@@ -147,8 +145,7 @@ describe("Waits", () => {
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
       yield* advance("4 seconds")
       yield* sayToQuestion(q.id, "why not Postgres?")
-      yield* advance("4 seconds")
-      const outcome = yield* Fiber.join(waiting)
+      const outcome = yield* runUntilDone(waiting)
       expect(outcome._tag === "Replied" && outcome.said).toBe("why not Postgres?")
       expect(outcome.question.status).toBe("open")
       expect(outcome.question.answer).toBeNull()
@@ -184,8 +181,7 @@ describe("Waits", () => {
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
       yield* advance("3 seconds")
       yield* answerQuestion(q.id, { choice: "Redis" })
-      yield* advance("3 seconds")
-      const outcome = yield* Fiber.join(waiting)
+      const outcome = yield* runUntilDone(waiting)
       expect(outcome._tag === "Answered" && outcome.answer).toBe("Redis")
     }).pipe(
       Effect.provide(
@@ -197,6 +193,32 @@ describe("Waits", () => {
         )
       )
     )
+  )
+
+  it.effect("beats the asker's lease while waiting and records what the agent was given", () =>
+    Effect.gen(function* () {
+      const waits = yield* Waits
+      const store = yield* QuestionStore
+      const q = yield* asked(HOUR)
+      const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(HOUR)))
+      yield* advance("10 seconds")
+      const lease = yield* Lease.read(store.root, q.id)
+      expect(lease._tag === "Some" && lease.value.kind).toBe("asker")
+      // Fresh on the virtual clock: the last beat was at most one poll ago.
+      expect(lease._tag === "Some" && Lease.isFresh(lease.value, new Date(yield* TestClock.currentTimeMillis))).toBe(true)
+
+      yield* sayToQuestion(q.id, "why not Postgres?")
+      const replied = yield* runUntilDone(waiting)
+      expect((yield* store.get(q.id)).delivered_turns).toBe(0)
+      yield* waits.markDelivered(replied)
+      expect((yield* store.get(q.id)).delivered_turns).toBe(1)
+
+      yield* answerQuestion(q.id, { choice: "Redis" })
+      const answered = yield* waits.resumeWait(yield* store.get(q.id), Duration.seconds(HOUR))
+      expect(answered._tag).toBe("Answered")
+      yield* waits.markDelivered(answered)
+      expect((yield* store.get(q.id)).answer_delivered).toBe(true)
+    }).pipe(Effect.provide(inMemory("240 seconds")))
   )
 
   it.effect("hears an answer by re-reading every few seconds where the store cannot be watched", () =>

@@ -98,3 +98,27 @@ export const advance = (total: import("effect").Duration.DurationInput, step: im
       left -= now
     }
   })
+
+/**
+ * Step virtual time until `fiber` finishes (at most `max`), pausing in real
+ * time between steps so its real I/O keeps up; the fiber's result. Robust
+ * where a fixed `advance` is not: on a loaded machine the I/O between two
+ * sleeps can take longer than any fixed pause.
+ */
+export const runUntilDone = <A, E>(
+  fiber: import("effect").Fiber.RuntimeFiber<A, E>,
+  step: import("effect").Duration.DurationInput = "1 second",
+  max: import("effect").Duration.DurationInput = "2 days"
+) =>
+  Effect.gen(function* () {
+    const { Duration, Fiber, TestClock } = yield* Effect.promise(() => import("effect"))
+    const stepMs = Duration.toMillis(step)
+    let left = Duration.toMillis(max)
+    while (fiber.unsafePoll() === null) {
+      if (left <= 0) return yield* Effect.die(new Error("the fiber never finished within the virtual time allowed"))
+      yield* TestClock.adjust(Duration.millis(stepMs))
+      left -= stepMs
+      yield* realPause(3)
+    }
+    return yield* Fiber.join(fiber)
+  })

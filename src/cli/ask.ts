@@ -165,7 +165,12 @@ const replyOnThread = (o: AskOptions, id: string) =>
     const q = yield* store
       .update(current.id, (fresh) =>
         Q.reply(
-          Option.isSome(o.panel) ? { ...fresh, panel: panelled.panel, assets: panelled.assets } : fresh,
+          {
+            ...fresh,
+            ...(Option.isSome(o.panel) ? { panel: panelled.panel, assets: panelled.assets } : {}),
+            // Replying is reading: every turn before this one reached the agent.
+            delivered_turns: fresh.thread.length
+          },
           body,
           o.choice,
           at
@@ -232,8 +237,16 @@ const report = (outcome: WaitOutcome, json: boolean) =>
       return
     }
     switch (outcome._tag) {
-      case "Answered":
-        return yield* writeOut(outcome.answer.endsWith("\n") ? outcome.answer : outcome.answer + "\n")
+      case "Answered": {
+        const answer = outcome.answer.endsWith("\n") ? outcome.answer : outcome.answer + "\n"
+        // Words the owner said that this agent never saw come first, so the
+        // decision is read with what was said around it.
+        const unread = q.thread.slice(q.delivered_turns).filter((t) => t.who === "operator")
+        if (unread.length === 0) return yield* writeOut(answer)
+        return yield* writeOut(
+          `The owner said, before deciding:\n\n${unread.map((t) => t.body).join("\n\n")}\n\nThe owner's answer:\n${answer}`
+        )
+      }
       case "Replied":
         return yield* writeOut(
           `The owner replied on question ${Q.shortId(q.id)} without deciding:\n\n${outcome.said}\n\n` +
@@ -268,6 +281,8 @@ export const ask = Command.make("ask", options, (o) =>
         ? yield* replyOnThread(o, o.thread.value)
         : yield* newQuestion(o)
     yield* report(outcome, o.json)
+    // Only once it is on stdout has the agent read it.
+    yield* Effect.flatMap(Waits, (waits) => waits.markDelivered(outcome))
   }).pipe(Effect.provide(questionsLayer()))
 ).pipe(
   Command.withDescription(
