@@ -126,6 +126,19 @@ describe("magi as real processes", () => {
     expect(again.stdout).toBe("yes\n")
   })
 
+  it("never lets --wait stretch the deadline the question was asked with", async () => {
+    const o = owner()
+    const started = Date.now()
+    const first = await o.run(["ask", "--summary", "Quick one", "--timeout", "3"], { MAGI_WAIT_SLICE: "1" })
+    expect(first.stdout).toContain("magi ask --wait")
+    const [id] = await o.filedId()
+    // A fresh slice is 30 s, but only what is left of the 3 s deadline is spent.
+    const resumed = await o.run(["ask", "--wait", id!], { MAGI_WAIT_SLICE: "30" })
+    expect(resumed.code).toBe(1)
+    expect(resumed.stderr).toContain("no answer within 3s of asking")
+    expect(Date.now() - started).toBeLessThan(15_000)
+  })
+
   it("lets exactly one of twenty concurrent `magi answer` processes win", { timeout: 90_000 }, async () => {
     const o = owner()
     const ask = o.start(["ask", "--summary", "Pick one", "--choice", "a", "--choice", "b", "--json"])
