@@ -16,7 +16,7 @@ import { QuestionStore, type InvalidAssetName, type QuestionNotFound, type Store
 import { answerQuestion, sayToQuestion } from "../Answers.js"
 import * as Responses from "./Responses.js"
 import { Snapshots, view } from "./Snapshot.js"
-import { KEEP_ALIVE, Live } from "./Live.js"
+import { Live, type Message } from "./Live.js"
 
 /** Largest request body accepted: an answer is a sentence, not an upload. */
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -215,22 +215,14 @@ const asset = Effect.gen(function* () {
 /**
  * Server-sent events: `change` with the revisions on connect and on every
  * change, a comment line as keep-alive, and a reconnect hint. Ends when the
- * server shuts down, so shutting down does not wait on open phones.
+ * server shuts down.
  */
 const events = Effect.gen(function* () {
   const live = yield* Live
   const encoder = new TextEncoder()
-  const changes = live.changes.pipe(
-    Stream.map((revisions) => `event: change\ndata: ${JSON.stringify({ revisions })}\n\n`)
-  )
-  const keepAlive = Stream.tick(KEEP_ALIVE).pipe(
-    Stream.drop(1),
-    Stream.as(": keep-alive\n\n")
-  )
-  const body = Stream.concat(Stream.make("retry: 2000\n\n"), Stream.merge(changes, keepAlive)).pipe(
-    Stream.interruptWhen(live.closing),
-    Stream.map((s) => encoder.encode(s))
-  )
+  const frame = (m: Message) =>
+    encoder.encode(m._tag === "Change" ? `event: change\ndata: ${JSON.stringify({ revisions: m.revisions })}\n\n` : ": keep-alive\n\n")
+  const body = Stream.concat(Stream.succeed(encoder.encode("retry: 2000\n\n")), Stream.map(live.messages, frame))
   return HttpServerResponse.stream(body, {
     contentType: "text/event-stream",
     headers: { "cache-control": "no-store", "x-accel-buffering": "no" }

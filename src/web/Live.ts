@@ -8,7 +8,7 @@
  * second, not the owner's attention. Each change is published to every
  * connected page; a page then refetches the list.
  */
-import { Context, Deferred, Duration, Effect, Layer, PubSub, Ref, Schedule, Stream } from "effect"
+import { Context, Duration, Effect, Layer, PubSub, Ref, Schedule, Stream } from "effect"
 import { QuestionStore } from "../QuestionStore.js"
 
 /** How often the revision is re-read when no file event arrives. */
@@ -21,6 +21,9 @@ export interface Revisions {
   readonly questions: number
 }
 
+/** What an open page is sent: a change, or a keep-alive comment. */
+export type Message = { readonly _tag: "Change"; readonly revisions: Revisions } | { readonly _tag: "KeepAlive" }
+
 /**
  * A question file landed: `<id>.json`, not its `.tmp` scratch, lock or lease,
  * which change around every write without changing what the page shows.
@@ -31,26 +34,27 @@ export class Live extends Context.Tag("magi/web/Live")<
   Live,
   {
     /**
-     * The revisions now, then once per change, for as long as the stream is
-     * read. Subscribes before reading the first value, so nothing falls in the
-     * gap between them.
+     * The revisions now, then a message per change and a keep-alive every
+     * `KEEP_ALIVE`, for as long as it is read; ends when the server shuts
+     * down, so an open phone does not hold the shutdown up. Subscribes before
+     * reading the first revision, so nothing falls in the gap between them.
      */
-    readonly changes: Stream.Stream<Revisions>
-    /** Completes when the server is shutting down, so event streams can end. */
-    readonly closing: Effect.Effect<void>
+    readonly messages: Stream.Stream<Message>
   }
 >() {
   static layer = Layer.scoped(
     Live,
     Effect.gen(function* () {
       const store = yield* QuestionStore
-      const hub = yield* PubSub.sliding<Revisions>(16)
+      // Everything a page is sent is published here once, whatever the number
+      // of pages: each page's stream is then only a queue read, and a change
+      // reaches fifty phones within milliseconds of reaching the first.
+      const hub = yield* PubSub.sliding<Message>(16)
+      yield* Effect.addFinalizer(() => PubSub.shutdown(hub))
       const last = yield* Ref.make(yield* store.revision)
-      const closing = yield* Deferred.make<void>()
-      yield* Effect.addFinalizer(() => Deferred.succeed(closing, undefined))
 
       const publish = (revision: number) =>
-        Effect.zipRight(Ref.set(last, revision), PubSub.publish(hub, { questions: revision }))
+        Effect.zipRight(Ref.set(last, revision), PubSub.publish(hub, { _tag: "Change", revisions: { questions: revision } }))
 
       // A file event always publishes: two writes in one timestamp tick leave
       // the revision unchanged, and the event is the only sign of the second.
@@ -66,15 +70,22 @@ export class Live extends Context.Tag("magi/web/Live")<
         Effect.forkScoped
       )
       yield* onPoll.pipe(Effect.repeat(Schedule.spaced(POLL)), Effect.forkScoped)
+      yield* PubSub.publish(hub, { _tag: "KeepAlive" }).pipe(
+        Effect.delay(KEEP_ALIVE),
+        Effect.forever,
+        Effect.forkScoped
+      )
 
-      const changes = Stream.unwrapScoped(
+      const messages = Stream.unwrapScoped(
         Effect.gen(function* () {
           const subscription = yield* PubSub.subscribe(hub)
           const now = yield* store.revision
-          return Stream.concat(Stream.succeed<Revisions>({ questions: now }), Stream.fromQueue(subscription))
+          const first: Message = { _tag: "Change", revisions: { questions: now } }
+          // A shut-down hub ends the queue, and with it the stream.
+          return Stream.concat(Stream.succeed(first), Stream.fromQueue(subscription))
         })
       )
-      return { changes, closing: Deferred.await(closing) }
+      return { messages }
     })
   )
 }
