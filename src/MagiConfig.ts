@@ -171,26 +171,6 @@ export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, file
   return { answerTimeoutSecs, waitSliceSecs, notifyCommand: command as string[], files } satisfies Settings
 })
 
-/** Read and merge the three layers for `cwd`. */
-export const load = Effect.fn("loadConfig")(function* (cwd: string) {
-  const repo = yield* repoRoot(cwd)
-  const candidates = [
-    NodePath.join(yield* configDir, "magi", "config.toml"),
-    NodePath.join(repo, ".magi", "config.toml"),
-    NodePath.join(repo, "magi.toml")
-  ]
-  const layers: Array<{ file: string; table: Table }> = []
-  for (const file of candidates) {
-    const table = yield* readLayer(file)
-    if (Option.isSome(table)) layers.push({ file, table: table.value })
-  }
-  const merged = yield* mergeLayers(layers)
-  return yield* settingsOf(
-    merged,
-    layers.map((l) => l.file)
-  )
-})
-
 /**
  * The merged TOML tables for `cwd` and the files they came from, for modules
  * that own a section of their own (e.g. `[agents.<id>]`) rather than a field
@@ -210,4 +190,10 @@ export const loadTable = Effect.fn("loadConfigTable")(function* (cwd: string) {
   }
   const table: { readonly [key: string]: unknown } = yield* mergeLayers(layers)
   return { table, files: layers.map((l) => l.file) }
+})
+
+/** Read and merge the three layers for `cwd` into settings. */
+export const load = Effect.fn("loadConfig")(function* (cwd: string) {
+  const { table, files } = yield* loadTable(cwd)
+  return yield* settingsOf(table as Table, files)
 })
