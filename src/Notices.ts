@@ -19,6 +19,8 @@ export const Notice = Schema.Struct({
   question: Schema.String,
   run: Schema.String,
   seat: Schema.String,
+  /** Which of the owner's inputs it is about (e.g. `Answered@3`): one notice per input and reason. */
+  input: Schema.optionalWith(Schema.String, { default: () => "" }),
   /** One line for the phone. */
   summary: Schema.String,
   /** Why magi could not act, in full. */
@@ -28,8 +30,13 @@ export type Notice = typeof Notice.Type
 
 export interface NoticesShape {
   readonly root: string
-  /** Write the notice and send it through the notification command. */
-  readonly raise: (about: Q.Question, summary: string, reason: string) => Effect.Effect<Notice>
+  /**
+   * Write the notice and send it through the notification command, unless
+   * the same notice (question, input, reason) was already raised: a seat that
+   * stays unreachable is worth one tap on the shoulder, not one per retry,
+   * and a restarted daemon must not repeat it either.
+   */
+  readonly raise: (about: Q.Question, input: string, summary: string, reason: string) => Effect.Effect<Option.Option<Notice>>
   /** Every readable notice, newest first. */
   readonly list: Effect.Effect<ReadonlyArray<Notice>>
 }
@@ -47,8 +54,10 @@ export const make = Effect.fn("Notices.make")(function* (root: string) {
   const fs = yield* FileSystem.FileSystem
   const notifier = yield* Notifier
 
-  const raise = (about: Q.Question, summary: string, reason: string) =>
+  const raise = (about: Q.Question, input: string, summary: string, reason: string) =>
     Effect.gen(function* () {
+      const earlier = yield* list
+      if (earlier.some((n) => n.question === about.id && n.input === input && n.reason === reason)) return Option.none<Notice>()
       const now = new Date(yield* Clock.currentTimeMillis)
       const notice: Notice = {
         id: Q.makeId(now, yield* Random.nextIntBetween(0, 0x10000)),
@@ -56,6 +65,7 @@ export const make = Effect.fn("Notices.make")(function* (root: string) {
         question: about.id,
         run: about.run,
         seat: about.seat,
+        input,
         summary,
         reason
       }
@@ -71,7 +81,7 @@ export const make = Effect.fn("Notices.make")(function* (root: string) {
       yield* notifier
         .notify({ ...about, summary })
         .pipe(Effect.catchAll((e) => Effect.logWarning(`could not send the notice for ${Q.shortId(about.id)}: ${e.message}`)))
-      return notice
+      return Option.some(notice)
     })
 
   const list = Effect.gen(function* () {

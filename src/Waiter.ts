@@ -125,12 +125,15 @@ export const make = Effect.fn("Waiter.make")(function* () {
 
   // -- refusal ----------------------------------------------------------------
 
-  /** Tell the owner their words cannot reach the agent, once per input per `RETRY_AFTER`. */
+  /**
+   * Tell the owner their words cannot reach the agent (once per input and
+   * reason), and leave the input alone for `RETRY_AFTER`.
+   */
   const refuse = (q: Q.Question, word: Word, reason: string) =>
     Effect.gen(function* () {
       const what = word._tag === "Answered" ? "your answer" : "what you said"
       yield* Effect.logWarning(`cannot deliver to question ${Q.shortId(q.id)}: ${reason}`)
-      yield* notices.raise(q, `magi could not give the agent ${what} on "${q.summary}": ${reason}`, reason)
+      yield* notices.raise(q, `${word._tag}@${q.thread.length}`, `magi could not give the agent ${what} on "${q.summary}": ${reason}`, reason)
       yield* store
         .update(q.id, (fresh) => Either.right(fresh.waiter?.kind === "daemon" ? { ...fresh, waiter: null } : fresh))
         .pipe(Effect.ignore)

@@ -276,7 +276,7 @@ describe("the waiter, scenario by scenario", () => {
     })
   )
 
-  it.scoped("a seat with no session gets one notice, no agent, and no repeat within ten minutes", () =>
+  it.scoped("a seat with no session gets one notice and no agent; the input is retried after ten minutes without a second notice", () =>
     Effect.gen(function* () {
       const w = yield* makeWorld
       yield* seed(w, theQuestion(), theRun({ seats: [{ key: "impl", agent: "fake", turns: 0, session: null, write: true }] }))
@@ -291,10 +291,21 @@ describe("the waiter, scenario by scenario", () => {
       expect(yield* Ref.get(w.notified)).toEqual([once[0]!.summary])
       expect(once[0]!.summary).toContain("could not give the agent your answer")
       expect((yield* question(w)).answer_delivered).toBe(false)
-      // Ten minutes on, it is tried (and refused, and told) once more.
+      // Still refused ten minutes on: tried again, but the owner already knows.
       yield* pass("2 minutes")
-      expect(yield* notices(w)).toHaveLength(2)
+      expect(yield* notices(w)).toHaveLength(1)
+      expect(yield* Ref.get(w.notified)).toHaveLength(1)
+      // The seat gains a session at 11 min: the input, last refused at 10,
+      // is left alone until 20, then delivered.
+      yield* Context.get(w.base, RunStore)
+        .update(RUN_ID, (r) => ({ ...r, seats: [{ ...r.seats[0]!, turns: 1, session: "thread-9" }] }))
+        .pipe(Effect.orDie)
+      yield* pass("8 minutes")
       expect(yield* Ref.get(w.calls)).toEqual([])
+      yield* pass("2 minutes")
+      yield* d.waiter.settle
+      expect((yield* Ref.get(w.calls)).map((c) => c.seat.session)).toEqual(["thread-9"])
+      expect((yield* question(w)).answer_delivered).toBe(true)
       yield* stop(d)
     })
   )

@@ -119,6 +119,11 @@ const turn = (runId: string, prompt: string) =>
     const result = yield* runTurn({ run: runId, seat: IMPL_SEAT, prompt, timeout: RUN_TURN_TIMEOUT }).pipe(
       Effect.catchTag("TurnRefused", (e) =>
         Effect.zipRight(runs.setStatus(runId, "failed", e.message).pipe(Effect.ignore), Effect.fail(refused(e)))
+      ),
+      // Ctrl-C kills the agent's process tree; the seat keeps its session, so
+      // the run can be picked up again rather than left "running" forever.
+      Effect.onInterrupt(() =>
+        runs.setStatus(runId, "stalled", "interrupted by the owner; continue with magi run --resume").pipe(Effect.ignore)
       )
     )
     return yield* finishTurn(runId, result).pipe(Effect.mapError(refused))
