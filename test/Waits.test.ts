@@ -254,7 +254,6 @@ describe("Waits", () => {
 
   it.effect("replays a whole day in slices, the owner answering in hour 23", () =>
     Effect.gen(function* () {
-      const started = Date.now()
       const q = yield* asked(24 * HOUR)
       const agent = yield* Effect.fork(agentLoop(q))
       yield* TestClock.adjust(Duration.hours(23))
@@ -265,13 +264,11 @@ describe("Waits", () => {
       // One-hour slices (an agent CLI with a long tool timeout), each a
       // fresh `magi ask --wait`; the answer is heard in the 24th.
       expect(slices).toBe(24)
-      expect(Date.now() - started).toBeLessThan(1000)
     }).pipe(Effect.provide(inMemory("1 hour", "1 day")))
   )
 
   it.effect("replays a whole day in slices with nobody answering, and abandons exactly at the deadline", () =>
     Effect.gen(function* () {
-      const started = Date.now()
       const store = yield* QuestionStore
       const q = yield* asked(24 * HOUR)
       const agent = yield* Effect.fork(agentLoop(q))
@@ -282,7 +279,6 @@ describe("Waits", () => {
       expect(outcome._tag).toBe("Abandoned")
       expect(slices).toBe(24)
       expect((yield* store.get(q.id)).detail).toContain("no answer within 86400s of asking")
-      expect(Date.now() - started).toBeLessThan(1000)
     }).pipe(Effect.provide(inMemory("1 hour", "1 day")))
   )
 })
