@@ -87,6 +87,11 @@ export const make = Effect.fn("Notifier.make")(function* (command: ReadonlyArray
       // stdin is fed nothing and closed; stdout is drained so a chatty
       // notifier never blocks on a full pipe.
       const proc = yield* Command.make(program, ...argv).pipe(Command.feed(""), Command.start)
+      // On the timeout, the whole process group is killed outright: a
+      // notifier that ignores SIGTERM must not hold the ask hostage.
+      yield* Effect.addFinalizer((exit) =>
+        exit._tag === "Failure" ? proc.kill("SIGKILL").pipe(Effect.ignore) : Effect.void
+      )
       const [stderr, , code] = yield* Effect.all(
         [
           Stream.runCollect(Stream.decodeText(proc.stderr)).pipe(Effect.map((c) => Chunk.join(c, ""))),

@@ -73,7 +73,8 @@ describe("Notifier", () => {
 
   it.effect("kills a command that hangs past twenty seconds", () =>
     Effect.gen(function* () {
-      const { dir, script } = recorder('echo $$ > "$(dirname "$0")/pid"; sleep 600')
+      // It even ignores SIGTERM, as a badly written webhook script might.
+      const { dir, script } = recorder('trap "" TERM; echo $$ > "$(dirname "$0")/pid"; while true; do sleep 1; done')
       const notifier = yield* Notify.make([script], "")
       const running = yield* Effect.fork(Effect.flip(notifier.notify(choiceQuestion())))
       while (!NodeFs.existsSync(NodePath.join(dir, "pid"))) yield* realPause(5)
