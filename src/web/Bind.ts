@@ -30,6 +30,11 @@ export interface Binding {
    * refused.
    */
   readonly hostNames: ReadonlyArray<string>
+  /**
+   * The address to put in the printed URL: the bound one, or for a wildcard
+   * bind one a phone can actually reach (0.0.0.0 in a URL goes nowhere).
+   */
+  readonly urlAddress: string
   /** Why the address is not what the owner might expect, for stderr. */
   readonly warning: Option.Option<string>
 }
@@ -60,7 +65,7 @@ const tailscale = (...args: ReadonlyArray<string>) =>
 
 /** The machine's MagicDNS names (`host.tailnet.ts.net` and `host`), when Tailscale has them. */
 const tailscaleNames: Effect.Effect<ReadonlyArray<string>, never, CommandExecutor> = Effect.map(
-  tailscale("status", "--self", "--json"),
+  tailscale("status", "--json"),
   (out) => {
     if (Option.isNone(out)) return []
     try {
@@ -113,5 +118,7 @@ export const resolveBind = Effect.fn("resolveBind")(function* (bind: string) {
     hostNames.add("127.0.0.1")
     hostNames.add("::1")
   }
-  return { address, hostNames: [...hostNames], warning } satisfies Binding
+  const external = allLocalAddresses().filter((a) => NodeNet.isIPv4(a) && a !== "127.0.0.1")
+  const urlAddress = everywhere ? (external.find(inTailnetRange) ?? external[0] ?? "127.0.0.1") : address
+  return { address, hostNames: [...hostNames], urlAddress, warning } satisfies Binding
 })

@@ -125,7 +125,7 @@ export const serve = (
       guard(binding.hostNames)
     )
     return {
-      url: `http://${urlHost(binding.address)}:${port}`,
+      url: `http://${urlHost(binding.urlAddress)}:${port}`,
       address: binding.address,
       port,
       warning: binding.warning
