@@ -47,6 +47,10 @@ export const isFresh = (lease: Lease, now: Date): boolean =>
 export const heldAt = (lease: Option.Option<Lease>, now: Date): Option.Option<LeaseKind> =>
   Option.isSome(lease) && isFresh(lease.value, now) ? Option.some(lease.value.kind) : Option.none()
 
+/** Who holds a question's wait, as the owner sees it: the web's `holder`. */
+export const holder = (lease: Option.Option<Lease>, now: Date): LeaseKind | "nobody" =>
+  Option.getOrElse(heldAt(lease, now), () => "nobody" as const)
+
 /** `<root>/<id>.lease`, `root` being the questions directory. */
 export const leasePath = (root: string, id: string): string => NodePath.join(root, `${id}.lease`)
 

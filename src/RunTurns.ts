@@ -11,7 +11,7 @@
  */
 import { Clock, Data, Duration, Effect, Fiber, Option, Schedule } from "effect"
 import { Rosters } from "./AgentRoster.js"
-import { Agents, type CallResult } from "./Agents.js"
+import { Agents, mintUuid, type CallResult } from "./Agents.js"
 import * as Lease from "./Lease.js"
 import { QuestionStore } from "./QuestionStore.js"
 import { RunStore, outstanding, statusAfterTurn, type Run, type Seat } from "./Runs.js"
@@ -62,6 +62,17 @@ export const runTurn = Effect.fn("runTurn")(function* (input: TurnInput) {
   const agent = roster.get(seat.agent)
   if (Option.isNone(agent))
     return yield* new TurnRefused({ message: `agent ${seat.agent} of seat ${seat.key} is no longer in the roster` })
+  // A claude session is named by magi up front; recorded before the turn, so
+  // a turn that is killed halfway still leaves the id it may have created.
+  const seated =
+    agent.value.kind === "claude" && seat.session === null
+      ? { ...seat, session: yield* mintUuid }
+      : seat
+  if (seated !== seat)
+    yield* runs.update(run.id, (r) => ({
+      ...r,
+      seats: r.seats.map((s): Seat => (s.key === seat.key ? { ...s, session: seated.session } : s))
+    }))
   const dir = runs.dir(run.id)
   const beat = Effect.zipRight(
     Lease.beat(dir, busyId(seat.key), "daemon"),
@@ -71,7 +82,7 @@ export const runTurn = Effect.fn("runTurn")(function* (input: TurnInput) {
     beat,
     agents.call({
       agent: agent.value,
-      seat,
+      seat: seated,
       prompt: input.prompt,
       cwd: run.worktree,
       allowWrite: seat.write,

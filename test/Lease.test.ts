@@ -22,6 +22,12 @@ describe("Lease freshness", () => {
     expect(Lease.isFresh(leaseAt(0), at(91))).toBe(false)
   })
 
+  it("the holder is whoever beat a fresh lease, else nobody", () => {
+    expect(Lease.holder(Option.some({ ...leaseAt(0), kind: "daemon" }), at(90))).toBe("daemon")
+    expect(Lease.holder(Option.some(leaseAt(0)), at(91))).toBe("nobody")
+    expect(Lease.holder(Option.none(), at(0))).toBe("nobody")
+  })
+
   it("no lease is never held", () => {
     expect(Option.isNone(Lease.heldAt(Option.none(), at(0)))).toBe(true)
     expect(Lease.heldAt(Option.some(leaseAt(0)), at(10))).toEqual(Option.some("asker"))

@@ -182,4 +182,22 @@ describe("magi run", () => {
     expect(NodeFs.readFileSync(calls[1].argv[0], "utf8")).toContain("finish up")
     expect(JSON.parse(NodeFs.readFileSync(file, "utf8"))).toMatchObject({ status: "done", seats: [{ turns: 2 }] })
   })
+
+  it("a claude seat keeps the session id magi named it with, for every later resume", () => {
+    const dir = tempDirSync()
+    const log = NodePath.join(dir, "log.jsonl")
+    const repo = repoWithAgent(dir, ["unused"])
+    NodeFs.writeFileSync(
+      NodePath.join(repo, "magi.toml"),
+      `[agents.c]\nkind = "claude"\ncommand = ${JSON.stringify(NodePath.resolve("test/fixtures/bin/claude"))}\n`
+    )
+    const home = NodePath.join(dir, "home")
+    const r = magi(repo, { MAGI_HOME: home, FAKE_AGENT_LOG: log }, "run", "Do it")
+    expect(r.status).toBe(0)
+    const [id] = NodeFs.readdirSync(NodePath.join(home, "runs"))
+    const seat = JSON.parse(NodeFs.readFileSync(NodePath.join(home, "runs", id!, "run.json"), "utf8")).seats[0]
+    const call = JSON.parse(NodeFs.readFileSync(log, "utf8").trim())
+    expect(seat).toMatchObject({ agent: "c", turns: 1 })
+    expect(call.argv[call.argv.indexOf("--session-id") + 1]).toBe(seat.session)
+  })
 })

@@ -417,6 +417,29 @@ describe("the waiter, scenario by scenario", () => {
     })
   )
 
+  it.scoped("while the seat is busy with a turn of its own, an answer waits for the turn to end", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      const runsDir = Context.get(w.base, RunStore).dir(RUN_ID)
+      const beatSeat = Lease.beat(runsDir, "seat-impl", "daemon").pipe(Effect.provide(w.base))
+      yield* beatSeat
+      const d = yield* startDaemon(w)
+      yield* owner(w, (q, now) => Q.answer(q, { choice: "SQLite" }, now))
+      for (let i = 0; i < 6; i++) {
+        yield* pass("20 seconds")
+        yield* beatSeat
+      }
+      expect(yield* Ref.get(w.calls)).toEqual([])
+      // The turn ended (its lease is cleared): the next tick delivers.
+      yield* Lease.clear(runsDir, "seat-impl").pipe(Effect.provide(w.base))
+      yield* pass("10 seconds")
+      yield* d.waiter.settle
+      expect(yield* Ref.get(w.calls)).toHaveLength(1)
+      yield* stop(d)
+    })
+  )
+
   it.scoped("a question filed outside any seat (no cwd) is never touched", () =>
     Effect.gen(function* () {
       const w = yield* makeWorld
