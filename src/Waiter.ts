@@ -221,7 +221,17 @@ export const make = Effect.fn("Waiter.make")(function* () {
           timeout: DELIVERY_TIMEOUT,
           alsoBeat: Lease.beat(root, q.id, "daemon").pipe(Effect.provideService(FileSystem.FileSystem, fs))
         }).pipe(Effect.either)
-        if (Either.isLeft(result) || !result.right.usable) {
+        // An agent that answered the owner on the thread has read their
+        // words, even if its turn then failed or ran out of time (typically
+        // waiting on the owner again): delivering them a second time would
+        // only make it answer twice.
+        const repliedOnThread =
+          word._tag === "Said" &&
+          (yield* store.get(q.id).pipe(
+            Effect.map((fresh) => fresh.thread.slice(carried).some((t) => t.who === "agent")),
+            Effect.orElseSucceed(() => false)
+          ))
+        if (Either.isLeft(result) || (!result.right.usable && !repliedOnThread)) {
           yield* Lease.clear(root, q.id)
           const why = Either.isLeft(result)
             ? result.left.message
@@ -271,7 +281,9 @@ export const make = Effect.fn("Waiter.make")(function* () {
     const refused: string[] = []
     const all = yield* store.list.pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<Q.Question>))
     for (const q of all) {
-      if (q.cwd === "" || q.status === "abandoned") continue
+      // Settled for good: skipped before any file is read, since most
+      // questions on disk are these.
+      if (q.cwd === "" || q.status === "abandoned" || (q.status === "answered" && q.answer_delivered)) continue
       if ((yield* Ref.get(inFlight)).has(q.id)) continue
       const action = yield* decideNow(q)
       if (action._tag === "Expire") {

@@ -357,6 +357,31 @@ describe("the waiter, scenario by scenario", () => {
     })
   )
 
+  it.scoped("an agent that answered on the thread and then ran out of time has still read the owner's words", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      yield* Ref.set(w.script, {
+        text: "",
+        usable: false,
+        during: Effect.flatMap(QuestionStore, (s) =>
+          s.update(Q_ID, (q) => Q.reply(q, "Redis is cheaper here; shall I go with it?", q.choices, new Date(30_000)))
+        ).pipe(Effect.orDie)
+      })
+      const d = yield* startDaemon(w)
+      yield* owner(w, (q, now) => Q.say(q, "Which is cheaper?", now))
+      yield* pass("30 seconds")
+      yield* d.waiter.settle
+      yield* pass("30 minutes", "1 minute")
+      expect(yield* Ref.get(w.calls)).toHaveLength(1)
+      expect(yield* notices(w)).toEqual([])
+      const q = yield* question(w)
+      expect(q.delivered_turns).toBe(1)
+      expect(q.thread.map((t) => t.who)).toEqual(["operator", "agent"])
+      yield* stop(d)
+    })
+  )
+
   it.scoped("a question nobody answers before its deadline is abandoned with the reason and its lease cleared", () =>
     Effect.gen(function* () {
       const w = yield* makeWorld
