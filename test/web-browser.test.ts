@@ -159,6 +159,8 @@ describe.skipIf(!haveChromium)("the phone page in Chromium", () => {
       expect(result.code).toBe(0)
       await page.locator("section.history article.card", { hasText: "Ship the release tonight?" }).waitFor()
       await expect.poll(() => page.title()).toBe("magi")
+      // The page itself runs cleanly under its own strict policy.
+      expect(console.filter((m) => /Content Security Policy|Refused|Uncaught/.test(m))).toEqual([])
     } finally {
       await close()
     }

@@ -32,7 +32,6 @@ export const view = (q: Question): QuestionView => ({ ...q, waiting_on_agent: Q.
 export interface Snapshot {
   /** The store's revision when the list was read. */
   readonly revision: number
-  readonly questions: ReadonlyArray<Question>
   /** `GET /api/questions`, serialised and encoded once per revision. */
   readonly body: Uint8Array
   /** The same, gzipped: a thousand questions are a megabyte, a phone on a train link wants 1/20 of it. */
@@ -47,7 +46,6 @@ const build = (revision: number, questions: ReadonlyArray<Question>): Snapshot =
   const body = Buffer.from(JSON.stringify(questions.map(view)), "utf8")
   return {
     revision,
-    questions,
     body,
     // Level 6 (zlib's default): a megabyte in ~15 ms, once per change.
     gzipped: NodeZlib.gzipSync(body),
@@ -67,27 +65,41 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
     Snapshots,
     Effect.gen(function* () {
       const store = yield* QuestionStore
-      const cached = yield* Ref.make(Option.none<Snapshot>())
-      // One reader refreshes while the others wait for its result: twenty
-      // requests arriving after a change cost one read of the store, not twenty.
-      const refreshing = yield* Effect.makeSemaphore(1)
+      /** The last snapshot whose revision is old enough to trust on sight. */
+      const settled = yield* Ref.make(Option.none<Snapshot>())
+      /** The last snapshot built, and its build's sequence number. */
+      const latest = yield* Ref.make(Option.none<{ readonly snapshot: Snapshot; readonly seq: number }>())
+      /** How many builds have started. */
+      const started = yield* Ref.make(0)
+      // One build at a time. A request that finds one running waits for the
+      // next and shares it: right after a change every open page refetches at
+      // once, inside the racy window, and fifty pages must cost two reads of
+      // the store, not fifty.
+      const building = yield* Effect.makeSemaphore(1)
 
-      const fresh = Effect.gen(function* () {
-        const started = yield* Clock.currentTimeMillis
-        const revision = yield* store.revision
-        const hit = Option.filter(yield* Ref.get(cached), (s) => s.revision === revision)
-        if (Option.isSome(hit)) return hit.value
-        const snapshot = build(revision, yield* store.list)
-        const settled = revision > 0 && revision < started - RACY_MS
-        yield* Ref.set(cached, settled ? Option.some(snapshot) : Option.none())
-        return snapshot
-      })
+      const rebuild = (arrival: number) =>
+        building.withPermits(1)(
+          Effect.gen(function* () {
+            // A build that started after this request arrived saw every write
+            // the request could know about.
+            const shared = Option.filter(yield* Ref.get(latest), (l) => l.seq > arrival)
+            if (Option.isSome(shared)) return shared.value.snapshot
+            const seq = yield* Ref.updateAndGet(started, (n) => n + 1)
+            const startedAt = yield* Clock.currentTimeMillis
+            const revision = yield* store.revision
+            const snapshot = build(revision, yield* store.list)
+            yield* Ref.set(latest, Option.some({ snapshot, seq }))
+            const old = revision > 0 && revision < startedAt - RACY_MS
+            yield* Ref.set(settled, old ? Option.some(snapshot) : Option.none())
+            return snapshot
+          })
+        )
 
       const current = Effect.gen(function* () {
         const revision = yield* store.revision
-        const hit = Option.filter(yield* Ref.get(cached), (s) => s.revision === revision)
+        const hit = Option.filter(yield* Ref.get(settled), (s) => s.revision === revision)
         if (Option.isSome(hit)) return hit.value
-        return yield* refreshing.withPermits(1)(fresh)
+        return yield* rebuild(yield* Ref.get(started))
       })
       return { current }
     })
