@@ -12,7 +12,7 @@ import * as NodeZlib from "node:zlib"
 import * as Q from "../src/Question.js"
 import { answerQuestion, sayToQuestion } from "../src/Answers.js"
 import { choiceQuestion, freeQuestion, ok, tempDirSync } from "./support.js"
-import { MAGI, postJson, readEvents, request, seed, startWeb, withStore, type Web } from "./web-support.js"
+import { fakeTailscale, MAGI, postJson, readEvents, request, seed, startWeb, withStore, type Web } from "./web-support.js"
 
 const PANEL_CSP =
   "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; font-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
@@ -454,6 +454,40 @@ describe("the process", () => {
       holder.close()
     }
   }, 25_000)
+
+  it("binds auto to loopback with a warning when Tailscale has no address, never to every interface", async () => {
+    const own = await startWeb(tempDirSync(), 0, { bind: "auto", env: fakeTailscale({}) })
+    try {
+      expect(own.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+      expect(own.stderr()).toContain("no Tailscale address found")
+    } finally {
+      await own.stop()
+    }
+  })
+
+  it("binds auto to the machine's Tailscale address", () => {
+    // 100.100.100.100 is not on this machine, so listening fails, naming the
+    // address auto chose: proof of the choice without a tailnet.
+    const run = spawnSync(process.execPath, [MAGI, "web", "--port", "0", "--home", tempDirSync()], {
+      encoding: "utf8",
+      timeout: 10_000,
+      env: { ...process.env, ...fakeTailscale({ ip: "192.168.1.9\n100.100.100.100\n" }) }
+    })
+    expect(run.status).toBe(1)
+    expect(run.stderr).toContain("100.100.100.100 is not an address of this machine")
+  })
+
+  it("answers to the machine's Tailscale name as well as its address", async () => {
+    const env = fakeTailscale({ status: { Self: { DNSName: "laptop.tail1234.ts.net.", HostName: "laptop" } } })
+    const own = await startWeb(tempDirSync(), 0, { env })
+    try {
+      for (const host of [`laptop.tail1234.ts.net:${own.port}`, "laptop"])
+        expect((await request(`${own.url}/api/health`, { headers: { host } })).status, host).toBe(200)
+      expect((await request(`${own.url}/api/health`, { headers: { host: "laptop.evil.example" } })).status).toBe(421)
+    } finally {
+      await own.stop()
+    }
+  })
 
   it("refuses a --bind that is not auto or an IP address", () => {
     const run = spawnSync(process.execPath, [MAGI, "web", "--bind", "example.com", "--port", "0", "--home", tempDirSync()], {

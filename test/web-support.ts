@@ -28,12 +28,17 @@ export interface Web {
   readonly stop: () => Promise<number | null>
 }
 
-/** Start `magi web --bind 127.0.0.1 --port <port, 0 = any free one>` on `home`; resolves once it printed its URL. */
-export const startWeb = (home: string = tempDirSync(), port = 0): Promise<Web> =>
+/** Start `magi web --bind 127.0.0.1 (or `bind`) --port <port, 0 = any free one>` on `home`; resolves once it printed its URL. */
+export const startWeb = (
+  home: string = tempDirSync(),
+  port = 0,
+  options: { readonly bind?: string; readonly env?: Record<string, string> } = {}
+): Promise<Web> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAGI, "web", "--bind", "127.0.0.1", "--port", String(port), "--home", home], {
+    const args = [MAGI, "web", "--bind", options.bind ?? "127.0.0.1", "--port", String(port), "--home", home]
+    const child = spawn(process.execPath, args, {
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, MAGI_HOME: home }
+      env: { ...process.env, MAGI_HOME: home, ...options.env }
     })
     let out = ""
     let err = ""
@@ -183,3 +188,21 @@ export const readEvents = (
       if (!req.destroyed) reject(e)
     })
   })
+
+/**
+ * A directory holding a fake `tailscale` that answers `ip -4` and
+ * `status --json` as given (exit 1 when `undefined`), for PATH.
+ */
+export const fakeTailscale = (answers: { readonly ip?: string; readonly status?: unknown }) => {
+  const dir = tempDirSync()
+  const reply = (text: string | undefined) => (text === undefined ? "exit 1" : `cat <<'MAGI_EOF'\n${text}\nMAGI_EOF\n`)
+  const script = `#!/bin/sh
+case "$1" in
+  ip) ${reply(answers.ip)} ;;
+  status) ${reply(answers.status === undefined ? undefined : JSON.stringify(answers.status))} ;;
+  *) exit 2 ;;
+esac
+`
+  NodeFs.writeFileSync(NodePath.join(dir, "tailscale"), script, { mode: 0o755 })
+  return { PATH: `${dir}:${process.env["PATH"] ?? ""}` }
+}
