@@ -5,7 +5,7 @@
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import type { CommandExecutor } from "@effect/platform/CommandExecutor"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Data, Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
+import { Cause, Data, Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
 import * as NodeHttp from "node:http"
 import * as NodeNet from "node:net"
 import { QuestionStore } from "../QuestionStore.js"
@@ -119,8 +119,14 @@ export const serve = (
     yield* server.serve(
       handler.pipe(
         Effect.provide(services),
-        // Failures the routes did not map (a defect) still answer as JSON.
-        Effect.catchAllCause(() => Responses.error(500, "magi web failed on this request; see its stderr"))
+        // Failures the routes did not map (a defect) still answer as JSON,
+        // and are logged; a client hanging up mid-request is not a failure.
+        Effect.catchAllCause((cause) =>
+          Effect.as(
+            Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logError("a request failed", cause),
+            Responses.error(500, "magi web failed on this request; see its stderr")
+          )
+        )
       ),
       guard(binding.hostNames)
     )
