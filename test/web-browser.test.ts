@@ -348,7 +348,7 @@ describe.skipIf(!haveChromium)("the phone page in Chromium", () => {
     }
   })
 
-  it("fits a 390×844 phone screen, and leaves a screenshot in test-results/ for a person to look at", async () => {
+  it("fits a 390×844 phone screen and a desktop, and leaves screenshots in test-results/ for a person to look at", async () => {
     const { home, web } = await open()
     try {
       const panelled = choiceQuestion("20260902-231503-2a2a")
@@ -373,6 +373,12 @@ describe.skipIf(!haveChromium)("the phone page in Chromium", () => {
       const file = NodePath.join("test-results", "web-phone.png")
       await page.screenshot({ path: file, fullPage: true })
       expect(NodeFs.statSync(file).size).toBeGreaterThan(10_000)
+      // And on a desktop: one readable column, nothing overflowing.
+      await page.setViewportSize({ width: 1280, height: 800 })
+      expect(await page.evaluate(() => document.scrollingElement!.scrollWidth)).toBeLessThanOrEqual(1280)
+      const column = await page.locator("main").boundingBox()
+      expect(column!.width).toBeLessThanOrEqual(800)
+      await page.screenshot({ path: NodePath.join("test-results", "web-desktop.png") })
     } finally {
       await close()
     }
