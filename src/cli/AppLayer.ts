@@ -4,7 +4,7 @@
  * and the waits. Provided inside each command's handler, so `magi --help`
  * never reads a config file and a broken config cannot hide the help.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as LocalContext from "../LocalContext.js"
 import { Layer } from "effect"
 import { MagiHome } from "../MagiHome.js"
 import { MagiConfig } from "../MagiConfig.js"
@@ -17,5 +17,5 @@ export const questionsLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =
   Waits.layer.pipe(
     Layer.provideMerge(Layer.mergeAll(QuestionStore.layer, Notifier.layer)),
     Layer.provideMerge(Layer.mergeAll(MagiConfig.fromFiles(), home)),
-    Layer.provideMerge(NodeContext.layer)
+    Layer.provideMerge(LocalContext.layer)
   )

@@ -2,7 +2,7 @@
  * The services `magi run`, `magi runs`, `magi show` and `magi serve` run
  * against: the questions layer plus runs, agents and the roster.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as LocalContext from "../LocalContext.js"
 import { Layer } from "effect"
 import { Rosters } from "../AgentRoster.js"
 import { Agents } from "../Agents.js"
@@ -18,5 +18,5 @@ export const runsLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>
   Layer.mergeAll(RunStore.layer, Agents.layer, Leases.layer).pipe(
     Layer.provideMerge(Layer.mergeAll(QuestionStore.layer, Notifier.layer, Rosters.fromFiles)),
     Layer.provideMerge(Layer.mergeAll(MagiConfig.fromFiles(), home)),
-    Layer.provideMerge(NodeContext.layer)
+    Layer.provideMerge(LocalContext.layer)
   )

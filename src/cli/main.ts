@@ -4,7 +4,7 @@
  * and every refusal goes to stderr.
  */
 import { Command, ValidationError } from "@effect/cli"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as LocalContext from "../LocalContext.js"
 import { Cause, Effect, Exit, Layer, Logger, LogLevel } from "effect"
 import { ask } from "./ask.js"
 import { answer } from "./answer.js"
@@ -57,7 +57,7 @@ export const main = (argv: ReadonlyArray<string>) =>
         process.exitCode = 1
       })
     ),
-    Effect.provide(Layer.merge(NodeContext.layer, logging))
+    Effect.provide(Layer.merge(LocalContext.layer, logging))
   )
 
 /** Exit code for a finished run; 130 for an interrupt, like a shell. */
