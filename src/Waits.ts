@@ -147,24 +147,23 @@ export const make = Effect.fn("Waits.make")(function* (
   const expire = (q: Question, timeout: Duration.Duration) =>
     Effect.gen(function* () {
       const total = q.answer_timeout > 0 ? q.answer_timeout : Math.max(1, Math.ceil(Duration.toSeconds(timeout)))
+      const giveUp = (question: Question) => Q.abandon(question, `no answer within ${total}s of asking`)
       const settled = yield* store
-        .update(q.id, (fresh) =>
-          Either.right(Q.unreadOwnerWord(fresh) === undefined ? Q.abandon(fresh, `no answer within ${total}s of asking`) : fresh)
-        )
+        .update(q.id, (fresh) => Either.right(Q.unreadOwnerWord(fresh) === undefined ? giveUp(fresh) : fresh))
         .pipe(
           Effect.catchTags({
             // Deleted or corrupted under us: nothing on disk to abandon, and
             // nobody can answer it any more either.
-            QuestionNotFound: () => Effect.succeed(Q.abandon(q, `no answer within ${total}s of asking`)),
-            UnreadableQuestion: () => Effect.succeed(Q.abandon(q, `no answer within ${total}s of asking`))
+            QuestionNotFound: () => Effect.succeed(giveUp(q)),
+            UnreadableQuestion: () => Effect.succeed(giveUp(q))
           })
         )
       const outcome = Option.getOrElse(outcomeOf(settled), () => WaitOutcome.Abandoned({ question: settled }))
-      if (outcome._tag === "Abandoned") yield* Lease.clear(store.root, q.id).pipe(Effect.provideService(FileSystem.FileSystem, fs))
-      if (outcome._tag === "Abandoned")
-        yield* Effect.logWarning(
-          `question ${Q.shortId(q.id)} went unanswered for ${total}s; it stays on record as abandoned`
-        )
+      if (outcome._tag === "Abandoned") {
+        // Nobody waits on it any more; the daemon must not think otherwise.
+        yield* Lease.clear(store.root, q.id).pipe(Effect.provideService(FileSystem.FileSystem, fs))
+        yield* Effect.logWarning(`question ${Q.shortId(q.id)} went unanswered for ${total}s; it stays on record as abandoned`)
+      }
       return outcome
     })
 
