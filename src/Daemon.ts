@@ -9,6 +9,7 @@
 import { FileSystem } from "@effect/platform"
 import { Clock, Data, Duration, Effect, Option, Random, Schedule, Schema } from "effect"
 import * as NodePath from "node:path"
+import { writeAtomically } from "./AtomicFile.js"
 import * as Q from "./Question.js"
 
 /** How often the owning loop says it is alive. */
@@ -61,11 +62,8 @@ export const own = Effect.fn("Daemon.own")(function* (home: string) {
   const write = Effect.gen(function* () {
     const now = Q.timestamp(new Date(yield* Clock.currentTimeMillis))
     const record: DaemonRecord = { pid: process.pid, token, started_at: startedAt, beat_at: now }
-    const tmp = `${file}.${token}.tmp`
-    yield* fs.makeDirectory(home, { recursive: true })
-    yield* fs.writeFileString(tmp, JSON.stringify(record, null, 2) + "\n")
-    yield* fs.rename(tmp, file)
-  })
+    yield* writeAtomically(file, JSON.stringify(record, null, 2) + "\n")
+  }).pipe(Effect.provideService(FileSystem.FileSystem, fs))
 
   const current = yield* read(home)
   const now = new Date(yield* Clock.currentTimeMillis)

@@ -17,6 +17,7 @@ import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { MagiHome, questionsDir } from "./MagiHome.js"
 import { Timestamp, timestamp } from "./Question.js"
+import { writeAtomically } from "./AtomicFile.js"
 
 /**
  * How long a beat keeps a lease fresh. `magi ask` beats after every 3 s poll
@@ -63,20 +64,10 @@ const decodeLease = Schema.decodeUnknownOption(Schema.parseJson(Lease))
  * takeover later, never the wait itself.
  */
 export const beat = Effect.fn("Lease.beat")(function* (root: string, id: string, kind: LeaseKind) {
-  const fs = yield* FileSystem.FileSystem
   const now = new Date(yield* Clock.currentTimeMillis)
   const lease: Lease = { kind, pid: process.pid, beat_at: timestamp(now) }
-  const path = leasePath(root, id)
-  const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp`
-  yield* fs.makeDirectory(root, { recursive: true }).pipe(
-    Effect.zipRight(fs.writeFileString(tmp, JSON.stringify(lease) + "\n")),
-    Effect.zipRight(fs.rename(tmp, path)),
-    Effect.catchAll((e) =>
-      Effect.zipRight(
-        fs.remove(tmp).pipe(Effect.ignore),
-        Effect.logDebug(`could not beat the lease on ${id}: ${e.message}`)
-      )
-    )
+  yield* writeAtomically(leasePath(root, id), JSON.stringify(lease) + "\n").pipe(
+    Effect.catchAll((e) => Effect.logDebug(`could not beat the lease on ${id}: ${e.message}`))
   )
 })
 

@@ -18,6 +18,7 @@ import * as NodePath from "node:path"
 import * as Q from "./Question.js"
 import type { Question } from "./Question.js"
 import { MagiHome, questionsDir } from "./MagiHome.js"
+import { writeAtomically } from "./AtomicFile.js"
 import { type RunStatus, resumable } from "./RunStatus.js"
 
 /**
@@ -144,19 +145,10 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
 
   const ensureRoot = fs.makeDirectory(root, { recursive: true }).pipe(Effect.mapError(io(`create ${root}`)))
 
-  /** Write `text` to `path` so a reader sees the old file or the new one. */
-  const writeAtomically = (path: string, text: string) =>
-    Effect.gen(function* () {
-      const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp`
-      yield* fs.writeFileString(tmp, text).pipe(Effect.mapError(io(`write ${tmp}`)))
-      yield* fs.rename(tmp, path).pipe(
-        Effect.mapError(io(`replace ${path}`)),
-        Effect.tapError(() => fs.remove(tmp).pipe(Effect.ignore))
-      )
-    })
-
   const put = (q: Question) =>
-    Effect.zipRight(ensureRoot, writeAtomically(pathOf(q.id), Q.encode(q))).pipe(
+    writeAtomically(pathOf(q.id), Q.encode(q)).pipe(
+      Effect.mapError(io(`write question ${q.id}`)),
+      Effect.provideService(FileSystem.FileSystem, fs),
       Effect.withSpan("QuestionStore.put", { attributes: { id: q.id } })
     )
 

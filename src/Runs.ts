@@ -11,6 +11,7 @@
 import { FileSystem } from "@effect/platform"
 import { Clock, Context, Data, Duration, Effect, Either, Layer, Option, Schedule, Schema } from "effect"
 import * as NodePath from "node:path"
+import { writeAtomically } from "./AtomicFile.js"
 import { MagiHome } from "./MagiHome.js"
 import * as Q from "./Question.js"
 import { QuestionStore } from "./QuestionStore.js"
@@ -142,15 +143,10 @@ export const make = Effect.fn("RunStore.make")(function* (root: string) {
   const localWriters = yield* Effect.makeSemaphore(1)
 
   const put = (run: Run) =>
-    Effect.gen(function* () {
-      yield* fs.makeDirectory(dir(run.id), { recursive: true }).pipe(Effect.mapError(io(`create ${dir(run.id)}`)))
-      const tmp = `${file(run.id)}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp`
-      yield* fs.writeFileString(tmp, encode(run)).pipe(Effect.mapError(io(`write ${tmp}`)))
-      yield* fs.rename(tmp, file(run.id)).pipe(
-        Effect.mapError(io(`replace ${file(run.id)}`)),
-        Effect.tapError(() => fs.remove(tmp).pipe(Effect.ignore))
-      )
-    })
+    writeAtomically(file(run.id), encode(run)).pipe(
+      Effect.mapError(io(`write ${file(run.id)}`)),
+      Effect.provideService(FileSystem.FileSystem, fs)
+    )
 
   const ids = fs.readDirectory(root).pipe(
     Effect.catchIf(
