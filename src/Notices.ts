@@ -50,6 +50,23 @@ export const noticesDir = (home: { readonly dir: string }) => NodePath.join(home
 
 const decodeNotice = Schema.decodeUnknownOption(Schema.parseJson(Notice))
 
+/**
+ * Every readable notice under `root`, newest first (ids start with their
+ * time). Read-only, so the web's notices page can list them without the
+ * notification command `raise` needs; an unreadable file is skipped, so one
+ * torn write never hides the rest.
+ */
+export const listIn = Effect.fn("Notices.list")(function* (root: string) {
+  const fs = yield* FileSystem.FileSystem
+  const names = yield* fs.readDirectory(root).pipe(Effect.orElseSucceed(() => [] as string[]))
+  const read = yield* Effect.forEach(
+    names.filter((n) => n.endsWith(".json")),
+    (n) => fs.readFileString(NodePath.join(root, n)).pipe(Effect.option, Effect.map(Option.flatMap(decodeNotice))),
+    { concurrency: 16 }
+  )
+  return read.flatMap((n) => (Option.isSome(n) ? [n.value] : [])).sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+})
+
 export const make = Effect.fn("Notices.make")(function* (root: string) {
   const fs = yield* FileSystem.FileSystem
   const notifier = yield* Notifier
@@ -84,15 +101,7 @@ export const make = Effect.fn("Notices.make")(function* (root: string) {
       return Option.some(notice)
     })
 
-  const list = Effect.gen(function* () {
-    const names = yield* fs.readDirectory(root).pipe(Effect.orElseSucceed(() => [] as string[]))
-    const read = yield* Effect.forEach(
-      names.filter((n) => n.endsWith(".json")),
-      (n) => fs.readFileString(NodePath.join(root, n)).pipe(Effect.option, Effect.map(Option.flatMap(decodeNotice))),
-      { concurrency: 16 }
-    )
-    return read.flatMap((n) => (Option.isSome(n) ? [n.value] : [])).sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
-  })
+  const list = Effect.provideService(listIn(root), FileSystem.FileSystem, fs)
 
   return { root, raise, list } satisfies NoticesShape
 })

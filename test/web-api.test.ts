@@ -12,7 +12,20 @@ import * as NodeZlib from "node:zlib"
 import * as Q from "../src/Question.js"
 import { answerQuestion, sayToQuestion } from "../src/Answers.js"
 import { choiceQuestion, freeQuestion, ok, tempDirSync } from "./support.js"
-import { fakeTailscale, MAGI, postJson, readEvents, request, seed, startWeb, withStore, type Web } from "./web-support.js"
+import {
+  eventually,
+  fakeTailscale,
+  MAGI,
+  postJson,
+  readEvents,
+  request,
+  seed,
+  startWeb,
+  withStore,
+  writeLease,
+  writeNotice,
+  type Web
+} from "./web-support.js"
 
 const PANEL_CSP =
   "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; font-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
@@ -496,5 +509,190 @@ describe("the process", () => {
     })
     expect(run.status).toBe(1)
     expect(run.stderr).toContain("--bind takes `auto` or an IP address")
+  })
+})
+
+/** A question as `magi ask` files it now: with the asking agent's working directory, which leases came with. */
+const asked = (id: string): Q.Question => ({ ...choiceQuestion(id), cwd: "/work/agent" })
+
+const holderOf = async (base: string, id: string) => {
+  const list = (await request(`${base}/api/questions`)).json() as Array<{ id: string; holder: string }>
+  return list.find((x) => x.id === id)?.holder
+}
+
+describe("who holds a question's wait", () => {
+  it("says the agent is waiting while its `magi ask` beats the lease, and nobody once the beat is over 90 s old", async () => {
+    const live = asked(nextId())
+    const gone = asked(nextId())
+    await seed(web.home, [{ q: live }, { q: gone }])
+    writeLease(web.home, live.id, "asker", 2_000)
+    writeLease(web.home, gone.id, "asker", 95_000)
+    expect(await holderOf(web.url, live.id)).toBe("asker")
+    expect(await holderOf(web.url, gone.id)).toBe("nobody")
+  })
+
+  it("says magi is delivering while the daemon holds the lease, and nobody when there is no lease at all", async () => {
+    const delivering = asked(nextId())
+    const unheld = asked(nextId())
+    await seed(web.home, [{ q: ok(Q.answer(delivering, { choice: "SQLite" }, new Date())) }, { q: unheld }])
+    writeLease(web.home, delivering.id, "daemon", 1_000)
+    expect(await holderOf(web.url, delivering.id)).toBe("daemon")
+    expect(await holderOf(web.url, unheld.id)).toBe("nobody")
+  })
+
+  it("shows nobody on history, even when a lease file was left behind", async () => {
+    const read = { ...ok(Q.answer(asked(nextId()), { choice: "Redis" }, new Date())), answer_delivered: true }
+    const noSeat = choiceQuestion(nextId())
+    await seed(web.home, [{ q: read }, { q: noSeat }])
+    writeLease(web.home, read.id, "asker", 1_000)
+    writeLease(web.home, noSeat.id, "asker", 1_000)
+    expect(await holderOf(web.url, read.id)).toBe("nobody")
+    expect(await holderOf(web.url, noSeat.id)).toBe("nobody")
+  })
+
+  it("answers a decision with the question's holder, so the card can say who will carry it", async () => {
+    const question = asked(nextId())
+    await seed(web.home, [{ q: question }])
+    writeLease(web.home, question.id, "asker", 1_000)
+    const reply = await postJson(q(question.id, "answer"), { choice: "SQLite" })
+    expect(reply.status).toBe(200)
+    expect(reply.json()).toMatchObject({ status: "answered", holder: "asker", waiting_on_agent: false })
+  })
+
+  it("tells open pages when an asker's lease goes stale, though no file changed", async () => {
+    const home = tempDirSync()
+    const own = await startWeb(home)
+    try {
+      const question = asked("20260903-000000-aaaa")
+      await seed(home, [{ q: question }])
+      // Stale within 2-4 s (the beat's time is whole seconds, truncated).
+      writeLease(home, question.id, "asker", 87_000)
+      expect(await holderOf(own.url, question.id)).toBe("asker")
+      // Let the poll absorb the writes above, so the next event can only be the lease aging.
+      await new Promise((r) => setTimeout(r, 1_300))
+      const events = await readEvents(`${own.url}/api/events`, (seen) => seen.length >= 2, 8_000)
+      expect(events.map((e) => e.event)).toEqual(["change", "change"])
+      expect(await holderOf(own.url, question.id)).toBe("nobody")
+    } finally {
+      await own.stop()
+    }
+  })
+})
+
+describe("GET /api/notices", () => {
+  it("lists what the waiter could not deliver, newest first, skipping a file it cannot read", async () => {
+    const home = tempDirSync()
+    const own = await startWeb(home)
+    try {
+      expect((await request(`${own.url}/api/notices`)).json()).toEqual([])
+      const older = writeNotice(home, { id: "20260902-231500-aaaa", question: "20260902-231000-1111", summary: "Could not reach impl-A", reason: "the seat has no session to resume" })
+      const newer = writeNotice(home, { id: "20260902-231600-bbbb", question: "20260902-231000-2222", summary: "Could not reach rev-1", reason: "the worktree is gone" })
+      NodeFs.writeFileSync(NodePath.join(home, "notices", "20260902-231700-cccc.json"), "{ torn")
+      const reply = await request(`${own.url}/api/notices`)
+      expect(reply.status).toBe(200)
+      expect(reply.headers["content-type"]).toBe("application/json; charset=utf-8")
+      expect(reply.json()).toEqual([newer, older])
+    } finally {
+      await own.stop()
+    }
+  })
+
+  it("sends a change event with a new notices revision when the waiter writes a notice", async () => {
+    const home = tempDirSync()
+    const own = await startWeb(home)
+    try {
+      let first: number | undefined
+      const events = await readEvents(`${own.url}/api/events`, (seen) => {
+        const revisions = seen.map((e) => JSON.parse(e.data).revisions.notices as number)
+        if (first === undefined && revisions.length > 0) {
+          first = revisions[0]
+          writeNotice(home, { id: "20260902-231500-dddd", question: "20260902-231000-3333", summary: "Could not reach impl-A", reason: "run is done" })
+        }
+        return revisions.some((r) => r !== first)
+      })
+      expect(events.every((e) => e.event === "change")).toBe(true)
+      expect((await request(`${own.url}/api/health`)).json().revisions.notices).toBe(JSON.parse(events.at(-1)!.data).revisions.notices)
+    } finally {
+      await own.stop()
+    }
+  })
+})
+
+describe("the waiter inside magi web", () => {
+  const daemonPid = (home: string): number | undefined => {
+    try {
+      return JSON.parse(NodeFs.readFileSync(NodePath.join(home, "daemon.json"), "utf8")).pid
+    } catch {
+      return undefined
+    }
+  }
+
+  it("runs the waiter in-process by default, and lets go of the home when it stops", async () => {
+    const home = tempDirSync()
+    const own = await startWeb(home, 0, { loop: true, cwd: home })
+    let stopped = false
+    try {
+      expect(await eventually("daemon.json", () => daemonPid(home))).toBe(own.child.pid)
+      await own.stop()
+      stopped = true
+      expect(NodeFs.existsSync(NodePath.join(home, "daemon.json"))).toBe(false)
+    } finally {
+      if (!stopped) await own.stop()
+    }
+  })
+
+  it("refuses to run a second loop on the same home, names the pid that owns it, and still serves the page", async () => {
+    const home = tempDirSync()
+    const first = await startWeb(home, 0, { loop: true, cwd: home })
+    try {
+      await eventually("the first loop to own the home", () => daemonPid(home))
+      const second = await startWeb(home, 0, { loop: true, cwd: home })
+      try {
+        const warning = await eventually("the warning", () => second.stderr().match(/^magi: warning: magi web is not running the waiter: .*$/m)?.[0])
+        expect(warning).toContain(`pid ${first.child.pid}`)
+        expect(second.stderr().match(/not running the waiter/g)).toHaveLength(1)
+        expect((await request(`${second.url}/api/health`)).status).toBe(200)
+        expect(daemonPid(home)).toBe(first.child.pid)
+      } finally {
+        await second.stop()
+      }
+      // The refused loop never owned the home, so stopping it leaves the owner's record alone.
+      expect(daemonPid(home)).toBe(first.child.pid)
+    } finally {
+      await first.stop()
+    }
+  })
+
+  it("starts no loop with --no-loop", async () => {
+    const home = tempDirSync()
+    const own = await startWeb(home, 0, { loop: false, cwd: home })
+    try {
+      expect((await request(`${own.url}/api/health`)).status).toBe(200)
+      // A loop would have written daemon.json right after the URL (the test above waits for exactly that).
+      await new Promise((r) => setTimeout(r, 1_000))
+      expect(NodeFs.existsSync(NodePath.join(home, "daemon.json"))).toBe(false)
+      expect(own.stderr()).not.toContain("waiter")
+    } finally {
+      await own.stop()
+    }
+  })
+
+  it("keeps serving the page when the config is broken, and says why the waiter is not running", async () => {
+    const home = tempDirSync()
+    const repo = NodePath.join(home, "repo")
+    NodeFs.mkdirSync(repo)
+    NodeFs.writeFileSync(NodePath.join(repo, "magi.toml"), "this is [not toml\n")
+    const own = await startWeb(home, 0, { loop: true, cwd: repo })
+    try {
+      const warning = await eventually("the warning", () => own.stderr().match(/^magi: warning: magi web is not running the waiter: .*$/m)?.[0])
+      expect(warning).toContain("magi.toml")
+      const question = asked("20260903-000000-bbbb")
+      await seed(home, [{ q: question }])
+      const reply = await postJson(`${own.url}/api/questions/${question.id}/answer`, { choice: "SQLite" })
+      expect(reply.status).toBe(200)
+      expect(NodeFs.existsSync(NodePath.join(home, "daemon.json"))).toBe(false)
+    } finally {
+      await own.stop()
+    }
   })
 })

@@ -14,7 +14,7 @@ import type { AddressInfo } from "node:net"
 import * as Q from "../src/Question.js"
 import { answerQuestion } from "../src/Answers.js"
 import { choiceQuestion, freeQuestion, ok, tempDirSync } from "./support.js"
-import { MAGI, request, seed, startWeb, withStore, type Web } from "./web-support.js"
+import { MAGI, request, seed, startWeb, withStore, writeNotice, type Web } from "./web-support.js"
 
 const CHROMIUM = "/usr/bin/chromium"
 const FLAGS = [
@@ -153,6 +153,8 @@ describe.skipIf(!haveChromium)("the phone page in Chromium", () => {
       const card = page.locator("article.card", { hasText: "Ship the release tonight?" })
       await card.waitFor({ timeout: 10_000 })
       await expect.poll(() => page.title()).toBe("(1) magi")
+      // Its `magi ask` beats the lease, so the card says someone is there.
+      await expect.poll(() => card.locator(".holder").textContent()).toBe("The agent is waiting.")
       await card.getByRole("button", { name: "ship it" }).tap()
       const result = await agent.done
       expect(result.stdout).toBe("ship it\n")
@@ -314,9 +316,42 @@ describe.skipIf(!haveChromium)("the phone page in Chromium", () => {
       await expect.poll(() => page.title()).toBe("(1) magi")
       await seed(home, [{ q: freeQuestion("20260902-231502-1f1f") }])
       await expect.poll(() => page.title(), { timeout: 5_000 }).toBe("(2) magi")
-      expect(await page.locator("nav .badge").textContent()).toBe("2")
+      expect(await page.locator('nav a[href="#/questions"] .badge').textContent()).toBe("2")
       await withStore(home, answerQuestion("20260902-231501-0f0f", { choice: "SQLite" }))
       await expect.poll(() => page.title(), { timeout: 5_000 }).toBe("(1) magi")
+    } finally {
+      await close()
+    }
+  })
+
+  it("lists what the waiter could not deliver on the notices page, live and as text, and links back to the question", async () => {
+    const { home, web } = await open()
+    try {
+      const question = { ...choiceQuestion("20260902-231501-3c3c"), cwd: "/work/agent" }
+      await seed(home, [{ q: question }])
+      await page.goto(web.url)
+      const card = page.locator("article.card", { hasText: question.summary })
+      // Filed by an agent whose `magi ask` is gone: nobody holds it.
+      expect(await card.locator(".holder").textContent()).toBe("No agent is waiting; magi will resume it when you answer.")
+
+      await page.getByRole("link", { name: /^Notices/ }).tap()
+      const view = page.locator("section.notices-view")
+      await view.getByText("Nothing undelivered").waitFor()
+      expect(await page.locator("section.open-questions").isVisible()).toBe(false)
+
+      const summary = "Could not reach impl-A <b>again</b>"
+      const reason = "impl-A has no session to resume <script>document.title='pwned'</script>; magi starts no fresh agent"
+      writeNotice(home, { id: "20260902-231600-4d4d", question: question.id, summary, reason })
+      const item = view.locator("article.notice-item")
+      await item.waitFor({ timeout: 5_000 })
+      expect(await item.locator(".summary").textContent()).toBe(summary)
+      expect(await item.locator(".detail").textContent()).toBe(reason)
+      expect(await item.locator("b, script").count()).toBe(0)
+      expect(await page.title()).not.toContain("pwned")
+
+      await item.getByRole("link", { name: "Show the question" }).tap()
+      await card.waitFor({ state: "visible" })
+      expect(await view.isVisible()).toBe(false)
     } finally {
       await close()
     }

@@ -28,17 +28,29 @@ export interface Web {
   readonly stop: () => Promise<number | null>
 }
 
+export interface WebOptions {
+  readonly bind?: string
+  readonly env?: Record<string, string>
+  /**
+   * Run the waiter in-process, as `magi web` does by default. Off unless a
+   * test is about the loop: a waiter would act on the questions other tests
+   * seed (and read this machine's agent CLIs and config).
+   */
+  readonly loop?: boolean
+  /** Where the server starts: whose `magi.toml` the waiter reads. */
+  readonly cwd?: string
+}
+
 /** Start `magi web --bind 127.0.0.1 (or `bind`) --port <port, 0 = any free one>` on `home`; resolves once it printed its URL. */
-export const startWeb = (
-  home: string = tempDirSync(),
-  port = 0,
-  options: { readonly bind?: string; readonly env?: Record<string, string> } = {}
-): Promise<Web> =>
+export const startWeb = (home: string = tempDirSync(), port = 0, options: WebOptions = {}): Promise<Web> =>
   new Promise((resolve, reject) => {
     const args = [MAGI, "web", "--bind", options.bind ?? "127.0.0.1", "--port", String(port), "--home", home]
+    if (options.loop !== true) args.push("--no-loop")
     const child = spawn(process.execPath, args, {
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, MAGI_HOME: home, ...options.env }
+      cwd: options.cwd,
+      // The config directory is the home's own, so no owner's config leaks in.
+      env: { ...process.env, MAGI_HOME: home, XDG_CONFIG_HOME: NodePath.join(home, "config"), ...options.env }
     })
     let out = ""
     let err = ""
@@ -205,4 +217,34 @@ esac
 `
   NodeFs.writeFileSync(NodePath.join(dir, "tailscale"), script, { mode: 0o755 })
   return { PATH: `${dir}:${process.env["PATH"] ?? ""}` }
+}
+
+/** Poll `check` every 50 ms until it returns something other than `undefined`; fail after `timeoutMs`. */
+export const eventually = async <A>(what: string, check: () => A | undefined | Promise<A | undefined>, timeoutMs = 5_000): Promise<A> => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await check()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+/** Write a notice as the waiter does (a temp file renamed into place); its record. */
+export const writeNotice = (home: string, fields: { readonly id: string; readonly question: string; readonly summary: string; readonly reason: string }) => {
+  const dir = NodePath.join(home, "notices")
+  NodeFs.mkdirSync(dir, { recursive: true })
+  const notice = { at: new Date().toISOString().replace(/\.\d+Z$/, "Z"), run: "20260902-201256-9fb7", seat: "impl-A", input: "Answered@0", ...fields }
+  const path = NodePath.join(dir, `${fields.id}.json`)
+  NodeFs.writeFileSync(`${path}.tmp`, JSON.stringify(notice, null, 2) + "\n")
+  NodeFs.renameSync(`${path}.tmp`, path)
+  return notice
+}
+
+/** Leave `<id>.lease` as `kind` would have beaten it `ageMs` ago. */
+export const writeLease = (home: string, id: string, kind: "asker" | "daemon", ageMs: number) => {
+  const beat = new Date(Date.now() - ageMs).toISOString().replace(/\.\d+Z$/, "Z")
+  const path = NodePath.join(home, "questions", `${id}.lease`)
+  NodeFs.writeFileSync(`${path}.tmp`, JSON.stringify({ kind, pid: 4242, beat_at: beat }) + "\n")
+  NodeFs.renameSync(`${path}.tmp`, path)
 }

@@ -9,12 +9,13 @@ import { run, runs, show } from "./run.js"
 import { serve } from "./serve.js"
 
 /**
- * What `npm start` runs: the web UI on loopback with the owner's own home.
- * Loopback rather than `auto` because a bare `npm start` should not put the
- * questions on a network by surprise.
+ * What `npm start` runs: the web UI on loopback with the owner's own home,
+ * and the waiter with it, so one command answers and delivers. Loopback
+ * rather than `auto` because a bare `npm start` should not put the questions
+ * on a network by surprise.
  */
-const start = Command.make("start", {}, () => runWeb("127.0.0.1", DEFAULT_PORT, Option.none())).pipe(
-  Command.withDescription("Run the web UI on 127.0.0.1:7878 (what `npm start` runs)")
-)
+const start = Command.make("start", {}, () =>
+  runWeb({ bind: "127.0.0.1", port: DEFAULT_PORT, home: Option.none(), loop: true })
+).pipe(Command.withDescription("Run the web UI on 127.0.0.1:7878 and the waiter (what `npm start` runs)"))
 
 export const extraCommands = [web, start, run, runs, show, serve] as const

@@ -18,18 +18,21 @@ export const waiterLayer = (home: Layer.Layer<MagiHome>) =>
   Waiter.layer.pipe(Layer.provideMerge(Notices.layer), Layer.provideMerge(runsLayer(home)))
 
 /**
- * Own the home and run the waiter until interrupted. What `magi web` runs
- * in-process unless told `--no-loop`: provide `waiterLayer(home)` around it.
+ * Own the home and run the waiter until interrupted; fails with `HomeTaken`
+ * when another loop owns it. What `magi web` runs in-process unless told
+ * `--no-loop`: provide `waiterLayer(home)` around it. `banner` is the line
+ * printed once the home is owned, in the words of the command running it.
  */
-export const waiterLoop = Effect.scoped(
-  Effect.gen(function* () {
-    const home = yield* MagiHome
-    yield* Daemon.own(home.dir).pipe(Effect.mapError((e) => CliFailure.refused(e.message)))
-    const waiter = yield* Waiter
-    yield* writeErr(`magi serve: waiting on the questions in ${home.dir} (pid ${process.pid}); Ctrl-C stops\n`)
-    return yield* waiter.run
-  })
-)
+export const waiterLoop = (banner: (home: string) => string) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const home = yield* MagiHome
+      yield* Daemon.own(home.dir)
+      const waiter = yield* Waiter
+      yield* writeErr(banner(home.dir))
+      return yield* waiter.run
+    })
+  )
 
 export const serve = Command.make(
   "serve",
@@ -40,5 +43,8 @@ export const serve = Command.make(
     )
   },
   ({ home }) =>
-    waiterLoop.pipe(Effect.provide(waiterLayer(Option.match(home, { onNone: () => MagiHome.fromEnv, onSome: MagiHome.at }))))
+    waiterLoop((dir) => `magi serve: waiting on the questions in ${dir} (pid ${process.pid}); Ctrl-C stops\n`).pipe(
+      Effect.mapError((e) => CliFailure.refused(e.message)),
+      Effect.provide(waiterLayer(Option.match(home, { onNone: () => MagiHome.fromEnv, onSome: MagiHome.at })))
+    )
 ).pipe(Command.withDescription("Run the daemon: carry the owner's answers to agents whose `magi ask` is gone"))

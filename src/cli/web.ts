@@ -2,35 +2,72 @@
  * `magi web`: the page the owner answers from, usually on a phone.
  *
  * Prints the URL on stdout (the one line a script would capture into
- * `MAGI_WEB_URL`) and runs until SIGINT or SIGTERM.
+ * `MAGI_WEB_URL`) and runs until SIGINT or SIGTERM. Unless told `--no-loop`
+ * it also runs the waiter in-process, so one command is enough for an answer
+ * to reach an agent whose `magi ask` is gone.
  */
 import { Command, Options } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Effect, Layer, Option } from "effect"
+import { Cause, Effect, Layer, Option } from "effect"
 import { MagiHome } from "../MagiHome.js"
 import { QuestionStore } from "../QuestionStore.js"
 import { serve } from "../web/WebServer.js"
 import { CliFailure } from "./CliFailure.js"
 import { writeErr, writeOut } from "./io.js"
+import { waiterLayer, waiterLoop } from "./serve.js"
 
 export const DEFAULT_PORT = 7878
+
+export interface WebRun {
+  readonly bind: string
+  readonly port: number
+  readonly home: Option.Option<string>
+  /** Run the waiter in this process too (`magi web` without `--no-loop`). */
+  readonly loop: boolean
+}
+
+const homeLayer = (home: Option.Option<string>) => Option.match(home, { onNone: () => MagiHome.fromEnv, onSome: MagiHome.at })
 
 /**
  * Only the store, not the config files: a broken `magi.toml` in whatever
  * directory the server was started from must not keep the owner from
  * answering.
  */
-const storeLayer = (home: Option.Option<string>) =>
-  QuestionStore.layer.pipe(
-    Layer.provide(Option.match(home, { onNone: () => MagiHome.fromEnv, onSome: MagiHome.at })),
-    Layer.provideMerge(NodeContext.layer)
+const storeLayer = (home: Layer.Layer<MagiHome>) =>
+  QuestionStore.layer.pipe(Layer.provideMerge(home), Layer.provideMerge(NodeContext.layer))
+
+/** The one line that says why the waiter does not run here, and what that costs. */
+const notRunning = (cause: Cause.Cause<unknown>): string => {
+  // A failure carries its own message; a crash is squashed to its error's.
+  const error = Option.getOrElse(Cause.failureOption(cause), () => Cause.squash(cause))
+  const why = typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
+  if (typeof error === "object" && error !== null && "_tag" in error && error._tag === "HomeTaken")
+    return `magi web is not running the waiter: ${why}. That loop delivers the answers; this server only serves the page.`
+  return (
+    `magi web is not running the waiter: ${why}. Answers are still recorded, but none reaches an agent ` +
+    "whose `magi ask` is gone until this is fixed and magi web (or magi serve) is restarted."
+  )
+}
+
+/**
+ * The waiter, for as long as the server runs. Its config is read here, not
+ * before serving: any failure (a broken config, another loop owning the home,
+ * a crash later on) becomes one warning, and the page keeps serving.
+ */
+const inProcessWaiter = (home: Layer.Layer<MagiHome>) =>
+  waiterLoop((dir) => `magi web: delivering answers for the questions in ${dir} too (pid ${process.pid})\n`).pipe(
+    Effect.provide(waiterLayer(home)),
+    Effect.catchAllCause((cause) => (Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logWarning(notRunning(cause))))
   )
 
 /** Serve until interrupted. */
-export const runWeb = (bind: string, port: number, home: Option.Option<string>) =>
-  Effect.scoped(
+export const runWeb = (options: WebRun) => {
+  const home = homeLayer(options.home)
+  return Effect.scoped(
     Effect.gen(function* () {
-      const running = yield* serve({ bind, port }).pipe(Effect.mapError((e) => CliFailure.refused(e.message)))
+      const running = yield* serve({ bind: options.bind, port: options.port }).pipe(
+        Effect.mapError((e) => CliFailure.refused(e.message))
+      )
       if (Option.isSome(running.warning)) yield* Effect.logWarning(running.warning.value)
       const store = yield* QuestionStore
       yield* writeErr(
@@ -38,9 +75,13 @@ export const runWeb = (bind: string, port: number, home: Option.Option<string>) 
           `magi web: export MAGI_WEB_URL=${running.url} so notifications link here\n`
       )
       yield* writeOut(`${running.url}\n`)
+      // Started once the page is up, so nothing the waiter does can delay it;
+      // interrupted with the scope, which lets go of the home on the way out.
+      if (options.loop) yield* Effect.forkScoped(inProcessWaiter(home))
       return yield* Effect.never
     })
   ).pipe(Effect.provide(storeLayer(home)))
+}
 
 const options = {
   bind: Options.text("bind").pipe(
@@ -56,10 +97,13 @@ const options = {
   home: Options.directory("home").pipe(
     Options.withDescription("magi's state directory (default: MAGI_HOME, else the platform's data dir)"),
     Options.optional
+  ),
+  noLoop: Options.boolean("no-loop").pipe(
+    Options.withDescription("serve the page only; leave delivering answers to a `magi serve` running elsewhere")
   )
 }
 
 export const web = Command.make("web", options, (o) => {
   if (o.port < 0 || o.port > 65535) return Effect.fail(CliFailure.usage(`--port must be 0-65535, not ${o.port}`))
-  return runWeb(o.bind, o.port, o.home)
-}).pipe(Command.withDescription("Serve the phone page and HTTP API for answering questions"))
+  return runWeb({ bind: o.bind, port: o.port, home: o.home, loop: !o.noLoop })
+}).pipe(Command.withDescription("Serve the phone page and HTTP API for answering questions, and run the waiter unless --no-loop"))

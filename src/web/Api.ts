@@ -15,8 +15,9 @@ import * as Q from "../Question.js"
 import { QuestionStore, type InvalidAssetName, type QuestionNotFound, type StoreError } from "../QuestionStore.js"
 import { answerQuestion, sayToQuestion } from "../Answers.js"
 import * as Responses from "./Responses.js"
-import { Snapshots, view } from "./Snapshot.js"
+import { Snapshots } from "./Snapshot.js"
 import { Live, type Message } from "./Live.js"
+import { NoticeFeed } from "./NoticeFeed.js"
 
 /** Largest request body accepted: an answer is a sentence, not an upload. */
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -166,9 +167,10 @@ const listQuestions = Effect.gen(function* () {
 
 const health = Effect.gen(function* () {
   const snapshot = yield* (yield* Snapshots).current
+  const notices = yield* NoticeFeed
   return Responses.json({
     ok: true,
-    revisions: { questions: snapshot.revision },
+    revisions: { questions: snapshot.revision, notices: yield* notices.revision },
     questions_open: snapshot.open,
     questions_needs_owner: snapshot.needsOwner
   })
@@ -177,14 +179,22 @@ const health = Effect.gen(function* () {
 const answer = Effect.gen(function* () {
   const id = yield* idParam
   const given = yield* bodyAs(Q.Answer, '{"choice": "…"} or {"text": "…"}')
-  return Responses.json(view(yield* answerQuestion(id, given)))
+  const answered = yield* answerQuestion(id, given)
+  return Responses.json(yield* (yield* Snapshots).viewOf(answered))
 }).pipe(Effect.catchAll(failure))
 
 const say = Effect.gen(function* () {
   const id = yield* idParam
   const { body } = yield* bodyAs(SayBody, '{"body": "…"}')
-  return Responses.json(view(yield* sayToQuestion(id, body)))
+  const said = yield* sayToQuestion(id, body)
+  return Responses.json(yield* (yield* Snapshots).viewOf(said))
 }).pipe(Effect.catchAll(failure))
+
+/**
+ * What the waiter could not deliver, and why: newest first, as written under
+ * `<home>/notices/` (by this process's waiter or another's).
+ */
+const notices = Effect.flatMap(NoticeFeed, (feed) => Effect.map(feed.list, Responses.json))
 
 /**
  * Panel routes take the full id (the one the list gives), never a prefix:
@@ -240,6 +250,7 @@ export const router = HttpRouter.empty.pipe(
   HttpRouter.head("/api/questions/:id/panel", panel),
   HttpRouter.get("/api/questions/:id/asset/:name", asset),
   HttpRouter.head("/api/questions/:id/asset/:name", asset),
+  HttpRouter.get("/api/notices", notices),
   HttpRouter.get("/api/events", events),
   HttpRouter.get("/api/health", health)
 )

@@ -7,9 +7,17 @@
  * watching is unavailable on some filesystems and a missed event must cost a
  * second, not the owner's attention. Each change is published to every
  * connected page; a page then refetches the list.
+ *
+ * Three things change what a page shows: the questions, the notices the
+ * waiter writes (same watch-and-poll, on `<home>/notices/`), and who holds a
+ * question's wait. The last can change with no file written at all (an
+ * asker killed mid-wait just stops beating its lease, which goes stale), so
+ * the poll also compares the holders.
  */
 import { Context, Duration, Effect, Layer, PubSub, Ref, Schedule, Stream } from "effect"
 import { QuestionStore } from "../QuestionStore.js"
+import { NoticeFeed } from "./NoticeFeed.js"
+import { Snapshots } from "./Snapshot.js"
 
 /** How often the revision is re-read when no file event arrives. */
 export const POLL = Duration.seconds(1)
@@ -19,16 +27,18 @@ export const KEEP_ALIVE = Duration.seconds(15)
 /** What a change event carries: the revision of each store the page shows. */
 export interface Revisions {
   readonly questions: number
+  readonly notices: number
 }
 
 /** What an open page is sent: a change, or a keep-alive comment. */
 export type Message = { readonly _tag: "Change"; readonly revisions: Revisions } | { readonly _tag: "KeepAlive" }
 
 /**
- * A question file landed: `<id>.json`, not its `.tmp` scratch, lock or lease,
- * which change around every write without changing what the page shows.
+ * A question or notice file landed: `<id>.json`, not its `.tmp` scratch, lock
+ * or lease, which change around every write without changing what the page
+ * shows.
  */
-const isQuestionFile = (name: string) => name.endsWith(".json")
+const isRecordFile = (name: string) => name.endsWith(".json")
 
 export class Live extends Context.Tag("magi/web/Live")<
   Live,
@@ -46,26 +56,39 @@ export class Live extends Context.Tag("magi/web/Live")<
     Live,
     Effect.gen(function* () {
       const store = yield* QuestionStore
+      const notices = yield* NoticeFeed
+      const snapshots = yield* Snapshots
       // Everything a page is sent is published here once, whatever the number
       // of pages: each page's stream is then only a queue read, and a change
       // reaches fifty phones within milliseconds of reaching the first.
       const hub = yield* PubSub.sliding<Message>(16)
       yield* Effect.addFinalizer(() => PubSub.shutdown(hub))
-      const last = yield* Ref.make(yield* store.revision)
+      const revisionsNow = Effect.all({ questions: store.revision, notices: notices.revision })
+      const last = yield* Ref.make({ revisions: yield* revisionsNow, holders: yield* snapshots.holders })
 
-      const publish = (revision: number) =>
-        Effect.zipRight(Ref.set(last, revision), PubSub.publish(hub, { _tag: "Change", revisions: { questions: revision } }))
+      const publish = (revisions: Revisions, holders: string) =>
+        Effect.zipRight(Ref.set(last, { revisions, holders }), PubSub.publish(hub, { _tag: "Change", revisions }))
 
       // A file event always publishes: two writes in one timestamp tick leave
       // the revision unchanged, and the event is the only sign of the second.
-      const onFileEvent = Effect.flatMap(store.revision, publish)
+      const onFileEvent = Effect.gen(function* () {
+        const { holders } = yield* Ref.get(last)
+        yield* publish(yield* revisionsNow, holders)
+      })
       const onPoll = Effect.gen(function* () {
-        const revision = yield* store.revision
-        if (revision !== (yield* Ref.get(last))) yield* publish(revision)
+        const revisions = yield* revisionsNow
+        const holders = yield* snapshots.holders
+        const before = yield* Ref.get(last)
+        if (
+          revisions.questions !== before.revisions.questions ||
+          revisions.notices !== before.revisions.notices ||
+          holders !== before.holders
+        )
+          yield* publish(revisions, holders)
       })
 
-      yield* store.changes.pipe(
-        Stream.filter(isQuestionFile),
+      yield* Stream.merge(store.changes, notices.changes).pipe(
+        Stream.filter(isRecordFile),
         Stream.runForEach(() => onFileEvent),
         Effect.forkScoped
       )
@@ -79,8 +102,7 @@ export class Live extends Context.Tag("magi/web/Live")<
       const messages = Stream.unwrapScoped(
         Effect.gen(function* () {
           const subscription = yield* PubSub.subscribe(hub)
-          const now = yield* store.revision
-          const first: Message = { _tag: "Change", revisions: { questions: now } }
+          const first: Message = { _tag: "Change", revisions: yield* revisionsNow }
           // A shut-down hub ends the queue, and with it the stream.
           return Stream.concat(Stream.succeed(first), Stream.fromQueue(subscription))
         })

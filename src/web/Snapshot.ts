@@ -14,61 +14,94 @@
  * forever. Git's index has the same "racy" problem and the same answer: a
  * snapshot is kept only when its revision is older than `RACY_MS` at the
  * moment reading began, which any later write cannot share.
+ *
+ * Each view also says who holds the question's wait (`holder`), which is not
+ * in the question file: it comes from the lease beside it, judged at the
+ * server's clock, and a lease goes stale with no file changing. So holders
+ * are looked up on every request, for the few questions that can have one
+ * (`mayBeHeld`), and the serialised list is kept per revision *and* holders.
  */
 import { Clock, Context, Effect, Layer, Option, Ref } from "effect"
 import * as NodeZlib from "node:zlib"
+import * as Lease from "../Lease.js"
+import { Leases } from "../Lease.js"
 import * as Q from "../Question.js"
 import type { Question } from "../Question.js"
 import { QuestionStore, type StoreError } from "../QuestionStore.js"
+import { type Holder, mayBeHeld } from "./Holding.js"
 
 /** Comfortably above any filesystem's timestamp tick (ext4, tmpfs: jiffies). */
 export const RACY_MS = 50
 
-/** A question as the API shows it: the record plus whose turn it is. */
-export type QuestionView = Question & { readonly waiting_on_agent: boolean }
+export type { Holder }
 
-export const view = (q: Question): QuestionView => ({ ...q, waiting_on_agent: Q.waitingOnAgent(q) })
+/** A question as the API shows it: the record, whose turn it is, and who waits on it. */
+export type QuestionView = Question & { readonly waiting_on_agent: boolean; readonly holder: Holder }
 
-export interface Snapshot {
-  /** The store's revision when the list was read. */
+export const view = (q: Question, holder: Holder): QuestionView => ({
+  ...q,
+  waiting_on_agent: Q.waitingOnAgent(q),
+  holder
+})
+
+/** The questions as read for one revision of the store. */
+interface Listing {
   readonly revision: number
-  /** `GET /api/questions`, serialised and encoded once per revision. */
-  readonly body: Uint8Array
-  /** The same, gzipped: a thousand questions are a megabyte, a phone on a train link wants 1/20 of it. */
-  readonly gzipped: Uint8Array
+  readonly questions: ReadonlyArray<Question>
   readonly open: number
   /** Open and not waiting on the agent: the badge. */
   readonly needsOwner: number
 }
 
-const build = (revision: number, questions: ReadonlyArray<Question>): Snapshot => {
+export interface Snapshot extends Listing {
+  /** `GET /api/questions`, serialised and encoded once per revision and holders. */
+  readonly body: Uint8Array
+  /** The same, gzipped: a thousand questions are a megabyte, a phone on a train link wants 1/20 of it. */
+  readonly gzipped: Uint8Array
+}
+
+const listing = (revision: number, questions: ReadonlyArray<Question>): Listing => {
   const open = questions.filter(Q.isOpen)
-  const body = Buffer.from(JSON.stringify(questions.map(view)), "utf8")
-  return {
-    revision,
-    body,
-    // Level 6 (zlib's default): a megabyte in ~15 ms, once per change.
-    gzipped: NodeZlib.gzipSync(body),
-    open: open.length,
-    needsOwner: open.filter((q) => !Q.waitingOnAgent(q)).length
-  }
+  return { revision, questions, open: open.length, needsOwner: open.filter((q) => !Q.waitingOnAgent(q)).length }
+}
+
+/** Who holds each question that may be held, at one instant; absent means `nobody`. */
+type Holders = ReadonlyMap<string, Holder>
+
+/** One string per set of holders, to tell whether any changed. */
+const holdersKey = (holders: Holders): string =>
+  [...holders].filter(([, h]) => h !== "nobody").map(([id, h]) => `${id}=${h}`).join(",")
+
+const render = (from: Listing, holders: Holders): Snapshot => {
+  const body = Buffer.from(JSON.stringify(from.questions.map((q) => view(q, holders.get(q.id) ?? "nobody"))), "utf8")
+  // Level 6 (zlib's default): a megabyte in ~15 ms, once per change.
+  return { ...from, body, gzipped: NodeZlib.gzipSync(body) }
 }
 
 export class Snapshots extends Context.Tag("magi/web/Snapshots")<
   Snapshots,
   {
-    /** The list as it is now: cached when the store has not moved. */
+    /** The list as it is now: cached when neither the store nor any holder has moved. */
     readonly current: Effect.Effect<Snapshot, StoreError>
+    /** One question as the API shows it, its holder read now: what a write answers with. */
+    readonly viewOf: (q: Question) => Effect.Effect<QuestionView>
+    /**
+     * The holders of the questions last listed, as one comparable string. A
+     * stale lease changes no file, so `Live` polls this to tell open pages
+     * that "the agent is waiting" stopped being true. Empty before any list.
+     */
+    readonly holders: Effect.Effect<string>
   }
 >() {
   static layer = Layer.effect(
     Snapshots,
     Effect.gen(function* () {
       const store = yield* QuestionStore
-      /** The last snapshot whose revision is old enough to trust on sight. */
-      const settled = yield* Ref.make(Option.none<Snapshot>())
-      /** The last snapshot built, and its build's sequence number. */
-      const latest = yield* Ref.make(Option.none<{ readonly snapshot: Snapshot; readonly seq: number }>())
+      const leases = yield* Leases
+      /** The last listing whose revision is old enough to trust on sight. */
+      const settled = yield* Ref.make(Option.none<Listing>())
+      /** The last listing built, and its build's sequence number. */
+      const latest = yield* Ref.make(Option.none<{ readonly snapshot: Listing; readonly seq: number }>())
       /** How many builds have started. */
       const started = yield* Ref.make(0)
       // One build at a time. A request that finds one running waits for the
@@ -87,7 +120,7 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
             const seq = yield* Ref.updateAndGet(started, (n) => n + 1)
             const startedAt = yield* Clock.currentTimeMillis
             const revision = yield* store.revision
-            const snapshot = build(revision, yield* store.list)
+            const snapshot = listing(revision, yield* store.list)
             yield* Ref.set(latest, Option.some({ snapshot, seq }))
             const old = revision > 0 && revision < startedAt - RACY_MS
             yield* Ref.set(settled, old ? Option.some(snapshot) : Option.none())
@@ -95,13 +128,60 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
           })
         )
 
-      const current = Effect.gen(function* () {
+      const currentListing = Effect.gen(function* () {
         const revision = yield* store.revision
         const hit = Option.filter(yield* Ref.get(settled), (s) => s.revision === revision)
         if (Option.isSome(hit)) return hit.value
         return yield* rebuild(yield* Ref.get(started))
       })
-      return { current }
+
+      const holderOf = (q: Question, now: Date) =>
+        mayBeHeld(q) ? Effect.map(leases.read(q.id), (lease) => Lease.holder(lease, now)) : Effect.succeed("nobody" as const)
+
+      const holdersOf = (questions: ReadonlyArray<Question>) =>
+        Effect.gen(function* () {
+          const now = new Date(yield* Clock.currentTimeMillis)
+          const held = yield* Effect.forEach(
+            questions.filter(mayBeHeld),
+            (q) => Effect.map(holderOf(q, now), (h) => [q.id, h] as const),
+            { concurrency: 16 }
+          )
+          return new Map(held) as Holders
+        })
+
+      /** The last rendering, for the listing object and holders it was made from. */
+      const rendered = yield* Ref.make(Option.none<{ readonly from: Listing; readonly key: string; readonly snapshot: Snapshot }>())
+      // As with building: fifty pages refetching at once serialise once.
+      const rendering = yield* Effect.makeSemaphore(1)
+
+      const current = Effect.gen(function* () {
+        const from = yield* currentListing
+        const holders = yield* holdersOf(from.questions)
+        const key = holdersKey(holders)
+        return yield* rendering.withPermits(1)(
+          Effect.gen(function* () {
+            const last = Option.filter(yield* Ref.get(rendered), (r) => r.from === from && r.key === key)
+            if (Option.isSome(last)) return last.value.snapshot
+            const snapshot = render(from, holders)
+            yield* Ref.set(rendered, Option.some({ from, key, snapshot }))
+            return snapshot
+          })
+        )
+      })
+
+      const viewOf = (q: Question) =>
+        Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms)).pipe(
+          Effect.flatMap((now) => holderOf(q, now)),
+          Effect.map((holder) => view(q, holder))
+        )
+
+      const holders = Effect.gen(function* () {
+        const last = yield* Ref.get(latest)
+        if (Option.isNone(last)) return ""
+        return holdersKey(yield* holdersOf(last.value.snapshot.questions))
+      })
+
+      return { current, viewOf, holders }
     })
   )
 }

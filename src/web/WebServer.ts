@@ -4,10 +4,13 @@
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import type { CommandExecutor } from "@effect/platform/CommandExecutor"
+import type { FileSystem } from "@effect/platform/FileSystem"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Cause, Data, Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
 import * as NodeHttp from "node:http"
 import * as NodeNet from "node:net"
+import { Leases } from "../Lease.js"
+import type { MagiHome } from "../MagiHome.js"
 import { QuestionStore } from "../QuestionStore.js"
 import { type BadBind, resolveBind } from "./Bind.js"
 import * as Api from "./Api.js"
@@ -16,6 +19,7 @@ import * as Responses from "./Responses.js"
 import { guard } from "./Security.js"
 import { Snapshots } from "./Snapshot.js"
 import { Live } from "./Live.js"
+import { NoticeFeed } from "./NoticeFeed.js"
 
 /**
  * A restarted `magi web` often finds its port still held by the process it
@@ -82,6 +86,15 @@ const listen = (address: string, port: number) =>
     return { server, node: node! }
   })
 
+/**
+ * What the routes read: the list cache, the live hub, the notices, and the
+ * leases beside the store's own questions (wherever its root is).
+ */
+const services = Live.layer.pipe(
+  Layer.provideMerge(Layer.merge(Snapshots.layer, NoticeFeed.layer)),
+  Layer.provideMerge(Layer.unwrapEffect(Effect.map(QuestionStore, (store) => Leases.at(store.root))))
+)
+
 /** Every route, and a JSON 404 for anything else. */
 const app = HttpRouter.toHttpApp(HttpRouter.concat(Api.router, Page.router)).pipe(
   Effect.map(Effect.catchTag("RouteNotFound", () => Responses.error(404, "no such page or API route")))
@@ -94,7 +107,7 @@ const app = HttpRouter.toHttpApp(HttpRouter.concat(Api.router, Page.router)).pip
  */
 export const serve = (
   options: WebOptions
-): Effect.Effect<Running, CannotListen | BadBind, QuestionStore | CommandExecutor | Scope.Scope> =>
+): Effect.Effect<Running, CannotListen | BadBind, QuestionStore | MagiHome | FileSystem | CommandExecutor | Scope.Scope> =>
   Effect.gen(function* () {
     const binding = yield* resolveBind(options.bind)
     const { server, node } = yield* listen(binding.address, options.port)
@@ -114,11 +127,11 @@ export const serve = (
         )
       )
     )
-    const services = yield* Layer.build(Live.layer.pipe(Layer.merge(Snapshots.layer)))
+    const built = yield* Layer.build(services)
     const handler = yield* app
     yield* server.serve(
       handler.pipe(
-        Effect.provide(services),
+        Effect.provide(built),
         // Failures the routes did not map (a defect) still answer as JSON,
         // and are logged; a client hanging up mid-request is not a failure.
         Effect.catchAllCause((cause) =>

@@ -1,7 +1,8 @@
 /** The page's side of magi's HTTP API. */
+import type { Notice as WaiterNotice } from "../../Notices.js"
 import type { QuestionView } from "../Snapshot.js"
 
-export type { QuestionView }
+export type { QuestionView, WaiterNotice }
 
 /** A refusal from the server, with its status and the message it gave. */
 export class ApiError extends Error {
@@ -34,6 +35,13 @@ export const listQuestions = async (): Promise<ReadonlyArray<QuestionView>> => {
   const response = await fetch("/api/questions", { cache: "no-store" })
   if (!response.ok) throw await errorOf(response)
   return (await response.json()) as ReadonlyArray<QuestionView>
+}
+
+/** What the waiter could not deliver, newest first. */
+export const listNotices = async (): Promise<ReadonlyArray<WaiterNotice>> => {
+  const response = await fetch("/api/notices", { cache: "no-store" })
+  if (!response.ok) throw await errorOf(response)
+  return (await response.json()) as ReadonlyArray<WaiterNotice>
 }
 
 const post = async (url: string, body: unknown): Promise<QuestionView> => {

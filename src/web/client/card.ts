@@ -5,6 +5,7 @@
 import * as Api from "./api.js"
 import type { QuestionView } from "./api.js"
 import { el } from "./dom.js"
+import { mayBeHeld } from "../Holding.js"
 
 /** A line shown on a card after the owner acted, until they act again. */
 export interface Notice {
@@ -35,7 +36,7 @@ export const relative = (iso: string, now: number): string => {
   return `${Math.round(hours / 24)} d ago`
 }
 
-const time = (iso: string, now: number) =>
+export const time = (iso: string, now: number) =>
   el(
     "time",
     { attrs: { datetime: iso, title: new Date(iso).toLocaleString(), "data-relative": "" } },
@@ -46,6 +47,25 @@ const statusLabel = (q: QuestionView): [string, string] => {
   if (q.status === "answered") return ["answered", "answered"]
   if (q.status === "abandoned") return ["abandoned", "abandoned"]
   return q.waiting_on_agent ? ["waiting on the agent", "waiting"] : ["needs you", "open"]
+}
+
+/**
+ * Who is on the other end, in a few words: whether tapping an answer reaches
+ * a live agent now, is being carried by magi, or waits for magi to resume it.
+ * Nothing for history, where nobody waits by definition.
+ */
+const holderLine = (q: QuestionView) => {
+  if (!mayBeHeld(q)) return null
+  const yours = q.status === "answered" ? "your answer" : "your words"
+  const text =
+    q.holder === "asker"
+      ? "The agent is waiting."
+      : q.holder === "daemon"
+        ? `magi is delivering ${yours} to the agent.`
+        : q.status === "answered"
+          ? "No agent is waiting; magi will resume it with your answer."
+          : "No agent is waiting; magi will resume it when you answer."
+  return el("p", { class: `holder ${q.holder}`, attrs: { "data-holder": q.holder } }, text)
 }
 
 const resolution = (q: QuestionView): string | undefined =>
@@ -200,6 +220,7 @@ export const card = (q: QuestionView, ctx: CardContext): HTMLElement => {
     ),
     el("h3", { class: "summary" }, q.summary),
     who(q) === "" ? null : el("p", { class: "who" }, who(q)),
+    holderLine(q),
     ctx.notice === undefined ? null : el("p", { class: `notice ${ctx.notice.kind}`, attrs: { role: "status" } }, ctx.notice.text),
     q.detail.trim() === "" ? null : el("div", { class: "detail text" }, q.detail.trimEnd()),
     q.panel ? panel(q) : null,

@@ -5,10 +5,14 @@
  * an answer given at a terminal or a new question shows up without a reload.
  * Cards are redrawn only when their question changed, so a half-typed reply
  * and a loaded panel survive other questions changing around them.
+ *
+ * A second view, `#/notices`, lists what the waiter could not deliver and
+ * why; it is refetched only when the events say the notices changed.
  */
 import * as Api from "./api.js"
 import type { QuestionView } from "./api.js"
-import { card, relative, type Notice } from "./card.js"
+import type { WaiterNotice } from "./api.js"
+import { card, relative, time, type Notice } from "./card.js"
 import { el } from "./dom.js"
 
 /** Without live events (an old browser, a proxy that buffers), poll this often. */
@@ -20,31 +24,62 @@ const notices = new Map<string, Notice>()
 const drawn = new Map<string, { key: string; node: HTMLElement }>()
 let questions: ReadonlyArray<QuestionView> = []
 let loadError: string | undefined
+let waiterNotices: ReadonlyArray<WaiterNotice> = []
+let noticesError: string | undefined
+/** The notices revision last fetched, from the change events. */
+let noticesRevision: number | undefined
+
+/** The newest notice the owner has looked at, kept across visits (so the badge counts only new ones). */
+const SEEN_KEY = "magi.notices.seen"
+const seenNotice = (): string => {
+  try {
+    return localStorage.getItem(SEEN_KEY) ?? ""
+  } catch {
+    return "" // storage refused (private mode): every notice counts as new
+  }
+}
+const markNoticesSeen = (newest: string) => {
+  try {
+    localStorage.setItem(SEEN_KEY, newest)
+  } catch {
+    // Nothing to keep it in; the badge just stays.
+  }
+}
 
 // -- the frame of the page ----------------------------------------------------
 
 const badge = el("span", { class: "badge", attrs: { "aria-label": "questions that need you", hidden: true } })
+const noticeBadge = el("span", { class: "badge quiet", attrs: { "aria-label": "new notices", hidden: true } })
 const connection = el("span", { class: "connection muted", attrs: { role: "status" } }, "connecting…")
 const openList = el("div", { class: "list" })
 const historyList = el("div", { class: "list" })
 const openEmpty = el("p", { class: "empty muted" }, "Nothing is waiting for you.")
 const banner = el("p", { class: "notice error", attrs: { hidden: true, role: "alert" } })
+const noticeList = el("div", { class: "list" })
+const noticesEmpty = el("p", { class: "empty muted" }, "Nothing undelivered: every word you sent reached its agent or is on its way.")
+const noticesBanner = el("p", { class: "notice error", attrs: { hidden: true, role: "alert" } })
+const questionsLink = el("a", { attrs: { href: "#/questions" } }, "Questions ", badge)
+const noticesLink = el("a", { attrs: { href: "#/notices" } }, "Notices ", noticeBadge)
+const questionsView = el(
+  "div",
+  { class: "view questions-view" },
+  banner,
+  el("section", { class: "open-questions", attrs: { "aria-label": "Open questions" } }, el("h2", {}, "Waiting for you"), openEmpty, openList),
+  el("section", { class: "history", attrs: { "aria-label": "History" } }, el("h2", {}, "History"), historyList)
+)
+const noticesView = el(
+  "section",
+  { class: "view notices-view", attrs: { "aria-label": "Notices", hidden: true } },
+  el("h2", {}, "Not delivered"),
+  el("p", { class: "muted intro" }, "What magi could not carry to an agent, and why. It never starts a fresh agent instead."),
+  noticesBanner,
+  noticesEmpty,
+  noticeList
+)
 
 document.body.append(
-  el(
-    "header",
-    { class: "top" },
-    el("h1", {}, "magi"),
-    el("nav", {}, el("a", { attrs: { href: "#/questions" } }, "Questions ", badge)),
-    connection
-  ),
-  el(
-    "main",
-    {},
-    banner,
-    el("section", { class: "open-questions", attrs: { "aria-label": "Open questions" } }, el("h2", {}, "Waiting for you"), openEmpty, openList),
-    el("section", { class: "history", attrs: { "aria-label": "History" } }, el("h2", {}, "History"), historyList)
-  )
+  el("header", { class: "top" }, el("h1", {}, "magi"), el("nav", {}, questionsLink, noticesLink), connection),
+  el("main", {}, questionsView, noticesView)
 )
 
 // -- drawing ------------------------------------------------------------------
@@ -126,56 +161,143 @@ const draw = () => {
   banner.textContent = loadError === undefined ? "" : `Could not load the questions: ${loadError}`
 }
 
+const showingNotices = () => location.hash.startsWith("#/notices")
+
+const noticeItem = (n: WaiterNotice, now: number) =>
+  el(
+    "article",
+    { class: "card notice-item", attrs: { "data-id": n.id } },
+    el(
+      "header",
+      { class: "card-head" },
+      el("span", { class: "status abandoned" }, "not delivered"),
+      " ",
+      time(n.at, now),
+      el("span", { class: "short" }, n.question.slice(n.question.lastIndexOf("-") + 1))
+    ),
+    el("h3", { class: "summary" }, n.summary),
+    el("p", { class: "who" }, [n.run, n.seat].filter((s) => s !== "").join(" · ")),
+    el("div", { class: "detail text" }, n.reason),
+    el("a", { class: "panel-link", attrs: { href: `#/questions/${encodeURIComponent(n.question)}` } }, "Show the question")
+  )
+
+const drawNotices = () => {
+  const now = Date.now()
+  noticeList.replaceChildren(...waiterNotices.map((n) => noticeItem(n, now)))
+  noticesEmpty.hidden = waiterNotices.length > 0 || noticesError !== undefined
+  noticesBanner.hidden = noticesError === undefined
+  noticesBanner.textContent = noticesError === undefined ? "" : `Could not load the notices: ${noticesError}`
+  const newest = waiterNotices[0]?.id
+  if (showingNotices() && newest !== undefined) markNoticesSeen(newest)
+  const seen = seenNotice()
+  const unseen = waiterNotices.filter((n) => n.id > seen).length
+  noticeBadge.textContent = String(unseen)
+  noticeBadge.hidden = unseen === 0
+}
+
+/** Show the view the address names: `#/notices`, else the questions. */
+const route = () => {
+  const notices = showingNotices()
+  questionsView.hidden = notices
+  noticesView.hidden = !notices
+  if (notices) {
+    questionsLink.removeAttribute("aria-current")
+    noticesLink.setAttribute("aria-current", "page")
+  } else {
+    noticesLink.removeAttribute("aria-current")
+    questionsLink.setAttribute("aria-current", "page")
+  }
+  drawNotices()
+}
+
 // -- keeping up with the store ---------------------------------------------------
 
-let inFlight: Promise<void> | undefined
-let again = false
-
-/** Refetch the list; changes arriving mid-fetch cause exactly one more fetch. */
-const refresh = (): Promise<void> => {
-  if (inFlight !== undefined) {
-    again = true
-    return inFlight
-  }
-  inFlight = Api.listQuestions()
-    .then(
-      (qs) => {
-        questions = qs
-        loadError = undefined
-      },
-      (e: unknown) => {
-        loadError = e instanceof Error ? e.message : String(e)
-      }
-    )
-    .then(() => {
-      draw()
+/** A fetch that, asked again while running, runs exactly once more after it. */
+const coalesced = (load: () => Promise<void>) => {
+  let inFlight: Promise<void> | undefined
+  let again = false
+  const run = (): Promise<void> => {
+    if (inFlight !== undefined) {
+      again = true
+      return inFlight
+    }
+    inFlight = load().then(() => {
       inFlight = undefined
       if (again) {
         again = false
-        void refresh()
+        void run()
       }
     })
-  return inFlight
+    return inFlight
+  }
+  return run
 }
+
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e))
+
+/** Refetch the list; changes arriving mid-fetch cause exactly one more fetch. */
+const refresh = coalesced(() =>
+  Api.listQuestions().then(
+    (qs) => {
+      questions = qs
+      loadError = undefined
+      draw()
+    },
+    (e: unknown) => {
+      loadError = message(e)
+      draw()
+    }
+  )
+)
+
+const refreshNotices = coalesced(() =>
+  Api.listNotices().then(
+    (ns) => {
+      waiterNotices = ns
+      noticesError = undefined
+      drawNotices()
+    },
+    (e: unknown) => {
+      noticesError = message(e)
+      drawNotices()
+    }
+  )
+)
 
 const follow = () => {
   if (typeof EventSource === "undefined") {
     connection.textContent = "polling"
-    setInterval(() => void refresh(), POLL_MS)
+    setInterval(() => {
+      void refresh()
+      void refreshNotices()
+    }, POLL_MS)
     return
   }
   const events = new EventSource("/api/events")
   events.addEventListener("open", () => {
     connection.textContent = "live"
   })
-  // Every change, and the first event after a reconnect, means "look again".
-  events.addEventListener("change", () => void refresh())
+  // Every change, and the first event after a reconnect, means "look again";
+  // the notices only when their revision moved (or is not known).
+  events.addEventListener("change", (event) => {
+    void refresh()
+    let notices: unknown
+    try {
+      notices = (JSON.parse((event as MessageEvent<string>).data) as { revisions?: { notices?: unknown } }).revisions?.notices
+    } catch {
+      notices = undefined
+    }
+    if (typeof notices !== "number" || notices !== noticesRevision) {
+      noticesRevision = typeof notices === "number" ? notices : undefined
+      void refreshNotices()
+    }
+  })
   events.addEventListener("error", () => {
     connection.textContent = "reconnecting…"
   })
 }
 
-/** `#/questions/<id>` (a notification's link) scrolls to that question. */
+/** `#/questions/<id>` (a notification's or a notice's link) scrolls to that question. */
 const focusFromHash = () => {
   const id = /^#\/questions\/(.+)$/.exec(location.hash)?.[1]
   if (id === undefined) return
@@ -188,6 +310,11 @@ setInterval(() => {
   for (const t of document.querySelectorAll<HTMLTimeElement>("time[data-relative]")) t.textContent = relative(t.dateTime, now)
 }, 30_000)
 
+route()
 void refresh().then(focusFromHash)
-window.addEventListener("hashchange", focusFromHash)
+void refreshNotices()
+window.addEventListener("hashchange", () => {
+  route()
+  focusFromHash()
+})
 follow()
