@@ -7,8 +7,11 @@
  * means someone is on the other end and nothing else may start; a stale one
  * means the asker is gone and the daemon may resume the seat.
  *
- * The lease lives beside the question as `<id>.lease` (not `*.json`, so a
- * store listing never mistakes it for a question). Pids are recorded for the
+ * The lease lives in `leases/<id>.lease` under the questions directory: not a
+ * `*.json` file, so a listing never mistakes it for a question, and in a
+ * folder of its own, because a waiting asker beats it every few seconds and a
+ * rename in the questions folder itself would look to every reader (the
+ * listing cache, the phone's live view) like a change to the questions. Pids are recorded for the
  * owner's eyes only and never checked: a pid is reused by the operating
  * system, a timestamp is not.
  */
@@ -52,8 +55,11 @@ export const heldAt = (lease: Option.Option<Lease>, now: Date): Option.Option<Le
 export const holder = (lease: Option.Option<Lease>, now: Date): LeaseKind | "nobody" =>
   Option.getOrElse(heldAt(lease, now), () => "nobody" as const)
 
-/** `<root>/<id>.lease`, `root` being the questions directory. */
-export const leasePath = (root: string, id: string): string => NodePath.join(root, `${id}.lease`)
+/** `<root>/leases/<id>.lease`, `root` being the questions directory. */
+export const leasePath = (root: string, id: string): string => NodePath.join(root, LEASES_DIR, `${id}.lease`)
+
+/** The folder under the questions directory that holds the leases. */
+export const LEASES_DIR = "leases"
 
 const decodeLease = Schema.decodeUnknownOption(Schema.parseJson(Lease))
 

@@ -48,7 +48,7 @@ describe("magi serve, end to end", () => {
     expect(answered.status).toBe(0)
     // The killed asker's lease (if it kept one) would hold the waiter off for
     // its 90 s ttl; age it instead of waiting that out.
-    const lease = NodePath.join(qdir, `${qid}.lease`)
+    const lease = NodePath.join(qdir, "leases", `${qid}.lease`)
     if (NodeFs.existsSync(lease))
       NodeFs.writeFileSync(lease, JSON.stringify({ ...readJson(lease), beat_at: "2000-01-01T00:00:00Z" }))
 

@@ -42,8 +42,10 @@ describe("Lease files", () => {
       yield* Lease.beat(root, "q1", "daemon")
       const read = yield* Lease.read(root, "q1")
       expect(read).toEqual(Option.some({ kind: "daemon", pid: process.pid, beat_at: "2026-01-02T03:04:05Z" }))
-      // Never a *.json file: the question store's listing must not see it.
-      expect(NodeFs.readdirSync(root)).toEqual(["q1.lease"])
+      // Never a *.json file, and not in the questions folder itself: the
+      // store's listing must not see it, nor count a beat as a change.
+      expect(NodeFs.readdirSync(root)).toEqual(["leases"])
+      expect(NodeFs.readdirSync(NodePath.join(root, "leases"))).toEqual(["q1.lease"])
     }).pipe(Effect.provide(NodeContext.layer))
   )
 
@@ -75,6 +77,7 @@ describe("Lease files", () => {
   it.effect("a torn lease file reads as no lease rather than failing", () =>
     Effect.gen(function* () {
       const root = tempDir()
+      NodeFs.mkdirSync(NodePath.join(root, Lease.LEASES_DIR))
       NodeFs.writeFileSync(Lease.leasePath(root, "q1"), '{"kind":"asker","pid":')
       expect(Option.isNone(yield* Lease.read(root, "q1"))).toBe(true)
     }).pipe(Effect.provide(NodeContext.layer))
@@ -96,7 +99,7 @@ describe("Lease files", () => {
       const leases = yield* Lease.Leases
       yield* leases.beat("q2", "asker")
       const fs = yield* FileSystem.FileSystem
-      expect(yield* fs.exists(NodePath.join(root, "q2.lease"))).toBe(true)
+      expect(yield* fs.exists(NodePath.join(root, "leases", "q2.lease"))).toBe(true)
       expect(Option.map(yield* leases.read("q2"), (l) => l.kind)).toEqual(Option.some("asker"))
       yield* leases.clear("q2")
       expect(Option.isNone(yield* leases.read("q2"))).toBe(true)

@@ -5,7 +5,8 @@ import * as NodePath from "node:path"
 import * as Q from "../src/Question.js"
 import { PANEL_MAX_BYTES, QuestionStore } from "../src/QuestionStore.js"
 import { answerQuestion, sayToQuestion } from "../src/Answers.js"
-import { backends, runUntilDone, choiceQuestion, freeQuestion, ok, RUN } from "./support.js"
+import * as Lease from "../src/Lease.js"
+import { backends, realPause, runUntilDone, choiceQuestion, freeQuestion, ok, RUN } from "./support.js"
 
 const encoder = new TextEncoder()
 const text = (bytes: Option.Option<Uint8Array>) => Option.map(bytes, (b) => new TextDecoder().decode(b))
@@ -99,6 +100,23 @@ for (const backend of backends) {
             yield* sayToQuestion(q.id, `word ${round}`)
           }
           expect((yield* store.list)[0]!.thread).toHaveLength(20)
+        })
+      )
+    )
+
+    it.scoped("does not count an asker's lease beat as a change to the questions", () =>
+      withStore(({ store }) =>
+        Effect.gen(function* () {
+          const q = choiceQuestion()
+          yield* store.put(q)
+          // The first beat ever makes the leases folder; after that, beats
+          // land every few seconds while an agent waits, and change nothing.
+          yield* Lease.beat(store.root, q.id, "asker")
+          const before = yield* store.revision
+          yield* realPause(20)
+          yield* Lease.beat(store.root, q.id, "asker")
+          yield* Lease.beat(store.root, q.id, "asker")
+          expect(yield* store.revision).toBe(before)
         })
       )
     )

@@ -244,7 +244,8 @@ export const writeNotice = (home: string, fields: { readonly id: string; readonl
 /** Leave `<id>.lease` as `kind` would have beaten it `ageMs` ago. */
 export const writeLease = (home: string, id: string, kind: "asker" | "daemon", ageMs: number) => {
   const beat = new Date(Date.now() - ageMs).toISOString().replace(/\.\d+Z$/, "Z")
-  const path = NodePath.join(home, "questions", `${id}.lease`)
+  const path = NodePath.join(home, "questions", "leases", `${id}.lease`)
+  NodeFs.mkdirSync(NodePath.dirname(path), { recursive: true })
   NodeFs.writeFileSync(`${path}.tmp`, JSON.stringify({ kind, pid: 4242, beat_at: beat }) + "\n")
   NodeFs.renameSync(`${path}.tmp`, path)
 }
