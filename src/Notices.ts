@@ -8,6 +8,7 @@
 import { FileSystem } from "@effect/platform"
 import { Clock, Context, Effect, Layer, Option, Random, Schema } from "effect"
 import * as NodePath from "node:path"
+import { writeAtomically } from "./AtomicFile.js"
 import { MagiHome } from "./MagiHome.js"
 import { Notifier } from "./Notifier.js"
 import * as Q from "./Question.js"
@@ -87,10 +88,8 @@ export const make = Effect.fn("Notices.make")(function* (root: string) {
         reason
       }
       const path = NodePath.join(root, `${notice.id}.json`)
-      const tmp = `${path}.${process.pid}.tmp`
-      yield* fs.makeDirectory(root, { recursive: true }).pipe(
-        Effect.zipRight(fs.writeFileString(tmp, JSON.stringify(notice, null, 2) + "\n")),
-        Effect.zipRight(fs.rename(tmp, path)),
+      yield* writeAtomically(path, JSON.stringify(notice, null, 2) + "\n").pipe(
+        Effect.provideService(FileSystem.FileSystem, fs),
         Effect.catchAll((e) => Effect.logWarning(`could not write the notice ${path}: ${e.message}`))
       )
       // The notification reuses the question's run so `{run}` still says
