@@ -2,7 +2,7 @@
 // modules from node_modules: start-up time is what an agent pays on every
 // `magi ask --wait` slice.
 import { build } from "esbuild"
-import { chmod, copyFile, mkdir, readFile, rm } from "node:fs/promises"
+import { chmod, copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises"
 
 /**
  * @effect/cli can read option values from YAML, TOML and INI files, and its
@@ -74,7 +74,9 @@ await build({
 })
 await rm("dist/magi.cjs.cache", { force: true })
 await rm("dist/magi.js.map", { force: true })
-await copyFile("scripts/launcher.mjs", "dist/magi.js")
+await copyFile("scripts/launcher.cjs", "dist/magi.js")
+// dist/ is CommonJS, whatever the project's own package.json says.
+await writeFile("dist/package.json", '{ "type": "commonjs" }\n')
 await chmod("dist/magi.js", 0o755)
 
 // Run once so the code cache exists before the first real call.

@@ -7,7 +7,7 @@
  * to reach an agent whose `magi ask` is gone.
  */
 import { Command, Options } from "@effect/cli"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as LocalContext from "../LocalContext.js"
 import { Cause, Effect, Layer, Option } from "effect"
 import { MagiHome } from "../MagiHome.js"
 import { QuestionStore } from "../QuestionStore.js"
@@ -34,7 +34,7 @@ const homeLayer = (home: Option.Option<string>) => Option.match(home, { onNone: 
  * answering.
  */
 const storeLayer = (home: Layer.Layer<MagiHome>) =>
-  QuestionStore.layer.pipe(Layer.provideMerge(home), Layer.provideMerge(NodeContext.layer))
+  QuestionStore.layer.pipe(Layer.provideMerge(home), Layer.provideMerge(LocalContext.layer))
 
 /** The one line that says why the waiter does not run here, and what that costs. */
 const notRunning = (cause: Cause.Cause<unknown>): string => {

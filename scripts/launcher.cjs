@@ -4,15 +4,16 @@
 // start on every `magi ask --wait` slice; with the cache, V8 skips it. The
 // cache is written after the first run (atomically, best effort: a read-only
 // install simply runs uncached) and rewritten whenever V8 rejects it, which
-// it does after a Node upgrade or a rebuild.
-import { readFileSync, renameSync, writeFileSync } from "node:fs"
-import Module, { createRequire } from "node:module"
-import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
-import { Script } from "node:vm"
+// it does after a Node upgrade or a rebuild. CommonJS (dist/ has its own
+// package.json saying so), because starting Node's ESM loader costs more than
+// this whole file does.
+"use strict"
+const { readFileSync, renameSync, writeFileSync } = require("node:fs")
+const Module = require("node:module")
+const { join } = require("node:path")
+const { Script } = require("node:vm")
 
-const dir = dirname(fileURLToPath(import.meta.url))
-const file = join(dir, "magi.cjs")
+const file = join(__dirname, "magi.cjs")
 const cacheFile = `${file}.cache`
 let cachedData
 try {
@@ -28,5 +29,5 @@ if (cachedData === undefined || script.cachedDataRejected) {
     } catch {}
   })
 }
-const module = { exports: {} }
-script.runInThisContext()(module.exports, createRequire(file), module, file, dir)
+const bundle = { exports: {} }
+script.runInThisContext()(bundle.exports, Module.createRequire(file), bundle, file, __dirname)
