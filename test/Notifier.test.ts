@@ -71,11 +71,19 @@ describe("Notifier", () => {
     }).pipe(Effect.provide(NodeContext.layer))
   )
 
-  it.effect("kills a command that hangs past twenty seconds", () =>
-    Effect.gen(function* () {
+  it.effect("kills a command that hangs past twenty seconds", () => {
+    let dir = ""
+    // Should this test fail half-way, it must not leave the script running.
+    const killLeftover = () => {
+      try {
+        process.kill(-Number(NodeFs.readFileSync(NodePath.join(dir, "pid"), "utf8")), "SIGKILL")
+      } catch {}
+    }
+    return Effect.gen(function* () {
       // It even ignores SIGTERM, as a badly written webhook script might.
-      const { dir, script } = recorder('trap "" TERM; echo $$ > "$(dirname "$0")/pid"; while true; do sleep 1; done')
-      const notifier = yield* Notify.make([script], "")
+      const made = recorder('trap "" TERM; echo $$ > "$(dirname "$0")/pid"; while true; do sleep 1; done')
+      dir = made.dir
+      const notifier = yield* Notify.make([made.script], "")
       const running = yield* Effect.fork(Effect.flip(notifier.notify(choiceQuestion())))
       while (!NodeFs.existsSync(NodePath.join(dir, "pid"))) yield* realPause(5)
       yield* advance("19 seconds")
@@ -85,8 +93,8 @@ describe("Notifier", () => {
       expect(e.message).toContain("did not finish within 20s")
       const pid = Number(NodeFs.readFileSync(NodePath.join(dir, "pid"), "utf8"))
       expect(() => process.kill(pid, 0)).toThrow()
-    }).pipe(Effect.provide(NodeContext.layer))
-  )
+    }).pipe(Effect.provide(NodeContext.layer), Effect.ensuring(Effect.sync(killLeftover)))
+  })
 
   it.live("does nothing, successfully, when no command is configured", () =>
     Effect.gen(function* () {
