@@ -196,12 +196,15 @@ export const make = Effect.fn("Waits.make")(function* (
 
   const markDelivered = (outcome: WaitOutcome) => {
     const id = outcome.question.id
+    const read = (fresh: Question) => Math.max(fresh.delivered_turns, outcome.question.thread.length)
     const mark = (fresh: Question): Question => {
       switch (outcome._tag) {
+        // The answer is printed with any words of the owner's not yet read,
+        // so either way every turn the outcome carried has now been read.
         case "Answered":
-          return { ...fresh, answer_delivered: true, waiter: null }
+          return { ...fresh, answer_delivered: true, delivered_turns: read(fresh), waiter: null }
         case "Replied":
-          return { ...fresh, delivered_turns: Math.max(fresh.delivered_turns, outcome.question.thread.length), waiter: null }
+          return { ...fresh, delivered_turns: read(fresh), waiter: null }
         default:
           return fresh
       }

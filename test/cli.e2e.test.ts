@@ -139,6 +139,23 @@ describe("magi as real processes", () => {
     expect(Date.now() - started).toBeLessThan(15_000)
   })
 
+  it("prints, on a later --wait, what the owner said while nobody waited, then the answer", async () => {
+    const o = owner()
+    await o.run(["ask", "--summary", "Ship it?", "--choice", "yes", "--choice", "no"], { MAGI_WAIT_SLICE: "1" })
+    const [id] = await o.filedId()
+    // Nobody is waiting: the owner speaks, then decides.
+    expect((await o.run(["answer", id!, "--say", "only after the release notes are done"])).code).toBe(0)
+    expect((await o.run(["answer", id!, "--reply", "yes"])).code).toBe(0)
+    const resumed = await o.run(["ask", "--wait", id!])
+    expect(resumed.code).toBe(0)
+    expect(resumed.stdout).toBe(
+      "The owner said, before deciding:\n\nonly after the release notes are done\n\nThe owner's answer:\nyes\n"
+    )
+    expect(o.read(id!)).toMatchObject({ answer_delivered: true, waiter: null })
+    // Read once: a further --wait gives the answer alone.
+    expect((await o.run(["ask", "--wait", id!])).stdout).toBe("yes\n")
+  })
+
   it("lets exactly one of twenty concurrent `magi answer` processes win", { timeout: 90_000 }, async () => {
     const o = owner()
     const ask = o.start(["ask", "--summary", "Pick one", "--choice", "a", "--choice", "b", "--json"])

@@ -79,7 +79,7 @@ for (let i = 0; i < QUESTIONS; i++) {
 
 // -- the server -----------------------------------------------------------------
 
-const server = spawn(process.execPath, [MAGI, "web", "--bind", "127.0.0.1", "--port", "0", "--home", home], {
+const server = spawn(process.execPath, [MAGI, "web", "--bind", "127.0.0.1", "--port", "0", "--home", home, "--no-loop"], {
   stdio: ["ignore", "pipe", "inherit"]
 })
 const url = await new Promise((resolve, reject) => {
