@@ -6,7 +6,7 @@ import { join } from "node:path"
 
 const only = process.argv[2]
 for (const file of readdirSync("scripts/bench").sort()) {
-  if (file === "lib.mjs" || file === "run-all.mjs" || !/\.(mjs|ts)$/.test(file)) continue
+  if (file.startsWith(".") || file === "lib.mjs" || file === "run-all.mjs" || !/\.(mjs|ts)$/.test(file)) continue
   if (only && !file.startsWith(only)) continue
   let target = join("scripts/bench", file)
   if (file.endsWith(".ts")) {
