@@ -2,7 +2,7 @@
 // modules from node_modules: start-up time is what an agent pays on every
 // `magi ask --wait` slice.
 import { build } from "esbuild"
-import { chmod, copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises"
+import { chmod, copyFile, mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises"
 
 /**
  * @effect/cli can read option values from YAML, TOML and INI files, and its
@@ -75,6 +75,11 @@ await build({
 await rm("dist/magi.cjs.cache", { force: true })
 await rm("dist/magi.js.map", { force: true })
 await copyFile("scripts/launcher.cjs", "dist/magi.js")
+// `magi` by name, for agents: magi puts dist/bin first on an agent's PATH so
+// its `magi ask` is this build even where magi is not installed.
+await mkdir("dist/bin", { recursive: true })
+await rm("dist/bin/magi", { force: true })
+await symlink("../magi.js", "dist/bin/magi")
 // dist/ is CommonJS, whatever the project's own package.json says.
 await writeFile("dist/package.json", '{ "type": "commonjs" }\n')
 await chmod("dist/magi.js", 0o755)

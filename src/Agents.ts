@@ -347,6 +347,20 @@ export const mintUuid = Effect.gen(function* () {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
 })
 
+/**
+ * The folder holding this build's `magi` command (`dist/bin/magi`, made by
+ * the build), found from the script this process runs; none when magi runs
+ * from source, as under the test runner.
+ */
+const ownBinDir = Effect.gen(function* () {
+  const fs = yield* FileSystem.FileSystem
+  const entry = process.argv[1]
+  if (entry === undefined) return undefined
+  const real = yield* fs.realPath(entry).pipe(Effect.orElseSucceed(() => entry))
+  const dir = NodePath.join(NodePath.dirname(real), "bin")
+  return (yield* fs.exists(NodePath.join(dir, "magi")).pipe(Effect.orElseSucceed(() => false))) ? dir : undefined
+})
+
 export const make = Effect.fn("Agents.make")(function* (home: string) {
   const fs = yield* FileSystem.FileSystem
   const executor = yield* CommandExecutor.CommandExecutor
@@ -383,8 +397,12 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         allowWrite: input.allowWrite,
         timeout: input.timeout
       })
+      const binDir = yield* ownBinDir.pipe(Effect.provideService(FileSystem.FileSystem, fs))
       const env: Record<string, string> = {
         ...agent.env,
+        // The agent's `magi ask` must reach this same magi, installed on
+        // PATH or not (a fresh clone after `npm ci` has it only in dist/).
+        ...(binDir === undefined ? {} : { PATH: `${binDir}${NodePath.delimiter}${agent.env.PATH ?? process.env.PATH ?? ""}` }),
         MAGI_RUN: input.run,
         MAGI_NODE: input.node,
         MAGI_SEAT: seat.key,

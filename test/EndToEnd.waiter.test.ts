@@ -28,7 +28,7 @@ describe("magi serve, end to end", () => {
     const home = NodePath.join(dir, "home")
     const log = NodePath.join(dir, "agent.jsonl")
     const repo = repoWithAgent(dir, ["node", ASK_AGENT])
-    const env = { MAGI_HOME: home, MAGI_BIN: MAGI, FAKE_AGENT_LOG: log }
+    const env = { MAGI_HOME: home, FAKE_AGENT_LOG: log }
 
     // 1. The run: the agent asks, its `magi ask` is killed, its turn ends.
     const started = magi(repo, env, "run", "Pick a storage backend")
