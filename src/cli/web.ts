@@ -8,13 +8,13 @@
  */
 import { Command, Options } from "@effect/cli"
 import * as LocalContext from "../LocalContext.js"
-import { Cause, Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { MagiHome } from "../MagiHome.js"
 import { QuestionStore } from "../QuestionStore.js"
 import { serve } from "../web/WebServer.js"
 import { CliFailure } from "./CliFailure.js"
 import { writeErr, writeOut } from "./io.js"
-import { waiterLayer, waiterLoop } from "./serve.js"
+import { inProcessWaiter } from "./InProcessWaiter.js"
 
 export const DEFAULT_PORT = 7878
 
@@ -35,30 +35,6 @@ const homeLayer = (home: Option.Option<string>) => Option.match(home, { onNone: 
  */
 const storeLayer = (home: Layer.Layer<MagiHome>) =>
   QuestionStore.layer.pipe(Layer.provideMerge(home), Layer.provideMerge(LocalContext.layer))
-
-/** The one line that says why the waiter does not run here, and what that costs. */
-const notRunning = (cause: Cause.Cause<unknown>): string => {
-  // A failure carries its own message; a crash is squashed to its error's.
-  const error = Option.getOrElse(Cause.failureOption(cause), () => Cause.squash(cause))
-  const why = typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
-  if (typeof error === "object" && error !== null && "_tag" in error && error._tag === "HomeTaken")
-    return `magi web is not running the waiter: ${why}. That loop delivers the answers; this server only serves the page.`
-  return (
-    `magi web is not running the waiter: ${why}. Answers are still recorded, but none reaches an agent ` +
-    "whose `magi ask` is gone until this is fixed and magi web (or magi serve) is restarted."
-  )
-}
-
-/**
- * The waiter, for as long as the server runs. Its config is read here, not
- * before serving: any failure (a broken config, another loop owning the home,
- * a crash later on) becomes one warning, and the page keeps serving.
- */
-const inProcessWaiter = (home: Layer.Layer<MagiHome>) =>
-  waiterLoop((dir) => `magi web: delivering answers for the questions in ${dir} too (pid ${process.pid})\n`).pipe(
-    Effect.provide(waiterLayer(home)),
-    Effect.catchAllCause((cause) => (Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logWarning(notRunning(cause))))
-  )
 
 /** Serve until interrupted. */
 export const runWeb = (options: WebRun) => {
