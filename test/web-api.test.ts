@@ -633,6 +633,8 @@ describe("the waiter inside magi web", () => {
     let stopped = false
     try {
       expect(await eventually("daemon.json", () => daemonPid(home))).toBe(own.child.pid)
+      // The page is told which loop delivers, so it only promises what one does.
+      expect((await request(`${own.url}/api/health`)).json().loop).toBe(own.child.pid)
       await own.stop()
       stopped = true
       expect(NodeFs.existsSync(NodePath.join(home, "daemon.json"))).toBe(false)
@@ -672,6 +674,8 @@ describe("the waiter inside magi web", () => {
       await new Promise((r) => setTimeout(r, 1_000))
       expect(NodeFs.existsSync(NodePath.join(home, "daemon.json"))).toBe(false)
       expect(own.stderr()).not.toContain("waiter")
+      // No loop anywhere: the page must not promise that magi will resume an agent.
+      expect((await request(`${own.url}/api/health`)).json().loop).toBeNull()
     } finally {
       await own.stop()
     }

@@ -331,8 +331,20 @@ describe.skipIf(!haveChromium)("the phone page in Chromium", () => {
       await seed(home, [{ q: question }])
       await page.goto(web.url)
       const card = page.locator("article.card", { hasText: question.summary })
-      // Filed by an agent whose `magi ask` is gone: nobody holds it.
-      expect(await card.locator(".holder").textContent()).toBe("No agent is waiting; magi will resume it when you answer.")
+      // Filed by an agent whose `magi ask` is gone: nobody holds it, and this
+      // server runs no loop, so the page promises nothing.
+      await expect
+        .poll(() => card.locator(".holder").textContent())
+        .toBe("No agent is waiting, and no magi loop is running to resume it: start `magi serve` (or magi web without --no-loop).")
+      // A loop takes the home (its heartbeat file appears): now magi will.
+      const beat = new Date().toISOString().replace(/\.\d+Z$/, "Z")
+      NodeFs.writeFileSync(
+        NodePath.join(home, "daemon.json"),
+        JSON.stringify({ pid: 4242, token: "a-loop", started_at: beat, beat_at: beat })
+      )
+      await expect
+        .poll(() => card.locator(".holder").textContent(), { timeout: 5_000 })
+        .toBe("No agent is waiting; magi will resume it when you answer.")
 
       await page.getByRole("link", { name: /^Notices/ }).tap()
       const view = page.locator("section.notices-view")

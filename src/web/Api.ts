@@ -16,7 +16,8 @@ import { QuestionStore, type InvalidAssetName, type QuestionNotFound, type Store
 import { answerQuestion, sayToQuestion } from "../Answers.js"
 import * as Responses from "./Responses.js"
 import { Snapshots } from "./Snapshot.js"
-import { Live, type Message } from "./Live.js"
+import { Live, loopNow, type Message } from "./Live.js"
+import { MagiHome } from "../MagiHome.js"
 import { NoticeFeed } from "./NoticeFeed.js"
 
 /** Largest request body accepted: an answer is a sentence, not an upload. */
@@ -171,6 +172,8 @@ const health = Effect.gen(function* () {
   return Responses.json({
     ok: true,
     revisions: { questions: snapshot.revision, notices: yield* notices.revision },
+    // The pid of the loop delivering answers to agents whose ask is gone, or null.
+    loop: yield* loopNow((yield* MagiHome).dir),
     questions_open: snapshot.open,
     questions_needs_owner: snapshot.needsOwner
   })
@@ -231,7 +234,7 @@ const events = Effect.gen(function* () {
   const live = yield* Live
   const encoder = new TextEncoder()
   const frame = (m: Message) =>
-    encoder.encode(m._tag === "Change" ? `event: change\ndata: ${JSON.stringify({ revisions: m.revisions })}\n\n` : ": keep-alive\n\n")
+    encoder.encode(m._tag === "Change" ? `event: change\ndata: ${JSON.stringify({ revisions: m.revisions, loop: m.loop })}\n\n` : ": keep-alive\n\n")
   const body = Stream.concat(Stream.succeed(encoder.encode("retry: 2000\n\n")), Stream.map(live.messages, frame))
   return HttpServerResponse.stream(body, {
     contentType: "text/event-stream",

@@ -14,7 +14,10 @@
  * asker killed mid-wait just stops beating its lease, which goes stale), so
  * the poll also compares the holders.
  */
-import { Context, Duration, Effect, Layer, PubSub, Ref, Schedule, Stream } from "effect"
+import { FileSystem } from "@effect/platform"
+import { Clock, Context, Duration, Effect, Layer, Option, PubSub, Ref, Schedule, Stream } from "effect"
+import * as Daemon from "../Daemon.js"
+import { MagiHome } from "../MagiHome.js"
 import { QuestionStore } from "../QuestionStore.js"
 import { NoticeFeed } from "./NoticeFeed.js"
 import { Snapshots } from "./Snapshot.js"
@@ -30,8 +33,25 @@ export interface Revisions {
   readonly notices: number
 }
 
+/**
+ * The pid of the live loop (`magi serve`, or a `magi web`) that owns the
+ * home, or null when none does: without one, nothing will resume an agent
+ * whose `magi ask` is gone, and the page must not promise that it will.
+ */
+export type LoopPid = number | null
+
 /** What an open page is sent: a change, or a keep-alive comment. */
-export type Message = { readonly _tag: "Change"; readonly revisions: Revisions } | { readonly _tag: "KeepAlive" }
+export type Message =
+  | { readonly _tag: "Change"; readonly revisions: Revisions; readonly loop: LoopPid }
+  | { readonly _tag: "KeepAlive" }
+
+/** The live loop owning `home` now, from its heartbeat file. */
+export const loopNow = (home: string) =>
+  Effect.gen(function* () {
+    const record = yield* Daemon.read(home)
+    const now = new Date(yield* Clock.currentTimeMillis)
+    return Option.isSome(record) && Daemon.isLive(record.value, now) ? record.value.pid : null
+  })
 
 /**
  * A question or notice file landed: `<id>.json`, not its `.tmp` scratch, lock
@@ -58,33 +78,37 @@ export class Live extends Context.Tag("magi/web/Live")<
       const store = yield* QuestionStore
       const notices = yield* NoticeFeed
       const snapshots = yield* Snapshots
+      const fs = yield* FileSystem.FileSystem
+      const loop = loopNow((yield* MagiHome).dir).pipe(Effect.provideService(FileSystem.FileSystem, fs))
       // Everything a page is sent is published here once, whatever the number
       // of pages: each page's stream is then only a queue read, and a change
       // reaches fifty phones within milliseconds of reaching the first.
       const hub = yield* PubSub.sliding<Message>(16)
       yield* Effect.addFinalizer(() => PubSub.shutdown(hub))
       const revisionsNow = Effect.all({ questions: store.revision, notices: notices.revision })
-      const last = yield* Ref.make({ revisions: yield* revisionsNow, holders: yield* snapshots.holders })
+      const last = yield* Ref.make({ revisions: yield* revisionsNow, holders: yield* snapshots.holders, loop: yield* loop })
 
-      const publish = (revisions: Revisions, holders: string) =>
-        Effect.zipRight(Ref.set(last, { revisions, holders }), PubSub.publish(hub, { _tag: "Change", revisions }))
+      const publish = (revisions: Revisions, holders: string, loop: LoopPid) =>
+        Effect.zipRight(Ref.set(last, { revisions, holders, loop }), PubSub.publish(hub, { _tag: "Change", revisions, loop }))
 
       // A file event always publishes: two writes in one timestamp tick leave
       // the revision unchanged, and the event is the only sign of the second.
       const onFileEvent = Effect.gen(function* () {
-        const { holders } = yield* Ref.get(last)
-        yield* publish(yield* revisionsNow, holders)
+        const before = yield* Ref.get(last)
+        yield* publish(yield* revisionsNow, before.holders, before.loop)
       })
       const onPoll = Effect.gen(function* () {
         const revisions = yield* revisionsNow
         const holders = yield* snapshots.holders
+        const owner = yield* loop
         const before = yield* Ref.get(last)
         if (
           revisions.questions !== before.revisions.questions ||
           revisions.notices !== before.revisions.notices ||
-          holders !== before.holders
+          holders !== before.holders ||
+          owner !== before.loop
         )
-          yield* publish(revisions, holders)
+          yield* publish(revisions, holders, owner)
       })
 
       yield* Stream.merge(store.changes, notices.changes).pipe(
@@ -102,7 +126,7 @@ export class Live extends Context.Tag("magi/web/Live")<
       const messages = Stream.unwrapScoped(
         Effect.gen(function* () {
           const subscription = yield* PubSub.subscribe(hub)
-          const first: Message = { _tag: "Change", revisions: yield* revisionsNow }
+          const first: Message = { _tag: "Change", revisions: yield* revisionsNow, loop: yield* loop }
           // A shut-down hub ends the queue, and with it the stream.
           return Stream.concat(Stream.succeed(first), Stream.fromQueue(subscription))
         })

@@ -21,6 +21,12 @@ export interface CardContext {
   /** Send; the page shows the outcome on the card. */
   readonly act: (q: QuestionView, send: () => Promise<Api.QuestionView>, done: string) => void
   readonly now: number
+  /**
+   * Whether a magi loop owns the home (from the change events): without one,
+   * "magi will resume it" would be a promise nothing keeps. Unknown until the
+   * first event.
+   */
+  readonly loopRunning: boolean | undefined
 }
 
 const who = (q: QuestionView) => [q.run, q.node, q.seat].filter((s) => s !== "").join(" · ")
@@ -54,7 +60,7 @@ const statusLabel = (q: QuestionView): [string, string] => {
  * a live agent now, is being carried by magi, or waits for magi to resume it.
  * Nothing for history, where nobody waits by definition.
  */
-const holderLine = (q: QuestionView) => {
+const holderLine = (q: QuestionView, loopRunning: boolean | undefined) => {
   if (!mayBeHeld(q)) return null
   const yours = q.status === "answered" ? "your answer" : "your words"
   const text =
@@ -62,9 +68,11 @@ const holderLine = (q: QuestionView) => {
       ? "The agent is waiting."
       : q.holder === "daemon"
         ? `magi is delivering ${yours} to the agent.`
-        : q.status === "answered"
-          ? "No agent is waiting; magi will resume it with your answer."
-          : "No agent is waiting; magi will resume it when you answer."
+        : loopRunning === false
+          ? "No agent is waiting, and no magi loop is running to resume it: start `magi serve` (or magi web without --no-loop)."
+          : q.status === "answered"
+            ? "No agent is waiting; magi will resume it with your answer."
+            : "No agent is waiting; magi will resume it when you answer."
   return el("p", { class: `holder ${q.holder}`, attrs: { "data-holder": q.holder } }, text)
 }
 
@@ -220,7 +228,7 @@ export const card = (q: QuestionView, ctx: CardContext): HTMLElement => {
     ),
     el("h3", { class: "summary" }, q.summary),
     who(q) === "" ? null : el("p", { class: "who" }, who(q)),
-    holderLine(q),
+    holderLine(q, ctx.loopRunning),
     ctx.notice === undefined ? null : el("p", { class: `notice ${ctx.notice.kind}`, attrs: { role: "status" } }, ctx.notice.text),
     q.detail.trim() === "" ? null : el("div", { class: "detail text" }, q.detail.trimEnd()),
     q.panel ? panel(q) : null,

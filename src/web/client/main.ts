@@ -28,6 +28,8 @@ let waiterNotices: ReadonlyArray<WaiterNotice> = []
 let noticesError: string | undefined
 /** The notices revision last fetched, from the change events. */
 let noticesRevision: number | undefined
+/** Whether a magi loop owns the home, from the change events. */
+let loopRunning: boolean | undefined
 
 /** The newest notice the owner has looked at, kept across visits (so the badge counts only new ones). */
 const SEEN_KEY = "magi.notices.seen"
@@ -131,10 +133,10 @@ const draw = () => {
   const nodeFor = (q: QuestionView) => {
     seen.add(q.id)
     const notice = notices.get(q.id)
-    const key = JSON.stringify([q, notice])
+    const key = JSON.stringify([q, notice, loopRunning])
     const old = drawn.get(q.id)
     if (old !== undefined && old.key === key) return old.node
-    const node = card(q, { drafts, notice, act, now })
+    const node = card(q, { drafts, notice, act, now, loopRunning })
     drawn.set(q.id, { key, node })
     return node
   }
@@ -282,11 +284,16 @@ const follow = () => {
   events.addEventListener("change", (event) => {
     void refresh()
     let notices: unknown
+    let loop: unknown
     try {
-      notices = (JSON.parse((event as MessageEvent<string>).data) as { revisions?: { notices?: unknown } }).revisions?.notices
+      const data = JSON.parse((event as MessageEvent<string>).data) as { revisions?: { notices?: unknown }; loop?: unknown }
+      notices = data.revisions?.notices
+      loop = data.loop
     } catch {
       notices = undefined
     }
+    // The refresh above redraws; the cards' keys include this.
+    loopRunning = loop === undefined ? undefined : typeof loop === "number"
     if (typeof notices !== "number" || notices !== noticesRevision) {
       noticesRevision = typeof notices === "number" ? notices : undefined
       void refreshNotices()
