@@ -7,6 +7,7 @@
  * daemon, and a test can replay any of them at any instant.
  */
 import { Data, Either, Schema } from "effect"
+import { parseVersioned } from "./VersionedJson.js"
 
 /**
  * On-disk format version. Bumped when a field's meaning changes or a field is
@@ -223,29 +224,16 @@ const decodeStrict = (raw: unknown) => {
  * of); an older one reads with defaults; an unknown field is refused, because
  * a typo'd field silently dropped would be data lost on the next write.
  */
-export const decode = (body: string, source: string): Either.Either<Question, UnreadableQuestion> => {
-  let raw: unknown
-  try {
-    raw = JSON.parse(body)
-  } catch (e) {
-    return Either.left(new UnreadableQuestion({ message: `${source} is not valid JSON: ${(e as Error).message}` }))
-  }
-  if (typeof raw === "object" && raw !== null && "schema" in raw) {
-    const schema = (raw as { schema: unknown }).schema
-    if (typeof schema === "number" && schema > SCHEMA) {
-      const id = (raw as { id?: unknown }).id
-      return Either.left(
-        new UnreadableQuestion({
-          message: `question ${typeof id === "string" ? id : source} was written by a newer magi (schema ${schema}, this build only speaks up to ${SCHEMA})`
-        })
+export const decode = (body: string, source: string): Either.Either<Question, UnreadableQuestion> =>
+  parseVersioned(body, source, SCHEMA, (raw) => `question ${typeof raw.id === "string" ? raw.id : source}`).pipe(
+    Either.mapLeft((message) => new UnreadableQuestion({ message })),
+    Either.flatMap((raw) =>
+      Either.mapLeft(
+        decodeStrict(raw),
+        (e) => new UnreadableQuestion({ message: `${source} is not a question magi can read: ${e.message}` })
       )
-    }
-  }
-  return Either.mapLeft(
-    decodeStrict(raw),
-    (e) => new UnreadableQuestion({ message: `${source} is not a question magi can read: ${e.message}` })
+    )
   )
-}
 
 /** The stored form: pretty JSON, every field present. */
 export const encode = (q: Question): string => JSON.stringify(q, null, 2) + "\n"

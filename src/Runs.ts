@@ -12,6 +12,7 @@ import { FileSystem } from "@effect/platform"
 import { Clock, Context, Data, Duration, Effect, Either, Layer, Option, Schedule, Schema } from "effect"
 import * as NodePath from "node:path"
 import { writeAtomically } from "./AtomicFile.js"
+import { parseVersioned } from "./VersionedJson.js"
 import { MagiHome } from "./MagiHome.js"
 import * as Q from "./Question.js"
 import { QuestionStore } from "./QuestionStore.js"
@@ -59,20 +60,13 @@ export class RunStoreError extends Data.TaggedError("RunStoreError")<{ readonly 
 const decodeStrict = Schema.decodeUnknownEither(Run, { onExcessProperty: "error", errors: "first" })
 
 /** Read a stored run, refusing one written by a newer magi by name. */
-export const decode = (body: string, source: string): Either.Either<Run, RunStoreError> => {
-  let raw: unknown
-  try {
-    raw = JSON.parse(body)
-  } catch (e) {
-    return Either.left(new RunStoreError({ message: `${source} is not valid JSON: ${(e as Error).message}` }))
-  }
-  const schema = (raw as { schema?: unknown } | null)?.schema
-  if (typeof schema === "number" && schema > RUN_SCHEMA)
-    return Either.left(
-      new RunStoreError({ message: `${source} was written by a newer magi (run schema ${schema}, this build reads up to ${RUN_SCHEMA})` })
+export const decode = (body: string, source: string): Either.Either<Run, RunStoreError> =>
+  parseVersioned(body, source, RUN_SCHEMA, () => `run ${source}`).pipe(
+    Either.mapLeft((message) => new RunStoreError({ message })),
+    Either.flatMap((raw) =>
+      Either.mapLeft(decodeStrict(raw), (e) => new RunStoreError({ message: `${source} is not a run magi can read: ${e.message}` }))
     )
-  return Either.mapLeft(decodeStrict(raw), (e) => new RunStoreError({ message: `${source} is not a run magi can read: ${e.message}` }))
-}
+  )
 
 export const encode = (run: Run): string => JSON.stringify(run, null, 2) + "\n"
 
