@@ -254,9 +254,26 @@ export const resolution = (q: Question): string | undefined => {
 /** True from the owner speaking back until the agent's next reply. */
 export const waitingOnAgent = (q: Question): boolean => isOpen(q) && q.thread.at(-1)?.who === "operator"
 
-/** The owner's last word, when the agent has not answered it yet. */
-export const unreadOwnerWord = (q: Question): string | undefined =>
-  waitingOnAgent(q) ? q.thread.at(-1)?.body : undefined
+/**
+ * The owner's turns the agent has not been shown: every operator turn at or
+ * after `delivered_turns`, joined by a blank line; undefined when there are
+ * none. The one definition of "unread", shared by the asker and the daemon.
+ */
+export const unreadOwnerTurns = (q: Question): string | undefined => {
+  const unread = q.thread.slice(q.delivered_turns).filter((t) => t.who === "operator")
+  return unread.length === 0 ? undefined : unread.map((t) => t.body).join("\n\n")
+}
+
+/**
+ * What an open question has for the agent right now, if anything: the owner's
+ * unread words; or, while the agent still owes a reply, the owner's last word
+ * again (an agent that went back to waiting instead of replying must not wait
+ * in silence while the owner waits on it).
+ */
+export const wordsForAgent = (q: Question): string | undefined => {
+  if (!isOpen(q)) return undefined
+  return unreadOwnerTurns(q) ?? (waitingOnAgent(q) ? q.thread.at(-1)?.body : undefined)
+}
 
 /**
  * Should a notification go out now? Always for the first ask; after the owner
@@ -352,13 +369,25 @@ export const reply = (q: Question, body: string, choices: ReadonlyArray<string>,
   })
 }
 
+/** The question's whole timeout in seconds: as recorded, else `fallbackSecs`. */
+export const timeoutSecs = (q: Question, fallbackSecs: number): number =>
+  q.answer_timeout > 0 ? q.answer_timeout : fallbackSecs
+
 /**
- * What is left of the question's deadline, in milliseconds, never below 0.
- * Counted from `asked_at` with the timeout recorded at the first ask (or
- * `fallbackSecs` for an older file that never recorded one), so stacked
- * `magi ask --wait` calls can only use up the budget, never extend it.
+ * When the question expires: its last activity (the ask, or the latest turn)
+ * plus its timeout. A conversation still going is not one nobody answered, so
+ * a turn starts the clock again; `magi ask --wait` adds no turn, so stacked
+ * waits can only use the budget up, never stretch it.
  */
-export const budgetLeftMs = (q: Question, fallbackSecs: number, now: Date): number => {
-  const totalSecs = q.answer_timeout > 0 ? q.answer_timeout : fallbackSecs
-  return Math.max(0, Date.parse(q.asked_at) + totalSecs * 1000 - now.getTime())
+export const deadlineMs = (q: Question, fallbackSecs: number): number => {
+  const last = Math.max(Date.parse(q.asked_at), ...q.thread.map((t) => Date.parse(t.at)))
+  return last + timeoutSecs(q, fallbackSecs) * 1000
 }
+
+/** What is left until `deadlineMs`, never below 0. */
+export const budgetLeftMs = (q: Question, fallbackSecs: number, now: Date): number =>
+  Math.max(0, deadlineMs(q, fallbackSecs) - now.getTime())
+
+/** The words an expired question is abandoned with, by the asker or the daemon alike. */
+export const expiryReason = (q: Question, fallbackSecs: number): string =>
+  `no answer within ${timeoutSecs(q, fallbackSecs)}s of asking`

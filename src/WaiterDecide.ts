@@ -28,33 +28,10 @@ export type Action = Data.TaggedEnum<{
 }>
 export const Action = Data.taggedEnum<Action>()
 
-/**
- * The owner's turns the agent has not been shown: every operator turn at or
- * after `delivered_turns`, joined by a blank line. Undefined when there are
- * none.
- */
-export const unreadOwnerTurns = (q: Question): string | undefined => {
-  const unread = q.thread.slice(q.delivered_turns).filter((t) => t.who === "operator")
-  return unread.length === 0 ? undefined : unread.map((t) => t.body).join("\n\n")
-}
-
-/** The question's deadline in seconds: as recorded, else the configured default. */
-export const timeoutSecs = (q: Question, defaultTimeoutSecs: number): number =>
-  q.answer_timeout > 0 ? q.answer_timeout : defaultTimeoutSecs
-
-/**
- * When the question expires: its last activity (the ask or any turn, the
- * latest) plus its timeout. Counted from the last activity, not the ask,
- * because a conversation still going is not one nobody answered.
- */
-export const deadlineMs = (q: Question, defaultTimeoutSecs: number): number => {
-  const last = Math.max(Date.parse(q.asked_at), ...q.thread.map((t) => Date.parse(t.at)))
-  return last + timeoutSecs(q, defaultTimeoutSecs) * 1000
-}
-
-/** The words an expired question is abandoned with; the same the asker uses. */
-export const expiryReason = (q: Question, defaultTimeoutSecs: number): string =>
-  `no answer within ${timeoutSecs(q, defaultTimeoutSecs)}s of asking`
+// The rules on what is unread and when a question expires are the
+// question's own, shared with the asker (`magi ask`), so the two never
+// disagree about whether a question is alive.
+export const { unreadOwnerTurns, deadlineMs, expiryReason, timeoutSecs } = Q
 
 /** The whole decision, in the reference's order. */
 export const decide = (

@@ -53,7 +53,7 @@ export const outcomeOf = (q: Question): Option.Option<WaitOutcome> => {
       answer === undefined ? WaitOutcome.Abandoned({ question: q }) : WaitOutcome.Answered({ answer, question: q })
     )
   }
-  const said = Q.unreadOwnerWord(q)
+  const said = Q.wordsForAgent(q)
   return said === undefined ? Option.none() : Option.some(WaitOutcome.Replied({ said, question: q }))
 }
 
@@ -146,10 +146,11 @@ export const make = Effect.fn("Waits.make")(function* (
    */
   const expire = (q: Question, timeout: Duration.Duration) =>
     Effect.gen(function* () {
-      const total = q.answer_timeout > 0 ? q.answer_timeout : Math.max(1, Math.ceil(Duration.toSeconds(timeout)))
-      const giveUp = (question: Question) => Q.abandon(question, `no answer within ${total}s of asking`)
+      const fallback = Math.max(1, Math.ceil(Duration.toSeconds(timeout)))
+      const total = Q.timeoutSecs(q, fallback)
+      const giveUp = (question: Question) => Q.abandon(question, Q.expiryReason(question, fallback))
       const settled = yield* store
-        .update(q.id, (fresh) => Either.right(Q.unreadOwnerWord(fresh) === undefined ? giveUp(fresh) : fresh))
+        .update(q.id, (fresh) => Either.right(Q.unreadOwnerTurns(fresh) === undefined ? giveUp(fresh) : fresh))
         .pipe(
           Effect.catchTags({
             // Deleted or corrupted under us: nothing on disk to abandon, and
@@ -169,6 +170,9 @@ export const make = Effect.fn("Waits.make")(function* (
 
   const announceAndWait = (q: Question, timeout: Duration.Duration) =>
     Effect.gen(function* () {
+      // Alive from the moment the question is filed: the notification may
+      // take its twenty seconds, and the daemon must not step in meanwhile.
+      yield* beat(q.id)
       const now = new Date(yield* Effect.clockWith((c) => c.currentTimeMillis))
       if (Q.shouldNotify(q, now)) {
         // A broken webhook costs the tap on the shoulder, nothing more: the

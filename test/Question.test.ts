@@ -175,12 +175,32 @@ describe("Question", () => {
     expect(Either.isLeft(typo) && typo.left.message).toContain("sumary")
   })
 
-  it("counts the deadline from when the question was asked, never from now", () => {
+  it("counts the deadline from the last word on the question, never from a later wait", () => {
     const q = { ...choiceQuestion(), answer_timeout: 3600 }
     expect(Q.budgetLeftMs(q, 86400, later(600))).toBe(3000 * 1000)
     expect(Q.budgetLeftMs(q, 86400, later(7200))).toBe(0)
     // An older file that never recorded its timeout falls back to the config.
     expect(Q.budgetLeftMs(choiceQuestion(), 100, later(40))).toBe(60 * 1000)
+    // A conversation still going is not one nobody answered: the owner's
+    // word at 50 min gives the agent's reply a whole hour from then.
+    const talking = ok(Q.say(q, "what about disk space?", later(3000)))
+    expect(Q.budgetLeftMs(talking, 86400, later(4000))).toBe(2600 * 1000)
+    expect(Q.expiryReason(talking, 86400)).toBe("no answer within 3600s of asking")
+  })
+
+  it("hands the agent every word the owner said that it has not read, not just the last", () => {
+    const first = ok(Q.say(choiceQuestion(), "first: what about disk space?", later(5)))
+    const second = ok(Q.say(first, "second: and backups?", later(6)))
+    expect(Q.wordsForAgent(second)).toBe("first: what about disk space?\n\nsecond: and backups?")
+    // Once the agent has read them and replied, there is nothing for it.
+    const replied = ok(Q.reply({ ...second, delivered_turns: 2 }, "SQLite, backed up nightly", ["SQLite"], later(9)))
+    expect(Q.wordsForAgent(replied)).toBeUndefined()
+    // A word it never saw is still its, even after it replied to an earlier one.
+    const missed = ok(Q.reply({ ...second, delivered_turns: 1 }, "SQLite: one file", ["SQLite"], later(9)))
+    expect(Q.wordsForAgent(missed)).toBe("second: and backups?")
+    // An agent that read the words but went back to waiting instead of
+    // replying is handed the last of them again rather than left silent.
+    expect(Q.wordsForAgent({ ...second, delivered_turns: 2 })).toBe("second: and backups?")
   })
 
   it("mints ids shaped like a run's, whose last segment is the short id", () => {

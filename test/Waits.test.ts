@@ -221,6 +221,24 @@ describe("Waits", () => {
     }).pipe(Effect.provide(inMemory("240 seconds")))
   )
 
+  it.effect("never loses an owner's word said while the agent was replying to an earlier one", () =>
+    Effect.gen(function* () {
+      const waits = yield* Waits
+      const store = yield* QuestionStore
+      const q = yield* asked(HOUR)
+      yield* store.put(q)
+      yield* sayToQuestion(q.id, "op1: why not Postgres?")
+      const first = yield* waits.resumeWait(yield* store.get(q.id), Duration.seconds(HOUR))
+      expect(first._tag === "Replied" && first.said).toBe("op1: why not Postgres?")
+      yield* waits.markDelivered(first)
+      // The owner adds a word before the agent's reply lands.
+      yield* sayToQuestion(q.id, "op2: and how is it backed up?")
+      yield* store.update(q.id, (fresh) => Q.reply(fresh, "Postgres needs a server", ["SQLite"], new Date()))
+      const second = yield* waits.resumeWait(yield* store.get(q.id), Duration.seconds(HOUR))
+      expect(second._tag === "Replied" && second.said).toBe("op2: and how is it backed up?")
+    }).pipe(Effect.provide(inMemory("240 seconds")))
+  )
+
   it.effect("hears an answer by re-reading every few seconds where the store cannot be watched", () =>
     Effect.gen(function* () {
       const waits = yield* Waits

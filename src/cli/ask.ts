@@ -165,12 +165,7 @@ const replyOnThread = (o: AskOptions, id: string) =>
     const q = yield* store
       .update(current.id, (fresh) =>
         Q.reply(
-          {
-            ...fresh,
-            ...(Option.isSome(o.panel) ? { panel: panelled.panel, assets: panelled.assets } : {}),
-            // Replying is reading: every turn before this one reached the agent.
-            delivered_turns: fresh.thread.length
-          },
+          Option.isSome(o.panel) ? { ...fresh, panel: panelled.panel, assets: panelled.assets } : fresh,
           body,
           o.choice,
           at
@@ -230,7 +225,12 @@ const report = (outcome: WaitOutcome, json: boolean) =>
     const q = outcome.question
     if (json) {
       const body: Record<string, string> = { outcome: outcome._tag.toLowerCase(), id: q.id }
-      if (outcome._tag === "Answered") body.answer = outcome.answer
+      if (outcome._tag === "Answered") {
+        body.answer = outcome.answer
+        // Words the owner said that the agent never read travel with it.
+        const unread = Q.unreadOwnerTurns(q)
+        if (unread !== undefined) body.said = unread
+      }
       if (outcome._tag === "Replied") body.said = outcome.said
       yield* writeOut(JSON.stringify(body) + "\n")
       if (outcome._tag === "Abandoned") return yield* CliFailure.refused(abandonedLine(q))
@@ -241,11 +241,9 @@ const report = (outcome: WaitOutcome, json: boolean) =>
         const answer = outcome.answer.endsWith("\n") ? outcome.answer : outcome.answer + "\n"
         // Words the owner said that this agent never saw come first, so the
         // decision is read with what was said around it.
-        const unread = q.thread.slice(q.delivered_turns).filter((t) => t.who === "operator")
-        if (unread.length === 0) return yield* writeOut(answer)
-        return yield* writeOut(
-          `The owner said, before deciding:\n\n${unread.map((t) => t.body).join("\n\n")}\n\nThe owner's answer:\n${answer}`
-        )
+        const unread = Q.unreadOwnerTurns(q)
+        if (unread === undefined) return yield* writeOut(answer)
+        return yield* writeOut(`The owner said, before deciding:\n\n${unread}\n\nThe owner's answer:\n${answer}`)
       }
       case "Replied":
         return yield* writeOut(
