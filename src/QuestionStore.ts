@@ -159,7 +159,13 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
           ? new QuestionNotFound({ message: `no question file at ${path}` })
           : new StoreError({ message: `read ${path}: ${e.message}` })
       ),
-      Effect.flatMap((body) => Q.decode(body, path))
+      Effect.flatMap((body) => Q.decode(body, path)),
+      // The id inside must be the file's own: a copied or hand-edited record
+      // would otherwise be written back (and its lease kept) somewhere else.
+      Effect.filterOrFail(
+        (q) => `${q.id}.json` === NodePath.basename(path),
+        (q) => new Q.UnreadableQuestion({ message: `${path} holds question \`${q.id}\`, not the one its name says; rename it or fix its id` })
+      )
     )
 
   /** Ids of every stored question file, readable or not. */
@@ -226,8 +232,11 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
    */
   const withLock = <A, E>(id: string, body: Effect.Effect<A, E>) => {
     const lock = NodePath.join(root, `${id}.lock`)
-    const create = (now: number) =>
-      fs.writeFileString(lock, `${process.pid} ${now}\n`, { flag: "wx" }).pipe(
+    // What this writer puts in the lock, so it removes its own lock only: a
+    // writer stalled past the stale limit must not remove the next holder's.
+    const token = `${process.pid} ${Math.random().toString(36).slice(2, 12)}\n`
+    const create =
+      fs.writeFileString(lock, token, { flag: "wx" }).pipe(
         Effect.as(true),
         Effect.catchIf(
           (e) => e._tag === "SystemError" && e.reason === "AlreadyExists",
@@ -237,7 +246,7 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
       )
     const tryAcquire = Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
-      if (yield* create(now)) return true
+      if (yield* create) return true
       const since = yield* fs.stat(lock).pipe(
         Effect.map((s) => Option.getOrElse(Option.map(s.mtime, (d) => d.getTime()), () => now)),
         Effect.orElseSucceed(() => now)
@@ -245,7 +254,7 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
       if (now - since <= LOCK_STALE_MS) return false
       // Left by a writer that died mid-update: break it and take it now.
       yield* fs.remove(lock).pipe(Effect.ignore)
-      return yield* create(now)
+      return yield* create
     })
     const acquire = tryAcquire.pipe(
       Effect.filterOrFail(
@@ -270,7 +279,11 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
       Effect.acquireUseRelease(
         Effect.zipRight(ensureRoot, acquire),
         () => body,
-        () => fs.remove(lock).pipe(Effect.ignore)
+        () =>
+          fs.readFileString(lock).pipe(
+            Effect.flatMap((held) => (held === token ? fs.remove(lock) : Effect.void)),
+            Effect.ignore
+          )
       )
     )
   }
@@ -366,7 +379,9 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
           message: `panel for question ${Q.shortId(q.id)} is ${total} bytes, over magi's cap of ${PANEL_MAX_BYTES} bytes; nothing was written`
         })
 
-      const tmp = NodePath.join(root, `${q.id}${PANEL_TMP}`)
+      // A scratch directory of this call's own: two calls assembling at once
+      // must not write into each other's half-built panel.
+      const tmp = NodePath.join(root, `${q.id}${PANEL_TMP}-${Math.random().toString(36).slice(2, 10)}`)
       const dir = panelDir(q.id)
       yield* ensureRoot
       yield* clearDir(tmp)
@@ -408,7 +423,20 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
 
   const dropPanel = (id: string) =>
     Q.validAssetName(id)
-      ? Effect.zipRight(clearDir(panelDir(id)), clearDir(NodePath.join(root, `${id}${PANEL_TMP}`)))
+      ? Effect.zipRight(
+          clearDir(panelDir(id)),
+          // Any scratch a killed `putPanel` left behind.
+          fs.readDirectory(root).pipe(
+            Effect.orElseSucceed((): string[] => []),
+            Effect.flatMap((names) =>
+              Effect.forEach(
+                names.filter((n) => n.startsWith(`${id}${PANEL_TMP}`)),
+                (n) => clearDir(NodePath.join(root, n)),
+                { discard: true }
+              )
+            )
+          )
+        )
       : Effect.fail(badId(id))
 
   const changes = Stream.unwrap(

@@ -153,6 +153,22 @@ for (const backend of backends) {
       )
     )
 
+    it.scoped("refuses a file whose id is not its own name, rather than writing it back elsewhere", () =>
+      withStore(({ store, fs }) =>
+        Effect.gen(function* () {
+          const q = choiceQuestion("20260101-000001-aaaa")
+          yield* store.put(q)
+          // Copied by hand under another name, id unchanged.
+          yield* fs.writeFileString(NodePath.join(store.root, "20260101-000002-bbbb.json"), Q.encode(q))
+          const e = yield* Effect.flip(store.get("20260101-000002-bbbb"))
+          expect(e.message).toContain("not the one its name says")
+          expect((yield* store.list).map((x) => x.id)).toEqual([q.id])
+          expect(Either.isLeft(yield* Effect.either(sayToQuestion("20260101-000002-bbbb", "hello?")))).toBe(true)
+          expect((yield* store.get(q.id)).thread).toEqual([])
+        })
+      )
+    )
+
     it.scoped("reads a schema-1 file byte for byte as an older magi wrote it", () =>
       withStore(({ store, fs }) =>
         Effect.gen(function* () {
