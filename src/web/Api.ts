@@ -12,7 +12,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Data, Effect, Option, ParseResult, Schema, Stream } from "effect"
 import * as Q from "../Question.js"
-import { QuestionStore, type InvalidAssetName, type QuestionNotFound, type StoreError } from "../QuestionStore.js"
+import { QuestionNotFound, QuestionStore, type InvalidAssetName, type StoreError } from "../QuestionStore.js"
 import { answerQuestion, sayToQuestion } from "../Answers.js"
 import * as Responses from "./Responses.js"
 import { Snapshots } from "./Snapshot.js"
@@ -160,6 +160,20 @@ const SayBody = Schema.Struct({ body: Schema.String })
 
 const idParam = Effect.map(HttpRouter.params, (p) => p["id"] ?? "")
 
+/**
+ * The id a write names, which must be a question's whole id: a prefix that
+ * happens to be unique today may name another question tomorrow, and a tap
+ * must decide exactly the question the owner read.
+ */
+const exactId = Effect.gen(function* () {
+  const id = yield* idParam
+  const store = yield* QuestionStore
+  const resolved = yield* store.resolveId(id)
+  if (resolved !== id)
+    return yield* new QuestionNotFound({ message: `no question has the id \`${id}\`; a write takes a question's whole id` })
+  return id
+})
+
 const listQuestions = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
   const snapshot = yield* (yield* Snapshots).current
@@ -180,14 +194,14 @@ const health = Effect.gen(function* () {
 }).pipe(Effect.catchAll(failure))
 
 const answer = Effect.gen(function* () {
-  const id = yield* idParam
+  const id = yield* exactId
   const given = yield* bodyAs(Q.Answer, '{"choice": "…"} or {"text": "…"}')
   const answered = yield* answerQuestion(id, given)
   return Responses.json(yield* (yield* Snapshots).viewOf(answered))
 }).pipe(Effect.catchAll(failure))
 
 const say = Effect.gen(function* () {
-  const id = yield* idParam
+  const id = yield* exactId
   const { body } = yield* bodyAs(SayBody, '{"body": "…"}')
   const said = yield* sayToQuestion(id, body)
   return Responses.json(yield* (yield* Snapshots).viewOf(said))
