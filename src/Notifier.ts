@@ -37,11 +37,20 @@ export const questionUrl = (base: string): string => {
 
 const PLACEHOLDER = /\{(summary|run|url)\}/g
 
-/** Fill `{summary}`, `{run}`, `{url}` in one pass; other braces are kept. */
-export const expand = (template: string, q: Pick<Question, "summary" | "run">, url: string): string =>
-  template.replace(PLACEHOLDER, (_, name: "summary" | "run" | "url") =>
+/**
+ * Fill `{summary}`, `{run}`, `{url}` in one pass; other braces are kept.
+ *
+ * Agent-written text that would make an argument start with `-` gets a
+ * leading space: without a shell it cannot run anything, but as the first
+ * character of an argument it could still be read as an option
+ * (`--attach=/home/me/.ssh/id_rsa`). A dash the owner wrote is theirs.
+ */
+export const expand = (template: string, q: Pick<Question, "summary" | "run">, url: string): string => {
+  const filled = template.replace(PLACEHOLDER, (_, name: "summary" | "run" | "url") =>
     name === "summary" ? q.summary : name === "run" ? q.run : url
   )
+  return filled.startsWith("-") && !template.startsWith("-") ? ` ${filled}` : filled
+}
 
 /** The last non-blank line a failed command wrote to stderr. */
 export const lastStderrLine = (stderr: string): string =>

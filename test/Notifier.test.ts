@@ -36,6 +36,15 @@ describe("Notifier", () => {
     expect(Notify.expand("no placeholders", q, "http://x")).toBe("no placeholders")
   })
 
+  it("never lets agent text turn into an option of the notification command", () => {
+    const q = { ...choiceQuestion(), summary: "--attach=/home/me/.ssh/id_rsa" }
+    expect(Notify.expand("{summary}", q, "")).toBe(" --attach=/home/me/.ssh/id_rsa")
+    expect(Notify.expand("{run}", { ...q, run: "-o/tmp/x" }, "")).toBe(" -o/tmp/x")
+    // A dash the owner wrote in the template is theirs to keep.
+    expect(Notify.expand("--title={summary}", { ...q, summary: "hi" }, "")).toBe("--title=hi")
+    expect(Notify.expand("--message={summary}", q, "")).toBe("--message=--attach=/home/me/.ssh/id_rsa")
+  })
+
   it("points the link at the view that can answer, unless the owner chose a fragment", () => {
     expect(Notify.questionUrl("http://100.64.0.1:7777")).toBe("http://100.64.0.1:7777/#/questions")
     expect(Notify.questionUrl("http://100.64.0.1:7777/")).toBe("http://100.64.0.1:7777/#/questions")
