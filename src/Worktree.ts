@@ -43,6 +43,17 @@ export const git = Effect.fn("git")(function* (cwd: string, ...args: ReadonlyArr
 })
 
 /**
+ * Is `magi/<short>` already a branch in the repo at `repoDir`? Short ids are
+ * 16 bits, so after a few hundred runs a new one may land on an old branch;
+ * the caller draws another id rather than fail in `git worktree add`.
+ */
+export const branchTaken = (repoDir: string, short: string) =>
+  git(repoDir, "show-ref", "--verify", "--quiet", `refs/heads/magi/${short}`).pipe(
+    Effect.as(true),
+    Effect.orElseSucceed(() => false)
+  )
+
+/**
  * Create the run's worktree off the tip of `repo`'s current branch. Detached
  * HEAD works too (the base is then the commit itself), because "what I have
  * checked out" is what the owner means either way.

@@ -8,6 +8,7 @@ import * as Q from "../src/Question.js"
 import { QuestionStore } from "../src/QuestionStore.js"
 import { RUN_SCHEMA, RunStore, decode, encode, outstanding, statusAfterTurn, type Run } from "../src/Runs.js"
 import { magi, repoWithAgent } from "./runSupport.js"
+import * as Worktree from "../src/Worktree.js"
 import { choiceQuestion, tempDirSync } from "./support.js"
 
 const FAKE = NodePath.resolve("test/fixtures/fake-agent.mjs")
@@ -200,4 +201,19 @@ describe("magi run", () => {
     expect(seat).toMatchObject({ agent: "c", turns: 1 })
     expect(call.argv[call.argv.indexOf("--session-id") + 1]).toBe(seat.session)
   })
+})
+
+describe("Worktree.branchTaken", () => {
+  it.effect("tells a short id whose magi/ branch already exists from a free one", () =>
+    Effect.gen(function* () {
+      const dir = tempDirSync()
+      execFileSync("git", ["init", "-q", "-b", "main", dir])
+      execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "base"], { cwd: dir })
+      execFileSync("git", ["branch", "magi/ab12"], { cwd: dir })
+      const taken = yield* Worktree.branchTaken(dir, "ab12")
+      const free = yield* Worktree.branchTaken(dir, "cd34")
+      expect(taken).toBe(true)
+      expect(free).toBe(false)
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
 })

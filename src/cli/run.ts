@@ -89,7 +89,9 @@ const startRun = (instruction: string, agentId: Option.Option<string>, repoDir: 
       )
     const at = yield* now
     let id = Q.makeId(at, yield* Random.nextIntBetween(0, 0x10000))
-    while (Option.isSome(yield* Effect.option(runs.get(id)))) id = Q.makeId(at, yield* Random.nextIntBetween(0, 0x10000))
+    // A fresh id names neither an existing run nor an existing branch.
+    while (Option.isSome(yield* Effect.option(runs.get(id))) || (yield* Worktree.branchTaken(repoDir, Q.shortId(id))))
+      id = Q.makeId(at, yield* Random.nextIntBetween(0, 0x10000))
     const tree = yield* Worktree.create(repoDir, home.dir, id, Q.shortId(id)).pipe(Effect.mapError(refused))
     const run: Run = {
       schema: RUN_SCHEMA,
@@ -120,6 +122,9 @@ const turn = (runId: string, prompt: string) =>
       Effect.catchTag("TurnRefused", (e) =>
         Effect.zipRight(runs.setStatus(runId, "failed", e.message).pipe(Effect.ignore), Effect.fail(refused(e)))
       ),
+      // Another turn (the waiter's delivery) got the seat first: the run is
+      // fine, only this turn did not start.
+      Effect.catchTag("SeatBusy", (e) => Effect.fail(CliFailure.refused(`${e.message}; wait for it to end`))),
       // Ctrl-C kills the agent's process tree; the seat keeps its session, so
       // the run can be picked up again rather than left "running" forever.
       Effect.onInterrupt(() =>
