@@ -109,6 +109,17 @@ export const make = Effect.gen(function* () {
       )
     })
 
+  /** A second name for a file: here a copy, since nothing writes a file in place. */
+  const link: FileSystem.FileSystem["link"] = (rawFrom, rawTo) =>
+    Effect.suspend(() => {
+      const from = norm(rawFrom)
+      const to = norm(rawTo)
+      const entry = entries.get(from)
+      if (entry?.type !== "File") return Effect.fail(fail("link", from, "NotFound"))
+      if (entries.has(to)) return Effect.fail(fail("link", to, "AlreadyExists"))
+      return writeFile(to, entry.data, { flag: "wx" })
+    })
+
   const rename: FileSystem.FileSystem["rename"] = (rawFrom, rawTo) =>
     Effect.suspend(() => {
       const from = norm(rawFrom)
@@ -153,6 +164,7 @@ export const make = Effect.gen(function* () {
     writeFileString: (raw, text, options) => writeFile(raw, new TextEncoder().encode(text), options),
     copyFile: (from, to) => Effect.flatMap(readFile(from), (bytes) => writeFile(to, bytes)),
     remove,
+    link,
     rename,
     makeDirectory,
     watch: (raw) => {

@@ -4,15 +4,20 @@
  * `magi run` (first turn, `--resume`) and the waiter (delivering an answer),
  * so a seat's session moves forward the same way whoever drives it.
  *
- * While a turn runs, the seat's busy lease (`<run dir>/seat-<key>.lease`) is
- * beaten, so the waiter never starts a second turn on a seat that is already
- * working; a turn whose process was killed stops beating, and the seat is
- * free again once the lease ages out.
+ * A turn holds its seat's busy lock (`<run dir>/leases/seat-<key>.lease`)
+ * from before its agent starts until the seat is written back: created only
+ * if absent, so two processes (the waiter, `magi run --resume`) can never
+ * both resume one session, and beaten while the turn runs. A turn whose
+ * process was killed stops beating, and the seat is free again once the lock
+ * ages out.
  */
-import { Clock, Data, Duration, Effect, Fiber, Option, Schedule } from "effect"
+import { FileSystem } from "@effect/platform"
+import { Clock, Data, Duration, Effect, Fiber, Option, Random, Schedule, Schema } from "effect"
 import { Rosters } from "./AgentRoster.js"
 import { Agents, mintUuid, type CallResult } from "./Agents.js"
+import { createAtomically, writeAtomically } from "./AtomicFile.js"
 import * as Lease from "./Lease.js"
+import { timestamp } from "./Question.js"
 import { QuestionStore } from "./QuestionStore.js"
 import { RunStore, outstanding, statusAfterTurn, type Run, type Seat } from "./Runs.js"
 
@@ -25,7 +30,81 @@ export const TURN_BEAT = Duration.seconds(20)
 /** A turn that cannot start: the reason is shown to the owner. */
 export class TurnRefused extends Data.TaggedError("TurnRefused")<{ readonly message: string }> {}
 
+/** Another turn holds the seat: nothing ran and nothing is wrong; try again later. */
+export class SeatBusy extends Data.TaggedError("SeatBusy")<{ readonly message: string }> {}
+
 const busyId = (seat: string) => `seat-${seat}`
+
+/** The seat's lock: a lease (so `seatBusy` and the owner read it as one) plus whose it is. */
+const SeatLock = Schema.Struct({ ...Lease.Lease.fields, token: Schema.String })
+const decodeSeatLock = Schema.decodeUnknownOption(Schema.parseJson(SeatLock))
+
+const lockBody = (token: string) =>
+  Effect.map(Clock.currentTimeMillis, (ms) =>
+    JSON.stringify({ kind: "daemon", pid: process.pid, beat_at: timestamp(new Date(ms)), token } satisfies typeof SeatLock.Type) + "\n"
+  )
+
+/** The token in the seat's lock, if there is a readable one. */
+const lockToken = (dir: string, seat: string) =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(Lease.leasePath(dir, busyId(seat)))).pipe(
+    Effect.option,
+    Effect.map((body) => Option.map(Option.flatMap(body, decodeSeatLock), (l) => l.token))
+  )
+
+/**
+ * Is the lock on `seat` still someone's? A beat inside `LEASE_TTL` says so. A
+ * lock that cannot be read is judged by its file's age instead: it may be a
+ * create-new write caught between create and fill (on a filesystem without
+ * hard links), and taking over a live turn's seat is the worse mistake.
+ */
+const lockHeld = (dir: string, seat: string) =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const now = yield* Clock.currentTimeMillis
+    const lease = yield* Lease.read(dir, busyId(seat))
+    if (Option.isSome(lease)) return Lease.isFresh(lease.value, new Date(now))
+    const mtime = yield* fs.stat(Lease.leasePath(dir, busyId(seat))).pipe(
+      Effect.map((s) => Option.getOrUndefined(Option.map(s.mtime, (d) => d.getTime()))),
+      Effect.orElseSucceed(() => undefined)
+    )
+    return mtime !== undefined && now - mtime <= Lease.LEASE_TTL_MS
+  })
+
+/**
+ * Take the seat's lock before anything about the turn is written, or fail
+ * with `SeatBusy`. A lock left by a killed turn is taken over; two takers of
+ * the same stale lock can both remove it and both create, so the token is
+ * read back and only the one whose token stayed goes on.
+ */
+const takeSeat = (dir: string, seat: string) =>
+  Effect.gen(function* () {
+    const path = Lease.leasePath(dir, busyId(seat))
+    const token = `${process.pid}-${(yield* Random.nextIntBetween(0, 2 ** 31)).toString(36)}`
+    const busy = new SeatBusy({ message: `seat ${seat} has a turn running in another process` })
+    const create = Effect.flatMap(lockBody(token), (body) => createAtomically(path, body))
+    if (!(yield* create)) {
+      if (yield* lockHeld(dir, seat)) return yield* busy
+      yield* Effect.logInfo(`seat ${seat}'s lock outlived its turn; taking it over`)
+      yield* Effect.flatMap(FileSystem.FileSystem, (fs) => fs.remove(path)).pipe(Effect.ignore)
+      if (!(yield* create)) return yield* busy
+    }
+    const held = yield* lockToken(dir, seat)
+    if (Option.getOrUndefined(held) !== token) return yield* busy
+    return token
+  })
+
+/** Refresh the seat's lock, unless it is no longer ours (then it is another turn's to keep). */
+const beatSeat = (dir: string, seat: string, token: string) =>
+  Effect.gen(function* () {
+    if (Option.getOrUndefined(yield* lockToken(dir, seat)) !== token)
+      return yield* Effect.logWarning(`seat ${seat}'s lock was taken over while its turn ran`)
+    yield* writeAtomically(Lease.leasePath(dir, busyId(seat)), yield* lockBody(token))
+  }).pipe(Effect.catchAll((e) => Effect.logDebug(`could not beat seat ${seat}'s lock: ${e.message}`)))
+
+const releaseSeat = (dir: string, seat: string, token: string) =>
+  Effect.gen(function* () {
+    if (Option.getOrUndefined(yield* lockToken(dir, seat)) === token) yield* Lease.clear(dir, busyId(seat))
+  })
 
 /** Is a turn running on this seat right now (in any process)? */
 export const seatBusy = Effect.fn("seatBusy")(function* (run: Pick<Run, "id">, seat: string) {
@@ -50,57 +129,76 @@ export interface TurnInput {
   readonly alsoBeat?: Effect.Effect<void>
 }
 
-/** Run one turn and store the seat's new session. Fails only when it cannot start. */
+/**
+ * Run one turn and store the seat's new session. Fails only when it cannot
+ * start: `SeatBusy` when another turn holds the seat, `TurnRefused` otherwise.
+ */
 export const runTurn = Effect.fn("runTurn")(function* (input: TurnInput) {
   const runs = yield* RunStore
   const rosters = yield* Rosters
   const agents = yield* Agents
+  const fs = yield* FileSystem.FileSystem
   const run = yield* runs.get(input.run).pipe(Effect.mapError((e) => new TurnRefused({ message: e.message })))
   const seat = run.seats.find((s) => s.key === input.seat)
   if (seat === undefined) return yield* new TurnRefused({ message: `run ${run.id} has no seat ${input.seat}` })
-  const roster = yield* rosters.forRepo(run.repo).pipe(Effect.mapError((e) => new TurnRefused({ message: e.message })))
-  const agent = roster.get(seat.agent)
-  if (Option.isNone(agent))
-    return yield* new TurnRefused({ message: `agent ${seat.agent} of seat ${seat.key} is no longer in the roster` })
-  // A claude session is named by magi up front; recorded before the turn, so
-  // a turn that is killed halfway still leaves the id it may have created.
-  const seated =
-    agent.value.kind === "claude" && seat.session === null
-      ? { ...seat, session: yield* mintUuid }
-      : seat
-  if (seated !== seat)
-    yield* runs.update(run.id, (r) => ({
-      ...r,
-      seats: r.seats.map((s): Seat => (s.key === seat.key ? { ...s, session: seated.session } : s))
-    }))
   const dir = runs.dir(run.id)
-  const beat = Effect.zipRight(
-    Lease.beat(dir, busyId(seat.key), "daemon"),
-    input.alsoBeat ?? Effect.void
-  )
-  const result: CallResult = yield* beating(
-    beat,
-    agents.call({
-      agent: agent.value,
-      seat: seated,
-      prompt: input.prompt,
-      cwd: run.worktree,
-      allowWrite: seat.write,
-      timeout: input.timeout,
-      artifactsDir: runs.artifactsDir(run.id),
-      stem: `${seat.key}-${seat.turns + 1}`,
-      run: run.id,
-      node: seat.key
+  const refuse = (e: { readonly message: string }) => Effect.fail(new TurnRefused({ message: e.message }))
+  const bound = <A, E>(e: Effect.Effect<A, E, FileSystem.FileSystem>) => Effect.provideService(e, FileSystem.FileSystem, fs)
+  const turn = (token: string) =>
+    Effect.gen(function* () {
+      // The seat as it is now, under the lock: a turn that just ended on it
+      // has moved its session and turn count on.
+      const current = (yield* runs.get(run.id).pipe(Effect.mapError((e) => new TurnRefused({ message: e.message })))).seats.find(
+        (s) => s.key === seat.key
+      ) ?? seat
+      const roster = yield* rosters.forRepo(run.repo).pipe(Effect.mapError((e) => new TurnRefused({ message: e.message })))
+      const agent = roster.get(current.agent)
+      if (Option.isNone(agent))
+        return yield* new TurnRefused({ message: `agent ${current.agent} of seat ${current.key} is no longer in the roster` })
+      // A claude session is named by magi up front; recorded before the turn, so
+      // a turn that is killed halfway still leaves the id it may have created.
+      const seated =
+        agent.value.kind === "claude" && current.session === null
+          ? { ...current, session: yield* mintUuid }
+          : current
+      if (seated !== current)
+        yield* runs.update(run.id, (r) => ({
+          ...r,
+          seats: r.seats.map((s): Seat => (s.key === current.key ? { ...s, session: seated.session } : s))
+        }))
+      const beat = Effect.zipRight(bound(beatSeat(dir, current.key, token)), input.alsoBeat ?? Effect.void)
+      const result: CallResult = yield* beating(
+        beat,
+        agents.call({
+          agent: agent.value,
+          seat: seated,
+          prompt: input.prompt,
+          cwd: run.worktree,
+          allowWrite: current.write,
+          timeout: input.timeout,
+          artifactsDir: runs.artifactsDir(run.id),
+          stem: `${current.key}-${current.turns + 1}`,
+          run: run.id,
+          node: current.key
+        })
+      ).pipe(Effect.mapError((e) => new TurnRefused({ message: e.message })))
+      yield* runs.update(run.id, (r) => ({
+        ...r,
+        seats: r.seats.map((s): Seat => (s.key === current.key ? { ...s, turns: result.seat.turns, session: result.seat.session } : s))
+      }))
+      return result
     })
-  ).pipe(
-    Effect.ensuring(Lease.clear(dir, busyId(seat.key))),
-    Effect.mapError((e) => new TurnRefused({ message: e.message }))
+  const take: Effect.Effect<string, SeatBusy | TurnRefused> = bound(takeSeat(dir, seat.key)).pipe(
+    Effect.catchIf(
+      (e): e is Exclude<typeof e, SeatBusy> => e._tag !== "SeatBusy",
+      (e) => Effect.fail(new TurnRefused({ message: `cannot take seat ${seat.key}: ${e.message}` }))
+    )
   )
-  yield* runs.update(run.id, (r) => ({
-    ...r,
-    seats: r.seats.map((s): Seat => (s.key === seat.key ? { ...s, turns: result.seat.turns, session: result.seat.session } : s))
-  }))
-  return result
+  return yield* Effect.acquireUseRelease(
+    take,
+    (token) => turn(token).pipe(Effect.catchTags({ RunNotFound: refuse, RunStoreError: refuse })),
+    (token) => bound(releaseSeat(dir, seat.key, token))
+  )
 })
 
 /** How many of the run's questions still need a seat. */

@@ -69,6 +69,15 @@ export class Waiter extends Context.Tag("magi/Waiter")<Waiter, WaiterShape>() {
   static layer = Layer.scoped(Waiter, Effect.suspend(() => make()))
 }
 
+/** A seat, across runs. */
+const seatKey = (q: Q.Question) => `${q.run}\u0000${q.seat}`
+
+const without = (key: string) => (s: ReadonlySet<string>) => {
+  const n = new Set(s)
+  n.delete(key)
+  return n
+}
+
 /** The key an input is remembered by: the same words on the same thread. */
 const inputKey = (q: Q.Question, word: Word) => `${q.id}\u0000${q.thread.length}\u0000${word._tag}\u0000${word.text}`
 
@@ -84,6 +93,10 @@ export const make = Effect.fn("Waiter.make")(function* () {
   const context = yield* Effect.context<FileSystem.FileSystem | QuestionStore | RunStore | Rosters | import("./Agents.js").Agents>()
   const failedAt = yield* Ref.make(new Map<string, number>())
   const inFlight = yield* Ref.make(new Set<string>())
+  // Seats with a delivery in flight here. The seat's own lock is only taken
+  // once the delivery's turn starts, so two answers on one seat found by the
+  // same tick would otherwise both go; across processes the lock decides.
+  const seatsInFlight = yield* Ref.make(new Set<string>())
   const deliveries = yield* FiberSet.make<void, never>()
   const root = store.root
   const nowDate = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
@@ -201,6 +214,13 @@ export const make = Effect.fn("Waiter.make")(function* () {
     return Either.getOrElse(Q.reply(marked, printed.trim(), marked.choices, now), () => marked)
   }
 
+  /** Give up the wait on `id` with nothing delivered: the lease and the holder go, so the next try can start at once. */
+  const letGo = (id: string) =>
+    Effect.zipRight(
+      Lease.clear(root, id),
+      store.update(id, (fresh) => Either.right(fresh.waiter?.kind === "daemon" ? { ...fresh, waiter: null } : fresh)).pipe(Effect.ignore)
+    )
+
   const deliver = (q0: Q.Question, word: Word) =>
     Effect.gen(function* () {
       const found = yield* target(q0)
@@ -221,6 +241,9 @@ export const make = Effect.fn("Waiter.make")(function* () {
           timeout: DELIVERY_TIMEOUT,
           alsoBeat: Lease.beat(root, q.id, "daemon").pipe(Effect.provideService(FileSystem.FileSystem, fs))
         }).pipe(Effect.either)
+        // Another process started a turn on the seat since it was looked
+        // at: not a failure, the words go once that turn has ended.
+        if (Either.isLeft(result) && result.left._tag === "SeatBusy") return yield* Effect.as(letGo(q.id), "skipped" as const)
         // An agent that answered the owner on the thread has read their
         // words, even if its turn then failed or ran out of time (typically
         // waiting on the owner again): delivering them a second time would
@@ -254,12 +277,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
       }).pipe(
         // Stopped mid-turn: nothing was confirmed, so nothing is marked; the
         // lease and the holder go too, so the next daemon can start at once.
-        Effect.onInterrupt(() =>
-          Effect.zipRight(
-            Lease.clear(root, q0.id),
-            store.update(q0.id, (fresh) => Either.right(fresh.waiter?.kind === "daemon" ? { ...fresh, waiter: null } : fresh)).pipe(Effect.ignore)
-          )
-        ),
+        Effect.onInterrupt(() => letGo(q0.id)),
         Effect.ensuring(release(q0.id))
       )
     }).pipe(
@@ -289,6 +307,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
       if (action._tag === "Expire") {
         if (yield* expire(q)) expired.push(q.id)
       } else if (action._tag === "Deliver") {
+        if ((yield* Ref.get(seatsInFlight)).has(seatKey(q))) continue
         if (yield* recentlyFailed(q, action.word)) continue
         // Refusals that need no process are settled here, in the tick, so
         // the report says so; a real delivery runs beside the next ticks.
@@ -299,12 +318,13 @@ export const make = Effect.fn("Waiter.make")(function* () {
           continue
         }
         yield* Ref.update(inFlight, (s) => new Set(s).add(q.id))
+        yield* Ref.update(seatsInFlight, (s) => new Set(s).add(seatKey(q)))
         started.push(q.id)
         yield* FiberSet.run(
           deliveries,
           deliver(q, action.word).pipe(
             Effect.asVoid,
-            Effect.ensuring(Ref.update(inFlight, (s) => { const n = new Set(s); n.delete(q.id); return n })),
+            Effect.ensuring(Effect.zipRight(Ref.update(inFlight, without(q.id)), Ref.update(seatsInFlight, without(seatKey(q))))),
             Effect.interruptible
           )
         )

@@ -15,6 +15,7 @@ import { Notifier } from "../src/Notifier.js"
 import * as Q from "../src/Question.js"
 import { QuestionStore } from "../src/QuestionStore.js"
 import { RUN_SCHEMA, RunStore, type Run } from "../src/Runs.js"
+import { runTurn } from "../src/RunTurns.js"
 import { TICK, Waiter } from "../src/Waiter.js"
 
 const HOME = "/home"
@@ -71,6 +72,9 @@ interface World {
   readonly calls: Ref.Ref<ReadonlyArray<CallInput>>
   readonly notified: Ref.Ref<ReadonlyArray<string>>
   readonly script: Ref.Ref<Script>
+  /** Turns running right now, and the most that ever ran at once. */
+  readonly running: Ref.Ref<number>
+  readonly busiest: Ref.Ref<number>
   readonly base: Context.Context<FileSystem.FileSystem | QuestionStore | RunStore>
 }
 
@@ -79,6 +83,8 @@ const makeWorld = Effect.gen(function* () {
   const calls = yield* Ref.make<ReadonlyArray<CallInput>>([])
   const notified = yield* Ref.make<ReadonlyArray<string>>([])
   const script = yield* Ref.make<Script>({ text: "Going with SQLite." })
+  const running = yield* Ref.make(0)
+  const busiest = yield* Ref.make(0)
   const base = yield* Layer.build(
     Layer.mergeAll(QuestionStore.at(QROOT), RunStore.at(`${HOME}/runs`).pipe(Layer.provide(QuestionStore.at(QROOT)))).pipe(
       Layer.provideMerge(MemoryFileSystem.layer)
@@ -86,7 +92,7 @@ const makeWorld = Effect.gen(function* () {
   )
   const fs = Context.get(base, FileSystem.FileSystem)
   yield* fs.makeDirectory("/w", { recursive: true }).pipe(Effect.orDie)
-  return { calls, notified, script, base } satisfies World
+  return { calls, notified, script, running, busiest, base } satisfies World
 })
 
 const fakeAgents = (w: World) =>
@@ -94,9 +100,12 @@ const fakeAgents = (w: World) =>
     call: (input) =>
       Effect.gen(function* () {
         yield* Ref.update(w.calls, (c) => [...c, input])
+        const now = yield* Ref.updateAndGet(w.running, (n) => n + 1)
+        yield* Ref.update(w.busiest, (m) => Math.max(m, now))
         const s = yield* Ref.get(w.script)
         if (s.during) yield* s.during.pipe(Effect.provide(w.base))
-        if (s.takes) yield* Effect.sleep(s.takes)
+        if (s.takes) yield* Effect.sleep(s.takes).pipe(Effect.ensuring(Ref.update(w.running, (n) => n - 1)))
+        else yield* Ref.update(w.running, (n) => n - 1)
         const usable = s.usable ?? true
         return {
           text: s.text,
@@ -462,6 +471,71 @@ describe("the waiter, scenario by scenario", () => {
       yield* d.waiter.settle
       expect(yield* Ref.get(w.calls)).toHaveLength(1)
       yield* stop(d)
+    })
+  )
+
+  it.scoped("two answers waiting on one seat resume it one turn at a time, and both reach the agent", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      const second = { ...theQuestion(), id: "19700101-000002-cd34", summary: "Which port?", choices: ["80", "8080"] }
+      yield* seed(w)
+      yield* Context.get(w.base, QuestionStore).put(second).pipe(Effect.orDie)
+      yield* Ref.set(w.script, { text: "On it.", takes: Duration.minutes(2) })
+      yield* owner(w, (q, now) => Q.answer(q, { choice: "SQLite" }, now))
+      yield* Context.get(w.base, QuestionStore)
+        .update(second.id, (q) => Q.answer(q, { choice: "8080" }, new Date(0)))
+        .pipe(Effect.orDie)
+      // Nobody is asking any more: one tick finds both answers deliverable.
+      const d = yield* startDaemon(w)
+      yield* pass("10 minutes")
+      yield* d.waiter.settle
+      expect(yield* Ref.get(w.busiest)).toBe(1)
+      expect(yield* Ref.get(w.calls)).toHaveLength(2)
+      expect((yield* Ref.get(w.calls)).map((c) => c.seat.turns)).toEqual([1, 2])
+      expect((yield* question(w)).answer_delivered).toBe(true)
+      expect((yield* Context.get(w.base, QuestionStore).get(second.id).pipe(Effect.orDie)).answer_delivered).toBe(true)
+      yield* stop(d)
+    })
+  )
+
+  it.scoped("two turns started on one seat at once, as from two processes, run one: the other is told the seat is busy", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      yield* Ref.set(w.script, { text: "On it.", takes: Duration.minutes(1) })
+      const turn = runTurn({ run: RUN_ID, seat: "impl", prompt: "carry on", timeout: Duration.minutes(15) }).pipe(
+        Effect.provide(Layer.mergeAll(fakeAgents(w), Rosters.fixed([agent]), Layer.succeedContext(w.base))),
+        Effect.either
+      )
+      const both = yield* Effect.fork(Effect.all([turn, turn], { concurrency: "unbounded" }))
+      yield* pass("2 minutes")
+      const [a, b] = yield* both
+      expect(yield* Ref.get(w.calls)).toHaveLength(1)
+      expect(yield* Ref.get(w.busiest)).toBe(1)
+      const refused = [a, b].filter(Either.isLeft).map((e) => e.left)
+      expect(refused).toMatchObject([{ _tag: "SeatBusy" }])
+      // The turn that ran let the seat go: the next one starts.
+      const next = yield* Effect.fork(turn)
+      yield* pass("2 minutes")
+      expect(Either.isRight(yield* next)).toBe(true)
+      expect((yield* runRecord(w)).seats[0]!.turns).toBe(3)
+    })
+  )
+
+  it.scoped("a seat lock left by a turn whose process died is taken over once it is older than the lease", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      const runsDir = Context.get(w.base, RunStore).dir(RUN_ID)
+      yield* Lease.beat(runsDir, "seat-impl", "daemon").pipe(Effect.provide(w.base))
+      const turn = runTurn({ run: RUN_ID, seat: "impl", prompt: "carry on", timeout: Duration.minutes(15) }).pipe(
+        Effect.provide(Layer.mergeAll(fakeAgents(w), Rosters.fixed([agent]), Layer.succeedContext(w.base))),
+        Effect.either
+      )
+      expect(yield* turn).toMatchObject({ _tag: "Left", left: { _tag: "SeatBusy" } })
+      yield* TestClock.adjust("91 seconds")
+      expect(Either.isRight(yield* turn)).toBe(true)
+      expect(yield* Ref.get(w.calls)).toHaveLength(1)
     })
   )
 
