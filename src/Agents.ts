@@ -12,12 +12,12 @@
  * Adapters are pure (`plan`, `parse`); `Agents.call` is the one place a
  * process starts. It writes the prompt and both output streams under the
  * caller's artifacts directory, so the owner can read exactly what an agent
- * was told and said, and it kills the whole process tree at the timeout: an
- * agent's tools start children of their own, and a hung `npm test` must not
- * outlive the turn that started it.
+ * was told and said, and it kills the whole process tree when the turn ends
+ * (timed out, exited, or interrupted): an agent's tools start children of
+ * their own, and a hung `npm test` must not outlive the turn that started it.
  */
 import { Command, CommandExecutor, FileSystem } from "@effect/platform"
-import { Chunk, Context, Data, Duration, Effect, Fiber, Layer, Option, Random, Stream } from "effect"
+import { Context, Data, Duration, Effect, Fiber, Layer, Option, Random, Ref, Schedule, Stream } from "effect"
 import * as NodePath from "node:path"
 import type { AgentKind, AgentSpec } from "./AgentRoster.js"
 import { MagiHome } from "./MagiHome.js"
@@ -329,6 +329,20 @@ export const KILL_GRACE = Duration.seconds(5)
  */
 export const DRAIN_AFTER_EXIT = Duration.seconds(2)
 
+/**
+ * How long what an agent left behind (a dev server, a `sleep &`) gets to end
+ * on SIGTERM once the agent itself is done, before SIGKILL. Short: nothing
+ * of the turn's is waiting on them any more.
+ */
+export const LEFTOVER_GRACE = Duration.seconds(1)
+
+/**
+ * How long the output pipes may stay open after the whole group was killed:
+ * only a process that left the group (setsid) can still hold them, and the
+ * turn does not wait on it.
+ */
+export const PIPES_AFTER_KILL = Duration.millis(500)
+
 export interface AgentsShape {
   readonly call: (input: CallInput) => Effect.Effect<CallResult, AgentStartFailed>
 }
@@ -365,12 +379,23 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
   const fs = yield* FileSystem.FileSystem
   const executor = yield* CommandExecutor.CommandExecutor
 
-  const collect = (s: Stream.Stream<Uint8Array, unknown>) =>
+  /** Append what `s` prints to `into` as it arrives, so a turn cut short keeps what was said. */
+  const collect = (s: Stream.Stream<Uint8Array, unknown>, into: Ref.Ref<string>) =>
     Stream.decodeText(s).pipe(
-      Stream.runCollect,
-      Effect.map((c) => Chunk.join(c, "")),
-      Effect.orElseSucceed(() => "")
+      Stream.runForEach((text) => Ref.update(into, (sofar) => sofar + text)),
+      Effect.ignore
     )
+
+  /** Signal every process in the group `pid` leads; false when none is left. */
+  const signalGroup = (pid: number, signal: NodeJS.Signals | 0) =>
+    Effect.sync(() => {
+      try {
+        process.kill(-pid, signal)
+        return true
+      } catch {
+        return false
+      }
+    })
 
   const call = (input: CallInput): Effect.Effect<CallResult, AgentStartFailed> =>
     Effect.gen(function* () {
@@ -433,27 +458,52 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
               })
             )
           )
-          const out = yield* Effect.fork(collect(proc.stdout))
-          const err = yield* Effect.fork(collect(proc.stderr))
+          // End the agent's whole process group: SIGTERM, then SIGKILL after
+          // a grace. The agent itself, still running, gets `KILL_GRACE` to
+          // flush its session; what it left behind, `LEFTOVER_GRACE`. Never
+          // waits unboundedly, whatever ignores SIGTERM or keeps running.
+          const endGroup = Effect.gen(function* () {
+            if (!(yield* signalGroup(proc.pid, "SIGTERM"))) return
+            const leaderExit = proc.exitCode.pipe(Effect.interruptible, Effect.ignore)
+            const leaderRunning = yield* proc.isRunning.pipe(Effect.orElseSucceed(() => false))
+            if (leaderRunning) yield* Effect.timeout(leaderExit, KILL_GRACE).pipe(Effect.ignore)
+            else
+              yield* signalGroup(proc.pid, 0).pipe(
+                Effect.repeat({ schedule: Schedule.spaced(Duration.millis(50)), while: (left) => left }),
+                Effect.timeout(LEFTOVER_GRACE),
+                Effect.ignore
+              )
+            yield* signalGroup(proc.pid, "SIGKILL")
+            yield* Effect.timeout(leaderExit, KILL_GRACE).pipe(Effect.ignore)
+          })
+          // However the turn ends, interrupted included, the group goes with
+          // it. Added after the start, so it runs before the platform's own
+          // finalizer, which sends SIGTERM and then waits on the agent for as
+          // long as it takes.
+          yield* Effect.addFinalizer(() => endGroup)
+          const stdout = yield* Ref.make("")
+          const stderr = yield* Ref.make("")
+          const collectors = Fiber.zip(yield* Effect.fork(collect(proc.stdout, stdout)), yield* Effect.fork(collect(proc.stderr, stderr)))
           const exited = yield* proc.exitCode.pipe(
             Effect.map((c): number | null => c),
             Effect.orElseSucceed(() => null),
             Effect.timeout(input.timeout),
             Effect.option
           )
-          const killTree = proc.kill("SIGTERM").pipe(
-            Effect.timeout(KILL_GRACE),
-            Effect.catchAll(() => proc.kill("SIGKILL")),
-            Effect.ignore
-          )
-          if (Option.isNone(exited)) yield* killTree
+          if (Option.isNone(exited)) yield* endGroup
           // Output still flowing after exit comes from children the agent
-          // left behind; take what is there, then end them.
-          const drained = yield* Fiber.join(Fiber.zip(out, err)).pipe(Effect.timeout(DRAIN_AFTER_EXIT), Effect.option)
-          const [stdout, stderr] = Option.isSome(drained)
-            ? drained.value
-            : yield* Effect.zipRight(killTree, Fiber.join(Fiber.zip(out, err)))
-          return { stdout, stderr, exitCode: Option.getOrNull(exited), timedOut: Option.isNone(exited) }
+          // left behind; take what is there, then end them, and stop
+          // listening to anything still holding the pipes.
+          yield* Fiber.join(collectors).pipe(Effect.timeout(DRAIN_AFTER_EXIT), Effect.ignore)
+          yield* endGroup
+          yield* Fiber.join(collectors).pipe(Effect.timeout(PIPES_AFTER_KILL), Effect.ignore)
+          yield* Fiber.interruptFork(collectors)
+          return {
+            stdout: yield* Ref.get(stdout),
+            stderr: yield* Ref.get(stderr),
+            exitCode: Option.getOrNull(exited),
+            timedOut: Option.isNone(exited)
+          }
         })
       ).pipe(Effect.provideService(CommandExecutor.CommandExecutor, executor))
 

@@ -1,12 +1,13 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Layer, Option } from "effect"
+import { Duration, Effect, Fiber, Layer, Option, TestClock } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { discovered, fromTable, load, type AgentSpec } from "../src/AgentRoster.js"
 import { Agents, hasSession, newSeat, parse, plan, type CallInput } from "../src/Agents.js"
 import { MagiHome } from "../src/MagiHome.js"
+import { realPause } from "./support.js"
 
 const BIN = new URL("./fixtures/bin", import.meta.url).pathname
 /** Running, as opposed to gone or a zombie nobody reaped yet (a container's pid 1 may never reap). */
@@ -238,6 +239,76 @@ describe("Agents.call runs a real process", () => {
       expect(r.usable).toBe(true)
       expect(Date.now() - started).toBeLessThan(10_000)
     }).pipe(Effect.provide(callLayer(NodePath.join(dir, "home"))))
+  })
+
+  /** A `command` agent running `script` under sh; it writes the pids it wants killed to `pids`. */
+  const shAgent = (script: string) => spec("command", { command: ["sh", "-c", script] })
+  /** Whatever a test left running dies with it, even when the test fails. */
+  const killLeftovers = (pids: string) =>
+    Effect.sync(() => {
+      const listed = NodeFs.existsSync(pids) ? NodeFs.readFileSync(pids, "utf8").split(/\s+/).filter((p) => p !== "") : []
+      for (const pid of listed.map(Number)) {
+        try {
+          process.kill(pid, "SIGKILL")
+        } catch {
+          // Already gone: what the test wanted.
+        }
+      }
+    })
+  const pidsIn = (file: string) => NodeFs.readFileSync(file, "utf8").split(/\s+/).filter((p) => p !== "").map(Number)
+
+  it.live("an agent that exits 0 leaves nothing it started running", () => {
+    const dir = tempDir()
+    const pids = NodePath.join(dir, "pids")
+    return Effect.gen(function* () {
+      const agents = yield* Agents
+      const r = yield* agents.call(callOf(dir, shAgent(`sleep 377 >/dev/null 2>&1 & echo $! > ${pids}; echo done`)))
+      expect(r).toMatchObject({ usable: true, text: "done", exitCode: 0 })
+      yield* Effect.sleep(Duration.millis(200))
+      expect(pidsIn(pids).filter(alive)).toEqual([])
+    }).pipe(
+      Effect.ensuring(killLeftovers(pids)),
+      Effect.provide(callLayer(NodePath.join(dir, "home"))),
+      Effect.timeout(Duration.seconds(20))
+    )
+  })
+
+  it.live("a child that ignores SIGTERM and holds stdout is killed, and the turn keeps what was printed", () => {
+    const dir = tempDir()
+    const pids = NodePath.join(dir, "pids")
+    return Effect.gen(function* () {
+      const agents = yield* Agents
+      const started = Date.now()
+      const r = yield* agents.call(callOf(dir, shAgent(`trap '' TERM; sleep 377 & echo $! > ${pids}; echo done`)))
+      expect(r).toMatchObject({ usable: true, text: "done", exitCode: 0, timedOut: false })
+      expect(Date.now() - started).toBeLessThan(10_000)
+      yield* Effect.sleep(Duration.millis(200))
+      expect(pidsIn(pids).filter(alive)).toEqual([])
+    }).pipe(
+      Effect.ensuring(killLeftovers(pids)),
+      Effect.provide(callLayer(NodePath.join(dir, "home"))),
+      Effect.timeout(Duration.seconds(20))
+    )
+  })
+
+  it.effect("a turn interrupted while its agent ignores SIGTERM still ends, killing the agent after the grace", () => {
+    const dir = tempDir()
+    const pids = NodePath.join(dir, "pids")
+    return Effect.gen(function* () {
+      const agents = yield* Agents
+      const call = yield* Effect.fork(agents.call(callOf(dir, shAgent(`trap '' TERM; sleep 377 & echo $$ $! > ${pids}; wait`))))
+      for (let i = 0; i < 500 && (!NodeFs.existsSync(pids) || pidsIn(pids).length < 2); i++) yield* realPause(10)
+      expect(pidsIn(pids).filter(alive)).toHaveLength(2)
+      yield* Fiber.interruptFork(call)
+      // Virtual time stands in for the grace the agent gets to exit on its own.
+      for (let i = 0; i < 40 && call.unsafePoll() === null; i++) {
+        yield* TestClock.adjust(Duration.seconds(1))
+        yield* realPause(25)
+      }
+      expect(call.unsafePoll()).not.toBeNull()
+      yield* realPause(100)
+      expect(pidsIn(pids).filter(alive)).toEqual([])
+    }).pipe(Effect.ensuring(killLeftovers(pids)), Effect.provide(callLayer(NodePath.join(dir, "home"))))
   })
 
   it.live("a program that does not exist is a start failure naming it", () => {
