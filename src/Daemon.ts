@@ -5,9 +5,11 @@
  * `<home>/daemon.json` and refreshes it every `HEARTBEAT`; a second is refused
  * with the owner's pid while that heartbeat is fresh. A loop that was killed
  * stops beating, and after `STALE_AFTER` the next one takes the home over.
+ * A loop that was only paused (SIGSTOP, a debugger) finds the new owner's
+ * record at its next beat and stops, rather than run beside it.
  */
 import { FileSystem } from "@effect/platform"
-import { Clock, Data, Duration, Effect, Option, Random, Schedule, Schema } from "effect"
+import { Clock, Data, Deferred, Duration, Effect, Option, Random, Schedule, Schema } from "effect"
 import * as NodePath from "node:path"
 import { writeAtomically } from "./AtomicFile.js"
 import * as Q from "./Question.js"
@@ -42,6 +44,17 @@ export const read = Effect.fn("Daemon.read")(function* (home: string) {
 /** Is the loop that wrote `record` still alive at `now`? */
 export const isLive = (record: DaemonRecord, now: Date): boolean =>
   now.getTime() - Date.parse(record.beat_at) <= Duration.toMillis(STALE_AFTER)
+
+/** Owning a home: this loop's token, and an effect that fails once it no longer owns it. */
+export interface Owned {
+  readonly token: string
+  /**
+   * Never succeeds; fails with `HomeTaken` when a beat finds another loop's
+   * record (this one was paused past `STALE_AFTER` and taken over). Run the
+   * loop's work raced against it, so the work stops with the ownership.
+   */
+  readonly lost: Effect.Effect<never, HomeTaken>
+}
 
 /**
  * Own `home` for the rest of the current scope: refuse if another live loop
@@ -81,11 +94,23 @@ export const own = Effect.fn("Daemon.own")(function* (home: string) {
       if (Option.isSome(mine) && mine.value.token === token) yield* fs.remove(file).pipe(Effect.ignore)
     })
   )
+  const lost = yield* Deferred.make<never, HomeTaken>()
+  // Each beat looks before it writes: a record with another token means this
+  // loop was given up for dead and replaced, and writing over it would make
+  // two owners. A missing or unreadable record is still ours to rewrite.
+  const beat = Effect.gen(function* () {
+    const seen = yield* read(home)
+    if (Option.isSome(seen) && seen.value.token !== token)
+      return yield* new HomeTaken({
+        pid: seen.value.pid,
+        message: `another magi loop (pid ${seen.value.pid}, since ${seen.value.started_at}) took ${home} over while this one was not beating (paused?); this one stops`
+      })
+    yield* write.pipe(Effect.catchAll((e) => Effect.logWarning(`could not refresh ${file}: ${e.message}`)))
+  })
   yield* Effect.forkScoped(
-    Effect.repeat(
-      write.pipe(Effect.catchAll((e) => Effect.logWarning(`could not refresh ${file}: ${e.message}`))),
-      Schedule.spaced(HEARTBEAT)
+    Effect.repeat(beat, Schedule.spaced(HEARTBEAT)).pipe(
+      Effect.catchAll((e) => Effect.zipRight(Effect.logWarning(e.message), Deferred.fail(lost, e)))
     )
   )
-  return token
+  return { token, lost: Deferred.await(lost) } satisfies Owned
 })

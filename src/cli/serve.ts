@@ -19,7 +19,8 @@ export const waiterLayer = (home: Layer.Layer<MagiHome>) =>
 
 /**
  * Own the home and run the waiter until interrupted; fails with `HomeTaken`
- * when another loop owns it. What `magi web` runs in-process unless told
+ * when another loop owns it, or takes it over later (this one was paused past
+ * the heartbeat's staleness), which stops the waiter. What `magi web` runs in-process unless told
  * `--no-loop`: provide `waiterLayer(home)` around it. `banner` is the line
  * printed once the home is owned, in the words of the command running it.
  */
@@ -27,10 +28,10 @@ export const waiterLoop = (banner: (home: string) => string) =>
   Effect.scoped(
     Effect.gen(function* () {
       const home = yield* MagiHome
-      yield* Daemon.own(home.dir)
+      const owned = yield* Daemon.own(home.dir)
       const waiter = yield* Waiter
       yield* writeErr(banner(home.dir))
-      return yield* waiter.run
+      return yield* Effect.raceFirst(waiter.run, owned.lost)
     })
   )
 
