@@ -12,7 +12,7 @@
  * ages out.
  */
 import { FileSystem } from "@effect/platform"
-import { Clock, Data, Duration, Effect, Fiber, Option, Random, Schedule, Schema } from "effect"
+import { Clock, Data, Duration, Effect, Either, Fiber, Option, Random, Schedule, Schema } from "effect"
 import { Rosters } from "./AgentRoster.js"
 import { Agents, mintUuid, type CallResult } from "./Agents.js"
 import { createAtomically, writeAtomically } from "./AtomicFile.js"
@@ -201,10 +201,10 @@ export const runTurn = Effect.fn("runTurn")(function* (input: TurnInput) {
   )
 })
 
-/** How many of the run's questions still need a seat. */
+/** How many of the run's questions still need a seat; fails when they cannot be listed. */
 export const outstandingFor = Effect.fn("outstandingFor")(function* (runId: string) {
   const store = yield* QuestionStore
-  const all = yield* store.list.pipe(Effect.orElseSucceed(() => []))
+  const all = yield* store.list
   return all.filter((q) => q.run === runId && outstanding(q)).length
 })
 
@@ -215,9 +215,16 @@ export const outstandingFor = Effect.fn("outstandingFor")(function* (runId: stri
  */
 export const finishTurn = Effect.fn("finishTurn")(function* (runId: string, result: CallResult) {
   const runs = yield* RunStore
-  const open = yield* outstandingFor(runId)
-  const status = statusAfterTurn(result, open)
   if (result.text.trim() !== "") yield* runs.update(runId, (r) => ({ ...r, summary: result.text.trim() }))
+  const open = yield* Effect.either(outstandingFor(runId))
+  if (Either.isLeft(open)) {
+    // Unknown is not none: a run called done here would abandon the very
+    // questions it may still be waiting on. Waiting can still come back.
+    const why = `its questions could not be listed (${open.left.message}), so it is left waiting rather than ended`
+    yield* Effect.logWarning(`run ${runId}: ${why}`)
+    return yield* runs.setStatus(runId, "waiting", why)
+  }
+  const status = statusAfterTurn(result, open.right)
   const reason =
     status === "failed"
       ? result.timedOut

@@ -199,7 +199,7 @@ export const show = Command.make(
       const store = yield* RunStore
       const r = yield* store.get(id).pipe(Effect.mapError(refused))
       if (json) return yield* writeOut(JSON.stringify(r, null, 2) + "\n")
-      yield* writeOut(describeRun(r, yield* outstandingFor(r.id)))
+      yield* writeOut(describeRun(r, yield* outstandingFor(r.id).pipe(Effect.orElseSucceed(() => 0))))
       const questions = yield* Effect.flatMap(QuestionStore, (s) => s.list).pipe(Effect.orElseSucceed(() => []))
       for (const q of questions.filter((q) => q.run === r.id))
         yield* writeOut(`  question ${Q.shortId(q.id)} ${q.status}${q.status === "answered" && !q.answer_delivered ? " (not yet delivered)" : ""}: ${q.summary}\n`)
