@@ -182,6 +182,10 @@ export const make = Effect.fn("RunStore.make")(function* (root: string) {
 
   const withLock = <A, E>(id: string, body: Effect.Effect<A, E>) => {
     const lock = NodePath.join(dir(id), "run.lock")
+    const held = new RunStoreError({ message: `run ${id} is being updated by another process (${lock} is held)` })
+    // Only a lock that exists is worth waiting for; any other failure to
+    // create it (no such run directory, a read-only disk) is reported as
+    // itself, at once.
     const tryAcquire = Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       const created = yield* fs.writeFileString(lock, `${process.pid} ${now}\n`, { flag: "wx" }).pipe(
@@ -198,9 +202,11 @@ export const make = Effect.fn("RunStore.make")(function* (root: string) {
         Effect.orElseSucceed(() => now)
       )
       if (now - since > LOCK_STALE_MS) yield* fs.remove(lock).pipe(Effect.ignore)
-      return yield* new RunStoreError({ message: `run ${id} is being updated by another process (${lock} is held)` })
+      return yield* held
     })
-    const acquire = tryAcquire.pipe(Effect.retry(Schedule.spaced(LOCK_RETRY).pipe(Schedule.upTo(LOCK_GIVE_UP))))
+    const acquire = tryAcquire.pipe(
+      Effect.retry({ schedule: Schedule.spaced(LOCK_RETRY).pipe(Schedule.upTo(LOCK_GIVE_UP)), while: (e) => e === held })
+    )
     return localWriters.withPermits(1)(Effect.acquireUseRelease(acquire, () => body, () => fs.remove(lock).pipe(Effect.ignore)))
   }
 

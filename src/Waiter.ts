@@ -27,6 +27,7 @@ import { Notices } from "./Notices.js"
 import * as Prompts from "./Prompts.js"
 import * as Q from "./Question.js"
 import { QuestionStore } from "./QuestionStore.js"
+import { createAtomically } from "./AtomicFile.js"
 import { resumable } from "./RunStatus.js"
 import { finishTurn, runTurn, seatBusy } from "./RunTurns.js"
 import { RunStore } from "./Runs.js"
@@ -158,23 +159,37 @@ export const make = Effect.fn("Waiter.make")(function* () {
 
   const claimPath = (id: string) => NodePath.join(root, `${id}.claim`)
 
-  /** Take `<id>.claim` (create-new), taking over one older than `CLAIM_STALE`. */
+  /**
+   * When the claim on `id` was made; none once it is gone. The time inside
+   * the file, not its mtime: the claim is judged on the same clock that
+   * wrote it. A claim that cannot be read (a create-new caught before its
+   * content on a filesystem without hard links, a hand edit) is dated by its
+   * mtime instead: someone's until it has aged like one, never free at once.
+   */
+  const claimedAt = (id: string, now: number) =>
+    fs.readFileString(claimPath(id)).pipe(
+      Effect.flatMap((text) => Effect.try(() => (JSON.parse(text) as { at?: unknown } | null)?.at)),
+      Effect.flatMap((at) => (typeof at === "number" && Number.isFinite(at) ? Effect.succeed(at) : Effect.fail("unreadable"))),
+      Effect.orElse(() =>
+        fs.stat(claimPath(id)).pipe(Effect.map((info) => Option.getOrElse(Option.map(info.mtime, (d) => d.getTime()), () => now)))
+      ),
+      Effect.option
+    )
+
+  /** Take `<id>.claim` (create-new, content and all), taking over one older than `CLAIM_STALE`. */
   const claim = (id: string) =>
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       const body = JSON.stringify({ pid: process.pid, at: now }) + "\n"
-      const take = fs.writeFileString(claimPath(id), body, { flag: "wx" }).pipe(
-        Effect.as(true),
+      const take = createAtomically(claimPath(id), body).pipe(
+        Effect.provideService(FileSystem.FileSystem, fs),
         Effect.orElseSucceed(() => false)
       )
       if (yield* take) return true
-      // The time inside the file, not its mtime: the claim is judged on the
-      // same clock that wrote it.
-      const at = yield* fs.readFileString(claimPath(id)).pipe(
-        Effect.map((s) => Number((JSON.parse(s) as { at?: unknown }).at)),
-        Effect.orElseSucceed(() => Number.NaN)
-      )
-      if (!Number.isNaN(at) && now - at <= Duration.toMillis(CLAIM_STALE)) return false
+      const at = yield* claimedAt(id, now)
+      // Released since the first look: free for the taking.
+      if (Option.isNone(at)) return yield* take
+      if (now - at.value <= Duration.toMillis(CLAIM_STALE)) return false
       yield* fs.remove(claimPath(id)).pipe(Effect.ignore)
       return yield* take
     })

@@ -539,6 +539,26 @@ describe("the waiter, scenario by scenario", () => {
     })
   )
 
+  it.scoped("a delivery claim that cannot be read is someone's until it has aged like one, then it is taken over", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      yield* owner(w, (q, now) => Q.answer(q, { choice: "SQLite" }, now))
+      // The memory disk stamps files with the real time: the clock joins it.
+      yield* TestClock.setTime(Date.now())
+      // Another daemon's create-new, between create and fill.
+      yield* Context.get(w.base, FileSystem.FileSystem).writeFileString(`${QROOT}/${Q_ID}.claim`, "").pipe(Effect.orDie)
+      const d = yield* startDaemon(w)
+      yield* pass("2 minutes")
+      expect(yield* Ref.get(w.calls)).toEqual([])
+      yield* pass("15 minutes", "1 minute")
+      yield* d.waiter.settle
+      expect(yield* Ref.get(w.calls)).toHaveLength(1)
+      expect((yield* question(w)).answer_delivered).toBe(true)
+      yield* stop(d)
+    })
+  )
+
   it.scoped("a question filed outside any seat (no cwd) is never touched", () =>
     Effect.gen(function* () {
       const w = yield* makeWorld
