@@ -9,26 +9,12 @@ import * as MemoryFileSystem from "../src/MemoryFileSystem.js"
 import * as Q from "../src/Question.js"
 import { QuestionStore, StoreError } from "../src/QuestionStore.js"
 import { finishTurn } from "../src/RunTurns.js"
-import { RUN_SCHEMA, RunStore, type Run } from "../src/Runs.js"
+import { RunStore, type Run } from "../src/Runs.js"
+import { runWithSession } from "./runSupport.js"
 
 const RUN_ID = "19700101-000000-9fb7"
 
-const run: Run = {
-  schema: RUN_SCHEMA,
-  id: RUN_ID,
-  status: "running",
-  instruction: "Add a cache",
-  repo: "/r",
-  base: "main",
-  base_commit: "0".repeat(40),
-  worktree: "/w",
-  branch: "magi/9fb7",
-  seats: [{ key: "impl", agent: "fake", turns: 1, session: "thread-1", write: true }],
-  created_at: "1970-01-01T00:00:00Z",
-  updated_at: "1970-01-01T00:00:00Z",
-  summary: "",
-  reason: ""
-}
+const run: Run = runWithSession(RUN_ID)
 
 const question = Q.make({
   id: "19700101-000001-ab12",

@@ -7,29 +7,12 @@ import * as NodePath from "node:path"
 import * as Q from "../src/Question.js"
 import { QuestionStore } from "../src/QuestionStore.js"
 import { RUN_SCHEMA, RunStore, decode, encode, outstanding, statusAfterTurn, type Run } from "../src/Runs.js"
-import { magi, repoWithAgent } from "./runSupport.js"
+import { magi, repoWithAgent, sampleRun } from "./runSupport.js"
 import * as Worktree from "../src/Worktree.js"
 import { choiceQuestion, tempDirSync } from "./support.js"
 
 const FAKE = NodePath.resolve("test/fixtures/fake-agent.mjs")
 
-export const sampleRun = (id: string, over: Partial<Run> = {}): Run => ({
-  schema: RUN_SCHEMA,
-  id,
-  status: "running",
-  instruction: "Add a cache",
-  repo: "/r",
-  base: "main",
-  base_commit: "0".repeat(40),
-  worktree: "/w",
-  branch: `magi/${Q.shortId(id)}`,
-  seats: [{ key: "impl", agent: "fake", turns: 0, session: null, write: true }],
-  created_at: "2026-09-02T20:12:56Z",
-  updated_at: "2026-09-02T20:12:56Z",
-  summary: "",
-  reason: "",
-  ...over
-})
 
 describe("how a turn leaves a run", () => {
   it("an outstanding question keeps the run waiting however the turn went", () => {

@@ -7,26 +7,12 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer } from "effect"
 import * as MemoryFileSystem from "../src/MemoryFileSystem.js"
 import { QuestionStore } from "../src/QuestionStore.js"
-import { RUN_SCHEMA, RunStore, type Run } from "../src/Runs.js"
+import { RunStore, type Run } from "../src/Runs.js"
+import { runWithSession } from "./runSupport.js"
 
 const RUN_ID = "19700101-000000-9fb7"
 
-const run: Run = {
-  schema: RUN_SCHEMA,
-  id: RUN_ID,
-  status: "running",
-  instruction: "Add a cache",
-  repo: "/r",
-  base: "main",
-  base_commit: "0".repeat(40),
-  worktree: "/w",
-  branch: "magi/9fb7",
-  seats: [{ key: "impl", agent: "fake", turns: 1, session: "thread-1", write: true }],
-  created_at: "1970-01-01T00:00:00Z",
-  updated_at: "1970-01-01T00:00:00Z",
-  summary: "",
-  reason: ""
-}
+const run: Run = runWithSession(RUN_ID)
 
 /** Memory, except that the run lock cannot be created (a read-only or full disk). */
 const lockDenied = Layer.effect(

@@ -14,7 +14,8 @@ import { Notices } from "../src/Notices.js"
 import { Notifier } from "../src/Notifier.js"
 import * as Q from "../src/Question.js"
 import { QuestionStore } from "../src/QuestionStore.js"
-import { RUN_SCHEMA, RunStore, type Run } from "../src/Runs.js"
+import { RunStore, type Run } from "../src/Runs.js"
+import { runWithSession } from "./runSupport.js"
 import { runTurn } from "../src/RunTurns.js"
 import { TICK, Waiter } from "../src/Waiter.js"
 
@@ -25,23 +26,7 @@ const Q_ID = "19700101-000001-ab12"
 
 const agent: AgentSpec = { id: "fake", kind: "codex", command: ["codex"], model: null, args: [], env: {} }
 
-const theRun = (over: Partial<Run> = {}): Run => ({
-  schema: RUN_SCHEMA,
-  id: RUN_ID,
-  status: "waiting",
-  instruction: "Add a cache",
-  repo: "/r",
-  base: "main",
-  base_commit: "0".repeat(40),
-  worktree: "/w",
-  branch: "magi/9fb7",
-  seats: [{ key: "impl", agent: "fake", turns: 1, session: "thread-1", write: true }],
-  created_at: "1970-01-01T00:00:00Z",
-  updated_at: "1970-01-01T00:00:00Z",
-  summary: "",
-  reason: "",
-  ...over
-})
+const theRun = (over: Partial<Run> = {}): Run => runWithSession(RUN_ID, { status: "waiting", ...over })
 
 const theQuestion = (): Q.Question => ({
   ...Q.make({

@@ -2,6 +2,8 @@
 import { execFileSync, spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
+import * as Q from "../src/Question.js"
+import { RUN_SCHEMA, type Run } from "../src/Runs.js"
 
 export const MAGI = NodePath.resolve("dist/magi.js")
 
@@ -23,4 +25,32 @@ export const magi = (cwd: string, env: Record<string, string>, ...args: string[]
     env: { ...process.env, XDG_CONFIG_HOME: NodePath.join(cwd, ".no-config"), ...env },
     encoding: "utf8",
     timeout: 30_000
+  })
+
+/** A run record as `magi run` writes one, with `over` on top. */
+export const sampleRun = (id: string, over: Partial<Run> = {}): Run => ({
+  schema: RUN_SCHEMA,
+  id,
+  status: "running",
+  instruction: "Add a cache",
+  repo: "/r",
+  base: "main",
+  base_commit: "0".repeat(40),
+  worktree: "/w",
+  branch: `magi/${Q.shortId(id)}`,
+  seats: [{ key: "impl", agent: "fake", turns: 0, session: null, write: true }],
+  created_at: "2026-09-02T20:12:56Z",
+  updated_at: "2026-09-02T20:12:56Z",
+  summary: "",
+  reason: "",
+  ...over
+})
+
+/** A run whose implementing seat has taken one turn and holds a session. */
+export const runWithSession = (id: string, over: Partial<Run> = {}): Run =>
+  sampleRun(id, {
+    seats: [{ key: "impl", agent: "fake", turns: 1, session: "thread-1", write: true }],
+    created_at: "1970-01-01T00:00:00Z",
+    updated_at: "1970-01-01T00:00:00Z",
+    ...over
   })
