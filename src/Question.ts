@@ -276,6 +276,26 @@ export const wordsForAgent = (q: Question): string | undefined => {
 }
 
 /**
+ * Does the asking agent still have something coming from this question? Open,
+ * or answered but the answer never reached it. The run behind it is not
+ * finished, the daemon may still carry it, and someone may be holding it.
+ */
+export const awaitsAgent = (q: Question): boolean =>
+  q.status === "open" || (q.status === "answered" && !q.answer_delivered)
+
+/**
+ * Record what the agent has now been shown: the answer (when `answer`), and
+ * the thread up to `turns`. Nobody holds the wait any more. Never moves
+ * `delivered_turns` back, whoever delivered what first.
+ */
+export const markShown = (q: Question, shown: { readonly answer: boolean; readonly turns: number }): Question => ({
+  ...q,
+  answer_delivered: q.answer_delivered || shown.answer,
+  delivered_turns: Math.max(q.delivered_turns, shown.turns),
+  waiter: null
+})
+
+/**
  * Should a notification go out now? Always for the first ask; after the owner
  * has spoken, only once strictly more than the quiet window has passed since
  * their last word (exactly five minutes stays quiet).

@@ -78,8 +78,7 @@ export const branchFor = (id: string): string => `magi/${Q.shortId(id)}`
  * never reached the agent: either way the run is not finished while it
  * exists, because the waiter still has something to carry to the seat.
  */
-export const outstanding = (q: Q.Question): boolean =>
-  q.status === "open" || (q.status === "answered" && !q.answer_delivered)
+export const outstanding = Q.awaitsAgent
 
 /**
  * Where a run stands after a turn. A turn that ends with a question still

@@ -139,6 +139,12 @@ export const make = Effect.fn("Waiter.make")(function* () {
 
   // -- refusal ----------------------------------------------------------------
 
+  /** The daemon lets go of `id`'s wait, if it held it; never someone else's hold. */
+  const dropHold = (id: string) =>
+    store
+      .update(id, (fresh) => Either.right(fresh.waiter?.kind === "daemon" ? { ...fresh, waiter: null } : fresh))
+      .pipe(Effect.ignore)
+
   /**
    * Tell the owner their words cannot reach the agent (once per input and
    * reason), and leave the input alone for `RETRY_AFTER`.
@@ -148,9 +154,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
       const what = word._tag === "Answered" ? "your answer" : "what you said"
       yield* Effect.logWarning(`cannot deliver to question ${Q.shortId(q.id)}: ${reason}`)
       yield* notices.raise(q, `${word._tag}@${q.thread.length}`, `magi could not give the agent ${what} on "${q.summary}": ${reason}`, reason)
-      yield* store
-        .update(q.id, (fresh) => Either.right(fresh.waiter?.kind === "daemon" ? { ...fresh, waiter: null } : fresh))
-        .pipe(Effect.ignore)
+      yield* dropHold(q.id)
       const now = yield* Clock.currentTimeMillis
       yield* Ref.update(failedAt, (m) => new Map(m).set(inputKey(q, word), now))
     })
@@ -220,8 +224,8 @@ export const make = Effect.fn("Waiter.make")(function* () {
 
   /** What to record once the agent has been given `word` (carried = thread length it was shown). */
   const markDelivered = (word: Word, carried: number, printed: string) => (fresh: Q.Question, now: Date) => {
-    if (word._tag === "Answered") return { ...fresh, answer_delivered: true, waiter: null }
-    const marked = { ...fresh, delivered_turns: Math.max(fresh.delivered_turns, carried), waiter: null }
+    if (word._tag === "Answered") return Q.markShown(fresh, { answer: true, turns: 0 })
+    const marked = Q.markShown(fresh, { answer: false, turns: carried })
     const repliedItself = fresh.thread.slice(carried).some((t) => t.who === "agent")
     if (repliedItself || printed.trim() === "" || !Q.isOpen(marked)) return marked
     // The agent answered in its output instead of on the thread: record it
@@ -230,11 +234,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
   }
 
   /** Give up the wait on `id` with nothing delivered: the lease and the holder go, so the next try can start at once. */
-  const letGo = (id: string) =>
-    Effect.zipRight(
-      Lease.clear(root, id),
-      store.update(id, (fresh) => Either.right(fresh.waiter?.kind === "daemon" ? { ...fresh, waiter: null } : fresh)).pipe(Effect.ignore)
-    )
+  const letGo = (id: string) => Effect.zipRight(Lease.clear(root, id), dropHold(id))
 
   const deliver = (q0: Q.Question, word: Word) =>
     Effect.gen(function* () {
@@ -316,7 +316,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
     for (const q of all) {
       // Settled for good: skipped before any file is read, since most
       // questions on disk are these.
-      if (q.cwd === "" || q.status === "abandoned" || (q.status === "answered" && q.answer_delivered)) continue
+      if (q.cwd === "" || !Q.awaitsAgent(q)) continue
       if ((yield* Ref.get(inFlight)).has(q.id)) continue
       const action = yield* decideNow(q)
       if (action._tag === "Expire") {

@@ -200,19 +200,10 @@ export const make = Effect.fn("Waits.make")(function* (
 
   const markDelivered = (outcome: WaitOutcome) => {
     const id = outcome.question.id
-    const read = (fresh: Question) => Math.max(fresh.delivered_turns, outcome.question.thread.length)
-    const mark = (fresh: Question): Question => {
-      switch (outcome._tag) {
-        // The answer is printed with any words of the owner's not yet read,
-        // so either way every turn the outcome carried has now been read.
-        case "Answered":
-          return { ...fresh, answer_delivered: true, delivered_turns: read(fresh), waiter: null }
-        case "Replied":
-          return { ...fresh, delivered_turns: read(fresh), waiter: null }
-        default:
-          return fresh
-      }
-    }
+    // The answer is printed with any of the owner's words not yet read, so
+    // either way every turn the outcome carried has now been read.
+    const mark = (fresh: Question) =>
+      Q.markShown(fresh, { answer: outcome._tag === "Answered", turns: outcome.question.thread.length })
     if (outcome._tag !== "Answered" && outcome._tag !== "Replied") return Effect.void
     // Best effort: failing here only risks the daemon delivering twice.
     return store.update(id, (fresh) => Either.right(mark(fresh))).pipe(

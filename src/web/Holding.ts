@@ -4,7 +4,7 @@
  * and the phone page (which words it), so both agree on which questions can
  * have anyone waiting at all.
  */
-import type { Question } from "../Question.js"
+import { awaitsAgent, type Question } from "../Question.js"
 
 /** `asker`: the agent's own `magi ask` is waiting; `daemon`: magi is delivering; `nobody`: no one is. */
 export type Holder = "asker" | "daemon" | "nobody"
@@ -16,5 +16,4 @@ export type Holder = "asker" | "daemon" | "nobody"
  * Everything else is history, and its holder is `nobody` without a look at
  * the disk, so a long history costs no lease reads.
  */
-export const mayBeHeld = (q: Question): boolean =>
-  q.cwd !== "" && (q.status === "open" || (q.status === "answered" && !q.answer_delivered))
+export const mayBeHeld = (q: Question): boolean => q.cwd !== "" && awaitsAgent(q)
