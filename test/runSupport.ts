@@ -2,8 +2,8 @@
 import { execFileSync, spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import * as Q from "../src/Question.js"
-import { RUN_SCHEMA, type Run } from "../src/Runs.js"
+import * as Q from "../src/questions/Question.js"
+import { RUN_SCHEMA, type Run } from "../src/runs/Runs.js"
 
 export const MAGI = NodePath.resolve("dist/magi.js")
 

@@ -8,9 +8,9 @@ import { Effect, Either, Layer } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import * as Q from "../src/Question.js"
-import * as MemoryFileSystem from "../src/MemoryFileSystem.js"
-import { QuestionStore } from "../src/QuestionStore.js"
+import * as Q from "../src/questions/Question.js"
+import * as MemoryFileSystem from "../src/platform/MemoryFileSystem.js"
+import { QuestionStore } from "../src/questions/QuestionStore.js"
 
 export const RUN = "20260902-201256-9fb7"
 export const ASKED = new Date("2026-09-02T23:15:01Z")

@@ -1,12 +1,12 @@
 // Listing at scale: 10,000 questions on disk, 100 of them open.
 // `magi answer --list` wall time, and the in-process `list` cold and warm.
-import * as LocalContext from "../../src/LocalContext.js"
+import * as LocalContext from "../../src/platform/LocalContext.js"
 import { Effect } from "effect"
 import { spawnSync } from "node:child_process"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import * as Q from "../../src/Question.js"
-import { QuestionStore } from "../../src/QuestionStore.js"
+import * as Q from "../../src/questions/Question.js"
+import { QuestionStore } from "../../src/questions/QuestionStore.js"
 // @ts-expect-error plain JS helper
 import { MAGI, isolatedEnv, median, ms } from "./lib.mjs"
 

@@ -4,13 +4,13 @@
  * and the waits. Provided inside each command's handler, so `magi --help`
  * never reads a config file and a broken config cannot hide the help.
  */
-import * as LocalContext from "../LocalContext.js"
+import * as LocalContext from "../platform/LocalContext.js"
 import { Layer } from "effect"
-import { MagiHome } from "../MagiHome.js"
-import { MagiConfig } from "../MagiConfig.js"
-import { QuestionStore } from "../QuestionStore.js"
-import { Notifier } from "../Notifier.js"
-import { Waits } from "../Waits.js"
+import { MagiHome } from "../platform/MagiHome.js"
+import { MagiConfig } from "../platform/MagiConfig.js"
+import { QuestionStore } from "../questions/QuestionStore.js"
+import { Notifier } from "../questions/Notifier.js"
+import { Waits } from "../questions/Waits.js"
 
 /** Everything questions need, over `home` (the owner's, from the environment, when not given). */
 export const questionsLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>

@@ -5,7 +5,7 @@
  * reasoned about) without the HTTP stack.
  */
 import { Cause, Duration, Effect, Layer, Option, Schedule } from "effect"
-import type { MagiHome } from "../MagiHome.js"
+import type { MagiHome } from "../platform/MagiHome.js"
 import { waiterLayer, waiterLoop } from "./serve.js"
 
 /** The one line that says why the waiter does not run here, and what that costs. */

@@ -2,16 +2,16 @@
  * The services `magi run`, `magi runs`, `magi show` and `magi serve` run
  * against: the questions layer plus runs, agents and the roster.
  */
-import * as LocalContext from "../LocalContext.js"
+import * as LocalContext from "../platform/LocalContext.js"
 import { Layer } from "effect"
-import { Rosters } from "../AgentRoster.js"
-import { Agents } from "../Agents.js"
-import { Leases } from "../Lease.js"
-import { MagiConfig } from "../MagiConfig.js"
-import { MagiHome } from "../MagiHome.js"
-import { Notifier } from "../Notifier.js"
-import { QuestionStore } from "../QuestionStore.js"
-import { RunStore } from "../Runs.js"
+import { Rosters } from "../agents/AgentRoster.js"
+import { Agents } from "../agents/Agents.js"
+import { Leases } from "../questions/Lease.js"
+import { MagiConfig } from "../platform/MagiConfig.js"
+import { MagiHome } from "../platform/MagiHome.js"
+import { Notifier } from "../questions/Notifier.js"
+import { QuestionStore } from "../questions/QuestionStore.js"
+import { RunStore } from "../runs/Runs.js"
 
 /** Everything a run needs, over `home` (the owner's, from the environment, when not given). */
 export const runsLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>

@@ -5,9 +5,9 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
-import * as Q from "../Question.js"
-import { QuestionStore } from "../QuestionStore.js"
-import { answerWithText, oldestOpen, sayToQuestion } from "../Answers.js"
+import * as Q from "../questions/Question.js"
+import { QuestionStore } from "../questions/QuestionStore.js"
+import { answerWithText, oldestOpen, sayToQuestion } from "../questions/Answers.js"
 import { CliFailure } from "./CliFailure.js"
 import { questionsLayer } from "./AppLayer.js"
 import { writeOut } from "./io.js"

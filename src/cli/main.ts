@@ -4,7 +4,7 @@
  * and every refusal goes to stderr.
  */
 import { Command, ValidationError } from "@effect/cli"
-import * as LocalContext from "../LocalContext.js"
+import * as LocalContext from "../platform/LocalContext.js"
 import { Cause, Effect, Exit, Layer, Logger, LogLevel } from "effect"
 import { ask } from "./ask.js"
 import { answer } from "./answer.js"

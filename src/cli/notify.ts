@@ -1,9 +1,9 @@
 /** `magi notify --test`: run the notification command once, and say what happened. */
 import { Command, Options } from "@effect/cli"
 import { Clock, Effect } from "effect"
-import * as Q from "../Question.js"
-import { MagiConfig } from "../MagiConfig.js"
-import { Notifier } from "../Notifier.js"
+import * as Q from "../questions/Question.js"
+import { MagiConfig } from "../platform/MagiConfig.js"
+import { Notifier } from "../questions/Notifier.js"
 import { CliFailure } from "./CliFailure.js"
 import { questionsLayer } from "./AppLayer.js"
 import { writeOut } from "./io.js"

@@ -7,10 +7,10 @@
  * to reach an agent whose `magi ask` is gone.
  */
 import { Command, Options } from "@effect/cli"
-import * as LocalContext from "../LocalContext.js"
+import * as LocalContext from "../platform/LocalContext.js"
 import { Effect, Layer, Option } from "effect"
-import { MagiHome } from "../MagiHome.js"
-import { QuestionStore } from "../QuestionStore.js"
+import { MagiHome } from "../platform/MagiHome.js"
+import { QuestionStore } from "../questions/QuestionStore.js"
 import { serve } from "../web/WebServer.js"
 import { CliFailure } from "./CliFailure.js"
 import { writeErr, writeOut } from "./io.js"

@@ -16,9 +16,9 @@
  */
 import { FileSystem } from "@effect/platform"
 import { Clock, Context, Duration, Effect, Layer, Option, PubSub, Ref, Schedule, Stream } from "effect"
-import * as Daemon from "../Daemon.js"
-import { MagiHome } from "../MagiHome.js"
-import { QuestionStore } from "../QuestionStore.js"
+import * as Daemon from "../daemon/Daemon.js"
+import { MagiHome } from "../platform/MagiHome.js"
+import { QuestionStore } from "../questions/QuestionStore.js"
 import { NoticeFeed } from "./NoticeFeed.js"
 import { Snapshots } from "./Snapshot.js"
 

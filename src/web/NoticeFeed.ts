@@ -6,8 +6,8 @@
 import { FileSystem } from "@effect/platform"
 import { Context, Effect, Layer, Option, Stream } from "effect"
 import * as NodePath from "node:path"
-import { MagiHome } from "../MagiHome.js"
-import { listIn, type Notice, noticesDir } from "../Notices.js"
+import { MagiHome } from "../platform/MagiHome.js"
+import { listIn, type Notice, noticesDir } from "../daemon/Notices.js"
 
 export class NoticeFeed extends Context.Tag("magi/web/NoticeFeed")<
   NoticeFeed,

@@ -23,11 +23,11 @@
  */
 import { Clock, Context, Effect, Layer, Option, Ref } from "effect"
 import * as NodeZlib from "node:zlib"
-import * as Lease from "../Lease.js"
-import { Leases } from "../Lease.js"
-import * as Q from "../Question.js"
-import type { Question } from "../Question.js"
-import { QuestionStore, type StoreError } from "../QuestionStore.js"
+import * as Lease from "../questions/Lease.js"
+import { Leases } from "../questions/Lease.js"
+import * as Q from "../questions/Question.js"
+import type { Question } from "../questions/Question.js"
+import { QuestionStore, type StoreError } from "../questions/QuestionStore.js"
 import { type Holder, mayBeHeld } from "./Holding.js"
 
 /** Comfortably above any filesystem's timestamp tick (ext4, tmpfs: jiffies). */

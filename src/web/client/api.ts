@@ -1,5 +1,5 @@
 /** The page's side of magi's HTTP API. */
-import type { Notice as WaiterNotice } from "../../Notices.js"
+import type { Notice as WaiterNotice } from "../../daemon/Notices.js"
 import type { QuestionView } from "../Snapshot.js"
 
 export type { QuestionView, WaiterNotice }

@@ -1,0 +1,529 @@
+/**
+ * Agent CLIs, driven headless: one call is one turn of one seat's
+ * conversation.
+ *
+ * A seat (`impl`, …) keeps a single CLI session for its whole life, because
+ * the whole point of resuming it (after the owner answers, after a restart) is
+ * that the agent still holds the context its question was asked in. So every
+ * adapter knows two shapes of call, a new session and a resumed one, plus a
+ * read-only variant for seats that must not change files, and how to read the
+ * reply and the session id out of what its CLI prints.
+ *
+ * Adapters are pure (`plan`, `parse`); `Agents.call` is the one place a
+ * process starts. It writes the prompt and both output streams under the
+ * caller's artifacts directory, so the owner can read exactly what an agent
+ * was told and said, and it kills the whole process tree when the turn ends
+ * (timed out, exited, or interrupted): an agent's tools start children of
+ * their own, and a hung `npm test` must not outlive the turn that started it.
+ */
+import { Command, CommandExecutor, FileSystem } from "@effect/platform"
+import { Context, Data, Duration, Effect, Fiber, Layer, Option, Random, Ref, Schedule, Stream } from "effect"
+import * as NodePath from "node:path"
+import type { AgentKind, AgentSpec } from "./AgentRoster.js"
+import { MagiHome } from "../platform/MagiHome.js"
+
+// ---------------------------------------------------------------------------
+// Seats
+
+/** One seat's conversation: which agent holds it, and how to get back in. */
+export interface SeatState {
+  /** The seat's name in its run, e.g. `impl`. */
+  readonly key: string
+  /** Roster id of the agent sitting in it. */
+  readonly agent: string
+  /** Turns that have run (started a process), whatever came of them. */
+  readonly turns: number
+  /**
+   * The CLI's conversation id: for claude minted by magi before the first
+   * turn (claude accepts the id it is told), for the others captured from
+   * the first turn's output. Null until known.
+   */
+  readonly session: string | null
+}
+
+export const newSeat = (key: string, agent: string): SeatState => ({ key, agent, turns: 0, session: null })
+
+/**
+ * Can this seat's conversation be picked up again? `command` agents carry
+ * their own state (they get `{session}` and the prompt file), so always; the
+ * rest only once a turn ran and left an id to resume by.
+ */
+export const hasSession = (kind: AgentKind, seat: SeatState): boolean =>
+  kind === "command" ? true : seat.turns > 0 && seat.session !== null && seat.session !== ""
+
+// ---------------------------------------------------------------------------
+// Building the call
+
+export interface PlanInput {
+  readonly cwd: string
+  readonly promptFile: string
+  readonly prompt: string
+  /** The seat's name, for `{label}`. */
+  readonly label: string
+  /** Resume this session; null starts a new one. */
+  readonly resume: string | null
+  /** The id a new claude session is created under. */
+  readonly newSession: string | null
+  readonly allowWrite: boolean
+  readonly timeout: Duration.Duration
+}
+
+/** What to spawn: argv, and what to feed on stdin ("" for nothing). */
+export interface Plan {
+  readonly argv: ReadonlyArray<string>
+  readonly stdin: string
+}
+
+const CLAUDE_WRITE_TOOLS = "Edit,Write,MultiEdit,NotebookEdit"
+
+/** Fill `{prompt_file}`, `{cwd}`, `{label}`, `{session}` in one pass; others are kept. */
+export const expandTemplate = (arg: string, values: Record<"prompt_file" | "cwd" | "label" | "session", string>): string =>
+  arg.replace(/\{(prompt_file|cwd|label|session)\}/g, (_, k: keyof typeof values) => values[k])
+
+/** The headless argv for one call of `agent`, exactly as each CLI wants it. */
+export const plan = (agent: AgentSpec, input: PlanInput): Plan => {
+  const [program, ...lead] = agent.command
+  const model = (flag: string) => (agent.model === null ? [] : [flag, agent.model])
+  switch (agent.kind) {
+    case "claude":
+      return {
+        argv: [
+          program!,
+          ...lead,
+          "-p",
+          "--output-format",
+          "json",
+          "--permission-mode",
+          "bypassPermissions",
+          ...model("--model"),
+          ...(input.resume !== null ? ["--resume", input.resume] : input.newSession !== null ? ["--session-id", input.newSession] : []),
+          ...(input.allowWrite ? [] : ["--disallowed-tools", CLAUDE_WRITE_TOOLS]),
+          ...agent.args
+        ],
+        stdin: input.prompt
+      }
+    case "codex":
+      return {
+        argv: [
+          program!,
+          ...lead,
+          "exec",
+          "--json",
+          "--skip-git-repo-check",
+          "-C",
+          input.cwd,
+          "--sandbox",
+          input.allowWrite ? "workspace-write" : "read-only",
+          "-c",
+          'approval_policy="never"',
+          ...model("-m"),
+          ...agent.args,
+          // `resume <id>` must be the last words before the prompt: codex
+          // parses it as a subcommand of `exec`.
+          ...(input.resume !== null ? ["resume", input.resume] : []),
+          "-"
+        ],
+        stdin: input.prompt
+      }
+    case "opencode":
+      // opencode has no read-only switch; the prompt says so instead.
+      return {
+        argv: [
+          program!,
+          ...lead,
+          "run",
+          "--format",
+          "json",
+          "--dir",
+          input.cwd,
+          "--auto",
+          ...model("-m"),
+          ...(input.resume !== null ? ["-s", input.resume] : []),
+          ...agent.args,
+          input.prompt
+        ],
+        stdin: ""
+      }
+    case "agy":
+      return {
+        argv: [
+          program!,
+          ...lead,
+          "--output-format",
+          "json",
+          "--print-timeout",
+          `${Math.max(1, Math.floor(Duration.toSeconds(input.timeout)))}s`,
+          "--mode",
+          input.allowWrite ? "accept-edits" : "plan",
+          ...model("--model"),
+          ...(input.resume !== null ? ["--conversation", input.resume] : []),
+          ...agent.args,
+          "-p",
+          `@${input.promptFile}`
+        ],
+        stdin: ""
+      }
+    case "command": {
+      const values = { prompt_file: input.promptFile, cwd: input.cwd, label: input.label, session: input.resume ?? "" }
+      return { argv: [...agent.command, ...agent.args].map((a) => expandTemplate(a, values)), stdin: "" }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Reading the reply
+
+/** What one call came to. */
+export interface Reply {
+  /** The agent's answer text, or whatever it printed instead. */
+  readonly text: string
+  /** The session id the CLI reported, if it did. */
+  readonly session: string | null
+  /** Ran to the end, exited 0 and said something. */
+  readonly usable: boolean
+  /** Set when the agent hit its usage limit; the reset time if it said one. */
+  readonly quota: string | null
+}
+
+const jsonLines = (out: string): unknown[] =>
+  out.split("\n").flatMap((line) => {
+    const t = line.trim()
+    if (!t.startsWith("{")) return []
+    try {
+      return [JSON.parse(t)]
+    } catch {
+      return []
+    }
+  })
+
+const wholeJson = (out: string): Record<string, unknown> | undefined => {
+  try {
+    const v = JSON.parse(out.trim())
+    if (typeof v === "object" && v !== null && !Array.isArray(v)) return v as Record<string, unknown>
+  } catch {
+    // Some CLIs print a banner first; fall back to the last JSON line.
+  }
+  const last = jsonLines(out).at(-1)
+  return typeof last === "object" && last !== null ? (last as Record<string, unknown>) : undefined
+}
+
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined)
+const get = (v: unknown, key: string): unknown => (typeof v === "object" && v !== null ? (v as Record<string, unknown>)[key] : undefined)
+
+interface Parsed {
+  readonly text: string
+  readonly session: string | null
+  readonly error: boolean
+  readonly quota: string | null
+}
+
+const parseClaude = (out: string): Parsed => {
+  const j = wholeJson(out)
+  const text = str(j?.result) ?? ""
+  const error = j?.is_error === true
+  // A usage limit reads "… session limit … resets 3pm"; the reset time is what
+  // the owner needs to know, so it is what is kept.
+  const limited = error && /session limit/i.test(text)
+  const resets = /resets (.*)$/i.exec(text)?.[1]?.trim()
+  return { text, session: str(j?.session_id) ?? null, error, quota: limited ? (resets ?? text) : null }
+}
+
+const parseCodex = (out: string): Parsed => {
+  let session: string | null = null
+  let text = ""
+  for (const e of jsonLines(out)) {
+    if (get(e, "type") === "thread.started") session = str(get(e, "thread_id")) ?? session
+    if (get(e, "type") === "item.completed") {
+      const item = get(e, "item")
+      const kind = get(item, "type") ?? get(item, "item_type")
+      if (kind === "agent_message" || kind === "assistant_message") text = str(get(item, "text")) ?? text
+    }
+  }
+  return { text, session, error: false, quota: null }
+}
+
+const parseOpencode = (out: string): Parsed => {
+  let session: string | null = null
+  const parts: string[] = []
+  for (const e of jsonLines(out)) {
+    session ??= str(get(e, "sessionID")) ?? str(get(get(e, "part"), "sessionID")) ?? null
+    const part = get(e, "part")
+    if (get(part, "type") === "text") {
+      const t = str(get(part, "text"))
+      if (t !== undefined && t !== "") parts.push(t)
+    }
+  }
+  return { text: parts.join("\n"), session, error: false, quota: null }
+}
+
+const parseAgy = (out: string): Parsed => {
+  const j = wholeJson(out)
+  return { text: str(j?.response) ?? "", session: str(j?.conversation_id) ?? null, error: false, quota: null }
+}
+
+/** Read one call's output the way its CLI prints it. */
+export const parse = (kind: AgentKind, stdout: string, stderr: string, exitCode: number | null, timedOut: boolean): Reply => {
+  const p: Parsed =
+    kind === "claude"
+      ? parseClaude(stdout)
+      : kind === "codex"
+        ? parseCodex(stdout)
+        : kind === "opencode"
+          ? parseOpencode(stdout)
+          : kind === "agy"
+            ? parseAgy(stdout)
+            : { text: stdout.trim(), session: null, error: false, quota: null }
+  // An empty answer still says something: whatever the CLI printed is what
+  // the owner gets to read about why.
+  const text = p.text.trim() !== "" ? p.text.trim() : stdout.trim() !== "" ? stdout.trim() : stderr.trim()
+  return {
+    text,
+    session: p.session,
+    usable: !timedOut && exitCode === 0 && !p.error && p.text.trim() !== "",
+    quota: p.quota
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Running a call
+
+/** Everything one call needs besides the agent. */
+export interface CallInput {
+  readonly agent: AgentSpec
+  readonly seat: SeatState
+  readonly prompt: string
+  readonly cwd: string
+  readonly allowWrite: boolean
+  readonly timeout: Duration.Duration
+  /** Where `<stem>.prompt.md`, `.out` and `.err` go. */
+  readonly artifactsDir: string
+  readonly stem: string
+  /** `MAGI_RUN` and `MAGI_NODE` for the agent's own `magi ask`. */
+  readonly run: string
+  readonly node: string
+}
+
+/** A call that ran: the reply, how it ended, and the seat after it. */
+export interface CallResult extends Reply {
+  readonly exitCode: number | null
+  readonly timedOut: boolean
+  readonly seat: SeatState
+  readonly stdoutFile: string
+  readonly stderrFile: string
+}
+
+/** The agent could not be started at all (missing program, bad cwd). */
+export class AgentStartFailed extends Data.TaggedError("AgentStartFailed")<{ readonly message: string }> {}
+
+/**
+ * How long a killed agent gets to exit after SIGTERM before SIGKILL: enough
+ * for a CLI to flush its session file, which is what makes a later resume
+ * possible.
+ */
+export const KILL_GRACE = Duration.seconds(5)
+
+/**
+ * How long output may keep flowing after the agent's own process exited. A
+ * child it backgrounded can hold the pipe open forever; two seconds takes
+ * whatever was already written, then the group is killed.
+ */
+export const DRAIN_AFTER_EXIT = Duration.seconds(2)
+
+/**
+ * How long what an agent left behind (a dev server, a `sleep &`) gets to end
+ * on SIGTERM once the agent itself is done, before SIGKILL. Short: nothing
+ * of the turn's is waiting on them any more.
+ */
+export const LEFTOVER_GRACE = Duration.seconds(1)
+
+/**
+ * How long the output pipes may stay open after the whole group was killed:
+ * only a process that left the group (setsid) can still hold them, and the
+ * turn does not wait on it.
+ */
+export const PIPES_AFTER_KILL = Duration.millis(500)
+
+export interface AgentsShape {
+  readonly call: (input: CallInput) => Effect.Effect<CallResult, AgentStartFailed>
+}
+
+export class Agents extends Context.Tag("magi/Agents")<Agents, AgentsShape>() {
+  static layer = Layer.effect(Agents, Effect.flatMap(MagiHome, (home) => make(home.dir)))
+}
+
+/** A v4 uuid from Effect's `Random`, so tests can pin it. */
+export const mintUuid = Effect.gen(function* () {
+  const hex: string[] = []
+  for (let i = 0; i < 16; i++) hex.push((yield* Random.nextIntBetween(0, 256)).toString(16).padStart(2, "0"))
+  hex[6] = ((parseInt(hex[6]!, 16) & 0x0f) | 0x40).toString(16).padStart(2, "0")
+  hex[8] = ((parseInt(hex[8]!, 16) & 0x3f) | 0x80).toString(16).padStart(2, "0")
+  const h = hex.join("")
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+})
+
+/**
+ * The folder holding this build's `magi` command (`dist/bin/magi`, made by
+ * the build), found from the script this process runs; none when magi runs
+ * from source, as under the test runner.
+ */
+const ownBinDir = Effect.gen(function* () {
+  const fs = yield* FileSystem.FileSystem
+  const entry = process.argv[1]
+  if (entry === undefined) return undefined
+  const real = yield* fs.realPath(entry).pipe(Effect.orElseSucceed(() => entry))
+  const dir = NodePath.join(NodePath.dirname(real), "bin")
+  return (yield* fs.exists(NodePath.join(dir, "magi")).pipe(Effect.orElseSucceed(() => false))) ? dir : undefined
+})
+
+export const make = Effect.fn("Agents.make")(function* (home: string) {
+  const fs = yield* FileSystem.FileSystem
+  const executor = yield* CommandExecutor.CommandExecutor
+
+  /** Append what `s` prints to `into` as it arrives, so a turn cut short keeps what was said. */
+  const collect = (s: Stream.Stream<Uint8Array, unknown>, into: Ref.Ref<string>) =>
+    Stream.decodeText(s).pipe(
+      Stream.runForEach((text) => Ref.update(into, (sofar) => sofar + text)),
+      Effect.ignore
+    )
+
+  /** Signal every process in the group `pid` leads; false when none is left. */
+  const signalGroup = (pid: number, signal: NodeJS.Signals | 0) =>
+    Effect.sync(() => {
+      try {
+        process.kill(-pid, signal)
+        return true
+      } catch {
+        return false
+      }
+    })
+
+  const call = (input: CallInput): Effect.Effect<CallResult, AgentStartFailed> =>
+    Effect.gen(function* () {
+      const { agent, seat } = input
+      const resuming = hasSession(agent.kind, seat) && seat.turns > 0
+      const newSession = agent.kind === "claude" && !resuming ? (seat.session ?? (yield* mintUuid)) : null
+      const turn = seat.turns + 1
+      const base = NodePath.join(input.artifactsDir, input.stem)
+      const promptFile = `${base}.prompt.md`
+      const stdoutFile = `${base}.out`
+      const stderrFile = `${base}.err`
+      const failed = (what: string) => (e: { readonly message: string }) =>
+        new AgentStartFailed({ message: `${what}: ${e.message}` })
+      yield* fs.makeDirectory(input.artifactsDir, { recursive: true }).pipe(Effect.mapError(failed(`create ${input.artifactsDir}`)))
+      yield* fs.writeFileString(promptFile, input.prompt).pipe(Effect.mapError(failed(`write ${promptFile}`)))
+
+      const p = plan(agent, {
+        cwd: input.cwd,
+        promptFile,
+        prompt: input.prompt,
+        label: seat.key,
+        resume: resuming ? seat.session : null,
+        newSession,
+        allowWrite: input.allowWrite,
+        timeout: input.timeout
+      })
+      const binDir = yield* ownBinDir.pipe(Effect.provideService(FileSystem.FileSystem, fs))
+      const env: Record<string, string> = {
+        ...agent.env,
+        // The agent's `magi ask` must reach this same magi, installed on
+        // PATH or not (a fresh clone after `npm ci` has it only in dist/).
+        ...(binDir === undefined ? {} : { PATH: `${binDir}${NodePath.delimiter}${agent.env.PATH ?? process.env.PATH ?? ""}` }),
+        MAGI_RUN: input.run,
+        MAGI_NODE: input.node,
+        MAGI_SEAT: seat.key,
+        MAGI_TURN: String(turn),
+        MAGI_PROMPT_FILE: promptFile,
+        MAGI_ALLOW_WRITE: input.allowWrite ? "1" : "0",
+        // An agent's `git push` must fail rather than wait for a password
+        // nobody is there to type.
+        GIT_TERMINAL_PROMPT: "0",
+        MAGI_HOME: home
+      }
+      const [program, ...args] = p.argv
+      const command = Command.make(program!, ...args).pipe(
+        Command.workingDirectory(input.cwd),
+        Command.env(env),
+        Command.feed(p.stdin)
+      )
+
+      const ran = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const proc = yield* Command.start(command).pipe(
+            Effect.mapError((e) =>
+              new AgentStartFailed({
+                message:
+                  e._tag === "SystemError" && e.reason === "NotFound"
+                    ? `agent ${agent.id}: \`${program}\` could not be started (no such program, or ${input.cwd} is gone)`
+                    : `agent ${agent.id}: \`${program}\` could not be started: ${e.message}`
+              })
+            )
+          )
+          // End the agent's whole process group: SIGTERM, then SIGKILL after
+          // a grace. The agent itself, still running, gets `KILL_GRACE` to
+          // flush its session; what it left behind, `LEFTOVER_GRACE`. Never
+          // waits unboundedly, whatever ignores SIGTERM or keeps running.
+          const endGroup = Effect.gen(function* () {
+            if (!(yield* signalGroup(proc.pid, "SIGTERM"))) return
+            const leaderExit = proc.exitCode.pipe(Effect.interruptible, Effect.ignore)
+            const leaderRunning = yield* proc.isRunning.pipe(Effect.orElseSucceed(() => false))
+            if (leaderRunning) yield* Effect.timeout(leaderExit, KILL_GRACE).pipe(Effect.ignore)
+            else
+              yield* signalGroup(proc.pid, 0).pipe(
+                Effect.repeat({ schedule: Schedule.spaced(Duration.millis(50)), while: (left) => left }),
+                Effect.timeout(LEFTOVER_GRACE),
+                Effect.ignore
+              )
+            yield* signalGroup(proc.pid, "SIGKILL")
+            yield* Effect.timeout(leaderExit, KILL_GRACE).pipe(Effect.ignore)
+          })
+          // However the turn ends, interrupted included, the group goes with
+          // it. Added after the start, so it runs before the platform's own
+          // finalizer, which sends SIGTERM and then waits on the agent for as
+          // long as it takes.
+          yield* Effect.addFinalizer(() => endGroup)
+          const stdout = yield* Ref.make("")
+          const stderr = yield* Ref.make("")
+          const collectors = Fiber.zip(yield* Effect.fork(collect(proc.stdout, stdout)), yield* Effect.fork(collect(proc.stderr, stderr)))
+          const exited = yield* proc.exitCode.pipe(
+            Effect.map((c): number | null => c),
+            Effect.orElseSucceed(() => null),
+            Effect.timeout(input.timeout),
+            Effect.option
+          )
+          if (Option.isNone(exited)) yield* endGroup
+          // Output still flowing after exit comes from children the agent
+          // left behind; take what is there, then end them, and stop
+          // listening to anything still holding the pipes.
+          yield* Fiber.join(collectors).pipe(Effect.timeout(DRAIN_AFTER_EXIT), Effect.ignore)
+          yield* endGroup
+          yield* Fiber.join(collectors).pipe(Effect.timeout(PIPES_AFTER_KILL), Effect.ignore)
+          yield* Fiber.interruptFork(collectors)
+          return {
+            stdout: yield* Ref.get(stdout),
+            stderr: yield* Ref.get(stderr),
+            exitCode: Option.getOrNull(exited),
+            timedOut: Option.isNone(exited)
+          }
+        })
+      ).pipe(Effect.provideService(CommandExecutor.CommandExecutor, executor))
+
+      yield* fs.writeFileString(stdoutFile, ran.stdout).pipe(Effect.ignore)
+      yield* fs.writeFileString(stderrFile, ran.stderr).pipe(Effect.ignore)
+      const reply = parse(agent.kind, ran.stdout, ran.stderr, ran.exitCode, ran.timedOut)
+      return {
+        ...reply,
+        exitCode: ran.exitCode,
+        timedOut: ran.timedOut,
+        stdoutFile,
+        stderrFile,
+        seat: {
+          ...seat,
+          turns: turn,
+          // The id the CLI reported wins; claude keeps the one it was given.
+          session: reply.session ?? newSession ?? seat.session
+        }
+      } satisfies CallResult
+    }).pipe(Effect.withSpan("Agents.call", { attributes: { agent: input.agent.id, seat: input.seat.key } }))
+
+  return { call } satisfies AgentsShape
+})

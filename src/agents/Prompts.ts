@@ -1,0 +1,99 @@
+/**
+ * What magi tells an agent. Kept apart from the code that sends it, so the
+ * words can be read (and reviewed) as the agent will read them.
+ */
+import * as Q from "../questions/Question.js"
+
+/**
+ * The "asking the owner" instructions every run prompt carries. Each rule
+ * answers a way an agent loses the owner's answer: a backgrounded ask ends
+ * with nobody reading, a second fresh ask after a slice files a duplicate
+ * the owner must answer twice, a fresh ask after the owner spoke back loses
+ * the thread.
+ */
+export const askingTheOwner = `## Asking the owner
+
+You work unattended; the owner reads questions on their phone. When the next
+step is a decision that is theirs — product behaviour, scope, anything
+destructive or hard to undo, or an ambiguity the code and docs cannot settle —
+ask instead of guessing:
+
+    magi ask --summary "one-line question" --detail "why, with the options" --choice "A" --choice "B"
+
+(no --choice means a free-text answer). Do not ask about what you can find
+out yourself.
+
+- Run \`magi ask\` in the foreground and read its output. Never background it,
+  never pipe it away, never end your turn while it is waiting: the answer is
+  printed to the process that waits, and nobody else reads it.
+- If it prints that its wait slice ran out, the question is still open: keep
+  waiting with \`magi ask --wait <id>\` — do not ask the same question again.
+- If the owner replies without deciding (the output says so), answer them on
+  the same question with \`magi ask --thread <id> --summary "..."\`, which
+  waits again.
+- When it prints the answer, carry on with it.
+`
+
+/** The first turn of a run: the owner's instruction, then how to ask. */
+export const runPrompt = (instruction: string, worktree: string, branch: string): string =>
+  `${instruction.trim()}
+
+## Where you work
+
+You are in your own git worktree at ${worktree}, on branch ${branch}. Commit
+your work there. When you are done, reply with a short summary of what you did.
+
+${askingTheOwner}`
+
+/** A resumed turn of a run the owner picked back up. */
+export const resumePrompt = (text: string): string =>
+  `${text.trim() === "" ? "Continue where you left off, and finish the task." : text.trim()}
+
+When you are done, reply with a short summary of what you did. The rules for
+asking the owner (\`magi ask\`, foreground only) still hold.
+`
+
+/** What the agent has not read yet: the owner spoke back, or decided. */
+export type Word =
+  | { readonly _tag: "Said"; readonly text: string }
+  | { readonly _tag: "Answered"; readonly text: string }
+
+const turnLine = (t: Q.Turn) => `**${t.who === "operator" ? "owner" : "you"}** (${t.at}):\n${t.body}`
+
+/**
+ * The prompt that resumes a seat whose `magi ask` is gone: the question, the
+ * thread the agent already saw, and the words it has not. For an owner's
+ * word without a decision, the agent answers on the thread; for an answer,
+ * it carries on.
+ */
+export const deliveryPrompt = (q: Q.Question, word: Word): string => {
+  const seen = word._tag === "Said" ? q.thread.slice(0, q.delivered_turns) : q.thread
+  const thread = seen.length === 0 ? "" : `\n### The conversation so far\n\n${seen.map(turnLine).join("\n\n")}\n`
+  const head = `Your \`magi ask\` on question ${q.id} is no longer running (its process ended before the owner responded), so magi is bringing you the owner's response in this turn instead.
+
+## Your question
+
+**${q.summary}**
+${q.detail.trim() === "" ? "" : `\n${q.detail.trim()}\n`}${q.choices.length > 0 ? `\nChoices offered: ${q.choices.join(" | ")}\n` : ""}${thread}`
+  if (word._tag === "Answered")
+    return `${head}
+## The owner's answer
+
+${word.text}
+
+Carry on with the task using this answer. When you are done, reply with a
+short summary of what you did.
+`
+  return `${head}
+## What the owner just said (they have not decided yet)
+
+${word.text}
+
+Answer them on the same question, which stays open:
+
+    magi ask --thread ${q.id} --summary "your reply"
+
+and read what it prints, in the foreground. If you cannot, reply here and
+magi records your reply on the question for the owner.
+`
+}

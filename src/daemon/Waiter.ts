@@ -1,0 +1,363 @@
+/**
+ * The waiter: something that keeps waiting on a question after the process
+ * that asked it is gone.
+ *
+ * `magi ask` blocks in the agent's own shell tool, which kills long commands,
+ * and an agent can background the call and finish. Either way the owner's
+ * answer would land in a file nobody reads. Every `TICK` the waiter looks at
+ * each question a seat filed and `decide`s: leave it (the asker is still
+ * there), expire it (nobody answered in time), or deliver the owner's words by
+ * resuming the *same* seat's CLI session, so the agent that holds the context
+ * carries on. It never starts a fresh agent: when the seat cannot be resumed,
+ * the owner gets a notice saying why, and nothing runs.
+ *
+ * All state that matters is on disk (the question, its lease, its claim), so a
+ * restarted daemon picks up exactly where the last one stopped. The only
+ * memory is which inputs just failed, so one broken seat is not retried (and
+ * the owner not re-notified) every five seconds.
+ */
+import { FileSystem } from "@effect/platform"
+import { Clock, Context, Duration, Effect, Either, FiberSet, Layer, Option, Ref, Schedule } from "effect"
+import * as NodePath from "node:path"
+import { Rosters } from "../agents/AgentRoster.js"
+import { hasSession } from "../agents/Agents.js"
+import * as Lease from "../questions/Lease.js"
+import { MagiConfig } from "../platform/MagiConfig.js"
+import { Notices } from "./Notices.js"
+import * as Prompts from "../agents/Prompts.js"
+import * as Q from "../questions/Question.js"
+import { QuestionStore } from "../questions/QuestionStore.js"
+import { createAtomically } from "../platform/AtomicFile.js"
+import { resumable } from "../runs/RunStatus.js"
+import { finishTurn, runTurn, seatBusy } from "../runs/RunTurns.js"
+import { RunStore } from "../runs/Runs.js"
+import { decide, type Action, type Word } from "./WaiterDecide.js"
+
+/** How often the waiter looks at the store: an answer reaches the seat within seconds, at a negligible cost of reads. */
+export const TICK = Duration.seconds(5)
+
+/**
+ * The longest one resumed turn may run. A delivery is a continuation (read
+ * the answer, carry on a little, reply), not a whole task; fifteen minutes
+ * covers that and frees the seat if the agent wanders off.
+ */
+export const DELIVERY_TIMEOUT = Duration.minutes(15)
+
+/** How long a failed input waits before it is tried (and the owner told) again. */
+export const RETRY_AFTER = Duration.minutes(10)
+
+/** A delivery claim older than this outlived any turn (15 min) and is taken over. */
+export const CLAIM_STALE = Duration.minutes(16)
+
+/** What one tick did, for logs and tests. */
+export interface TickReport {
+  readonly expired: ReadonlyArray<string>
+  readonly started: ReadonlyArray<string>
+  readonly refused: ReadonlyArray<string>
+}
+
+export interface WaiterShape {
+  /** Look at every question once; deliveries start in the background. */
+  readonly tick: Effect.Effect<TickReport>
+  /** Wait until no delivery is in flight (tests, orderly shutdown). */
+  readonly settle: Effect.Effect<void>
+  /** Tick every `TICK` until interrupted. */
+  readonly run: Effect.Effect<never>
+}
+
+export class Waiter extends Context.Tag("magi/Waiter")<Waiter, WaiterShape>() {
+  /** A waiter whose in-flight deliveries end with the layer's scope. */
+  static layer = Layer.scoped(Waiter, Effect.suspend(() => make()))
+}
+
+/** A seat, across runs. */
+const seatKey = (q: Q.Question) => `${q.run}\u0000${q.seat}`
+
+const without = (key: string) => (s: ReadonlySet<string>) => {
+  const n = new Set(s)
+  n.delete(key)
+  return n
+}
+
+/** The key an input is remembered by: the same words on the same thread. */
+const inputKey = (q: Q.Question, word: Word) => `${q.id}\u0000${q.thread.length}\u0000${word._tag}\u0000${word.text}`
+
+const sameDelivery = (a: Action, word: Word) => a._tag === "Deliver" && a.word._tag === word._tag && a.word.text === word.text
+
+export const make = Effect.fn("Waiter.make")(function* () {
+  const fs = yield* FileSystem.FileSystem
+  const store = yield* QuestionStore
+  const runs = yield* RunStore
+  const rosters = yield* Rosters
+  const notices = yield* Notices
+  const config = yield* MagiConfig
+  const context = yield* Effect.context<FileSystem.FileSystem | QuestionStore | RunStore | Rosters | import("../agents/Agents.js").Agents>()
+  const failedAt = yield* Ref.make(new Map<string, number>())
+  const inFlight = yield* Ref.make(new Set<string>())
+  // Seats with a delivery in flight here. The seat's own lock is only taken
+  // once the delivery's turn starts, so two answers on one seat found by the
+  // same tick would otherwise both go; across processes the lock decides.
+  const seatsInFlight = yield* Ref.make(new Set<string>())
+  const deliveries = yield* FiberSet.make<void, never>()
+  const root = store.root
+  const nowDate = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+  const busyFor = (q: Q.Question) =>
+    q.run === ""
+      ? Effect.succeed(false)
+      : runs.get(q.run).pipe(
+          Effect.flatMap((run) => seatBusy(run, q.seat)),
+          Effect.orElseSucceed(() => false)
+        )
+
+  const decideNow = (q: Q.Question) =>
+    Effect.gen(function* () {
+      const lease = yield* Lease.read(root, q.id)
+      const busy = yield* busyFor(q)
+      return decide(q, lease, busy, config.answerTimeoutSecs, yield* nowDate)
+    })
+
+  // -- expiry -----------------------------------------------------------------
+
+  /** Abandon under the question's lock, deciding again against the record as it is now. */
+  const expire = (q: Q.Question) =>
+    Effect.gen(function* () {
+      const lease = yield* Lease.read(root, q.id)
+      const busy = yield* busyFor(q)
+      const now = yield* nowDate
+      const after = yield* store.update(q.id, (fresh) => {
+        const again = decide(fresh, lease, busy, config.answerTimeoutSecs, now)
+        return Either.right(again._tag === "Expire" ? Q.abandon(fresh, again.reason) : fresh)
+      })
+      if (after.status !== "abandoned") return false
+      yield* Lease.clear(root, q.id)
+      yield* Effect.logInfo(`question ${Q.shortId(q.id)} expired unanswered; abandoned`)
+      return true
+    }).pipe(
+      Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not expire question ${Q.shortId(q.id)}: ${e.message}`), false))
+    )
+
+  // -- refusal ----------------------------------------------------------------
+
+  /** The daemon lets go of `id`'s wait, if it held it; never someone else's hold. */
+  const dropHold = (id: string) =>
+    store
+      .update(id, (fresh) => Either.right(fresh.waiter?.kind === "daemon" ? { ...fresh, waiter: null } : fresh))
+      .pipe(Effect.ignore)
+
+  /**
+   * Tell the owner their words cannot reach the agent (once per input and
+   * reason), and leave the input alone for `RETRY_AFTER`.
+   */
+  const refuse = (q: Q.Question, word: Word, reason: string) =>
+    Effect.gen(function* () {
+      const what = word._tag === "Answered" ? "your answer" : "what you said"
+      yield* Effect.logWarning(`cannot deliver to question ${Q.shortId(q.id)}: ${reason}`)
+      yield* notices.raise(q, `${word._tag}@${q.thread.length}`, `magi could not give the agent ${what} on "${q.summary}": ${reason}`, reason)
+      yield* dropHold(q.id)
+      const now = yield* Clock.currentTimeMillis
+      yield* Ref.update(failedAt, (m) => new Map(m).set(inputKey(q, word), now))
+    })
+
+  // -- claim --------------------------------------------------------------------
+
+  const claimPath = (id: string) => NodePath.join(root, `${id}.claim`)
+
+  /**
+   * When the claim on `id` was made; none once it is gone. The time inside
+   * the file, not its mtime: the claim is judged on the same clock that
+   * wrote it. A claim that cannot be read (a create-new caught before its
+   * content on a filesystem without hard links, a hand edit) is dated by its
+   * mtime instead: someone's until it has aged like one, never free at once.
+   */
+  const claimedAt = (id: string, now: number) =>
+    fs.readFileString(claimPath(id)).pipe(
+      Effect.flatMap((text) => Effect.try(() => (JSON.parse(text) as { at?: unknown } | null)?.at)),
+      Effect.flatMap((at) => (typeof at === "number" && Number.isFinite(at) ? Effect.succeed(at) : Effect.fail("unreadable"))),
+      Effect.orElse(() =>
+        fs.stat(claimPath(id)).pipe(Effect.map((info) => Option.getOrElse(Option.map(info.mtime, (d) => d.getTime()), () => now)))
+      ),
+      Effect.option
+    )
+
+  /** Take `<id>.claim` (create-new, content and all), taking over one older than `CLAIM_STALE`. */
+  const claim = (id: string) =>
+    Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      const body = JSON.stringify({ pid: process.pid, at: now }) + "\n"
+      const take = createAtomically(claimPath(id), body).pipe(
+        Effect.provideService(FileSystem.FileSystem, fs),
+        Effect.orElseSucceed(() => false)
+      )
+      if (yield* take) return true
+      const at = yield* claimedAt(id, now)
+      // Released since the first look: free for the taking.
+      if (Option.isNone(at)) return yield* take
+      if (now - at.value <= Duration.toMillis(CLAIM_STALE)) return false
+      yield* fs.remove(claimPath(id)).pipe(Effect.ignore)
+      return yield* take
+    })
+
+  const release = (id: string) => fs.remove(claimPath(id)).pipe(Effect.ignore)
+
+  // -- delivery -----------------------------------------------------------------
+
+  /** The seat to resume, or why there is none. */
+  const target = (q: Q.Question) =>
+    Effect.gen(function* () {
+      if (q.cwd === "" || !(yield* fs.exists(q.cwd).pipe(Effect.orElseSucceed(() => false))))
+        return Either.left(`the agent's working directory ${q.cwd || "(not recorded)"} is gone`)
+      if (q.run === "") return Either.left("it was not asked from a magi run, so there is no agent session to resume")
+      const run = yield* Effect.either(runs.get(q.run))
+      if (Either.isLeft(run)) return Either.left(`its run ${q.run} cannot be read: ${run.left.message}`)
+      if (!resumable(run.right.status)) return Either.left(`its run ${q.run} is ${run.right.status} and cannot be resumed`)
+      const seat = run.right.seats.find((s) => s.key === q.seat)
+      if (seat === undefined) return Either.left(`its run ${q.run} has no seat ${q.seat}`)
+      const roster = yield* Effect.either(rosters.forRepo(run.right.repo))
+      if (Either.isLeft(roster)) return Either.left(`the agent roster cannot be read: ${roster.left.message}`)
+      const agent = roster.right.get(seat.agent)
+      if (Option.isNone(agent)) return Either.left(`agent ${seat.agent} has left the roster`)
+      if (!hasSession(agent.value.kind, seat))
+        return Either.left(`seat ${seat.key} has no ${agent.value.kind} session to resume, and magi never starts a fresh agent in its place`)
+      return Either.right(run.right)
+    })
+
+  /** What to record once the agent has been given `word` (carried = thread length it was shown). */
+  const markDelivered = (word: Word, carried: number, printed: string) => (fresh: Q.Question, now: Date) => {
+    if (word._tag === "Answered") return Q.markShown(fresh, { answer: true, turns: 0 })
+    const marked = Q.markShown(fresh, { answer: false, turns: carried })
+    const repliedItself = fresh.thread.slice(carried).some((t) => t.who === "agent")
+    if (repliedItself || printed.trim() === "" || !Q.isOpen(marked)) return marked
+    // The agent answered in its output instead of on the thread: record it
+    // there, so the owner reads it where they spoke.
+    return Either.getOrElse(Q.reply(marked, printed.trim(), marked.choices, now), () => marked)
+  }
+
+  /** Give up the wait on `id` with nothing delivered: the lease and the holder go, so the next try can start at once. */
+  const letGo = (id: string) => Effect.zipRight(Lease.clear(root, id), dropHold(id))
+
+  const deliver = (q0: Q.Question, word: Word) =>
+    Effect.gen(function* () {
+      const found = yield* target(q0)
+      if (Either.isLeft(found)) return yield* Effect.as(refuse(q0, word, found.left), "refused" as const)
+      if (!(yield* claim(q0.id))) return "skipped" as const
+      return yield* Effect.gen(function* () {
+        // Someone may have answered, read or expired it since the tick looked.
+        const q = yield* store.get(q0.id)
+        if (!sameDelivery(yield* decideNow(q), word)) return "skipped" as const
+        const since = Q.timestamp(yield* nowDate)
+        yield* store.update(q.id, (fresh) => Either.right({ ...fresh, waiter: { kind: "daemon" as const, since } }))
+        yield* Lease.beat(root, q.id, "daemon")
+        const carried = q.thread.length
+        const result = yield* runTurn({
+          run: q.run,
+          seat: q.seat,
+          prompt: Prompts.deliveryPrompt(q, word),
+          timeout: DELIVERY_TIMEOUT,
+          alsoBeat: Lease.beat(root, q.id, "daemon").pipe(Effect.provideService(FileSystem.FileSystem, fs))
+        }).pipe(Effect.either)
+        // Another process started a turn on the seat since it was looked
+        // at: not a failure, the words go once that turn has ended.
+        if (Either.isLeft(result) && result.left._tag === "SeatBusy") return yield* Effect.as(letGo(q.id), "skipped" as const)
+        // An agent that answered the owner on the thread has read their
+        // words, even if its turn then failed or ran out of time (typically
+        // waiting on the owner again): delivering them a second time would
+        // only make it answer twice.
+        const repliedOnThread =
+          word._tag === "Said" &&
+          (yield* store.get(q.id).pipe(
+            Effect.map((fresh) => fresh.thread.slice(carried).some((t) => t.who === "agent")),
+            Effect.orElseSucceed(() => false)
+          ))
+        if (Either.isLeft(result) || (!result.right.usable && !repliedOnThread)) {
+          yield* Lease.clear(root, q.id)
+          const why = Either.isLeft(result)
+            ? result.left.message
+            : result.right.timedOut
+              ? `the resumed turn did not finish within ${Duration.toMinutes(DELIVERY_TIMEOUT)} minutes`
+              : result.right.quota !== null
+                ? `the agent hit its usage limit (resets ${result.right.quota})`
+                : `the resumed turn failed (exit ${result.right.exitCode ?? "by signal"}): ${result.right.text.split("\n").at(-1) ?? ""}`
+          yield* refuse(q, word, why)
+          return "refused" as const
+        }
+        const now = yield* nowDate
+        yield* store.update(q.id, (fresh) => Either.right(markDelivered(word, carried, result.right.text)(fresh, now)))
+        yield* Lease.clear(root, q.id)
+        yield* finishTurn(q.run, result.right).pipe(
+          Effect.catchAll((e) => Effect.logWarning(`delivered to ${Q.shortId(q.id)} but could not update run ${q.run}: ${e.message}`))
+        )
+        yield* Effect.logInfo(`delivered the owner's ${word._tag === "Answered" ? "answer" : "words"} on ${Q.shortId(q.id)} to seat ${q.seat}`)
+        return "delivered" as const
+      }).pipe(
+        // Stopped mid-turn: nothing was confirmed, so nothing is marked; the
+        // lease and the holder go too, so the next daemon can start at once.
+        Effect.onInterrupt(() => letGo(q0.id)),
+        Effect.ensuring(release(q0.id))
+      )
+    }).pipe(
+      Effect.catchAll((e) => Effect.as(Effect.logWarning(`delivery on ${Q.shortId(q0.id)} stopped: ${e.message}`), "refused" as const)),
+      Effect.provide(context)
+    )
+
+  // -- the tick -----------------------------------------------------------------
+
+  const recentlyFailed = (q: Q.Question, word: Word) =>
+    Effect.gen(function* () {
+      const at = (yield* Ref.get(failedAt)).get(inputKey(q, word))
+      return at !== undefined && (yield* Clock.currentTimeMillis) - at < Duration.toMillis(RETRY_AFTER)
+    })
+
+  const tick = Effect.gen(function* () {
+    const expired: string[] = []
+    const started: string[] = []
+    const refused: string[] = []
+    const all = yield* store.list.pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<Q.Question>))
+    for (const q of all) {
+      // Settled for good: skipped before any file is read, since most
+      // questions on disk are these.
+      if (q.cwd === "" || !Q.awaitsAgent(q)) continue
+      if ((yield* Ref.get(inFlight)).has(q.id)) continue
+      const action = yield* decideNow(q)
+      if (action._tag === "Expire") {
+        if (yield* expire(q)) expired.push(q.id)
+      } else if (action._tag === "Deliver") {
+        if ((yield* Ref.get(seatsInFlight)).has(seatKey(q))) continue
+        if (yield* recentlyFailed(q, action.word)) continue
+        // Refusals that need no process are settled here, in the tick, so
+        // the report says so; a real delivery runs beside the next ticks.
+        const found = yield* target(q).pipe(Effect.provide(context))
+        if (Either.isLeft(found)) {
+          yield* refuse(q, action.word, found.left)
+          refused.push(q.id)
+          continue
+        }
+        yield* Ref.update(inFlight, (s) => new Set(s).add(q.id))
+        yield* Ref.update(seatsInFlight, (s) => new Set(s).add(seatKey(q)))
+        started.push(q.id)
+        yield* FiberSet.run(
+          deliveries,
+          deliver(q, action.word).pipe(
+            Effect.asVoid,
+            Effect.ensuring(Effect.zipRight(Ref.update(inFlight, without(q.id)), Ref.update(seatsInFlight, without(seatKey(q))))),
+            Effect.interruptible
+          )
+        )
+      }
+    }
+    return { expired, started, refused } satisfies TickReport
+  }).pipe(
+    // A tick is finished before a stop takes effect; a delivery in flight is
+    // interrupted (and marks nothing), because it was never confirmed.
+    Effect.uninterruptible,
+    Effect.provide(context),
+    Effect.withSpan("Waiter.tick")
+  )
+
+  const run = Effect.repeat(
+    tick.pipe(Effect.catchAllCause((c) => Effect.logWarning(`waiter tick failed: ${c}`))),
+    Schedule.spaced(TICK)
+  ).pipe(Effect.zipRight(Effect.never))
+
+  return { tick, settle: FiberSet.awaitEmpty(deliveries), run } satisfies WaiterShape
+})

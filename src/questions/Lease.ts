@@ -1,0 +1,123 @@
+/**
+ * Who is waiting on a question right now.
+ *
+ * `magi ask` runs inside an agent's shell tool, which can kill it at any
+ * moment, so "is the asker still there?" cannot be answered by asking it. The
+ * waiter instead reads a lease the waiting process keeps beating: a fresh one
+ * means someone is on the other end and nothing else may start; a stale one
+ * means the asker is gone and the daemon may resume the seat.
+ *
+ * The lease lives in `leases/<id>.lease` under the questions directory: not a
+ * `*.json` file, so a listing never mistakes it for a question, and in a
+ * folder of its own, because a waiting asker beats it every few seconds and a
+ * rename in the questions folder itself would look to every reader (the
+ * listing cache, the phone's live view) like a change to the questions. Pids are recorded for the
+ * owner's eyes only and never checked: a pid is reused by the operating
+ * system, a timestamp is not.
+ */
+import { FileSystem } from "@effect/platform"
+import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import * as NodePath from "node:path"
+import { MagiHome, questionsDir } from "../platform/MagiHome.js"
+import { Timestamp, timestamp } from "./Question.js"
+import { writeAtomically } from "../platform/AtomicFile.js"
+
+/**
+ * How long a beat keeps a lease fresh. `magi ask` beats after every 3 s poll
+ * and the daemon every 20 s, so 90 s survives a stalled disk or a suspended
+ * laptop lid without mistaking a live waiter for a dead one, while a killed
+ * asker is taken over within a minute and a half.
+ */
+export const LEASE_TTL = Duration.seconds(90)
+export const LEASE_TTL_MS = Duration.toMillis(LEASE_TTL)
+
+/** Which kind of process holds the wait. */
+export const LeaseKind = Schema.Literal("asker", "daemon")
+export type LeaseKind = typeof LeaseKind.Type
+
+export const Lease = Schema.Struct({
+  kind: LeaseKind,
+  /** For the owner reading the file; never used to decide anything. */
+  pid: Schema.Number,
+  beat_at: Timestamp
+})
+export type Lease = typeof Lease.Type
+
+/** Fresh while no more than `LEASE_TTL` has passed since the last beat. */
+export const isFresh = (lease: Lease, now: Date): boolean =>
+  now.getTime() - Date.parse(lease.beat_at) <= LEASE_TTL_MS
+
+/** `Option`-friendly form of `isFresh`: no lease is never fresh. */
+export const heldAt = (lease: Option.Option<Lease>, now: Date): Option.Option<LeaseKind> =>
+  Option.isSome(lease) && isFresh(lease.value, now) ? Option.some(lease.value.kind) : Option.none()
+
+/** Who holds a question's wait, as the owner sees it: the web's `holder`. */
+export const holder = (lease: Option.Option<Lease>, now: Date): LeaseKind | "nobody" =>
+  Option.getOrElse(heldAt(lease, now), () => "nobody" as const)
+
+/** `<root>/leases/<id>.lease`, `root` being the questions directory. */
+export const leasePath = (root: string, id: string): string => NodePath.join(root, LEASES_DIR, `${id}.lease`)
+
+/** The folder under the questions directory that holds the leases. */
+export const LEASES_DIR = "leases"
+
+const decodeLease = Schema.decodeUnknownOption(Schema.parseJson(Lease))
+
+/**
+ * Record that `kind` is waiting on `id` now. Written to a temp file and
+ * renamed, so a reader sees the old beat or the new one, never half a file.
+ * Best effort: a failed beat only lets the lease age, which costs a possible
+ * takeover later, never the wait itself.
+ */
+export const beat = Effect.fn("Lease.beat")(function* (root: string, id: string, kind: LeaseKind) {
+  const now = new Date(yield* Clock.currentTimeMillis)
+  const lease: Lease = { kind, pid: process.pid, beat_at: timestamp(now) }
+  yield* writeAtomically(leasePath(root, id), JSON.stringify(lease) + "\n").pipe(
+    Effect.catchAll((e) => Effect.logDebug(`could not beat the lease on ${id}: ${e.message}`))
+  )
+})
+
+/** The lease on `id`, if there is a readable one. */
+export const read = Effect.fn("Lease.read")(function* (root: string, id: string) {
+  const fs = yield* FileSystem.FileSystem
+  const body = yield* fs.readFileString(leasePath(root, id)).pipe(Effect.option)
+  // A torn or hand-edited file reads as no lease: the worst that costs is a
+  // takeover, and the question record, not the lease, holds what matters.
+  return Option.flatMap(body, decodeLease)
+})
+
+/** Drop the lease on `id`; fine when there is none. */
+export const clear = Effect.fn("Lease.clear")(function* (root: string, id: string) {
+  const fs = yield* FileSystem.FileSystem
+  yield* fs.remove(leasePath(root, id)).pipe(Effect.ignore)
+})
+
+export interface LeasesShape {
+  readonly root: string
+  readonly beat: (id: string, kind: LeaseKind) => Effect.Effect<void>
+  readonly read: (id: string) => Effect.Effect<Option.Option<Lease>>
+  readonly clear: (id: string) => Effect.Effect<void>
+}
+
+/** The leases of one questions directory, with the filesystem already bound. */
+export class Leases extends Context.Tag("magi/Leases")<Leases, LeasesShape>() {
+  static at = (root: string) => Layer.effect(Leases, make(root))
+
+  /** Beside the owner's questions, `<home>/questions`. */
+  static layer = Layer.effect(
+    Leases,
+    Effect.flatMap(MagiHome, (home) => make(questionsDir(home)))
+  )
+}
+
+export const make = Effect.fn("Leases.make")(function* (root: string) {
+  const fs = yield* FileSystem.FileSystem
+  const bound = <A, E>(e: Effect.Effect<A, E, FileSystem.FileSystem>) =>
+    Effect.provideService(e, FileSystem.FileSystem, fs)
+  return {
+    root,
+    beat: (id, kind) => bound(beat(root, id, kind)),
+    read: (id) => bound(read(root, id)),
+    clear: (id) => bound(clear(root, id))
+  } satisfies LeasesShape
+})

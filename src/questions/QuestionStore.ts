@@ -1,0 +1,465 @@
+/**
+ * The question store: one JSON file per question under a root directory.
+ *
+ * Files rather than a database because three processes read and write these
+ * records (the asking agent's `magi ask`, `magi web` serving the phone, and
+ * `magi answer` at a terminal) and a rename is the one cross-process atomic
+ * write that needs no server. Every write goes to a temp file first and is
+ * renamed into place; every read-modify-write of one question holds that
+ * question's lock file, so two writers landing in the same instant never lose
+ * each other's change.
+ *
+ * All I/O goes through `@effect/platform`'s `FileSystem`, so the same code
+ * runs on a real directory and on the in-memory filesystem.
+ */
+import { FileSystem, Error as PlatformError } from "@effect/platform"
+import { Clock, Context, Data, Duration, Effect, Either, Layer, Option, Schedule, Stream } from "effect"
+import * as NodePath from "node:path"
+import * as Q from "./Question.js"
+import type { Question } from "./Question.js"
+import { MagiHome, questionsDir } from "../platform/MagiHome.js"
+import { writeAtomically } from "../platform/AtomicFile.js"
+import { type RunStatus, resumable } from "../runs/RunStatus.js"
+
+/**
+ * Largest panel magi stores, html plus assets, checked as a total before a
+ * byte is written: the failure this prevents is a half-copied panel, not a
+ * full disk. Eight mebibytes is far more than a diff, a table and a few images
+ * need, and small enough for a phone on a hotel link.
+ */
+export const PANEL_MAX_BYTES = 8 * 1024 * 1024
+
+/**
+ * A lock older than this was left by a writer that died mid-update: a real
+ * update holds it for a read, a transition and a rename, milliseconds.
+ */
+export const LOCK_STALE_MS = 10_000
+/** How often a writer retries a held lock. */
+export const LOCK_RETRY_MS = 15
+/** How long a writer waits for a held lock before saying so. */
+export const LOCK_GIVE_UP_MS = 10_000
+
+/** Filesystem timestamps are coarse on some filesystems; older than this is settled. */
+const MTIME_SLACK_MS = 50
+
+const PANEL_DIR = ".panel"
+const PANEL_TMP = ".panel.tmp"
+const PANEL_HTML = "index.html"
+
+// ---------------------------------------------------------------------------
+// Errors
+
+/** The disk said no. */
+export class StoreError extends Data.TaggedError("StoreError")<{ readonly message: string }> {}
+
+/** No question, or more than one, matches what was asked for. */
+export class QuestionNotFound extends Data.TaggedError("QuestionNotFound")<{ readonly message: string }> {}
+
+/** A panel that cannot be stored; nothing was written. */
+export class PanelRefused extends Data.TaggedError("PanelRefused")<{ readonly message: string }> {}
+
+/** A panel file name that fails the rule: the web answers 400, not 404. */
+export class InvalidAssetName extends Data.TaggedError("InvalidAssetName")<{ readonly message: string }> {}
+
+export type ReadError = QuestionNotFound | Q.UnreadableQuestion | StoreError
+
+const io = (what: string) => (e: PlatformError.PlatformError) => new StoreError({ message: `${what}: ${e.message}` })
+
+const isNotFound = (e: PlatformError.PlatformError) => e._tag === "SystemError" && e.reason === "NotFound"
+
+// ---------------------------------------------------------------------------
+// The service
+
+export interface QuestionStoreShape {
+  /** The directory holding the question files. */
+  readonly root: string
+  /** Write a question whole, atomically. */
+  readonly put: (q: Question) => Effect.Effect<void, StoreError>
+  /** Load by id, unique prefix, or short (suffix) id. */
+  readonly get: (idOrPrefix: string) => Effect.Effect<Question, ReadError>
+  /** Every readable question: open first, then newest first. */
+  readonly list: Effect.Effect<ReadonlyArray<Question>, StoreError>
+  /** One run's open questions, newest first. */
+  readonly openFor: (run: string) => Effect.Effect<ReadonlyArray<Question>, StoreError>
+  /**
+   * Read-modify-write one question under its lock. `change` sees the record
+   * as it is on disk now, never a stale copy; returning the same object writes
+   * nothing.
+   */
+  readonly update: <E>(
+    id: string,
+    change: (q: Question) => Either.Either<Question, E>
+  ) => Effect.Effect<Question, E | ReadError>
+  /** Abandon a run's open questions with `why`; how many were. */
+  readonly abandonForRun: (run: string, why: string) => Effect.Effect<number, StoreError>
+  /** Abandon a run's open questions once `status` says it cannot resume. */
+  readonly settleRun: (run: string, status: RunStatus) => Effect.Effect<number, StoreError>
+  /** Expand an id, prefix or short id to exactly one stored id. */
+  readonly resolveId: (idOrPrefix: string) => Effect.Effect<string, QuestionNotFound | StoreError>
+  /** Changes whenever anything in the store does; 0 before the first write. */
+  readonly revision: Effect.Effect<number>
+  readonly countOpen: Effect.Effect<number, StoreError>
+  /** Open and not waiting on the agent: what a badge should count. */
+  readonly countNeedsOwner: Effect.Effect<number, StoreError>
+  /**
+   * Store a panel: html plus asset files copied in under their base names.
+   * Returns the question with `panel` and `assets` set; the caller `put`s it.
+   */
+  readonly putPanel: (
+    q: Question,
+    html: string,
+    assets: ReadonlyArray<string>
+  ) => Effect.Effect<Question, PanelRefused | StoreError>
+  /** The panel's html, or none when the question has no panel. */
+  readonly panelHtml: (id: string) => Effect.Effect<Option.Option<string>>
+  /** One panel file: an error for a bad name, none for a missing file. */
+  readonly panelAsset: (id: string, name: string) => Effect.Effect<Option.Option<Uint8Array>, InvalidAssetName | StoreError>
+  /** Delete a question's panel and any scratch; fine when there is none. */
+  readonly dropPanel: (id: string) => Effect.Effect<void, PanelRefused | StoreError>
+  /**
+   * Names of files that changed in the store, as the filesystem reports them.
+   * Ends quietly where watching is unavailable: callers poll as well.
+   */
+  readonly changes: Stream.Stream<string>
+}
+
+export class QuestionStore extends Context.Tag("magi/QuestionStore")<QuestionStore, QuestionStoreShape>() {
+  /** A store at an explicit root, over whichever `FileSystem` is provided. */
+  static at = (root: string) => Layer.effect(QuestionStore, make(root))
+
+  /** The owner's store, `<home>/questions`. */
+  static layer = Layer.effect(
+    QuestionStore,
+    Effect.flatMap(MagiHome, (home) => make(questionsDir(home)))
+  )
+}
+
+/** Build a store rooted at `root`. */
+export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
+  const fs = yield* FileSystem.FileSystem
+  const pathOf = (id: string) => NodePath.join(root, `${id}.json`)
+  const panelDir = (id: string) => NodePath.join(root, `${id}${PANEL_DIR}`)
+  // Writers in this process queue here rather than spinning on the lock file
+  // against each other; the lock file is what other processes see.
+  const localWriters = yield* Effect.makeSemaphore(1)
+
+  const ensureRoot = fs.makeDirectory(root, { recursive: true }).pipe(Effect.mapError(io(`create ${root}`)))
+
+  const put = (q: Question) =>
+    writeAtomically(pathOf(q.id), Q.encode(q)).pipe(
+      Effect.mapError(io(`write question ${q.id}`)),
+      Effect.provideService(FileSystem.FileSystem, fs),
+      Effect.withSpan("QuestionStore.put", { attributes: { id: q.id } })
+    )
+
+  const readPath = (path: string): Effect.Effect<Question, Q.UnreadableQuestion | StoreError | QuestionNotFound> =>
+    fs.readFileString(path).pipe(
+      Effect.mapError((e) =>
+        isNotFound(e)
+          ? new QuestionNotFound({ message: `no question file at ${path}` })
+          : new StoreError({ message: `read ${path}: ${e.message}` })
+      ),
+      Effect.flatMap((body) => Q.decode(body, path)),
+      // The id inside must be the file's own: a copied or hand-edited record
+      // would otherwise be written back (and its lease kept) somewhere else.
+      Effect.filterOrFail(
+        (q) => `${q.id}.json` === NodePath.basename(path),
+        (q) => new Q.UnreadableQuestion({ message: `${path} holds question \`${q.id}\`, not the one its name says; rename it or fix its id` })
+      )
+    )
+
+  /** Ids of every stored question file, readable or not. */
+  const storedIds = fs.readDirectory(root).pipe(
+    Effect.map((names) => names.filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5))),
+    Effect.catchIf(isNotFound, () => Effect.succeed<string[]>([])),
+    Effect.mapError(io(`list ${root}`))
+  )
+
+  const byOpenThenNewest = (a: Question, b: Question) => {
+    const rank = (q: Question) => (Q.isOpen(q) ? 0 : 1)
+    return rank(a) - rank(b) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
+  }
+
+  /**
+   * The last full listing, and the directory's mtime when it was taken. Every
+   * write lands by a rename into the root, which moves the root's mtime, so an
+   * unchanged mtime means an unchanged store and the listing is reused. The
+   * mtime is only trusted once it is safely older than the listing (by
+   * `MTIME_SLACK_MS`), since two writes inside one timestamp tick would
+   * otherwise look like one. Wall time, not `Clock`: this compares against
+   * the filesystem's own timestamps.
+   */
+  let cached: { readonly mtime: number; readonly questions: ReadonlyArray<Question> } | undefined
+  const rootMtime = fs.stat(root).pipe(
+    Effect.map((s) => Option.getOrElse(Option.map(s.mtime, (d) => d.getTime()), () => -1)),
+    Effect.orElseSucceed(() => -1)
+  )
+
+  const list = Effect.gen(function* () {
+    const before = yield* rootMtime
+    if (cached !== undefined && before !== -1 && cached.mtime === before) return cached.questions
+    const takenAt = Date.now()
+    const ids = yield* storedIds
+    // One corrupt file must not hide the open question the owner looks for,
+    // so a file that cannot be read is skipped, never fatal.
+    const read = yield* Effect.forEach(ids, (id) => Effect.option(readPath(pathOf(id))), { concurrency: 64 })
+    const questions = read.flatMap((q) => (Option.isSome(q) ? [q.value] : [])).sort(byOpenThenNewest)
+    const after = yield* rootMtime
+    cached = after === before && after !== -1 && after < takenAt - MTIME_SLACK_MS ? { mtime: after, questions } : undefined
+    return questions
+  }).pipe(Effect.withSpan("QuestionStore.list"))
+
+  const resolveId = (wanted: string) =>
+    Effect.gen(function* () {
+      // The id becomes a path part, so only a name that cannot traverse is
+      // ever looked up directly; anything else can only match by listing.
+      if (Q.validAssetName(wanted) && (yield* fs.exists(pathOf(wanted)).pipe(Effect.orElseSucceed(() => false))))
+        return wanted
+      const hits = wanted === "" ? [] : (yield* storedIds).filter((id) => id.startsWith(wanted) || id.endsWith(wanted))
+      if (hits.length === 1) return hits[0]!
+      if (hits.length === 0) return yield* new QuestionNotFound({ message: `no question matches \`${wanted}\`` })
+      return yield* new QuestionNotFound({
+        message: `\`${wanted}\` matches ${hits.length} questions: ${hits.sort().join(", ")}`
+      })
+    })
+
+  const get = (wanted: string) => Effect.flatMap(resolveId(wanted), (id) => readPath(pathOf(id)))
+
+  /**
+   * Hold `<id>.lock` while `body` runs. Created with create-new semantics, so
+   * exactly one writer on the machine holds it; one left by a killed writer is
+   * broken once it is older than `LOCK_STALE_MS`.
+   */
+  const withLock = <A, E>(id: string, body: Effect.Effect<A, E>) => {
+    const lock = NodePath.join(root, `${id}.lock`)
+    // What this writer puts in the lock, so it removes its own lock only: a
+    // writer stalled past the stale limit must not remove the next holder's.
+    const token = `${process.pid} ${Math.random().toString(36).slice(2, 12)}\n`
+    const create =
+      fs.writeFileString(lock, token, { flag: "wx" }).pipe(
+        Effect.as(true),
+        Effect.catchIf(
+          (e) => e._tag === "SystemError" && e.reason === "AlreadyExists",
+          () => Effect.succeed(false)
+        ),
+        Effect.mapError(io(`lock ${id}`))
+      )
+    const tryAcquire = Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      if (yield* create) return true
+      const since = yield* fs.stat(lock).pipe(
+        Effect.map((s) => Option.getOrElse(Option.map(s.mtime, (d) => d.getTime()), () => now)),
+        Effect.orElseSucceed(() => now)
+      )
+      if (now - since <= LOCK_STALE_MS) return false
+      // Left by a writer that died mid-update: break it and take it now.
+      yield* fs.remove(lock).pipe(Effect.ignore)
+      return yield* create
+    })
+    const acquire = tryAcquire.pipe(
+      Effect.filterOrFail(
+        (held) => held,
+        () => "held" as const
+      ),
+      Effect.retry({
+        while: (e) => e === "held",
+        schedule: Schedule.spaced(Duration.millis(LOCK_RETRY_MS)).pipe(
+          Schedule.upTo(Duration.millis(LOCK_GIVE_UP_MS))
+        )
+      }),
+      Effect.catchIf(
+        (e): e is "held" => e === "held",
+        () =>
+          new StoreError({
+            message: `question ${Q.shortId(id)} is being updated by another process (${lock} held for over ${LOCK_GIVE_UP_MS / 1000}s); try again`
+          })
+      )
+    )
+    return localWriters.withPermits(1)(
+      Effect.acquireUseRelease(
+        Effect.zipRight(ensureRoot, acquire),
+        () => body,
+        () =>
+          fs.readFileString(lock).pipe(
+            Effect.flatMap((held) => (held === token ? fs.remove(lock) : Effect.void)),
+            Effect.ignore
+          )
+      )
+    )
+  }
+
+  const update = <E>(wanted: string, change: (q: Question) => Either.Either<Question, E>) =>
+    Effect.gen(function* () {
+      const id = yield* resolveId(wanted)
+      return yield* withLock(
+        id,
+        Effect.gen(function* () {
+          const current = yield* readPath(pathOf(id))
+          const next = yield* change(current)
+          if (next !== current) yield* put(next)
+          return next
+        })
+      )
+    }).pipe(Effect.withSpan("QuestionStore.update", { attributes: { id: wanted } }))
+
+  const openFor = (run: string) => Effect.map(list, (all) => all.filter((q) => Q.isOpen(q) && q.run === run))
+
+  const abandonForRun = (run: string, why: string) =>
+    Effect.gen(function* () {
+      let abandoned = 0
+      for (const q of yield* openFor(run)) {
+        const after = yield* update(q.id, (fresh) => Either.right(Q.abandon(fresh, why))).pipe(
+          // Gone or unreadable since the listing: nothing left to abandon.
+          Effect.catchTags({ QuestionNotFound: () => Effect.succeed(q), UnreadableQuestion: () => Effect.succeed(q) })
+        )
+        if (Q.isOpen(q) && after.status === "abandoned") abandoned++
+      }
+      return abandoned
+    })
+
+  const settleRun = (run: string, status: RunStatus) =>
+    resumable(status)
+      ? Effect.succeed(0)
+      : abandonForRun(run, `run ${run} ${status}, so nothing is waiting for this answer`)
+
+  const revision = fs.stat(root).pipe(
+    Effect.map((s) => Option.getOrElse(Option.map(s.mtime, (d) => d.getTime()), () => 0)),
+    Effect.orElseSucceed(() => 0)
+  )
+
+  const countOpen = Effect.map(list, (all) => all.filter(Q.isOpen).length)
+  const countNeedsOwner = Effect.map(list, (all) => all.filter((q) => Q.isOpen(q) && !Q.waitingOnAgent(q)).length)
+
+  // -- panels ---------------------------------------------------------------
+
+  const badId = (id: string) =>
+    new PanelRefused({ message: `question id \`${id}\` is not a name magi will build a panel path from` })
+
+  const clearDir = (path: string) =>
+    fs.remove(path, { recursive: true }).pipe(
+      Effect.catchIf(isNotFound, () => Effect.void),
+      Effect.mapError(io(`remove ${path}`))
+    )
+
+  const putPanel = (q: Question, html: string, assets: ReadonlyArray<string>) =>
+    Effect.gen(function* () {
+      if (!Q.validAssetName(q.id)) return yield* badId(q.id)
+      if (html.trim() === "")
+        return yield* new PanelRefused({
+          message: `question ${Q.shortId(q.id)} was handed an empty panel; an empty frame reads to the owner as "the agent had nothing to say", which is a lie`
+        })
+      // Names, then sizes, then writing, so no refusal can leave a partial
+      // panel behind.
+      const named: Array<{ name: string; src: string }> = []
+      for (const src of assets) {
+        const name = NodePath.basename(src)
+        if (!Q.validAssetName(name))
+          return yield* new PanelRefused({
+            message: `panel asset \`${src}\` cannot be stored: a panel file name must match ${Q.ASSET_NAME_RULE}`
+          })
+        const twin = named.find((n) => n.name === name)
+        if (twin)
+          return yield* new PanelRefused({
+            message: `two panel assets are both named \`${name}\` - ${twin.src} and ${src} - and the panel can only show one of them; rename one at the source`
+          })
+        named.push({ name, src })
+      }
+      let total = Buffer.byteLength(html, "utf8")
+      for (const { src } of named) {
+        // `stat` follows links, so the size counted is the size copied.
+        const info = yield* fs.stat(src).pipe(Effect.mapError(io(`stat panel asset ${src}`)))
+        if (info.type !== "File")
+          return yield* new PanelRefused({
+            message: `panel asset \`${src}\` is not a file; a panel is html plus files copied beside it`
+          })
+        total += Number(info.size)
+      }
+      if (total > PANEL_MAX_BYTES)
+        return yield* new PanelRefused({
+          message: `panel for question ${Q.shortId(q.id)} is ${total} bytes, over magi's cap of ${PANEL_MAX_BYTES} bytes; nothing was written`
+        })
+
+      // A scratch directory of this call's own: two calls assembling at once
+      // must not write into each other's half-built panel.
+      const tmp = NodePath.join(root, `${q.id}${PANEL_TMP}-${Math.random().toString(36).slice(2, 10)}`)
+      const dir = panelDir(q.id)
+      yield* ensureRoot
+      yield* clearDir(tmp)
+      const fill = Effect.gen(function* () {
+        yield* fs.makeDirectory(tmp).pipe(Effect.mapError(io(`create ${tmp}`)))
+        yield* fs.writeFileString(NodePath.join(tmp, PANEL_HTML), html).pipe(Effect.mapError(io(`write panel html`)))
+        for (const { name, src } of named) {
+          // Copied, not referenced: the worktree the agent authored it in is
+          // deleted later, and the panel is the record of why.
+          yield* fs.copyFile(src, NodePath.join(tmp, name)).pipe(Effect.mapError(io(`copy ${src}`)))
+        }
+      })
+      // A copy that dies halfway must neither become the panel nor leave
+      // scratch for the next call to inherit.
+      yield* fill.pipe(Effect.tapError(() => clearDir(tmp).pipe(Effect.ignore)))
+      yield* clearDir(dir)
+      yield* fs.rename(tmp, dir).pipe(Effect.mapError(io(`move panel into ${dir}`)))
+      return { ...q, panel: true, assets: named.map((n) => n.name).sort() }
+    }).pipe(Effect.withSpan("QuestionStore.putPanel"))
+
+  const panelHtml = (id: string) =>
+    Q.validAssetName(id)
+      ? fs.readFileString(NodePath.join(panelDir(id), PANEL_HTML)).pipe(Effect.option)
+      : Effect.succeedNone
+
+  const panelAsset = (id: string, name: string) =>
+    Effect.gen(function* () {
+      // Refused before the filesystem is touched: the name comes from a URL.
+      if (!Q.validAssetName(name))
+        return yield* new InvalidAssetName({ message: `\`${name}\` is not a panel file name; it must match ${Q.ASSET_NAME_RULE}` })
+      if (!Q.validAssetName(id)) return Option.none<Uint8Array>()
+      const path = NodePath.join(panelDir(id), name)
+      return yield* fs.readFile(path).pipe(
+        Effect.map(Option.some),
+        Effect.catchIf(isNotFound, () => Effect.succeedNone),
+        Effect.mapError(io(`read ${path}`))
+      )
+    })
+
+  const dropPanel = (id: string) =>
+    Q.validAssetName(id)
+      ? Effect.zipRight(
+          clearDir(panelDir(id)),
+          // Any scratch a killed `putPanel` left behind.
+          fs.readDirectory(root).pipe(
+            Effect.orElseSucceed((): string[] => []),
+            Effect.flatMap((names) =>
+              Effect.forEach(
+                names.filter((n) => n.startsWith(`${id}${PANEL_TMP}`)),
+                (n) => clearDir(NodePath.join(root, n)),
+                { discard: true }
+              )
+            )
+          )
+        )
+      : Effect.fail(badId(id))
+
+  const changes = Stream.unwrap(
+    Effect.as(Effect.ignore(ensureRoot), fs.watch(root).pipe(Stream.map((event) => NodePath.basename(event.path))))
+  ).pipe(Stream.catchAll(() => Stream.empty))
+
+  return {
+    root,
+    put,
+    get,
+    list,
+    openFor,
+    update,
+    abandonForRun,
+    settleRun,
+    resolveId,
+    revision,
+    countOpen,
+    countNeedsOwner,
+    putPanel,
+    panelHtml,
+    panelAsset,
+    dropPanel,
+    changes
+  } satisfies QuestionStoreShape
+})

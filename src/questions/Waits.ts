@@ -1,0 +1,216 @@
+/**
+ * Waiting for the owner, in slices.
+ *
+ * A question's deadline (`answer_timeout`, a day by default) belongs to the
+ * question, not to the process waiting on it: an agent's shell tool kills a
+ * command that runs for long, and the command it kills is `magi ask` itself,
+ * the one thing that would have read the answer. So one call waits at most a
+ * slice and then reports `Pending`; the agent runs `magi ask --wait <id>` in a
+ * fresh process, and the deadline the first ask set is never stretched.
+ *
+ * The answer arrives in a file written by another process. The wait watches
+ * the store directory so it hears about that write within milliseconds, and
+ * re-reads every `POLL` as well, because watching is not available everywhere
+ * (network filesystems, exhausted inotify watches) and a missed event must
+ * cost seconds, not the answer.
+ */
+import { FileSystem } from "@effect/platform"
+import { Context, Data, Duration, Effect, Either, Layer, Option, Stream } from "effect"
+import * as Q from "./Question.js"
+import type { Question } from "./Question.js"
+import { QuestionStore, type StoreError } from "./QuestionStore.js"
+import { Notifier } from "./Notifier.js"
+import { MagiConfig } from "../platform/MagiConfig.js"
+import * as Lease from "./Lease.js"
+
+/**
+ * The fallback re-read interval. The answer comes from a person on a phone;
+ * three seconds is invisible to them, and the watch delivers the common case
+ * far sooner anyway.
+ */
+export const POLL = Duration.seconds(3)
+
+/** How a wait ended. Every variant carries the question as last read. */
+export type WaitOutcome = Data.TaggedEnum<{
+  /** The owner decided; `answer` is what the agent should read. */
+  Answered: { readonly answer: string; readonly question: Question }
+  /** The owner spoke back without deciding; the question is still open. */
+  Replied: { readonly said: string; readonly question: Question }
+  /** This call's slice ran out with budget left: run `--wait` again. */
+  Pending: { readonly question: Question }
+  /** The deadline passed, or the question was closed with no decision. */
+  Abandoned: { readonly question: Question }
+}>
+export const WaitOutcome = Data.taggedEnum<WaitOutcome>()
+
+/** What a fresh read of the question means for the waiting agent, if anything. */
+export const outcomeOf = (q: Question): Option.Option<WaitOutcome> => {
+  if (!Q.isOpen(q)) {
+    const answer = Q.resolution(q)
+    // Closed with no decision: abandoned elsewhere, most often because the
+    // run behind it settled while this call was waiting.
+    return Option.some(
+      answer === undefined ? WaitOutcome.Abandoned({ question: q }) : WaitOutcome.Answered({ answer, question: q })
+    )
+  }
+  const said = Q.wordsForAgent(q)
+  return said === undefined ? Option.none() : Option.some(WaitOutcome.Replied({ said, question: q }))
+}
+
+export interface WaitsShape {
+  /** File a fresh question, notify, and wait one slice of `timeout`. */
+  readonly askAndWait: (q: Question, timeout: Duration.Duration) => Effect.Effect<WaitOutcome, StoreError>
+  /** Notify if the quiet window allows, then wait: after an agent's reply. */
+  readonly announceAndWait: (q: Question, timeout: Duration.Duration) => Effect.Effect<WaitOutcome, StoreError>
+  /** Pick up a wait already filed: no new turn, no second notification. */
+  readonly resumeWait: (q: Question, timeout: Duration.Duration) => Effect.Effect<WaitOutcome, StoreError>
+  /**
+   * Record that the agent has now read what `outcome` carried, once it is on
+   * stdout: the daemon's waiter must not deliver the same words again.
+   */
+  readonly markDelivered: (outcome: WaitOutcome) => Effect.Effect<void>
+}
+
+export class Waits extends Context.Tag("magi/Waits")<Waits, WaitsShape>() {
+  static layer = Layer.effect(
+    Waits,
+    Effect.gen(function* () {
+      const config = yield* MagiConfig
+      return yield* make(Duration.seconds(config.waitSliceSecs))
+    })
+  )
+}
+
+export const make = Effect.fn("Waits.make")(function* (
+  slice: Duration.Duration,
+  /** Only tests change this: virtual-time replays skip the fallback re-reads. */
+  poll: Duration.Duration = POLL
+) {
+  const store = yield* QuestionStore
+  const notifier = yield* Notifier
+  const fs = yield* FileSystem.FileSystem
+
+  /**
+   * Tell the daemon this asker is alive. Beaten when a wait starts and at
+   * every re-read; a slice that ends simply stops beating, and the lease ages
+   * out unless the next `--wait` takes it up.
+   */
+  const beat = (id: string) => Lease.beat(store.root, id, "asker").pipe(Effect.provideService(FileSystem.FileSystem, fs))
+
+  /** Re-read the question; a failed read (mid-rename, hand edit) is no news. */
+  const observe = (id: string) =>
+    store.get(id).pipe(
+      Effect.map(outcomeOf),
+      Effect.catchAll((e) => Effect.as(Effect.logDebug(`could not re-read question ${id}: ${e.message}`), Option.none()))
+    )
+
+  /**
+   * The loop shared by every wait. `timeout` is what is left of the question's
+   * deadline; this call spends at most `slice` of it. Landing on the slice
+   * with budget left is `Pending`; landing on the deadline itself abandons.
+   */
+  const waitLoop = (q: Question, timeout: Duration.Duration) =>
+    Effect.gen(function* () {
+      // The owner may have spoken in the gap before this call started; the
+      // record itself says whose turn it is, so that word surfaces at once.
+      const early = outcomeOf(q)
+      if (Option.isSome(early) && early.value._tag === "Replied") return early.value
+
+      yield* beat(q.id)
+      const bounded = Duration.min(timeout, slice)
+      const isTheRealDeadline = Duration.greaterThanOrEqualTo(bounded, timeout)
+      const ownFile = `${q.id}.json`
+      const signals = Stream.merge(
+        Stream.tick(poll),
+        store.changes.pipe(Stream.filter((name) => name === ownFile))
+      )
+      const heard = yield* signals.pipe(
+        Stream.mapEffect(() => Effect.zipRight(beat(q.id), observe(q.id))),
+        Stream.filterMap((o) => o),
+        Stream.runHead,
+        Effect.timeoutOption(bounded),
+        Effect.map(Option.flatten)
+      )
+      if (Option.isSome(heard)) return heard.value
+      if (!isTheRealDeadline) {
+        const fresh = yield* Effect.orElseSucceed(store.get(q.id), () => q)
+        return WaitOutcome.Pending({ question: fresh })
+      }
+      return yield* expire(q, timeout)
+    })
+
+  /**
+   * The deadline passed. Abandon under the question's lock against the record
+   * as it is now: an answer or an owner's word that landed in the same instant
+   * wins over the deadline.
+   */
+  const expire = (q: Question, timeout: Duration.Duration) =>
+    Effect.gen(function* () {
+      const fallback = Math.max(1, Math.ceil(Duration.toSeconds(timeout)))
+      const total = Q.timeoutSecs(q, fallback)
+      const giveUp = (question: Question) => Q.abandon(question, Q.expiryReason(question, fallback))
+      const settled = yield* store
+        .update(q.id, (fresh) => Either.right(Q.unreadOwnerTurns(fresh) === undefined ? giveUp(fresh) : fresh))
+        .pipe(
+          Effect.catchTags({
+            // Deleted or corrupted under us: nothing on disk to abandon, and
+            // nobody can answer it any more either.
+            QuestionNotFound: () => Effect.succeed(giveUp(q)),
+            UnreadableQuestion: () => Effect.succeed(giveUp(q))
+          })
+        )
+      const outcome = Option.getOrElse(outcomeOf(settled), () => WaitOutcome.Abandoned({ question: settled }))
+      if (outcome._tag === "Abandoned") {
+        // Nobody waits on it any more; the daemon must not think otherwise.
+        yield* Lease.clear(store.root, q.id).pipe(Effect.provideService(FileSystem.FileSystem, fs))
+        yield* Effect.logWarning(`question ${Q.shortId(q.id)} went unanswered for ${total}s; it stays on record as abandoned`)
+      }
+      return outcome
+    })
+
+  const announceAndWait = (q: Question, timeout: Duration.Duration) =>
+    Effect.gen(function* () {
+      // Alive from the moment the question is filed: the notification may
+      // take its twenty seconds, and the daemon must not step in meanwhile.
+      yield* beat(q.id)
+      const now = new Date(yield* Effect.clockWith((c) => c.currentTimeMillis))
+      if (Q.shouldNotify(q, now)) {
+        // A broken webhook costs the tap on the shoulder, nothing more: the
+        // question is on disk and the web UI shows it.
+        yield* notifier
+          .notify(q)
+          .pipe(
+            Effect.catchAll((e) =>
+              Effect.logWarning(
+                `could not notify about question ${Q.shortId(q.id)}: ${e.message} - the web UI is the only surface for it now`
+              )
+            )
+          )
+      }
+      return yield* waitLoop(q, timeout)
+    })
+
+  const askAndWait = (q: Question, timeout: Duration.Duration) =>
+    Effect.zipRight(store.put(q), announceAndWait(q, timeout)).pipe(
+      Effect.withSpan("Waits.askAndWait", { attributes: { id: q.id } })
+    )
+
+  const resumeWait = (q: Question, timeout: Duration.Duration) =>
+    waitLoop(q, timeout).pipe(Effect.withSpan("Waits.resumeWait", { attributes: { id: q.id } }))
+
+  const markDelivered = (outcome: WaitOutcome) => {
+    const id = outcome.question.id
+    // The answer is printed with any of the owner's words not yet read, so
+    // either way every turn the outcome carried has now been read.
+    const mark = (fresh: Question) =>
+      Q.markShown(fresh, { answer: outcome._tag === "Answered", turns: outcome.question.thread.length })
+    if (outcome._tag !== "Answered" && outcome._tag !== "Replied") return Effect.void
+    // Best effort: failing here only risks the daemon delivering twice.
+    return store.update(id, (fresh) => Either.right(mark(fresh))).pipe(
+      Effect.catchAll((e) => Effect.logDebug(`could not record delivery on ${id}: ${e.message}`)),
+      Effect.asVoid
+    )
+  }
+
+  return { askAndWait, announceAndWait, resumeWait, markDelivered } satisfies WaitsShape
+})

@@ -1,0 +1,102 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { ConfigProvider, Effect, Layer } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { load } from "../../src/platform/MagiConfig.js"
+import { MagiHome } from "../../src/platform/MagiHome.js"
+import { tempDirSync } from "../support.js"
+
+/** A user config dir and a git repo with a nested working directory. */
+const world = (files: Record<string, string>, env: Record<string, string> = {}) => {
+  const top = tempDirSync()
+  const configHome = NodePath.join(top, "config")
+  const repo = NodePath.join(top, "repo")
+  NodeFs.mkdirSync(NodePath.join(repo, ".git"), { recursive: true })
+  NodeFs.mkdirSync(NodePath.join(repo, "src", "deep"), { recursive: true })
+  for (const [name, body] of Object.entries(files)) {
+    const path = name.startsWith("user:") ? NodePath.join(configHome, "magi", name.slice(5)) : NodePath.join(repo, name)
+    NodeFs.mkdirSync(NodePath.dirname(path), { recursive: true })
+    NodeFs.writeFileSync(path, body)
+  }
+  const provider = ConfigProvider.fromMap(new Map(Object.entries({ XDG_CONFIG_HOME: configHome, HOME: top, ...env })))
+  return {
+    repo,
+    configHome,
+    run: <A, E>(effect: Effect.Effect<A, E, import("@effect/platform").FileSystem.FileSystem>) =>
+      effect.pipe(Effect.provide(Layer.merge(NodeContext.layer, Layer.setConfigProvider(provider))))
+  }
+}
+
+describe("MagiConfig", () => {
+  it.effect("uses the defaults when no file exists", () => {
+    const w = world({})
+    return w.run(load(NodePath.join(w.repo, "src"))).pipe(
+      Effect.map((s) => {
+        expect(s.answerTimeoutSecs).toBe(86_400)
+        expect(s.waitSliceSecs).toBe(240)
+        expect(s.notifyCommand).toEqual([])
+      })
+    )
+  })
+
+  it.effect("lets the repo's magi.toml override .magi/config.toml, which overrides the user's file", () => {
+    const w = world({
+      "user:config.toml": "[ask]\nanswer_timeout = 100\nwait_slice = 50\n[notify]\ncommand = [\"ntfy\", \"{summary}\"]\n",
+      ".magi/config.toml": "[ask]\nanswer_timeout = 200\n",
+      "magi.toml": "[ask]\nwait_slice = 30\n"
+    })
+    return w.run(load(NodePath.join(w.repo, "src", "deep"))).pipe(
+      Effect.map((s) => {
+        expect(s.answerTimeoutSecs).toBe(200)
+        expect(s.waitSliceSecs).toBe(30)
+        expect(s.notifyCommand).toEqual(["ntfy", "{summary}"])
+        expect(s.files).toHaveLength(3)
+      })
+    )
+  })
+
+  it.effect("refuses an array set in two files, naming both", () => {
+    const w = world({
+      "user:config.toml": '[notify]\ncommand = ["ntfy"]\n',
+      "magi.toml": '[notify]\ncommand = ["curl"]\n'
+    })
+    return w.run(Effect.flip(load(w.repo))).pipe(
+      Effect.map((e) => {
+        expect(e.message).toContain("notify.command")
+        expect(e.message).toContain(NodePath.join(w.configHome, "magi", "config.toml"))
+        expect(e.message).toContain(NodePath.join(w.repo, "magi.toml"))
+      })
+    )
+  })
+
+  it.effect("names the file and line of a malformed config", () => {
+    const w = world({ "magi.toml": "[ask]\nanswer_timeout = 10\nwait_slice = = 3\n" })
+    return w.run(Effect.flip(load(w.repo))).pipe(
+      Effect.map((e) => expect(e.message).toContain(`${NodePath.join(w.repo, "magi.toml")}:3`))
+    )
+  })
+
+  it.effect("refuses a notification command written as a shell line", () => {
+    const w = world({ "magi.toml": '[notify]\ncommand = "ntfy publish {summary}"\n' })
+    return w.run(Effect.flip(load(w.repo))).pipe(Effect.map((e) => expect(e.message).toContain("array of strings")))
+  })
+
+  it.effect("takes MAGI_WAIT_SLICE over the files, for agent CLIs with short tool timeouts", () => {
+    const w = world({ "magi.toml": "[ask]\nwait_slice = 200\n" }, { MAGI_WAIT_SLICE: "45" })
+    return w.run(load(w.repo)).pipe(Effect.map((s) => expect(s.waitSliceSecs).toBe(45)))
+  })
+
+  it.effect("finds the home in MAGI_HOME, then XDG_DATA_HOME, then ~/.local/share", () =>
+    Effect.gen(function* () {
+      const homeWith = (env: Record<string, string>) =>
+        Effect.map(MagiHome, (h) => h.dir).pipe(
+          Effect.provide(MagiHome.fromEnv),
+          Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+        )
+      expect(yield* homeWith({ MAGI_HOME: "/srv/magi", XDG_DATA_HOME: "/x", HOME: "/h" })).toBe("/srv/magi")
+      expect(yield* homeWith({ XDG_DATA_HOME: "/x", HOME: "/h" })).toBe("/x/magi")
+      expect(yield* homeWith({ HOME: "/h" })).toBe("/h/.local/share/magi")
+    })
+  )
+})

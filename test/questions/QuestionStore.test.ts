@@ -1,0 +1,407 @@
+import { describe, expect, it } from "@effect/vitest"
+import { FileSystem } from "@effect/platform"
+import { Effect, Either, Option, TestClock } from "effect"
+import * as NodePath from "node:path"
+import * as Q from "../../src/questions/Question.js"
+import { PANEL_MAX_BYTES, QuestionStore } from "../../src/questions/QuestionStore.js"
+import { answerQuestion, sayToQuestion } from "../../src/questions/Answers.js"
+import * as Lease from "../../src/questions/Lease.js"
+import { backends, realPause, runUntilDone, choiceQuestion, freeQuestion, ok, RUN } from "../support.js"
+
+const encoder = new TextEncoder()
+const text = (bytes: Option.Option<Uint8Array>) => Option.map(bytes, (b) => new TextDecoder().decode(b))
+
+for (const backend of backends) {
+  describe(`QuestionStore over ${backend.name}`, () => {
+    /** Run `body` against a fresh store of this backend. */
+    const withStore = <A, E>(body: (ctx: { base: string; store: QuestionStore["Type"]; fs: FileSystem.FileSystem }) => Effect.Effect<A, E, QuestionStore | FileSystem.FileSystem>) =>
+      Effect.gen(function* () {
+        const base = yield* backend.base
+        return yield* Effect.gen(function* () {
+          const store = yield* QuestionStore
+          const fs = yield* FileSystem.FileSystem
+          return yield* body({ base, store, fs })
+        }).pipe(Effect.provide(backend.layer(base)))
+      })
+
+    it.scoped("stops a deleted run's questions asking, and leaves answered ones and other runs alone", () =>
+      withStore(({ store }) =>
+        Effect.gen(function* () {
+          const open = choiceQuestion("20260101-000001-aaaa")
+          const answered = ok(Q.answer(freeQuestion("20260101-000002-bbbb"), { text: "keep this" }, new Date()))
+          const elsewhere = { ...choiceQuestion("20260101-000003-cccc"), run: "20260903-105039-3cbf" }
+          for (const q of [open, answered, elsewhere]) yield* store.put(q)
+
+          expect(yield* store.abandonForRun(RUN, "run was deleted")).toBe(1)
+          const back = yield* store.get(open.id)
+          expect(back.status).toBe("abandoned")
+          expect(back.detail).toContain("run was deleted")
+          expect((yield* store.get(answered.id)).status).toBe("answered")
+          expect((yield* store.get(elsewhere.id)).status).toBe("open")
+          expect(yield* store.openFor(RUN)).toEqual([])
+        })
+      )
+    )
+
+    it.scoped("abandons a run's questions only once its status can no longer resume", () =>
+      withStore(({ store }) =>
+        Effect.gen(function* () {
+          const q = choiceQuestion()
+          yield* store.put(q)
+          // Blocked can still be picked back up: leave it exactly as it was.
+          expect(yield* store.settleRun(RUN, "blocked")).toBe(0)
+          expect((yield* store.get(q.id)).status).toBe("open")
+          // Failed cannot: abandoned, with the run and its fate in the reason.
+          expect(yield* store.settleRun(RUN, "failed")).toBe(1)
+          const back = yield* store.get(q.id)
+          expect(back.status).toBe("abandoned")
+          expect(back.detail).toContain(RUN)
+          expect(back.detail).toContain("failed")
+          // A second call finds nothing left.
+          expect(yield* store.settleRun(RUN, "failed")).toBe(0)
+        })
+      )
+    )
+
+    it.scoped("lists open questions first, newest first, and resolves the short id", () =>
+      withStore(({ store }) =>
+        Effect.gen(function* () {
+          const oldOpen = choiceQuestion("20260101-000001-aaaa")
+          const newOpen = choiceQuestion("20260101-000002-bbbb")
+          const answered = ok(Q.answer(choiceQuestion("20260101-000003-cccc"), { choice: "Redis" }, new Date()))
+          for (const q of [oldOpen, answered, newOpen]) yield* store.put(q)
+
+          expect((yield* store.list).map((q) => q.id)).toEqual([
+            "20260101-000002-bbbb",
+            "20260101-000001-aaaa",
+            "20260101-000003-cccc"
+          ])
+          expect(yield* store.countOpen).toBe(2)
+          expect(yield* store.openFor(RUN)).toHaveLength(2)
+          expect(yield* store.openFor("some-other-run")).toEqual([])
+          expect(yield* store.resolveId("bbbb")).toBe("20260101-000002-bbbb")
+          expect(yield* store.resolveId("20260101-000001")).toBe("20260101-000001-aaaa")
+          const none = yield* Effect.flip(store.resolveId("nope"))
+          expect(none.message).toContain("no question matches `nope`")
+          const several = yield* Effect.flip(store.resolveId("20260101"))
+          expect(several.message).toContain("matches 3 questions")
+          expect(yield* store.revision).toBeGreaterThan(0)
+        })
+      )
+    )
+
+    it.scoped("never serves a stale listing after a write, however quickly it follows", () =>
+      withStore(({ store }) =>
+        Effect.gen(function* () {
+          const q = choiceQuestion()
+          yield* store.put(q)
+          for (let round = 0; round < 20; round++) {
+            expect((yield* store.list)[0]!.thread).toHaveLength(round)
+            yield* sayToQuestion(q.id, `word ${round}`)
+          }
+          expect((yield* store.list)[0]!.thread).toHaveLength(20)
+        })
+      )
+    )
+
+    it.scoped("does not count an asker's lease beat as a change to the questions", () =>
+      withStore(({ store }) =>
+        Effect.gen(function* () {
+          const q = choiceQuestion()
+          yield* store.put(q)
+          // The first beat ever makes the leases folder; after that, beats
+          // land every few seconds while an agent waits, and change nothing.
+          yield* Lease.beat(store.root, q.id, "asker")
+          const before = yield* store.revision
+          yield* realPause(20)
+          yield* Lease.beat(store.root, q.id, "asker")
+          yield* Lease.beat(store.root, q.id, "asker")
+          expect(yield* store.revision).toBe(before)
+        })
+      )
+    )
+
+    it.scoped("never builds a path from an id that could leave the store", () =>
+      withStore(({ store, fs, base }) =>
+        Effect.gen(function* () {
+          yield* fs.makeDirectory(base, { recursive: true })
+          yield* fs.writeFileString(NodePath.join(base, "secret.json"), Q.encode(choiceQuestion("secret")))
+          yield* store.put(choiceQuestion())
+          const e = yield* Effect.flip(store.get("../secret"))
+          expect(e._tag).toBe("QuestionNotFound")
+        })
+      )
+    )
+
+    it.scoped("skips a truncated or future file in the listing, but explains it when asked by name", () =>
+      withStore(({ store, fs }) =>
+        Effect.gen(function* () {
+          const good = choiceQuestion()
+          yield* store.put(good)
+          yield* fs.writeFileString(NodePath.join(store.root, "20260101-000009-dead.json"), '{"schema": 1, "id"')
+          const future = {
+            schema: 99, id: "20260101-000010-beef", run: "r", node: "n", seat: "s", summary: "?", detail: "",
+            choices: [], status: "open", asked_at: "2026-01-01T00:00:00Z", answered_at: null, answer: null
+          }
+          yield* fs.writeFileString(NodePath.join(store.root, "20260101-000010-beef.json"), JSON.stringify(future))
+
+          const listed = yield* store.list
+          expect(listed.map((q) => q.id)).toEqual([good.id])
+          const e = yield* Effect.flip(store.get("20260101-000010-beef"))
+          expect(e.message).toContain("schema")
+        })
+      )
+    )
+
+    it.scoped("refuses a file whose id is not its own name, rather than writing it back elsewhere", () =>
+      withStore(({ store, fs }) =>
+        Effect.gen(function* () {
+          const q = choiceQuestion("20260101-000001-aaaa")
+          yield* store.put(q)
+          // Copied by hand under another name, id unchanged.
+          yield* fs.writeFileString(NodePath.join(store.root, "20260101-000002-bbbb.json"), Q.encode(q))
+          const e = yield* Effect.flip(store.get("20260101-000002-bbbb"))
+          expect(e.message).toContain("not the one its name says")
+          expect((yield* store.list).map((x) => x.id)).toEqual([q.id])
+          expect(Either.isLeft(yield* Effect.either(sayToQuestion("20260101-000002-bbbb", "hello?")))).toBe(true)
+          expect((yield* store.get(q.id)).thread).toEqual([])
+        })
+      )
+    )
+
+    it.scoped("reads a schema-1 file byte for byte as an older magi wrote it", () =>
+      withStore(({ store, fs }) =>
+        Effect.gen(function* () {
+          yield* fs.makeDirectory(store.root, { recursive: true })
+          const body = `{
+  "schema": 1,
+  "id": "20260902-231501-ab12",
+  "run": "20260902-201256-9fb7",
+  "node": "implement",
+  "seat": "impl-A",
+  "summary": "Which storage backend should the cache use?",
+  "detail": "Both are already dependencies.",
+  "choices": ["SQLite", "Redis"],
+  "status": "open",
+  "asked_at": "2026-09-02T23:15:01Z",
+  "answered_at": null,
+  "answer": null
+}`
+          yield* fs.writeFileString(NodePath.join(store.root, "20260902-231501-ab12.json"), body)
+          const q = yield* store.get("20260902-231501-ab12")
+          expect(q.schema).toBe(1)
+          expect(q.panel).toBe(false)
+          expect(q.assets).toEqual([])
+          expect(q.thread).toEqual([])
+          expect(q.answer_timeout).toBe(0)
+          expect(q.cwd).toBe("")
+          expect(q.waiter).toBeNull()
+          expect(Q.waitingOnAgent(q)).toBe(false)
+          expect(q.summary).toBe("Which storage backend should the cache use?")
+          expect(yield* store.list).toHaveLength(1)
+        })
+      )
+    )
+
+    it.scoped("counts a question that talked back and forth as one open question", () =>
+      withStore(({ store }) =>
+        Effect.gen(function* () {
+          const q = choiceQuestion()
+          yield* store.put(q)
+          yield* sayToQuestion(q.id, "why not Postgres?")
+          expect(yield* store.countNeedsOwner).toBe(0)
+          yield* store.update(q.id, (fresh) => Q.reply(fresh, "no server to run", ["SQLite"], new Date()))
+          expect(yield* store.countOpen).toBe(1)
+          expect(yield* store.countNeedsOwner).toBe(1)
+          expect(yield* store.openFor(RUN)).toHaveLength(1)
+        })
+      )
+    )
+
+    it.scoped("keeps every one of many concurrent updates to one question", () =>
+      withStore(({ store }) =>
+        Effect.gen(function* () {
+          const q = choiceQuestion()
+          yield* store.put(q)
+          const words = Array.from({ length: 25 }, (_, i) => `word ${i}`)
+          yield* Effect.forEach(words, (w) => sayToQuestion(q.id, w), { concurrency: "unbounded" })
+          const back = yield* store.get(q.id)
+          expect(back.thread.map((t) => t.body).sort()).toEqual([...words].sort())
+        })
+      )
+    )
+
+    it.scoped("lets exactly one of several racing answers win", () =>
+      withStore(({ store }) =>
+        Effect.gen(function* () {
+          const q = choiceQuestion()
+          yield* store.put(q)
+          const results = yield* Effect.forEach(
+            ["SQLite", "Redis", "SQLite", "Redis"],
+            (choice) => Effect.either(answerQuestion(q.id, { choice })),
+            { concurrency: "unbounded" }
+          )
+          expect(results.filter(Either.isRight)).toHaveLength(1)
+          for (const r of results.filter(Either.isLeft)) expect(r.left.message).toContain("already answered")
+        })
+      )
+    )
+
+    it.scoped("breaks a lock left by a writer that died, but waits for a live one", () =>
+      withStore(({ store, fs }) =>
+        Effect.gen(function* () {
+          const q = choiceQuestion()
+          yield* store.put(q)
+          const lock = NodePath.join(store.root, `${q.id}.lock`)
+          yield* fs.writeFileString(lock, "12345 0\n")
+          // A lock younger than the stale limit for the whole wait: a live
+          // writer. The update waits its ten seconds, then says so.
+          yield* TestClock.setTime(Date.now() - 5_000)
+          const waiting = yield* Effect.fork(Effect.either(sayToQuestion(q.id, "hello?")))
+          const gaveUp = yield* runUntilDone(waiting, "500 millis", "1 minute")
+          expect(Either.isLeft(gaveUp) && gaveUp.left.message).toContain("being updated by another process")
+          expect((yield* store.get(q.id)).thread).toEqual([])
+          // Much later, the same lock is clearly abandoned and is broken.
+          yield* TestClock.setTime(Date.now() + 60_000)
+          yield* sayToQuestion(q.id, "hello?")
+          expect((yield* store.get(q.id)).thread).toHaveLength(1)
+          expect(yield* fs.exists(lock)).toBe(false)
+        })
+      )
+    )
+
+    // -- panels --------------------------------------------------------------
+
+    const panelled = () => choiceQuestion("20260903-014455-ab12")
+
+    it.scoped("stores a panel byte for byte with its assets copied and listed sorted", () =>
+      withStore(({ store, fs, base }) =>
+        Effect.gen(function* () {
+          const work = NodePath.join(base, "worktree")
+          yield* fs.makeDirectory(work, { recursive: true })
+          yield* fs.writeFileString(NodePath.join(work, "diff.svg"), "<svg/>")
+          yield* fs.writeFile(NodePath.join(work, "table.png"), new Uint8Array([0x89, 0x50, 0x4e, 0x47]))
+          const html = '<h1>Merge?</h1>\n<img src="asset/diff.svg">\n'
+          const q = yield* store.putPanel(panelled(), html, [NodePath.join(work, "table.png"), NodePath.join(work, "diff.svg")])
+          yield* store.put(q)
+
+          expect(q.panel).toBe(true)
+          expect(q.assets).toEqual(["diff.svg", "table.png"])
+          expect(yield* store.panelHtml(q.id)).toEqual(Option.some(html))
+          expect(text(yield* store.panelAsset(q.id, "diff.svg"))).toEqual(Option.some("<svg/>"))
+          const onDisk = JSON.parse(yield* fs.readFileString(NodePath.join(store.root, `${q.id}.json`)))
+          expect(onDisk.panel).toBe(true)
+          expect(onDisk.assets).toEqual(["diff.svg", "table.png"])
+
+          // Copied, so the panel still renders after the worktree is gone.
+          yield* fs.remove(work, { recursive: true })
+          const png = yield* store.panelAsset(q.id, "table.png")
+          expect(Option.map(png, (b) => [...b])).toEqual(Option.some([0x89, 0x50, 0x4e, 0x47]))
+        })
+      )
+    )
+
+    it.scoped("refuses a traversal asset name before touching the filesystem", () =>
+      withStore(({ store, fs, base }) =>
+        Effect.gen(function* () {
+          const q = yield* store.putPanel(panelled(), "<p>ok</p>", [])
+          yield* store.put(q)
+          // One level above the panel directory, where `..` lands.
+          const secret = "this must never reach the browser"
+          yield* fs.writeFileString(NodePath.join(store.root, "id_rsa"), secret)
+          const traversed = NodePath.join(store.root, `${q.id}.panel`, "..", "id_rsa")
+          expect(yield* fs.readFileString(traversed)).toBe(secret)
+
+          for (const name of ["..", "../id_rsa", "..\\id_rsa", "sub/../id_rsa", "/", "\\", "/etc/passwd", "C:\\Windows\\win.ini", "", ".hidden", ".", "x".repeat(200)]) {
+            const e = yield* Effect.flip(store.panelAsset(q.id, name))
+            expect(e._tag).toBe("InvalidAssetName")
+            expect(e.message).toContain("not a panel file name")
+            expect(e.message).not.toContain(secret)
+          }
+          // A permitted name still finds its file: the refusals were the rule.
+          expect(Option.isSome(yield* store.panelAsset(q.id, "index.html"))).toBe(true)
+
+          // The same rule on the write side; a refusal leaves the panel intact.
+          const hidden = NodePath.join(base, ".hidden")
+          yield* fs.writeFileString(hidden, "x")
+          const e = yield* Effect.flip(store.putPanel(q, "<p>replacement</p>", [hidden]))
+          expect(e.message).toContain(".hidden")
+          expect(e.message).toContain("A-Za-z0-9")
+          expect(yield* store.panelHtml(q.id)).toEqual(Option.some("<p>ok</p>"))
+        })
+      )
+    )
+
+    it.scoped("refuses an oversized panel naming the cap and the size, and writes nothing", () =>
+      withStore(({ store, fs, base }) =>
+        Effect.gen(function* () {
+          const q = panelled()
+          yield* store.put(q)
+          const big = NodePath.join(base, "recording.png")
+          yield* fs.makeDirectory(base, { recursive: true })
+          yield* fs.writeFile(big, new Uint8Array(PANEL_MAX_BYTES))
+          const html = "<p>see the recording</p>"
+          const e = yield* Effect.flip(store.putPanel(q, html, [big]))
+          expect(e.message).toContain(String(PANEL_MAX_BYTES))
+          expect(e.message).toContain(String(PANEL_MAX_BYTES + html.length))
+          expect(yield* fs.readDirectory(store.root)).toEqual([`${q.id}.json`])
+        })
+      )
+    )
+
+    it.scoped("refuses two assets sharing a base name, naming both sources", () =>
+      withStore(({ store, fs, base }) =>
+        Effect.gen(function* () {
+          const before = NodePath.join(base, "before")
+          const after = NodePath.join(base, "after")
+          yield* fs.makeDirectory(before, { recursive: true })
+          yield* fs.makeDirectory(after, { recursive: true })
+          yield* fs.writeFileString(NodePath.join(before, "diff.png"), "before")
+          yield* fs.writeFileString(NodePath.join(after, "diff.png"), "after")
+          const e = yield* Effect.flip(
+            store.putPanel(panelled(), "<p>x</p>", [NodePath.join(before, "diff.png"), NodePath.join(after, "diff.png")])
+          )
+          expect(e.message).toContain("diff.png")
+          expect(e.message).toContain("before")
+          expect(e.message).toContain("after")
+          expect(yield* fs.exists(NodePath.join(store.root, `${panelled().id}.panel`))).toBe(false)
+        })
+      )
+    )
+
+    it.scoped("replaces a panel stored twice rather than merging two attempts", () =>
+      withStore(({ store, fs, base }) =>
+        Effect.gen(function* () {
+          yield* fs.makeDirectory(base, { recursive: true })
+          yield* fs.writeFile(NodePath.join(base, "old.png"), encoder.encode("old"))
+          yield* fs.writeFile(NodePath.join(base, "new.png"), encoder.encode("new"))
+          const first = yield* store.putPanel(panelled(), "<p>first</p>", [NodePath.join(base, "old.png")])
+          const second = yield* store.putPanel(first, "<p>second</p>", [NodePath.join(base, "new.png")])
+          expect(second.assets).toEqual(["new.png"])
+          expect(yield* store.panelHtml(second.id)).toEqual(Option.some("<p>second</p>"))
+          expect(yield* store.panelAsset(second.id, "old.png")).toEqual(Option.none())
+
+          yield* store.dropPanel(second.id)
+          expect(yield* store.panelHtml(second.id)).toEqual(Option.none())
+          expect(yield* fs.exists(NodePath.join(store.root, `${second.id}.panel`))).toBe(false)
+          // Dropping what is already gone is the desired state, not an error.
+          yield* store.dropPanel(second.id)
+        })
+      )
+    )
+
+    it.scoped("reports a missing panel as none, and refuses an empty one", () =>
+      withStore(({ store, fs }) =>
+        Effect.gen(function* () {
+          const q = panelled()
+          yield* store.put(q)
+          expect(yield* store.panelHtml(q.id)).toEqual(Option.none())
+          expect(yield* store.panelAsset(q.id, "diff.svg")).toEqual(Option.none())
+          const e = yield* Effect.flip(store.putPanel(q, "  \n", []))
+          expect(e.message).toContain("empty panel")
+          expect(yield* fs.exists(NodePath.join(store.root, `${q.id}.panel`))).toBe(false)
+        })
+      )
+    )
+  })
+}

@@ -1,0 +1,302 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { Duration, Effect, Fiber, Layer, Stream, TestClock } from "effect"
+import * as NodePath from "node:path"
+import * as Q from "../../src/questions/Question.js"
+import { QuestionStore } from "../../src/questions/QuestionStore.js"
+import * as QuestionStoreModule from "../../src/questions/QuestionStore.js"
+import { Notifier } from "../../src/questions/Notifier.js"
+import * as Notify from "../../src/questions/Notifier.js"
+import { Waits, type WaitOutcome } from "../../src/questions/Waits.js"
+import * as WaitsModule from "../../src/questions/Waits.js"
+import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
+import * as Lease from "../../src/questions/Lease.js"
+import { answerQuestion, sayToQuestion } from "../../src/questions/Answers.js"
+import { advance, choiceQuestion, runUntilDone, tempDirSync } from "../support.js"
+
+const HOUR = 3600
+
+/** Waits over a real temp-dir store, notifications as given (off by default). */
+const onDisk = (slice: Duration.DurationInput, notifier: Layer.Layer<Notifier> = Notifier.off) => {
+  const root = NodePath.join(tempDirSync(), "questions")
+  return Layer.effect(Waits, WaitsModule.make(Duration.decode(slice))).pipe(
+    Layer.provideMerge(Layer.mergeAll(QuestionStore.at(root), notifier)),
+    Layer.provideMerge(NodeContext.layer)
+  )
+}
+
+/**
+ * Waits over an in-memory store: every step is synchronous, so whole days of
+ * virtual time replay at once. `poll` can be stretched so a replay hears the
+ * answer through the store's change stream alone.
+ */
+const inMemory = (slice: Duration.DurationInput, poll: Duration.DurationInput = WaitsModule.POLL) =>
+  Layer.effect(Waits, WaitsModule.make(Duration.decode(slice), Duration.decode(poll))).pipe(
+    Layer.provideMerge(Layer.mergeAll(QuestionStore.at("/magi/questions"), Notifier.off)),
+    Layer.provideMerge(MemoryFileSystem.layer)
+  )
+
+/** A question asked "now" on the virtual clock, with its deadline recorded. */
+const asked = (timeoutSecs: number) =>
+  Effect.map(TestClock.currentTimeMillis, (ms) => ({ ...choiceQuestion(undefined, new Date(ms)), answer_timeout: timeoutSecs }))
+
+/** What an agent does: ask, then `--wait` again after every pending slice. */
+const agentLoop = (q: Q.Question) =>
+  Effect.gen(function* () {
+    const waits = yield* Waits
+    const store = yield* QuestionStore
+    let outcome: WaitOutcome = yield* waits.askAndWait(q, Duration.seconds(q.answer_timeout))
+    let slices = 1
+    while (outcome._tag === "Pending") {
+      const fresh = yield* store.get(q.id)
+      const left = Q.budgetLeftMs(fresh, 86_400, new Date(yield* TestClock.currentTimeMillis))
+      outcome = yield* waits.resumeWait(fresh, Duration.millis(left))
+      slices++
+    }
+    return { outcome, slices }
+  })
+
+describe("Waits", () => {
+  it.effect("returns the answer another writer put in the file, with the caller's copy refreshed", () =>
+    Effect.gen(function* () {
+      const waits = yield* Waits
+      const q = yield* asked(60)
+      const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
+      yield* advance("5 seconds")
+      yield* answerQuestion(q.id, { choice: "SQLite" })
+      const outcome = yield* runUntilDone(waiting)
+      expect(outcome._tag).toBe("Answered")
+      if (outcome._tag !== "Answered") return
+      expect(outcome.answer).toBe("SQLite")
+      expect(outcome.question.status).toBe("answered")
+      expect(outcome.question.answered_at).not.toBeNull()
+    }).pipe(Effect.provide(onDisk("240 seconds")))
+  )
+
+  it.effect("abandons a question nobody answers by its deadline, keeping the record and the reason", () =>
+    Effect.gen(function* () {
+      const waits = yield* Waits
+      const store = yield* QuestionStore
+      const q = yield* asked(60)
+      const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
+      const outcome = yield* runUntilDone(waiting, "3 seconds")
+      expect(outcome._tag).toBe("Abandoned")
+      expect(yield* TestClock.currentTimeMillis).toBeGreaterThanOrEqual(60_000)
+      const onDisk = yield* store.get(q.id)
+      expect(onDisk.status).toBe("abandoned")
+      expect(onDisk.detail).toContain("_Abandoned: no answer within 60s of asking._")
+      expect(Q.resolution(onDisk)).toBeUndefined()
+      expect(yield* store.countOpen).toBe(0)
+    }).pipe(Effect.provide(onDisk("240 seconds")))
+  )
+
+  it.effect("hands back Pending when a slice runs out, and leaves the question open", () =>
+    Effect.gen(function* () {
+      const waits = yield* Waits
+      const store = yield* QuestionStore
+      const q = yield* asked(HOUR)
+      const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(HOUR)))
+      const outcome = yield* runUntilDone(waiting, "3 seconds")
+      expect(outcome._tag).toBe("Pending")
+      // The slice, not the hour-long deadline, ended it.
+      expect(yield* TestClock.currentTimeMillis).toBeLessThan(60_000)
+      expect((yield* store.get(q.id)).status).toBe("open")
+    }).pipe(Effect.provide(onDisk("30 seconds")))
+  )
+
+  it.effect("sees, on a resumed wait, the answer written after the first slice ended", () =>
+    Effect.gen(function* () {
+      const waits = yield* Waits
+      const store = yield* QuestionStore
+      const q = yield* asked(HOUR)
+      const first = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(HOUR)))
+      expect((yield* runUntilDone(first, "3 seconds"))._tag).toBe("Pending")
+
+      yield* answerQuestion(q.id, { choice: "Redis" })
+      const fresh = yield* store.get(q.id)
+      const second = yield* Effect.fork(waits.resumeWait(fresh, Duration.seconds(HOUR - 31)))
+      const outcome = yield* runUntilDone(second)
+      expect(outcome._tag === "Answered" && outcome.answer).toBe("Redis")
+    }).pipe(Effect.provide(onDisk("30 seconds")))
+  )
+
+  it.effect("never misses a word the owner left in the gap between two slices", () =>
+    Effect.gen(function* () {
+      const waits = yield* Waits
+      const store = yield* QuestionStore
+      const q = yield* asked(HOUR)
+      const first = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(HOUR)))
+      expect((yield* runUntilDone(first, "3 seconds"))._tag).toBe("Pending")
+
+      // Nobody is waiting while the owner speaks.
+      yield* sayToQuestion(q.id, "why not Postgres?")
+      // The resumed wait loads a fresh copy that already holds the word.
+      const resumed = yield* store.get(q.id)
+      const outcome = yield* waits.resumeWait(resumed, Duration.seconds(HOUR - 31))
+      expect(outcome._tag === "Replied" && outcome.said).toBe("why not Postgres?")
+      expect(outcome.question.status).toBe("open")
+    }).pipe(Effect.provide(onDisk("30 seconds")))
+  )
+
+  it.effect("returns to the agent when the owner talks back without deciding", () =>
+    Effect.gen(function* () {
+      const waits = yield* Waits
+      const q = yield* asked(60)
+      const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
+      yield* advance("4 seconds")
+      yield* sayToQuestion(q.id, "why not Postgres?")
+      const outcome = yield* runUntilDone(waiting)
+      expect(outcome._tag === "Replied" && outcome.said).toBe("why not Postgres?")
+      expect(outcome.question.status).toBe("open")
+      expect(outcome.question.answer).toBeNull()
+    }).pipe(Effect.provide(onDisk("240 seconds")))
+  )
+
+  it.effect("keeps an answer that lands at the very moment the deadline passes", () =>
+    Effect.gen(function* () {
+      const waits = yield* Waits
+      const store = yield* QuestionStore
+      const q = yield* asked(9)
+      const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(9)))
+      // The last poll before the deadline is at 6 s; the answer lands after
+      // it, so the wait meets it only when it goes to abandon the question.
+      yield* advance("7 seconds")
+      yield* answerQuestion(q.id, { choice: "SQLite" })
+      yield* advance("3 seconds")
+      const outcome = yield* Fiber.join(waiting)
+      expect(outcome._tag).toBe("Answered")
+      expect((yield* store.get(q.id)).status).toBe("answered")
+    }).pipe(Effect.provide(inMemory("240 seconds")))
+  )
+
+  it.effect("reports a notification command that cannot run, and the wait still gets the answer", () =>
+    Effect.gen(function* () {
+      const notifier = yield* Notifier
+      const q = yield* asked(60)
+      const failed = yield* Effect.flip(notifier.notify(q))
+      expect(failed.message).toContain("magi-notifier-that-does-not-exist-9fb7")
+      expect(failed.message).toContain("could not be started")
+
+      const waits = yield* Waits
+      const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
+      yield* advance("3 seconds")
+      yield* answerQuestion(q.id, { choice: "Redis" })
+      const outcome = yield* runUntilDone(waiting)
+      expect(outcome._tag === "Answered" && outcome.answer).toBe("Redis")
+    }).pipe(
+      Effect.provide(
+        onDisk(
+          "240 seconds",
+          Layer.effect(Notifier, Notify.make(["magi-notifier-that-does-not-exist-9fb7", "{summary}"], "")).pipe(
+            Layer.provide(NodeContext.layer)
+          )
+        )
+      )
+    )
+  )
+
+  it.effect("beats the asker's lease while waiting and records what the agent was given", () =>
+    Effect.gen(function* () {
+      const waits = yield* Waits
+      const store = yield* QuestionStore
+      const q = yield* asked(HOUR)
+      const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(HOUR)))
+      yield* advance("10 seconds")
+      const lease = yield* Lease.read(store.root, q.id)
+      expect(lease._tag === "Some" && lease.value.kind).toBe("asker")
+      // Fresh on the virtual clock: the last beat was at most one poll ago.
+      expect(lease._tag === "Some" && Lease.isFresh(lease.value, new Date(yield* TestClock.currentTimeMillis))).toBe(true)
+
+      yield* sayToQuestion(q.id, "why not Postgres?")
+      const replied = yield* runUntilDone(waiting)
+      expect((yield* store.get(q.id)).delivered_turns).toBe(0)
+      yield* waits.markDelivered(replied)
+      expect((yield* store.get(q.id)).delivered_turns).toBe(1)
+
+      yield* answerQuestion(q.id, { choice: "Redis" })
+      const answered = yield* waits.resumeWait(yield* store.get(q.id), Duration.seconds(HOUR))
+      expect(answered._tag).toBe("Answered")
+      yield* waits.markDelivered(answered)
+      expect((yield* store.get(q.id)).answer_delivered).toBe(true)
+    }).pipe(Effect.provide(inMemory("240 seconds")))
+  )
+
+  it.effect("never loses an owner's word said while the agent was replying to an earlier one", () =>
+    Effect.gen(function* () {
+      const waits = yield* Waits
+      const store = yield* QuestionStore
+      const q = yield* asked(HOUR)
+      yield* store.put(q)
+      yield* sayToQuestion(q.id, "op1: why not Postgres?")
+      const first = yield* waits.resumeWait(yield* store.get(q.id), Duration.seconds(HOUR))
+      expect(first._tag === "Replied" && first.said).toBe("op1: why not Postgres?")
+      yield* waits.markDelivered(first)
+      // The owner adds a word before the agent's reply lands.
+      yield* sayToQuestion(q.id, "op2: and how is it backed up?")
+      yield* store.update(q.id, (fresh) => Q.reply(fresh, "Postgres needs a server", ["SQLite"], new Date()))
+      const second = yield* waits.resumeWait(yield* store.get(q.id), Duration.seconds(HOUR))
+      expect(second._tag === "Replied" && second.said).toBe("op2: and how is it backed up?")
+    }).pipe(Effect.provide(inMemory("240 seconds")))
+  )
+
+  it.effect("hears an answer by re-reading every few seconds where the store cannot be watched", () =>
+    Effect.gen(function* () {
+      const waits = yield* Waits
+      const q = yield* asked(60)
+      const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
+      yield* TestClock.adjust("1 second")
+      yield* answerQuestion(q.id, { choice: "Redis" })
+      // No change event will come: only the next re-read, at 3 s, sees it.
+      yield* TestClock.adjust("1 second")
+      expect(waiting.unsafePoll()).toBeNull()
+      yield* TestClock.adjust("1 second")
+      const outcome = yield* Fiber.join(waiting)
+      expect(outcome._tag === "Answered" && outcome.answer).toBe("Redis")
+    }).pipe(
+      Effect.provide(
+        Layer.effect(Waits, WaitsModule.make(Duration.minutes(4))).pipe(
+          Layer.provideMerge(
+            Layer.mergeAll(
+              Layer.effect(
+                QuestionStore,
+                Effect.map(QuestionStoreModule.make("/magi/questions"), (store) => ({ ...store, changes: Stream.empty }))
+              ),
+              Notifier.off
+            )
+          ),
+          Layer.provideMerge(MemoryFileSystem.layer)
+        )
+      )
+    )
+  )
+
+  it.effect("replays a whole day in slices, the owner answering in hour 23", () =>
+    Effect.gen(function* () {
+      const q = yield* asked(24 * HOUR)
+      const agent = yield* Effect.fork(agentLoop(q))
+      yield* TestClock.adjust(Duration.hours(23))
+      yield* answerQuestion(q.id, { choice: "SQLite" })
+      yield* TestClock.adjust(Duration.minutes(1))
+      const { outcome, slices } = yield* Fiber.join(agent)
+      expect(outcome._tag === "Answered" && outcome.answer).toBe("SQLite")
+      // One-hour slices (an agent CLI with a long tool timeout), each a
+      // fresh `magi ask --wait`; the answer is heard in the 24th.
+      expect(slices).toBe(24)
+    }).pipe(Effect.provide(inMemory("1 hour", "1 day")))
+  )
+
+  it.effect("replays a whole day in slices with nobody answering, and abandons exactly at the deadline", () =>
+    Effect.gen(function* () {
+      const store = yield* QuestionStore
+      const q = yield* asked(24 * HOUR)
+      const agent = yield* Effect.fork(agentLoop(q))
+      yield* TestClock.adjust(Duration.hours(24).pipe(Duration.subtract(Duration.seconds(1))))
+      expect((yield* store.get(q.id)).status).toBe("open")
+      yield* TestClock.adjust(Duration.seconds(2))
+      const { outcome, slices } = yield* Fiber.join(agent)
+      expect(outcome._tag).toBe("Abandoned")
+      expect(slices).toBe(24)
+      expect((yield* store.get(q.id)).detail).toContain("no answer within 86400s of asking")
+    }).pipe(Effect.provide(inMemory("1 hour", "1 day")))
+  )
+})

@@ -1,0 +1,67 @@
+/**
+ * How a turn settles its run, against a store that can fail: the run's fate
+ * must never be decided on a listing that did not happen.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import type { CallResult } from "../../src/agents/Agents.js"
+import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
+import * as Q from "../../src/questions/Question.js"
+import { QuestionStore, StoreError } from "../../src/questions/QuestionStore.js"
+import { finishTurn } from "../../src/runs/RunTurns.js"
+import { RunStore, type Run } from "../../src/runs/Runs.js"
+import { runWithSession } from "../runSupport.js"
+
+const RUN_ID = "19700101-000000-9fb7"
+
+const run: Run = runWithSession(RUN_ID)
+
+const question = Q.make({
+  id: "19700101-000001-ab12",
+  run: RUN_ID,
+  node: "impl",
+  seat: "impl",
+  summary: "Which backend?",
+  detail: "",
+  choices: ["SQLite", "Redis"],
+  now: new Date(0),
+  cwd: "/w"
+})
+
+const turn: CallResult = {
+  text: "Asked the owner; waiting.",
+  session: "thread-1",
+  usable: true,
+  quota: null,
+  exitCode: 0,
+  timedOut: false,
+  seat: { key: "impl", agent: "fake", turns: 2, session: "thread-1" },
+  stdoutFile: "",
+  stderrFile: ""
+}
+
+/** The real stores over memory, except that listing the questions fails (a readdir error). */
+const unlistable = Layer.effect(
+  QuestionStore,
+  Effect.map(QuestionStore, (real) => ({ ...real, list: Effect.fail(new StoreError({ message: "readdir /home/questions: EIO" })) }))
+).pipe(Layer.provide(QuestionStore.at("/home/questions")))
+
+const stores = RunStore.at("/home/runs").pipe(
+  Layer.provideMerge(unlistable),
+  Layer.provideMerge(MemoryFileSystem.layer)
+)
+
+describe("finishing a turn", () => {
+  it.effect("when the run's questions cannot be listed, the run is left waiting and its open question is not abandoned", () =>
+    Effect.gen(function* () {
+      const runs = yield* RunStore
+      const questions = yield* QuestionStore
+      yield* runs.put(run)
+      yield* questions.put(question)
+      const after = yield* finishTurn(RUN_ID, turn)
+      expect(after.status).toBe("waiting")
+      expect(after.reason).toContain("EIO")
+      expect((yield* questions.get(question.id)).status).toBe("open")
+    }).pipe(Effect.provide(stores))
+  )
+})

@@ -1,0 +1,202 @@
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, Layer } from "effect"
+import { execFileSync } from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import * as Q from "../../src/questions/Question.js"
+import { QuestionStore } from "../../src/questions/QuestionStore.js"
+import { RUN_SCHEMA, RunStore, decode, encode, outstanding, statusAfterTurn, type Run } from "../../src/runs/Runs.js"
+import { magi, repoWithAgent, sampleRun } from "../runSupport.js"
+import * as Worktree from "../../src/runs/Worktree.js"
+import { choiceQuestion, tempDirSync } from "../support.js"
+
+const FAKE = NodePath.resolve("test/fixtures/fake-agent.mjs")
+
+
+describe("how a turn leaves a run", () => {
+  it("an outstanding question keeps the run waiting however the turn went", () => {
+    expect(statusAfterTurn({ usable: true, quota: null }, 1)).toBe("waiting")
+    expect(statusAfterTurn({ usable: false, quota: null }, 2)).toBe("waiting")
+  })
+
+  it("with nothing outstanding: done when usable, stalled on a usage limit, failed otherwise", () => {
+    expect(statusAfterTurn({ usable: true, quota: null }, 0)).toBe("done")
+    expect(statusAfterTurn({ usable: false, quota: "3pm" }, 0)).toBe("stalled")
+    expect(statusAfterTurn({ usable: false, quota: null }, 0)).toBe("failed")
+  })
+
+  it("an answer the agent never read is still outstanding; a delivered one or an abandoned one is not", () => {
+    const q = choiceQuestion()
+    const answered = Either.getOrThrow(Q.answer(q, { choice: "SQLite" }, new Date()))
+    expect(outstanding(q)).toBe(true)
+    expect(outstanding(answered)).toBe(true)
+    expect(outstanding({ ...answered, answer_delivered: true })).toBe(false)
+    expect(outstanding(Q.abandon(q, "gone"))).toBe(false)
+  })
+})
+
+describe("run records", () => {
+  it("round-trip through their stored form, and one from a newer magi is refused by name", () => {
+    const r = sampleRun("20260902-201256-9fb7")
+    expect(Either.getOrThrow(decode(encode(r), "run.json"))).toEqual(r)
+    const newer = decode(JSON.stringify({ ...r, schema: RUN_SCHEMA + 1 }), "run.json")
+    expect(Either.isLeft(newer) && newer.left.message).toContain("newer magi")
+  })
+
+  it("an older record without summary or reason reads with them empty", () => {
+    const { summary: _s, reason: _r, ...old } = sampleRun("20260902-201256-9fb7")
+    expect(Either.getOrThrow(decode(JSON.stringify(old), "run.json"))).toMatchObject({ summary: "", reason: "" })
+  })
+})
+
+const storeLayer = (home: string) =>
+  RunStore.at(NodePath.join(home, "runs")).pipe(
+    Layer.provideMerge(QuestionStore.at(NodePath.join(home, "questions"))),
+    Layer.provideMerge(NodeContext.layer)
+  )
+
+describe("RunStore", () => {
+  it.effect("finds a run by its short id, lists newest first and stamps updates", () => {
+    const home = tempDirSync()
+    return Effect.gen(function* () {
+      const runs = yield* RunStore
+      yield* runs.put(sampleRun("20260902-201256-9fb7"))
+      yield* runs.put(sampleRun("20260903-101010-aaaa"))
+      expect((yield* runs.get("9fb7")).id).toBe("20260902-201256-9fb7")
+      expect((yield* runs.list).map((r) => r.id)).toEqual(["20260903-101010-aaaa", "20260902-201256-9fb7"])
+      const after = yield* runs.update("aaaa", (r) => ({ ...r, summary: "did it" }))
+      expect(after.summary).toBe("did it")
+      expect((yield* runs.get("aaaa")).summary).toBe("did it")
+      expect(NodeFs.readdirSync(runs.dir("20260903-101010-aaaa"))).toEqual(["run.json"])
+      const missing = yield* Effect.flip(runs.get("zzzz"))
+      expect(missing._tag).toBe("RunNotFound")
+    }).pipe(Effect.provide(storeLayer(home)))
+  })
+
+  it.effect("a run that can no longer resume abandons its open questions with its fate; a waiting one does not", () => {
+    const home = tempDirSync()
+    return Effect.gen(function* () {
+      const runs = yield* RunStore
+      const questions = yield* QuestionStore
+      const run = sampleRun("20260902-201256-9fb7")
+      yield* runs.put(run)
+      yield* questions.put(choiceQuestion())
+      yield* runs.setStatus(run.id, "waiting")
+      expect((yield* questions.get(choiceQuestion().id)).status).toBe("open")
+      const failed = yield* runs.setStatus(run.id, "failed", "the agent's turn failed (exit 3)")
+      expect(failed).toMatchObject({ status: "failed", reason: "the agent's turn failed (exit 3)" })
+      const q = yield* questions.get(choiceQuestion().id)
+      expect(q.status).toBe("abandoned")
+      expect(q.detail).toContain(`run ${run.id} failed`)
+    }).pipe(Effect.provide(storeLayer(home)))
+  })
+})
+
+describe("magi run", () => {
+  it("runs the agent in a new worktree on magi/<short> off the base tip, and records a finished run", () => {
+    const dir = tempDirSync()
+    const log = NodePath.join(dir, "log.jsonl")
+    const repo = repoWithAgent(dir, ["node", FAKE, "{prompt_file}", "{cwd}", "{label}"])
+    const home = NodePath.join(dir, "home")
+    const r = magi(repo, { MAGI_HOME: home, FAKE_AGENT_LOG: log }, "run", "Add", "a", "cache")
+    expect(r.stderr).toContain("done; its work is on branch magi/")
+    expect(r.status).toBe(0)
+
+    const [id] = NodeFs.readdirSync(NodePath.join(home, "runs"))
+    const record = JSON.parse(NodeFs.readFileSync(NodePath.join(home, "runs", id!, "run.json"), "utf8"))
+    const tip = execFileSync("git", ["rev-parse", "HEAD"], { cwd: repo, encoding: "utf8" }).trim()
+    expect(record).toMatchObject({
+      schema: RUN_SCHEMA,
+      status: "done",
+      instruction: "Add a cache",
+      repo: NodeFs.realpathSync(repo),
+      base: "trunk",
+      base_commit: tip,
+      worktree: NodePath.join(home, "worktrees", id!),
+      branch: `magi/${Q.shortId(id!)}`,
+      seats: [{ key: "impl", agent: "fake", turns: 1, session: null, write: true }]
+    })
+    expect(record.summary).toMatch(/^done: /)
+    const branch = execFileSync("git", ["rev-parse", "--abbrev-ref", "HEAD"], { cwd: record.worktree, encoding: "utf8" })
+    expect(branch.trim()).toBe(record.branch)
+
+    const call = JSON.parse(NodeFs.readFileSync(log, "utf8").trim())
+    expect(call.cwd).toBe(record.worktree)
+    expect(call.argv.slice(1)).toEqual([record.worktree, "impl"])
+    expect(call.env).toMatchObject({ MAGI_RUN: id, MAGI_SEAT: "impl", MAGI_ALLOW_WRITE: "1", MAGI_HOME: home })
+    const prompt = NodeFs.readFileSync(call.argv[0], "utf8")
+    expect(prompt).toContain("Add a cache")
+    expect(prompt).toContain("Never background it")
+    expect(prompt).toContain("magi ask --wait <id>")
+    expect(prompt).toContain("magi ask --thread <id>")
+
+    const listed = magi(repo, { MAGI_HOME: home }, "runs", "--json")
+    expect(JSON.parse(listed.stdout).map((x: Run) => x.id)).toEqual([id])
+    const shown = magi(repo, { MAGI_HOME: home }, "show", Q.shortId(id!))
+    expect(shown.stdout).toContain(`run ${id}  done`)
+  })
+
+  it("a failed turn fails the run with the reason, and a failed run cannot be resumed", () => {
+    const dir = tempDirSync()
+    const repo = repoWithAgent(dir, ["node", FAKE])
+    const home = NodePath.join(dir, "home")
+    const r = magi(repo, { MAGI_HOME: home, FAKE_AGENT_MODE: "fail" }, "run", "Do it")
+    expect(r.status).toBe(1)
+    expect(r.stderr).toContain("failed: the agent's turn failed (exit 3)")
+    const [id] = NodeFs.readdirSync(NodePath.join(home, "runs"))
+    const again = magi(repo, { MAGI_HOME: home }, "run", "--resume", id!)
+    expect(again.status).toBe(1)
+    expect(again.stderr).toContain("is failed and cannot be resumed")
+  })
+
+  it("--resume continues a stalled run in the same seat, as its next turn", () => {
+    const dir = tempDirSync()
+    const log = NodePath.join(dir, "log.jsonl")
+    const repo = repoWithAgent(dir, ["node", FAKE, "{prompt_file}"])
+    const home = NodePath.join(dir, "home")
+    magi(repo, { MAGI_HOME: home, FAKE_AGENT_LOG: log }, "run", "Do it")
+    const [id] = NodeFs.readdirSync(NodePath.join(home, "runs"))
+    const file = NodePath.join(home, "runs", id!, "run.json")
+    NodeFs.writeFileSync(file, JSON.stringify({ ...JSON.parse(NodeFs.readFileSync(file, "utf8")), status: "stalled" }))
+    const r = magi(repo, { MAGI_HOME: home, FAKE_AGENT_LOG: log }, "run", "--resume", Q.shortId(id!), "finish", "up")
+    expect(r.status).toBe(0)
+    const calls = NodeFs.readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l))
+    expect(calls.map((c) => c.env.MAGI_TURN)).toEqual(["1", "2"])
+    expect(NodeFs.readFileSync(calls[1].argv[0], "utf8")).toContain("finish up")
+    expect(JSON.parse(NodeFs.readFileSync(file, "utf8"))).toMatchObject({ status: "done", seats: [{ turns: 2 }] })
+  })
+
+  it("a claude seat keeps the session id magi named it with, for every later resume", () => {
+    const dir = tempDirSync()
+    const log = NodePath.join(dir, "log.jsonl")
+    const repo = repoWithAgent(dir, ["unused"])
+    NodeFs.writeFileSync(
+      NodePath.join(repo, "magi.toml"),
+      `[agents.c]\nkind = "claude"\ncommand = ${JSON.stringify(NodePath.resolve("test/fixtures/bin/claude"))}\n`
+    )
+    const home = NodePath.join(dir, "home")
+    const r = magi(repo, { MAGI_HOME: home, FAKE_AGENT_LOG: log }, "run", "Do it")
+    expect(r.status).toBe(0)
+    const [id] = NodeFs.readdirSync(NodePath.join(home, "runs"))
+    const seat = JSON.parse(NodeFs.readFileSync(NodePath.join(home, "runs", id!, "run.json"), "utf8")).seats[0]
+    const call = JSON.parse(NodeFs.readFileSync(log, "utf8").trim())
+    expect(seat).toMatchObject({ agent: "c", turns: 1 })
+    expect(call.argv[call.argv.indexOf("--session-id") + 1]).toBe(seat.session)
+  })
+})
+
+describe("Worktree.branchTaken", () => {
+  it.effect("tells a short id whose magi/ branch already exists from a free one", () =>
+    Effect.gen(function* () {
+      const dir = tempDirSync()
+      execFileSync("git", ["init", "-q", "-b", "main", dir])
+      execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "base"], { cwd: dir })
+      execFileSync("git", ["branch", "magi/ab12"], { cwd: dir })
+      const taken = yield* Worktree.branchTaken(dir, "ab12")
+      const free = yield* Worktree.branchTaken(dir, "cd34")
+      expect(taken).toBe(true)
+      expect(free).toBe(false)
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
+})
