@@ -21,6 +21,14 @@ import { Context, Data, Duration, Effect, Fiber, Layer, Option, Random, Ref, Sch
 import * as NodePath from "node:path"
 import type { AgentKind, AgentSpec } from "./AgentRoster.js"
 import { MagiHome } from "../platform/MagiHome.js"
+import { type AgentAdapter, type Plan, type PlanInput } from "./adapters/Adapter.js"
+import { agy } from "./adapters/agy.js"
+import { claude } from "./adapters/claude.js"
+import { codex } from "./adapters/codex.js"
+import { command } from "./adapters/command.js"
+import { opencode } from "./adapters/opencode.js"
+
+export { expandTemplate, type Plan, type PlanInput } from "./adapters/Adapter.js"
 
 // ---------------------------------------------------------------------------
 // Seats
@@ -54,121 +62,11 @@ export const hasSession = (kind: AgentKind, seat: SeatState): boolean =>
 // ---------------------------------------------------------------------------
 // Building the call
 
-export interface PlanInput {
-  readonly cwd: string
-  readonly promptFile: string
-  readonly prompt: string
-  /** The seat's name, for `{label}`. */
-  readonly label: string
-  /** Resume this session; null starts a new one. */
-  readonly resume: string | null
-  /** The id a new claude session is created under. */
-  readonly newSession: string | null
-  readonly allowWrite: boolean
-  readonly timeout: Duration.Duration
-}
+/** The adapter for each kind of agent CLI. */
+const ADAPTERS: Record<AgentKind, AgentAdapter> = { claude, codex, opencode, agy, command }
 
-/** What to spawn: argv, and what to feed on stdin ("" for nothing). */
-export interface Plan {
-  readonly argv: ReadonlyArray<string>
-  readonly stdin: string
-}
-
-const CLAUDE_WRITE_TOOLS = "Edit,Write,MultiEdit,NotebookEdit"
-
-/** Fill `{prompt_file}`, `{cwd}`, `{label}`, `{session}` in one pass; others are kept. */
-export const expandTemplate = (arg: string, values: Record<"prompt_file" | "cwd" | "label" | "session", string>): string =>
-  arg.replace(/\{(prompt_file|cwd|label|session)\}/g, (_, k: keyof typeof values) => values[k])
-
-/** The headless argv for one call of `agent`, exactly as each CLI wants it. */
-export const plan = (agent: AgentSpec, input: PlanInput): Plan => {
-  const [program, ...lead] = agent.command
-  const model = (flag: string) => (agent.model === null ? [] : [flag, agent.model])
-  switch (agent.kind) {
-    case "claude":
-      return {
-        argv: [
-          program!,
-          ...lead,
-          "-p",
-          "--output-format",
-          "json",
-          "--permission-mode",
-          "bypassPermissions",
-          ...model("--model"),
-          ...(input.resume !== null ? ["--resume", input.resume] : input.newSession !== null ? ["--session-id", input.newSession] : []),
-          ...(input.allowWrite ? [] : ["--disallowed-tools", CLAUDE_WRITE_TOOLS]),
-          ...agent.args
-        ],
-        stdin: input.prompt
-      }
-    case "codex":
-      return {
-        argv: [
-          program!,
-          ...lead,
-          "exec",
-          "--json",
-          "--skip-git-repo-check",
-          "-C",
-          input.cwd,
-          "--sandbox",
-          input.allowWrite ? "workspace-write" : "read-only",
-          "-c",
-          'approval_policy="never"',
-          ...model("-m"),
-          ...agent.args,
-          // `resume <id>` must be the last words before the prompt: codex
-          // parses it as a subcommand of `exec`.
-          ...(input.resume !== null ? ["resume", input.resume] : []),
-          "-"
-        ],
-        stdin: input.prompt
-      }
-    case "opencode":
-      // opencode has no read-only switch; the prompt says so instead.
-      return {
-        argv: [
-          program!,
-          ...lead,
-          "run",
-          "--format",
-          "json",
-          "--dir",
-          input.cwd,
-          "--auto",
-          ...model("-m"),
-          ...(input.resume !== null ? ["-s", input.resume] : []),
-          ...agent.args,
-          input.prompt
-        ],
-        stdin: ""
-      }
-    case "agy":
-      return {
-        argv: [
-          program!,
-          ...lead,
-          "--output-format",
-          "json",
-          "--print-timeout",
-          `${Math.max(1, Math.floor(Duration.toSeconds(input.timeout)))}s`,
-          "--mode",
-          input.allowWrite ? "accept-edits" : "plan",
-          ...model("--model"),
-          ...(input.resume !== null ? ["--conversation", input.resume] : []),
-          ...agent.args,
-          "-p",
-          `@${input.promptFile}`
-        ],
-        stdin: ""
-      }
-    case "command": {
-      const values = { prompt_file: input.promptFile, cwd: input.cwd, label: input.label, session: input.resume ?? "" }
-      return { argv: [...agent.command, ...agent.args].map((a) => expandTemplate(a, values)), stdin: "" }
-    }
-  }
-}
+/** The headless argv for one call of `agent`, exactly as its CLI wants it. */
+export const plan = (agent: AgentSpec, input: PlanInput): Plan => ADAPTERS[agent.kind].plan(agent, input)
 
 // ---------------------------------------------------------------------------
 // Reading the reply
@@ -185,94 +83,9 @@ export interface Reply {
   readonly quota: string | null
 }
 
-const jsonLines = (out: string): unknown[] =>
-  out.split("\n").flatMap((line) => {
-    const t = line.trim()
-    if (!t.startsWith("{")) return []
-    try {
-      return [JSON.parse(t)]
-    } catch {
-      return []
-    }
-  })
-
-const wholeJson = (out: string): Record<string, unknown> | undefined => {
-  try {
-    const v = JSON.parse(out.trim())
-    if (typeof v === "object" && v !== null && !Array.isArray(v)) return v as Record<string, unknown>
-  } catch {
-    // Some CLIs print a banner first; fall back to the last JSON line.
-  }
-  const last = jsonLines(out).at(-1)
-  return typeof last === "object" && last !== null ? (last as Record<string, unknown>) : undefined
-}
-
-const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined)
-const get = (v: unknown, key: string): unknown => (typeof v === "object" && v !== null ? (v as Record<string, unknown>)[key] : undefined)
-
-interface Parsed {
-  readonly text: string
-  readonly session: string | null
-  readonly error: boolean
-  readonly quota: string | null
-}
-
-const parseClaude = (out: string): Parsed => {
-  const j = wholeJson(out)
-  const text = str(j?.result) ?? ""
-  const error = j?.is_error === true
-  // A usage limit reads "… session limit … resets 3pm"; the reset time is what
-  // the owner needs to know, so it is what is kept.
-  const limited = error && /session limit/i.test(text)
-  const resets = /resets (.*)$/i.exec(text)?.[1]?.trim()
-  return { text, session: str(j?.session_id) ?? null, error, quota: limited ? (resets ?? text) : null }
-}
-
-const parseCodex = (out: string): Parsed => {
-  let session: string | null = null
-  let text = ""
-  for (const e of jsonLines(out)) {
-    if (get(e, "type") === "thread.started") session = str(get(e, "thread_id")) ?? session
-    if (get(e, "type") === "item.completed") {
-      const item = get(e, "item")
-      const kind = get(item, "type") ?? get(item, "item_type")
-      if (kind === "agent_message" || kind === "assistant_message") text = str(get(item, "text")) ?? text
-    }
-  }
-  return { text, session, error: false, quota: null }
-}
-
-const parseOpencode = (out: string): Parsed => {
-  let session: string | null = null
-  const parts: string[] = []
-  for (const e of jsonLines(out)) {
-    session ??= str(get(e, "sessionID")) ?? str(get(get(e, "part"), "sessionID")) ?? null
-    const part = get(e, "part")
-    if (get(part, "type") === "text") {
-      const t = str(get(part, "text"))
-      if (t !== undefined && t !== "") parts.push(t)
-    }
-  }
-  return { text: parts.join("\n"), session, error: false, quota: null }
-}
-
-const parseAgy = (out: string): Parsed => {
-  const j = wholeJson(out)
-  return { text: str(j?.response) ?? "", session: str(j?.conversation_id) ?? null, error: false, quota: null }
-}
-
 /** Read one call's output the way its CLI prints it. */
 export const parse = (kind: AgentKind, stdout: string, stderr: string, exitCode: number | null, timedOut: boolean): Reply => {
-  const p: Parsed =
-    kind === "claude"
-      ? parseClaude(stdout)
-      : kind === "codex"
-        ? parseCodex(stdout)
-        : kind === "opencode"
-          ? parseOpencode(stdout)
-          : kind === "agy"
-            ? parseAgy(stdout)
-            : { text: stdout.trim(), session: null, error: false, quota: null }
+  const p = ADAPTERS[kind].parse(stdout)
   // An empty answer still says something: whatever the CLI printed is what
   // the owner gets to read about why.
   const text = p.text.trim() !== "" ? p.text.trim() : stdout.trim() !== "" ? stdout.trim() : stderr.trim()
