@@ -3,6 +3,9 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // The real agent CLIs (test/compat) are installed once per run, into a
+    // cache outside node_modules, before any test starts.
+    globalSetup: ["test/compat/installAgents.ts"],
     // The JSON report is what `.ci/run` counts passes and failures from.
     reporters: ["default", ["json", { outputFile: "test-results/vitest.json" }]],
     testTimeout: 30_000,
