@@ -3,7 +3,7 @@
  * session, a resumed one, read-only or not) and how to read what it printed.
  * Adapters are pure; `Agents.call` is the one place a process starts.
  */
-import type { Duration } from "effect"
+import { Duration } from "effect"
 import type { AgentSpec } from "../AgentRoster.js"
 
 export interface PlanInput {
@@ -60,6 +60,18 @@ export interface Parsed {
 }
 
 export interface AgentAdapter {
+  /**
+   * How long one `magi ask` may block under this CLI's shell tool: it must
+   * hand back `pending` (with the `--wait` hint) before the tool gives up on
+   * the command. Given to the agent as `MAGI_WAIT_SLICE`.
+   */
+  readonly waitSlice: Duration.Duration
+  /**
+   * Environment variables that decide where this CLI keeps its sessions
+   * (`HOME`, `CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `XDG_*`): recorded when a
+   * seat starts, so a resume finds the session whoever resumes it.
+   */
+  readonly sessionEnv: ReadonlyArray<string>
   /** The headless argv for one call, exactly as this CLI wants it. */
   readonly plan: (agent: AgentSpec, input: PlanInput) => Plan
   /** The reply text, the session id and whether the CLI reported an error or a usage limit. */

@@ -8,6 +8,9 @@ const parse = (out: string): Parsed => {
 }
 
 export const agy: AgentAdapter = {
+  // Placeholder until proven against the real CLI (issue 7).
+  waitSlice: Duration.seconds(100),
+  sessionEnv: ["HOME"],
   plan: (agent, input) => {
     const { program, lead, model } = commandOf(agent)
     return {

@@ -1,4 +1,5 @@
 /** claude (Anthropic's Claude Code): `claude -p`, JSON output, a session id magi mints up front. */
+import { Duration } from "effect"
 import { type AgentAdapter, commandOf, type Parsed, wholeJson, str } from "./Adapter.js"
 
 const CLAUDE_WRITE_TOOLS = "Edit,Write,MultiEdit,NotebookEdit"
@@ -15,6 +16,9 @@ const parse = (out: string): Parsed => {
 }
 
 export const claude: AgentAdapter = {
+  // Placeholder until proven against the real CLI (issue 7).
+  waitSlice: Duration.seconds(100),
+  sessionEnv: ["HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME"],
   plan: (agent, input) => {
     const { program, lead, model } = commandOf(agent)
     return {

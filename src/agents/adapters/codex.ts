@@ -1,4 +1,5 @@
 /** codex (OpenAI's Codex CLI): `codex exec --json`, the session id read from `thread.started`. */
+import { Duration } from "effect"
 import { type AgentAdapter, commandOf, type Parsed, jsonLines, str, get } from "./Adapter.js"
 
 const parse = (out: string): Parsed => {
@@ -16,6 +17,9 @@ const parse = (out: string): Parsed => {
 }
 
 export const codex: AgentAdapter = {
+  // Placeholder until proven against the real CLI (issue 7).
+  waitSlice: Duration.seconds(100),
+  sessionEnv: ["HOME", "CODEX_HOME"],
   plan: (agent, input) => {
     const { program, lead, model } = commandOf(agent)
     return {

@@ -1,9 +1,13 @@
 /** command: any argv, with `{prompt_file}`, `{cwd}`, `{label}` and `{session}` filled in; the reply is stdout. */
+import { Duration } from "effect"
 import { type AgentAdapter, type Parsed, expandTemplate } from "./Adapter.js"
 
 const parse = (out: string): Parsed => ({ text: out.trim(), session: null, error: false, quota: null })
 
 export const command: AgentAdapter = {
+  // Placeholder until proven against the real CLI (issue 7).
+  waitSlice: Duration.seconds(240),
+  sessionEnv: [],
   plan: (agent, input) => {
     const values = { prompt_file: input.promptFile, cwd: input.cwd, label: input.label, session: input.resume ?? "" }
     return { argv: [...agent.command, ...agent.args].map((a) => expandTemplate(a, values)), stdin: "" }

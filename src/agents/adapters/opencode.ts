@@ -1,4 +1,5 @@
 /** opencode: `opencode run --format json`, the session id read from the first event that names one. */
+import { Duration } from "effect"
 import { type AgentAdapter, commandOf, type Parsed, jsonLines, str, get } from "./Adapter.js"
 
 const parse = (out: string): Parsed => {
@@ -16,6 +17,9 @@ const parse = (out: string): Parsed => {
 }
 
 export const opencode: AgentAdapter = {
+  // Placeholder until proven against the real CLI (issue 7).
+  waitSlice: Duration.seconds(100),
+  sessionEnv: ["HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"],
   plan: (agent, input) => {
     const { program, lead, model } = commandOf(agent)
     // opencode has no read-only switch; the prompt says so instead.
