@@ -294,6 +294,7 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
       yield* fs.makeDirectory(input.artifactsDir, { recursive: true }).pipe(Effect.mapError(failed(`create ${input.artifactsDir}`)))
       yield* fs.writeFileString(promptFile, input.prompt).pipe(Effect.mapError(failed(`write ${promptFile}`)))
 
+      const binDir = yield* ownBinDir.pipe(Effect.provideService(FileSystem.FileSystem, fs))
       const p = plan(agent, {
         cwd: input.cwd,
         promptFile,
@@ -302,9 +303,9 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         resume: resuming ? seat.session : null,
         newSession,
         allowWrite: input.allowWrite,
-        timeout: input.timeout
+        timeout: input.timeout,
+        ...(binDir === undefined ? {} : { magi: NodePath.join(binDir, "magi") })
       })
-      const binDir = yield* ownBinDir.pipe(Effect.provideService(FileSystem.FileSystem, fs))
       const env: Record<string, string> = {
         ...agent.env,
         ...recorded,
