@@ -12,7 +12,11 @@ import { execFileSync, spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { Duration, Effect } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
+import type { AgentSpec } from "../../src/agents/AgentRoster.js"
+import { make as makeAgents, newSeat } from "../../src/agents/Agents.js"
 import { ROOT_ADVICE } from "../../src/agents/adapters/claude.js"
 import {
   type AnthropicStandIn,
@@ -321,6 +325,79 @@ describe("the real claude, driven by magi", () => {
       expect(run.status).toBe("stalled")
       expect(run.reason).toBe("the agent hit its usage limit; it resets 3pm (UTC)")
       expect(r.stderr).toContain("magi run --resume")
+    },
+    DEADLINE_MS
+  )
+
+  it(
+    "a read-only seat cannot change the worktree, by Bash or by the edit tools, yet can still run magi ask (and needs no IS_SANDBOX as root)",
+    async () => {
+      const claude = requireClaude()
+      let repoDir = ""
+      const attempts: ReadonlyArray<Reply> = [
+        { tool: "Bash", input: { command: "touch made-by-bash.txt", description: "create a file" } },
+        { tool: "Write", input: { file_path: "", content: "written\n" } },
+        { tool: "Bash", input: { command: "echo more >> README.md", description: "append" } },
+        { tool: "Bash", input: { command: "git commit -q --allow-empty -m sneaky", description: "commit" } },
+        { tool: "Bash", input: { command: "magi ask --wait 00000000-none", description: "wait on a question" } },
+        { tool: "Bash", input: { command: "ls", description: "look around" } }
+      ]
+      const w = await world((body) => {
+        // Step by the tool calls already in the conversation: claude may add
+        // messages of its own between them.
+        const done = body.messages.flatMap((m) => (typeof m.content === "string" ? [] : m.content.filter((b) => b.type === "tool_use"))).length
+        const next = attempts[done]
+        if (next === undefined) return { text: "Looked, changed nothing." }
+        return "tool" in next && next.tool === "Write" ? { tool: "Write", input: { file_path: NodePath.join(repoDir, "made-by-write.txt"), content: "x" } } : next
+      })
+      repoDir = w.repo
+      const { HOME: _h, CLAUDE_CONFIG_DIR: _c, ...network } = claudeEnv(w.api.url, w.claudeHome)
+      const agent: AgentSpec = {
+        id: "claude",
+        kind: "claude",
+        command: [claude],
+        model: null,
+        args: [],
+        env: { ...network, HOME: w.claudeHome, CLAUDE_CONFIG_DIR: NodePath.join(w.claudeHome, ".claude"), PATH: `${MAGI_BIN}:${process.env.PATH}` }
+      }
+      const result = await Effect.runPromise(
+        Effect.flatMap(makeAgents(w.home), (agents) =>
+          agents.call({
+            agent,
+            seat: newSeat("chat", "claude"),
+            prompt: "Look at the repository; change nothing.",
+            cwd: w.repo,
+            allowWrite: false,
+            timeout: Duration.millis(DEADLINE_MS),
+            artifactsDir: NodePath.join(w.dir, "artifacts"),
+            stem: "chat-1",
+            run: "R1",
+            node: "chat"
+          })
+        ).pipe(Effect.provide(NodeContext.layer))
+      )
+      expect(result.usable).toBe(true)
+      expect(result.text).toBe("Looked, changed nothing.")
+      const status = execFileSync("git", ["status", "--porcelain"], { cwd: w.repo, encoding: "utf8" })
+      // Only the magi.toml this test wrote after the first commit.
+      expect(status).toBe("?? magi.toml\n")
+      expect(execFileSync("git", ["rev-list", "--count", "HEAD"], { cwd: w.repo, encoding: "utf8" }).trim()).toBe("1")
+      // Every write was refused, and magi ask did run (its own answer came
+      // back, not a denial): read off the whole conversation claude sent last.
+      const blocks = w.api.turns().at(-1)!.body!.messages.flatMap((m) => (typeof m.content === "string" ? [] : m.content))
+      const commandOf = new Map(
+        blocks.filter((b) => b.type === "tool_use").map((b) => [String((b as { id: unknown }).id), JSON.stringify((b as { input: unknown }).input)])
+      )
+      const outcome = (needle: string) => {
+        const use = [...commandOf.entries()].find(([, input]) => input.includes(needle))
+        const result = blocks.find((b) => b.type === "tool_result" && (b as { tool_use_id?: unknown }).tool_use_id === use?.[0])
+        return result === undefined ? "(no result)" : textOf([result as never])
+      }
+      expect(outcome("touch made-by-bash")).toMatch(/denied/)
+      expect(outcome("echo more")).toMatch(/denied/)
+      expect(outcome("git commit")).toMatch(/denied/)
+      expect(outcome("made-by-write")).toMatch(/Write is disabled|No such tool/)
+      expect(outcome("magi ask --wait")).toContain("no question matches")
     },
     DEADLINE_MS
   )
