@@ -293,6 +293,10 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         new AgentStartFailed({ message: `${what}: ${e.message}` })
       yield* fs.makeDirectory(input.artifactsDir, { recursive: true }).pipe(Effect.mapError(failed(`create ${input.artifactsDir}`)))
       yield* fs.writeFileString(promptFile, input.prompt).pipe(Effect.mapError(failed(`write ${promptFile}`)))
+      // A sandboxed agent is given this folder to write its questions in; a
+      // sandbox can only open up a folder that exists.
+      const questionsDir = NodePath.join(home, "questions")
+      yield* fs.makeDirectory(questionsDir, { recursive: true }).pipe(Effect.mapError(failed(`create ${questionsDir}`)))
 
       const p = plan(agent, {
         cwd: input.cwd,
@@ -302,7 +306,8 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         resume: resuming ? seat.session : null,
         newSession,
         allowWrite: input.allowWrite,
-        timeout: input.timeout
+        timeout: input.timeout,
+        questionsDir
       })
       const binDir = yield* ownBinDir.pipe(Effect.provideService(FileSystem.FileSystem, fs))
       const env: Record<string, string> = {
