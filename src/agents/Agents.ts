@@ -316,6 +316,9 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         // The agent's `magi ask` must reach this same magi, installed on
         // PATH or not (a fresh clone after `npm ci` has it only in dist/).
         ...(binDir === undefined ? {} : { PATH: `${binDir}${NodePath.delimiter}${agent.env.PATH ?? process.env.PATH ?? ""}` }),
+        // What its `magi ask` prints to run next (`--wait`, `--thread`) names
+        // magi by this path: codex's `bash -lc` resets PATH.
+        ...(binDir === undefined ? {} : { MAGI_BIN: NodePath.join(binDir, "magi") }),
         MAGI_RUN: input.run,
         MAGI_NODE: input.node,
         MAGI_SEAT: seat.key,

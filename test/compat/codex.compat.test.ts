@@ -86,12 +86,18 @@ const world = async (script: Script): Promise<World> => {
   git("commit", "-q", "-m", "magi config")
   const standIn = await startResponsesStandIn(script)
   NodeFs.writeFileSync(NodePath.join(codexHome, "config.toml"), codexConfig(standIn))
+  // A notification command that needs the network, which codex's sandbox
+  // denies: the ask must still file its question and wait.
+  const configDir = NodePath.join(base, "config", "magi")
+  NodeFs.mkdirSync(configDir, { recursive: true })
+  const reach = `require("net").connect(${standIn.port}, "127.0.0.1").on("connect", () => process.exit(0)).on("error", (e) => { console.error(e.message); process.exit(1) })`
+  NodeFs.writeFileSync(NodePath.join(configDir, "config.toml"), `[notify]\ncommand = ${JSON.stringify([process.execPath, "-e", reach])}\n`)
   const env: Record<string, string> = {
     ...standIn.proxyEnv,
     MAGI_HOME: home,
     HOME: userHome,
     CODEX_HOME: codexHome,
-    XDG_CONFIG_HOME: NodePath.join(base, "no-config")
+    XDG_CONFIG_HOME: NodePath.join(base, "config")
   }
   return { base, home, codexHome, userHome, repo, standIn, env }
 }
@@ -178,13 +184,16 @@ describe("magi with the real codex CLI", () => {
       const users = messages(body, "user")
       const execs = toolCalls(body).filter((c) => c.name === "exec_command")
       if (!users.some((u) => u.includes("The owner's answer"))) {
-        // Turn 1: work, try to commit (the sandbox refuses), ask, then stop.
+        // Turn 1: work, try to commit (the sandbox refuses), ask, keep
+        // waiting once exactly as the hint says, then stop.
         if (execs.length === 0) return exec("printf 'cache: pending\\n' > cache.txt && git add cache.txt && git commit -m wip")
         if (execs.length === 1) return exec(ask(users.join("\n"), ASKED))
+        const hint = /^\s+(\S.* ask --wait \S+)\s*$/m.exec(toolOutputs(body).join("\n"))?.[1]
+        if (execs.length === 2 && hint !== undefined) return exec(hint)
         return { kind: "message", text: "Asked the owner which backend to use; stopping until they answer." }
       }
       // Turn 2, resumed with the answer: act on it, then report.
-      const resumedExecs = execs.length - 2
+      const resumedExecs = execs.length - 3
       if (resumedExecs === 0) return exec("printf 'backend: A\\n' > backend.txt")
       return { kind: "message", text: "Recorded the owner's choice A in backend.txt." }
     })
@@ -210,7 +219,11 @@ describe("magi with the real codex CLI", () => {
       const askOutput = outputs.slice(1).join("\n")
       expect(askOutput).not.toContain("command not found")
       expect(askOutput).toContain(`waiting up to ${waitSliceSecs(codexAgent(CODEX!))}s`)
+      // The hint names magi so that codex's shell finds it: followed to the
+      // letter, it waited a second slice on the same question.
       expect(askOutput).toContain(`magi ask --wait ${q.id}`)
+      expect(askOutput.match(/No answer yet/g)).toHaveLength(2)
+      expect(questions(w)).toHaveLength(1)
 
       // 2. The owner answers; nobody is reading.
       const answered = spawnSync(process.execPath, [MAGI, "answer", q.id, "--reply", "A"], {
@@ -259,7 +272,8 @@ describe("magi with the real codex CLI", () => {
       expect(said.at(-1)).toMatch(/The owner's answer\s+A\b/)
       expect(toolCalls(resumed.body).map((c) => String(c.args.cmd))).toEqual([
         expect.stringContaining("git commit -m wip"),
-        expect.stringContaining(`ask --summary ${JSON.stringify(ASKED)}`)
+        expect.stringContaining(`ask --summary ${JSON.stringify(ASKED)}`),
+        expect.stringMatching(/^\/\S+\/magi ask --wait /)
       ])
       expect(messages(resumed.body, "assistant")).toContain("Asked the owner which backend to use; stopping until they answer.")
       expect(readJson(NodePath.join(w.home, "questions", `${q.id}.json`))).toMatchObject({ status: "answered", answer_delivered: true })
