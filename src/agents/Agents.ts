@@ -228,13 +228,23 @@ const ownBinDir = Effect.gen(function* () {
   return (yield* fs.exists(NodePath.join(dir, "magi")).pipe(Effect.orElseSucceed(() => false))) ? dir : undefined
 })
 
+/** `s` as one word a POSIX shell reads back unchanged. */
+const shellWord = (s: string): string => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`)
+
+/** The command that runs this build of magi, given its `bin` folder: this node, this `magi.js`. */
+const commandFor = (binDir: string): string =>
+  `${shellWord(process.execPath)} ${shellWord(NodePath.join(NodePath.dirname(binDir), "magi.js"))}`
+
 /**
- * How an agent should call this magi: the absolute path of its \`magi\`
- * command when this is a build (named in the prompt, so an agent whose login
- * shell resets PATH still finds it), else plain \`magi\`.
+ * How an agent should call this magi, as a shell command: when this is a
+ * build, this node running this build's \`magi.js\`, both by absolute path
+ * (named in the prompt and in \`MAGI_BIN\`). An agent whose login shell resets
+ * PATH (codex runs \`bash -lc\`) finds neither \`magi\` nor, for anyone whose
+ * node comes from nvm, the \`node\` that \`magi\`'s \`#!/usr/bin/env node\`
+ * needs. From source (the test runner), plain \`magi\`.
  */
 export const magiCommand: Effect.Effect<string, never, FileSystem.FileSystem> = Effect.map(ownBinDir, (dir) =>
-  dir === undefined ? "magi" : NodePath.join(dir, "magi")
+  dir === undefined ? "magi" : commandFor(dir)
 )
 
 export const make = Effect.fn("Agents.make")(function* (home: string) {
@@ -317,8 +327,8 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         // PATH or not (a fresh clone after `npm ci` has it only in dist/).
         ...(binDir === undefined ? {} : { PATH: `${binDir}${NodePath.delimiter}${agent.env.PATH ?? process.env.PATH ?? ""}` }),
         // What its `magi ask` prints to run next (`--wait`, `--thread`) names
-        // magi by this path: codex's `bash -lc` resets PATH.
-        ...(binDir === undefined ? {} : { MAGI_BIN: NodePath.join(binDir, "magi") }),
+        // magi as this command: codex's `bash -lc` resets PATH.
+        ...(binDir === undefined ? {} : { MAGI_BIN: commandFor(binDir) }),
         MAGI_RUN: input.run,
         MAGI_NODE: input.node,
         MAGI_SEAT: seat.key,

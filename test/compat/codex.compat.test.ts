@@ -73,9 +73,18 @@ const world = async (script: Script): Promise<World> => {
   const userHome = NodePath.join(base, "user-home")
   const repo = NodePath.join(base, "repo")
   for (const d of [home, codexHome, userHome, repo]) NodeFs.mkdirSync(d, { recursive: true })
-  // A login profile that resets PATH, as /etc/profile does on Debian: codex
-  // runs every command through `bash -lc`, so this is what its shell sees.
-  NodeFs.writeFileSync(NodePath.join(userHome, ".bash_profile"), "PATH=/usr/local/bin:/usr/bin:/bin\nexport PATH\n")
+  // A login profile that resets PATH, as /etc/profile does on Debian, to
+  // one without node on it, as for anyone whose node comes from nvm (set up
+  // in .bashrc, which a login shell does not read): codex runs every command
+  // through `bash -lc`, so this is all its shell has. The tools the scripted
+  // model uses are there; node and magi are not.
+  const tools = NodePath.join(userHome, "tools")
+  NodeFs.mkdirSync(tools)
+  for (const tool of ["git", "touch", "cat", "ls"]) {
+    const found = spawnSync("sh", ["-c", `command -v ${tool}`], { encoding: "utf8" }).stdout.trim()
+    if (found !== "") NodeFs.symlinkSync(found, NodePath.join(tools, tool))
+  }
+  NodeFs.writeFileSync(NodePath.join(userHome, ".bash_profile"), `PATH=${tools}\nexport PATH\n`)
   const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, stdio: "pipe" })
   git("init", "-q", "-b", "trunk")
   git("config", "user.email", "owner@example.com")
@@ -152,7 +161,7 @@ const until = async (what: string, ok: () => boolean, ms = DEADLINE) => {
  * login shell may have reset PATH), else plain `magi`. What a model reading
  * the prompt would type.
  */
-const magiIn = (prompt: string): string => /(\/[^\s`'":]*\/magi)(?=[\s`'":.,]|$)/.exec(prompt)?.[1] ?? "magi"
+const magiIn = (prompt: string): string => /`magi` is (.+?): /.exec(prompt)?.[1] ?? "magi"
 
 const ask = (prompt: string, summary: string) =>
   `${magiIn(prompt)} ask --summary ${JSON.stringify(summary)} --detail "Both already work here." --choice A --choice B`
@@ -221,7 +230,7 @@ describe("magi with the real codex CLI", () => {
       expect(askOutput).toContain(`waiting up to ${waitSliceSecs(codexAgent(CODEX!))}s`)
       // The hint names magi so that codex's shell finds it: followed to the
       // letter, it waited a second slice on the same question.
-      expect(askOutput).toContain(`magi ask --wait ${q.id}`)
+      expect(askOutput).toContain(`ask --wait ${q.id}`)
       expect(askOutput.match(/No answer yet/g)).toHaveLength(2)
       expect(questions(w)).toHaveLength(1)
 
@@ -273,7 +282,7 @@ describe("magi with the real codex CLI", () => {
       expect(toolCalls(resumed.body).map((c) => String(c.args.cmd))).toEqual([
         expect.stringContaining("git commit -m wip"),
         expect.stringContaining(`ask --summary ${JSON.stringify(ASKED)}`),
-        expect.stringMatching(/^\/\S+\/magi ask --wait /)
+        expect.stringMatching(/^\S.* ask --wait /)
       ])
       expect(messages(resumed.body, "assistant")).toContain("Asked the owner which backend to use; stopping until they answer.")
       expect(readJson(NodePath.join(w.home, "questions", `${q.id}.json`))).toMatchObject({ status: "answered", answer_delivered: true })
@@ -307,7 +316,8 @@ describe("magi with the real codex CLI", () => {
     try {
       const worktree = NodePath.join(w.base, "worktree")
       execFileSync("git", ["worktree", "add", "-q", "-b", "magi/ro", worktree], { cwd: w.repo })
-      const magiBin = NodePath.resolve("dist/bin/magi")
+      // As magi names itself to its agents: this node running this build.
+      const magiBin = `${process.execPath} ${NodePath.resolve("dist/magi.js")}`
       const prompt = `Review the schema.\n\n\`magi\` is ${magiBin}: run it by that path.\n`
       const result = await Effect.runPromise(
         Effect.gen(function* () {
