@@ -228,23 +228,13 @@ const ownBinDir = Effect.gen(function* () {
   return (yield* fs.exists(NodePath.join(dir, "magi")).pipe(Effect.orElseSucceed(() => false))) ? dir : undefined
 })
 
-/** `s` as one word a POSIX shell reads back unchanged. */
-const shellWord = (s: string): string => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`)
-
-/** The command that runs this build of magi, given its `bin` folder: this node, this `magi.js`. */
-const commandFor = (binDir: string): string =>
-  `${shellWord(process.execPath)} ${shellWord(NodePath.join(NodePath.dirname(binDir), "magi.js"))}`
-
 /**
- * How an agent should call this magi, as a shell command: when this is a
- * build, this node running this build's \`magi.js\`, both by absolute path
- * (named in the prompt and in \`MAGI_BIN\`). An agent whose login shell resets
- * PATH (codex runs \`bash -lc\`) finds neither \`magi\` nor, for anyone whose
- * node comes from nvm, the \`node\` that \`magi\`'s \`#!/usr/bin/env node\`
- * needs. From source (the test runner), plain \`magi\`.
+ * How an agent should call this magi: the absolute path of its \`magi\`
+ * command when this is a build (named in the prompt, so an agent whose login
+ * shell resets PATH still finds it), else plain \`magi\`.
  */
 export const magiCommand: Effect.Effect<string, never, FileSystem.FileSystem> = Effect.map(ownBinDir, (dir) =>
-  dir === undefined ? "magi" : commandFor(dir)
+  dir === undefined ? "magi" : NodePath.join(dir, "magi")
 )
 
 export const make = Effect.fn("Agents.make")(function* (home: string) {
@@ -308,6 +298,7 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
       const questionsDir = NodePath.join(home, "questions")
       yield* fs.makeDirectory(questionsDir, { recursive: true }).pipe(Effect.mapError(failed(`create ${questionsDir}`)))
 
+      const binDir = yield* ownBinDir.pipe(Effect.provideService(FileSystem.FileSystem, fs))
       const p = plan(agent, {
         cwd: input.cwd,
         promptFile,
@@ -317,9 +308,9 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         newSession,
         allowWrite: input.allowWrite,
         timeout: input.timeout,
-        questionsDir
+        questionsDir,
+        ...(binDir === undefined ? {} : { magi: NodePath.join(binDir, "magi") })
       })
-      const binDir = yield* ownBinDir.pipe(Effect.provideService(FileSystem.FileSystem, fs))
       const env: Record<string, string> = {
         ...agent.env,
         ...recorded,
@@ -327,8 +318,12 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         // PATH or not (a fresh clone after `npm ci` has it only in dist/).
         ...(binDir === undefined ? {} : { PATH: `${binDir}${NodePath.delimiter}${agent.env.PATH ?? process.env.PATH ?? ""}` }),
         // What its `magi ask` prints to run next (`--wait`, `--thread`) names
-        // magi as this command: codex's `bash -lc` resets PATH.
-        ...(binDir === undefined ? {} : { MAGI_BIN: commandFor(binDir) }),
+        // magi by this path: codex's `bash -lc` resets PATH.
+        ...(binDir === undefined ? {} : { MAGI_BIN: NodePath.join(binDir, "magi") }),
+        // The node that runs this magi, for `dist/bin/magi` to run it with:
+        // a login shell that resets PATH loses node too when it comes from
+        // nvm (set up in .bashrc, which a login shell does not read).
+        MAGI_NODEJS: process.execPath,
         MAGI_RUN: input.run,
         MAGI_NODE: input.node,
         MAGI_SEAT: seat.key,

@@ -220,13 +220,13 @@ const watching = <E, R>(q: Question, budgetMs: number, wait: Effect.Effect<WaitO
   })
 
 /**
- * magi as the agent can run it again: `MAGI_BIN`, the shell command magi
- * gives the agents it starts (a login shell, like codex's `bash -lc`, may
- * reset PATH and lose plain `magi`); else `magi`.
+ * magi as the agent can run it again: `MAGI_BIN`, the path magi gives the
+ * agents it starts (a login shell, like codex's `bash -lc`, may reset PATH
+ * and lose plain `magi`), quoted for a shell when it must be; else `magi`.
  */
 const selfCommand = Config.string("MAGI_BIN").pipe(
   Config.withDefault("magi"),
-  Effect.map((bin) => (bin.trim() === "" ? "magi" : bin.trim())),
+  Effect.map((bin) => (bin === "" ? "magi" : /^[\w@%+=:,./-]+$/.test(bin) ? bin : `'${bin.replace(/'/g, `'\\''`)}'`)),
   Effect.orElseSucceed(() => "magi")
 )
 

@@ -41,14 +41,20 @@ const planInput = {
 }
 
 describe("adapters build each CLI's headless call", () => {
-  it("claude: a new session is created under the minted id, a resume names it, read-only bars the edit tools", () => {
+  it("claude: a new session is created under the minted id, a resume names it, read-only denies every change but magi ask", () => {
     const fresh = plan(spec("claude", { command: ["claude"], model: "opus" }), { ...planInput, newSession: "u-1" })
     expect(fresh.argv).toEqual([
       "claude", "-p", "--output-format", "json", "--permission-mode", "bypassPermissions", "--model", "opus", "--session-id", "u-1"
     ])
     expect(fresh.stdin).toBe("do it")
-    const resumed = plan(spec("claude", { command: ["claude"] }), { ...planInput, resume: "u-1", allowWrite: false })
-    expect(resumed.argv.slice(-4)).toEqual(["--resume", "u-1", "--disallowed-tools", "Edit,Write,MultiEdit,NotebookEdit"])
+    const resumed = plan(spec("claude", { command: ["claude"] }), { ...planInput, resume: "u-1", allowWrite: false, magi: "/opt/magi/bin/magi" })
+    expect(resumed.argv).toEqual([
+      "claude", "-p", "--output-format", "json",
+      "--permission-mode", "dontAsk",
+      "--allowed-tools", "Bash(magi ask:*),Bash(/opt/magi/bin/magi ask:*)",
+      "--disallowed-tools", "Edit,Write,MultiEdit,NotebookEdit",
+      "--resume", "u-1"
+    ])
   })
 
   it("opencode: prompt as the message, session by -s; agy: prompt by file, mode by write access", () => {

@@ -316,8 +316,8 @@ describe("magi with the real codex CLI", () => {
     try {
       const worktree = NodePath.join(w.base, "worktree")
       execFileSync("git", ["worktree", "add", "-q", "-b", "magi/ro", worktree], { cwd: w.repo })
-      // As magi names itself to its agents: this node running this build.
-      const magiBin = `${process.execPath} ${NodePath.resolve("dist/magi.js")}`
+      // As magi names itself in its prompts (the run's own process would).
+      const magiBin = NodePath.resolve("dist/bin/magi")
       const prompt = `Review the schema.\n\n\`magi\` is ${magiBin}: run it by that path.\n`
       const result = await Effect.runPromise(
         Effect.gen(function* () {

@@ -23,6 +23,8 @@ export interface PlanInput {
    * to ask, whatever its sandbox (it exists before the agent starts).
    */
   readonly questionsDir: string
+  /** The absolute path of the magi command, when known: a read-only seat may still run `<magi> ask`. */
+  readonly magi?: string
 }
 
 /** What to spawn: argv, and what to feed on stdin ("" for nothing). */
