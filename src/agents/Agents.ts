@@ -348,13 +348,28 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
       const ran = yield* Effect.scoped(
         Effect.gen(function* () {
           const proc = yield* Command.start(command).pipe(
+            // Node's spawn throws some refusals (E2BIG: argv over the
+            // kernel's limit) instead of reporting them: still a start that
+            // failed, said plainly, never a crash that leaves the run running.
+            Effect.catchAllDefect((d) => {
+              const why = d instanceof Error ? d.message : String(d)
+              return Effect.fail(
+                new AgentStartFailed({
+                  message: `agent ${agent.id}: \`${program}\` could not be started: ${why}${
+                    /E2BIG/.test(why) ? " (its command line is longer than the system allows; pass long text by file or stdin)" : ""
+                  }`
+                })
+              )
+            }),
             Effect.mapError((e) =>
-              new AgentStartFailed({
-                message:
-                  e._tag === "SystemError" && e.reason === "NotFound"
-                    ? `agent ${agent.id}: \`${program}\` could not be started (no such program, or ${input.cwd} is gone)`
-                    : `agent ${agent.id}: \`${program}\` could not be started: ${e.message}`
-              })
+              e._tag === "AgentStartFailed"
+                ? e
+                : new AgentStartFailed({
+                    message:
+                      e._tag === "SystemError" && e.reason === "NotFound"
+                        ? `agent ${agent.id}: \`${program}\` could not be started (no such program, or ${input.cwd} is gone)`
+                        : `agent ${agent.id}: \`${program}\` could not be started: ${e.message}`
+                  })
             )
           )
           // End the agent's whole process group: SIGTERM, then SIGKILL after

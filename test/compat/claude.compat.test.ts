@@ -115,7 +115,8 @@ interface Ran {
 /** Start `magi …` without blocking this process (the stand-in answers from here). */
 const startMagi = (w: World, args: ReadonlyArray<string>, env: Record<string, string | undefined> = w.env) => {
   const merged: Record<string, string> = {}
-  for (const [k, v] of Object.entries({ ...process.env, ...env })) if (v !== undefined) merged[k] = v
+  // IS_SANDBOX only ever from magi.toml: the machine running the suite may set one.
+  for (const [k, v] of Object.entries({ ...process.env, IS_SANDBOX: undefined, ...env })) if (v !== undefined) merged[k] = v
   const proc = spawn(process.execPath, [MAGI, ...args], { cwd: w.repo, env: merged })
   let stdout = ""
   let stderr = ""
