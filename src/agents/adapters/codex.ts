@@ -6,7 +6,8 @@
  * does that shapes this adapter:
  *
  * - Its shell tool runs every command as `bash -lc`: the login profile
- *   resets PATH, so the prompt names magi by its absolute path.
+ *   resets PATH, so the prompt (and `magi ask`'s own hints) name magi by its
+ *   absolute path, which runs on magi's own node (`MAGI_NODEJS`).
  * - Its sandbox (`workspace-write`) lets commands write only the worktree
  *   and the temp dirs, and reach no network; `read-only` writes nothing. A
  *   `magi ask` must write its question under `<MAGI_HOME>/questions`, so that
@@ -27,8 +28,8 @@ const EXEC_YIELD = Duration.seconds(10)
 
 /**
  * What a `magi ask` spends before its slice starts: `bash -l` reading the
- * profile, node starting, the question filed. Well under a second on an idle
- * machine; three seconds leaves room for a busy one.
+ * profile, node starting, the question filed. About a second measured (a 7 s
+ * slice came back after 7.9–8.3 s); three leave room for a busy machine.
  */
 const ASK_START = Duration.seconds(3)
 
