@@ -279,7 +279,13 @@ describe("magi with the real codex CLI", () => {
       )
       expect(said.at(-1)).toContain(ASKED)
       expect(said.at(-1)).toMatch(/The owner's answer\s+A\b/)
-      expect(toolCalls(resumed.body).map((c) => String(c.args.cmd))).toEqual([
+      // (A busy machine may have had codex hand the ask back before it ended
+      // and the model poll it: write_stdin calls in between are fine.)
+      expect(
+        toolCalls(resumed.body)
+          .filter((c) => c.name === "exec_command")
+          .map((c) => String(c.args.cmd))
+      ).toEqual([
         expect.stringContaining("git commit -m wip"),
         expect.stringContaining(`ask --summary ${JSON.stringify(ASKED)}`),
         expect.stringMatching(/^\S.* ask --wait /)
