@@ -297,6 +297,10 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         new AgentStartFailed({ message: `${what}: ${e.message}` })
       yield* fs.makeDirectory(input.artifactsDir, { recursive: true }).pipe(Effect.mapError(failed(`create ${input.artifactsDir}`)))
       yield* fs.writeFileString(promptFile, input.prompt).pipe(Effect.mapError(failed(`write ${promptFile}`)))
+      // A sandboxed agent is given this folder to write its questions in; a
+      // sandbox can only open up a folder that exists.
+      const questionsDir = NodePath.join(home, "questions")
+      yield* fs.makeDirectory(questionsDir, { recursive: true }).pipe(Effect.mapError(failed(`create ${questionsDir}`)))
 
       const binDir = yield* ownBinDir.pipe(Effect.provideService(FileSystem.FileSystem, fs))
       const p = plan(agent, {
@@ -308,6 +312,7 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         newSession,
         allowWrite: input.allowWrite,
         timeout: input.timeout,
+        questionsDir,
         ...(binDir === undefined ? {} : { magi: NodePath.join(binDir, "magi") })
       })
       const env: Record<string, string> = {
@@ -316,6 +321,13 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         // The agent's `magi ask` must reach this same magi, installed on
         // PATH or not (a fresh clone after `npm ci` has it only in dist/).
         ...(binDir === undefined ? {} : { PATH: `${binDir}${NodePath.delimiter}${agent.env.PATH ?? process.env.PATH ?? ""}` }),
+        // What its `magi ask` prints to run next (`--wait`, `--thread`) names
+        // magi by this path: codex's `bash -lc` resets PATH.
+        ...(binDir === undefined ? {} : { MAGI_BIN: NodePath.join(binDir, "magi") }),
+        // The node that runs this magi, for `dist/bin/magi` to run it with:
+        // a login shell that resets PATH loses node too when it comes from
+        // nvm (set up in .bashrc, which a login shell does not read).
+        MAGI_NODEJS: process.execPath,
         MAGI_RUN: input.run,
         MAGI_NODE: input.node,
         MAGI_SEAT: seat.key,

@@ -20,6 +20,7 @@ import * as Lease from "../questions/Lease.js"
 import { timestamp } from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { RunStore, outstanding, statusAfterTurn, type Run, type Seat } from "./Runs.js"
+import { commitAfterTurn } from "./TurnCommit.js"
 
 /**
  * How often a running turn re-beats its leases: well inside `LEASE_TTL` (90 s),
@@ -193,6 +194,10 @@ export const runTurn = Effect.fn("runTurn")(function* (input: TurnInput) {
           s.key === current.key ? { ...s, turns: result.seat.turns, session: result.seat.session, env: result.seat.env } : s
         )
       }))
+      // Still under the seat's lock: no next turn can be writing meanwhile.
+      // A turn that failed gets a plain message rather than its error as the subject.
+      if (current.write)
+        yield* commitAfterTurn(run.worktree, result.usable ? result.text : "", `seat ${current.key}'s turn ${result.seat.turns}`)
       return result
     })
   const take: Effect.Effect<string, SeatBusy | TurnRefused> = bound(takeSeat(dir, seat.key)).pipe(

@@ -18,6 +18,11 @@ export interface PlanInput {
   readonly newSession: string | null
   readonly allowWrite: boolean
   readonly timeout: Duration.Duration
+  /**
+   * `<MAGI_HOME>/questions`: the one folder an agent must be able to write
+   * to ask, whatever its sandbox (it exists before the agent starts).
+   */
+  readonly questionsDir: string
   /** The absolute path of the magi command, when known: a read-only seat may still run `<magi> ask`. */
   readonly magi?: string
 }
