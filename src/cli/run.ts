@@ -9,8 +9,9 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
-import { Clock, Duration, Effect, Option, Random } from "effect"
+import { Cause, Clock, Duration, Effect, Option, Random } from "effect"
 import { Rosters } from "../agents/AgentRoster.js"
+import { magiCommand } from "../agents/Agents.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as Prompts from "../agents/Prompts.js"
 import * as Q from "../questions/Question.js"
@@ -111,7 +112,7 @@ const startRun = (instruction: string, agentId: Option.Option<string>, repoDir: 
     }
     yield* runs.put(run).pipe(Effect.mapError(refused))
     yield* writeErr(`run ${Q.shortId(id)}: ${agent.value.id} is working in ${tree.path} on ${tree.branch}\n`)
-    return yield* turn(run.id, Prompts.runPrompt(instruction, tree.path, tree.branch))
+    return yield* turn(run.id, Prompts.runPrompt(instruction, tree.path, tree.branch, yield* magiCommand))
   })
 
 /** Run the impl seat's turn and settle the run by how it went. */
@@ -129,6 +130,13 @@ const turn = (runId: string, prompt: string) =>
       // the run can be picked up again rather than left "running" forever.
       Effect.onInterrupt(() =>
         runs.setStatus(runId, "stalled", "interrupted by the owner; continue with magi run --resume").pipe(Effect.ignore)
+      ),
+      // Anything else unexpected (a defect, an I/O error in between) settles
+      // the run as failed with the reason: never \`running\` forever.
+      Effect.tapErrorCause((cause) =>
+        Cause.isInterruptedOnly(cause) || Cause.failureOption(cause).pipe(Option.exists((e) => e instanceof CliFailure))
+          ? Effect.void
+          : runs.setStatus(runId, "failed", `the turn ended unexpectedly: ${Cause.pretty(cause).split("\n")[0]}`).pipe(Effect.ignore)
       )
     )
     return yield* finishTurn(runId, result).pipe(Effect.mapError(refused))
@@ -147,7 +155,7 @@ const resumeRun = (wanted: string, text: string) =>
       return yield* CliFailure.refused(`run ${Q.shortId(run.id)}'s worktree ${run.worktree} is gone`)
     yield* runs.setStatus(run.id, "running").pipe(Effect.mapError(refused))
     yield* writeErr(`run ${Q.shortId(run.id)}: resuming seat ${IMPL_SEAT}\n`)
-    return yield* turn(run.id, Prompts.resumePrompt(text))
+    return yield* turn(run.id, Prompts.resumePrompt(text, yield* magiCommand))
   })
 
 export const run = Command.make(

@@ -276,8 +276,9 @@ export const make = Effect.fn("Waiter.make")(function* () {
             : result.right.timedOut
               ? `the resumed turn did not finish within ${Duration.toMinutes(DELIVERY_TIMEOUT)} minutes`
               : result.right.quota !== null
-                ? `the agent hit its usage limit (resets ${result.right.quota})`
-                : `the resumed turn failed (exit ${result.right.exitCode ?? "by signal"}): ${result.right.text.split("\n").at(-1) ?? ""}`
+                ? `the agent hit its usage limit${result.right.quota === "" ? "" : ` (it resets ${result.right.quota})`}`
+                : (result.right.problem ??
+                  `the resumed turn failed (exit ${result.right.exitCode ?? "by signal"}): ${result.right.text.split("\n").at(-1) ?? ""}`)
           yield* refuse(q, word, why)
           return "refused" as const
         }

@@ -152,7 +152,7 @@ describe("Agents.call runs a real process", () => {
   it.live("a claude seat is created under a minted id, then resumed by it, with the agent's environment", () => {
     const dir = tempDir()
     const log = NodePath.join(dir, "log.jsonl")
-    const agent = spec("claude", { env: { FAKE_AGENT_LOG: log, FAKE_EXTRA: "yes" } })
+    const agent = spec("claude", { env: { FAKE_AGENT_LOG: log, FAKE_EXTRA: "yes", CLAUDE_CONFIG_DIR: NodePath.join(dir, "claude") } })
     return Effect.gen(function* () {
       const agents = yield* Agents
       const first = yield* agents.call(callOf(dir, agent))
@@ -161,6 +161,7 @@ describe("Agents.call runs a real process", () => {
       expect(first.seat.session).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
       const second = yield* agents.call(callOf(dir, agent, { seat: first.seat, stem: "impl-2", allowWrite: false }))
       expect(second.seat).toEqual({ ...first.seat, turns: 2 })
+      expect(first.seat.env).toMatchObject({ CLAUDE_CONFIG_DIR: NodePath.join(dir, "claude") })
 
       const [a, b] = readLog(log)
       expect(a.argv).toContain("--session-id")
@@ -175,6 +176,7 @@ describe("Agents.call runs a real process", () => {
         MAGI_TURN: "1",
         MAGI_PROMPT_FILE: NodePath.join(dir, "artifacts", "impl-1.prompt.md"),
         MAGI_ALLOW_WRITE: "1",
+        MAGI_WAIT_SLICE: "100",
         GIT_TERMINAL_PROMPT: "0",
         MAGI_HOME: NodePath.join(dir, "home"),
         FAKE_EXTRA: "yes"

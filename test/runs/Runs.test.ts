@@ -15,9 +15,14 @@ const FAKE = NodePath.resolve("test/fixtures/fake-agent.mjs")
 
 
 describe("how a turn leaves a run", () => {
-  it("an outstanding question keeps the run waiting however the turn went", () => {
+  it("an outstanding question keeps the run waiting after a turn that went well", () => {
     expect(statusAfterTurn({ usable: true, quota: null }, 1)).toBe("waiting")
-    expect(statusAfterTurn({ usable: false, quota: null }, 2)).toBe("waiting")
+  })
+
+  it("a failed turn fails the run even with a question outstanding, and a usage limit stalls it: never hidden behind waiting", () => {
+    expect(statusAfterTurn({ usable: false, quota: null }, 2)).toBe("failed")
+    expect(statusAfterTurn({ usable: false, quota: "" }, 2)).toBe("stalled")
+    expect(statusAfterTurn({ usable: false, quota: "3pm" }, 1)).toBe("stalled")
   })
 
   it("with nothing outstanding: done when usable, stalled on a usage limit, failed otherwise", () => {
@@ -176,7 +181,7 @@ describe("magi run", () => {
       `[agents.c]\nkind = "claude"\ncommand = ${JSON.stringify(NodePath.resolve("test/fixtures/bin/claude"))}\n`
     )
     const home = NodePath.join(dir, "home")
-    const r = magi(repo, { MAGI_HOME: home, FAKE_AGENT_LOG: log }, "run", "Do it")
+    const r = magi(repo, { MAGI_HOME: home, FAKE_AGENT_LOG: log, CLAUDE_CONFIG_DIR: NodePath.join(dir, "claude") }, "run", "Do it")
     expect(r.status).toBe(0)
     const [id] = NodeFs.readdirSync(NodePath.join(home, "runs"))
     const seat = JSON.parse(NodeFs.readFileSync(NodePath.join(home, "runs", id!, "run.json"), "utf8")).seats[0]

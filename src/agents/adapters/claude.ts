@@ -1,24 +1,55 @@
-/** claude (Anthropic's Claude Code): `claude -p`, JSON output, a session id magi mints up front. */
+/**
+ * claude (Anthropic's Claude Code): `claude -p`, JSON output, a session id
+ * magi mints up front (`--session-id` creates it, `--resume` continues it).
+ *
+ * Sessions live in `$CLAUDE_CONFIG_DIR/projects/<cwd as a folder name>/<id>.jsonl`
+ * (`CLAUDE_CONFIG_DIR` defaults to `$HOME/.claude`).
+ */
 import { Duration } from "effect"
-import { type AgentAdapter, commandOf, type Parsed, wholeJson, str } from "./Adapter.js"
+import * as NodePath from "node:path"
+import { type AgentAdapter, commandOf, type Parsed, plainMessage, str, usageLimit, wholeJson } from "./Adapter.js"
 
 const CLAUDE_WRITE_TOOLS = "Edit,Write,MultiEdit,NotebookEdit"
 
-const parse = (out: string): Parsed => {
+/** How claude words its usage limits (Pro/Max plans), besides the common "usage limit". */
+const LIMIT_WORDS = [/5-hour limit/i, /weekly limit/i, /opus limit/i, /session limit/i, /\blimit reached\b/i]
+
+/**
+ * claude refuses `--permission-mode bypassPermissions` (which is
+ * `--dangerously-skip-permissions`) as root unless told it runs in a sandbox.
+ */
+const ROOT_REFUSAL = /cannot be used with root\/sudo privileges/i
+
+export const ROOT_ADVICE =
+  "claude refuses --permission-mode bypassPermissions when run as root. Either run magi as a non-root user, " +
+  'or, if this machine is a sandbox or container you are willing to let the agent act in unchecked, set IS_SANDBOX = "1" ' +
+  "in the agent's env in magi.toml ([agents.<id>] env = { IS_SANDBOX = \"1\" }); magi never sets it for you"
+
+const parse = (out: string, err: string): Parsed => {
   const j = wholeJson(out)
   const text = str(j?.result) ?? ""
-  const error = j?.is_error === true
-  // A usage limit reads "… session limit … resets 3pm"; the reset time is what
-  // the owner needs to know, so it is what is kept.
-  const limited = error && /session limit/i.test(text)
-  const resets = /resets (.*)$/i.exec(text)?.[1]?.trim()
-  return { text, session: str(j?.session_id) ?? null, error, quota: limited ? (resets ?? text) : null }
+  const error = j?.is_error === true || (j !== undefined && str(j.subtype)?.startsWith("error") === true)
+  const quota = error ? usageLimit(text, LIMIT_WORDS) : null
+  const problem = ROOT_REFUSAL.test(err) || ROOT_REFUSAL.test(out) ? ROOT_ADVICE : undefined
+  return {
+    text: error ? plainMessage(text) : text,
+    session: str(j?.session_id) ?? null,
+    error,
+    quota,
+    ...(problem === undefined ? {} : { problem })
+  }
 }
 
 export const claude: AgentAdapter = {
-  // Placeholder until proven against the real CLI (issue 7).
+  // claude's Bash tool stops waiting on a command at 120 s (its default
+  // BASH_DEFAULT_TIMEOUT_MS) and moves it to the background, where nobody
+  // reads the answer; 100 s leaves room for magi ask's start and the notify.
   waitSlice: Duration.seconds(100),
-  sessionEnv: ["HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME"],
+  sessionEnv: ["HOME", "CLAUDE_CONFIG_DIR"],
+  sessionFiles: (session, env) => ({
+    root: NodePath.join(env.CLAUDE_CONFIG_DIR ?? NodePath.join(env.HOME ?? "", ".claude"), "projects"),
+    name: `${session}.jsonl`
+  }),
   plan: (agent, input) => {
     const { program, lead, model } = commandOf(agent)
     return {
