@@ -169,7 +169,7 @@ describe(`opencode ${VERSION}, for real`, () => {
     // A slice of 3 s, so the ask hands back `pending` well inside the test.
     const repo = repoWithOpencode(dir, "wait_slice = 3\n")
     const seatEnv = opencodeEnv(dir, "seat", s.baseUrl)
-    const env = { MAGI_HOME: home, XDG_CONFIG_HOME: seatEnv.XDG_CONFIG_HOME!, MAGI_WAIT_SLICE: "3" }
+    const env = { MAGI_HOME: home, XDG_CONFIG_HOME: seatEnv.XDG_CONFIG_HOME! }
 
     // 1. The run: opencode's bash tool runs `magi ask`, which hands back.
     const started = await magi(repo, { ...seatEnv, ...env }, "run", "Add a cache; ask the owner which backend.")
@@ -207,7 +207,9 @@ describe(`opencode ${VERSION}, for real`, () => {
     let daemonErr = ""
     daemon.stderr.on("data", (d) => (daemonErr += d))
     try {
-      await until("the run to finish", () => ["done", "failed", "stalled"].includes(run.record().status), TURN_MS * 2)
+      await until("the run to finish", () => ["done", "failed", "stalled"].includes(run.record().status), TURN_MS * 2).catch((e) => {
+        throw new Error(`${e.message}; magi serve said:\n${daemonErr}`)
+      })
     } finally {
       daemon.kill("SIGTERM")
       await new Promise((r) => daemon.once("close", r))
@@ -314,7 +316,7 @@ const callInput = (dir: string, agent: AgentSpec, over: Partial<CallInput>): Cal
   cwd: dir,
   allowWrite: false,
   timeout: Duration.millis(TURN_MS),
-  artifactsDir: NodePath.join(dir, "artifacts"),
+  artifactsDir: NodePath.join(NodePath.dirname(dir), "artifacts"),
   stem: "conductor-1",
   run: "R1",
   node: "conduct",
@@ -346,7 +348,13 @@ describe(`opencode ${VERSION} seats, for real`, () => {
     const results = toolResults(s.requests.at(-1)!)
     expect(results).toHaveLength(attempts.length)
     // The four changes were refused by opencode's permissions; magi ran.
-    for (const refused of results.slice(0, 4)) expect(refused).toMatch(/denied|not allowed|rule|prevent/i)
+    // The edit tools are not even offered; the shell refuses by rule.
+    for (const r of s.requests.filter((q) => q.tools !== undefined))
+      expect(r.tools!.map((t) => t.function.name).filter((t) => ["write", "edit", "apply_patch", "patch"].includes(t))).toEqual([])
+    expect(results[0]).toContain("unavailable tool 'write'")
+    expect(results[1]).toContain("unavailable tool 'edit'")
+    expect(results[2]).toContain("a rule which prevents you from using this specific tool call")
+    expect(results[3]).toContain("a rule which prevents you from using this specific tool call")
     expect(results[4]).toContain("magi ask")
   }, 3 * TURN_MS)
 
@@ -370,10 +378,12 @@ describe(`opencode ${VERSION} seats, for real`, () => {
   it("resuming a session opencode does not have reads as its message, without colours", async () => {
     requireBin()
     const dir = tempDirSync()
+    const work = NodePath.join(dir, "work")
+    NodeFs.mkdirSync(work)
     const s = await stand(() => ({ text: "never asked" }))
     const r = await call(
       NodePath.join(dir, "magi-home"),
-      callInput(dir, agentSpec(opencodeEnv(dir, "seat", s.baseUrl)), {
+      callInput(work, agentSpec(opencodeEnv(dir, "seat", s.baseUrl)), {
         seat: { key: "impl", agent: "oc", turns: 1, session: "ses_0000000000000000000000gone" },
         allowWrite: true
       })
@@ -381,6 +391,8 @@ describe(`opencode ${VERSION} seats, for real`, () => {
     expect(r.usable).toBe(false)
     expect(r.exitCode).toBe(1)
     expect(r.text).toBe("Session not found")
+    expect(r.problem).toContain("Session not found")
+    expect(r.problem).not.toMatch(/\u001b|Error:/)
     expect(s.requests).toHaveLength(0)
   }, 3 * TURN_MS)
 })

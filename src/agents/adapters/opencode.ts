@@ -25,7 +25,7 @@
  *   `Error: …` on stderr. Both exit 1.
  */
 import { Duration } from "effect"
-import { type AgentAdapter, commandOf, type Parsed, jsonLines, str, get } from "./Adapter.js"
+import { type AgentAdapter, commandOf, get, jsonLines, type Parsed, plainMessage, resetTime, str, usageLimit } from "./Adapter.js"
 
 /**
  * What a read-only seat may do, as opencode permissions: no edit tool (its
@@ -54,31 +54,23 @@ const readOnlyPermission = (own: string | undefined): string => {
 // ---------------------------------------------------------------------------
 // Reading what it printed
 
-/** ANSI escape sequences: opencode colours its `Error:` on stderr even when piped. */
-const ANSI = /\u001b\[[0-?]*[ -/]*[@-~]/g
-
 /** The message of one `{"type":"error"}` event: the API's own words, else the error's name. */
 const eventMessage = (e: unknown): string => {
   const error = get(e, "error")
-  return str(get(get(error, "data"), "message"))?.trim() || str(get(error, "name")) || "opencode reported an error"
+  return plainMessage(str(get(get(error, "data"), "message")) ?? "") || str(get(error, "name")) || "opencode reported an error"
 }
 
-/** opencode's stderr as its message: no colours, no `Error:` label, no blank lines. */
-const stderrMessage = (err: string): string =>
-  err
-    .replace(ANSI, "")
-    .split("\n")
-    .map((l) => l.trim().replace(/^Error:\s*/, ""))
-    .filter((l) => l !== "")
-    .join("\n")
+/** opencode's stderr as its message: no colours, no `Error:` label. */
+const stderrMessage = (err: string): string => plainMessage(err).replace(/^Error:\s*/gm, "")
 
 /**
- * How a model API says its usage ran out, through opencode: its own Go and
- * free tiers (`GoUsageLimitError`, "Free usage exceeded"), OpenAI-style
- * `insufficient_quota`, and any HTTP 429 still refused after opencode's
- * retries (a limit to wait out, not a broken turn).
+ * How a model API says its usage ran out, through opencode, besides the
+ * common wordings: its own Go and free tiers (`GoUsageLimitError`, "Free
+ * usage exceeded"), OpenAI-style `insufficient_quota`. Any HTTP 429 still
+ * refused after opencode's own retries counts too: a limit to wait out,
+ * not a broken turn.
  */
-const LIMIT_WORDS = [/usage limit/i, /UsageLimitError/, /free usage exceeded/i, /insufficient_quota/i, /exceeded your current quota/i, /quota exceeded/i]
+const LIMIT_WORDS = [/UsageLimitError/, /free usage exceeded/i, /insufficient_quota/i, /exceeded your current quota/i]
 
 /** "2 hours 5 minutes" for a count of seconds. */
 const spell = (secs: number): string => {
@@ -91,25 +83,21 @@ const spell = (secs: number): string => {
   return m > 0 ? n(m, "minute") : "less than a minute"
 }
 
-/** When a limit lifts, from the API's `retry-after` (seconds, or a date) or its words. */
-const resetOf = (error: unknown, message: string): string => {
-  const headers = get(get(error, "data"), "responseHeaders")
-  const after = str(get(headers, "retry-after"))?.trim()
-  if (after !== undefined && after !== "") {
-    const secs = Number(after)
-    if (Number.isFinite(secs) && secs >= 0) return `in ${spell(Math.ceil(secs))}`
-    if (!Number.isNaN(Date.parse(after))) return `at ${after}`
-  }
-  const said = /\b(?:will reset|resets?)\s+((?:in|at|on)\s+[^.\n]+)/i.exec(message)?.[1]?.trim()
-  return said ?? ""
+/** When the API says to come back (`retry-after`: seconds, or an HTTP date). */
+const retryAfter = (error: unknown): string | undefined => {
+  const after = str(get(get(get(error, "data"), "responseHeaders"), "retry-after"))?.trim()
+  if (after === undefined || after === "") return undefined
+  const secs = Number(after)
+  if (Number.isFinite(secs) && secs >= 0) return `in ${spell(Math.ceil(secs))}`
+  return Number.isNaN(Date.parse(after)) ? undefined : `at ${after}`
 }
 
 /** A usage limit's reset ("" when unknown), or null when the error is none. */
 const limitOf = (error: unknown, message: string): string | null => {
   const data = get(error, "data")
-  const said = `${message}\n${str(get(data, "responseBody")) ?? ""}`
-  const limited = get(data, "statusCode") === 429 || LIMIT_WORDS.some((w) => w.test(said))
-  return limited ? resetOf(error, message) : null
+  const said = usageLimit(`${message}\n${str(get(data, "responseBody")) ?? ""}`, LIMIT_WORDS)
+  if (said === null && get(data, "statusCode") !== 429) return null
+  return retryAfter(error) ?? (said || (resetTime(message) ?? ""))
 }
 
 export const parse = (out: string, err = ""): Parsed => {
