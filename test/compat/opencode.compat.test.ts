@@ -109,19 +109,21 @@ interface Ran {
  * The built magi, run to completion without blocking this process: the
  * stand-in answers opencode from this same event loop.
  */
-const magi = (cwd: string, env: Record<string, string>, ...args: string[]): Promise<Ran> =>
+const magiWithin = (ms: number) => (cwd: string, env: Record<string, string>, ...args: string[]): Promise<Ran> =>
   new Promise((resolve) => {
     const p = spawn(process.execPath, [MAGI, ...args], { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
     let stdout = ""
     let stderr = ""
     p.stdout.on("data", (d) => (stdout += d))
     p.stderr.on("data", (d) => (stderr += d))
-    const timer = setTimeout(() => p.kill("SIGKILL"), TURN_MS * 2)
+    const timer = setTimeout(() => p.kill("SIGKILL"), ms)
     p.on("close", (status) => {
       clearTimeout(timer)
       resolve({ status, stdout, stderr })
     })
   })
+
+const magi = magiWithin(TURN_MS * 2)
 
 const readJson = (file: string) => JSON.parse(NodeFs.readFileSync(file, "utf8"))
 
@@ -374,6 +376,46 @@ describe(`opencode ${VERSION} seats, for real`, () => {
     expect(r.text).toBe("changed")
     expect(NodeFs.readdirSync(work).sort()).toEqual(["by-shell.txt", "written.txt"])
   }, 3 * TURN_MS)
+
+  it("every command its bash tool runs is told the opencode wait slice, 100 s", async () => {
+    requireBin()
+    const dir = tempDirSync()
+    const work = NodePath.join(dir, "work")
+    NodeFs.mkdirSync(work)
+    const s = await stand((req, i) =>
+      i === 0 ? { tool: "bash", args: { command: "echo slice=$MAGI_WAIT_SLICE", description: "show the slice" } } : { text: toolResults(req)[0]!.trim() }
+    )
+    const r = await call(NodePath.join(dir, "magi-home"), callInput(work, agentSpec(opencodeEnv(dir, "seat", s.baseUrl)), { allowWrite: true }))
+    expect(r.text).toBe("slice=100")
+  }, 3 * TURN_MS)
+
+  // Slow (about four minutes, mostly waiting out opencode's own limit), so
+  // only on demand: MAGI_COMPAT_SLOW=1 npm run test:agents.
+  it.runIf(process.env.MAGI_COMPAT_SLOW === "1")(
+    "measured: opencode's bash tool kills a command at 120 s, and magi ask's default slice hands back with --wait before that",
+    async () => {
+      requireBin()
+      const dir = tempDirSync()
+      const home = NodePath.join(dir, "magi-home")
+      const at: number[] = []
+      const s = await stand((_req, i) => {
+        at.push(Date.now())
+        if (i === 0) return { tool: "bash", args: { command: `magi ask --summary "Slow?" --choice yes --choice no`, description: "ask" } }
+        if (i === 1) return { tool: "bash", args: { command: "sleep 400; echo finished", description: "outlast the tool" } }
+        return { text: "measured" }
+      })
+      const repo = repoWithOpencode(dir)
+      const ran = await magiWithin(8 * TURN_MS)(repo, { ...opencodeEnv(dir, "seat", s.baseUrl), MAGI_HOME: home }, "run", "Ask, then sleep.")
+      expect(ran.status, ran.stderr).toBe(0)
+      const results = toolResults(s.requests.at(-1)!)
+      expect(results[0]).toMatch(/magi ask --wait \S+/)
+      expect(results[1]).toContain("shell tool terminated command after exceeding timeout 120000 ms")
+      const secs = (from: number, to: number) => Math.round((at[to]! - at[from]!) / 100) / 10
+      console.log(`opencode: magi ask handed back after ${secs(0, 1)} s; sleep killed after ${secs(1, 2)} s`)
+      expect(secs(0, 1)).toBeLessThan(secs(1, 2))
+    },
+    10 * TURN_MS
+  )
 
   it("resuming a session opencode does not have reads as its message, without colours", async () => {
     requireBin()
