@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration } from "effect"
 import type { AgentSpec } from "../../src/agents/AgentRoster.js"
-import { parse as parseReply, plan } from "../../src/agents/Agents.js"
+import { parse as parseReply, plan, sessionEnvOf, waitSliceSecs } from "../../src/agents/Agents.js"
 import { opencode, parse, READ_ONLY_PERMISSION } from "../../src/agents/adapters/opencode.js"
 
 const agent = (over: Partial<AgentSpec> = {}): AgentSpec => ({
@@ -73,7 +73,25 @@ describe("opencode: the call", () => {
   })
 
   it("records where its sessions live and what they run on, for a resume from another environment", () => {
-    expect(opencode.sessionEnv).toEqual(expect.arrayContaining(["HOME", "XDG_DATA_HOME", "OPENCODE_DB", "XDG_CONFIG_HOME", "OPENCODE_CONFIG"]))
+    const recorded = sessionEnvOf(agent({ env: { OPENCODE_DB: "/dbs/oc.db", OPENCODE_CONFIG: "/cfg/oc.json" } }), {
+      HOME: "/home/me",
+      XDG_DATA_HOME: "/data",
+      XDG_CONFIG_HOME: "/config",
+      PATH: "/usr/bin",
+      OPENCODE_DB: "/ignored-by-the-agent-env.db"
+    })
+    expect(recorded).toEqual({
+      HOME: "/home/me",
+      XDG_DATA_HOME: "/data",
+      OPENCODE_DB: "/dbs/oc.db",
+      XDG_CONFIG_HOME: "/config",
+      OPENCODE_CONFIG: "/cfg/oc.json"
+    })
+  })
+
+  it("an agent's wait_slice overrides the opencode slice", () => {
+    expect(waitSliceSecs(agent())).toBe(100)
+    expect(waitSliceSecs(agent({ waitSliceSecs: 300 }))).toBe(300)
   })
 })
 

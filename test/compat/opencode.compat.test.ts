@@ -338,7 +338,9 @@ describe(`opencode ${VERSION} seats, for real`, () => {
       { tool: "bash", args: { command: "echo shell >> README.md && touch by-shell.txt", description: "write by shell" } },
       { tool: "bash", args: { command: "git init -q . && git config user.name x", description: "change git" } },
       // magi's own command still runs in a read-only seat (it must ask).
-      { tool: "bash", args: { command: "magi --help", description: "magi runs" } }
+      { tool: "bash", args: { command: "magi --help", description: "magi runs" } },
+      // …by its absolute path too, as the prompt names it.
+      { tool: "bash", args: { command: `${NodePath.resolve("dist/bin/magi")} --version`, description: "magi by path" } }
     ]
     const s = await stand((req, i) => (i < attempts.length ? attempts[i]! : { text: `tried ${toolResults(req).length} changes` }))
     const magiBin = NodePath.resolve("dist/bin")
@@ -358,6 +360,7 @@ describe(`opencode ${VERSION} seats, for real`, () => {
     expect(results[2]).toContain("a rule which prevents you from using this specific tool call")
     expect(results[3]).toContain("a rule which prevents you from using this specific tool call")
     expect(results[4]).toContain("magi ask")
+    expect(results[5]).toContain("0.1.0")
   }, 3 * TURN_MS)
 
   it("the same attempts in a seat that may write do change the worktree (the test above can fail)", async () => {
