@@ -294,6 +294,7 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
       yield* fs.makeDirectory(input.artifactsDir, { recursive: true }).pipe(Effect.mapError(failed(`create ${input.artifactsDir}`)))
       yield* fs.writeFileString(promptFile, input.prompt).pipe(Effect.mapError(failed(`write ${promptFile}`)))
 
+      const binDir = yield* ownBinDir.pipe(Effect.provideService(FileSystem.FileSystem, fs))
       const p = plan(agent, {
         cwd: input.cwd,
         promptFile,
@@ -302,9 +303,9 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         resume: resuming ? seat.session : null,
         newSession,
         allowWrite: input.allowWrite,
-        timeout: input.timeout
+        timeout: input.timeout,
+        ...(binDir === undefined ? {} : { magi: NodePath.join(binDir, "magi") })
       })
-      const binDir = yield* ownBinDir.pipe(Effect.provideService(FileSystem.FileSystem, fs))
       const env: Record<string, string> = {
         ...agent.env,
         ...recorded,
@@ -336,13 +337,28 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
       const ran = yield* Effect.scoped(
         Effect.gen(function* () {
           const proc = yield* Command.start(command).pipe(
+            // Node's spawn throws some refusals (E2BIG: argv over the
+            // kernel's limit) instead of reporting them: still a start that
+            // failed, said plainly, never a crash that leaves the run running.
+            Effect.catchAllDefect((d) => {
+              const why = d instanceof Error ? d.message : String(d)
+              return Effect.fail(
+                new AgentStartFailed({
+                  message: `agent ${agent.id}: \`${program}\` could not be started: ${why}${
+                    /E2BIG/.test(why) ? " (its command line is longer than the system allows; pass long text by file or stdin)" : ""
+                  }`
+                })
+              )
+            }),
             Effect.mapError((e) =>
-              new AgentStartFailed({
-                message:
-                  e._tag === "SystemError" && e.reason === "NotFound"
-                    ? `agent ${agent.id}: \`${program}\` could not be started (no such program, or ${input.cwd} is gone)`
-                    : `agent ${agent.id}: \`${program}\` could not be started: ${e.message}`
-              })
+              e._tag === "AgentStartFailed"
+                ? e
+                : new AgentStartFailed({
+                    message:
+                      e._tag === "SystemError" && e.reason === "NotFound"
+                        ? `agent ${agent.id}: \`${program}\` could not be started (no such program, or ${input.cwd} is gone)`
+                        : `agent ${agent.id}: \`${program}\` could not be started: ${e.message}`
+                  })
             )
           )
           // End the agent's whole process group: SIGTERM, then SIGKILL after

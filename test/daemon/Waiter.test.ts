@@ -51,6 +51,8 @@ interface Script {
   readonly takes?: Duration.Duration
   /** Run inside the turn, e.g. the agent replying on the thread itself. */
   readonly during?: Effect.Effect<void, never, QuestionStore>
+  /** Why the turn failed, as the adapter read it. */
+  readonly problem?: string
 }
 
 interface World {
@@ -101,7 +103,8 @@ const fakeAgents = (w: World) =>
           timedOut: false,
           seat: { ...input.seat, turns: input.seat.turns + 1 },
           stdoutFile: "",
-          stderrFile: ""
+          stderrFile: "",
+          ...(s.problem === undefined ? {} : { problem: s.problem })
         } satisfies CallResult
       })
   })
@@ -347,6 +350,23 @@ describe("the waiter, scenario by scenario", () => {
       yield* d.waiter.settle
       expect(yield* Ref.get(w.calls)).toHaveLength(2)
       expect((yield* question(w)).answer_delivered).toBe(true)
+      yield* stop(d)
+    })
+  )
+
+  it.scoped("a resumed claude refusing to run as root tells the owner exactly what to do in the notice", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      const { ROOT_ADVICE } = yield* Effect.promise(() => import("../../src/agents/adapters/claude.js"))
+      yield* Ref.set(w.script, { text: "--dangerously-skip-permissions cannot be used with root/sudo privileges", usable: false, problem: ROOT_ADVICE })
+      const d = yield* startDaemon(w)
+      yield* owner(w, (q, now) => Q.answer(q, { choice: "SQLite" }, now))
+      yield* pass("1 minute")
+      yield* d.waiter.settle
+      const [n] = yield* notices(w)
+      expect(n!.reason).toBe(ROOT_ADVICE)
+      expect(n!.reason).toContain('IS_SANDBOX = "1"')
       yield* stop(d)
     })
   )

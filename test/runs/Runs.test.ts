@@ -191,6 +191,42 @@ describe("magi run", () => {
   })
 })
 
+describe("a turn that cannot start or fails", () => {
+  it("an agent the system refuses to start (argv over the kernel's limit) fails the run with the reason, never leaves it running", () => {
+    const dir = tempDirSync()
+    const repo = repoWithAgent(dir, ["echo", "x".repeat(300_000)])
+    const home = NodePath.join(dir, "home")
+    const r = magi(repo, { MAGI_HOME: home }, "run", "Do it")
+    expect(r.status).not.toBe(0)
+    expect(r.stderr).toContain("E2BIG")
+    expect(r.stderr).not.toContain("    at ")
+    const [id] = NodeFs.readdirSync(NodePath.join(home, "runs"))
+    const run = JSON.parse(NodeFs.readFileSync(NodePath.join(home, "runs", id!, "run.json"), "utf8"))
+    expect(run.status).toBe("failed")
+    expect(run.reason).toContain("command line is longer than the system allows")
+  })
+
+  it("claude refusing bypassPermissions as root fails the run saying what to do, and magi never sets IS_SANDBOX", () => {
+    const dir = tempDirSync()
+    const log = NodePath.join(dir, "log.jsonl")
+    const repo = repoWithAgent(dir, ["unused"])
+    NodeFs.writeFileSync(
+      NodePath.join(repo, "magi.toml"),
+      `[agents.c]\nkind = "claude"\ncommand = ${JSON.stringify(NodePath.resolve("test/fixtures/bin/claude"))}\n`
+    )
+    const home = NodePath.join(dir, "home")
+    const r = magi(repo, { MAGI_HOME: home, FAKE_AGENT_LOG: log, FAKE_AGENT_MODE: "root", CLAUDE_CONFIG_DIR: NodePath.join(dir, "claude") }, "run", "Do it")
+    expect(r.status).not.toBe(0)
+    const [id] = NodeFs.readdirSync(NodePath.join(home, "runs"))
+    const run = JSON.parse(NodeFs.readFileSync(NodePath.join(home, "runs", id!, "run.json"), "utf8"))
+    expect(run.status).toBe("failed")
+    expect(run.reason).toContain('IS_SANDBOX = "1"')
+    expect(run.reason).toContain("non-root user")
+    // Whatever the environment had (this machine may set it), magi added nothing.
+    expect(JSON.parse(NodeFs.readFileSync(log, "utf8").trim()).env.IS_SANDBOX).toBe(process.env.IS_SANDBOX)
+  })
+})
+
 describe("Worktree.branchTaken", () => {
   it.effect("tells a short id whose magi/ branch already exists from a free one", () =>
     Effect.gen(function* () {

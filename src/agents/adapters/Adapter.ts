@@ -18,6 +18,8 @@ export interface PlanInput {
   readonly newSession: string | null
   readonly allowWrite: boolean
   readonly timeout: Duration.Duration
+  /** The absolute path of the magi command, when known: a read-only seat may still run `<magi> ask`. */
+  readonly magi?: string
 }
 
 /** What to spawn: argv, and what to feed on stdin ("" for nothing). */

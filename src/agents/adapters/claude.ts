@@ -11,6 +11,24 @@ import { type AgentAdapter, commandOf, type Parsed, plainMessage, str, usageLimi
 
 const CLAUDE_WRITE_TOOLS = "Edit,Write,MultiEdit,NotebookEdit"
 
+/**
+ * A read-only seat: `dontAsk` denies every tool call that is not allowed
+ * up front, and claude allows on its own only what cannot change anything
+ * (reading files, `ls`, `git status`); a `touch`, a redirect or a
+ * `magi ask … && rm` is denied. The edit tools are removed outright, and
+ * `magi ask` (by name and by magi's absolute path) is the one command
+ * allowed, so the seat can still ask the owner. No bypass, so it also runs
+ * as root without IS_SANDBOX.
+ */
+const readOnly = (magi: string | undefined): string[] => [
+  "--permission-mode",
+  "dontAsk",
+  "--allowed-tools",
+  ["Bash(magi ask:*)", ...(magi === undefined || magi === "magi" ? [] : [`Bash(${magi} ask:*)`])].join(","),
+  "--disallowed-tools",
+  CLAUDE_WRITE_TOOLS
+]
+
 /** How claude words its usage limits (Pro/Max plans), besides the common "usage limit". */
 const LIMIT_WORDS = [/5-hour limit/i, /weekly limit/i, /opus limit/i, /session limit/i, /\blimit reached\b/i]
 
@@ -59,11 +77,9 @@ export const claude: AgentAdapter = {
         "-p",
         "--output-format",
         "json",
-        "--permission-mode",
-        "bypassPermissions",
+        ...(input.allowWrite ? ["--permission-mode", "bypassPermissions"] : readOnly(input.magi)),
         ...model("--model"),
         ...(input.resume !== null ? ["--resume", input.resume] : input.newSession !== null ? ["--session-id", input.newSession] : []),
-        ...(input.allowWrite ? [] : ["--disallowed-tools", CLAUDE_WRITE_TOOLS]),
         ...agent.args
       ],
       stdin: input.prompt

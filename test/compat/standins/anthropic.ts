@@ -41,6 +41,8 @@ export type Reply =
   | { readonly text: string }
   | { readonly tool: string; readonly input: Record<string, unknown> }
   | { readonly status: number; readonly errorType: string; readonly message: string; readonly headers?: Record<string, string> }
+  /** Never answer: the request hangs until claude (or the test) gives up, as a turn cut short mid-call. */
+  | { readonly hang: true }
 
 export interface AnthropicStandIn {
   readonly url: string
@@ -83,7 +85,7 @@ const nextId = (prefix: string) => `${prefix}_${Date.now().toString(36)}${(ids++
 
 const usage = { input_tokens: 12, output_tokens: 3, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
 
-const contentOf = (reply: Exclude<Reply, { status: number }>): Block =>
+const contentOf = (reply: Exclude<Reply, { status: number } | { hang: true }>): Block =>
   "text" in reply
     ? { type: "text", text: reply.text }
     : { type: "tool_use", id: nextId("toolu"), name: reply.tool, input: reply.input }
@@ -144,6 +146,7 @@ export const startAnthropic = async (
         const isTurn = (body.tools?.length ?? 0) > 0
         const r = isTurn ? reply(body, turnCount++) : side(body)
         const model = body.model ?? "claude-standin"
+        if ("hang" in r) return
         if ("status" in r) {
           res.writeHead(r.status, { "content-type": "application/json", "request-id": nextId("req"), ...r.headers })
           return res.end(JSON.stringify({ type: "error", error: { type: r.errorType, message: r.message } }))
