@@ -78,10 +78,14 @@ export const plan = (agent: AgentSpec, input: PlanInput): Plan => ADAPTERS[agent
 /**
  * Seconds one `magi ask` may block under `agent` (given to it as
  * `MAGI_WAIT_SLICE`): `[agents.<id>] wait_slice`, else its kind's slice,
- * which ends before that CLI's shell tool stops waiting on the command.
+ * which ends before that CLI's shell tool stops waiting on the command (as
+ * the agent's environment sets that limit, for a CLI that lets it).
  */
-export const waitSliceSecs = (agent: AgentSpec): number =>
-  agent.waitSliceSecs ?? Math.floor(Duration.toSeconds(ADAPTERS[agent.kind].waitSlice))
+export const waitSliceSecs = (agent: AgentSpec, processEnv: Readonly<Record<string, string | undefined>> = process.env): number =>
+  agent.waitSliceSecs ??
+  Math.floor(
+    Duration.toSeconds(ADAPTERS[agent.kind].waitSliceIn?.({ ...processEnv, ...agent.env }) ?? ADAPTERS[agent.kind].waitSlice)
+  )
 
 /**
  * What `agent`'s CLI needs to find its sessions again, as it is now: the

@@ -80,7 +80,7 @@ const turnLine = (t: Q.Turn) => `**${t.who === "operator" ? "owner" : "you"}** (
  * word without a decision, the agent answers on the thread; for an answer,
  * it carries on.
  */
-export const deliveryPrompt = (q: Q.Question, word: Word): string => {
+export const deliveryPrompt = (q: Q.Question, word: Word, magi = "magi"): string => {
   const seen = word._tag === "Said" ? q.thread.slice(0, q.delivered_turns) : q.thread
   const thread = seen.length === 0 ? "" : `\n### The conversation so far\n\n${seen.map(turnLine).join("\n\n")}\n`
   const head = `Your \`magi ask\` on question ${q.id} is no longer running (its process ended before the owner responded), so magi is bringing you the owner's response in this turn instead.
@@ -105,7 +105,7 @@ ${word.text}
 
 Answer them on the same question, which stays open:
 
-    magi ask --thread ${q.id} --summary "your reply"
+    ${magi} ask --thread ${q.id} --summary "your reply"
 
 and read what it prints, in the foreground. If you cannot, reply here and
 magi records your reply on the question for the owner.

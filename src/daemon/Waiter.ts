@@ -20,7 +20,7 @@ import { FileSystem } from "@effect/platform"
 import { Clock, Context, Duration, Effect, Either, FiberSet, Layer, Option, Ref, Schedule } from "effect"
 import * as NodePath from "node:path"
 import { Rosters } from "../agents/AgentRoster.js"
-import { hasSession } from "../agents/Agents.js"
+import { hasSession, magiCommand } from "../agents/Agents.js"
 import * as Lease from "../questions/Lease.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import { Notices } from "./Notices.js"
@@ -252,7 +252,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
         const result = yield* runTurn({
           run: q.run,
           seat: q.seat,
-          prompt: Prompts.deliveryPrompt(q, word),
+          prompt: Prompts.deliveryPrompt(q, word, yield* magiCommand.pipe(Effect.provideService(FileSystem.FileSystem, fs))),
           timeout: DELIVERY_TIMEOUT,
           alsoBeat: Lease.beat(root, q.id, "daemon").pipe(Effect.provideService(FileSystem.FileSystem, fs))
         }).pipe(Effect.either)

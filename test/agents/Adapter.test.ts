@@ -79,6 +79,13 @@ describe("wait slices", () => {
     expect(waitSliceSecs(spec("command"))).toBe(240)
   })
 
+  it("a claude whose Bash limit the owner changed (BASH_DEFAULT_TIMEOUT_MS) gets a slice that still ends before it", () => {
+    expect(waitSliceSecs(spec("claude", { env: { BASH_DEFAULT_TIMEOUT_MS: "600000" } }), {})).toBe(500)
+    expect(waitSliceSecs(spec("claude"), { BASH_DEFAULT_TIMEOUT_MS: "30000" })).toBe(10)
+    expect(waitSliceSecs(spec("claude"), {})).toBe(100)
+    expect(waitSliceSecs(spec("claude", { waitSliceSecs: 7, env: { BASH_DEFAULT_TIMEOUT_MS: "600000" } }), {})).toBe(7)
+  })
+
   it("[agents.<id>] wait_slice overrides the kind's slice, and a bad one is refused with what to write", () =>
     Effect.gen(function* () {
       const [a] = yield* fromTable({ agents: { fast: { kind: "claude", wait_slice: 30 } } }, ["magi.toml"])

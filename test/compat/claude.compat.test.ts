@@ -172,8 +172,9 @@ describe("the real claude, driven by magi", () => {
           return { text: `The owner has not answered yet; magi will bring the answer. (${result.split("\n").at(-1)})` }
         },
         // claude's Bash tool is told to give up at 30 s here (its
-        // BASH_DEFAULT_TIMEOUT_MS): the slice must hand back before that.
-        { waitSlice: 4, agentEnv: { BASH_DEFAULT_TIMEOUT_MS: "30000" } }
+        // BASH_DEFAULT_TIMEOUT_MS, 120 s by default): magi's slice for it
+        // must hand back before that, with the --wait hint.
+        { agentEnv: { BASH_DEFAULT_TIMEOUT_MS: "30000" } }
       )
       const first = await runMagi(w, "run", "Pick a database for the cache and write it down.")
       expect(first.stderr).toContain("is waiting on the owner")
@@ -183,7 +184,7 @@ describe("the real claude, driven by magi", () => {
       const toolResult = lastToolResult(ended!.body!)!
       // The slice the agent was given (MAGI_WAIT_SLICE), not magi's default,
       // and its hand-back with how to wait again.
-      expect(toolResult).toContain("waiting up to 4s")
+      expect(toolResult).toContain("waiting up to 10s")
       expect(toolResult).toContain("No answer yet")
       const id = /magi ask --wait (\S+)/.exec(toolResult)?.[1]
       expect(id).toBeDefined()

@@ -153,6 +153,11 @@ export interface AgentAdapter {
    */
   readonly waitSlice: Duration.Duration
   /**
+   * The slice for an agent whose environment changes its shell tool's limit
+   * (claude's `BASH_DEFAULT_TIMEOUT_MS`); undefined keeps `waitSlice`.
+   */
+  readonly waitSliceIn?: (env: Readonly<Record<string, string | undefined>>) => Duration.Duration | undefined
+  /**
    * Environment variables that decide where this CLI keeps its sessions
    * (`HOME`, `CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `XDG_*`): recorded when a
    * seat starts, so a resume finds the session whoever resumes it.
@@ -173,6 +178,15 @@ export interface AgentAdapter {
    * turn cut short may or may not have created it.
    */
   readonly sessionFiles?: (session: string, env: Readonly<Record<string, string | undefined>>) => SessionLookup
+}
+
+/**
+ * A slice that ends safely before a shell tool limit of \`tool\`: 20 s (or a
+ * sixth, for short limits) is left for \`magi ask\` to start, file and notify.
+ */
+export const sliceBefore = (tool: Duration.Duration): Duration.Duration => {
+  const secs = Duration.toSeconds(tool)
+  return Duration.seconds(Math.max(1, Math.floor(Math.min(secs - 20, (secs * 5) / 6))))
 }
 
 /** Where to look for a session: a file `name` in `root` or in any folder directly under it. */

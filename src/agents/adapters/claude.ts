@@ -7,7 +7,7 @@
  */
 import { Duration } from "effect"
 import * as NodePath from "node:path"
-import { type AgentAdapter, commandOf, type Parsed, plainMessage, str, usageLimit, wholeJson } from "./Adapter.js"
+import { type AgentAdapter, commandOf, type Parsed, plainMessage, sliceBefore, str, usageLimit, wholeJson } from "./Adapter.js"
 
 const CLAUDE_WRITE_TOOLS = "Edit,Write,MultiEdit,NotebookEdit"
 
@@ -62,7 +62,12 @@ export const claude: AgentAdapter = {
   // claude's Bash tool stops waiting on a command at 120 s (its default
   // BASH_DEFAULT_TIMEOUT_MS) and moves it to the background, where nobody
   // reads the answer; 100 s leaves room for magi ask's start and the notify.
-  waitSlice: Duration.seconds(100),
+  waitSlice: sliceBefore(Duration.seconds(120)),
+  // An owner who changed that limit gets a slice that fits it.
+  waitSliceIn: (env) => {
+    const ms = Number(env.BASH_DEFAULT_TIMEOUT_MS)
+    return Number.isFinite(ms) && ms > 0 ? sliceBefore(Duration.millis(ms)) : undefined
+  },
   sessionEnv: ["HOME", "CLAUDE_CONFIG_DIR"],
   sessionFiles: (session, env) => ({
     root: NodePath.join(env.CLAUDE_CONFIG_DIR ?? NodePath.join(env.HOME ?? "", ".claude"), "projects"),
