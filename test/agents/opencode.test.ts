@@ -90,8 +90,15 @@ describe("opencode: the call", () => {
   })
 
   it("an agent's wait_slice overrides the opencode slice", () => {
-    expect(waitSliceSecs(agent())).toBe(100)
-    expect(waitSliceSecs(agent({ waitSliceSecs: 300 }))).toBe(300)
+    expect(waitSliceSecs(agent(), {})).toBe(100)
+    expect(waitSliceSecs(agent({ waitSliceSecs: 300 }), {})).toBe(300)
+  })
+
+  it("the slice follows opencode's bash limit when the owner changes it", () => {
+    const limit = "OPENCODE_EXPERIMENTAL_BASH_DEFAULT_TIMEOUT_MS"
+    expect(waitSliceSecs(agent({ env: { [limit]: "600000" } }), {})).toBe(500)
+    expect(waitSliceSecs(agent(), { [limit]: "30000" })).toBe(10)
+    expect(waitSliceSecs(agent({ env: { [limit]: "soon" } }), {})).toBe(100)
   })
 })
 

@@ -392,30 +392,49 @@ describe(`opencode ${VERSION} seats, for real`, () => {
     expect(r.text).toBe("slice=100")
   }, 3 * TURN_MS)
 
+  /**
+   * One turn: `magi ask` under opencode's bash tool with the slice magi
+   * gives opencode, then a `sleep` that outlasts the tool; how long each
+   * took, request to request, and what the tool said of each.
+   */
+  const sliceAgainstLimit = async (limitMs: number | undefined) => {
+    requireBin()
+    const dir = tempDirSync()
+    const home = NodePath.join(dir, "magi-home")
+    const at: number[] = []
+    const s = await stand((_req, i) => {
+      at.push(Date.now())
+      if (i === 0) return { tool: "bash", args: { command: `magi ask --summary "Slow?" --choice yes --choice no`, description: "ask" } }
+      if (i === 1) return { tool: "bash", args: { command: "sleep 400; echo finished", description: "outlast the tool" } }
+      return { text: "measured" }
+    })
+    const repo = repoWithOpencode(dir)
+    const limit = limitMs === undefined ? {} : { OPENCODE_EXPERIMENTAL_BASH_DEFAULT_TIMEOUT_MS: String(limitMs) }
+    const ran = await magiWithin(8 * TURN_MS)(repo, { ...opencodeEnv(dir, "seat", s.baseUrl), ...limit, MAGI_HOME: home }, "run", "Ask, then sleep.")
+    expect(ran.status, ran.stderr).toBe(0)
+    const [asked, slept] = toolResults(s.requests.at(-1)!)
+    const secs = (from: number, to: number) => Math.round((at[to]! - at[from]!) / 100) / 10
+    return { asked: asked!, slept: slept!, askSecs: secs(0, 1), sleepSecs: secs(1, 2) }
+  }
+
+  it("with its bash limit set to 30 s, magi ask hands back with --wait before opencode kills it", async () => {
+    const r = await sliceAgainstLimit(30_000)
+    expect(r.asked).toMatch(/magi ask --wait \S+/)
+    expect(r.asked).not.toContain("terminated command")
+    expect(r.slept).toContain("shell tool terminated command after exceeding timeout 30000 ms")
+    expect(r.askSecs).toBeLessThan(r.sleepSecs)
+  }, 6 * TURN_MS)
+
   // Slow (about four minutes, mostly waiting out opencode's own limit), so
   // only on demand: MAGI_COMPAT_SLOW=1 npm run test:agents.
   it.runIf(process.env.MAGI_COMPAT_SLOW === "1")(
     "measured: opencode's bash tool kills a command at 120 s, and magi ask's default slice hands back with --wait before that",
     async () => {
-      requireBin()
-      const dir = tempDirSync()
-      const home = NodePath.join(dir, "magi-home")
-      const at: number[] = []
-      const s = await stand((_req, i) => {
-        at.push(Date.now())
-        if (i === 0) return { tool: "bash", args: { command: `magi ask --summary "Slow?" --choice yes --choice no`, description: "ask" } }
-        if (i === 1) return { tool: "bash", args: { command: "sleep 400; echo finished", description: "outlast the tool" } }
-        return { text: "measured" }
-      })
-      const repo = repoWithOpencode(dir)
-      const ran = await magiWithin(8 * TURN_MS)(repo, { ...opencodeEnv(dir, "seat", s.baseUrl), MAGI_HOME: home }, "run", "Ask, then sleep.")
-      expect(ran.status, ran.stderr).toBe(0)
-      const results = toolResults(s.requests.at(-1)!)
-      expect(results[0]).toMatch(/magi ask --wait \S+/)
-      expect(results[1]).toContain("shell tool terminated command after exceeding timeout 120000 ms")
-      const secs = (from: number, to: number) => Math.round((at[to]! - at[from]!) / 100) / 10
-      console.log(`opencode: magi ask handed back after ${secs(0, 1)} s; sleep killed after ${secs(1, 2)} s`)
-      expect(secs(0, 1)).toBeLessThan(secs(1, 2))
+      const r = await sliceAgainstLimit(undefined)
+      console.log(`opencode: magi ask handed back after ${r.askSecs} s; sleep killed after ${r.sleepSecs} s`)
+      expect(r.asked).toMatch(/magi ask --wait \S+/)
+      expect(r.slept).toContain("shell tool terminated command after exceeding timeout 120000 ms")
+      expect(r.askSecs).toBeLessThan(r.sleepSecs)
     },
     10 * TURN_MS
   )

@@ -7,8 +7,9 @@
  *   space, inner `"` escaped), and argv is capped by the kernel (E2BIG past
  *   128 KiB per argument). Piped stdin with no message argument is taken
  *   as the message byte for byte, so the prompt goes there.
- * - Its bash tool kills a command after 120 s (`bashDefaultTimeoutMs`,
- *   unless the model asks for longer) and says nothing of `--wait`.
+ * - Its bash tool kills a command after 120 s (unless the model asks for
+ *   longer, or `OPENCODE_EXPERIMENTAL_BASH_DEFAULT_TIMEOUT_MS` changes the
+ *   default) and says nothing of `--wait`.
  * - There is no read-only switch. The `plan` agent denies the edit tools
  *   but still runs any shell command, and `--auto` approves whatever is not
  *   denied; a read-only seat gets `plan` plus permissions
@@ -25,7 +26,12 @@
  *   `Error: …` on stderr. Both exit 1.
  */
 import { Duration } from "effect"
-import { type AgentAdapter, commandOf, get, jsonLines, type Parsed, plainMessage, resetTime, str, usageLimit } from "./Adapter.js"
+import { type AgentAdapter, commandOf, get, jsonLines, type Parsed, plainMessage, resetTime, sliceBefore, str, usageLimit } from "./Adapter.js"
+
+/** How long its bash tool waits on a command before killing it, unless the model asks for longer. */
+const BASH_LIMIT = Duration.seconds(120)
+/** The variable that changes that default (in milliseconds). */
+const BASH_LIMIT_ENV = "OPENCODE_EXPERIMENTAL_BASH_DEFAULT_TIMEOUT_MS"
 
 /**
  * What a read-only seat may do, as opencode permissions: no edit tool (its
@@ -128,7 +134,12 @@ export const parse = (out: string, err = ""): Parsed => {
 export const opencode: AgentAdapter = {
   // Its bash tool kills a command at 120 s (measured: see the compat suite);
   // 100 s leaves room for `magi ask` to start and notify before that.
-  waitSlice: Duration.seconds(100),
+  waitSlice: sliceBefore(BASH_LIMIT),
+  // An owner who changed that limit gets a slice that fits it.
+  waitSliceIn: (env) => {
+    const ms = Number(env[BASH_LIMIT_ENV])
+    return env[BASH_LIMIT_ENV] !== undefined && Number.isInteger(ms) && ms > 0 ? sliceBefore(Duration.millis(ms)) : undefined
+  },
   // Where the session is (the data dir, or OPENCODE_DB) and what it runs on
   // (the config: provider, model; the state dir: the last model used).
   sessionEnv: ["HOME", "XDG_DATA_HOME", "OPENCODE_DB", "XDG_CONFIG_HOME", "OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR", "XDG_STATE_HOME"],
