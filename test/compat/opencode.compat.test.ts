@@ -337,6 +337,8 @@ describe(`opencode ${VERSION} seats, for real`, () => {
       { tool: "edit", args: { filePath: NodePath.join(work, "README.md"), oldString: "untouched", newString: "edited" } },
       { tool: "bash", args: { command: "echo shell >> README.md && touch by-shell.txt", description: "write by shell" } },
       { tool: "bash", args: { command: "git init -q . && git config user.name x", description: "change git" } },
+      // magi cannot carry another command in with it.
+      { tool: "bash", args: { command: "magi --version && touch by-chain.txt", description: "chain" } },
       // magi's own command still runs in a read-only seat (it must ask).
       { tool: "bash", args: { command: "magi --help", description: "magi runs" } },
       // …by its absolute path too, as the prompt names it.
@@ -351,16 +353,14 @@ describe(`opencode ${VERSION} seats, for real`, () => {
     expect(NodeFs.readFileSync(NodePath.join(work, "README.md"), "utf8")).toBe("# untouched\n")
     const results = toolResults(s.requests.at(-1)!)
     expect(results).toHaveLength(attempts.length)
-    // The four changes were refused by opencode's permissions; magi ran.
     // The edit tools are not even offered; the shell refuses by rule.
     for (const r of s.requests.filter((q) => q.tools !== undefined))
       expect(r.tools!.map((t) => t.function.name).filter((t) => ["write", "edit", "apply_patch", "patch"].includes(t))).toEqual([])
     expect(results[0]).toContain("unavailable tool 'write'")
     expect(results[1]).toContain("unavailable tool 'edit'")
-    expect(results[2]).toContain("a rule which prevents you from using this specific tool call")
-    expect(results[3]).toContain("a rule which prevents you from using this specific tool call")
-    expect(results[4]).toContain("magi ask")
-    expect(results[5]).toContain("0.1.0")
+    for (const refused of results.slice(2, 5)) expect(refused).toContain("a rule which prevents you from using this specific tool call")
+    expect(results[5]).toContain("magi ask")
+    expect(results[6]).toContain("0.1.0")
   }, 3 * TURN_MS)
 
   it("the same attempts in a seat that may write do change the worktree (the test above can fail)", async () => {
