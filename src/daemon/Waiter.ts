@@ -279,6 +279,12 @@ export const make = Effect.fn("Waiter.make")(function* () {
                 ? `the agent hit its usage limit${result.right.quota === "" ? "" : ` (it resets ${result.right.quota})`}`
                 : (result.right.problem ??
                   `the resumed turn failed (exit ${result.right.exitCode ?? "by signal"}): ${result.right.text.split("\n").at(-1) ?? ""}`)
+          // A usage limit is a stall, not a failure: the run says so (and
+          // when it lifts); the words are tried again after RETRY_AFTER.
+          if (Either.isRight(result) && result.right.quota !== null)
+            yield* runs
+              .setStatus(q.run, "stalled", `the agent hit its usage limit${result.right.quota === "" ? "" : `; it resets ${result.right.quota}`}`)
+              .pipe(Effect.catchAll((e) => Effect.logWarning(`could not mark run ${q.run} stalled: ${e.message}`)))
           yield* refuse(q, word, why)
           return "refused" as const
         }

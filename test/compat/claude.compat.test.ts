@@ -38,7 +38,14 @@ const DEADLINE_MS = 180_000
 
 const cleanups: Array<() => Promise<void> | void> = []
 afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c()
+  const errors: unknown[] = []
+  for (const c of cleanups.splice(0).reverse())
+    try {
+      await c()
+    } catch (e) {
+      errors.push(e)
+    }
+  if (errors.length > 0) throw errors[0]
 })
 
 const requireClaude = (): string => {
@@ -73,6 +80,14 @@ const world = async (script: (body: MessagesBody, n: number) => Reply, o: WorldO
   cleanups.push(() => NodeFs.rmSync(dir, { recursive: true, force: true }))
   const api = await startAnthropic(script)
   cleanups.push(() => api.close())
+  // Every test: claude reached nothing but the stand-in's Messages API. It is
+  // given the stand-in as its proxy too, so anything bound past 127.0.0.1
+  // (telemetry, updates, feature flags) would show up here as a CONNECT.
+  cleanups.push(() => {
+    const elsewhere = api.requests.filter((r) => !r.path.startsWith("/v1/messages"))
+    if (elsewhere.length > 0)
+      throw new Error(`claude reached past the stand-in's API: ${elsewhere.map((r) => `${r.method} ${r.path}`).join(", ")}`)
+  })
   const repo = NodePath.join(dir, "repo")
   NodeFs.mkdirSync(repo)
   const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, stdio: "pipe" })

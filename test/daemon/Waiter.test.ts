@@ -53,6 +53,8 @@ interface Script {
   readonly during?: Effect.Effect<void, never, QuestionStore>
   /** Why the turn failed, as the adapter read it. */
   readonly problem?: string
+  /** A usage limit: its reset time, or "". */
+  readonly quota?: string
 }
 
 interface World {
@@ -98,7 +100,7 @@ const fakeAgents = (w: World) =>
           text: s.text,
           session: input.seat.session,
           usable,
-          quota: null,
+          quota: s.quota ?? null,
           exitCode: usable ? 0 : 1,
           timedOut: false,
           seat: { ...input.seat, turns: input.seat.turns + 1 },
@@ -350,6 +352,28 @@ describe("the waiter, scenario by scenario", () => {
       yield* d.waiter.settle
       expect(yield* Ref.get(w.calls)).toHaveLength(2)
       expect((yield* question(w)).answer_delivered).toBe(true)
+      yield* stop(d)
+    })
+  )
+
+  it.scoped("a resumed turn that hits a usage limit stalls the run with the reset time, and the answer is delivered once it lifts", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      yield* Ref.set(w.script, { text: "5-hour limit reached", usable: false, quota: "3pm (UTC)" })
+      const d = yield* startDaemon(w)
+      yield* owner(w, (q, now) => Q.answer(q, { choice: "SQLite" }, now))
+      yield* pass("1 minute")
+      yield* d.waiter.settle
+      expect(yield* runRecord(w)).toMatchObject({ status: "stalled", reason: "the agent hit its usage limit; it resets 3pm (UTC)" })
+      const [n] = yield* notices(w)
+      expect(n!.reason).toContain("usage limit (it resets 3pm (UTC))")
+      expect((yield* question(w)).status).toBe("answered")
+      yield* Ref.set(w.script, { text: "Done with SQLite." })
+      yield* pass("10 minutes")
+      yield* d.waiter.settle
+      expect((yield* question(w)).answer_delivered).toBe(true)
+      expect((yield* runRecord(w)).status).toBe("done")
       yield* stop(d)
     })
   )

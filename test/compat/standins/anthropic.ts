@@ -136,7 +136,9 @@ export const startAnthropic = async (
       } catch {
         body = undefined
       }
-      const path = (req.url ?? "/").split("?")[0]!
+      // A proxied plain-http request names its whole URL: kept whole, so a
+      // test sees where it was headed.
+      const path = (req.url ?? "/").startsWith("/") ? (req.url ?? "/").split("?")[0]! : (req.url ?? "")
       requests.push({ method: req.method ?? "", path, headers: req.headers, body, raw })
       if (req.method === "POST" && path === "/v1/messages/count_tokens") {
         res.writeHead(200, { "content-type": "application/json" })
@@ -170,6 +172,15 @@ export const startAnthropic = async (
       res.writeHead(404, { "content-type": "application/json" })
       res.end(JSON.stringify({ type: "error", error: { type: "not_found_error", message: `the stand-in does not serve ${path}` } }))
     })
+  })
+  // The stand-in is also every proxy claude is given (see \`claudeEnv\`):
+  // anything it tries to reach past 127.0.0.1 arrives here as a CONNECT (or
+  // an absolute-URL request), is recorded, and goes nowhere.
+  server.on("connect", (req: NodeHttp.IncomingMessage, socket: import("node:net").Socket) => {
+    requests.push({ method: "CONNECT", path: req.url ?? "", headers: req.headers, body: undefined, raw: "" })
+    // The client may reset it first; that is no failure of the stand-in's.
+    socket.on("error", () => {})
+    socket.end("HTTP/1.1 403 Forbidden\r\n\r\n")
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const port = (server.address() as AddressInfo).port
@@ -209,8 +220,9 @@ export const claudeEnv = (url: string, home: string): Record<string, string> => 
   DISABLE_NON_ESSENTIAL_MODEL_CALLS: "1",
   CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY: "1",
   CLAUDE_CODE_DISABLE_TERMINAL_TITLE: "1",
-  // No proxy may route the stand-in's traffic elsewhere.
+  // Anything that would still go out is sent to the stand-in as its proxy,
+  // where it is recorded (and refused); the API itself is reached directly.
   NO_PROXY: "127.0.0.1,localhost",
-  HTTPS_PROXY: "",
-  HTTP_PROXY: ""
+  HTTPS_PROXY: url,
+  HTTP_PROXY: url
 })
