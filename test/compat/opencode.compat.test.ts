@@ -78,8 +78,11 @@ const opencodeEnv = (dir: string, where: string, baseUrl: string): Record<string
     OPENCODE_DISABLE_SHARE: "1",
     OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
     OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
-    // Should anything still reach for npm, it finds nothing listening.
-    npm_config_registry: "http://127.0.0.1:9/"
+    // Anything that would still go out goes to the stand-in as its proxy,
+    // where it is recorded and refused; the stand-in itself is direct.
+    HTTPS_PROXY: new URL(baseUrl).origin,
+    HTTP_PROXY: new URL(baseUrl).origin,
+    NO_PROXY: "127.0.0.1,localhost"
   }
 }
 
@@ -149,7 +152,10 @@ const stand = async (script: Script) => {
   return s
 }
 afterEach(async () => {
+  const escaped = standIns.flatMap((s) => s.escapes)
   for (const s of standIns.splice(0)) await s.close()
+  // Nothing past 127.0.0.1, in any test.
+  expect(escaped).toEqual([])
 })
 
 const lastMessage = (r: ChatRequest) => r.messages.at(-1)!

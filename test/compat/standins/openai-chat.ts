@@ -39,6 +39,11 @@ export interface OpenAiChatStandIn {
   readonly baseUrl: string
   /** Every request body, in arrival order. */
   readonly requests: ChatRequest[]
+  /**
+   * Where the CLI tried to go past 127.0.0.1, when given the stand-in as its
+   * proxy (`HTTPS_PROXY`): each CONNECT target or absolute URL, refused.
+   */
+  readonly escapes: string[]
   readonly close: () => Promise<void>
 }
 
@@ -73,12 +78,19 @@ const usage = { usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 
 
 export const startOpenAiChat = (script: Script): Promise<OpenAiChatStandIn> => {
   const requests: ChatRequest[] = []
+  const escapes: string[] = []
   let turns = 0
   let calls = 0
   const server = NodeHttp.createServer((req, res) => {
     const parts: Buffer[] = []
     req.on("data", (d: Buffer) => parts.push(d))
     req.on("end", () => {
+      // A proxied plain-http request names its whole URL.
+      if (!(req.url ?? "/").startsWith("/")) {
+        escapes.push(`${req.method} ${req.url}`)
+        res.writeHead(403).end()
+        return
+      }
       if (req.method !== "POST" || !(req.url ?? "").endsWith("/chat/completions")) {
         res.writeHead(404, { "content-type": "application/json" })
         res.end(JSON.stringify({ error: { message: `the stand-in serves POST /v1/chat/completions only, not ${req.method} ${req.url}` } }))
@@ -113,6 +125,12 @@ export const startOpenAiChat = (script: Script): Promise<OpenAiChatStandIn> => {
       res.end("data: [DONE]\n\n")
     })
   })
+  server.on("connect", (req: NodeHttp.IncomingMessage, socket: import("node:net").Socket) => {
+    escapes.push(`CONNECT ${req.url}`)
+    // The client may reset it first; that is no failure of the stand-in's.
+    socket.on("error", () => {})
+    socket.end("HTTP/1.1 403 Forbidden\r\n\r\n")
+  })
   return new Promise((resolve, reject) => {
     server.once("error", reject)
     server.listen(0, "127.0.0.1", () => {
@@ -120,6 +138,7 @@ export const startOpenAiChat = (script: Script): Promise<OpenAiChatStandIn> => {
       resolve({
         baseUrl: `http://127.0.0.1:${port}/v1`,
         requests,
+        escapes,
         close: () =>
           new Promise<void>((done) => {
             server.closeAllConnections()
