@@ -233,9 +233,9 @@ const ownBinDir = Effect.gen(function* () {
 })
 
 /**
- * How an agent should call this magi: the absolute path of its \`magi\`
+ * How an agent should call this magi: the absolute path of its `magi`
  * command when this is a build (named in the prompt, so an agent whose login
- * shell resets PATH still finds it), else plain \`magi\`.
+ * shell resets PATH still finds it), else plain `magi`.
  */
 export const magiCommand: Effect.Effect<string, never, FileSystem.FileSystem> = Effect.map(ownBinDir, (dir) =>
   dir === undefined ? "magi" : NodePath.join(dir, "magi")
@@ -322,7 +322,7 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         MAGI_TURN: String(turn),
         MAGI_PROMPT_FILE: promptFile,
         MAGI_ALLOW_WRITE: input.allowWrite ? "1" : "0",
-        // Each \`magi ask\` hands back before this CLI's shell tool gives up
+        // Each `magi ask` hands back before this CLI's shell tool gives up
         // on the command (claude and opencode stop waiting at 120 s).
         MAGI_WAIT_SLICE: String(waitSliceSecs(agent)),
         // An agent's `git push` must fail rather than wait for a password

@@ -132,7 +132,7 @@ const turn = (runId: string, prompt: string) =>
         runs.setStatus(runId, "stalled", "interrupted by the owner; continue with magi run --resume").pipe(Effect.ignore)
       ),
       // Anything else unexpected (a defect, an I/O error in between) settles
-      // the run as failed with the reason: never \`running\` forever.
+      // the run as failed with the reason: never `running` forever.
       Effect.tapErrorCause((cause) =>
         Cause.isInterruptedOnly(cause) || Cause.failureOption(cause).pipe(Option.exists((e) => e instanceof CliFailure))
           ? Effect.void

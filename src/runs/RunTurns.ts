@@ -217,7 +217,7 @@ export const outstandingFor = Effect.fn("outstandingFor")(function* (runId: stri
 
 /**
  * Settle the run's status after a turn: failed or stalled by how the turn
- * went (never hidden behind \`waiting\`), else \`waiting\` while any of its
+ * went (never hidden behind `waiting`), else `waiting` while any of its
  * questions is outstanding, else done. The
  * agent's printed reply becomes the run's summary.
  */

@@ -88,12 +88,12 @@ export const outstanding = Q.awaitsAgent
 
 /**
  * Where a run stands after a turn. A turn that failed failed the run, open
- * questions or not: a failure is never hidden behind \`waiting\` (its
+ * questions or not: a failure is never hidden behind `waiting` (its
  * questions are abandoned with the reason, so the owner is not left
  * answering into nothing). A usage limit stalls it instead (it can come back
- * once the limit resets). A turn that went well leaves the run \`waiting\`
+ * once the limit resets). A turn that went well leaves the run `waiting`
  * while a question is still outstanding (the waiter must deliver it), else
- * \`done\`.
+ * `done`.
  */
 export const statusAfterTurn = (turn: { readonly usable: boolean; readonly quota: string | null }, openQuestions: number): RunStatus =>
   turn.quota !== null && !turn.usable ? "stalled" : !turn.usable ? "failed" : openQuestions > 0 ? "waiting" : "done"

@@ -181,8 +181,8 @@ export interface AgentAdapter {
 }
 
 /**
- * A slice that ends safely before a shell tool limit of \`tool\`: 20 s (or a
- * sixth, for short limits) is left for \`magi ask\` to start, file and notify.
+ * A slice that ends safely before a shell tool limit of `tool`: 20 s (or a
+ * sixth, for short limits) is left for `magi ask` to start, file and notify.
  */
 export const sliceBefore = (tool: Duration.Duration): Duration.Duration => {
   const secs = Duration.toSeconds(tool)
