@@ -340,7 +340,8 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         // An agent's `git push` must fail rather than wait for a password
         // nobody is there to type.
         GIT_TERMINAL_PROMPT: "0",
-        MAGI_HOME: home
+        MAGI_HOME: home,
+        ...p.env
       }
       const [program, ...args] = p.argv
       const command = Command.make(program!, ...args).pipe(

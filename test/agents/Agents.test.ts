@@ -57,9 +57,10 @@ describe("adapters build each CLI's headless call", () => {
     ])
   })
 
-  it("opencode: prompt as the message, session by -s; agy: prompt by file, mode by write access", () => {
+  it("opencode: prompt on stdin, session by -s; agy: prompt by file, mode by write access", () => {
     const o = plan(spec("opencode", { command: ["opencode"] }), { ...planInput, resume: "ses_1" })
-    expect(o.argv).toEqual(["opencode", "run", "--format", "json", "--dir", "/w", "--auto", "-s", "ses_1", "do it"])
+    expect(o.argv).toEqual(["opencode", "run", "--format", "json", "--dir", "/w", "--auto", "-s", "ses_1"])
+    expect(o.stdin).toBe("do it")
     const a = plan(spec("agy", { command: ["agy"] }), { ...planInput, allowWrite: false, resume: "c-1" })
     expect(a.argv).toEqual([
       "agy", "--output-format", "json", "--print-timeout", "900s", "--mode", "plan", "--conversation", "c-1", "-p", "@/a/impl-1.prompt.md"

@@ -31,6 +31,8 @@ export interface PlanInput {
 export interface Plan {
   readonly argv: ReadonlyArray<string>
   readonly stdin: string
+  /** Environment this call needs on top of the agent's (opencode's read-only permissions). */
+  readonly env?: Readonly<Record<string, string>>
 }
 
 /** One CLI's reading of its own output, before magi's common rules apply. */

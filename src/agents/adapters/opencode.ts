@@ -1,28 +1,150 @@
-/** opencode: `opencode run --format json`, the session id read from the first event that names one. */
+/**
+ * opencode (sst's opencode): `opencode run --format json`, the prompt on
+ * stdin, the session id read from the first event that names one.
+ *
+ * What was measured against the real opencode 1.18.33 (test/compat):
+ * - A message given as argv is re-quoted (`"…"` around any word with a
+ *   space, inner `"` escaped), and argv is capped by the kernel (E2BIG past
+ *   128 KiB per argument). Piped stdin with no message argument is taken
+ *   as the message byte for byte, so the prompt goes there.
+ * - Its bash tool kills a command after 120 s (unless the model asks for
+ *   longer, or `OPENCODE_EXPERIMENTAL_BASH_DEFAULT_TIMEOUT_MS` changes the
+ *   default) and says nothing of `--wait`.
+ * - There is no read-only switch. The `plan` agent denies the edit tools
+ *   but still runs any shell command, and `--auto` approves whatever is not
+ *   denied; a read-only seat gets `plan` plus permissions
+ *   (`OPENCODE_PERMISSION`, merged over the user's config and applied to
+ *   every agent, subagents too) that deny edits and every command but
+ *   `magi`.
+ * - Sessions live in one SQLite file, `$XDG_DATA_HOME/opencode/opencode.db`
+ *   (`~/.local/share/opencode/…` without it; `OPENCODE_DB` moves it); the
+ *   provider and model a session runs on come from the config
+ *   (`$XDG_CONFIG_HOME/opencode/opencode.json`, `OPENCODE_CONFIG`).
+ * - Failures: a model API error is a `{"type":"error"}` event on stdout
+ *   after opencode's own retries (five, for a 429 or a 5xx); a refusal
+ *   before the session starts ("Session not found") is a coloured
+ *   `Error: …` on stderr. Both exit 1.
+ */
 import { Duration } from "effect"
-import { type AgentAdapter, commandOf, type Parsed, jsonLines, str, get } from "./Adapter.js"
+import { type AgentAdapter, commandOf, get, jsonLines, type Parsed, plainMessage, resetTime, sliceBefore, str, usageLimit } from "./Adapter.js"
 
-const parse = (out: string): Parsed => {
+/** How long its bash tool waits on a command before killing it, unless the model asks for longer. */
+const BASH_LIMIT = Duration.seconds(120)
+/** The variable that changes that default (in milliseconds). */
+const BASH_LIMIT_ENV = "OPENCODE_EXPERIMENTAL_BASH_DEFAULT_TIMEOUT_MS"
+
+/**
+ * What a read-only seat may do, as opencode permissions: no edit tool (its
+ * `edit` permission covers edit, write and apply_patch) and no shell
+ * command but magi's own (`magi ask`, `magi ask --wait`), by name or by
+ * path (the prompt may name magi's absolute path). opencode decides by the
+ * last matching rule, so the catch-all deny comes first.
+ */
+export const READ_ONLY_PERMISSION = {
+  edit: "deny",
+  bash: { "*": "deny", "magi *": "allow", "*/magi *": "allow" }
+} as const
+
+/** The permissions for a read-only seat over what the agent's own env already sets. */
+const readOnlyPermission = (own: string | undefined): string => {
+  let base: Record<string, unknown> = {}
+  try {
+    const parsed: unknown = own === undefined ? {} : JSON.parse(own)
+    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) base = parsed as Record<string, unknown>
+  } catch {
+    // opencode itself skips an unreadable OPENCODE_PERMISSION; so does this.
+  }
+  return JSON.stringify({ ...base, ...READ_ONLY_PERMISSION })
+}
+
+// ---------------------------------------------------------------------------
+// Reading what it printed
+
+/** The message of one `{"type":"error"}` event: the API's own words, else the error's name. */
+const eventMessage = (e: unknown): string => {
+  const error = get(e, "error")
+  return plainMessage(str(get(get(error, "data"), "message")) ?? "") || str(get(error, "name")) || "opencode reported an error"
+}
+
+/** opencode's stderr as its message: no colours, no `Error:` label. */
+const stderrMessage = (err: string): string => plainMessage(err).replace(/^Error:\s*/gm, "")
+
+/**
+ * How a model API says its usage ran out, through opencode, besides the
+ * common wordings: its own Go and free tiers (`GoUsageLimitError`, "Free
+ * usage exceeded"), OpenAI-style `insufficient_quota`. Any HTTP 429 still
+ * refused after opencode's own retries counts too: a limit to wait out,
+ * not a broken turn.
+ */
+const LIMIT_WORDS = [/UsageLimitError/, /free usage exceeded/i, /insufficient_quota/i, /exceeded your current quota/i]
+
+/** "2 hours 5 minutes" for a count of seconds. */
+const spell = (secs: number): string => {
+  const n = (v: number, unit: string) => `${v} ${unit}${v === 1 ? "" : "s"}`
+  const d = Math.floor(secs / 86400)
+  const h = Math.floor((secs % 86400) / 3600)
+  const m = Math.ceil((secs % 3600) / 60)
+  if (d > 0) return h > 0 ? `${n(d, "day")} ${n(h, "hour")}` : n(d, "day")
+  if (h > 0) return m > 0 ? `${n(h, "hour")} ${n(m, "minute")}` : n(h, "hour")
+  return m > 0 ? n(m, "minute") : "less than a minute"
+}
+
+/** When the API says to come back (`retry-after`: seconds, or an HTTP date). */
+const retryAfter = (error: unknown): string | undefined => {
+  const after = str(get(get(get(error, "data"), "responseHeaders"), "retry-after"))?.trim()
+  if (after === undefined || after === "") return undefined
+  const secs = Number(after)
+  if (Number.isFinite(secs) && secs >= 0) return `in ${spell(Math.ceil(secs))}`
+  return Number.isNaN(Date.parse(after)) ? undefined : `at ${after}`
+}
+
+/** A usage limit's reset ("" when unknown), or null when the error is none. */
+const limitOf = (error: unknown, message: string): string | null => {
+  const data = get(error, "data")
+  const said = usageLimit(`${message}\n${str(get(data, "responseBody")) ?? ""}`, LIMIT_WORDS)
+  if (said === null && get(data, "statusCode") !== 429) return null
+  return retryAfter(error) ?? (said || (resetTime(message) ?? ""))
+}
+
+export const parse = (out: string, err = ""): Parsed => {
   let session: string | null = null
   const parts: string[] = []
+  const errors: string[] = []
+  let quota: string | null = null
   for (const e of jsonLines(out)) {
     session ??= str(get(e, "sessionID")) ?? str(get(get(e, "part"), "sessionID")) ?? null
     const part = get(e, "part")
-    if (get(part, "type") === "text") {
+    if (get(e, "type") === "error") {
+      const message = eventMessage(e)
+      errors.push(message)
+      quota ??= limitOf(get(e, "error"), message)
+    } else if (get(part, "type") === "text") {
       const t = str(get(part, "text"))
       if (t !== undefined && t !== "") parts.push(t)
     }
   }
+  if (errors.length > 0) return { text: errors.join("\n"), session, error: true, quota }
+  // Nothing on stdout but a message on stderr: opencode refused before the
+  // session started (an unknown session, a bad flag).
+  const refused = parts.length === 0 && session === null ? stderrMessage(err) : ""
+  if (refused !== "") return { text: refused, session, error: true, quota: null }
   return { text: parts.join("\n"), session, error: false, quota: null }
 }
 
 export const opencode: AgentAdapter = {
-  // Placeholder until proven against the real CLI (issue 7).
-  waitSlice: Duration.seconds(100),
-  sessionEnv: ["HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"],
+  // Its bash tool kills a command at 120 s (measured: see the compat suite);
+  // 100 s leaves room for `magi ask` to start and notify before that.
+  waitSlice: sliceBefore(BASH_LIMIT),
+  // An owner who changed that limit gets a slice that fits it.
+  waitSliceIn: (env) => {
+    const ms = Number(env[BASH_LIMIT_ENV])
+    return env[BASH_LIMIT_ENV] !== undefined && Number.isInteger(ms) && ms > 0 ? sliceBefore(Duration.millis(ms)) : undefined
+  },
+  // Where the session is (the data dir, or OPENCODE_DB) and what it runs on
+  // (the config: provider, model; the state dir: the last model used).
+  sessionEnv: ["HOME", "XDG_DATA_HOME", "OPENCODE_DB", "XDG_CONFIG_HOME", "OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR", "XDG_STATE_HOME"],
   plan: (agent, input) => {
     const { program, lead, model } = commandOf(agent)
-    // opencode has no read-only switch; the prompt says so instead.
     return {
       argv: [
         program,
@@ -33,12 +155,15 @@ export const opencode: AgentAdapter = {
         "--dir",
         input.cwd,
         "--auto",
+        ...(input.allowWrite ? [] : ["--agent", "plan"]),
         ...model("-m"),
         ...(input.resume !== null ? ["-s", input.resume] : []),
-        ...agent.args,
-        input.prompt
+        ...agent.args
       ],
-      stdin: ""
+      // No message argument: piped stdin alone is the message, unquoted and
+      // unbounded by argv.
+      stdin: input.prompt,
+      ...(input.allowWrite ? {} : { env: { OPENCODE_PERMISSION: readOnlyPermission(agent.env.OPENCODE_PERMISSION) } })
     }
   },
   parse

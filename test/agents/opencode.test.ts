@@ -1,0 +1,195 @@
+/**
+ * The opencode adapter: what magi passes opencode 1.18.33 and how it reads
+ * what opencode printed. The outputs below are what the real opencode
+ * printed against the stand-in model API (test/compat/opencode.compat.test.ts
+ * proves the same against the real CLI).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Duration } from "effect"
+import type { AgentSpec } from "../../src/agents/AgentRoster.js"
+import { parse as parseReply, plan, sessionEnvOf, waitSliceSecs } from "../../src/agents/Agents.js"
+import { opencode, parse, READ_ONLY_PERMISSION } from "../../src/agents/adapters/opencode.js"
+
+const agent = (over: Partial<AgentSpec> = {}): AgentSpec => ({
+  id: "oc",
+  kind: "opencode",
+  command: ["opencode"],
+  model: null,
+  args: [],
+  env: {},
+  ...over
+})
+const input = {
+  cwd: "/w",
+  promptFile: "/a/impl-1.prompt.md",
+  prompt: "do it",
+  label: "impl",
+  resume: null,
+  newSession: null,
+  allowWrite: true,
+  timeout: Duration.minutes(15),
+  questionsDir: "/h/questions"
+}
+const SES = "ses_dd4db4abbffeKsRfj7g4zXDHaO"
+const line = (e: unknown) => JSON.stringify(e) + "\n"
+
+describe("opencode: the call", () => {
+  it("sends the prompt on stdin, byte for byte, and never as an argument", () => {
+    const prompt = `He said "don't" — $HOME \`x\` \\n ünï\n` + "x".repeat(200 * 1024)
+    const p = plan(agent({ model: "standin/scripted", args: ["--print-logs"] }), { ...input, prompt })
+    expect(p.stdin).toBe(prompt)
+    expect(p.argv).toEqual(["opencode", "run", "--format", "json", "--dir", "/w", "--auto", "-m", "standin/scripted", "--print-logs"])
+    // argv stays small whatever the prompt: no E2BIG past 128 KiB.
+    expect(p.argv.join(" ").length).toBeLessThan(200)
+  })
+
+  it("resumes the session it is given with -s", () => {
+    expect(plan(agent(), { ...input, resume: SES }).argv).toEqual(["opencode", "run", "--format", "json", "--dir", "/w", "--auto", "-s", SES])
+  })
+
+  it("a seat that may write runs the default agent with no permission overrides", () => {
+    const p = plan(agent(), input)
+    expect(p.argv).not.toContain("--agent")
+    expect(p.env).toBeUndefined()
+  })
+
+  it("a read-only seat runs the plan agent, with edits and every command but magi denied", () => {
+    const p = plan(agent(), { ...input, allowWrite: false })
+    expect(p.argv.slice(7, 9)).toEqual(["--agent", "plan"])
+    expect(JSON.parse(p.env!.OPENCODE_PERMISSION!)).toEqual({
+      edit: "deny",
+      bash: { "*": "deny", "magi *": "allow", "*/magi *": "allow" }
+    })
+  })
+
+  it("a read-only seat keeps the agent's own permissions and overrides only edit and bash", () => {
+    const own = JSON.stringify({ webfetch: "deny", bash: { "git push *": "allow" }, edit: "allow" })
+    const p = plan(agent({ env: { OPENCODE_PERMISSION: own } }), { ...input, allowWrite: false })
+    expect(JSON.parse(p.env!.OPENCODE_PERMISSION!)).toEqual({ webfetch: "deny", ...READ_ONLY_PERMISSION })
+  })
+
+  it("waits at most 100 s per `magi ask`, inside the 120 s after which its bash tool kills the command", () => {
+    expect(Duration.toSeconds(opencode.waitSlice)).toBeLessThan(120)
+    expect(Duration.toSeconds(opencode.waitSlice)).toBe(100)
+  })
+
+  it("records where its sessions live and what they run on, for a resume from another environment", () => {
+    const recorded = sessionEnvOf(agent({ env: { OPENCODE_DB: "/dbs/oc.db", OPENCODE_CONFIG: "/cfg/oc.json" } }), {
+      HOME: "/home/me",
+      XDG_DATA_HOME: "/data",
+      XDG_CONFIG_HOME: "/config",
+      PATH: "/usr/bin",
+      OPENCODE_DB: "/ignored-by-the-agent-env.db"
+    })
+    expect(recorded).toEqual({
+      HOME: "/home/me",
+      XDG_DATA_HOME: "/data",
+      OPENCODE_DB: "/dbs/oc.db",
+      XDG_CONFIG_HOME: "/config",
+      OPENCODE_CONFIG: "/cfg/oc.json"
+    })
+  })
+
+  it("an agent's wait_slice overrides the opencode slice", () => {
+    expect(waitSliceSecs(agent(), {})).toBe(100)
+    expect(waitSliceSecs(agent({ waitSliceSecs: 300 }), {})).toBe(300)
+  })
+
+  it("the slice follows opencode's bash limit when the owner changes it", () => {
+    const limit = "OPENCODE_EXPERIMENTAL_BASH_DEFAULT_TIMEOUT_MS"
+    expect(waitSliceSecs(agent({ env: { [limit]: "600000" } }), {})).toBe(500)
+    expect(waitSliceSecs(agent(), { [limit]: "30000" })).toBe(10)
+    expect(waitSliceSecs(agent({ env: { [limit]: "soon" } }), {})).toBe(100)
+  })
+})
+
+describe("opencode: reading what it printed", () => {
+  const ok =
+    line({ type: "step_start", sessionID: SES, part: { type: "step-start", sessionID: SES } }) +
+    line({ type: "tool_use", sessionID: SES, part: { type: "tool", tool: "bash", sessionID: SES, state: { status: "completed", output: "x" } } }) +
+    line({ type: "text", sessionID: SES, part: { type: "text", sessionID: SES, text: "All done." } }) +
+    line({ type: "step_finish", sessionID: SES, part: { type: "step-finish", sessionID: SES, reason: "stop" } })
+
+  it("takes the text parts and the session id", () => {
+    expect(parse(ok)).toEqual({ text: "All done.", session: SES, error: false, quota: null })
+  })
+
+  it("an API error reads as the API's message, not as JSON", () => {
+    const out = line({
+      type: "error",
+      sessionID: SES,
+      error: {
+        name: "APIError",
+        data: {
+          message: "The model `scripted` does not exist",
+          statusCode: 400,
+          isRetryable: false,
+          responseBody: '{"error":{"message":"The model `scripted` does not exist","type":"invalid_request_error"}}'
+        }
+      }
+    })
+    const p = parse(out)
+    expect(p).toEqual({ text: "The model `scripted` does not exist", session: SES, error: true, quota: null })
+    const reply = parseReply("opencode", out, "", 1, false)
+    expect(reply.usable).toBe(false)
+    expect(reply.text).toBe("The model `scripted` does not exist")
+  })
+
+  it("an error without an API message reads as the error's name", () => {
+    expect(parse(line({ type: "error", sessionID: SES, error: { name: "ProviderAuthError", data: {} } })).text).toBe("ProviderAuthError")
+  })
+
+  it("a refusal on stderr reads as its message, without colours or the `Error:` label", () => {
+    const err = "\u001b[91m\u001b[1mError: \u001b[0mSession not found\n"
+    expect(parse("", err)).toEqual({ text: "Session not found", session: null, error: true, quota: null })
+  })
+
+  it("a 429 still refused after opencode's retries is a usage limit, with its reset from retry-after", () => {
+    const out = line({
+      type: "error",
+      sessionID: SES,
+      error: {
+        name: "APIError",
+        data: {
+          message: "You exceeded your current quota, please check your plan and billing details.",
+          statusCode: 429,
+          isRetryable: true,
+          responseHeaders: { "retry-after": "7500", "retry-after-ms": "10" },
+          responseBody: '{"error":{"type":"insufficient_quota"}}'
+        }
+      }
+    })
+    expect(parse(out)).toMatchObject({ error: true, quota: "in 2 hours 5 minutes", text: "You exceeded your current quota, please check your plan and billing details." })
+  })
+
+  it("opencode's own Go limit wording is a usage limit with its reset time", () => {
+    const out = line({
+      type: "error",
+      sessionID: SES,
+      error: {
+        name: "APIError",
+        data: {
+          message: "Weekly usage limit reached. It will reset in 3 days 4 hours.",
+          statusCode: 403,
+          responseBody: '{"type":"error","error":{"type":"GoUsageLimitError"}}'
+        }
+      }
+    })
+    expect(parse(out).quota).toBe("in 3 days 4 hours")
+    const free = line({ type: "error", error: { name: "APIError", data: { message: "Free usage exceeded, subscribe to Go", statusCode: 402 } } })
+    expect(parse(free).quota).toBe("")
+  })
+
+  it("an HTTP-date retry-after is given as the time it names", () => {
+    const out = line({
+      type: "error",
+      error: { name: "APIError", data: { message: "usage limit", statusCode: 429, responseHeaders: { "retry-after": "Wed, 02 Dec 2026 15:00:00 GMT" } } }
+    })
+    expect(parse(out).quota).toBe("at Wed, 02 Dec 2026 15:00:00 GMT")
+  })
+
+  it("a server error is an error, not a usage limit", () => {
+    const out = line({ type: "error", error: { name: "APIError", data: { message: "Internal Server Error", statusCode: 500 } } })
+    expect(parse(out)).toMatchObject({ error: true, quota: null, text: "Internal Server Error" })
+  })
+})
