@@ -17,6 +17,7 @@ import { Waits, type WaitOutcome } from "../questions/Waits.js"
 import { CliFailure } from "./CliFailure.js"
 import { questionsLayer } from "./AppLayer.js"
 import { formatSeconds, readStdin, writeErr, writeOut } from "./io.js"
+import { receivedSignal } from "./Signals.js"
 
 const options = {
   summary: Options.text("summary").pipe(
@@ -129,9 +130,11 @@ const newQuestion = (o: AskOptions) =>
       cwd: process.cwd()
     })
     const q = yield* withPanel({ ...base, answer_timeout: timeoutSecs }, o.panel, o.asset)
-    yield* writeErr(`asked ${Q.shortId(q.id)} — waiting for the owner\n`)
     const waits = yield* Waits
-    return yield* watching(q, timeoutSecs * 1000, waits.askAndWait(q, Duration.seconds(timeoutSecs)))
+    // Said only once the question is on disk: a failed write must not read
+    // as a question the owner has.
+    const filed = writeErr(`asked ${Q.shortId(q.id)} — waiting for the owner\n`)
+    return yield* watching(q, timeoutSecs * 1000, waits.askAndWait(q, Duration.seconds(timeoutSecs), filed))
   })
 
 const detailText = (detail: Option.Option<string>) =>
@@ -198,6 +201,19 @@ const resume = (o: AskOptions, id: string) =>
  * the line updates in place; piped into an agent's tool it is one plain line.
  */
 const watching = <E, R>(q: Question, budgetMs: number, wait: Effect.Effect<WaitOutcome, E, R>) =>
+  watchingProgress(q, budgetMs, wait).pipe(Effect.onInterrupt(() => writeErr(interruptedLine(q))))
+
+/**
+ * What a wait stopped by a signal means: the question is still open (only
+ * this process stopped waiting, and its lease went with it), and how to wait
+ * again. The exit code (130 for SIGINT, 143 for SIGTERM) says which signal.
+ */
+export const interruptedLine = (q: Question, signal = receivedSignal()) =>
+  `\nmagi: stopped by ${signal ?? "an interrupt"} while waiting on question ${Q.shortId(q.id)}; ` +
+  `the question stays open and the owner can still answer it (magi resumes this seat if it is a magi run). ` +
+  `To keep waiting in the foreground: magi ask --wait ${q.id}\n`
+
+const watchingProgress = <E, R>(q: Question, budgetMs: number, wait: Effect.Effect<WaitOutcome, E, R>) =>
   Effect.gen(function* () {
     const config = yield* MagiConfig
     const sliceMs = Math.min(budgetMs, config.waitSliceSecs * 1000)

@@ -4,8 +4,9 @@
  *
  * `magi ask` blocks in the agent's own shell tool, which kills long commands,
  * and an agent can background the call and finish. Either way the owner's
- * answer would land in a file nobody reads. Every `TICK` the waiter looks at
- * each question a seat filed and `decide`s: leave it (the asker is still
+ * answer would land in a file nobody reads. Whenever a question changes or an
+ * asker lets go of its lease (and every `TICK` regardless) the waiter looks
+ * at each question a seat filed and `decide`s: leave it (the asker is still
  * there), expire it (nobody answered in time), or deliver the owner's words by
  * resuming the *same* seat's CLI session, so the agent that holds the context
  * carries on. It never starts a fresh agent: when the seat cannot be resumed,
@@ -17,7 +18,7 @@
  * the owner not re-notified) every five seconds.
  */
 import { FileSystem } from "@effect/platform"
-import { Clock, Context, Duration, Effect, Either, FiberSet, Layer, Option, Ref, Schedule } from "effect"
+import { Clock, Context, Duration, Effect, Either, FiberSet, Layer, Option, Queue, Ref, Stream } from "effect"
 import * as NodePath from "node:path"
 import { Rosters } from "../agents/AgentRoster.js"
 import { hasSession } from "../agents/Agents.js"
@@ -33,7 +34,11 @@ import { finishTurn, runTurn, seatBusy } from "../runs/RunTurns.js"
 import { RunStore } from "../runs/Runs.js"
 import { decide, type Action, type Word } from "./WaiterDecide.js"
 
-/** How often the waiter looks at the store: an answer reaches the seat within seconds, at a negligible cost of reads. */
+/**
+ * How often the waiter looks when nothing it watches has changed: the
+ * fallback for what no watch reports (a seat's lock released, a lease gone
+ * stale, a filesystem that cannot be watched), seconds at a negligible cost.
+ */
 export const TICK = Duration.seconds(5)
 
 /**
@@ -354,10 +359,42 @@ export const make = Effect.fn("Waiter.make")(function* () {
     Effect.withSpan("Waiter.tick")
   )
 
-  const run = Effect.repeat(
-    tick.pipe(Effect.catchAllCause((c) => Effect.logWarning(`waiter tick failed: ${c}`))),
-    Schedule.spaced(TICK)
-  ).pipe(Effect.zipRight(Effect.never))
+  /**
+   * Wake the loop when something it acts on changes: a question file (an
+   * answer, a word from the owner) or a lease let go (an asker that exited).
+   * Both are watched, so an answer reaches a seat whose asker is gone
+   * within moments, not at the next look; `TICK` stays as the fallback for
+   * what is not watched (a seat's lock released, a lease gone stale, a
+   * filesystem without watching). A lease event only wakes when the lease is
+   * gone: a waiting asker beats every few seconds, and that changes nothing.
+   */
+  const wakeups = (wake: Effect.Effect<void>) =>
+    Effect.gen(function* () {
+      const leases = NodePath.join(root, Lease.LEASES_DIR)
+      yield* fs.makeDirectory(leases, { recursive: true }).pipe(Effect.ignore)
+      const questionChanged = store.changes.pipe(Stream.filter((name) => name.endsWith(".json")))
+      const leaseGone = fs.watch(leases).pipe(
+        Stream.map((event) => NodePath.basename(event.path)),
+        Stream.filter((name) => name.endsWith(".lease")),
+        Stream.filterEffect((name) => Effect.map(fs.exists(NodePath.join(leases, name)), (there) => !there)),
+        Stream.catchAll(() => Stream.empty)
+      )
+      yield* Stream.merge(questionChanged, leaseGone).pipe(Stream.runForEach(() => wake))
+    })
+
+  const run = Effect.scoped(
+    Effect.gen(function* () {
+      // One pending wake-up is enough: a burst of changes during a tick
+      // costs one more tick, not one per change.
+      const wake = yield* Queue.sliding<void>(1)
+      yield* Effect.forkScoped(wakeups(Queue.offer(wake, undefined)))
+      const once = tick.pipe(Effect.catchAllCause((c) => Effect.logWarning(`waiter tick failed: ${c}`)))
+      for (;;) {
+        yield* once
+        yield* Effect.raceFirst(Queue.take(wake), Effect.sleep(TICK))
+      }
+    })
+  )
 
   return { tick, settle: FiberSet.awaitEmpty(deliveries), run } satisfies WaiterShape
 })

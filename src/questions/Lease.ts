@@ -86,6 +86,20 @@ export const read = Effect.fn("Lease.read")(function* (root: string, id: string)
   return Option.flatMap(body, decodeLease)
 })
 
+/**
+ * Let go of `kind`'s lease on `id` if it is still this process's own: a
+ * `magi ask` that exits stops waiting, and the daemon must not wait out the
+ * lease's ttl to know it. A lease another process has beaten since (a
+ * `--wait` that took the question up, the daemon delivering) is left alone.
+ * Two live processes never share a pid, so within a lease's lifetime the
+ * pid says whose it is.
+ */
+export const release = Effect.fn("Lease.release")(function* (root: string, id: string, kind: LeaseKind) {
+  const held = yield* read(root, id)
+  if (Option.isNone(held) || held.value.kind !== kind || held.value.pid !== process.pid) return
+  yield* clear(root, id)
+})
+
 /** Drop the lease on `id`; fine when there is none. */
 export const clear = Effect.fn("Lease.clear")(function* (root: string, id: string) {
   const fs = yield* FileSystem.FileSystem

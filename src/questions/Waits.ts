@@ -15,7 +15,7 @@
  * cost seconds, not the answer.
  */
 import { FileSystem } from "@effect/platform"
-import { Context, Data, Duration, Effect, Either, Layer, Option, Stream } from "effect"
+import { Context, Data, Duration, Effect, Either, Layer, Option, Ref, Stream } from "effect"
 import * as Q from "./Question.js"
 import type { Question } from "./Question.js"
 import { QuestionStore, type StoreError } from "./QuestionStore.js"
@@ -58,8 +58,16 @@ export const outcomeOf = (q: Question): Option.Option<WaitOutcome> => {
 }
 
 export interface WaitsShape {
-  /** File a fresh question, notify, and wait one slice of `timeout`. */
-  readonly askAndWait: (q: Question, timeout: Duration.Duration) => Effect.Effect<WaitOutcome, StoreError>
+  /**
+   * File a fresh question, notify, and wait one slice of `timeout`. `filed`
+   * runs once the question is on disk, before the notification: what to tell
+   * whoever watches (never shown when the write failed).
+   */
+  readonly askAndWait: (
+    q: Question,
+    timeout: Duration.Duration,
+    filed?: Effect.Effect<void>
+  ) => Effect.Effect<WaitOutcome, StoreError>
   /** Notify if the quiet window allows, then wait: after an agent's reply. */
   readonly announceAndWait: (q: Question, timeout: Duration.Duration) => Effect.Effect<WaitOutcome, StoreError>
   /** Pick up a wait already filed: no new turn, no second notification. */
@@ -72,7 +80,8 @@ export interface WaitsShape {
 }
 
 export class Waits extends Context.Tag("magi/Waits")<Waits, WaitsShape>() {
-  static layer = Layer.effect(
+  /** Waits whose leases are let go when the layer's scope (the command) ends, however it ends. */
+  static layer = Layer.scoped(
     Waits,
     Effect.gen(function* () {
       const config = yield* MagiConfig
@@ -89,13 +98,29 @@ export const make = Effect.fn("Waits.make")(function* (
   const store = yield* QuestionStore
   const notifier = yield* Notifier
   const fs = yield* FileSystem.FileSystem
+  const beaten = yield* Ref.make(new Set<string>())
+
+  // However this process stops waiting (the slice handed back `pending`, the
+  // answer was printed and marked read, SIGTERM, SIGINT, a failure), its
+  // leases go with the scope: nobody waits any more, and the daemon may act
+  // on the owner's answer at once instead of after the lease's ttl. Only
+  // leases still its own are removed. A seat whose turn is still running
+  // stays protected by the seat's lock, not by this lease.
+  yield* Effect.addFinalizer(() =>
+    Effect.flatMap(Ref.get(beaten), (ids) =>
+      Effect.forEach(ids, (id) => Lease.release(store.root, id, "asker"), { discard: true })
+    ).pipe(Effect.provideService(FileSystem.FileSystem, fs), Effect.ignore)
+  )
 
   /**
    * Tell the daemon this asker is alive. Beaten when a wait starts and at
-   * every re-read; a slice that ends simply stops beating, and the lease ages
-   * out unless the next `--wait` takes it up.
+   * every re-read; the lease is let go when this process ends its waiting.
    */
-  const beat = (id: string) => Lease.beat(store.root, id, "asker").pipe(Effect.provideService(FileSystem.FileSystem, fs))
+  const beat = (id: string) =>
+    Effect.zipRight(
+      Ref.update(beaten, (s) => (s.has(id) ? s : new Set(s).add(id))),
+      Lease.beat(store.root, id, "asker").pipe(Effect.provideService(FileSystem.FileSystem, fs))
+    )
 
   /** Re-read the question; a failed read (mid-rename, hand edit) is no news. */
   const observe = (id: string) =>
@@ -190,8 +215,10 @@ export const make = Effect.fn("Waits.make")(function* (
       return yield* waitLoop(q, timeout)
     })
 
-  const askAndWait = (q: Question, timeout: Duration.Duration) =>
-    Effect.zipRight(store.put(q), announceAndWait(q, timeout)).pipe(
+  const askAndWait = (q: Question, timeout: Duration.Duration, filed: Effect.Effect<void> = Effect.void) =>
+    store.put(q).pipe(
+      Effect.zipRight(filed),
+      Effect.zipRight(announceAndWait(q, timeout)),
       Effect.withSpan("Waits.askAndWait", { attributes: { id: q.id } })
     )
 

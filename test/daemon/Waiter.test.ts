@@ -199,6 +199,41 @@ describe("the waiter, scenario by scenario", () => {
     })
   )
 
+  it.scoped("an answer to a question whose asker is gone reaches the seat at once, not at the next look", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      const d = yield* startDaemon(w)
+      yield* pass("1 second", "1 second")
+      expect(yield* Ref.get(w.calls)).toEqual([])
+      yield* owner(w, (q, now) => Q.answer(q, { choice: "SQLite" }, now))
+      // Far less than one TICK of virtual time: only the change can have woken it.
+      yield* pass("10 millis", "10 millis")
+      expect(yield* Ref.get(w.calls)).toHaveLength(1)
+      yield* d.waiter.settle
+      yield* stop(d)
+    })
+  )
+
+  it.scoped("an asker that lets go of its lease wakes the waiter, which delivers the answer it was waiting on", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      yield* beatAsAsker(w)
+      const d = yield* startDaemon(w)
+      yield* owner(w, (q, now) => Q.answer(q, { choice: "SQLite" }, now))
+      yield* pass("1 second", "1 second")
+      // The asker holds it: nothing starts.
+      expect(yield* Ref.get(w.calls)).toEqual([])
+      // The asker exits (say SIGTERM before it printed): its lease goes with it.
+      yield* Lease.release(QROOT, Q_ID, "asker").pipe(Effect.provide(w.base))
+      yield* pass("10 millis", "10 millis")
+      expect(yield* Ref.get(w.calls)).toHaveLength(1)
+      yield* d.waiter.settle
+      yield* stop(d)
+    })
+  )
+
   it.scoped("when the owner says something to a dead asker, the seat is resumed once and its printed reply lands on the thread", () =>
     Effect.gen(function* () {
       const w = yield* makeWorld

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Duration, Effect, Fiber, Layer, Stream, TestClock } from "effect"
+import { Context, Duration, Effect, Exit, Fiber, Layer, Option, Scope, Stream, TestClock } from "effect"
 import * as NodePath from "node:path"
 import * as Q from "../../src/questions/Question.js"
 import { QuestionStore } from "../../src/questions/QuestionStore.js"
@@ -19,7 +19,7 @@ const HOUR = 3600
 /** Waits over a real temp-dir store, notifications as given (off by default). */
 const onDisk = (slice: Duration.DurationInput, notifier: Layer.Layer<Notifier> = Notifier.off) => {
   const root = NodePath.join(tempDirSync(), "questions")
-  return Layer.effect(Waits, WaitsModule.make(Duration.decode(slice))).pipe(
+  return Layer.scoped(Waits, WaitsModule.make(Duration.decode(slice))).pipe(
     Layer.provideMerge(Layer.mergeAll(QuestionStore.at(root), notifier)),
     Layer.provideMerge(NodeContext.layer)
   )
@@ -31,7 +31,7 @@ const onDisk = (slice: Duration.DurationInput, notifier: Layer.Layer<Notifier> =
  * answer through the store's change stream alone.
  */
 const inMemory = (slice: Duration.DurationInput, poll: Duration.DurationInput = WaitsModule.POLL) =>
-  Layer.effect(Waits, WaitsModule.make(Duration.decode(slice), Duration.decode(poll))).pipe(
+  Layer.scoped(Waits, WaitsModule.make(Duration.decode(slice), Duration.decode(poll))).pipe(
     Layer.provideMerge(Layer.mergeAll(QuestionStore.at("/magi/questions"), Notifier.off)),
     Layer.provideMerge(MemoryFileSystem.layer)
   )
@@ -254,7 +254,7 @@ describe("Waits", () => {
       expect(outcome._tag === "Answered" && outcome.answer).toBe("Redis")
     }).pipe(
       Effect.provide(
-        Layer.effect(Waits, WaitsModule.make(Duration.minutes(4))).pipe(
+        Layer.scoped(Waits, WaitsModule.make(Duration.minutes(4))).pipe(
           Layer.provideMerge(
             Layer.mergeAll(
               Layer.effect(
@@ -298,5 +298,55 @@ describe("Waits", () => {
       expect(slices).toBe(24)
       expect((yield* store.get(q.id)).detail).toContain("no answer within 86400s of asking")
     }).pipe(Effect.provide(inMemory("1 hour", "1 day")))
+  )
+})
+
+describe("Waits let go of the asker's lease when the asking process stops waiting", () => {
+  /** The waits of one `magi ask` process: the scope closing is the command ending. */
+  const oneProcess = (slice: Duration.DurationInput) =>
+    Effect.gen(function* () {
+      const scope = yield* Scope.make()
+      const ctx = yield* Layer.buildWithScope(inMemory(slice), scope)
+      const leaseOf = (id: string) =>
+        Lease.read("/magi/questions", id).pipe(Effect.provide(Layer.succeedContext(ctx)), Effect.map(Option.map((l) => l.kind)))
+      return { scope, waits: Context.get(ctx, Waits), ctx, leaseOf }
+    })
+
+  it.effect("a slice that hands back pending leaves no lease once the command ends", () =>
+    Effect.gen(function* () {
+      const p = yield* oneProcess("30 seconds")
+      const q = yield* asked(HOUR)
+      const waiting = yield* Effect.fork(p.waits.askAndWait(q, Duration.seconds(HOUR)))
+      yield* advance("5 seconds")
+      expect(yield* p.leaseOf(q.id)).toEqual(Option.some("asker"))
+      expect((yield* runUntilDone(waiting))._tag).toBe("Pending")
+      yield* Scope.close(p.scope, Exit.void)
+      // Before: the lease stayed for its whole 90 s ttl, and so did the daemon.
+      expect(yield* p.leaseOf(q.id)).toEqual(Option.none())
+    })
+  )
+
+  it.effect("a wait stopped by a signal leaves no lease either", () =>
+    Effect.gen(function* () {
+      const p = yield* oneProcess("4 minutes")
+      const q = yield* asked(HOUR)
+      const waiting = yield* Effect.fork(p.waits.askAndWait(q, Duration.seconds(HOUR)))
+      yield* advance("5 seconds")
+      yield* Fiber.interrupt(waiting)
+      yield* Scope.close(p.scope, Exit.interrupt(waiting.id()))
+      expect(yield* p.leaseOf(q.id)).toEqual(Option.none())
+    })
+  )
+
+  it.effect("a lease someone else beat since (the daemon delivering) is left alone", () =>
+    Effect.gen(function* () {
+      const p = yield* oneProcess("30 seconds")
+      const q = yield* asked(HOUR)
+      const waiting = yield* Effect.fork(p.waits.askAndWait(q, Duration.seconds(HOUR)))
+      yield* runUntilDone(waiting)
+      yield* Lease.beat("/magi/questions", q.id, "daemon").pipe(Effect.provide(Layer.succeedContext(p.ctx)))
+      yield* Scope.close(p.scope, Exit.void)
+      expect(yield* p.leaseOf(q.id)).toEqual(Option.some("daemon"))
+    })
   )
 })
