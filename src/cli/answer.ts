@@ -10,6 +10,8 @@ import { QuestionStore } from "../questions/QuestionStore.js"
 import { answerWithText, oldestOpen, sayToQuestion } from "../questions/Answers.js"
 import { CliFailure } from "./CliFailure.js"
 import { questionsLayer } from "./AppLayer.js"
+import { MagiConfig } from "../platform/MagiConfig.js"
+import { MagiHome } from "../platform/MagiHome.js"
 import { writeOut } from "./io.js"
 import { forTerminal, forTerminalLine } from "../platform/TerminalText.js"
 
@@ -89,5 +91,7 @@ export const answer = Command.make("answer", options, (o) =>
     }
     if (Option.isSome(o.id) && !o.list) return yield* show(o.id.value)
     yield* listing(o.all, o.json)
-  }).pipe(Effect.provide(questionsLayer()))
+    // Answering needs nothing from the config files: a broken one is a
+    // warning here, never a reason the owner cannot answer.
+  }).pipe(Effect.provide(questionsLayer(MagiHome.fromEnv, MagiConfig.fromFilesOrDefaults(process.cwd(), "answering"))))
 ).pipe(Command.withDescription("Answer, or speak back on, the questions agents asked you"))

@@ -102,3 +102,24 @@ describe("magi ask at its edges", () => {
     expect(NodeFs.existsSync(NodePath.join(o.questionsDir, "leases", `${id}.lease`))).toBe(false)
   })
 })
+
+describe("magi answer with a broken config", () => {
+  it("warns about the config and answers anyway, since answering needs none of it", { timeout: 60_000 }, async () => {
+    const o = owner()
+    const ask = o.start(["ask", "--summary", "Which backend?", "--choice", "SQLite", "--choice", "Redis"])
+    const [id] = await o.filedId()
+    // The working directory is its own repository root (a stray .git higher
+    // up, in the temp directory, must not decide where magi.toml is read).
+    NodeFs.mkdirSync(NodePath.join(o.cwd, ".git"))
+    NodeFs.writeFileSync(NodePath.join(o.cwd, "magi.toml"), "[ask\nanswer_timeout = \n")
+    const listed = await o.run(["answer"])
+    expect(listed.code).toBe(0)
+    expect(listed.stdout).toContain("Which backend?")
+    const answered = await o.run(["answer", id!, "--reply", "SQLite"])
+    expect(answered.code).toBe(0)
+    expect(answered.stderr).toContain("magi: warning: ignoring the config, which answering does not need:")
+    expect(answered.stderr).toContain("magi.toml")
+    expect(o.read(id!).answer).toEqual({ choice: "SQLite" })
+    expect((await ask.done).stdout).toBe("SQLite\n")
+  })
+})
