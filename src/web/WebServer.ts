@@ -19,6 +19,7 @@ import * as Responses from "./Responses.js"
 import { guard } from "./Security.js"
 import { Snapshots } from "./Snapshot.js"
 import { Live } from "./Live.js"
+import { defaultLimits, type Limits, limitConnections, serverOptions } from "./Connections.js"
 import { NoticeFeed } from "./NoticeFeed.js"
 
 /**
@@ -39,6 +40,8 @@ export interface WebOptions {
   readonly bind: string
   /** 0 asks the system for a free port (tests, benchmarks). */
   readonly port: number
+  /** Deadlines and the connection cap; tests shrink them. */
+  readonly limits?: Limits
 }
 
 export interface Running {
@@ -55,12 +58,13 @@ const codeOf = (e: { readonly cause: unknown }) =>
 const urlHost = (address: string) => (NodeNet.isIPv6(address) ? `[${address}]` : address)
 
 /** Listen on `address:port`, retrying a port in use for `PORT_RETRY_FOR`. */
-const listen = (address: string, port: number) =>
+const listen = (address: string, port: number, limits: Limits) =>
   Effect.gen(function* () {
     let node: NodeHttp.Server | undefined
     const server = yield* NodeHttpServer.make(
       () => {
-        node = NodeHttp.createServer()
+        node = NodeHttp.createServer(serverOptions(limits))
+        limitConnections(node, limits)
         return node
       },
       { host: address, port }
@@ -110,7 +114,7 @@ export const serve = (
 ): Effect.Effect<Running, CannotListen | BadBind, QuestionStore | MagiHome | FileSystem | CommandExecutor | Scope.Scope> =>
   Effect.gen(function* () {
     const binding = yield* resolveBind(options.bind)
-    const { server, node } = yield* listen(binding.address, options.port)
+    const { server, node } = yield* listen(binding.address, options.port, options.limits ?? defaultLimits)
     const port = server.address._tag === "TcpAddress" ? server.address.port : options.port
     // Finalizers run in reverse: this one runs after `Live` has ended the
     // event streams and before the listener closes. It lets go of the
