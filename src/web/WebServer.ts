@@ -9,7 +9,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Cause, Data, Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
 import * as NodeHttp from "node:http"
 import * as NodeNet from "node:net"
-import { Leases } from "../questions/Lease.js"
+import * as LeaseIndex from "../questions/LeaseIndex.js"
 import type { MagiHome } from "../platform/MagiHome.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { type BadBind, resolveBind } from "./Bind.js"
@@ -96,7 +96,9 @@ const listen = (address: string, port: number, limits: Limits) =>
  */
 const services = Live.layer.pipe(
   Layer.provideMerge(Layer.merge(Snapshots.layer, NoticeFeed.layer)),
-  Layer.provideMerge(Layer.unwrapEffect(Effect.map(QuestionStore, (store) => Leases.at(store.root))))
+  // The leases from an index kept in memory (one read per change of the
+  // leases folder), never one read per question per request.
+  Layer.provideMerge(Layer.unwrapEffect(Effect.map(QuestionStore, (store) => LeaseIndex.layer(store.root))))
 )
 
 /** Every route, and a JSON 404 for anything else. */
