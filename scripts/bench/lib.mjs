@@ -36,7 +36,10 @@ export const ms = (n) => `${n.toFixed(1)} ms`
 
 /** `magi web --no-loop` on `home`, 127.0.0.1, a free port: { url, host, port, stop }. */
 export const startWeb = async (home) => {
-  const server = spawn(process.execPath, [MAGI, "web", "--bind", "127.0.0.1", "--port", "0", "--home", home, "--no-loop"], {
+  const argv = [process.execPath, MAGI, "web", "--bind", "127.0.0.1", "--port", "0", "--home", home, "--no-loop"]
+  // MAGI_BENCH_NOFILE runs the server under `ulimit -n N` (1024 is the usual default).
+  const limit = process.env.MAGI_BENCH_NOFILE
+  const server = spawn(limit ? "/bin/sh" : argv[0], limit ? ["-c", `ulimit -n ${Number(limit)} && exec "$@"`, "sh", ...argv] : argv.slice(1), {
     stdio: ["ignore", "pipe", "inherit"],
     env: { ...process.env, MAGI_HOME: home, XDG_CONFIG_HOME: join(home, "config") }
   })
