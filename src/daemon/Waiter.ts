@@ -24,6 +24,8 @@ import { Rosters } from "../agents/AgentRoster.js"
 import { hasSession } from "../agents/Agents.js"
 import * as Lease from "../questions/Lease.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
+import * as Announcements from "../questions/Announcements.js"
+import { Notifier } from "../questions/Notifier.js"
 import { Notices } from "./Notices.js"
 import * as Prompts from "../agents/Prompts.js"
 import * as Q from "../questions/Question.js"
@@ -59,6 +61,8 @@ export interface TickReport {
   readonly expired: ReadonlyArray<string>
   readonly started: ReadonlyArray<string>
   readonly refused: ReadonlyArray<string>
+  /** Questions whose notification this loop sent in their asker's place. */
+  readonly announced: ReadonlyArray<string>
 }
 
 export interface WaiterShape {
@@ -96,6 +100,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
   const rosters = yield* Rosters
   const notices = yield* Notices
   const config = yield* MagiConfig
+  const notifier = yield* Notifier
   const context = yield* Effect.context<FileSystem.FileSystem | QuestionStore | RunStore | Rosters | import("../agents/Agents.js").Agents>()
   const failedAt = yield* Ref.make(new Map<string, number>())
   const inFlight = yield* Ref.make(new Set<string>())
@@ -104,6 +109,8 @@ export const make = Effect.fn("Waiter.make")(function* () {
   // same tick would otherwise both go; across processes the lock decides.
   const seatsInFlight = yield* Ref.make(new Set<string>())
   const deliveries = yield* FiberSet.make<void, never>()
+  // Questions whose notification this loop is sending right now.
+  const announcing = yield* Ref.make(new Set<string>())
   const root = store.root
   const nowDate = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -305,6 +312,42 @@ export const make = Effect.fn("Waiter.make")(function* () {
       Effect.provide(context)
     )
 
+  // -- notifying in the asker's place ------------------------------------------
+
+  /**
+   * Notify the owner about `q` because its asker could not (a sandbox with
+   * no network, or it died mid-send). The attempt is recorded before it is
+   * made, so the loop tries once, never twice, whatever comes of it.
+   */
+  const announce = (q: Q.Question) =>
+    Effect.gen(function* () {
+      const record = (state: "sending" | "sent" | "failed", reason = "") =>
+        Announcements.write(root, q.id, { turns: q.thread.length, state, by: "loop", reason }).pipe(
+          Effect.provideService(FileSystem.FileSystem, fs)
+        )
+      yield* record("sending")
+      const sent = yield* Effect.either(notifier.notify(q))
+      if (Either.isRight(sent)) {
+        yield* record("sent")
+        return yield* Effect.logInfo(`notified the owner about question ${Q.shortId(q.id)}, which its asker could not`)
+      }
+      yield* record("failed", sent.left.message)
+      yield* Effect.logWarning(`could not notify about question ${Q.shortId(q.id)} in its asker's place either: ${sent.left.message}`)
+    })
+
+  const maybeAnnounce = (q: Q.Question) =>
+    Effect.gen(function* () {
+      if (!Q.isOpen(q) || (yield* Ref.get(announcing)).has(q.id)) return false
+      const record = yield* Announcements.read(root, q.id).pipe(Effect.provideService(FileSystem.FileSystem, fs))
+      if (!Announcements.loopShouldNotify(q, record, yield* nowDate)) return false
+      yield* Ref.update(announcing, (s) => new Set(s).add(q.id))
+      yield* FiberSet.run(
+        deliveries,
+        announce(q).pipe(Effect.ensuring(Ref.update(announcing, without(q.id))), Effect.interruptible)
+      )
+      return true
+    })
+
   // -- the tick -----------------------------------------------------------------
 
   const recentlyFailed = (q: Q.Question, word: Word) =>
@@ -317,8 +360,10 @@ export const make = Effect.fn("Waiter.make")(function* () {
     const expired: string[] = []
     const started: string[] = []
     const refused: string[] = []
+    const announced: string[] = []
     const all = yield* store.list.pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<Q.Question>))
     for (const q of all) {
+      if (yield* maybeAnnounce(q)) announced.push(q.id)
       // Settled for good: skipped before any file is read, since most
       // questions on disk are these.
       if (q.cwd === "" || !Q.awaitsAgent(q)) continue
@@ -350,7 +395,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
         )
       }
     }
-    return { expired, started, refused } satisfies TickReport
+    return { expired, started, refused, announced } satisfies TickReport
   }).pipe(
     // A tick is finished before a stop takes effect; a delivery in flight is
     // interrupted (and marks nothing), because it was never confirmed.

@@ -22,6 +22,7 @@ import { QuestionStore, type StoreError } from "./QuestionStore.js"
 import { Notifier } from "./Notifier.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import * as Lease from "./Lease.js"
+import * as Announcements from "./Announcements.js"
 
 /**
  * The fallback re-read interval. The answer comes from a person on a phone;
@@ -200,17 +201,26 @@ export const make = Effect.fn("Waits.make")(function* (
       yield* beat(q.id)
       const now = new Date(yield* Effect.clockWith((c) => c.currentTimeMillis))
       if (Q.shouldNotify(q, now)) {
+        // What happened is recorded, so the loop (outside any sandbox)
+        // notifies once in this asker's place if it could not.
+        const record = (state: "sending" | "sent" | "failed", reason = "") =>
+          Announcements.write(store.root, q.id, { turns: q.thread.length, state, by: "asker", reason }).pipe(
+            Effect.provideService(FileSystem.FileSystem, fs)
+          )
+        yield* record("sending")
         // A broken webhook costs the tap on the shoulder, nothing more: the
         // question is on disk and the web UI shows it.
-        yield* notifier
-          .notify(q)
-          .pipe(
-            Effect.catchAll((e) =>
+        yield* notifier.notify(q).pipe(
+          Effect.zipRight(record("sent")),
+          Effect.catchAll((e) =>
+            Effect.zipRight(
+              record("failed", e.message),
               Effect.logWarning(
-                `could not notify about question ${Q.shortId(q.id)}: ${e.message} - the web UI is the only surface for it now`
+                `could not notify about question ${Q.shortId(q.id)}: ${e.message} - the web UI shows it, and magi serve or magi web will try once more if one is running`
               )
             )
           )
+        )
       }
       return yield* waitLoop(q, timeout)
     })

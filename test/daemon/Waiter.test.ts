@@ -8,6 +8,7 @@ import { Context, Duration, Effect, Either, Exit, Layer, Option, Ref, Scope, Tes
 import { Rosters, type AgentSpec } from "../../src/agents/AgentRoster.js"
 import { Agents, type CallInput, type CallResult } from "../../src/agents/Agents.js"
 import * as Lease from "../../src/questions/Lease.js"
+import * as Announcements from "../../src/questions/Announcements.js"
 import { MagiConfig } from "../../src/platform/MagiConfig.js"
 import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
 import { Notices } from "../../src/daemon/Notices.js"
@@ -588,6 +589,73 @@ describe("the waiter, scenario by scenario", () => {
       yield* pass("20 minutes", "1 minute")
       expect(yield* Ref.get(w.calls)).toEqual([])
       expect(yield* notices(w)).toEqual([])
+      yield* stop(d)
+    })
+  )
+})
+
+describe("the loop notifies in the asker's place", () => {
+  const announce = (w: World, record: Parameters<typeof Announcements.write>[2]) =>
+    Announcements.write(QROOT, Q_ID, record).pipe(Effect.provide(w.base))
+  const announced = (w: World) => Announcements.read(QROOT, Q_ID).pipe(Effect.provide(w.base))
+
+  it.scoped("a question whose asker could not notify (a sandbox with no network) is notified once, by the loop", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      yield* announce(w, { turns: 0, state: "failed", by: "asker", reason: "could not resolve ntfy.sh" })
+      const d = yield* startDaemon(w)
+      yield* pass("10 seconds")
+      yield* d.waiter.settle
+      yield* pass("30 minutes", "1 minute")
+      expect(yield* Ref.get(w.notified)).toEqual(["Which backend?"])
+      expect(yield* announced(w)).toMatchObject({ _tag: "Some", value: { state: "sent", by: "loop" } })
+      yield* stop(d)
+      // A restarted loop finds the record and does not notify again.
+      const again = yield* startDaemon(w)
+      yield* pass("1 minute")
+      expect(yield* Ref.get(w.notified)).toHaveLength(1)
+      yield* stop(again)
+    })
+  )
+
+  it.scoped("a question its asker notified is never notified again", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      yield* announce(w, { turns: 0, state: "sent", by: "asker" })
+      const d = yield* startDaemon(w)
+      yield* pass("30 minutes", "1 minute")
+      expect(yield* Ref.get(w.notified)).toEqual([])
+      yield* stop(d)
+    })
+  )
+
+  it.scoped("an asker that died mid-notification is stood in for once its attempt could no longer be running", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      yield* announce(w, { turns: 0, state: "sending", by: "asker" })
+      const d = yield* startDaemon(w)
+      yield* pass("20 seconds")
+      // It may still be sending: the loop waits.
+      expect(yield* Ref.get(w.notified)).toEqual([])
+      yield* pass("30 seconds")
+      yield* d.waiter.settle
+      expect(yield* Ref.get(w.notified)).toEqual(["Which backend?"])
+      yield* stop(d)
+    })
+  )
+
+  it.scoped("a failed notification of a question since answered is not sent", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      yield* announce(w, { turns: 0, state: "failed", by: "asker" })
+      yield* owner(w, (q, now) => Q.answer(q, { choice: "SQLite" }, now))
+      const d = yield* startDaemon(w)
+      yield* pass("1 minute")
+      expect(yield* Ref.get(w.notified)).toEqual([])
       yield* stop(d)
     })
   )

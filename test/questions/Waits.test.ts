@@ -11,8 +11,9 @@ import { Waits, type WaitOutcome } from "../../src/questions/Waits.js"
 import * as WaitsModule from "../../src/questions/Waits.js"
 import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
 import * as Lease from "../../src/questions/Lease.js"
+import * as Announcements from "../../src/questions/Announcements.js"
 import { answerQuestion, sayToQuestion } from "../../src/questions/Answers.js"
-import { advance, choiceQuestion, runUntilDone, tempDirSync } from "../support.js"
+import { advance, choiceQuestion, realPause, runUntilDone, tempDirSync } from "../support.js"
 
 const HOUR = 3600
 
@@ -349,4 +350,33 @@ describe("Waits let go of the asker's lease when the asking process stops waitin
       expect(yield* p.leaseOf(q.id)).toEqual(Option.some("daemon"))
     })
   )
+})
+
+describe("the asker records whether it notified, for the loop to stand in", () => {
+  const failing = Layer.succeed(Notifier, {
+    command: ["ntfy"],
+    notify: () => Effect.fail(new Notify.NotifyFailed({ message: "could not resolve ntfy.sh" }))
+  })
+  const working = Layer.succeed(Notifier, { command: ["ntfy"], notify: () => Effect.void })
+
+  for (const [name, notifier, state] of [
+    ["a notification that fails (no network in the sandbox) is recorded as failed", failing, "failed"],
+    ["a notification sent is recorded as sent", working, "sent"]
+  ] as const)
+    it.effect(name, () =>
+      Effect.gen(function* () {
+        const waits = yield* Waits
+        const store = yield* QuestionStore
+        const q = yield* asked(60)
+        const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
+        // The record is written with real I/O: give it real time to land.
+        let record = yield* Announcements.read(store.root, q.id)
+        for (let i = 0; i < 500 && !(Option.isSome(record) && record.value.state !== "sending"); i++) {
+          yield* realPause(10)
+          record = yield* Announcements.read(store.root, q.id)
+        }
+        expect(record).toMatchObject({ _tag: "Some", value: { state, by: "asker", turns: 0 } })
+        yield* Fiber.interrupt(waiting)
+      }).pipe(Effect.provide(onDisk("240 seconds", notifier)))
+    )
 })
