@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { owner } from "./cliSupport.js"
+import { sampleRun } from "../runSupport.js"
 
 const ESC = "\x1b"
 const BEL = "\x07"
@@ -51,6 +52,25 @@ describe("agent text on the owner's terminal", () => {
     expect(hasRawControls(answered.stdout.replaceAll("\n", ""))).toBe(false)
     expect(answered.stdout).toContain(SHOWN)
     await ask.done
+  })
+})
+
+describe("an agent's run summary on the owner's terminal", () => {
+  it("is shown escaped by magi runs and magi show", { timeout: 60_000 }, async () => {
+    const o = owner()
+    const id = "20260902-201256-9fb7"
+    const run = sampleRun(id, { status: "failed", summary: HOSTILE, reason: `turn failed: ${ESC}]0;pwned${BEL}` })
+    NodeFs.mkdirSync(NodePath.join(o.home, "runs", id), { recursive: true })
+    NodeFs.writeFileSync(NodePath.join(o.home, "runs", id, "run.json"), JSON.stringify(run, null, 2))
+    const runs = await o.run(["runs"])
+    expect(runs.code).toBe(0)
+    expect(hasRawControls(runs.stdout.replaceAll("\n", ""))).toBe(false)
+    expect(runs.stdout).toContain(SHOWN)
+    const shown = await o.run(["show", id])
+    expect(shown.code).toBe(0)
+    expect(hasRawControls(shown.stdout.replaceAll("\n", ""))).toBe(false)
+    expect(shown.stdout).toContain(SHOWN)
+    expect(shown.stdout).toContain("turn failed: \\e]0;pwned\\x07")
   })
 })
 
