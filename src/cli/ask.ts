@@ -216,7 +216,7 @@ const watching = <E, R>(
  */
 export const interruptedLine = (q: Question, signal = receivedSignal()) =>
   `\nmagi: stopped by ${signal ?? "an interrupt"} while waiting on question ${Q.shortId(q.id)}; ` +
-  `the question stays open and the owner can still answer it (magi resumes this seat if it is a magi run). ` +
+  `the question stays open and the owner can still answer it (in a magi run, magi serve or magi web resumes this seat with the answer). ` +
   `To keep waiting in the foreground: magi ask --wait ${q.id}\n`
 
 const watchingProgress = <E, R>(
