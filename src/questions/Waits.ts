@@ -160,6 +160,11 @@ export const make = Effect.fn("Waits.make")(function* (
       if (Option.isSome(heard)) return heard.value
       if (!isTheRealDeadline) {
         const fresh = yield* Effect.orElseSucceed(store.get(q.id), () => q)
+        // One exception to letting go: a pending slice of a question asked
+        // outside any magi run. No daemon can resume such an asker, and its
+        // `--wait` comes right back; letting go would only have the waiter
+        // tell the owner, in that gap, that their answer cannot be delivered.
+        if (q.run === "") yield* Ref.update(beaten, (ids) => new Set([...ids].filter((id) => id !== q.id)))
         return WaitOutcome.Pending({ question: fresh })
       }
       return yield* expire(q, timeout)

@@ -115,7 +115,7 @@ describe("magi ask at its edges", () => {
 
   it("a slice that hands back pending leaves no lease behind", { timeout: 60_000 }, async () => {
     const o = owner()
-    const done = await o.run(["ask", "--summary", "Which backend?"], { MAGI_WAIT_SLICE: "1" })
+    const done = await o.run(["ask", "--summary", "Which backend?"], { MAGI_WAIT_SLICE: "1", MAGI_RUN: "20260902-201256-9fb7" })
     expect(done.code).toBe(0)
     expect(done.stdout).toContain("magi ask --wait")
     const [id] = await o.filedId()

@@ -327,6 +327,17 @@ describe("Waits let go of the asker's lease when the asking process stops waitin
     })
   )
 
+  it.effect("a pending slice of a question outside any magi run keeps its lease for the --wait that follows", () =>
+    Effect.gen(function* () {
+      const p = yield* oneProcess("30 seconds")
+      const q = { ...(yield* asked(HOUR)), run: "" }
+      const waiting = yield* Effect.fork(p.waits.askAndWait(q, Duration.seconds(HOUR)))
+      expect((yield* runUntilDone(waiting))._tag).toBe("Pending")
+      yield* Scope.close(p.scope, Exit.void)
+      expect(yield* p.leaseOf(q.id)).toEqual(Option.some("asker"))
+    })
+  )
+
   it.effect("a wait stopped by a signal leaves no lease either", () =>
     Effect.gen(function* () {
       const p = yield* oneProcess("4 minutes")
