@@ -1,5 +1,8 @@
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { exitCodeOf, main } from "./cli/main.js"
+import { noteSignals } from "./cli/Signals.js"
+
+noteSignals()
 
 NodeRuntime.runMain(main(process.argv), {
   disableErrorReporting: true,

@@ -4,7 +4,8 @@ import { mkdtempSync, mkdirSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 
-export const MAGI = resolve("dist/magi.js")
+// MAGI_BENCH_BUNDLE runs another build (e.g. the one before a change) under the same load, for a before/after.
+export const MAGI = resolve(process.env.MAGI_BENCH_BUNDLE ?? "dist/magi.js")
 
 export const isolatedEnv = () => {
   const top = mkdtempSync(join(tmpdir(), "magi-bench-"))
@@ -32,3 +33,65 @@ export const run = (cmd, args, opts = {}) =>
   })
 
 export const ms = (n) => `${n.toFixed(1)} ms`
+
+/** `magi web --no-loop` on `home`, 127.0.0.1, a free port: { url, host, port, stop }. */
+export const startWeb = async (home) => {
+  const argv = [process.execPath, MAGI, "web", "--bind", "127.0.0.1", "--port", "0", "--home", home, "--no-loop"]
+  // MAGI_BENCH_NOFILE runs the server under `ulimit -n N` (1024 is the usual default).
+  const limit = process.env.MAGI_BENCH_NOFILE
+  const server = spawn(limit ? "/bin/sh" : argv[0], limit ? ["-c", `ulimit -n ${Number(limit)} && exec "$@"`, "sh", ...argv] : argv.slice(1), {
+    stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, MAGI_HOME: home, XDG_CONFIG_HOME: join(home, "config") }
+  })
+  const url = await new Promise((done, fail) => {
+    let out = ""
+    server.stdout.on("data", (d) => {
+      out += d
+      const m = /^(http:\/\/127\.0\.0\.1:\d+)\n/.exec(out)
+      if (m) done(m[1])
+    })
+    server.once("exit", (code) => fail(new Error(`magi web exited with ${code}`)))
+  })
+  const { hostname, port } = new URL(url)
+  return { url, hostname, port: Number(port), stop: () => server.kill("SIGTERM") }
+}
+
+const percentileOf = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
+
+/** `connections` keep-alive clients on GET `path` for `seconds`: requests/s, p50, p99, max, errors. */
+export const loadTest = async ({ hostname, port }, path, { seconds = 10, connections = 20, headers = {} } = {}) => {
+  const { Agent, request } = await import("node:http")
+  const now = () => performance.timeOrigin + performance.now()
+  const agent = new Agent({ keepAlive: true, maxSockets: connections })
+  const latencies = []
+  let errors = 0
+  const deadline = now() + seconds * 1000
+  const one = () =>
+    new Promise((done) => {
+      const started = now()
+      const req = request({ hostname, port, path, agent, headers }, (res) => {
+        res.on("data", () => {})
+        res.on("end", () => {
+          latencies.push(now() - started)
+          if (res.statusCode !== 200) errors++
+          done()
+        })
+        res.on("error", () => (errors++, done()))
+      })
+      req.on("error", () => (errors++, done()))
+      req.end()
+    })
+  const started = now()
+  await Promise.all(Array.from({ length: connections }, async () => { while (now() < deadline) await one() }))
+  const elapsed = (now() - started) / 1000
+  agent.destroy()
+  latencies.sort((a, b) => a - b)
+  return {
+    path,
+    rps: Math.round(latencies.length / elapsed),
+    p50: +percentileOf(latencies, 50).toFixed(1),
+    p99: +percentileOf(latencies, 99).toFixed(1),
+    max: +latencies.at(-1).toFixed(1),
+    errors
+  }
+}

@@ -223,7 +223,7 @@ export const mintUuid = Effect.gen(function* () {
  * the build), found from the script this process runs; none when magi runs
  * from source, as under the test runner.
  */
-const ownBinDir = Effect.gen(function* () {
+export const ownBinDir = Effect.gen(function* () {
   const fs = yield* FileSystem.FileSystem
   const entry = process.argv[1]
   if (entry === undefined) return undefined

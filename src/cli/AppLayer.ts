@@ -6,6 +6,7 @@
  */
 import * as LocalContext from "../platform/LocalContext.js"
 import { Layer } from "effect"
+import type { FileSystem } from "@effect/platform"
 import { MagiHome } from "../platform/MagiHome.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
@@ -13,9 +14,12 @@ import { Notifier } from "../questions/Notifier.js"
 import { Waits } from "../questions/Waits.js"
 
 /** Everything questions need, over `home` (the owner's, from the environment, when not given). */
-export const questionsLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>
+export const questionsLayer = (
+  home: Layer.Layer<MagiHome> = MagiHome.fromEnv,
+  config: Layer.Layer<MagiConfig, unknown, FileSystem.FileSystem> = MagiConfig.fromFiles()
+) =>
   Waits.layer.pipe(
     Layer.provideMerge(Layer.mergeAll(QuestionStore.layer, Notifier.layer)),
-    Layer.provideMerge(Layer.mergeAll(MagiConfig.fromFiles(), home)),
+    Layer.provideMerge(Layer.mergeAll(config, home)),
     Layer.provideMerge(LocalContext.layer)
   )

@@ -10,7 +10,10 @@ import { QuestionStore } from "../questions/QuestionStore.js"
 import { answerWithText, oldestOpen, sayToQuestion } from "../questions/Answers.js"
 import { CliFailure } from "./CliFailure.js"
 import { questionsLayer } from "./AppLayer.js"
+import { MagiConfig } from "../platform/MagiConfig.js"
+import { MagiHome } from "../platform/MagiHome.js"
 import { writeOut } from "./io.js"
+import { forTerminal, forTerminalLine } from "../platform/TerminalText.js"
 
 const options = {
   reply: Options.text("reply").pipe(
@@ -41,8 +44,8 @@ const listing = (all: boolean, json: boolean) =>
       return yield* writeOut(all ? "No questions yet.\n" : "Nothing is waiting for you: no open questions.\n")
     const lines = questions.map((q) => {
       const state = Q.isOpen(q) ? (Q.waitingOnAgent(q) ? "  (waiting on the agent)" : "") : `  [${q.status}]`
-      const options = Q.isFreeText(q) ? "free text" : q.choices.join(" | ")
-      return `${Q.shortId(q.id)}  ${q.summary}${state}\n    ${options}\n`
+      const options = Q.isFreeText(q) ? "free text" : q.choices.map(forTerminalLine).join(" | ")
+      return `${forTerminalLine(Q.shortId(q.id))}  ${forTerminalLine(q.summary)}${state}\n    ${options}\n`
     })
     yield* writeOut(lines.join(""))
   })
@@ -52,13 +55,16 @@ const show = (id: string) =>
   Effect.gen(function* () {
     const store = yield* QuestionStore
     const q = yield* store.get(id).pipe(Effect.mapError(refused))
-    const who = [q.run, q.node, q.seat].filter((s) => s !== "").join(" · ")
-    const parts = [`${q.id}  [${q.status}]  asked ${q.asked_at} by ${who}`, "", q.summary]
-    if (q.detail.trim() !== "") parts.push("", q.detail.trimEnd())
-    for (const turn of q.thread) parts.push("", `${turn.who === "operator" ? "you" : "agent"} (${turn.at}):`, turn.body)
+    // Everything here but the status was written by an agent, or could have
+    // been: shown escaped, never obeyed by the terminal.
+    const who = [q.run, q.node, q.seat].filter((s) => s !== "").map(forTerminalLine).join(" · ")
+    const parts = [`${forTerminalLine(q.id)}  [${q.status}]  asked ${forTerminalLine(q.asked_at)} by ${who}`, "", forTerminalLine(q.summary)]
+    if (q.detail.trim() !== "") parts.push("", forTerminal(q.detail.trimEnd()))
+    for (const turn of q.thread)
+      parts.push("", `${turn.who === "operator" ? "you" : "agent"} (${forTerminalLine(turn.at)}):`, forTerminal(turn.body))
     parts.push("")
-    if (Q.isOpen(q)) parts.push(Q.isFreeText(q) ? "free text" : `choices: ${q.choices.join(" | ")}`)
-    else if (Q.resolution(q) !== undefined) parts.push(`answer: ${Q.resolution(q)}`)
+    if (Q.isOpen(q)) parts.push(Q.isFreeText(q) ? "free text" : `choices: ${q.choices.map(forTerminalLine).join(" | ")}`)
+    else if (Q.resolution(q) !== undefined) parts.push(`answer: ${forTerminal(Q.resolution(q)!)}`)
     yield* writeOut(parts.join("\n") + "\n")
   })
 
@@ -77,13 +83,15 @@ export const answer = Command.make("answer", options, (o) =>
       return yield* CliFailure.usage("use either --reply (decide) or --say (speak back), not both")
     if (Option.isSome(o.reply)) {
       const q = yield* answerWithText(yield* target(o.id), o.reply.value).pipe(Effect.mapError(refused))
-      return yield* writeOut(`answered ${Q.shortId(q.id)} ${q.summary}\n`)
+      return yield* writeOut(`answered ${forTerminalLine(Q.shortId(q.id))} ${forTerminalLine(q.summary)}\n`)
     }
     if (Option.isSome(o.say)) {
       const q = yield* sayToQuestion(yield* target(o.id), o.say.value).pipe(Effect.mapError(refused))
-      return yield* writeOut(`sent to ${Q.shortId(q.id)}: the agent reads it when it next checks; the question stays open\n`)
+      return yield* writeOut(`sent to ${forTerminalLine(Q.shortId(q.id))}: the agent reads it when it next checks; the question stays open\n`)
     }
     if (Option.isSome(o.id) && !o.list) return yield* show(o.id.value)
     yield* listing(o.all, o.json)
-  }).pipe(Effect.provide(questionsLayer()))
+    // Answering needs nothing from the config files: a broken one is a
+    // warning here, never a reason the owner cannot answer.
+  }).pipe(Effect.provide(questionsLayer(MagiHome.fromEnv, MagiConfig.fromFilesOrDefaults(process.cwd(), "answering"))))
 ).pipe(Command.withDescription("Answer, or speak back on, the questions agents asked you"))

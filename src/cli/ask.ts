@@ -8,7 +8,7 @@
  */
 import { Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
-import { Clock, Config, Duration, Effect, Fiber, Option, Random, Schedule } from "effect"
+import { Clock, Config, Duration, Effect, Fiber, Option, Random, Ref, Schedule } from "effect"
 import * as Q from "../questions/Question.js"
 import type { Question } from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
@@ -17,6 +17,7 @@ import { Waits, type WaitOutcome } from "../questions/Waits.js"
 import { CliFailure } from "./CliFailure.js"
 import { questionsLayer } from "./AppLayer.js"
 import { formatSeconds, readStdin, writeErr, writeOut } from "./io.js"
+import { receivedSignal } from "./Signals.js"
 
 const options = {
   summary: Options.text("summary").pipe(
@@ -129,9 +130,13 @@ const newQuestion = (o: AskOptions) =>
       cwd: process.cwd()
     })
     const q = yield* withPanel({ ...base, answer_timeout: timeoutSecs }, o.panel, o.asset)
-    yield* writeErr(`asked ${Q.shortId(q.id)} — waiting for the owner\n`)
     const waits = yield* Waits
-    return yield* watching(q, timeoutSecs * 1000, waits.askAndWait(q, Duration.seconds(timeoutSecs)))
+    // Said only once the question is on disk: a failed write must not read
+    // as a question the owner has.
+    const filed = writeErr(`asked ${Q.shortId(q.id)} — waiting for the owner\n`)
+    return yield* watching(q, timeoutSecs * 1000, (waitingFrom) =>
+      waits.askAndWait(q, Duration.seconds(timeoutSecs), Effect.zipRight(filed, waitingFrom))
+    )
   })
 
 const detailText = (detail: Option.Option<string>) =>
@@ -175,7 +180,7 @@ const replyOnThread = (o: AskOptions, id: string) =>
     yield* writeErr(`replied on ${Q.shortId(q.id)} — waiting for the owner again\n`)
     const left = Q.budgetLeftMs(q, config.answerTimeoutSecs, at)
     const waits = yield* Waits
-    return yield* watching(q, left, waits.announceAndWait(q, Duration.millis(left)))
+    return yield* watching(q, left, (waitingFrom) => Effect.zipRight(waitingFrom, waits.announceAndWait(q, Duration.millis(left))))
   })
 
 const resume = (o: AskOptions, id: string) =>
@@ -190,33 +195,64 @@ const resume = (o: AskOptions, id: string) =>
     yield* ensureSameRun(q, who.run, "--wait")
     const left = Q.budgetLeftMs(q, config.answerTimeoutSecs, yield* now)
     const waits = yield* Waits
-    return yield* watching(q, left, waits.resumeWait(q, Duration.millis(left)))
+    return yield* watching(q, left, (waitingFrom) => Effect.zipRight(waitingFrom, waits.resumeWait(q, Duration.millis(left))))
   })
 
 /**
  * Run `wait`, telling whoever watches stderr what it waits for. On a terminal
  * the line updates in place; piped into an agent's tool it is one plain line.
  */
-const watching = <E, R>(q: Question, budgetMs: number, wait: Effect.Effect<WaitOutcome, E, R>) =>
+const watching = <E, R>(
+  q: Question,
+  budgetMs: number,
+  wait: (waitingFrom: Effect.Effect<void>) => Effect.Effect<WaitOutcome, E, R>
+) =>
+  watchingProgress(q, budgetMs, wait).pipe(Effect.onInterrupt(() => writeErr(interruptedLine(q))))
+
+/**
+ * What a wait stopped by a signal means: the question is still open (only
+ * this process stopped waiting, and its lease went with it), and how to wait
+ * again. The exit code (130 for SIGINT, 143 for SIGTERM) says which signal.
+ */
+export const interruptedLine = (q: Question, signal = receivedSignal()) =>
+  `\nmagi: stopped by ${signal ?? "an interrupt"} while waiting on question ${Q.shortId(q.id)}; ` +
+  `the question stays open and the owner can still answer it (in a magi run, magi serve or magi web resumes this seat with the answer). ` +
+  `To keep waiting in the foreground: magi ask --wait ${q.id}\n`
+
+const watchingProgress = <E, R>(
+  q: Question,
+  budgetMs: number,
+  wait: (waitingFrom: Effect.Effect<void>) => Effect.Effect<WaitOutcome, E, R>
+) =>
   Effect.gen(function* () {
     const config = yield* MagiConfig
     const sliceMs = Math.min(budgetMs, config.waitSliceSecs * 1000)
-    const started = yield* Clock.currentTimeMillis
     const short = Q.shortId(q.id)
     if (!process.stderr.isTTY) {
-      yield* writeErr(
-        `waiting up to ${formatSeconds(sliceMs / 1000)} on ${short} (the question's deadline is in ${formatSeconds(budgetMs / 1000)})\n`
+      // Said once the wait has begun (for a fresh question: once it is on disk).
+      return yield* wait(
+        writeErr(
+          `waiting up to ${formatSeconds(sliceMs / 1000)} on ${short} (the question's deadline is in ${formatSeconds(budgetMs / 1000)})\n`
+        )
       )
-      return yield* wait
     }
-    const line = Effect.gen(function* () {
-      const elapsed = ((yield* Clock.currentTimeMillis) - started) / 1000
-      yield* writeErr(
-        `\r\x1b[2Kwaiting for the owner on ${short}: ${formatSeconds(elapsed)} so far, this call returns in ${formatSeconds(sliceMs / 1000 - elapsed)}, deadline in ${formatSeconds(budgetMs / 1000 - elapsed)}`
-      )
+    const line = (started: number) =>
+      Effect.gen(function* () {
+        const elapsed = ((yield* Clock.currentTimeMillis) - started) / 1000
+        yield* writeErr(
+          `\r\x1b[2Kwaiting for the owner on ${short}: ${formatSeconds(elapsed)} so far, this call returns in ${formatSeconds(sliceMs / 1000 - elapsed)}, deadline in ${formatSeconds(budgetMs / 1000 - elapsed)}`
+        )
+      })
+    const ticker = yield* Ref.make(Option.none<Fiber.RuntimeFiber<unknown>>())
+    const startTicker = Effect.gen(function* () {
+      const started = yield* Clock.currentTimeMillis
+      const fiber = yield* Effect.forkDaemon(Effect.repeat(line(started), Schedule.spaced(Duration.seconds(1))))
+      yield* Ref.set(ticker, Option.some(fiber))
     })
-    const ticker = yield* Effect.fork(Effect.repeat(line, Schedule.spaced(Duration.seconds(1))))
-    return yield* wait.pipe(Effect.ensuring(Effect.zipRight(Fiber.interrupt(ticker), writeErr("\r\x1b[2K"))))
+    const stopTicker = Effect.flatMap(Ref.get(ticker), (f) =>
+      Option.isSome(f) ? Effect.zipRight(Fiber.interrupt(f.value), writeErr("\r\x1b[2K")) : Effect.void
+    )
+    return yield* wait(startTicker).pipe(Effect.ensuring(stopTicker))
   })
 
 /**

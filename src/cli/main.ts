@@ -11,6 +11,8 @@ import { answer } from "./answer.js"
 import { notify } from "./notify.js"
 import { CliFailure } from "./CliFailure.js"
 import { extraCommands } from "./extra.js"
+import { forTerminal } from "../platform/TerminalText.js"
+import { interruptExitCode } from "./Signals.js"
 
 export const VERSION = "0.1.0"
 
@@ -25,7 +27,9 @@ const cli = Command.run(root, { name: "magi", version: VERSION })
 const stderrLogger = Logger.make(({ logLevel, message }) => {
   const text = Array.isArray(message) ? message.map(String).join(" ") : String(message)
   const prefix = logLevel._tag === "Warning" ? "magi: warning: " : logLevel._tag === "Error" ? "magi: error: " : "magi: "
-  process.stderr.write(prefix + text + "\n")
+  // Warnings and notices quote agent text (a summary, a failed turn's last
+  // line): escaped like every other printer of it.
+  process.stderr.write(prefix + forTerminal(text) + "\n")
 })
 
 const logging = Layer.merge(
@@ -42,11 +46,11 @@ export const main = (argv: ReadonlyArray<string>) =>
           // @effect/cli has already printed what was wrong with the usage.
           process.exitCode = 2
         } else if (e instanceof CliFailure) {
-          process.stderr.write(`magi: ${e.message}\n`)
+          process.stderr.write(`magi: ${forTerminal(e.message)}\n`)
           process.exitCode = e.exitCode
         } else {
           const message = typeof e === "object" && e !== null && "message" in e ? String(e.message) : String(e)
-          process.stderr.write(`magi: ${message}\n`)
+          process.stderr.write(`magi: ${forTerminal(message)}\n`)
           process.exitCode = 1
         }
       })
@@ -60,6 +64,6 @@ export const main = (argv: ReadonlyArray<string>) =>
     Effect.provide(Layer.merge(LocalContext.layer, logging))
   )
 
-/** Exit code for a finished run; 130 for an interrupt, like a shell. */
+/** Exit code for a finished run; for a signal, 128 + its number (SIGINT 130, SIGTERM 143), like a shell. */
 export const exitCodeOf = (exit: Exit.Exit<unknown, unknown>): number =>
-  Exit.isFailure(exit) ? (Cause.isInterruptedOnly(exit.cause) ? 130 : 1) : Number(process.exitCode ?? 0)
+  Exit.isFailure(exit) ? (Cause.isInterruptedOnly(exit.cause) ? interruptExitCode() : 1) : Number(process.exitCode ?? 0)

@@ -23,6 +23,7 @@ import * as Worktree from "../runs/Worktree.js"
 import { CliFailure } from "./CliFailure.js"
 import { runsLayer } from "./RunLayer.js"
 import { writeErr, writeOut } from "./io.js"
+import { forTerminal, forTerminalLine } from "../platform/TerminalText.js"
 
 /**
  * The longest one implementing turn may run before its process tree is
@@ -46,20 +47,22 @@ const options = {
 
 const describeRun = (run: Run, open: number): string =>
   [
-    `run ${run.id}  ${run.status}${run.reason ? ` (${run.reason})` : ""}`,
+    `run ${run.id}  ${run.status}${run.reason ? ` (${forTerminalLine(run.reason)})` : ""}`,
     `  repo      ${run.repo} (${run.base} @ ${run.base_commit.slice(0, 12)})`,
     `  worktree  ${run.worktree}`,
     `  branch    ${run.branch}`,
-    ...run.seats.map((s) => `  seat      ${s.key}: ${s.agent}, ${s.turns} turn(s), session ${s.session ?? "none yet"}`),
+    ...run.seats.map((s) => `  seat      ${s.key}: ${s.agent}, ${s.turns} turn(s), session ${forTerminalLine(s.session ?? "none yet")}`),
     `  created   ${run.created_at}, updated ${run.updated_at}`,
     ...(open > 0 ? [`  questions ${open} waiting on the owner or on delivery`] : []),
-    ...(run.summary ? ["", run.summary] : [])
+    ...(run.summary ? ["", forTerminal(run.summary)] : [])
   ].join("\n") + "\n"
 
 /** Tell the person at the terminal how the turn left the run. */
 const reportEnd = (run: Run) =>
   Effect.gen(function* () {
-    if (run.summary) yield* writeOut(run.summary.endsWith("\n") ? run.summary : `${run.summary}\n`)
+    // The agent's own words: shown, never obeyed by the terminal.
+    const summary = forTerminal(run.summary)
+    if (summary) yield* writeOut(summary.endsWith("\n") ? summary : `${summary}\n`)
     switch (run.status) {
       case "done":
         return yield* writeErr(`run ${Q.shortId(run.id)} done; its work is on branch ${run.branch}\n`)
@@ -68,7 +71,7 @@ const reportEnd = (run: Run) =>
           `run ${Q.shortId(run.id)} is waiting on the owner; once answered, \`magi serve\` resumes the seat with the answer\n`
         )
       case "stalled":
-        return yield* writeErr(`run ${Q.shortId(run.id)} stalled: ${run.reason}; continue it with magi run --resume ${run.id}\n`)
+        return yield* writeErr(`run ${Q.shortId(run.id)} stalled: ${forTerminalLine(run.reason)}; continue it with magi run --resume ${run.id}\n`)
       default:
         return yield* CliFailure.refused(`run ${Q.shortId(run.id)} ${run.status}${run.reason ? `: ${run.reason}` : ""}`)
     }
@@ -193,7 +196,7 @@ export const runs = Command.make(
       if (json) return yield* writeOut(JSON.stringify(all, null, 2) + "\n")
       if (all.length === 0) return yield* writeOut("no runs yet; start one with magi run TEXT\n")
       for (const r of all) {
-        const line = (r.summary || r.instruction).split("\n")[0]!.slice(0, 72)
+        const line = forTerminalLine((r.summary || r.instruction).split("\n")[0]!.slice(0, 72))
         yield* writeOut(`${Q.shortId(r.id)}  ${r.status.padEnd(9)} ${r.branch}  ${line}\n`)
       }
     }).pipe(Effect.provide(runsLayer()))
@@ -210,6 +213,6 @@ export const show = Command.make(
       yield* writeOut(describeRun(r, yield* outstandingFor(r.id).pipe(Effect.orElseSucceed(() => 0))))
       const questions = yield* Effect.flatMap(QuestionStore, (s) => s.list).pipe(Effect.orElseSucceed(() => []))
       for (const q of questions.filter((q) => q.run === r.id))
-        yield* writeOut(`  question ${Q.shortId(q.id)} ${q.status}${q.status === "answered" && !q.answer_delivered ? " (not yet delivered)" : ""}: ${q.summary}\n`)
+        yield* writeOut(`  question ${Q.shortId(q.id)} ${q.status}${q.status === "answered" && !q.answer_delivered ? " (not yet delivered)" : ""}: ${forTerminalLine(q.summary)}\n`)
     }).pipe(Effect.provide(runsLayer()))
 ).pipe(Command.withDescription("Show one run: status, worktree, seats, summary and its questions"))

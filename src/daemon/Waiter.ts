@@ -4,8 +4,9 @@
  *
  * `magi ask` blocks in the agent's own shell tool, which kills long commands,
  * and an agent can background the call and finish. Either way the owner's
- * answer would land in a file nobody reads. Every `TICK` the waiter looks at
- * each question a seat filed and `decide`s: leave it (the asker is still
+ * answer would land in a file nobody reads. Whenever a question changes or an
+ * asker lets go of its lease (and every `TICK` regardless) the waiter looks
+ * at each question a seat filed and `decide`s: leave it (the asker is still
  * there), expire it (nobody answered in time), or deliver the owner's words by
  * resuming the *same* seat's CLI session, so the agent that holds the context
  * carries on. It never starts a fresh agent: when the seat cannot be resumed,
@@ -17,12 +18,14 @@
  * the owner not re-notified) every five seconds.
  */
 import { FileSystem } from "@effect/platform"
-import { Clock, Context, Duration, Effect, Either, FiberSet, Layer, Option, Ref, Schedule } from "effect"
+import { Clock, Context, Duration, Effect, Either, FiberSet, Layer, Option, Queue, Ref, Stream } from "effect"
 import * as NodePath from "node:path"
 import { Rosters } from "../agents/AgentRoster.js"
 import { hasSession, magiCommand } from "../agents/Agents.js"
 import * as Lease from "../questions/Lease.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
+import * as Announcements from "../questions/Announcements.js"
+import { Notifier } from "../questions/Notifier.js"
 import { Notices } from "./Notices.js"
 import * as Prompts from "../agents/Prompts.js"
 import * as Q from "../questions/Question.js"
@@ -33,7 +36,11 @@ import { finishTurn, runTurn, seatBusy } from "../runs/RunTurns.js"
 import { RunStore } from "../runs/Runs.js"
 import { decide, type Action, type Word } from "./WaiterDecide.js"
 
-/** How often the waiter looks at the store: an answer reaches the seat within seconds, at a negligible cost of reads. */
+/**
+ * How often the waiter looks when nothing it watches has changed: the
+ * fallback for what no watch reports (a seat's lock released, a lease gone
+ * stale, a filesystem that cannot be watched), seconds at a negligible cost.
+ */
 export const TICK = Duration.seconds(5)
 
 /**
@@ -54,6 +61,8 @@ export interface TickReport {
   readonly expired: ReadonlyArray<string>
   readonly started: ReadonlyArray<string>
   readonly refused: ReadonlyArray<string>
+  /** Questions whose notification this loop sent in their asker's place. */
+  readonly announced: ReadonlyArray<string>
 }
 
 export interface WaiterShape {
@@ -91,6 +100,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
   const rosters = yield* Rosters
   const notices = yield* Notices
   const config = yield* MagiConfig
+  const notifier = yield* Notifier
   const context = yield* Effect.context<FileSystem.FileSystem | QuestionStore | RunStore | Rosters | import("../agents/Agents.js").Agents>()
   const failedAt = yield* Ref.make(new Map<string, number>())
   const inFlight = yield* Ref.make(new Set<string>())
@@ -99,6 +109,8 @@ export const make = Effect.fn("Waiter.make")(function* () {
   // same tick would otherwise both go; across processes the lock decides.
   const seatsInFlight = yield* Ref.make(new Set<string>())
   const deliveries = yield* FiberSet.make<void, never>()
+  // Questions whose notification this loop is sending right now.
+  const announcing = yield* Ref.make(new Set<string>())
   const root = store.root
   const nowDate = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -307,6 +319,42 @@ export const make = Effect.fn("Waiter.make")(function* () {
       Effect.provide(context)
     )
 
+  // -- notifying in the asker's place ------------------------------------------
+
+  /**
+   * Notify the owner about `q` because its asker could not (a sandbox with
+   * no network, or it died mid-send). The attempt is recorded before it is
+   * made, so the loop tries once, never twice, whatever comes of it.
+   */
+  const announce = (q: Q.Question) =>
+    Effect.gen(function* () {
+      const record = (state: "sending" | "sent" | "failed", reason = "") =>
+        Announcements.write(root, q.id, { turns: q.thread.length, state, by: "loop", reason }).pipe(
+          Effect.provideService(FileSystem.FileSystem, fs)
+        )
+      yield* record("sending")
+      const sent = yield* Effect.either(notifier.notify(q))
+      if (Either.isRight(sent)) {
+        yield* record("sent")
+        return yield* Effect.logInfo(`notified the owner about question ${Q.shortId(q.id)}, which its asker could not`)
+      }
+      yield* record("failed", sent.left.message)
+      yield* Effect.logWarning(`could not notify about question ${Q.shortId(q.id)} in its asker's place either: ${sent.left.message}`)
+    })
+
+  const maybeAnnounce = (q: Q.Question) =>
+    Effect.gen(function* () {
+      if (!Q.isOpen(q) || (yield* Ref.get(announcing)).has(q.id)) return false
+      const record = yield* Announcements.read(root, q.id).pipe(Effect.provideService(FileSystem.FileSystem, fs))
+      if (!Announcements.loopShouldNotify(q, record, yield* nowDate)) return false
+      yield* Ref.update(announcing, (s) => new Set(s).add(q.id))
+      yield* FiberSet.run(
+        deliveries,
+        announce(q).pipe(Effect.ensuring(Ref.update(announcing, without(q.id))), Effect.interruptible)
+      )
+      return true
+    })
+
   // -- the tick -----------------------------------------------------------------
 
   const recentlyFailed = (q: Q.Question, word: Word) =>
@@ -319,8 +367,10 @@ export const make = Effect.fn("Waiter.make")(function* () {
     const expired: string[] = []
     const started: string[] = []
     const refused: string[] = []
+    const announced: string[] = []
     const all = yield* store.list.pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<Q.Question>))
     for (const q of all) {
+      if (yield* maybeAnnounce(q)) announced.push(q.id)
       // Settled for good: skipped before any file is read, since most
       // questions on disk are these.
       if (q.cwd === "" || !Q.awaitsAgent(q)) continue
@@ -352,7 +402,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
         )
       }
     }
-    return { expired, started, refused } satisfies TickReport
+    return { expired, started, refused, announced } satisfies TickReport
   }).pipe(
     // A tick is finished before a stop takes effect; a delivery in flight is
     // interrupted (and marks nothing), because it was never confirmed.
@@ -361,10 +411,42 @@ export const make = Effect.fn("Waiter.make")(function* () {
     Effect.withSpan("Waiter.tick")
   )
 
-  const run = Effect.repeat(
-    tick.pipe(Effect.catchAllCause((c) => Effect.logWarning(`waiter tick failed: ${c}`))),
-    Schedule.spaced(TICK)
-  ).pipe(Effect.zipRight(Effect.never))
+  /**
+   * Wake the loop when something it acts on changes: a question file (an
+   * answer, a word from the owner) or a lease let go (an asker that exited).
+   * Both are watched, so an answer reaches a seat whose asker is gone
+   * within moments, not at the next look; `TICK` stays as the fallback for
+   * what is not watched (a seat's lock released, a lease gone stale, a
+   * filesystem without watching). A lease event only wakes when the lease is
+   * gone: a waiting asker beats every few seconds, and that changes nothing.
+   */
+  const wakeups = (wake: Effect.Effect<void>) =>
+    Effect.gen(function* () {
+      const leases = NodePath.join(root, Lease.LEASES_DIR)
+      yield* fs.makeDirectory(leases, { recursive: true }).pipe(Effect.ignore)
+      const questionChanged = store.changes.pipe(Stream.filter((name) => name.endsWith(".json")))
+      const leaseGone = fs.watch(leases).pipe(
+        Stream.map((event) => NodePath.basename(event.path)),
+        Stream.filter((name) => name.endsWith(".lease")),
+        Stream.filterEffect((name) => Effect.map(fs.exists(NodePath.join(leases, name)), (there) => !there)),
+        Stream.catchAll(() => Stream.empty)
+      )
+      yield* Stream.merge(questionChanged, leaseGone).pipe(Stream.runForEach(() => wake))
+    })
+
+  const run = Effect.scoped(
+    Effect.gen(function* () {
+      // One pending wake-up is enough: a burst of changes during a tick
+      // costs one more tick, not one per change.
+      const wake = yield* Queue.sliding<void>(1)
+      yield* Effect.forkScoped(wakeups(Queue.offer(wake, undefined)))
+      const once = tick.pipe(Effect.catchAllCause((c) => Effect.logWarning(`waiter tick failed: ${c}`)))
+      for (;;) {
+        yield* once
+        yield* Effect.raceFirst(Queue.take(wake), Effect.sleep(TICK))
+      }
+    })
+  )
 
   return { tick, settle: FiberSet.awaitEmpty(deliveries), run } satisfies WaiterShape
 })

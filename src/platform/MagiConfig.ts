@@ -53,6 +53,21 @@ export class MagiConfig extends Context.Tag("magi/MagiConfig")<MagiConfig, Setti
   /** Read the layers for the process's working directory. */
   static fromFiles = (cwd: string = process.cwd()) =>
     Layer.effect(MagiConfig, load(cwd))
+
+  /**
+   * The files' settings, or the defaults with one warning saying why: for
+   * commands that need none of the settings to do their job (answering a
+   * question), which a typo in a config file must not block.
+   */
+  static fromFilesOrDefaults = (cwd: string = process.cwd(), doing = "this command") =>
+    Layer.effect(
+      MagiConfig,
+      load(cwd).pipe(
+        Effect.catchAll((e) =>
+          Effect.as(Effect.logWarning(`ignoring the config, which ${doing} does not need: ${e.message}`), defaults)
+        )
+      )
+    )
 }
 
 type Table = { [key: string]: unknown }

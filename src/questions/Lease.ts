@@ -86,6 +86,34 @@ export const read = Effect.fn("Lease.read")(function* (root: string, id: string)
   return Option.flatMap(body, decodeLease)
 })
 
+/**
+ * Let go of `kind`'s lease on `id` if it is still this process's own: a
+ * `magi ask` that exits stops waiting, and the daemon must not wait out the
+ * lease's ttl to know it. A lease another process has beaten since (a
+ * `--wait` that took the question up, the daemon delivering) is left alone.
+ * Two live processes never share a pid, so within a lease's lifetime the
+ * pid says whose it is.
+ */
+export const release = Effect.fn("Lease.release")(function* (root: string, id: string, kind: LeaseKind) {
+  const held = yield* read(root, id)
+  if (Option.isNone(held) || held.value.kind !== kind || held.value.pid !== process.pid) return
+  yield* clear(root, id)
+})
+
+/** Every readable lease under `root`, by question id. */
+export const readAll = Effect.fn("Lease.readAll")(function* (root: string) {
+  const fs = yield* FileSystem.FileSystem
+  const dir = NodePath.join(root, LEASES_DIR)
+  const names = yield* fs.readDirectory(dir).pipe(Effect.orElseSucceed(() => [] as string[]))
+  const leases = new Map<string, Lease>()
+  for (const name of names) {
+    if (!name.endsWith(".lease")) continue
+    const lease = yield* read(root, name.slice(0, -".lease".length))
+    if (Option.isSome(lease)) leases.set(name.slice(0, -".lease".length), lease.value)
+  }
+  return leases as ReadonlyMap<string, Lease>
+})
+
 /** Drop the lease on `id`; fine when there is none. */
 export const clear = Effect.fn("Lease.clear")(function* (root: string, id: string) {
   const fs = yield* FileSystem.FileSystem
@@ -96,6 +124,8 @@ export interface LeasesShape {
   readonly root: string
   readonly beat: (id: string, kind: LeaseKind) => Effect.Effect<void>
   readonly read: (id: string) => Effect.Effect<Option.Option<Lease>>
+  /** Every readable lease, by question id: one look for many questions. */
+  readonly all: Effect.Effect<ReadonlyMap<string, Lease>>
   readonly clear: (id: string) => Effect.Effect<void>
 }
 
@@ -118,6 +148,7 @@ export const make = Effect.fn("Leases.make")(function* (root: string) {
     root,
     beat: (id, kind) => bound(beat(root, id, kind)),
     read: (id) => bound(read(root, id)),
+    all: bound(readAll(root)),
     clear: (id) => bound(clear(root, id))
   } satisfies LeasesShape
 })

@@ -8,7 +8,7 @@
  * what makes it safe to put agent-written text in a notification at all.
  */
 import { Command, CommandExecutor } from "@effect/platform"
-import { Chunk, Config, Context, Data, Duration, Effect, Layer, Stream } from "effect"
+import { Config, Context, Data, Duration, Effect, Layer, Stream } from "effect"
 import type { Question } from "./Question.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 
@@ -51,6 +51,20 @@ export const expand = (template: string, q: Pick<Question, "summary" | "run">, u
   )
   return filled.startsWith("-") && !template.startsWith("-") ? ` ${filled}` : filled
 }
+
+/**
+ * How much of a notifier's stderr is kept: the end, where the reason a
+ * command failed is. A command that floods stderr (3 GB in its twenty
+ * seconds, seen) must cost this much memory, not all it wrote.
+ */
+export const STDERR_TAIL_BYTES = 16 * 1024
+
+/** Keep only the last `max` characters of a stream of text, however much comes. */
+export const keepTail = <E, R>(text: Stream.Stream<string, E, R>, max: number = STDERR_TAIL_BYTES) =>
+  Stream.runFold(text, "", (kept, chunk) => {
+    const both = kept + chunk
+    return both.length > max ? both.slice(both.length - max) : both
+  })
 
 /** The last non-blank line a failed command wrote to stderr. */
 export const lastStderrLine = (stderr: string): string =>
@@ -103,7 +117,7 @@ export const make = Effect.fn("Notifier.make")(function* (command: ReadonlyArray
       )
       const [stderr, , code] = yield* Effect.all(
         [
-          Stream.runCollect(Stream.decodeText(proc.stderr)).pipe(Effect.map((c) => Chunk.join(c, ""))),
+          keepTail(Stream.decodeText(proc.stderr)),
           Stream.runDrain(proc.stdout),
           proc.exitCode
         ],

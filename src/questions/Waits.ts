@@ -15,13 +15,14 @@
  * cost seconds, not the answer.
  */
 import { FileSystem } from "@effect/platform"
-import { Context, Data, Duration, Effect, Either, Layer, Option, Stream } from "effect"
+import { Context, Data, Duration, Effect, Either, Layer, Option, Ref, Stream } from "effect"
 import * as Q from "./Question.js"
 import type { Question } from "./Question.js"
 import { QuestionStore, type StoreError } from "./QuestionStore.js"
 import { Notifier } from "./Notifier.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import * as Lease from "./Lease.js"
+import * as Announcements from "./Announcements.js"
 
 /**
  * The fallback re-read interval. The answer comes from a person on a phone;
@@ -58,8 +59,16 @@ export const outcomeOf = (q: Question): Option.Option<WaitOutcome> => {
 }
 
 export interface WaitsShape {
-  /** File a fresh question, notify, and wait one slice of `timeout`. */
-  readonly askAndWait: (q: Question, timeout: Duration.Duration) => Effect.Effect<WaitOutcome, StoreError>
+  /**
+   * File a fresh question, notify, and wait one slice of `timeout`. `filed`
+   * runs once the question is on disk, before the notification: what to tell
+   * whoever watches (never shown when the write failed).
+   */
+  readonly askAndWait: (
+    q: Question,
+    timeout: Duration.Duration,
+    filed?: Effect.Effect<void>
+  ) => Effect.Effect<WaitOutcome, StoreError>
   /** Notify if the quiet window allows, then wait: after an agent's reply. */
   readonly announceAndWait: (q: Question, timeout: Duration.Duration) => Effect.Effect<WaitOutcome, StoreError>
   /** Pick up a wait already filed: no new turn, no second notification. */
@@ -72,7 +81,8 @@ export interface WaitsShape {
 }
 
 export class Waits extends Context.Tag("magi/Waits")<Waits, WaitsShape>() {
-  static layer = Layer.effect(
+  /** Waits whose leases are let go when the layer's scope (the command) ends, however it ends. */
+  static layer = Layer.scoped(
     Waits,
     Effect.gen(function* () {
       const config = yield* MagiConfig
@@ -89,13 +99,29 @@ export const make = Effect.fn("Waits.make")(function* (
   const store = yield* QuestionStore
   const notifier = yield* Notifier
   const fs = yield* FileSystem.FileSystem
+  const beaten = yield* Ref.make(new Set<string>())
+
+  // However this process stops waiting (the slice handed back `pending`, the
+  // answer was printed and marked read, SIGTERM, SIGINT, a failure), its
+  // leases go with the scope: nobody waits any more, and the daemon may act
+  // on the owner's answer at once instead of after the lease's ttl. Only
+  // leases still its own are removed. A seat whose turn is still running
+  // stays protected by the seat's lock, not by this lease.
+  yield* Effect.addFinalizer(() =>
+    Effect.flatMap(Ref.get(beaten), (ids) =>
+      Effect.forEach(ids, (id) => Lease.release(store.root, id, "asker"), { discard: true })
+    ).pipe(Effect.provideService(FileSystem.FileSystem, fs), Effect.ignore)
+  )
 
   /**
    * Tell the daemon this asker is alive. Beaten when a wait starts and at
-   * every re-read; a slice that ends simply stops beating, and the lease ages
-   * out unless the next `--wait` takes it up.
+   * every re-read; the lease is let go when this process ends its waiting.
    */
-  const beat = (id: string) => Lease.beat(store.root, id, "asker").pipe(Effect.provideService(FileSystem.FileSystem, fs))
+  const beat = (id: string) =>
+    Effect.zipRight(
+      Ref.update(beaten, (s) => (s.has(id) ? s : new Set(s).add(id))),
+      Lease.beat(store.root, id, "asker").pipe(Effect.provideService(FileSystem.FileSystem, fs))
+    )
 
   /** Re-read the question; a failed read (mid-rename, hand edit) is no news. */
   const observe = (id: string) =>
@@ -134,6 +160,11 @@ export const make = Effect.fn("Waits.make")(function* (
       if (Option.isSome(heard)) return heard.value
       if (!isTheRealDeadline) {
         const fresh = yield* Effect.orElseSucceed(store.get(q.id), () => q)
+        // One exception to letting go: a pending slice of a question asked
+        // outside any magi run. No daemon can resume such an asker, and its
+        // `--wait` comes right back; letting go would only have the waiter
+        // tell the owner, in that gap, that their answer cannot be delivered.
+        if (q.run === "") yield* Ref.update(beaten, (ids) => new Set([...ids].filter((id) => id !== q.id)))
         return WaitOutcome.Pending({ question: fresh })
       }
       return yield* expire(q, timeout)
@@ -175,23 +206,34 @@ export const make = Effect.fn("Waits.make")(function* (
       yield* beat(q.id)
       const now = new Date(yield* Effect.clockWith((c) => c.currentTimeMillis))
       if (Q.shouldNotify(q, now)) {
+        // What happened is recorded, so the loop (outside any sandbox)
+        // notifies once in this asker's place if it could not.
+        const record = (state: "sending" | "sent" | "failed", reason = "") =>
+          Announcements.write(store.root, q.id, { turns: q.thread.length, state, by: "asker", reason }).pipe(
+            Effect.provideService(FileSystem.FileSystem, fs)
+          )
+        yield* record("sending")
         // A broken webhook costs the tap on the shoulder, nothing more: the
         // question is on disk and the web UI shows it.
-        yield* notifier
-          .notify(q)
-          .pipe(
-            Effect.catchAll((e) =>
+        yield* notifier.notify(q).pipe(
+          Effect.zipRight(record("sent")),
+          Effect.catchAll((e) =>
+            Effect.zipRight(
+              record("failed", e.message),
               Effect.logWarning(
-                `could not notify about question ${Q.shortId(q.id)}: ${e.message} - the web UI is the only surface for it now`
+                `could not notify about question ${Q.shortId(q.id)}: ${e.message} - the web UI shows it, and magi serve or magi web will try once more if one is running`
               )
             )
           )
+        )
       }
       return yield* waitLoop(q, timeout)
     })
 
-  const askAndWait = (q: Question, timeout: Duration.Duration) =>
-    Effect.zipRight(store.put(q), announceAndWait(q, timeout)).pipe(
+  const askAndWait = (q: Question, timeout: Duration.Duration, filed: Effect.Effect<void> = Effect.void) =>
+    store.put(q).pipe(
+      Effect.zipRight(filed),
+      Effect.zipRight(announceAndWait(q, timeout)),
       Effect.withSpan("Waits.askAndWait", { attributes: { id: q.id } })
     )
 

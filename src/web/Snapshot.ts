@@ -18,8 +18,10 @@
  * Each view also says who holds the question's wait (`holder`), which is not
  * in the question file: it comes from the lease beside it, judged at the
  * server's clock, and a lease goes stale with no file changing. So holders
- * are looked up on every request, for the few questions that can have one
- * (`mayBeHeld`), and the serialised list is kept per revision *and* holders.
+ * are judged on every request, for the questions that can have one
+ * (`mayBeHeld`), from one look at the lease index (`LeaseIndex`: read once
+ * per change of the leases folder), and the serialised list is kept per
+ * revision *and* holders.
  */
 import { Clock, Context, Effect, Layer, Option, Ref } from "effect"
 import * as NodeZlib from "node:zlib"
@@ -83,6 +85,8 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
   {
     /** The list as it is now: cached when neither the store nor any holder has moved. */
     readonly current: Effect.Effect<Snapshot, StoreError>
+    /** The counts and revision only, with no holder looked up: what `/api/health` says. */
+    readonly counts: Effect.Effect<Pick<Snapshot, "revision" | "open" | "needsOwner">, StoreError>
     /** One question as the API shows it, its holder read now: what a write answers with. */
     readonly viewOf: (q: Question) => Effect.Effect<QuestionView>
     /**
@@ -138,14 +142,14 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
       const holderOf = (q: Question, now: Date) =>
         mayBeHeld(q) ? Effect.map(leases.read(q.id), (lease) => Lease.holder(lease, now)) : Effect.succeed("nobody" as const)
 
+      // One look at the leases for the whole list, never one per question.
       const holdersOf = (questions: ReadonlyArray<Question>) =>
         Effect.gen(function* () {
           const now = new Date(yield* Clock.currentTimeMillis)
-          const held = yield* Effect.forEach(
-            questions.filter(mayBeHeld),
-            (q) => Effect.map(holderOf(q, now), (h) => [q.id, h] as const),
-            { concurrency: 16 }
-          )
+          const byId = yield* leases.all
+          const held = questions
+            .filter(mayBeHeld)
+            .map((q) => [q.id, Lease.holder(Option.fromNullable(byId.get(q.id)), now)] as const)
           return new Map(held) as Holders
         })
 
@@ -181,7 +185,7 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
         return holdersKey(yield* holdersOf(last.value.snapshot.questions))
       })
 
-      return { current, viewOf, holders }
+      return { current, counts: currentListing, viewOf, holders }
     })
   )
 }

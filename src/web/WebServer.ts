@@ -9,7 +9,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Cause, Data, Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
 import * as NodeHttp from "node:http"
 import * as NodeNet from "node:net"
-import { Leases } from "../questions/Lease.js"
+import * as LeaseIndex from "../questions/LeaseIndex.js"
 import type { MagiHome } from "../platform/MagiHome.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { type BadBind, resolveBind } from "./Bind.js"
@@ -19,6 +19,7 @@ import * as Responses from "./Responses.js"
 import { guard } from "./Security.js"
 import { Snapshots } from "./Snapshot.js"
 import { Live } from "./Live.js"
+import { defaultLimits, type Limits, limitConnections, serverOptions } from "./Connections.js"
 import { NoticeFeed } from "./NoticeFeed.js"
 
 /**
@@ -39,6 +40,8 @@ export interface WebOptions {
   readonly bind: string
   /** 0 asks the system for a free port (tests, benchmarks). */
   readonly port: number
+  /** Deadlines and the connection cap; tests shrink them. */
+  readonly limits?: Limits
 }
 
 export interface Running {
@@ -55,12 +58,13 @@ const codeOf = (e: { readonly cause: unknown }) =>
 const urlHost = (address: string) => (NodeNet.isIPv6(address) ? `[${address}]` : address)
 
 /** Listen on `address:port`, retrying a port in use for `PORT_RETRY_FOR`. */
-const listen = (address: string, port: number) =>
+const listen = (address: string, port: number, limits: Limits) =>
   Effect.gen(function* () {
     let node: NodeHttp.Server | undefined
     const server = yield* NodeHttpServer.make(
       () => {
-        node = NodeHttp.createServer()
+        node = NodeHttp.createServer(serverOptions(limits))
+        limitConnections(node, limits)
         return node
       },
       { host: address, port }
@@ -92,7 +96,9 @@ const listen = (address: string, port: number) =>
  */
 const services = Live.layer.pipe(
   Layer.provideMerge(Layer.merge(Snapshots.layer, NoticeFeed.layer)),
-  Layer.provideMerge(Layer.unwrapEffect(Effect.map(QuestionStore, (store) => Leases.at(store.root))))
+  // The leases from an index kept in memory (one read per change of the
+  // leases folder), never one read per question per request.
+  Layer.provideMerge(Layer.unwrapEffect(Effect.map(QuestionStore, (store) => LeaseIndex.layer(store.root))))
 )
 
 /** Every route, and a JSON 404 for anything else. */
@@ -110,7 +116,7 @@ export const serve = (
 ): Effect.Effect<Running, CannotListen | BadBind, QuestionStore | MagiHome | FileSystem | CommandExecutor | Scope.Scope> =>
   Effect.gen(function* () {
     const binding = yield* resolveBind(options.bind)
-    const { server, node } = yield* listen(binding.address, options.port)
+    const { server, node } = yield* listen(binding.address, options.port, options.limits ?? defaultLimits)
     const port = server.address._tag === "TcpAddress" ? server.address.port : options.port
     // Finalizers run in reverse: this one runs after `Live` has ended the
     // event streams and before the listener closes. It lets go of the

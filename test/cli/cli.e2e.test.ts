@@ -173,8 +173,9 @@ describe("magi as real processes", () => {
     expect(q.status).toBe("answered")
     const done = await ask.done
     expect(JSON.parse(done.stdout).answer).toBe(q.answer.choice)
-    // No lock or temp file is left behind (the leases have their own folder).
-    expect(NodeFs.readdirSync(o.questionsDir).filter((n) => !n.endsWith(".json"))).toEqual(["leases"])
+    // No lock or temp file is left behind (the leases and the notification
+    // records have folders of their own).
+    expect(NodeFs.readdirSync(o.questionsDir).filter((n) => !n.endsWith(".json")).sort()).toEqual(["announced", "leases"])
   })
 
   it("exits 1 with the reason when the deadline passes unanswered", async () => {

@@ -8,6 +8,7 @@ import { Context, Duration, Effect, Either, Exit, Layer, Option, Ref, Scope, Tes
 import { Rosters, type AgentSpec } from "../../src/agents/AgentRoster.js"
 import { Agents, type CallInput, type CallResult } from "../../src/agents/Agents.js"
 import * as Lease from "../../src/questions/Lease.js"
+import * as Announcements from "../../src/questions/Announcements.js"
 import { MagiConfig } from "../../src/platform/MagiConfig.js"
 import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
 import { Notices } from "../../src/daemon/Notices.js"
@@ -200,6 +201,41 @@ describe("the waiter, scenario by scenario", () => {
       expect(q).toMatchObject({ status: "answered", answer_delivered: true, waiter: null })
       // The turn ended with nothing outstanding: the run is done, its seat moved on.
       expect(yield* runRecord(w)).toMatchObject({ status: "done", summary: "Going with SQLite.", seats: [{ turns: 2 }] })
+      yield* stop(d)
+    })
+  )
+
+  it.scoped("an answer to a question whose asker is gone reaches the seat at once, not at the next look", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      const d = yield* startDaemon(w)
+      yield* pass("1 second", "1 second")
+      expect(yield* Ref.get(w.calls)).toEqual([])
+      yield* owner(w, (q, now) => Q.answer(q, { choice: "SQLite" }, now))
+      // Far less than one TICK of virtual time: only the change can have woken it.
+      yield* pass("10 millis", "10 millis")
+      expect(yield* Ref.get(w.calls)).toHaveLength(1)
+      yield* d.waiter.settle
+      yield* stop(d)
+    })
+  )
+
+  it.scoped("an asker that lets go of its lease wakes the waiter, which delivers the answer it was waiting on", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      yield* beatAsAsker(w)
+      const d = yield* startDaemon(w)
+      yield* owner(w, (q, now) => Q.answer(q, { choice: "SQLite" }, now))
+      yield* pass("1 second", "1 second")
+      // The asker holds it: nothing starts.
+      expect(yield* Ref.get(w.calls)).toEqual([])
+      // The asker exits (say SIGTERM before it printed): its lease goes with it.
+      yield* Lease.release(QROOT, Q_ID, "asker").pipe(Effect.provide(w.base))
+      yield* pass("10 millis", "10 millis")
+      expect(yield* Ref.get(w.calls)).toHaveLength(1)
+      yield* d.waiter.settle
       yield* stop(d)
     })
   )
@@ -597,6 +633,73 @@ describe("the waiter, scenario by scenario", () => {
       yield* pass("20 minutes", "1 minute")
       expect(yield* Ref.get(w.calls)).toEqual([])
       expect(yield* notices(w)).toEqual([])
+      yield* stop(d)
+    })
+  )
+})
+
+describe("the loop notifies in the asker's place", () => {
+  const announce = (w: World, record: Parameters<typeof Announcements.write>[2]) =>
+    Announcements.write(QROOT, Q_ID, record).pipe(Effect.provide(w.base))
+  const announced = (w: World) => Announcements.read(QROOT, Q_ID).pipe(Effect.provide(w.base))
+
+  it.scoped("a question whose asker could not notify (a sandbox with no network) is notified once, by the loop", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      yield* announce(w, { turns: 0, state: "failed", by: "asker", reason: "could not resolve ntfy.sh" })
+      const d = yield* startDaemon(w)
+      yield* pass("10 seconds")
+      yield* d.waiter.settle
+      yield* pass("30 minutes", "1 minute")
+      expect(yield* Ref.get(w.notified)).toEqual(["Which backend?"])
+      expect(yield* announced(w)).toMatchObject({ _tag: "Some", value: { state: "sent", by: "loop" } })
+      yield* stop(d)
+      // A restarted loop finds the record and does not notify again.
+      const again = yield* startDaemon(w)
+      yield* pass("1 minute")
+      expect(yield* Ref.get(w.notified)).toHaveLength(1)
+      yield* stop(again)
+    })
+  )
+
+  it.scoped("a question its asker notified is never notified again", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      yield* announce(w, { turns: 0, state: "sent", by: "asker" })
+      const d = yield* startDaemon(w)
+      yield* pass("30 minutes", "1 minute")
+      expect(yield* Ref.get(w.notified)).toEqual([])
+      yield* stop(d)
+    })
+  )
+
+  it.scoped("an asker that died mid-notification is stood in for once its attempt could no longer be running", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      yield* announce(w, { turns: 0, state: "sending", by: "asker" })
+      const d = yield* startDaemon(w)
+      yield* pass("20 seconds")
+      // It may still be sending: the loop waits.
+      expect(yield* Ref.get(w.notified)).toEqual([])
+      yield* pass("30 seconds")
+      yield* d.waiter.settle
+      expect(yield* Ref.get(w.notified)).toEqual(["Which backend?"])
+      yield* stop(d)
+    })
+  )
+
+  it.scoped("a failed notification of a question since answered is not sent", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      yield* announce(w, { turns: 0, state: "failed", by: "asker" })
+      yield* owner(w, (q, now) => Q.answer(q, { choice: "SQLite" }, now))
+      const d = yield* startDaemon(w)
+      yield* pass("1 minute")
+      expect(yield* Ref.get(w.notified)).toEqual([])
       yield* stop(d)
     })
   )

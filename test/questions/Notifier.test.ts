@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Effect, Fiber } from "effect"
+import { Effect, Fiber, Stream } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as Notify from "../../src/questions/Notifier.js"
@@ -110,5 +110,30 @@ describe("Notifier", () => {
       const notifier = yield* Notify.make([], "")
       yield* notifier.notify(choiceQuestion())
     }).pipe(Effect.provide(NodeContext.layer))
+  )
+
+  it.live("keeps only the tail of a command that floods stderr, and reports its last line", () =>
+    Effect.gen(function* () {
+      // 64 MiB of noise, then the reason: all of it was held in memory before.
+      const made = recorder(
+        "head -c 67108864 /dev/zero | tr '\\0' x >&2; printf '\\nthe real reason\\n' >&2; exit 3"
+      )
+      const notifier = yield* Notify.make([made.script], "")
+      const e = yield* Effect.flip(notifier.notify(choiceQuestion()))
+      expect(e.message).toMatch(/exited with status 3: the real reason$/)
+    }).pipe(Effect.provide(NodeContext.layer)),
+    { timeout: 60_000 }
+  )
+
+  it.effect("holds no more than the tail it reports, however much text streams through", () =>
+    Effect.gen(function* () {
+      let largest = 0
+      const kb = "y".repeat(1023) + "\n"
+      const flood = Stream.concat(Stream.make(...Array.from({ length: 20_000 }, () => kb)), Stream.make("last words\n"))
+      const tail = yield* Notify.keepTail(flood.pipe(Stream.tap((c) => Effect.sync(() => (largest = Math.max(largest, c.length))))))
+      expect(tail.length).toBeLessThanOrEqual(Notify.STDERR_TAIL_BYTES)
+      expect(Notify.lastStderrLine(tail)).toBe("last words")
+      expect(largest).toBe(1024)
+    })
   )
 })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Duration, Effect, Fiber, Layer, Stream, TestClock } from "effect"
+import { Context, Duration, Effect, Exit, Fiber, Layer, Option, Scope, Stream, TestClock } from "effect"
 import * as NodePath from "node:path"
 import * as Q from "../../src/questions/Question.js"
 import { QuestionStore } from "../../src/questions/QuestionStore.js"
@@ -11,15 +11,16 @@ import { Waits, type WaitOutcome } from "../../src/questions/Waits.js"
 import * as WaitsModule from "../../src/questions/Waits.js"
 import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
 import * as Lease from "../../src/questions/Lease.js"
+import * as Announcements from "../../src/questions/Announcements.js"
 import { answerQuestion, sayToQuestion } from "../../src/questions/Answers.js"
-import { advance, choiceQuestion, runUntilDone, tempDirSync } from "../support.js"
+import { advance, choiceQuestion, realPause, runUntilDone, tempDirSync } from "../support.js"
 
 const HOUR = 3600
 
 /** Waits over a real temp-dir store, notifications as given (off by default). */
 const onDisk = (slice: Duration.DurationInput, notifier: Layer.Layer<Notifier> = Notifier.off) => {
   const root = NodePath.join(tempDirSync(), "questions")
-  return Layer.effect(Waits, WaitsModule.make(Duration.decode(slice))).pipe(
+  return Layer.scoped(Waits, WaitsModule.make(Duration.decode(slice))).pipe(
     Layer.provideMerge(Layer.mergeAll(QuestionStore.at(root), notifier)),
     Layer.provideMerge(NodeContext.layer)
   )
@@ -31,7 +32,7 @@ const onDisk = (slice: Duration.DurationInput, notifier: Layer.Layer<Notifier> =
  * answer through the store's change stream alone.
  */
 const inMemory = (slice: Duration.DurationInput, poll: Duration.DurationInput = WaitsModule.POLL) =>
-  Layer.effect(Waits, WaitsModule.make(Duration.decode(slice), Duration.decode(poll))).pipe(
+  Layer.scoped(Waits, WaitsModule.make(Duration.decode(slice), Duration.decode(poll))).pipe(
     Layer.provideMerge(Layer.mergeAll(QuestionStore.at("/magi/questions"), Notifier.off)),
     Layer.provideMerge(MemoryFileSystem.layer)
   )
@@ -254,7 +255,7 @@ describe("Waits", () => {
       expect(outcome._tag === "Answered" && outcome.answer).toBe("Redis")
     }).pipe(
       Effect.provide(
-        Layer.effect(Waits, WaitsModule.make(Duration.minutes(4))).pipe(
+        Layer.scoped(Waits, WaitsModule.make(Duration.minutes(4))).pipe(
           Layer.provideMerge(
             Layer.mergeAll(
               Layer.effect(
@@ -299,4 +300,94 @@ describe("Waits", () => {
       expect((yield* store.get(q.id)).detail).toContain("no answer within 86400s of asking")
     }).pipe(Effect.provide(inMemory("1 hour", "1 day")))
   )
+})
+
+describe("Waits let go of the asker's lease when the asking process stops waiting", () => {
+  /** The waits of one `magi ask` process: the scope closing is the command ending. */
+  const oneProcess = (slice: Duration.DurationInput) =>
+    Effect.gen(function* () {
+      const scope = yield* Scope.make()
+      const ctx = yield* Layer.buildWithScope(inMemory(slice), scope)
+      const leaseOf = (id: string) =>
+        Lease.read("/magi/questions", id).pipe(Effect.provide(Layer.succeedContext(ctx)), Effect.map(Option.map((l) => l.kind)))
+      return { scope, waits: Context.get(ctx, Waits), ctx, leaseOf }
+    })
+
+  it.effect("a slice that hands back pending leaves no lease once the command ends", () =>
+    Effect.gen(function* () {
+      const p = yield* oneProcess("30 seconds")
+      const q = yield* asked(HOUR)
+      const waiting = yield* Effect.fork(p.waits.askAndWait(q, Duration.seconds(HOUR)))
+      yield* advance("5 seconds")
+      expect(yield* p.leaseOf(q.id)).toEqual(Option.some("asker"))
+      expect((yield* runUntilDone(waiting))._tag).toBe("Pending")
+      yield* Scope.close(p.scope, Exit.void)
+      // Before: the lease stayed for its whole 90 s ttl, and so did the daemon.
+      expect(yield* p.leaseOf(q.id)).toEqual(Option.none())
+    })
+  )
+
+  it.effect("a pending slice of a question outside any magi run keeps its lease for the --wait that follows", () =>
+    Effect.gen(function* () {
+      const p = yield* oneProcess("30 seconds")
+      const q = { ...(yield* asked(HOUR)), run: "" }
+      const waiting = yield* Effect.fork(p.waits.askAndWait(q, Duration.seconds(HOUR)))
+      expect((yield* runUntilDone(waiting))._tag).toBe("Pending")
+      yield* Scope.close(p.scope, Exit.void)
+      expect(yield* p.leaseOf(q.id)).toEqual(Option.some("asker"))
+    })
+  )
+
+  it.effect("a wait stopped by a signal leaves no lease either", () =>
+    Effect.gen(function* () {
+      const p = yield* oneProcess("4 minutes")
+      const q = yield* asked(HOUR)
+      const waiting = yield* Effect.fork(p.waits.askAndWait(q, Duration.seconds(HOUR)))
+      yield* advance("5 seconds")
+      yield* Fiber.interrupt(waiting)
+      yield* Scope.close(p.scope, Exit.interrupt(waiting.id()))
+      expect(yield* p.leaseOf(q.id)).toEqual(Option.none())
+    })
+  )
+
+  it.effect("a lease someone else beat since (the daemon delivering) is left alone", () =>
+    Effect.gen(function* () {
+      const p = yield* oneProcess("30 seconds")
+      const q = yield* asked(HOUR)
+      const waiting = yield* Effect.fork(p.waits.askAndWait(q, Duration.seconds(HOUR)))
+      yield* runUntilDone(waiting)
+      yield* Lease.beat("/magi/questions", q.id, "daemon").pipe(Effect.provide(Layer.succeedContext(p.ctx)))
+      yield* Scope.close(p.scope, Exit.void)
+      expect(yield* p.leaseOf(q.id)).toEqual(Option.some("daemon"))
+    })
+  )
+})
+
+describe("the asker records whether it notified, for the loop to stand in", () => {
+  const failing = Layer.succeed(Notifier, {
+    command: ["ntfy"],
+    notify: () => Effect.fail(new Notify.NotifyFailed({ message: "could not resolve ntfy.sh" }))
+  })
+  const working = Layer.succeed(Notifier, { command: ["ntfy"], notify: () => Effect.void })
+
+  for (const [name, notifier, state] of [
+    ["a notification that fails (no network in the sandbox) is recorded as failed", failing, "failed"],
+    ["a notification sent is recorded as sent", working, "sent"]
+  ] as const)
+    it.effect(name, () =>
+      Effect.gen(function* () {
+        const waits = yield* Waits
+        const store = yield* QuestionStore
+        const q = yield* asked(60)
+        const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
+        // The record is written with real I/O: give it real time to land.
+        let record = yield* Announcements.read(store.root, q.id)
+        for (let i = 0; i < 500 && !(Option.isSome(record) && record.value.state !== "sending"); i++) {
+          yield* realPause(10)
+          record = yield* Announcements.read(store.root, q.id)
+        }
+        expect(record).toMatchObject({ _tag: "Some", value: { state, by: "asker", turns: 0 } })
+        yield* Fiber.interrupt(waiting)
+      }).pipe(Effect.provide(onDisk("240 seconds", notifier)))
+    )
 })

@@ -369,6 +369,25 @@ describe.skipIf(!haveChromium)("the phone page in Chromium", () => {
     }
   })
 
+  it("keeps working when opened with a malformed question link in the URL hash", async () => {
+    const { home, web } = await open()
+    try {
+      const errors: string[] = []
+      page.on("pageerror", (e) => errors.push(e.message))
+      await seed(home, [{ q: { ...choiceQuestion("20260902-231501-2b2b", new Date()), summary: "Still answerable?" } }])
+      await page.goto(`${web.url}/#/questions/%E0%A4%A`)
+      const card = page.locator("article.card", { hasText: "Still answerable?" })
+      await card.waitFor({ timeout: 10_000 })
+      await page.evaluate(() => (location.hash = "#/questions/%"))
+      await page.evaluate(() => new Promise((r) => setTimeout(r, 100)))
+      expect(errors).toEqual([])
+      await card.getByRole("button", { name: "SQLite" }).tap()
+      await page.locator("section.history article.card", { hasText: "Still answerable?" }).waitFor()
+    } finally {
+      await close()
+    }
+  })
+
   it("renders agent-written markup as text, never as elements", async () => {
     const { home, web } = await open()
     try {

@@ -304,11 +304,24 @@ const follow = () => {
   })
 }
 
+/** `#/questions/<id>` with the id decoded; none for another route or a hash that does not decode. */
+export const questionInHash = (hash: string): string | undefined => {
+  const id = /^#\/questions\/(.+)$/.exec(hash)?.[1]
+  if (id === undefined) return undefined
+  try {
+    return decodeURIComponent(id)
+  } catch {
+    // A hand-typed or mangled link (`%E0%A4%A`): the page still works, it
+    // just has nothing to scroll to.
+    return undefined
+  }
+}
+
 /** `#/questions/<id>` (a notification's or a notice's link) scrolls to that question. */
 const focusFromHash = () => {
-  const id = /^#\/questions\/(.+)$/.exec(location.hash)?.[1]
+  const id = questionInHash(location.hash)
   if (id === undefined) return
-  document.getElementById(`q-${decodeURIComponent(id)}`)?.scrollIntoView({ block: "start" })
+  document.getElementById(`q-${id}`)?.scrollIntoView({ block: "start" })
 }
 
 // Relative times ("3 min ago") drift; refresh the words, not the cards.

@@ -1,0 +1,292 @@
+/**
+ * `magi doctor`'s checks: everything a first day with real agent CLIs trips
+ * over, each run for real and reported as one `Check`. The agents come from
+ * the roster (configured, or found on PATH); each is asked its version, made
+ * to parse magi's own argv without starting a session, checked for what it
+ * refuses as root and for where its sessions live, and its login shell is
+ * asked whether it finds `magi` at all. Then the notification command, the
+ * home, and the config files.
+ *
+ * Every call is bounded (`CALL_TIMEOUT`), gets no stdin, and keeps only the
+ * tail of what it prints; none of them needs the network.
+ */
+import { Command, CommandExecutor, FileSystem } from "@effect/platform"
+import { Duration, Effect, Either, Option, Stream } from "effect"
+import * as NodeFsPromises from "node:fs/promises"
+import * as NodePath from "node:path"
+import { type AgentSpec, load as loadRoster, which } from "../agents/AgentRoster.js"
+import { ownBinDir, plan } from "../agents/Agents.js"
+import { load as loadConfig, type Settings } from "../platform/MagiConfig.js"
+import * as Notify from "../questions/Notifier.js"
+import * as Q from "../questions/Question.js"
+import { type Check, fail, ok, warn } from "./Check.js"
+import { type Env, factsFor } from "./AgentFacts.js"
+
+/** A `--version` or `--help` returns in well under a second; a minute covers a cold npm shim on a busy machine. */
+export const CALL_TIMEOUT = Duration.seconds(60)
+
+/** Below this, a question with its panel (8 MiB at most) may not fit. */
+export const MIN_FREE_BYTES = 64 * 1024 * 1024
+/** Below this, worth a warning: a few hundred panels' worth. */
+export const LOW_FREE_BYTES = 1024 * 1024 * 1024
+
+export interface DoctorInput {
+  /** The repository whose config and roster are checked. */
+  readonly repo: string
+  /** magi's home. */
+  readonly home: string
+  /** The environment magi runs with. */
+  readonly env: Env
+  readonly uid: number
+  /** Run the notification command for real (`magi notify --test`'s sample). */
+  readonly notify: boolean
+}
+
+interface Ran {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Run argv with `env`, no stdin, bounded; the reason it could not run otherwise. */
+const call = (argv: ReadonlyArray<string>, env: Record<string, string>, cwd: string) =>
+  Effect.gen(function* () {
+    const [program, ...args] = argv
+    const proc = yield* Command.make(program!, ...args).pipe(
+      Command.env(env),
+      Command.workingDirectory(cwd),
+      Command.feed(""),
+      Command.start
+    )
+    yield* Effect.addFinalizer((exit) => (exit._tag === "Failure" ? proc.kill("SIGKILL").pipe(Effect.ignore) : Effect.void))
+    const [stdout, stderr, code] = yield* Effect.all(
+      [Notify.keepTail(Stream.decodeText(proc.stdout)), Notify.keepTail(Stream.decodeText(proc.stderr)), proc.exitCode],
+      { concurrency: "unbounded" }
+    )
+    return { code, stdout, stderr } satisfies Ran
+  }).pipe(
+    Effect.scoped,
+    Effect.timeoutFail({ duration: CALL_TIMEOUT, onTimeout: () => `did not finish within ${Duration.format(CALL_TIMEOUT)}` }),
+    Effect.mapError((e) =>
+      typeof e === "string" ? e : e._tag === "SystemError" && e.reason === "NotFound" ? "no such program" : e.message
+    ),
+    Effect.either
+  )
+
+const firstLine = (text: string) => text.split("\n").map((l) => l.trim()).find((l) => l !== "") ?? ""
+const why = (r: Ran) => `exit ${r.code}: ${Notify.lastStderrLine(r.stderr === "" ? r.stdout : r.stderr)}`
+
+/** The process environment as a plain record (unset values dropped). */
+const plain = (env: Env): Record<string, string> =>
+  Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined))
+
+/** magi's argv for `agent`, as a new writing seat's first turn, without the prompt. */
+export const magiArgv = (agent: AgentSpec, cwd: string): ReadonlyArray<string> => {
+  const prompt = "magi doctor: a dry call, no prompt is sent"
+  const p = plan(agent, {
+    cwd,
+    promptFile: NodePath.join(cwd, "magi-doctor.prompt.md"),
+    prompt,
+    label: "doctor",
+    resume: null,
+    newSession: "00000000-0000-4000-8000-000000000000",
+    allowWrite: true,
+    timeout: CALL_TIMEOUT,
+    questionsDir: NodePath.join(cwd, "questions")
+  })
+  return p.argv.filter((a) => a !== prompt)
+}
+
+const agentChecks = (agent: AgentSpec, input: DoctorInput, binDir: string | undefined) =>
+  Effect.gen(function* () {
+    const facts = factsFor(agent.kind)
+    const label = `agent ${agent.id} (${agent.kind})`
+    const checks: Check[] = []
+    const merged: Env = { ...input.env, ...agent.env }
+    const path = `${binDir === undefined ? "" : binDir + NodePath.delimiter}${merged.PATH ?? ""}`
+    const env = { ...plain(merged), ...(facts?.quietEnv ?? {}), PATH: path }
+    const program = agent.command[0]!
+    const found = NodePath.isAbsolute(program)
+      ? (yield* Effect.flatMap(FileSystem.FileSystem, (fs) => fs.exists(program)).pipe(Effect.orElseSucceed(() => false)))
+        ? Option.some(program)
+        : Option.none<string>()
+      : yield* which(program, merged.PATH ?? "")
+    if (Option.isNone(found)) {
+      checks.push(
+        fail(`${label}: program`, `\`${program}\` is not on PATH`, `install it, or set command = "/full/path/to/${program}" under [agents.${agent.id}]`)
+      )
+      return checks
+    }
+    checks.push(ok(`${label}: program`, found.value))
+    if (facts === undefined) {
+      // A `command` agent is the owner's own program: nothing to ask it.
+      checks.push(ok(`${label}: argv`, "a command agent runs exactly the argv configured; nothing to check"))
+    } else {
+      const version = yield* call([program, ...agent.command.slice(1), ...facts.versionArgs], env, input.repo)
+      checks.push(
+        Either.isRight(version) && version.right.code === 0
+          ? ok(`${label}: version`, firstLine(version.right.stdout) || "(printed nothing)")
+          : fail(
+              `${label}: version`,
+              `\`${program} ${facts.versionArgs.join(" ")}\` failed (${Either.isLeft(version) ? version.left : why(version.right)})`,
+              `check that ${program} is installed and runs from a terminal`
+            )
+      )
+      const argv = magiArgv(agent, input.repo)
+      const dry = facts.dryCall(argv)
+      const parsed = yield* call(dry, env, input.repo)
+      checks.push(
+        Either.isRight(parsed) && parsed.right.code === 0
+          ? ok(`${label}: magi's argv`, `accepted (${dry.slice(1).join(" ")})`)
+          : fail(
+              `${label}: magi's argv`,
+              `\`${dry.join(" ")}\` was refused (${Either.isLeft(parsed) ? parsed.left : why(parsed.right)})`,
+              `this ${agent.kind} version does not take the flags magi passes; install the version the README names for ${agent.kind}, or adjust args under [agents.${agent.id}]`
+            )
+      )
+      const root = facts.rootProblem(agent, argv, merged, input.uid)
+      checks.push(root === undefined ? ok(`${label}: root`, input.uid === 0 ? "runs as root with magi's argv" : "not running as root") : fail(`${label}: root`, "refused as root", root))
+      const sessions = facts.sessionsDir(merged)
+      if (sessions !== undefined) {
+        const fs = yield* FileSystem.FileSystem
+        const there = yield* fs.exists(sessions).pipe(Effect.orElseSucceed(() => false))
+        checks.push(
+          ok(
+            `${label}: sessions`,
+            there ? `kept in ${sessions}` : `will be kept in ${sessions} (not created yet); a resume needs the same HOME and config variables`
+          )
+        )
+      }
+    }
+    // codex runs its shell as `bash -lc`, and a login profile that resets
+    // PATH loses the magi the agent was given.
+    const shell = yield* call(["bash", "-lc", "command -v magi"], env, input.repo)
+    checks.push(
+      Either.isRight(shell) && shell.right.code === 0 && shell.right.stdout.trim() !== ""
+        ? ok(`${label}: magi in its login shell`, shell.right.stdout.trim())
+        : fail(
+            `${label}: magi in its login shell`,
+            `\`bash -lc 'command -v magi'\` finds no magi${Either.isLeft(shell) ? ` (${shell.left})` : ""}`,
+            binDir === undefined
+              ? "install magi on PATH (npm link in the magi checkout), or add its dist/bin to PATH in ~/.profile"
+              : `a login profile resets PATH: add export PATH="${binDir}:$PATH" to ~/.profile (or ~/.bash_profile), or install magi on PATH`
+          )
+    )
+    return checks
+  })
+
+const notifyChecks = (settings: Settings, input: DoctorInput) =>
+  Effect.gen(function* () {
+    const name = "notifications"
+    const command = settings.notifyCommand
+    if (command.length === 0)
+      return [
+        warn(name, "no notification command is configured: the web UI is the only place questions show up", 'set [notify] command = ["ntfy", "publish", "my-topic", "{summary}"] (argv) in ~/.config/magi/config.toml')
+      ]
+    const program = command[0]!
+    const found = NodePath.isAbsolute(program) ? Option.some(program) : yield* which(program, input.env.PATH ?? "")
+    if (Option.isNone(found)) return [fail(name, `\`${program}\` is not on PATH`, "install it, or give its full path in [notify] command")]
+    const checks: Check[] = [ok(`${name}: program`, found.value)]
+    const url = input.env[Notify.WEB_URL_ENV] ?? ""
+    if (url === "" && command.some((a) => a.includes("{url}")))
+      checks.push(warn(`${name}: link`, `the command uses {url} but ${Notify.WEB_URL_ENV} is unset`, `export ${Notify.WEB_URL_ENV} with the address magi web prints`))
+    if (!input.notify) {
+      checks.push(ok(`${name}: test`, "not sent (pass --notify to send a sample notification)"))
+      return checks
+    }
+    const notifier = yield* Notify.make(command, Notify.questionUrl(url))
+    const now = new Date()
+    const sample = Q.make({
+      id: Q.makeId(now, 0xd0c7),
+      run: "doctor",
+      node: "doctor",
+      seat: "operator",
+      summary: "magi doctor: if you see this, notifications work",
+      detail: "",
+      choices: [],
+      now
+    })
+    const sent = yield* Effect.either(notifier.notify(sample))
+    checks.push(
+      Either.isRight(sent)
+        ? ok(`${name}: test`, "the sample notification was sent")
+        : fail(`${name}: test`, sent.left.message, "run the command by hand to see why; magi passes it as argv, never through a shell")
+    )
+    return checks
+  })
+
+/** The home: there, writable, private, and with room. */
+const homeChecks = (input: DoctorInput) =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const name = `home ${input.home}`
+    const info = yield* fs.stat(input.home).pipe(Effect.option)
+    if (Option.isNone(info)) {
+      const parent = NodePath.dirname(input.home)
+      const probe = NodePath.join(parent, `.magi-doctor-${process.pid}`)
+      const writable = yield* fs.writeFileString(probe, "").pipe(
+        Effect.zipRight(fs.remove(probe)),
+        Effect.as(true),
+        Effect.orElseSucceed(() => false)
+      )
+      return [
+        writable
+          ? ok(name, "not created yet; magi makes it on first use")
+          : fail(name, `does not exist, and ${parent} is not writable`, `create it (mkdir -p ${input.home}) or set MAGI_HOME to a writable directory`)
+      ]
+    }
+    if (info.value.type !== "Directory") return [fail(name, "is not a directory", "set MAGI_HOME to a directory")]
+    const checks: Check[] = []
+    const probe = NodePath.join(input.home, `.magi-doctor-${process.pid}.tmp`)
+    const written = yield* fs.writeFileString(probe, "probe").pipe(Effect.zipRight(fs.remove(probe)), Effect.either)
+    checks.push(
+      Either.isRight(written)
+        ? ok(`${name}: writable`, "yes")
+        : fail(`${name}: writable`, written.left.message, `make it writable by this user (chown/chmod), or set MAGI_HOME elsewhere; an agent in a sandbox needs it writable too`)
+    )
+    const mode = info.value.mode & 0o777
+    checks.push(
+      (mode & 0o077) === 0
+        ? ok(`${name}: permissions`, `mode ${mode.toString(8)}`)
+        : warn(`${name}: permissions`, `mode ${mode.toString(8)}: other users can read the questions and answers`, `chmod 700 ${input.home}`)
+    )
+    const free = yield* Effect.tryPromise(() => NodeFsPromises.statfs(input.home)).pipe(
+      Effect.map((s) => Number(s.bavail) * Number(s.bsize)),
+      Effect.option
+    )
+    if (Option.isSome(free)) {
+      const mib = Math.floor(free.value / (1024 * 1024))
+      checks.push(
+        free.value < MIN_FREE_BYTES
+          ? fail(`${name}: free disk`, `${mib} MiB free`, "free some space: a question with its panel takes up to 8 MiB")
+          : free.value < LOW_FREE_BYTES
+            ? warn(`${name}: free disk`, `${mib} MiB free`, "free some space before it runs out")
+            : ok(`${name}: free disk`, `${mib} MiB free`)
+      )
+    }
+    return checks
+  })
+
+/** Every check, in the order they are printed. */
+export const runDoctor = (input: DoctorInput) =>
+  Effect.gen(function* () {
+    const checks: Check[] = []
+    const settings = yield* Effect.either(loadConfig(input.repo))
+    if (Either.isLeft(settings))
+      checks.push(fail("config", settings.left.message, "fix the file and line named; until then magi ask, run and serve refuse to start"))
+    else
+      checks.push(
+        ok("config", settings.right.files.length > 0 ? `read ${settings.right.files.join(", ")}` : "no config files found; the defaults apply")
+      )
+    const roster = yield* Effect.either(loadRoster(input.repo))
+    const binDir = yield* ownBinDir
+    if (Either.isLeft(roster)) checks.push(fail("agents", roster.left.message, "fix the [agents.<id>] table named"))
+    else if (roster.right.agents.length === 0)
+      checks.push(fail("agents", "none configured and none of claude, codex, opencode, agy on PATH", "install an agent CLI, or configure [agents.<id>] in magi.toml"))
+    else for (const agent of roster.right.agents) checks.push(...(yield* agentChecks(agent, input, binDir)))
+    if (Either.isRight(settings)) checks.push(...(yield* notifyChecks(settings.right, input)))
+    checks.push(...(yield* homeChecks(input)))
+    return checks as ReadonlyArray<Check>
+  })
+
+export type DoctorRequirements = FileSystem.FileSystem | CommandExecutor.CommandExecutor

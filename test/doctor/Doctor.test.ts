@@ -1,0 +1,130 @@
+/**
+ * `magi doctor` against fake agent CLIs (test/fixtures/bin): the built CLI as
+ * a real process, with a home, a repository and a login profile of the
+ * test's own, so the machine's own setup never decides the outcome.
+ */
+import { describe, expect, it } from "vitest"
+import { spawnSync } from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { FACTS } from "../../src/doctor/AgentFacts.js"
+import { render, fail, ok, warn } from "../../src/doctor/Check.js"
+import type { AgentSpec } from "../../src/agents/AgentRoster.js"
+import { tempDirSync } from "../support.js"
+
+const MAGI = NodePath.resolve("dist/magi.js")
+const BIN = NodePath.resolve("test/fixtures/bin")
+const MAGI_BIN = NodePath.resolve("dist/bin")
+
+interface Setup {
+  /** The `magi.toml` of the repository checked. */
+  readonly toml?: string
+  /** The login profile of the test's HOME; by default one that finds magi. */
+  readonly profile?: string
+  readonly env?: Record<string, string>
+  readonly args?: ReadonlyArray<string>
+}
+
+const doctor = (setup: Setup = {}) => {
+  const top = tempDirSync()
+  const repo = NodePath.join(top, "repo")
+  const home = NodePath.join(top, "magi-home")
+  NodeFs.mkdirSync(NodePath.join(repo, ".git"), { recursive: true })
+  NodeFs.mkdirSync(home, { mode: 0o700 })
+  NodeFs.chmodSync(home, 0o700)
+  if (setup.toml !== undefined) NodeFs.writeFileSync(NodePath.join(repo, "magi.toml"), setup.toml)
+  // bash -l reads ~/.bash_profile first; the machine's /etc/profile may reset PATH before it.
+  NodeFs.writeFileSync(NodePath.join(top, ".bash_profile"), setup.profile ?? `export PATH="${MAGI_BIN}:${BIN}:$PATH"\n`)
+  const r = spawnSync(process.execPath, [MAGI, "doctor", "--repo", repo, ...(setup.args ?? [])], {
+    cwd: repo,
+    env: { PATH: `${BIN}:${process.env.PATH}`, HOME: top, MAGI_HOME: home, XDG_CONFIG_HOME: NodePath.join(top, "config"), ...setup.env },
+    encoding: "utf8",
+    timeout: 120_000
+  })
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr, home, top }
+}
+
+const claudeAgent = (env: string) => `[agents.fast]\nkind = "claude"\ncommand = "${BIN}/claude"\nenv = { ${env} }\n`
+
+describe("magi doctor with fake agent CLIs", () => {
+  it("passes a working claude: its version, magi's argv accepted, its sessions, magi found in its login shell", { timeout: 120_000 }, () => {
+    const r = doctor({ toml: claudeAgent('IS_SANDBOX = "1"'), args: ["--json"] })
+    const report = JSON.parse(r.stdout)
+    const line = (name: string) => report.checks.find((c: { name: string }) => c.name === name)
+    expect(line("agent fast (claude): version")).toMatchObject({ status: "ok", detail: "claude 9.9.9 (fake)" })
+    expect(line("agent fast (claude): magi's argv")).toMatchObject({ status: "ok" })
+    expect(line("agent fast (claude): magi's argv").detail).toContain("--permission-mode bypassPermissions")
+    expect(line("agent fast (claude): root").status).toBe("ok")
+    expect(line("agent fast (claude): sessions").detail).toContain(NodePath.join(r.top, ".claude", "projects"))
+    expect(line("agent fast (claude): magi in its login shell")).toMatchObject({ status: "ok", detail: NodePath.join(MAGI_BIN, "magi") })
+    expect(line("config")).toMatchObject({ status: "ok" })
+    expect(line("config").detail).toContain("magi.toml")
+    expect(report.ok).toBe(true)
+    expect(r.code).toBe(0)
+  })
+
+  it("fails, saying what to do, when the CLI refuses magi's argv, and exits 1", { timeout: 120_000 }, () => {
+    const r = doctor({ toml: claudeAgent('IS_SANDBOX = "1", FAKE_AGENT_MODE = "refuse-argv"') })
+    expect(r.code).toBe(1)
+    const lines = r.stdout.split("\n")
+    const argv = lines.find((l) => l.includes("magi's argv"))!
+    expect(argv).toMatch(/^FAIL {2}agent fast \(claude\): magi's argv: .*was refused \(exit 1: error: unknown option '-p'\) — this claude version does not take the flags magi passes/)
+    expect(r.stderr).toContain("1 check failed")
+  })
+
+  it("names IS_SANDBOX=1 when claude would be refused as root", { timeout: 120_000 }, () => {
+    const agent: AgentSpec = { id: "fast", kind: "claude", command: ["claude"], model: null, args: [], env: {} }
+    const argv = ["claude", "-p", "--permission-mode", "bypassPermissions"]
+    expect(FACTS.claude.rootProblem(agent, argv, {}, 0)).toContain('set env = { IS_SANDBOX = "1" } under [agents.fast]')
+    expect(FACTS.claude.rootProblem({ ...agent, env: { IS_SANDBOX: "1" } }, argv, {}, 0)).toBeUndefined()
+    expect(FACTS.claude.rootProblem(agent, argv, { IS_SANDBOX: "1" }, 0)).toBeUndefined()
+    expect(FACTS.claude.rootProblem(agent, argv, {}, 1000)).toBeUndefined()
+  })
+
+  it("fails when the agent's login shell resets PATH and loses magi, with the line to add", { timeout: 120_000 }, () => {
+    const r = doctor({ toml: claudeAgent('IS_SANDBOX = "1"'), profile: "export PATH=/usr/bin:/bin\n" })
+    expect(r.code).toBe(1)
+    const line = r.stdout.split("\n").find((l) => l.includes("magi in its login shell"))!
+    expect(line).toContain("FAIL")
+    expect(line).toContain(`export PATH="${MAGI_BIN}:$PATH"`)
+  })
+
+  it("says a program that is not installed is not on PATH", { timeout: 120_000 }, () => {
+    const r = doctor({ toml: `[agents.gone]\nkind = "codex"\ncommand = "codex-not-installed"\n` })
+    expect(r.code).toBe(1)
+    expect(r.stdout).toContain("FAIL  agent gone (codex): program: `codex-not-installed` is not on PATH — install it")
+  })
+
+  it("sends a sample notification only with --notify, and reports a failing command's reason", { timeout: 120_000 }, () => {
+    const failing = `[notify]\ncommand = ["sh", "-c", "echo webhook said 403 >&2; exit 7"]\n` + claudeAgent('IS_SANDBOX = "1"')
+    const quiet = doctor({ toml: failing })
+    expect(quiet.stdout).toContain("ok    notifications: test: not sent (pass --notify")
+    const sent = doctor({ toml: failing, args: ["--notify"] })
+    expect(sent.code).toBe(1)
+    expect(sent.stdout).toMatch(/FAIL {2}notifications: test: notification command `sh` exited with status 7: webhook said 403/)
+  })
+
+  it("fails on a broken config, naming the file and line", { timeout: 120_000 }, () => {
+    const r = doctor({ toml: "[ask\n" })
+    expect(r.code).toBe(1)
+    expect(r.stdout).toMatch(/^FAIL {2}config: .*magi\.toml:1/m)
+  })
+
+  it("warns when the home is readable by other users", { timeout: 120_000 }, () => {
+    const top = tempDirSync()
+    const home = NodePath.join(top, "open-home")
+    NodeFs.mkdirSync(home)
+    NodeFs.chmodSync(home, 0o755)
+    const r = doctor({ toml: claudeAgent('IS_SANDBOX = "1"'), env: { MAGI_HOME: home } })
+    expect(r.stdout).toContain(`warn  home ${home}: permissions: mode 755: other users can read the questions and answers — chmod 700 ${home}`)
+    expect(r.stdout).toMatch(new RegExp(`ok {4}home ${home}: free disk: \\d+ MiB free`))
+  })
+})
+
+describe("doctor lines", () => {
+  it("are one per check, with the fix on the same line", () => {
+    expect(render([ok("a", "fine"), warn("b", "meh", "do x"), fail("c", "broken", "do y")])).toBe(
+      "ok    a: fine\nwarn  b: meh — do x\nFAIL  c: broken — do y\n"
+    )
+  })
+})
