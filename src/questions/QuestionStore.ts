@@ -76,6 +76,8 @@ export interface QuestionStoreShape {
     q: Question,
     prepare: (q: Question) => Effect.Effect<Question, E, R>
   ) => Effect.Effect<Option.Option<Question>, E | StoreError, R>
+  /** Remove scratch a killed writer left, once clearly abandoned; how many. Listings do it too, now and then. */
+  readonly sweep: Effect.Effect<number>
   /** Files in the store that are not readable questions, by id, with why (the listing skips them). */
   readonly skipped: Effect.Effect<ReadonlyArray<RecordStore.Skipped>, StoreError>
   /** Load by id, unique prefix, or short (suffix) id. */
@@ -345,6 +347,7 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
     put,
     create: records.create,
     fileNew,
+    sweep: records.sweep,
     skipped: Effect.map(records.scan, (scan) => scan.skipped),
     get,
     list,
