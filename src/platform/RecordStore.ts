@@ -457,7 +457,9 @@ export const make = <A, NotFound, Unreadable, Failed>(
       const id = kind.idOf(record)
       return Effect.zipRight(
         refuseUnsafe(id),
-        withFs(writeAtomically(pathOf(id), kind.encode(record))).pipe(Effect.mapError(failed(`write ${kind.noun} ${id}`)))
+        withFs(writeAtomically(pathOf(id), kind.encode(record), { durable: true })).pipe(
+          Effect.mapError(failed(`write ${kind.noun} ${id}`))
+        )
       ).pipe(Effect.withSpan("RecordStore.put", { attributes: { id } }))
     }
 
