@@ -1,12 +1,16 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FileSystem } from "@effect/platform"
-import { Effect, Either, Option, TestClock } from "effect"
+import { Effect, Either, Fiber, Layer, Option, TestClock } from "effect"
 import * as NodePath from "node:path"
 import * as Q from "../../src/questions/Question.js"
-import { PANEL_MAX_BYTES, QuestionStore } from "../../src/questions/QuestionStore.js"
+import { LOCK_STALE_MS, PANEL_MAX_BYTES, QUESTION_FILE_MAX_BYTES, QuestionStore } from "../../src/questions/QuestionStore.js"
+import * as LocalContext from "../../src/platform/LocalContext.js"
+import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
+import { execFileSync } from "node:child_process"
+import * as NodeFs from "node:fs"
 import { answerQuestion, sayToQuestion } from "../../src/questions/Answers.js"
 import * as Lease from "../../src/questions/Lease.js"
-import { backends, realPause, runUntilDone, choiceQuestion, freeQuestion, ok, RUN } from "../support.js"
+import { advance, backends, realPause, runUntilDone, tempDir, choiceQuestion, freeQuestion, ok, RUN } from "../support.js"
 
 const encoder = new TextEncoder()
 const text = (bytes: Option.Option<Uint8Array>) => Option.map(bytes, (b) => new TextDecoder().decode(b))
@@ -153,6 +157,32 @@ for (const backend of backends) {
       )
     )
 
+    it.scoped("keeps listing and answering when one small file nests thousands of arrays deep", () =>
+      withStore(({ store, fs }) =>
+        Effect.gen(function* () {
+          const good = choiceQuestion("20260101-000001-aaaa")
+          yield* store.put(good)
+          // 12 KB each: a bare nest, and a valid record whose choices nest 3,000 deep.
+          yield* fs.writeFileString(NodePath.join(store.root, "20260101-000002-bbbb.json"), "[".repeat(6000) + "]".repeat(6000))
+          const deep = { ...JSON.parse(Q.encode(choiceQuestion("20260101-000003-cccc"))), choices: ["[".repeat(3000) + "]".repeat(3000)] }
+          const body = JSON.stringify(deep).replace(`"${deep.choices[0]}"`, deep.choices[0])
+          yield* fs.writeFileString(NodePath.join(store.root, "20260101-000003-cccc.json"), body)
+
+          expect((yield* store.list).map((q) => q.id)).toEqual([good.id])
+          expect(yield* store.countOpen).toBe(1)
+          yield* sayToQuestion(good.id, "still answerable")
+          expect((yield* store.get(good.id)).thread).toHaveLength(1)
+          for (const id of ["20260101-000002-bbbb", "20260101-000003-cccc"]) {
+            const e = yield* Effect.flip(store.get(id))
+            expect(e._tag).toBe("UnreadableQuestion")
+            expect(e.message.length).toBeLessThan(1000)
+          }
+          const skipped = yield* store.skipped
+          expect(skipped.map((s) => s.id).sort()).toEqual(["20260101-000002-bbbb", "20260101-000003-cccc"])
+        })
+      )
+    )
+
     it.scoped("refuses a file whose id is not its own name, rather than writing it back elsewhere", () =>
       withStore(({ store, fs }) =>
         Effect.gen(function* () {
@@ -247,25 +277,141 @@ for (const backend of backends) {
       )
     )
 
-    it.scoped("breaks a lock left by a writer that died, but waits for a live one", () =>
+    it.scoped("waits for a live writer's lock, and goes on the moment it is released", () =>
+      withStore(({ store, fs }) =>
+        Effect.gen(function* () {
+          const q = choiceQuestion()
+          yield* store.put(q)
+          const lock = NodePath.join(store.root, `${q.id}.lock`)
+          yield* fs.writeFileString(lock, "12345 live\n")
+          yield* TestClock.setTime(Date.now())
+          const waiting = yield* Effect.fork(sayToQuestion(q.id, "hello?"))
+          yield* advance("5 seconds", "250 millis")
+          expect(waiting.unsafePoll()).toBeNull()
+          expect((yield* store.get(q.id)).thread).toEqual([])
+          // The live writer finishes: the waiting one goes on at its next try.
+          yield* fs.remove(lock)
+          yield* runUntilDone(waiting, "50 millis", "1 minute")
+          expect((yield* store.get(q.id)).thread).toHaveLength(1)
+        })
+      )
+    )
+
+    it.scoped("breaks a lock left by a writer that died once it is older than the stale limit", () =>
       withStore(({ store, fs }) =>
         Effect.gen(function* () {
           const q = choiceQuestion()
           yield* store.put(q)
           const lock = NodePath.join(store.root, `${q.id}.lock`)
           yield* fs.writeFileString(lock, "12345 0\n")
-          // A lock younger than the stale limit for the whole wait: a live
-          // writer. The update waits its ten seconds, then says so.
-          yield* TestClock.setTime(Date.now() - 5_000)
-          const waiting = yield* Effect.fork(Effect.either(sayToQuestion(q.id, "hello?")))
-          const gaveUp = yield* runUntilDone(waiting, "500 millis", "1 minute")
-          expect(Either.isLeft(gaveUp) && gaveUp.left.message).toContain("being updated by another process")
-          expect((yield* store.get(q.id)).thread).toEqual([])
-          // Much later, the same lock is clearly abandoned and is broken.
-          yield* TestClock.setTime(Date.now() + 60_000)
+          yield* TestClock.setTime(Date.now() + LOCK_STALE_MS + 60_000)
           yield* sayToQuestion(q.id, "hello?")
           expect((yield* store.get(q.id)).thread).toHaveLength(1)
           expect(yield* fs.exists(lock)).toBe(false)
+        })
+      )
+    )
+
+    it.scoped("breaks a lock dated in the future (a clock stepped back) once it sat unchanged past the stale limit", () =>
+      withStore(({ store, fs }) =>
+        Effect.gen(function* () {
+          const q = choiceQuestion()
+          yield* store.put(q)
+          const lock = NodePath.join(store.root, `${q.id}.lock`)
+          yield* fs.writeFileString(lock, "12345 0\n")
+          // The lock's mtime is an hour ahead of this writer's clock.
+          yield* TestClock.setTime(Date.now() - 3_600_000)
+          const waiting = yield* Effect.fork(sayToQuestion(q.id, "hello?"))
+          yield* runUntilDone(waiting, "500 millis", "1 minute")
+          expect((yield* store.get(q.id)).thread).toHaveLength(1)
+          expect(yield* fs.exists(lock)).toBe(false)
+        })
+      )
+    )
+
+    it.scoped("breaks a lock that is a directory instead of blocking its question forever", () =>
+      withStore(({ store, fs }) =>
+        Effect.gen(function* () {
+          const q = choiceQuestion()
+          yield* store.put(q)
+          const lock = NodePath.join(store.root, `${q.id}.lock`)
+          yield* fs.makeDirectory(lock)
+          yield* fs.writeFileString(NodePath.join(lock, "junk"), "x")
+          yield* TestClock.setTime(Date.now())
+          const waiting = yield* Effect.fork(sayToQuestion(q.id, "hello?"))
+          yield* runUntilDone(waiting, "500 millis", "1 minute")
+          expect((yield* store.get(q.id)).thread).toHaveLength(1)
+          expect(yield* fs.exists(lock)).toBe(false)
+        })
+      )
+    )
+
+    it.scoped("never lets one question's stuck lock delay a write to another", () =>
+      withStore(({ store, fs }) =>
+        Effect.gen(function* () {
+          const stuck = choiceQuestion("20260101-000001-aaaa")
+          const other = choiceQuestion("20260101-000002-bbbb")
+          yield* store.put(stuck)
+          yield* store.put(other)
+          yield* fs.writeFileString(NodePath.join(store.root, `${stuck.id}.lock`), "12345 live\n")
+          yield* TestClock.setTime(Date.now())
+          // Virtual time stands still: the stuck writer waits as long as the
+          // test runs; the other question's write must not queue behind it.
+          const blocked = yield* Effect.fork(sayToQuestion(stuck.id, "hello?"))
+          yield* realPause(20)
+          const free = yield* Effect.fork(sayToQuestion(other.id, "hello?"))
+          for (let i = 0; i < 2_000 && free.unsafePoll() === null; i++) yield* realPause(5)
+          expect(free.unsafePoll()).not.toBeNull()
+          expect((yield* store.get(other.id)).thread).toHaveLength(1)
+          expect(blocked.unsafePoll()).toBeNull()
+          yield* Fiber.interrupt(blocked)
+        })
+      )
+    )
+
+    it.scoped("files a new question only under a free id, never over one already there", () =>
+      withStore(({ store }) =>
+        Effect.gen(function* () {
+          const first = choiceQuestion()
+          const same = { ...freeQuestion(first.id), summary: "drawn the same id in the same second" }
+          expect(Option.isSome(yield* store.fileNew(first, Effect.succeed))).toBe(true)
+          let prepared = false
+          const second = yield* store.fileNew(same, (q: Q.Question) =>
+            Effect.sync(() => {
+              prepared = true
+              return q
+            })
+          )
+          expect(Option.isNone(second)).toBe(true)
+          // Refused before anything of its own (a panel) was written.
+          expect(prepared).toBe(false)
+          expect(yield* store.create(same)).toBe(false)
+          expect((yield* store.get(first.id)).summary).toBe(first.summary)
+        })
+      )
+    )
+
+    it.scoped("sweeps scratch a killed writer left once it is clearly abandoned, and leaves fresh scratch alone", () =>
+      withStore(({ store, fs }) =>
+        Effect.gen(function* () {
+          const q = choiceQuestion()
+          yield* store.put(q)
+          const tmp = NodePath.join(store.root, `${q.id}.json.4242.abcdefgh.tmp`)
+          const panelTmp = NodePath.join(store.root, `${q.id}.panel.tmp-abcdefgh`)
+          yield* fs.writeFileString(tmp, "half a rec")
+          yield* fs.makeDirectory(panelTmp)
+          yield* fs.writeFile(NodePath.join(panelTmp, "big.png"), new Uint8Array(1024))
+          // Young: a live writer may still own them.
+          yield* TestClock.setTime(Date.now())
+          expect(yield* store.sweep).toBe(0)
+          expect(yield* fs.exists(tmp)).toBe(true)
+          // Long past any live writer.
+          yield* TestClock.setTime(Date.now() + 2 * 60 * 60 * 1000)
+          yield* sayToQuestion(q.id, "a write changes the folder")
+          yield* store.list
+          expect(yield* fs.exists(tmp)).toBe(false)
+          expect(yield* fs.exists(panelTmp)).toBe(false)
+          expect((yield* store.list).map((x) => x.id)).toEqual([q.id])
         })
       )
     )
@@ -405,3 +551,78 @@ for (const backend of backends) {
     )
   })
 }
+
+describe("QuestionStore over a real folder with hostile files in it", () => {
+  const ids = {
+    fifo: "20260101-000002-f1f0",
+    zero: "20260101-000003-2e70",
+    folder: "20260101-000004-d1d1",
+    huge: "20260101-000005-b16b"
+  }
+
+  const readers = [
+    { name: "looked at, then read, through FileSystem", layer: LocalContext.fileSystemLayer },
+    { name: "read in one step by the bounded reader", layer: LocalContext.layer }
+  ]
+  for (const reader of readers)
+  it.scoped(`skips a FIFO, a link to /dev/zero, a folder and an oversized file named *.json, and explains each by id (${reader.name})`, () =>
+    Effect.gen(function* () {
+      const base = yield* tempDir
+      const root = NodePath.join(base, "questions")
+      return yield* Effect.gen(function* () {
+        const store = yield* QuestionStore
+        const good = choiceQuestion("20260101-000001-aaaa")
+        yield* store.put(good)
+        execFileSync("mkfifo", [NodePath.join(root, `${ids.fifo}.json`)])
+        NodeFs.symlinkSync("/dev/zero", NodePath.join(root, `${ids.zero}.json`))
+        NodeFs.mkdirSync(NodePath.join(root, `${ids.folder}.json`))
+        NodeFs.writeFileSync(NodePath.join(root, `${ids.huge}.json`), Buffer.alloc(QUESTION_FILE_MAX_BYTES + 1, 0x20))
+
+        expect((yield* store.list).map((q) => q.id)).toEqual([good.id])
+        const skipped = yield* store.skipped
+        expect(Object.fromEntries(skipped.map((s) => [s.id, s.reason]))).toMatchObject({
+          [ids.fifo]: expect.stringContaining("a FIFO"),
+          [ids.zero]: expect.stringContaining("a character device"),
+          [ids.folder]: expect.stringContaining("a directory"),
+          [ids.huge]: expect.stringContaining(String(QUESTION_FILE_MAX_BYTES))
+        })
+        const e = yield* Effect.flip(store.get(ids.fifo))
+        expect(e.message).toContain("only regular files")
+        yield* sayToQuestion(good.id, "still answerable")
+        expect((yield* store.get(good.id)).thread).toHaveLength(1)
+      }).pipe(Effect.provide(QuestionStore.at(root).pipe(Layer.provideMerge(reader.layer))))
+    })
+  )
+
+  it.scoped("flushes a record and its folder to the disk before the write returns", () =>
+    Effect.gen(function* () {
+      const steps: string[] = []
+      const spied = Layer.effect(
+        FileSystem.FileSystem,
+        Effect.map(MemoryFileSystem.make, (fs) => ({
+          ...fs,
+          open: (path: string, options?: FileSystem.OpenFileOptions) =>
+            Effect.map(fs.open(path, options), (file) => ({
+              ...file,
+              sync: Effect.zipRight(Effect.sync(() => steps.push(`sync ${NodePath.basename(path)}`)), file.sync)
+            })),
+          rename: (from: string, to: string) =>
+            Effect.zipRight(Effect.sync(() => steps.push(`rename ${NodePath.basename(to)}`)), fs.rename(from, to))
+        }))
+      )
+      yield* Effect.gen(function* () {
+        const store = yield* QuestionStore
+        const q = choiceQuestion()
+        yield* store.put(q)
+        steps.length = 0
+        yield* answerQuestion(q.id, { choice: "Redis" })
+      }).pipe(Effect.provide(QuestionStore.at("/home/questions").pipe(Layer.provideMerge(spied))))
+      const sync = steps.findIndex((s) => s.startsWith("sync ") && s.endsWith(".tmp"))
+      const rename = steps.indexOf("rename 20260902-231501-ab12.json")
+      const dir = steps.lastIndexOf("sync questions")
+      expect(sync).toBeGreaterThanOrEqual(0)
+      expect(rename).toBeGreaterThan(sync)
+      expect(dir).toBeGreaterThan(rename)
+    })
+  )
+})

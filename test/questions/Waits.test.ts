@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Context, Duration, Effect, Exit, Fiber, Layer, Option, Scope, Stream, TestClock } from "effect"
+import { Clock, Context, Duration, Effect, Exit, Fiber, Layer, Option, Schedule, Scope, Stream, TestClock } from "effect"
 import * as NodePath from "node:path"
 import * as Q from "../../src/questions/Question.js"
 import { QuestionStore } from "../../src/questions/QuestionStore.js"
@@ -41,6 +41,16 @@ const inMemory = (slice: Duration.DurationInput, poll: Duration.DurationInput = 
 const asked = (timeoutSecs: number) =>
   Effect.map(TestClock.currentTimeMillis, (ms) => ({ ...choiceQuestion(undefined, new Date(ms)), answer_timeout: timeoutSecs }))
 
+/** Wait in real time until the question is on disk. */
+const onDiskNow = (id: string) =>
+  Effect.flatMap(QuestionStore, (store) =>
+    store.get(id).pipe(
+      Effect.retry({ schedule: Schedule.spaced("5 millis").pipe(Schedule.upTo("60 seconds")) }),
+      Effect.withClock(Clock.make()),
+      Effect.orDie
+    )
+  )
+
 /** What an agent does: ask, then `--wait` again after every pending slice. */
 const agentLoop = (q: Q.Question) =>
   Effect.gen(function* () {
@@ -63,6 +73,7 @@ describe("Waits", () => {
       const waits = yield* Waits
       const q = yield* asked(60)
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
+      yield* onDiskNow(q.id)
       yield* advance("5 seconds")
       yield* answerQuestion(q.id, { choice: "SQLite" })
       const outcome = yield* runUntilDone(waiting)
@@ -80,6 +91,7 @@ describe("Waits", () => {
       const store = yield* QuestionStore
       const q = yield* asked(60)
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
+      yield* onDiskNow(q.id)
       const outcome = yield* runUntilDone(waiting, "3 seconds")
       expect(outcome._tag).toBe("Abandoned")
       expect(yield* TestClock.currentTimeMillis).toBeGreaterThanOrEqual(60_000)
@@ -97,6 +109,9 @@ describe("Waits", () => {
       const store = yield* QuestionStore
       const q = yield* asked(HOUR)
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(HOUR)))
+      // The write is flushed to the disk before the wait starts; virtual
+      // time must not run ahead of it, or the slice would start late.
+      yield* onDiskNow(q.id)
       const outcome = yield* runUntilDone(waiting, "3 seconds")
       expect(outcome._tag).toBe("Pending")
       // The slice, not the hour-long deadline, ended it.
@@ -111,6 +126,7 @@ describe("Waits", () => {
       const store = yield* QuestionStore
       const q = yield* asked(HOUR)
       const first = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(HOUR)))
+      yield* onDiskNow(q.id)
       expect((yield* runUntilDone(first, "3 seconds"))._tag).toBe("Pending")
 
       yield* answerQuestion(q.id, { choice: "Redis" })
@@ -127,6 +143,7 @@ describe("Waits", () => {
       const store = yield* QuestionStore
       const q = yield* asked(HOUR)
       const first = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(HOUR)))
+      yield* onDiskNow(q.id)
       expect((yield* runUntilDone(first, "3 seconds"))._tag).toBe("Pending")
 
       // Nobody is waiting while the owner speaks.
@@ -144,6 +161,7 @@ describe("Waits", () => {
       const waits = yield* Waits
       const q = yield* asked(60)
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
+      yield* onDiskNow(q.id)
       yield* advance("4 seconds")
       yield* sayToQuestion(q.id, "why not Postgres?")
       const outcome = yield* runUntilDone(waiting)
@@ -159,6 +177,7 @@ describe("Waits", () => {
       const store = yield* QuestionStore
       const q = yield* asked(9)
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(9)))
+      yield* onDiskNow(q.id)
       // The last poll before the deadline is at 6 s; the answer lands after
       // it, so the wait meets it only when it goes to abandon the question.
       yield* advance("7 seconds")
@@ -180,6 +199,7 @@ describe("Waits", () => {
 
       const waits = yield* Waits
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
+      yield* onDiskNow(q.id)
       yield* advance("3 seconds")
       yield* answerQuestion(q.id, { choice: "Redis" })
       const outcome = yield* runUntilDone(waiting)
@@ -202,6 +222,7 @@ describe("Waits", () => {
       const store = yield* QuestionStore
       const q = yield* asked(HOUR)
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(HOUR)))
+      yield* onDiskNow(q.id)
       yield* advance("10 seconds")
       const lease = yield* Lease.read(store.root, q.id)
       expect(lease._tag === "Some" && lease.value.kind).toBe("asker")
@@ -245,6 +266,7 @@ describe("Waits", () => {
       const waits = yield* Waits
       const q = yield* asked(60)
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
+      yield* onDiskNow(q.id)
       yield* TestClock.adjust("1 second")
       yield* answerQuestion(q.id, { choice: "Redis" })
       // No change event will come: only the next re-read, at 3 s, sees it.
