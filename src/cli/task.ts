@@ -17,12 +17,30 @@ import { QuestionStore } from "../questions/QuestionStore.js"
 import { fileWork } from "../queue/Filing.js"
 import * as T from "../queue/Task.js"
 import { TaskStore } from "../queue/TaskStore.js"
+import { RunStore } from "../runs/Runs.js"
 import { CliFailure } from "./CliFailure.js"
 import { readStdin, writeErr, writeOut } from "./io.js"
 
 /** The stores `magi task` works on, over the owner's home. */
 export const queueLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>
-  Layer.mergeAll(TaskStore.layer, QuestionStore.layer).pipe(Layer.provideMerge(home), Layer.provideMerge(LocalContext.layer))
+  Layer.mergeAll(TaskStore.layer, RunStore.layer).pipe(
+    Layer.provideMerge(QuestionStore.layer),
+    Layer.provideMerge(home),
+    Layer.provideMerge(LocalContext.layer)
+  )
+
+/**
+ * Where work filed without `--repo` happens: inside a run, the repository
+ * that run branched from (its worktree is the run's own and goes away with
+ * it); elsewhere, the working directory's.
+ */
+const defaultRepo = (source: T.TaskSource) =>
+  source.kind === "agent"
+    ? Effect.flatMap(RunStore, (runs) => runs.get(source.run)).pipe(
+        Effect.map((run) => run.repo),
+        Effect.orElseSucceed(() => process.cwd())
+      )
+    : Effect.succeed(process.cwd())
 
 const refused = (e: { readonly message: string }) => CliFailure.refused(e.message)
 
@@ -113,13 +131,14 @@ const add = Command.make(
         MAGI_RUN: Config.string("MAGI_RUN").pipe(Config.withDefault("")),
         MAGI_NODE: Config.string("MAGI_NODE").pipe(Config.withDefault(""))
       }).pipe(Effect.orDie)
+      const source = T.sourceFromEnv(env)
       const t = yield* fileWork({
         instruction,
         title: Option.getOrUndefined(o.title),
         priority: Option.getOrUndefined(o.priority),
-        repo: Option.getOrElse(o.repo, () => process.cwd()),
+        repo: Option.isSome(o.repo) ? o.repo.value : yield* defaultRepo(source),
         after: o.after,
-        source: T.sourceFromEnv(env)
+        source
       }).pipe(Effect.mapError(refused))
       if (o.json) return yield* writeOut(JSON.stringify(t, null, 2) + "\n")
       yield* writeOut(`filed ${T.shortId(t.id)} [${T.sourceLabel(t.source)}] ${t.title}\n`)
