@@ -147,10 +147,15 @@ export const make = Effect.fn("TaskStore.make")(function* (root: string, alive: 
 
   const put = (t: Task) => Effect.flatMap(stamp(t), (stamped) => Effect.as(records.put(stamped), stamped))
 
-  const scan = Effect.map(records.scan, (s): Listing => ({
-    tasks: [...s.records].sort(T.listOrder),
-    unreadable: s.skipped.map((k) => ({ id: k.id, message: k.reason }))
-  }))
+  // The store hands back the same scan while the folder is unchanged; the
+  // sorted listing made from it is kept with it, so a warm tick sorts nothing.
+  let sortedFor: { readonly scan: RecordStore.Scan<Task>; readonly listing: Listing } | undefined
+  const scan = Effect.map(records.scan, (s): Listing => {
+    if (sortedFor?.scan === s) return sortedFor.listing
+    const listing = { tasks: [...s.records].sort(T.listOrder), unreadable: s.skipped.map((k) => ({ id: k.id, message: k.reason })) }
+    sortedFor = { scan: s, listing }
+    return listing
+  })
 
   const list = Effect.map(scan, (l) => l.tasks)
 
