@@ -262,10 +262,12 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       Effect.provide(context)
     )
 
-  /** Try to start `t`; true when it started. */
-  const startOne = (events: Array<QueueEvent>, t: T.Task) =>
+  /** Try to start `t`; true when it started. `agents` remembers each repo's implementer for this tick. */
+  const startOne = (events: Array<QueueEvent>, t: T.Task, agents: Map<string, Either.Either<AgentSpec, string>>) =>
     Effect.gen(function* () {
-      const agent = yield* implementerFor(t.repo)
+      const known = agents.get(t.repo)
+      const agent = known ?? (yield* implementerFor(t.repo))
+      agents.set(t.repo, agent)
       if (Either.isLeft(agent)) return yield* Effect.as(holdForOwner(events, t, agent.left), false)
       const until = (yield* Ref.get(restingUntil)).get(agent.right.id)
       if (until !== undefined && until > (yield* nowMs)) return false
@@ -315,12 +317,15 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
     for (const t of all) if (t.status === "running" && !mine.has(t.id)) yield* follow(events, t)
     if (events.length > 0) all = yield* tasks.list.pipe(Effect.orElseSucceed(() => all))
     const tried = new Set<string>()
+    // A roster is read from the repo's config files: once per repo per tick,
+    // however many of its tasks wait behind a resting agent.
+    const agents = new Map<string, Either.Either<AgentSpec, string>>()
     for (;;) {
       if ((yield* Ref.get(inFlight)).size >= config.maxConcurrentRuns) break
       const next = T.nextRunnable(all.filter((t) => !tried.has(t.id)))
       if (next === undefined) break
       tried.add(next.id)
-      yield* startOne(events, next)
+      yield* startOne(events, next, agents)
     }
     return events
   }).pipe(
