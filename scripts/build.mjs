@@ -2,7 +2,7 @@
 // modules from node_modules: start-up time is what an agent pays on every
 // `magi ask --wait` slice.
 import { build } from "esbuild"
-import { chmod, copyFile, mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises"
+import { chmod, copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises"
 
 /**
  * @effect/cli can read option values from YAML, TOML and INI files, and its
@@ -76,10 +76,22 @@ await rm("dist/magi.cjs.cache", { force: true })
 await rm("dist/magi.js.map", { force: true })
 await copyFile("scripts/launcher.cjs", "dist/magi.js")
 // `magi` by name, for agents: magi puts dist/bin first on an agent's PATH so
-// its `magi ask` is this build even where magi is not installed.
+// its `magi ask` is this build even where magi is not installed, and names
+// it by this absolute path in the prompt. A shell script rather than a link
+// to magi.js, whose `#!/usr/bin/env node` needs node on PATH: an agent whose
+// shell is a login shell (codex's `bash -lc`) has PATH reset by the profile,
+// which leaves out nvm's node; magi tells its agents its own node instead
+// (MAGI_NODEJS).
 await mkdir("dist/bin", { recursive: true })
 await rm("dist/bin/magi", { force: true })
-await symlink("../magi.js", "dist/bin/magi")
+await writeFile(
+  "dist/bin/magi",
+  `#!/bin/sh
+# magi for the agents magi starts; see scripts/build.mjs.
+exec "\${MAGI_NODEJS:-node}" "\${0%/*}/../magi.js" "\$@"
+`,
+  { mode: 0o755 }
+)
 // dist/ is CommonJS, whatever the project's own package.json says.
 await writeFile("dist/package.json", '{ "type": "commonjs" }\n')
 await chmod("dist/magi.js", 0o755)

@@ -10,6 +10,7 @@
  *   model = "sonnet"
  *   args = ["--verbose"]       # appended to every call
  *   env = { FOO = "bar" }
+ *   wait_slice = 90            # seconds one `magi ask` may block (default: per kind)
  *
  * For `kind = "command"`, `command` is the whole argv with `{prompt_file}`,
  * `{cwd}`, `{label}` and `{session}` filled in per call.
@@ -33,6 +34,12 @@ export interface AgentSpec {
   readonly model: string | null
   readonly args: ReadonlyArray<string>
   readonly env: Readonly<Record<string, string>>
+  /**
+   * Seconds one `magi ask` under this agent may block before handing back
+   * `pending` (`MAGI_WAIT_SLICE`); unset, the kind's own slice, which ends
+   * before its shell tool gives up on the command.
+   */
+  readonly waitSliceSecs?: number
 }
 
 export class RosterError extends Data.TaggedError("RosterError")<{ readonly message: string }> {}
@@ -63,6 +70,9 @@ export const specOf = (id: string, t: Table, files: ReadonlyArray<string>): Eith
   const env = t.env ?? {}
   if (!isTable(env) || !Object.values(env).every((v) => typeof v === "string"))
     return { error: `${where}: env must be a table of strings` }
+  const slice = t.wait_slice
+  if (slice !== undefined && !(typeof slice === "number" && Number.isInteger(slice) && slice > 0))
+    return { error: `${where}: wait_slice must be a whole number of seconds above 0, not ${JSON.stringify(slice)}` }
   return {
     spec: {
       id,
@@ -70,7 +80,8 @@ export const specOf = (id: string, t: Table, files: ReadonlyArray<string>): Eith
       command,
       model: typeof t.model === "string" && t.model !== "" ? t.model : null,
       args,
-      env: env as Record<string, string>
+      env: env as Record<string, string>,
+      ...(slice === undefined ? {} : { waitSliceSecs: slice })
     }
   }
 }

@@ -21,14 +21,14 @@ import { Context, Data, Duration, Effect, Fiber, Layer, Option, Random, Ref, Sch
 import * as NodePath from "node:path"
 import type { AgentKind, AgentSpec } from "./AgentRoster.js"
 import { MagiHome } from "../platform/MagiHome.js"
-import { type AgentAdapter, type Plan, type PlanInput } from "./adapters/Adapter.js"
+import { type AgentAdapter, plainMessage, type Plan, type PlanInput } from "./adapters/Adapter.js"
 import { agy } from "./adapters/agy.js"
 import { claude } from "./adapters/claude.js"
 import { codex } from "./adapters/codex.js"
 import { command } from "./adapters/command.js"
 import { opencode } from "./adapters/opencode.js"
 
-export { expandTemplate, type Plan, type PlanInput } from "./adapters/Adapter.js"
+export { expandTemplate, plainMessage, usageLimit, type Plan, type PlanInput } from "./adapters/Adapter.js"
 
 // ---------------------------------------------------------------------------
 // Seats
@@ -47,6 +47,13 @@ export interface SeatState {
    * the first turn's output. Null until known.
    */
   readonly session: string | null
+  /**
+   * The environment the seat's CLI needs to find its session again (`HOME`,
+   * `CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `XDG_*`: the adapter's `sessionEnv`),
+   * as it was when the seat started. Every later turn runs with it, whoever
+   * drives it: a daemon started with another `HOME` still finds the session.
+   */
+  readonly env?: Readonly<Record<string, string>> | undefined
 }
 
 export const newSeat = (key: string, agent: string): SeatState => ({ key, agent, turns: 0, session: null })
@@ -68,6 +75,31 @@ const ADAPTERS: Record<AgentKind, AgentAdapter> = { claude, codex, opencode, agy
 /** The headless argv for one call of `agent`, exactly as its CLI wants it. */
 export const plan = (agent: AgentSpec, input: PlanInput): Plan => ADAPTERS[agent.kind].plan(agent, input)
 
+/**
+ * Seconds one `magi ask` may block under `agent` (given to it as
+ * `MAGI_WAIT_SLICE`): `[agents.<id>] wait_slice`, else its kind's slice,
+ * which ends before that CLI's shell tool stops waiting on the command (as
+ * the agent's environment sets that limit, for a CLI that lets it).
+ */
+export const waitSliceSecs = (agent: AgentSpec, processEnv: Readonly<Record<string, string | undefined>> = process.env): number =>
+  agent.waitSliceSecs ??
+  Math.floor(
+    Duration.toSeconds(ADAPTERS[agent.kind].waitSliceIn?.({ ...processEnv, ...agent.env }) ?? ADAPTERS[agent.kind].waitSlice)
+  )
+
+/**
+ * What `agent`'s CLI needs to find its sessions again, as it is now: the
+ * agent's own `env` over this process's. Recorded when a seat starts.
+ */
+export const sessionEnvOf = (agent: AgentSpec, processEnv: Readonly<Record<string, string | undefined>>): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const name of ADAPTERS[agent.kind].sessionEnv) {
+    const v = agent.env[name] ?? processEnv[name]
+    if (v !== undefined && v !== "") out[name] = v
+  }
+  return out
+}
+
 // ---------------------------------------------------------------------------
 // Reading the reply
 
@@ -79,22 +111,34 @@ export interface Reply {
   readonly session: string | null
   /** Ran to the end, exited 0 and said something. */
   readonly usable: boolean
-  /** Set when the agent hit its usage limit; the reset time if it said one. */
+  /** Set when the agent hit its usage limit: the reset time if it said one, else "". */
   readonly quota: string | null
+  /**
+   * Why a turn that is not usable failed, as the owner should read it (the
+   * CLI's message without JSON or ANSI, or the adapter's diagnosis with what
+   * to do). Absent when the turn is usable.
+   */
+  readonly problem?: string
 }
+
+/** The last few lines of a message: where CLIs put the error, short enough for a status line. */
+const lastLines = (text: string, n = 3): string => text.split("\n").slice(-n).join("\n")
 
 /** Read one call's output the way its CLI prints it. */
 export const parse = (kind: AgentKind, stdout: string, stderr: string, exitCode: number | null, timedOut: boolean): Reply => {
-  const p = ADAPTERS[kind].parse(stdout)
+  const p = ADAPTERS[kind].parse(stdout, stderr)
   // An empty answer still says something: whatever the CLI printed is what
   // the owner gets to read about why.
   const text = p.text.trim() !== "" ? p.text.trim() : stdout.trim() !== "" ? stdout.trim() : stderr.trim()
-  return {
-    text,
-    session: p.session,
-    usable: !timedOut && exitCode === 0 && !p.error && p.text.trim() !== "",
-    quota: p.quota
-  }
+  const usable = !timedOut && exitCode === 0 && !p.error && p.text.trim() !== ""
+  if (usable) return { text, session: p.session, usable, quota: p.quota }
+  const said = plainMessage(p.error && p.text.trim() !== "" ? p.text : stderr.trim() !== "" ? stderr : text)
+  const problem =
+    p.problem ??
+    (timedOut
+      ? "the agent's turn timed out"
+      : `the agent's turn failed (${exitCode === null ? "killed by a signal" : `exit ${exitCode}`})${said === "" ? "" : `: ${lastLines(said)}`}`)
+  return { text: p.error ? plainMessage(text) : text, session: p.session, usable, quota: p.quota, problem }
 }
 
 // ---------------------------------------------------------------------------
@@ -188,6 +232,15 @@ const ownBinDir = Effect.gen(function* () {
   return (yield* fs.exists(NodePath.join(dir, "magi")).pipe(Effect.orElseSucceed(() => false))) ? dir : undefined
 })
 
+/**
+ * How an agent should call this magi: the absolute path of its `magi`
+ * command when this is a build (named in the prompt, so an agent whose login
+ * shell resets PATH still finds it), else plain `magi`.
+ */
+export const magiCommand: Effect.Effect<string, never, FileSystem.FileSystem> = Effect.map(ownBinDir, (dir) =>
+  dir === undefined ? "magi" : NodePath.join(dir, "magi")
+)
+
 export const make = Effect.fn("Agents.make")(function* (home: string) {
   const fs = yield* FileSystem.FileSystem
   const executor = yield* CommandExecutor.CommandExecutor
@@ -198,6 +251,15 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
       Stream.runForEach((text) => Ref.update(into, (sofar) => sofar + text)),
       Effect.ignore
     )
+
+  /** Does a session file exist at `lookup` (in its root or one folder down)? */
+  const sessionExists = (lookup: { readonly root: string; readonly name: string }) =>
+    Effect.gen(function* () {
+      if (yield* fs.exists(NodePath.join(lookup.root, lookup.name))) return true
+      const dirs = yield* fs.readDirectory(lookup.root)
+      for (const d of dirs) if (yield* fs.exists(NodePath.join(lookup.root, d, lookup.name))) return true
+      return false
+    }).pipe(Effect.orElseSucceed(() => false))
 
   /** Signal every process in the group `pid` leads; false when none is left. */
   const signalGroup = (pid: number, signal: NodeJS.Signals | 0) =>
@@ -213,8 +275,19 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
   const call = (input: CallInput): Effect.Effect<CallResult, AgentStartFailed> =>
     Effect.gen(function* () {
       const { agent, seat } = input
-      const resuming = hasSession(agent.kind, seat) && seat.turns > 0
-      const newSession = agent.kind === "claude" && !resuming ? (seat.session ?? (yield* mintUuid)) : null
+      const adapter = ADAPTERS[agent.kind]
+      // The seat's recorded session environment over the daemon's: the CLI
+      // looks for its session where it was when the seat started.
+      const recorded = seat.env ?? {}
+      const lookup = adapter.sessionFiles
+      // A CLI whose session magi names (claude) resumes it if it exists and
+      // creates it if not, whatever the turn count says: a first turn cut
+      // short may have created it, or not.
+      const resuming =
+        lookup !== undefined && seat.session !== null && seat.session !== ""
+          ? yield* sessionExists(lookup(seat.session, { ...process.env, ...agent.env, ...recorded }))
+          : hasSession(agent.kind, seat) && seat.turns > 0
+      const newSession = lookup !== undefined && !resuming ? (seat.session ?? (yield* mintUuid)) : null
       const turn = seat.turns + 1
       const base = NodePath.join(input.artifactsDir, input.stem)
       const promptFile = `${base}.prompt.md`
@@ -224,7 +297,12 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         new AgentStartFailed({ message: `${what}: ${e.message}` })
       yield* fs.makeDirectory(input.artifactsDir, { recursive: true }).pipe(Effect.mapError(failed(`create ${input.artifactsDir}`)))
       yield* fs.writeFileString(promptFile, input.prompt).pipe(Effect.mapError(failed(`write ${promptFile}`)))
+      // A sandboxed agent is given this folder to write its questions in; a
+      // sandbox can only open up a folder that exists.
+      const questionsDir = NodePath.join(home, "questions")
+      yield* fs.makeDirectory(questionsDir, { recursive: true }).pipe(Effect.mapError(failed(`create ${questionsDir}`)))
 
+      const binDir = yield* ownBinDir.pipe(Effect.provideService(FileSystem.FileSystem, fs))
       const p = plan(agent, {
         cwd: input.cwd,
         promptFile,
@@ -233,20 +311,32 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         resume: resuming ? seat.session : null,
         newSession,
         allowWrite: input.allowWrite,
-        timeout: input.timeout
+        timeout: input.timeout,
+        questionsDir,
+        ...(binDir === undefined ? {} : { magi: NodePath.join(binDir, "magi") })
       })
-      const binDir = yield* ownBinDir.pipe(Effect.provideService(FileSystem.FileSystem, fs))
       const env: Record<string, string> = {
         ...agent.env,
+        ...recorded,
         // The agent's `magi ask` must reach this same magi, installed on
         // PATH or not (a fresh clone after `npm ci` has it only in dist/).
         ...(binDir === undefined ? {} : { PATH: `${binDir}${NodePath.delimiter}${agent.env.PATH ?? process.env.PATH ?? ""}` }),
+        // What its `magi ask` prints to run next (`--wait`, `--thread`) names
+        // magi by this path: codex's `bash -lc` resets PATH.
+        ...(binDir === undefined ? {} : { MAGI_BIN: NodePath.join(binDir, "magi") }),
+        // The node that runs this magi, for `dist/bin/magi` to run it with:
+        // a login shell that resets PATH loses node too when it comes from
+        // nvm (set up in .bashrc, which a login shell does not read).
+        MAGI_NODEJS: process.execPath,
         MAGI_RUN: input.run,
         MAGI_NODE: input.node,
         MAGI_SEAT: seat.key,
         MAGI_TURN: String(turn),
         MAGI_PROMPT_FILE: promptFile,
         MAGI_ALLOW_WRITE: input.allowWrite ? "1" : "0",
+        // Each `magi ask` hands back before this CLI's shell tool gives up
+        // on the command (claude and opencode stop waiting at 120 s).
+        MAGI_WAIT_SLICE: String(waitSliceSecs(agent)),
         // An agent's `git push` must fail rather than wait for a password
         // nobody is there to type.
         GIT_TERMINAL_PROMPT: "0",
@@ -262,13 +352,28 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
       const ran = yield* Effect.scoped(
         Effect.gen(function* () {
           const proc = yield* Command.start(command).pipe(
+            // Node's spawn throws some refusals (E2BIG: argv over the
+            // kernel's limit) instead of reporting them: still a start that
+            // failed, said plainly, never a crash that leaves the run running.
+            Effect.catchAllDefect((d) => {
+              const why = d instanceof Error ? d.message : String(d)
+              return Effect.fail(
+                new AgentStartFailed({
+                  message: `agent ${agent.id}: \`${program}\` could not be started: ${why}${
+                    /E2BIG/.test(why) ? " (its command line is longer than the system allows; pass long text by file or stdin)" : ""
+                  }`
+                })
+              )
+            }),
             Effect.mapError((e) =>
-              new AgentStartFailed({
-                message:
-                  e._tag === "SystemError" && e.reason === "NotFound"
-                    ? `agent ${agent.id}: \`${program}\` could not be started (no such program, or ${input.cwd} is gone)`
-                    : `agent ${agent.id}: \`${program}\` could not be started: ${e.message}`
-              })
+              e._tag === "AgentStartFailed"
+                ? e
+                : new AgentStartFailed({
+                    message:
+                      e._tag === "SystemError" && e.reason === "NotFound"
+                        ? `agent ${agent.id}: \`${program}\` could not be started (no such program, or ${input.cwd} is gone)`
+                        : `agent ${agent.id}: \`${program}\` could not be started: ${e.message}`
+                  })
             )
           )
           // End the agent's whole process group: SIGTERM, then SIGKILL after
@@ -333,7 +438,8 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
           ...seat,
           turns: turn,
           // The id the CLI reported wins; claude keeps the one it was given.
-          session: reply.session ?? newSession ?? seat.session
+          session: reply.session ?? newSession ?? seat.session,
+          env: seat.env ?? sessionEnvOf(agent, process.env)
         }
       } satisfies CallResult
     }).pipe(Effect.withSpan("Agents.call", { attributes: { agent: input.agent.id, seat: input.seat.key } }))

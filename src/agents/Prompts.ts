@@ -11,7 +11,7 @@ import * as Q from "../questions/Question.js"
  * the owner must answer twice, a fresh ask after the owner spoke back loses
  * the thread.
  */
-export const askingTheOwner = `## Asking the owner
+export const askingTheOwner = (magi = "magi"): string => `## Asking the owner
 
 You work unattended; the owner reads questions on their phone. When the next
 step is a decision that is theirs — product behaviour, scope, anything
@@ -21,21 +21,34 @@ ask instead of guessing:
     magi ask --summary "one-line question" --detail "why, with the options" --choice "A" --choice "B"
 
 (no --choice means a free-text answer). Do not ask about what you can find
-out yourself.
+out yourself.${
+  magi === "magi"
+    ? ""
+    : `
+
+\`magi\` is ${magi}: if your shell does not find \`magi\` on PATH (a login
+shell may reset it), run it by that path.`
+}
 
 - Run \`magi ask\` in the foreground and read its output. Never background it,
   never pipe it away, never end your turn while it is waiting: the answer is
   printed to the process that waits, and nobody else reads it.
-- If it prints that its wait slice ran out, the question is still open: keep
-  waiting with \`magi ask --wait <id>\` — do not ask the same question again.
+- Each \`magi ask\` returns within one wait slice, before your shell tool
+  gives up on it. If it prints that its wait slice ran out, the question is
+  still open: keep waiting with \`magi ask --wait <id>\`, again in the
+  foreground, as often as it takes — do not ask the same question again.
 - If the owner replies without deciding (the output says so), answer them on
   the same question with \`magi ask --thread <id> --summary "..."\`, which
   waits again.
 - When it prints the answer, carry on with it.
 `
 
-/** The first turn of a run: the owner's instruction, then how to ask. */
-export const runPrompt = (instruction: string, worktree: string, branch: string): string =>
+/**
+ * The first turn of a run: the owner's instruction, then how to ask. `magi`
+ * is the absolute path of the magi command when known, so an agent whose
+ * shell loses PATH can still ask.
+ */
+export const runPrompt = (instruction: string, worktree: string, branch: string, magi = "magi"): string =>
   `${instruction.trim()}
 
 ## Where you work
@@ -43,14 +56,15 @@ export const runPrompt = (instruction: string, worktree: string, branch: string)
 You are in your own git worktree at ${worktree}, on branch ${branch}. Commit
 your work there. When you are done, reply with a short summary of what you did.
 
-${askingTheOwner}`
+${askingTheOwner(magi)}`
 
 /** A resumed turn of a run the owner picked back up. */
-export const resumePrompt = (text: string): string =>
+export const resumePrompt = (text: string, magi = "magi"): string =>
   `${text.trim() === "" ? "Continue where you left off, and finish the task." : text.trim()}
 
 When you are done, reply with a short summary of what you did. The rules for
-asking the owner (\`magi ask\`, foreground only) still hold.
+asking the owner (\`magi ask\`, foreground only, \`magi ask --wait <id>\` when a
+slice runs out) still hold.${magi === "magi" ? "" : ` \`magi\` is ${magi}.`}
 `
 
 /** What the agent has not read yet: the owner spoke back, or decided. */
@@ -66,7 +80,7 @@ const turnLine = (t: Q.Turn) => `**${t.who === "operator" ? "owner" : "you"}** (
  * word without a decision, the agent answers on the thread; for an answer,
  * it carries on.
  */
-export const deliveryPrompt = (q: Q.Question, word: Word): string => {
+export const deliveryPrompt = (q: Q.Question, word: Word, magi = "magi"): string => {
   const seen = word._tag === "Said" ? q.thread.slice(0, q.delivered_turns) : q.thread
   const thread = seen.length === 0 ? "" : `\n### The conversation so far\n\n${seen.map(turnLine).join("\n\n")}\n`
   const head = `Your \`magi ask\` on question ${q.id} is no longer running (its process ended before the owner responded), so magi is bringing you the owner's response in this turn instead.
@@ -91,7 +105,7 @@ ${word.text}
 
 Answer them on the same question, which stays open:
 
-    magi ask --thread ${q.id} --summary "your reply"
+    ${magi} ask --thread ${q.id} --summary "your reply"
 
 and read what it prints, in the foreground. If you cannot, reply here and
 magi records your reply on the question for the owner.

@@ -252,10 +252,22 @@ const watching = <E, R>(q: Question, budgetMs: number, wait: Effect.Effect<WaitO
     return yield* wait.pipe(Effect.ensuring(Effect.zipRight(Fiber.interrupt(ticker), writeErr("\r\x1b[2K"))))
   })
 
+/**
+ * magi as the agent can run it again: `MAGI_BIN`, the path magi gives the
+ * agents it starts (a login shell, like codex's `bash -lc`, may reset PATH
+ * and lose plain `magi`), quoted for a shell when it must be; else `magi`.
+ */
+const selfCommand = Config.string("MAGI_BIN").pipe(
+  Config.withDefault("magi"),
+  Effect.map((bin) => (bin === "" ? "magi" : /^[\w@%+=:,./-]+$/.test(bin) ? bin : `'${bin.replace(/'/g, `'\\''`)}'`)),
+  Effect.orElseSucceed(() => "magi")
+)
+
 /** Print the outcome the way the agent reading stdout needs it. */
 const report = (outcome: WaitOutcome, json: boolean) =>
   Effect.gen(function* () {
     const q = outcome.question
+    const magi = yield* selfCommand
     if (json) {
       const body: Record<string, string> = { outcome: outcome._tag.toLowerCase(), id: q.id }
       if (outcome._tag === "Answered") {
@@ -282,13 +294,13 @@ const report = (outcome: WaitOutcome, json: boolean) =>
         return yield* writeOut(
           `The owner replied on question ${Q.shortId(q.id)} without deciding:\n\n${outcome.said}\n\n` +
             `Answer them on the same question (it stays open), then keep waiting:\n` +
-            `  magi ask --thread ${q.id} --summary "..."\n`
+            `  ${magi} ask --thread ${q.id} --summary "..."\n`
         )
       case "Pending":
         return yield* writeOut(
           `No answer yet: this call's wait slice ran out (not the question's deadline); question ${Q.shortId(q.id)} is still open.\n` +
             `Keep waiting in the foreground with:\n` +
-            `  magi ask --wait ${q.id}\n`
+            `  ${magi} ask --wait ${q.id}\n`
         )
       case "Abandoned":
         return yield* CliFailure.refused(abandonedLine(q))

@@ -11,6 +11,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { Rosters } from "../agents/AgentRoster.js"
+import { magiCommand } from "../agents/Agents.js"
 import * as Prompts from "../agents/Prompts.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
@@ -73,7 +74,7 @@ const startRun = (instruction: string, agentId: Option.Option<string>, repoDir: 
       )
     const run = yield* createRun(instruction, agent.value, repoDir).pipe(Effect.mapError(refused))
     yield* writeErr(`run ${Q.shortId(run.id)}: ${agent.value.id} is working in ${run.worktree} on ${run.branch}\n`)
-    return yield* turn(run.id, Prompts.runPrompt(instruction, run.worktree, run.branch))
+    return yield* turn(run.id, Prompts.runPrompt(instruction, run.worktree, run.branch, yield* magiCommand))
   })
 
 /** Run the impl seat's turn and settle the run by how it went. */
@@ -99,7 +100,7 @@ const resumeRun = (wanted: string, text: string) =>
       return yield* CliFailure.refused(`run ${Q.shortId(run.id)}'s worktree ${run.worktree} is gone`)
     yield* runs.setStatus(run.id, "running").pipe(Effect.mapError(refused))
     yield* writeErr(`run ${Q.shortId(run.id)}: resuming seat ${IMPL_SEAT}\n`)
-    return yield* turn(run.id, Prompts.resumePrompt(text))
+    return yield* turn(run.id, Prompts.resumePrompt(text, yield* magiCommand))
   })
 
 export const run = Command.make(

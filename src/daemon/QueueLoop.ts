@@ -17,7 +17,7 @@
  */
 import { Clock, Context, Effect, Either, FiberSet, Layer, Option, Ref } from "effect"
 import { Rosters, type AgentSpec } from "../agents/AgentRoster.js"
-import { Agents } from "../agents/Agents.js"
+import { Agents, magiCommand } from "../agents/Agents.js"
 import * as Prompts from "../agents/Prompts.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
@@ -26,6 +26,7 @@ import { QuestionStore } from "../questions/QuestionStore.js"
 import { IMPL_SEAT, RUN_TURN_TIMEOUT, Workspaces, createRun, driveTurn, type TurnOutcome } from "../runs/NewRun.js"
 import { outstanding, RunStore, type Run } from "../runs/Runs.js"
 import { seatBusy } from "../runs/RunTurns.js"
+import { resumable } from "../runs/RunStatus.js"
 import * as T from "../queue/Task.js"
 import { taskInstruction } from "../queue/TaskPrompt.js"
 import { TaskStore } from "../queue/TaskStore.js"
@@ -189,8 +190,12 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       if (runId === undefined) return loopAlive ? undefined : yield* stall("it was marked running but no run was ever recorded for it")
       const run = yield* Effect.either(runs.get(runId))
       if (Either.isLeft(run)) return loopAlive ? undefined : yield* stall(`its run ${runId} cannot be read (${run.left.message})`)
-      if (settlementFor(run.right)._tag !== "Wait" || run.right.status === "waiting") return yield* settleTask(events, t.id, run.right)
       const waitingOnOwner = (yield* questions.list.pipe(Effect.orElseSucceed(() => []))).some((q) => q.run === runId && outstanding(q))
+      // A run with an answer still to deliver has not ended, even if the
+      // waiter's delivery stalled it on a usage limit: the waiter carries the
+      // answer once the limit lifts, and the task waits for that run.
+      if (waitingOnOwner && resumable(run.right.status)) return yield* settleTask(events, t.id, { ...run.right, status: "waiting" })
+      if (settlementFor(run.right)._tag !== "Wait" || run.right.status === "waiting") return yield* settleTask(events, t.id, run.right)
       const why = stallReason({
         turnInFlight: yield* seatBusy(run.right, IMPL_SEAT).pipe(Effect.orElseSucceed(() => false)),
         waitingOnOwner,
@@ -288,7 +293,7 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       const run = made.right
       // The prompt from the task as it was queued: its answers, its review
       // branch, its fresh-start flag (which `start` then clears).
-      const prompt = Prompts.runPrompt(taskInstruction(t), run.worktree, run.branch)
+      const prompt = Prompts.runPrompt(taskInstruction(t), run.worktree, run.branch, yield* magiCommand)
       const started = yield* Effect.either(tasks.update(t.id, (x) => T.start(x, run.id)))
       if (Either.isLeft(started)) {
         yield* runs.setStatus(run.id, "superseded", `its task changed before the run began: ${started.left.message}`).pipe(Effect.ignore)

@@ -20,7 +20,7 @@ import { FileSystem } from "@effect/platform"
 import { Clock, Context, Duration, Effect, Either, FiberSet, Layer, Option, Ref, Schedule } from "effect"
 import * as NodePath from "node:path"
 import { Rosters } from "../agents/AgentRoster.js"
-import { hasSession } from "../agents/Agents.js"
+import { hasSession, magiCommand } from "../agents/Agents.js"
 import * as Lease from "../questions/Lease.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import { Notices } from "./Notices.js"
@@ -252,7 +252,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
         const result = yield* runTurn({
           run: q.run,
           seat: q.seat,
-          prompt: Prompts.deliveryPrompt(q, word),
+          prompt: Prompts.deliveryPrompt(q, word, yield* magiCommand.pipe(Effect.provideService(FileSystem.FileSystem, fs))),
           timeout: DELIVERY_TIMEOUT,
           alsoBeat: Lease.beat(root, q.id, "daemon").pipe(Effect.provideService(FileSystem.FileSystem, fs))
         }).pipe(Effect.either)
@@ -276,8 +276,15 @@ export const make = Effect.fn("Waiter.make")(function* () {
             : result.right.timedOut
               ? `the resumed turn did not finish within ${Duration.toMinutes(DELIVERY_TIMEOUT)} minutes`
               : result.right.quota !== null
-                ? `the agent hit its usage limit (resets ${result.right.quota})`
-                : `the resumed turn failed (exit ${result.right.exitCode ?? "by signal"}): ${result.right.text.split("\n").at(-1) ?? ""}`
+                ? `the agent hit its usage limit${result.right.quota === "" ? "" : ` (it resets ${result.right.quota})`}`
+                : (result.right.problem ??
+                  `the resumed turn failed (exit ${result.right.exitCode ?? "by signal"}): ${result.right.text.split("\n").at(-1) ?? ""}`)
+          // A usage limit is a stall, not a failure: the run says so (and
+          // when it lifts); the words are tried again after RETRY_AFTER.
+          if (Either.isRight(result) && result.right.quota !== null)
+            yield* runs
+              .setStatus(q.run, "stalled", `the agent hit its usage limit${result.right.quota === "" ? "" : `; it resets ${result.right.quota}`}`)
+              .pipe(Effect.catchAll((e) => Effect.logWarning(`could not mark run ${q.run} stalled: ${e.message}`)))
           yield* refuse(q, word, why)
           return "refused" as const
         }

@@ -5,7 +5,7 @@
  * the same turn, settled the same way).
  */
 import { CommandExecutor } from "@effect/platform"
-import { Clock, Context, Data, Duration, Effect, Layer, Option, Random } from "effect"
+import { Cause, Clock, Context, Data, Duration, Effect, Layer, Option, Random } from "effect"
 import type { AgentSpec } from "../agents/AgentRoster.js"
 import type { CallResult } from "../agents/Agents.js"
 import { MagiHome } from "../platform/MagiHome.js"
@@ -105,7 +105,14 @@ export const driveTurn = Effect.fn("driveTurn")(function* (runId: string, prompt
     Effect.catchTag("TurnRefused", (e) =>
       Effect.as(runs.setStatus(runId, "failed", e.message).pipe(Effect.ignore), undefined)
     ),
-    Effect.onInterrupt(() => runs.setStatus(runId, "stalled", "interrupted; continue with magi run --resume").pipe(Effect.ignore))
+    Effect.onInterrupt(() => runs.setStatus(runId, "stalled", "interrupted; continue with magi run --resume").pipe(Effect.ignore)),
+    // Anything else unexpected (a defect, an I/O error in between) settles
+    // the run as failed with the reason: never `running` forever.
+    Effect.tapErrorCause((cause) =>
+      Cause.isInterruptedOnly(cause) || Cause.failureOption(cause).pipe(Option.exists((e) => e._tag === "SeatBusy"))
+        ? Effect.void
+        : runs.setStatus(runId, "failed", `the turn ended unexpectedly: ${Cause.pretty(cause).split("\n")[0]}`).pipe(Effect.ignore)
+    )
   )
   if (result === undefined) return { run: yield* runs.get(runId), result } satisfies TurnOutcome
   return { run: yield* finishTurn(runId, result), result } satisfies TurnOutcome

@@ -14,12 +14,13 @@
 import { FileSystem } from "@effect/platform"
 import { Clock, Data, Duration, Effect, Either, Fiber, Option, Random, Schedule, Schema } from "effect"
 import { Rosters } from "../agents/AgentRoster.js"
-import { Agents, mintUuid, type CallResult } from "../agents/Agents.js"
+import { Agents, mintUuid, sessionEnvOf, type CallResult } from "../agents/Agents.js"
 import { createAtomically, writeAtomically } from "../platform/AtomicFile.js"
 import * as Lease from "../questions/Lease.js"
 import { timestamp } from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { RunStore, outstanding, statusAfterTurn, type Run, type Seat } from "./Runs.js"
+import { commitAfterTurn } from "./TurnCommit.js"
 
 /**
  * How often a running turn re-beats its leases: well inside `LEASE_TTL` (90 s),
@@ -155,17 +156,22 @@ export const runTurn = Effect.fn("runTurn")(function* (input: TurnInput) {
       const agent = roster.get(current.agent)
       if (Option.isNone(agent))
         return yield* new TurnRefused({ message: `agent ${current.agent} of seat ${current.key} is no longer in the roster` })
-      // A claude session is named by magi up front; recorded before the turn, so
-      // a turn that is killed halfway still leaves the id it may have created.
-      const seated =
-        agent.value.kind === "claude" && current.session === null
-          ? { ...current, session: yield* mintUuid }
-          : current
-      if (seated !== current)
-        yield* runs.update(run.id, (r) => ({
-          ...r,
-          seats: r.seats.map((s): Seat => (s.key === current.key ? { ...s, session: seated.session } : s))
-        }))
+      // Recorded before the turn starts, so a turn killed halfway still
+      // leaves what the next one needs: the session id a claude session is
+      // created under (named by magi up front), the environment the CLI
+      // finds its sessions by, and the turn's number, so the next turn's
+      // artifacts are numbered after it instead of overwriting its own.
+      const seated = {
+        ...current,
+        session: agent.value.kind === "claude" && current.session === null ? yield* mintUuid : current.session,
+        env: current.env ?? sessionEnvOf(agent.value, process.env)
+      }
+      yield* runs.update(run.id, (r) => ({
+        ...r,
+        seats: r.seats.map((s): Seat =>
+          s.key === current.key ? { ...s, session: seated.session, env: seated.env, turns: current.turns + 1 } : s
+        )
+      }))
       const beat = Effect.zipRight(bound(beatSeat(dir, current.key, token)), input.alsoBeat ?? Effect.void)
       const result: CallResult = yield* beating(
         beat,
@@ -184,8 +190,14 @@ export const runTurn = Effect.fn("runTurn")(function* (input: TurnInput) {
       ).pipe(Effect.mapError((e) => new TurnRefused({ message: e.message })))
       yield* runs.update(run.id, (r) => ({
         ...r,
-        seats: r.seats.map((s): Seat => (s.key === current.key ? { ...s, turns: result.seat.turns, session: result.seat.session } : s))
+        seats: r.seats.map((s): Seat =>
+          s.key === current.key ? { ...s, turns: result.seat.turns, session: result.seat.session, env: result.seat.env } : s
+        )
       }))
+      // Still under the seat's lock: no next turn can be writing meanwhile.
+      // A turn that failed gets a plain message rather than its error as the subject.
+      if (current.write)
+        yield* commitAfterTurn(run.worktree, result.usable ? result.text : "", `seat ${current.key}'s turn ${result.seat.turns}`)
       return result
     })
   const take: Effect.Effect<string, SeatBusy | TurnRefused> = bound(takeSeat(dir, seat.key)).pipe(
@@ -209,14 +221,16 @@ export const outstandingFor = Effect.fn("outstandingFor")(function* (runId: stri
 })
 
 /**
- * Settle the run's status after a turn: `waiting` while any of its questions
- * is outstanding, else done, stalled or failed by how the turn went. The
+ * Settle the run's status after a turn: failed or stalled by how the turn
+ * went (never hidden behind `waiting`), else `waiting` while any of its
+ * questions is outstanding, else done. The
  * agent's printed reply becomes the run's summary.
  */
 export const finishTurn = Effect.fn("finishTurn")(function* (runId: string, result: CallResult) {
   const runs = yield* RunStore
   if (result.text.trim() !== "") yield* runs.update(runId, (r) => ({ ...r, summary: result.text.trim() }))
-  const open = yield* Effect.either(outstandingFor(runId))
+  // A failed or limited turn settles the run whatever is outstanding.
+  const open = result.usable ? yield* Effect.either(outstandingFor(runId)) : Either.right(0)
   if (Either.isLeft(open)) {
     // Unknown is not none: a run called done here would abandon the very
     // questions it may still be waiting on. Waiting can still come back.
@@ -227,9 +241,7 @@ export const finishTurn = Effect.fn("finishTurn")(function* (runId: string, resu
   const status = statusAfterTurn(result, open.right)
   const reason =
     status === "failed"
-      ? result.timedOut
-        ? "the agent's turn timed out"
-        : `the agent's turn failed (exit ${result.exitCode ?? "by signal"})`
+      ? (result.problem ?? `the agent's turn failed (exit ${result.exitCode ?? "by signal"})`)
       : status === "stalled"
         ? `the agent hit its usage limit${result.quota ? `; it resets ${result.quota}` : ""}`
         : undefined

@@ -27,7 +27,13 @@ export const Seat = Schema.Struct({
   turns: Schema.Number,
   session: Schema.NullOr(Schema.String),
   /** Implementing seats may change files; every other seat runs read-only. */
-  write: Schema.optionalWith(Schema.Boolean, { default: () => true })
+  write: Schema.optionalWith(Schema.Boolean, { default: () => true }),
+  /**
+   * What the seat's CLI needs to find its session again (`HOME`,
+   * `CLAUDE_CONFIG_DIR`, …), recorded when the seat starts; every later turn
+   * runs with it, so a daemon with another environment still resumes it.
+   */
+  env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
 })
 export type Seat = typeof Seat.Type
 
@@ -81,14 +87,16 @@ export const branchFor = (id: string): string => `magi/${Q.shortId(id)}`
 export const outstanding = Q.awaitsAgent
 
 /**
- * Where a run stands after a turn. A turn that ends with a question still
- * outstanding leaves the run `waiting`, never `done`: the question must stay
- * open for the waiter to deliver. A turn that failed with nothing
- * outstanding failed the run, unless it hit a usage limit (stalled: it can
- * come back once the limit resets).
+ * Where a run stands after a turn. A turn that failed failed the run, open
+ * questions or not: a failure is never hidden behind `waiting` (its
+ * questions are abandoned with the reason, so the owner is not left
+ * answering into nothing). A usage limit stalls it instead (it can come back
+ * once the limit resets). A turn that went well leaves the run `waiting`
+ * while a question is still outstanding (the waiter must deliver it), else
+ * `done`.
  */
 export const statusAfterTurn = (turn: { readonly usable: boolean; readonly quota: string | null }, openQuestions: number): RunStatus =>
-  openQuestions > 0 ? "waiting" : turn.usable ? "done" : turn.quota !== null ? "stalled" : "failed"
+  turn.quota !== null && !turn.usable ? "stalled" : !turn.usable ? "failed" : openQuestions > 0 ? "waiting" : "done"
 
 // ---------------------------------------------------------------------------
 // The store

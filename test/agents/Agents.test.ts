@@ -36,26 +36,25 @@ const planInput = {
   resume: null,
   newSession: null,
   allowWrite: true,
-  timeout: Duration.minutes(15)
+  timeout: Duration.minutes(15),
+  questionsDir: "/h/questions"
 }
 
 describe("adapters build each CLI's headless call", () => {
-  it("claude: a new session is created under the minted id, a resume names it, read-only bars the edit tools", () => {
+  it("claude: a new session is created under the minted id, a resume names it, read-only denies every change but magi ask", () => {
     const fresh = plan(spec("claude", { command: ["claude"], model: "opus" }), { ...planInput, newSession: "u-1" })
     expect(fresh.argv).toEqual([
       "claude", "-p", "--output-format", "json", "--permission-mode", "bypassPermissions", "--model", "opus", "--session-id", "u-1"
     ])
     expect(fresh.stdin).toBe("do it")
-    const resumed = plan(spec("claude", { command: ["claude"] }), { ...planInput, resume: "u-1", allowWrite: false })
-    expect(resumed.argv.slice(-4)).toEqual(["--resume", "u-1", "--disallowed-tools", "Edit,Write,MultiEdit,NotebookEdit"])
-  })
-
-  it("codex: sandbox follows write access and `resume <id>` comes last before the stdin marker", () => {
-    const p = plan(spec("codex", { command: ["codex"], model: "gpt-5" }), { ...planInput, resume: "t-9", allowWrite: false })
-    expect(p.argv).toEqual([
-      "codex", "exec", "--json", "--skip-git-repo-check", "-C", "/w", "--sandbox", "read-only", "-c", 'approval_policy="never"', "-m", "gpt-5", "resume", "t-9", "-"
+    const resumed = plan(spec("claude", { command: ["claude"] }), { ...planInput, resume: "u-1", allowWrite: false, magi: "/opt/magi/bin/magi" })
+    expect(resumed.argv).toEqual([
+      "claude", "-p", "--output-format", "json",
+      "--permission-mode", "dontAsk",
+      "--allowed-tools", "Bash(magi ask:*),Bash(/opt/magi/bin/magi ask:*)",
+      "--disallowed-tools", "Edit,Write,MultiEdit,NotebookEdit",
+      "--resume", "u-1"
     ])
-    expect(plan(spec("codex"), planInput).argv).toContain("workspace-write")
   })
 
   it("opencode: prompt as the message, session by -s; agy: prompt by file, mode by write access", () => {
@@ -89,6 +88,23 @@ describe("replies are read the way each CLI prints them", () => {
     )
     expect(limited.usable).toBe(false)
     expect(limited.quota).toBe("3pm (UTC)")
+  })
+
+  it("claude's usage limits in each of its wordings are a stall, with the reset time when given", () => {
+    const limited = (result: string) =>
+      parse("claude", JSON.stringify({ type: "result", is_error: true, result, session_id: "s1" }), "", 1, false)
+    expect(limited("You've hit your 5-hour limit · resets 3pm (UTC)").quota).toBe("3pm (UTC)")
+    expect(limited("Weekly limit reached ∙ resets Oct 7, 9am").quota).toBe("Oct 7, 9am")
+    expect(limited("Claude usage limit reached. Your limit will reset at 5pm.").quota).toBe("5pm")
+    expect(limited("Opus limit reached, now using Sonnet").quota).toBe("")
+    expect(limited("API Error: 500 Internal server error").quota).toBeNull()
+  })
+
+  it("claude refusing bypassPermissions as root says exactly what to do", () => {
+    const r = parse("claude", "", "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons", 1, false)
+    expect(r.usable).toBe(false)
+    expect(r.problem).toContain('IS_SANDBOX = "1"')
+    expect(r.problem).toContain("non-root user")
   })
 
   it("codex keeps the last agent message and the thread id", () => {
@@ -151,7 +167,7 @@ describe("Agents.call runs a real process", () => {
   it.live("a claude seat is created under a minted id, then resumed by it, with the agent's environment", () => {
     const dir = tempDir()
     const log = NodePath.join(dir, "log.jsonl")
-    const agent = spec("claude", { env: { FAKE_AGENT_LOG: log, FAKE_EXTRA: "yes" } })
+    const agent = spec("claude", { env: { FAKE_AGENT_LOG: log, FAKE_EXTRA: "yes", CLAUDE_CONFIG_DIR: NodePath.join(dir, "claude") } })
     return Effect.gen(function* () {
       const agents = yield* Agents
       const first = yield* agents.call(callOf(dir, agent))
@@ -160,6 +176,7 @@ describe("Agents.call runs a real process", () => {
       expect(first.seat.session).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
       const second = yield* agents.call(callOf(dir, agent, { seat: first.seat, stem: "impl-2", allowWrite: false }))
       expect(second.seat).toEqual({ ...first.seat, turns: 2 })
+      expect(first.seat.env).toMatchObject({ CLAUDE_CONFIG_DIR: NodePath.join(dir, "claude") })
 
       const [a, b] = readLog(log)
       expect(a.argv).toContain("--session-id")
@@ -174,15 +191,62 @@ describe("Agents.call runs a real process", () => {
         MAGI_TURN: "1",
         MAGI_PROMPT_FILE: NodePath.join(dir, "artifacts", "impl-1.prompt.md"),
         MAGI_ALLOW_WRITE: "1",
+        MAGI_WAIT_SLICE: "100",
+        MAGI_NODEJS: process.execPath,
         GIT_TERMINAL_PROMPT: "0",
         MAGI_HOME: NodePath.join(dir, "home"),
-        FAKE_EXTRA: "yes"
+        FAKE_EXTRA: "yes",
+        CLAUDE_CONFIG_DIR: NodePath.join(dir, "claude"),
+        ...(process.env.IS_SANDBOX === undefined ? {} : { IS_SANDBOX: process.env.IS_SANDBOX })
       })
       expect(b.env.MAGI_ALLOW_WRITE).toBe("0")
       expect(b.env.MAGI_TURN).toBe("2")
       const files = NodeFs.readdirSync(NodePath.join(dir, "artifacts")).sort()
       expect(files).toEqual(["impl-1.err", "impl-1.out", "impl-1.prompt.md", "impl-2.err", "impl-2.out", "impl-2.prompt.md"])
       expect(NodeFs.readFileSync(NodePath.join(dir, "artifacts", "impl-1.err"), "utf8")).toBe("fake agent log line\n")
+    }).pipe(Effect.provide(callLayer(NodePath.join(dir, "home"))))
+  })
+
+  it.live("a claude seat whose first turn was cut short starts its session if claude never created it, and resumes it if claude did", () => {
+    const dir = tempDir()
+    const log = NodePath.join(dir, "log.jsonl")
+    const config = NodePath.join(dir, "claude")
+    const agent = spec("claude", { env: { FAKE_AGENT_LOG: log, CLAUDE_CONFIG_DIR: config } })
+    // As an interrupted first turn leaves it: a session named, a turn counted.
+    const cut = { ...newSeat("impl", "claude"), session: "6f1c0c8e-2f7a-4b7e-9d43-0d6d2f9c1a55", turns: 1 }
+    return Effect.gen(function* () {
+      const agents = yield* Agents
+      const created = yield* agents.call(callOf(dir, agent, { seat: cut, stem: "impl-2" }))
+      expect(created.usable).toBe(true)
+      // claude has it now; the next turn after another cut resumes it.
+      const resumed = yield* agents.call(callOf(dir, agent, { seat: cut, stem: "impl-3" }))
+      expect(resumed.usable).toBe(true)
+      const [a, b] = readLog(log)
+      expect(a.argv).toContain("--session-id")
+      expect(a.argv).not.toContain("--resume")
+      expect(b.argv[b.argv.indexOf("--resume") + 1]).toBe(cut.session)
+    }).pipe(Effect.provide(callLayer(NodePath.join(dir, "home"))))
+  })
+
+  it.live("a resume runs with the environment the seat recorded, not this process's, and every agent gets its wait slice", () => {
+    const dir = tempDir()
+    const log = NodePath.join(dir, "log.jsonl")
+    const recordedConfig = NodePath.join(dir, "seat-claude")
+    const agent = spec("claude", { env: { FAKE_AGENT_LOG: log }, waitSliceSecs: 42 })
+    return Effect.gen(function* () {
+      const agents = yield* Agents
+      // The seat started where CLAUDE_CONFIG_DIR was `recordedConfig`.
+      const first = yield* agents.call(
+        callOf(dir, agent, { seat: { ...newSeat("impl", "claude"), env: { CLAUDE_CONFIG_DIR: recordedConfig } } })
+      )
+      expect(first.seat.env).toEqual({ CLAUDE_CONFIG_DIR: recordedConfig })
+      const second = yield* agents.call(callOf(dir, agent, { seat: first.seat, stem: "impl-2" }))
+      expect(second.usable).toBe(true)
+      const [a, b] = readLog(log)
+      expect(a.env.CLAUDE_CONFIG_DIR).toBe(recordedConfig)
+      expect(b.env.CLAUDE_CONFIG_DIR).toBe(recordedConfig)
+      expect(b.argv).toContain("--resume")
+      expect(a.env.MAGI_WAIT_SLICE).toBe("42")
     }).pipe(Effect.provide(callLayer(NodePath.join(dir, "home"))))
   })
 

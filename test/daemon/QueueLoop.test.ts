@@ -413,6 +413,42 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
     })
   )
 
+  it.scoped("a run whose answer hit a usage limit on delivery keeps its task: no second run, and the task is done once the waiter gets through", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      const questions = Context.get(w.base, QuestionStore)
+      yield* Ref.set(w.script, (_, n) =>
+        n === 1
+          ? {
+              text: "I asked.",
+              during: (i) =>
+                Effect.flatMap(QuestionStore, (s) =>
+                  s.put({
+                    ...Q.make({ id: "19700101-000000-ab12", run: i.run, node: i.node, seat: i.seat.key, summary: "Which?", detail: "", choices: [], now: new Date(0), cwd: i.cwd }),
+                    answer_timeout: 86_400
+                  })
+                ).pipe(Effect.orDie)
+            }
+          : n === 2
+            ? { text: "usage limit", usable: false, quota: "" }
+            : { text: "Used Redis." }
+      )
+      const t = yield* file(w, "Asking task")
+      const s = yield* startServe(w)
+      yield* s.beats(1)
+      yield* questions.update("ab12", (x) => Q.answer(x, { text: "Redis" }, new Date(0)))
+      yield* s.beats(2)
+      expect(yield* Ref.get(w.calls)).toHaveLength(2)
+      const runId = (yield* task(w, t.id)).runs[0]!
+      expect((yield* Context.get(w.base, RunStore).get(runId)).status).toBe("stalled")
+      expect(yield* task(w, t.id)).toMatchObject({ status: "running", attempts: 1, runs: [runId] })
+      yield* s.pass("11 minutes")
+      expect((yield* Ref.get(w.calls)).map((c) => c.run)).toEqual([runId, runId, runId])
+      expect(yield* task(w, t.id)).toMatchObject({ status: "done", attempts: 1, runs: [runId] })
+      yield* stop(s)
+    })
+  )
+
   it.scoped("runs up to [daemon] max_concurrent_runs turns at once", () =>
     Effect.gen(function* () {
       const w = yield* makeWorld

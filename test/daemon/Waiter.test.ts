@@ -51,6 +51,10 @@ interface Script {
   readonly takes?: Duration.Duration
   /** Run inside the turn, e.g. the agent replying on the thread itself. */
   readonly during?: Effect.Effect<void, never, QuestionStore>
+  /** Why the turn failed, as the adapter read it. */
+  readonly problem?: string
+  /** A usage limit: its reset time, or "". */
+  readonly quota?: string
 }
 
 interface World {
@@ -96,12 +100,13 @@ const fakeAgents = (w: World) =>
           text: s.text,
           session: input.seat.session,
           usable,
-          quota: null,
+          quota: s.quota ?? null,
           exitCode: usable ? 0 : 1,
           timedOut: false,
           seat: { ...input.seat, turns: input.seat.turns + 1 },
           stdoutFile: "",
-          stderrFile: ""
+          stderrFile: "",
+          ...(s.problem === undefined ? {} : { problem: s.problem })
         } satisfies CallResult
       })
   })
@@ -347,6 +352,45 @@ describe("the waiter, scenario by scenario", () => {
       yield* d.waiter.settle
       expect(yield* Ref.get(w.calls)).toHaveLength(2)
       expect((yield* question(w)).answer_delivered).toBe(true)
+      yield* stop(d)
+    })
+  )
+
+  it.scoped("a resumed turn that hits a usage limit stalls the run with the reset time, and the answer is delivered once it lifts", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      yield* Ref.set(w.script, { text: "5-hour limit reached", usable: false, quota: "3pm (UTC)" })
+      const d = yield* startDaemon(w)
+      yield* owner(w, (q, now) => Q.answer(q, { choice: "SQLite" }, now))
+      yield* pass("1 minute")
+      yield* d.waiter.settle
+      expect(yield* runRecord(w)).toMatchObject({ status: "stalled", reason: "the agent hit its usage limit; it resets 3pm (UTC)" })
+      const [n] = yield* notices(w)
+      expect(n!.reason).toContain("usage limit (it resets 3pm (UTC))")
+      expect((yield* question(w)).status).toBe("answered")
+      yield* Ref.set(w.script, { text: "Done with SQLite." })
+      yield* pass("10 minutes")
+      yield* d.waiter.settle
+      expect((yield* question(w)).answer_delivered).toBe(true)
+      expect((yield* runRecord(w)).status).toBe("done")
+      yield* stop(d)
+    })
+  )
+
+  it.scoped("a resumed claude refusing to run as root tells the owner exactly what to do in the notice", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w)
+      const { ROOT_ADVICE } = yield* Effect.promise(() => import("../../src/agents/adapters/claude.js"))
+      yield* Ref.set(w.script, { text: "--dangerously-skip-permissions cannot be used with root/sudo privileges", usable: false, problem: ROOT_ADVICE })
+      const d = yield* startDaemon(w)
+      yield* owner(w, (q, now) => Q.answer(q, { choice: "SQLite" }, now))
+      yield* pass("1 minute")
+      yield* d.waiter.settle
+      const [n] = yield* notices(w)
+      expect(n!.reason).toBe(ROOT_ADVICE)
+      expect(n!.reason).toContain('IS_SANDBOX = "1"')
       yield* stop(d)
     })
   )

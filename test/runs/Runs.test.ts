@@ -15,9 +15,14 @@ const FAKE = NodePath.resolve("test/fixtures/fake-agent.mjs")
 
 
 describe("how a turn leaves a run", () => {
-  it("an outstanding question keeps the run waiting however the turn went", () => {
+  it("an outstanding question keeps the run waiting after a turn that went well", () => {
     expect(statusAfterTurn({ usable: true, quota: null }, 1)).toBe("waiting")
-    expect(statusAfterTurn({ usable: false, quota: null }, 2)).toBe("waiting")
+  })
+
+  it("a failed turn fails the run even with a question outstanding, and a usage limit stalls it: never hidden behind waiting", () => {
+    expect(statusAfterTurn({ usable: false, quota: null }, 2)).toBe("failed")
+    expect(statusAfterTurn({ usable: false, quota: "" }, 2)).toBe("stalled")
+    expect(statusAfterTurn({ usable: false, quota: "3pm" }, 1)).toBe("stalled")
   })
 
   it("with nothing outstanding: done when usable, stalled on a usage limit, failed otherwise", () => {
@@ -176,13 +181,49 @@ describe("magi run", () => {
       `[agents.c]\nkind = "claude"\ncommand = ${JSON.stringify(NodePath.resolve("test/fixtures/bin/claude"))}\n`
     )
     const home = NodePath.join(dir, "home")
-    const r = magi(repo, { MAGI_HOME: home, FAKE_AGENT_LOG: log }, "run", "Do it")
+    const r = magi(repo, { MAGI_HOME: home, FAKE_AGENT_LOG: log, CLAUDE_CONFIG_DIR: NodePath.join(dir, "claude") }, "run", "Do it")
     expect(r.status).toBe(0)
     const [id] = NodeFs.readdirSync(NodePath.join(home, "runs"))
     const seat = JSON.parse(NodeFs.readFileSync(NodePath.join(home, "runs", id!, "run.json"), "utf8")).seats[0]
     const call = JSON.parse(NodeFs.readFileSync(log, "utf8").trim())
     expect(seat).toMatchObject({ agent: "c", turns: 1 })
     expect(call.argv[call.argv.indexOf("--session-id") + 1]).toBe(seat.session)
+  })
+})
+
+describe("a turn that cannot start or fails", () => {
+  it("an agent the system refuses to start (argv over the kernel's limit) fails the run with the reason, never leaves it running", () => {
+    const dir = tempDirSync()
+    const repo = repoWithAgent(dir, ["echo", "x".repeat(300_000)])
+    const home = NodePath.join(dir, "home")
+    const r = magi(repo, { MAGI_HOME: home }, "run", "Do it")
+    expect(r.status).not.toBe(0)
+    expect(r.stderr).toContain("E2BIG")
+    expect(r.stderr).not.toContain("    at ")
+    const [id] = NodeFs.readdirSync(NodePath.join(home, "runs"))
+    const run = JSON.parse(NodeFs.readFileSync(NodePath.join(home, "runs", id!, "run.json"), "utf8"))
+    expect(run.status).toBe("failed")
+    expect(run.reason).toContain("command line is longer than the system allows")
+  })
+
+  it("claude refusing bypassPermissions as root fails the run saying what to do, and magi never sets IS_SANDBOX", () => {
+    const dir = tempDirSync()
+    const log = NodePath.join(dir, "log.jsonl")
+    const repo = repoWithAgent(dir, ["unused"])
+    NodeFs.writeFileSync(
+      NodePath.join(repo, "magi.toml"),
+      `[agents.c]\nkind = "claude"\ncommand = ${JSON.stringify(NodePath.resolve("test/fixtures/bin/claude"))}\n`
+    )
+    const home = NodePath.join(dir, "home")
+    const r = magi(repo, { MAGI_HOME: home, FAKE_AGENT_LOG: log, FAKE_AGENT_MODE: "root", CLAUDE_CONFIG_DIR: NodePath.join(dir, "claude") }, "run", "Do it")
+    expect(r.status).not.toBe(0)
+    const [id] = NodeFs.readdirSync(NodePath.join(home, "runs"))
+    const run = JSON.parse(NodeFs.readFileSync(NodePath.join(home, "runs", id!, "run.json"), "utf8"))
+    expect(run.status).toBe("failed")
+    expect(run.reason).toContain('IS_SANDBOX = "1"')
+    expect(run.reason).toContain("non-root user")
+    // Whatever the environment had (this machine may set it), magi added nothing.
+    expect(JSON.parse(NodeFs.readFileSync(log, "utf8").trim()).env.IS_SANDBOX).toBe(process.env.IS_SANDBOX)
   })
 })
 

@@ -18,6 +18,13 @@ export interface PlanInput {
   readonly newSession: string | null
   readonly allowWrite: boolean
   readonly timeout: Duration.Duration
+  /**
+   * `<MAGI_HOME>/questions`: the one folder an agent must be able to write
+   * to ask, whatever its sandbox (it exists before the agent starts).
+   */
+  readonly questionsDir: string
+  /** The absolute path of the magi command, when known: a read-only seat may still run `<magi> ask`. */
+  readonly magi?: string
 }
 
 /** What to spawn: argv, and what to feed on stdin ("" for nothing). */
@@ -56,7 +63,89 @@ export interface Parsed {
   readonly text: string
   readonly session: string | null
   readonly error: boolean
+  /**
+   * Set when the CLI hit a usage limit (a stall, not a failure): the reset
+   * time when it said one, else "". Read with `usageLimit`.
+   */
   readonly quota: string | null
+  /**
+   * What went wrong, in plain words and with what to do when the adapter
+   * knows (e.g. claude refusing bypassPermissions as root). Without it the
+   * failure is told by `plainMessage` of what the CLI printed.
+   */
+  readonly problem?: string
+}
+
+// ---------------------------------------------------------------------------
+// Shared readings of what a CLI printed (issue 7). Every adapter's `parse`
+// uses these, so an error reads the same whichever CLI said it.
+
+/** ANSI escape sequences (colours, cursor moves, OSC titles/links). */
+const ANSI = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]/g
+
+export const stripAnsi = (s: string): string => s.replace(ANSI, "")
+
+/** The human message inside one JSON value a CLI printed about an error, if it carries one. */
+const messageIn = (v: unknown, depth = 0): string | undefined => {
+  if (depth > 4) return undefined
+  if (typeof v === "string") return v.trim() === "" ? undefined : v.trim()
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return undefined
+  for (const key of ["message", "error", "detail", "result", "data"]) {
+    const found = messageIn(get(v, key), depth + 1)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+/** One line as its message: a JSON body (whole, or after a prefix like `API Error: 500 `) gives its `message`. */
+const plainLine = (line: string): string => {
+  const brace = line.indexOf("{")
+  if (brace < 0) return line
+  try {
+    const inner = messageIn(JSON.parse(line.slice(brace)))
+    if (inner === undefined) return line
+    const prefix = line.slice(0, brace).trim()
+    return prefix === "" ? inner : `${prefix} ${inner}`
+  } catch {
+    return line
+  }
+}
+
+/**
+ * An error as the owner should read it: its message, never raw JSON
+ * (`{"type":"error","error":{"message":…}}`) or ANSI colour codes
+ * (`\u001b[91m…`). Blank lines go; the rest is kept in order.
+ */
+export const plainMessage = (raw: string): string =>
+  stripAnsi(raw)
+    .split("\n")
+    .map((l) => plainLine(l.trim()))
+    .filter((l) => l !== "")
+    .join("\n")
+
+/**
+ * Wordings of a usage limit that any CLI may print. Each adapter adds its
+ * own (claude: "5-hour limit", "weekly limit", …) and calls `usageLimit`.
+ */
+export const USAGE_LIMIT_WORDS: ReadonlyArray<RegExp> = [/usage limit/i, /quota exceeded/i]
+
+/** When a limit lifts, as the CLI said it: "resets 3pm (UTC)", "try again at 4:05 PM", "reset in 2 hours". */
+export const resetTime = (text: string): string | undefined => {
+  const m =
+    /\bresets?\s+(?:at\s+|on\s+)?([^\n·|]+?)\s*(?:[.;]\s|[.;]?$|\n|·|\|)/im.exec(text) ??
+    /\btry again\s+((?:at|in|after)\s+[^\n·|]+?)\s*(?:[.;]\s|[.;]?$|\n|·|\|)/im.exec(text)
+  const t = m?.[1]?.trim()
+  return t === undefined || t === "" ? undefined : t
+}
+
+/**
+ * Is `text` a usage limit in one of `wordings` (plus the common ones)? The
+ * reset time when given, "" when not, null when it is no usage limit.
+ */
+export const usageLimit = (text: string, wordings: ReadonlyArray<RegExp> = []): string | null => {
+  const plain = stripAnsi(text)
+  if (![...USAGE_LIMIT_WORDS, ...wordings].some((w) => w.test(plain))) return null
+  return resetTime(plain) ?? ""
 }
 
 export interface AgentAdapter {
@@ -67,6 +156,11 @@ export interface AgentAdapter {
    */
   readonly waitSlice: Duration.Duration
   /**
+   * The slice for an agent whose environment changes its shell tool's limit
+   * (claude's `BASH_DEFAULT_TIMEOUT_MS`); undefined keeps `waitSlice`.
+   */
+  readonly waitSliceIn?: (env: Readonly<Record<string, string | undefined>>) => Duration.Duration | undefined
+  /**
    * Environment variables that decide where this CLI keeps its sessions
    * (`HOME`, `CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `XDG_*`): recorded when a
    * seat starts, so a resume finds the session whoever resumes it.
@@ -74,8 +168,34 @@ export interface AgentAdapter {
   readonly sessionEnv: ReadonlyArray<string>
   /** The headless argv for one call, exactly as this CLI wants it. */
   readonly plan: (agent: AgentSpec, input: PlanInput) => Plan
-  /** The reply text, the session id and whether the CLI reported an error or a usage limit. */
-  readonly parse: (stdout: string) => Parsed
+  /**
+   * The reply text, the session id and whether the CLI reported an error or
+   * a usage limit. stderr is given too: some CLIs say why they refused there.
+   */
+  readonly parse: (stdout: string, stderr: string) => Parsed
+  /**
+   * Where this CLI would keep `session` for a call run with `env` (the
+   * seat's recorded environment over the daemon's): candidate files, any of
+   * which existing means the session exists and is resumed rather than
+   * created. Only for CLIs whose session id magi mints (claude): a first
+   * turn cut short may or may not have created it.
+   */
+  readonly sessionFiles?: (session: string, env: Readonly<Record<string, string | undefined>>) => SessionLookup
+}
+
+/**
+ * A slice that ends safely before a shell tool limit of `tool`: 20 s (or a
+ * sixth, for short limits) is left for `magi ask` to start, file and notify.
+ */
+export const sliceBefore = (tool: Duration.Duration): Duration.Duration => {
+  const secs = Duration.toSeconds(tool)
+  return Duration.seconds(Math.max(1, Math.floor(Math.min(secs - 20, (secs * 5) / 6))))
+}
+
+/** Where to look for a session: a file `name` in `root` or in any folder directly under it. */
+export interface SessionLookup {
+  readonly root: string
+  readonly name: string
 }
 
 /** `[program, ...leading args]` of an agent's command, and its model flag when one is set. */

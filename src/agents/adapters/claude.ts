@@ -1,24 +1,78 @@
-/** claude (Anthropic's Claude Code): `claude -p`, JSON output, a session id magi mints up front. */
+/**
+ * claude (Anthropic's Claude Code): `claude -p`, JSON output, a session id
+ * magi mints up front (`--session-id` creates it, `--resume` continues it).
+ *
+ * Sessions live in `$CLAUDE_CONFIG_DIR/projects/<cwd as a folder name>/<id>.jsonl`
+ * (`CLAUDE_CONFIG_DIR` defaults to `$HOME/.claude`).
+ */
 import { Duration } from "effect"
-import { type AgentAdapter, commandOf, type Parsed, wholeJson, str } from "./Adapter.js"
+import * as NodePath from "node:path"
+import { type AgentAdapter, commandOf, type Parsed, plainMessage, sliceBefore, str, usageLimit, wholeJson } from "./Adapter.js"
 
 const CLAUDE_WRITE_TOOLS = "Edit,Write,MultiEdit,NotebookEdit"
 
-const parse = (out: string): Parsed => {
+/**
+ * A read-only seat: `dontAsk` denies every tool call that is not allowed
+ * up front, and claude allows on its own only what cannot change anything
+ * (reading files, `ls`, `git status`); a `touch`, a redirect or a
+ * `magi ask … && rm` is denied. The edit tools are removed outright, and
+ * `magi ask` (by name and by magi's absolute path) is the one command
+ * allowed, so the seat can still ask the owner. No bypass, so it also runs
+ * as root without IS_SANDBOX.
+ */
+const readOnly = (magi: string | undefined): string[] => [
+  "--permission-mode",
+  "dontAsk",
+  "--allowed-tools",
+  ["Bash(magi ask:*)", ...(magi === undefined || magi === "magi" ? [] : [`Bash(${magi} ask:*)`])].join(","),
+  "--disallowed-tools",
+  CLAUDE_WRITE_TOOLS
+]
+
+/** How claude words its usage limits (Pro/Max plans), besides the common "usage limit". */
+const LIMIT_WORDS = [/5-hour limit/i, /weekly limit/i, /opus limit/i, /session limit/i, /\blimit reached\b/i]
+
+/**
+ * claude refuses `--permission-mode bypassPermissions` (which is
+ * `--dangerously-skip-permissions`) as root unless told it runs in a sandbox.
+ */
+const ROOT_REFUSAL = /cannot be used with root\/sudo privileges/i
+
+export const ROOT_ADVICE =
+  "claude refuses --permission-mode bypassPermissions when run as root. Either run magi as a non-root user, " +
+  'or, if this machine is a sandbox or container you are willing to let the agent act in unchecked, set IS_SANDBOX = "1" ' +
+  "in the agent's env in magi.toml ([agents.<id>] env = { IS_SANDBOX = \"1\" }); magi never sets it for you"
+
+const parse = (out: string, err: string): Parsed => {
   const j = wholeJson(out)
   const text = str(j?.result) ?? ""
-  const error = j?.is_error === true
-  // A usage limit reads "… session limit … resets 3pm"; the reset time is what
-  // the owner needs to know, so it is what is kept.
-  const limited = error && /session limit/i.test(text)
-  const resets = /resets (.*)$/i.exec(text)?.[1]?.trim()
-  return { text, session: str(j?.session_id) ?? null, error, quota: limited ? (resets ?? text) : null }
+  const error = j?.is_error === true || (j !== undefined && str(j.subtype)?.startsWith("error") === true)
+  const quota = error ? usageLimit(text, LIMIT_WORDS) : null
+  const problem = ROOT_REFUSAL.test(err) || ROOT_REFUSAL.test(out) ? ROOT_ADVICE : undefined
+  return {
+    text: error ? plainMessage(text) : text,
+    session: str(j?.session_id) ?? null,
+    error,
+    quota,
+    ...(problem === undefined ? {} : { problem })
+  }
 }
 
 export const claude: AgentAdapter = {
-  // Placeholder until proven against the real CLI (issue 7).
-  waitSlice: Duration.seconds(100),
-  sessionEnv: ["HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME"],
+  // claude's Bash tool stops waiting on a command at 120 s (its default
+  // BASH_DEFAULT_TIMEOUT_MS) and moves it to the background, where nobody
+  // reads the answer; 100 s leaves room for magi ask's start and the notify.
+  waitSlice: sliceBefore(Duration.seconds(120)),
+  // An owner who changed that limit gets a slice that fits it.
+  waitSliceIn: (env) => {
+    const ms = Number(env.BASH_DEFAULT_TIMEOUT_MS)
+    return Number.isFinite(ms) && ms > 0 ? sliceBefore(Duration.millis(ms)) : undefined
+  },
+  sessionEnv: ["HOME", "CLAUDE_CONFIG_DIR"],
+  sessionFiles: (session, env) => ({
+    root: NodePath.join(env.CLAUDE_CONFIG_DIR ?? NodePath.join(env.HOME ?? "", ".claude"), "projects"),
+    name: `${session}.jsonl`
+  }),
   plan: (agent, input) => {
     const { program, lead, model } = commandOf(agent)
     return {
@@ -28,11 +82,9 @@ export const claude: AgentAdapter = {
         "-p",
         "--output-format",
         "json",
-        "--permission-mode",
-        "bypassPermissions",
+        ...(input.allowWrite ? ["--permission-mode", "bypassPermissions"] : readOnly(input.magi)),
         ...model("--model"),
         ...(input.resume !== null ? ["--resume", input.resume] : input.newSession !== null ? ["--session-id", input.newSession] : []),
-        ...(input.allowWrite ? [] : ["--disallowed-tools", CLAUDE_WRITE_TOOLS]),
         ...agent.args
       ],
       stdin: input.prompt

@@ -1,25 +1,104 @@
-/** codex (OpenAI's Codex CLI): `codex exec --json`, the session id read from `thread.started`. */
+/**
+ * codex (OpenAI's Codex CLI): `codex exec --json`, the prompt on stdin, the
+ * session id read from `thread.started`, a later turn `exec … resume <id>`.
+ *
+ * Proven against the real CLI (test/compat/codex.compat.test.ts). What it
+ * does that shapes this adapter:
+ *
+ * - Its shell tool runs every command as `bash -lc`: the login profile
+ *   resets PATH, so the prompt (and `magi ask`'s own hints) name magi by its
+ *   absolute path, which runs on magi's own node (`MAGI_NODEJS`).
+ * - Its sandbox (`workspace-write`) lets commands write only the worktree
+ *   and the temp dirs, and reach no network; `read-only` writes nothing. A
+ *   `magi ask` must write its question under `<MAGI_HOME>/questions`, so that
+ *   one folder is made writable in both modes, and nothing more of the home
+ *   (it holds the other runs' worktrees and records). The worktree's `.git`
+ *   stays read-only to it, so what it leaves uncommitted is committed for it
+ *   after the turn (`runs/TurnCommit`).
+ */
 import { Duration } from "effect"
-import { type AgentAdapter, commandOf, type Parsed, jsonLines, str, get } from "./Adapter.js"
+import { type AgentAdapter, commandOf, get, jsonLines, type Parsed, type PlanInput, str, usageLimit } from "./Adapter.js"
+
+/**
+ * How long codex's exec tool (`exec_command`) waits on a command before it
+ * hands back "Process running with session ID …" and leaves the model to poll
+ * (`yield_time_ms`, 10 s unless the model asks otherwise; measured 10.0 s).
+ */
+const EXEC_YIELD = Duration.seconds(10)
+
+/**
+ * What a `magi ask` spends before its slice starts: `bash -l` reading the
+ * profile, node starting, the question filed. About a second measured (a 7 s
+ * slice came back after 7.9–8.3 s); three leave room for a busy machine.
+ */
+const ASK_START = Duration.seconds(3)
+
+/** codex's wordings of a usage limit, beyond the common ones. */
+const LIMIT_WORDS: ReadonlyArray<RegExp> = [/you.ve hit your usage limit/i, /usage_limit_reached/i]
+
+/**
+ * The profile a read-only seat runs under: codex's own `:read-only`, plus the
+ * questions folder writable, so the seat can ask and change nothing else.
+ * (A `--sandbox read-only` cannot be widened: its writable roots are none.)
+ */
+const READ_ONLY_PROFILE = "magi-read-only"
+
+/** A TOML string (basic strings take JSON's escapes). */
+const toml = (s: string) => JSON.stringify(s)
+
+const sandbox = (input: PlanInput): ReadonlyArray<string> =>
+  input.allowWrite
+    ? ["--sandbox", "workspace-write", "--add-dir", input.questionsDir]
+    : [
+        "-c",
+        `default_permissions=${toml(READ_ONLY_PROFILE)}`,
+        "-c",
+        `permissions.${READ_ONLY_PROFILE}.extends=${toml(":read-only")}`,
+        "-c",
+        `permissions.${READ_ONLY_PROFILE}.filesystem={${toml(input.questionsDir)}=${toml("write")}}`
+      ]
+
+/** When a codex usage limit lifts: "try again at 3:28 PM", "… in 2 hours", "Try again Aug 18." */
+const codexReset = (message: string): string | undefined =>
+  /\btry again\s+(?!later\b)([^\n]+?)\.?\s*$/im.exec(message)?.[1]?.trim()
 
 const parse = (out: string): Parsed => {
   let session: string | null = null
   let text = ""
+  // The turn's failure, as codex words it; a turn that completes after a
+  // transient error (a reconnect) has none.
+  let failure: string | undefined
   for (const e of jsonLines(out)) {
-    if (get(e, "type") === "thread.started") session = str(get(e, "thread_id")) ?? session
-    if (get(e, "type") === "item.completed") {
+    const type = get(e, "type")
+    if (type === "thread.started") session = str(get(e, "thread_id")) ?? session
+    else if (type === "item.completed") {
       const item = get(e, "item")
       const kind = get(item, "type") ?? get(item, "item_type")
       if (kind === "agent_message" || kind === "assistant_message") text = str(get(item, "text")) ?? text
-    }
+    } else if (type === "error") failure = str(get(e, "message")) ?? failure
+    else if (type === "turn.failed") failure = str(get(get(e, "error"), "message")) ?? failure ?? "the turn failed"
+    else if (type === "turn.completed") failure = undefined
   }
-  return { text, session, error: false, quota: null }
+  if (failure === undefined) return { text, session, error: false, quota: null }
+  const limit = usageLimit(failure, LIMIT_WORDS)
+  return {
+    // The owner reads codex's message, not the JSON event it came in.
+    text: failure,
+    session,
+    error: true,
+    quota: limit === null ? null : limit === "" ? (codexReset(failure) ?? "") : limit
+  }
 }
 
 export const codex: AgentAdapter = {
-  // Placeholder until proven against the real CLI (issue 7).
-  waitSlice: Duration.seconds(100),
-  sessionEnv: ["HOME", "CODEX_HOME"],
+  // Each `magi ask` hands back within codex's exec yield, so the tool's
+  // first answer always holds the outcome or the `--wait` hint, whatever
+  // the model does about polling: an empty poll waits only 5 s by default
+  // (measured), so a longer slice saves no model requests.
+  waitSlice: Duration.subtract(EXEC_YIELD, ASK_START),
+  // codex keeps sessions (rollouts and its thread database) in CODEX_HOME,
+  // else ~/.codex; CODEX_SQLITE_HOME moves the database.
+  sessionEnv: ["HOME", "CODEX_HOME", "CODEX_SQLITE_HOME"],
   plan: (agent, input) => {
     const { program, lead, model } = commandOf(agent)
     return {
@@ -31,14 +110,14 @@ export const codex: AgentAdapter = {
         "--skip-git-repo-check",
         "-C",
         input.cwd,
-        "--sandbox",
-        input.allowWrite ? "workspace-write" : "read-only",
+        ...sandbox(input),
         "-c",
         'approval_policy="never"',
         ...model("-m"),
         ...agent.args,
         // `resume <id>` must be the last words before the prompt: codex
-        // parses it as a subcommand of `exec`.
+        // parses it as a subcommand of `exec` (whose options above still
+        // apply to the resumed session).
         ...(input.resume !== null ? ["resume", input.resume] : []),
         "-"
       ],

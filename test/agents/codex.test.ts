@@ -1,0 +1,165 @@
+/**
+ * The codex adapter, as measured against the real CLI (the compatibility
+ * suite, test/compat/codex.compat.test.ts, proves the same end to end): what
+ * it passes for each sandbox, how it reads codex's JSON events, its wait
+ * slice and where its sessions live.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Duration } from "effect"
+import type { AgentSpec } from "../../src/agents/AgentRoster.js"
+import { parse, plan, sessionEnvOf, waitSliceSecs } from "../../src/agents/Agents.js"
+import { codex } from "../../src/agents/adapters/codex.js"
+
+const agent = (over: Partial<AgentSpec> = {}): AgentSpec => ({
+  id: "codex",
+  kind: "codex",
+  command: ["codex"],
+  model: null,
+  args: [],
+  env: {},
+  ...over
+})
+
+const input = {
+  cwd: "/home/me/.local/share/magi/worktrees/r1",
+  promptFile: "/a/impl-1.prompt.md",
+  prompt: "do it",
+  label: "impl",
+  resume: null,
+  newSession: null,
+  allowWrite: true,
+  timeout: Duration.minutes(15),
+  questionsDir: "/home/me/.local/share/magi/questions"
+}
+
+/** The value of every `-c key=value` override in an argv, by key. */
+const overrides = (argv: ReadonlyArray<string>): Record<string, string> => {
+  const out: Record<string, string> = {}
+  argv.forEach((a, i) => {
+    if (a !== "-c") return
+    const kv = argv[i + 1]!
+    const eq = kv.indexOf("=")
+    out[kv.slice(0, eq)] = kv.slice(eq + 1)
+  })
+  return out
+}
+
+const lines = (...events: ReadonlyArray<Record<string, unknown>>) => events.map((e) => JSON.stringify(e)).join("\n") + "\n"
+
+describe("codex is called so its agent can ask whatever its sandbox", () => {
+  it("an implementing seat writes its worktree and, of magi's home, only the questions folder", () => {
+    const p = plan(agent({ model: "gpt-5" }), input)
+    expect(p.argv).toEqual([
+      "codex", "exec", "--json", "--skip-git-repo-check", "-C", input.cwd,
+      "--sandbox", "workspace-write", "--add-dir", input.questionsDir,
+      "-c", 'approval_policy="never"', "-m", "gpt-5", "-"
+    ])
+    // Not the whole home: it holds every run's worktree and record.
+    expect(p.argv).not.toContain("/home/me/.local/share/magi")
+    expect(p.stdin).toBe("do it")
+  })
+
+  it("a read-only seat gets codex's read-only profile with the questions folder writable, never `--sandbox read-only`, which cannot ask", () => {
+    const p = plan(agent(), { ...input, allowWrite: false })
+    expect(p.argv).not.toContain("--sandbox")
+    expect(p.argv).not.toContain("--add-dir")
+    expect(overrides(p.argv)).toEqual({
+      default_permissions: '"magi-read-only"',
+      "permissions.magi-read-only.extends": '":read-only"',
+      "permissions.magi-read-only.filesystem": '{"/home/me/.local/share/magi/questions"="write"}',
+      approval_policy: '"never"'
+    })
+  })
+
+  it("a path with quotes or backslashes stays one TOML key", () => {
+    const p = plan(agent(), { ...input, allowWrite: false, questionsDir: '/tmp/we"ird\\home/questions' })
+    expect(overrides(p.argv)["permissions.magi-read-only.filesystem"]).toBe('{"/tmp/we\\"ird\\\\home/questions"="write"}')
+  })
+
+  it("a resumed turn keeps the same sandbox and names the session last, before the stdin marker", () => {
+    for (const allowWrite of [true, false]) {
+      const fresh = plan(agent(), { ...input, allowWrite })
+      const resumed = plan(agent(), { ...input, allowWrite, resume: "01a22b25-4b0c-7e90-994c-04c963654d77" })
+      expect(resumed.argv).toEqual([...fresh.argv.slice(0, -1), "resume", "01a22b25-4b0c-7e90-994c-04c963654d77", "-"])
+    }
+  })
+})
+
+describe("codex's output is read as the owner should see it", () => {
+  const started = { type: "thread.started", thread_id: "01a22b26-3bfa-78f2-bf58-cb1e1705f304" }
+  // codex's own warning about a model it has no metadata for: an item, not the turn's failure.
+  const warning = { type: "item.completed", item: { id: "item_0", type: "error", message: "Model metadata for `x` not found." } }
+
+  it("a finished turn gives the last agent message and the thread id", () => {
+    const out = lines(
+      started,
+      warning,
+      { type: "turn.started" },
+      { type: "item.completed", item: { id: "item_1", type: "agent_message", text: "first" } },
+      { type: "item.completed", item: { id: "item_2", type: "agent_message", text: "Done: picked A." } },
+      { type: "turn.completed", usage: {} }
+    )
+    expect(parse("codex", out, "", 0, false)).toEqual({ text: "Done: picked A.", session: started.thread_id, usable: true, quota: null })
+  })
+
+  it("an API error is shown as codex's message, not the JSON event it came in", () => {
+    const msg = "The model `gpt-standin` does not exist or you do not have access to it."
+    const out = lines(started, warning, { type: "turn.started" }, { type: "error", message: msg }, { type: "turn.failed", error: { message: msg } })
+    const reply = parse("codex", out, "", 1, false)
+    expect(reply).toMatchObject({ text: msg, session: started.thread_id, usable: false, quota: null })
+    expect(reply.problem).toContain(msg)
+    expect(reply.problem).not.toContain("{")
+  })
+
+  it("a turn that completes after a transient error (a reconnect) is no failure", () => {
+    const out = lines(
+      started,
+      { type: "error", message: "Reconnecting... 1/5" },
+      { type: "item.completed", item: { id: "item_1", type: "agent_message", text: "ok" } },
+      { type: "turn.completed", usage: {} }
+    )
+    expect(parse("codex", out, "", 0, false)).toMatchObject({ text: "ok", usable: true, quota: null })
+  })
+
+  it("codex's usage limit is a stall with its reset time, in each of codex's wordings", () => {
+    const cases: ReadonlyArray<[string, string]> = [
+      [
+        "You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 8:30 AM.",
+        "at 8:30 AM"
+      ],
+      [
+        "You've hit your usage limit. To get more access now, send a request to your admin or try again in 3 days 6 hours 57 minutes.",
+        "in 3 days 6 hours 57 minutes"
+      ],
+      ["You've hit your usage limit. Try again Aug 18.", "Aug 18"]
+    ]
+    for (const [message, resets] of cases) {
+      const out = lines(started, { type: "error", message }, { type: "turn.failed", error: { message } })
+      expect(parse("codex", out, "", 1, false)).toMatchObject({ text: message, usable: false, quota: resets })
+    }
+  })
+
+  it("a usage limit that names no time is still a stall", () => {
+    const message = "You've hit your usage limit."
+    const out = lines(started, { type: "turn.failed", error: { message } })
+    expect(parse("codex", out, "", 1, false).quota).toBe("")
+  })
+})
+
+describe("codex's wait slice and sessions", () => {
+  it("one `magi ask` hands back before codex's exec tool yields (10 s), with room for magi to start", () => {
+    const secs = waitSliceSecs(agent())
+    expect(secs).toBeGreaterThan(0)
+    expect(secs).toBeLessThanOrEqual(7)
+    // `[agents.<id>] wait_slice` still wins.
+    expect(waitSliceSecs(agent({ waitSliceSecs: 30 }))).toBe(30)
+  })
+
+  it("the environment that locates codex's sessions is recorded: CODEX_HOME, HOME, CODEX_SQLITE_HOME", () => {
+    expect([...codex.sessionEnv].sort()).toEqual(["CODEX_HOME", "CODEX_SQLITE_HOME", "HOME"])
+    expect(sessionEnvOf(agent({ env: { CODEX_HOME: "/seat/codex" } }), { HOME: "/home/me", CODEX_HOME: "/daemon/codex", PATH: "/bin" })).toEqual({
+      HOME: "/home/me",
+      CODEX_HOME: "/seat/codex"
+    })
+  })
+})
