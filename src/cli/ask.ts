@@ -123,6 +123,18 @@ const fileFresh = (draft: (id: string) => Question, panel: Option.Option<string>
     return yield* CliFailure.refused(`every one of ${ID_DRAWS} question ids drawn was already taken in ${store.root}; try again`)
   })
 
+/**
+ * Did the command line hold a `--choice` with an empty value? The option
+ * parser drops an empty value, so `--choice ""` alone would arrive as no
+ * choice at all and silently become a free-text question; the raw arguments
+ * still say what the agent typed.
+ */
+const emptyChoiceTyped = (argv: ReadonlyArray<string> = process.argv) =>
+  argv.some((arg, i) => arg === "--choice=" || (arg === "--choice" && argv[i + 1] === ""))
+
+/** The choices as typed, with an empty one kept so the rule can refuse it. */
+const typedChoices = (o: AskOptions): ReadonlyArray<string> => (emptyChoiceTyped() ? [...o.choice, ""] : o.choice)
+
 const newQuestion = (o: AskOptions) =>
   Effect.gen(function* () {
     if (Option.isNone(o.summary) || o.summary.value.trim() === "")
@@ -132,7 +144,7 @@ const newQuestion = (o: AskOptions) =>
     if (timeoutSecs <= 0) return yield* CliFailure.usage(`--timeout must be a number of seconds above 0, not ${timeoutSecs}`)
     const detail = yield* detailText(o.detail)
     const summary = o.summary.value
-    const wrong = Q.checkNew({ summary, detail, choices: o.choice })
+    const wrong = Q.checkNew({ summary, detail, choices: typedChoices(o) })
     if (wrong._tag === "Left") return yield* CliFailure.refused(wrong.left.message)
     const who = yield* asker
     const askedAt = yield* now
@@ -188,7 +200,7 @@ const replyOnThread = (o: AskOptions, id: string) =>
     yield* ensureSameRun(current, who.run, "--thread")
     if (!Q.isOpen(current)) {
       // Checked before the panel is replaced, so a refused reply touches nothing.
-      const refused = Q.reply(current, o.summary.value, o.choice, yield* now)
+      const refused = Q.reply(current, o.summary.value, typedChoices(o), yield* now)
       if (refused._tag === "Left") return yield* CliFailure.refused(refused.left.message)
     }
     const detail = yield* detailText(o.detail)
@@ -200,7 +212,7 @@ const replyOnThread = (o: AskOptions, id: string) =>
         Q.reply(
           Option.isSome(o.panel) ? { ...fresh, panel: panelled.panel, assets: panelled.assets } : fresh,
           body,
-          o.choice,
+          typedChoices(o),
           at
         )
       )

@@ -6,11 +6,15 @@
  * never share a scratch file; it ends in `.tmp`, so no listing of `*.json`
  * ever mistakes it for a record (and `RecordStore` sweeps ones a kill left).
  *
- * Durable by default: the temp file's bytes are flushed (`fsync`) before the
- * rename, and the directory after it, so a write that returned has reached
- * the disk and a power loss right after it cannot take it back. Without the
- * first flush a crash can leave the new name pointing at an empty file; without
- * the second, the rename itself may not have reached the disk.
+ * Durable when asked (`durable: true`, what `RecordStore` asks for every
+ * record): the temp file's bytes are flushed (`fsync`) before the rename, and
+ * the directory after it, so a write that returned has reached the disk and a
+ * power loss right after it cannot take it back. Without the first flush a
+ * crash can leave the new name pointing at an empty file; without the second,
+ * the rename itself may not have reached the disk. Heartbeats (leases, the
+ * loop's record, seat locks) are rewritten every few seconds and worth
+ * nothing after a power cut, so they skip the flushes, which cost a waiting
+ * agent tens of milliseconds per beat.
  */
 import { FileSystem } from "@effect/platform"
 import { Effect } from "effect"
@@ -27,9 +31,9 @@ const alreadyExists = (e: { readonly _tag: string; readonly reason?: string }) =
 
 export interface WriteOptions {
   /**
-   * Flush to the disk before returning (default true). Off only for files
-   * whose loss in a power cut costs nothing (a lock, a lease beat), where the
-   * flush would be pure latency.
+   * Flush to the disk before returning (default false). On for every record
+   * (an answer acknowledged must survive a power cut); off for heartbeats and
+   * locks, whose loss in a power cut costs nothing.
    */
   readonly durable?: boolean
 }
@@ -63,7 +67,7 @@ export const writeAtomically = Effect.fn("writeAtomically")(function* (
   options?: WriteOptions
 ) {
   const fs = yield* FileSystem.FileSystem
-  const durable = options?.durable ?? true
+  const durable = options?.durable ?? false
   const tmp = scratchFor(path)
   yield* fs.makeDirectory(NodePath.dirname(path), { recursive: true })
   yield* writeScratch(fs, tmp, text, durable).pipe(Effect.tapError(() => fs.remove(tmp).pipe(Effect.ignore)))
@@ -78,7 +82,7 @@ export const writeAtomically = Effect.fn("writeAtomically")(function* (
  * cannot tell from a broken one; so the text goes to a temp file that is
  * hard-linked into place, and a link, like a create-new, never replaces a file
  * that is there. On a filesystem without hard links it falls back to the
- * create-new write. Not durable unless asked: most callers are locks.
+ * create-new write. Not durable unless asked: most callers are claims.
  */
 export const createAtomically = Effect.fn("createAtomically")(function* (
   path: string,

@@ -21,7 +21,8 @@
 import { FileSystem, Error as PlatformError } from "@effect/platform"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Either, Layer, Option } from "effect"
+import * as RecordStore from "./RecordStore.js"
 import * as NodeFs from "node:fs"
 
 /**
@@ -141,5 +142,35 @@ export const fileSystemLayer = Layer.effect(
   }))
 ).pipe(Layer.provide(NodeFileSystem.layer))
 
-/** `NodeContext.layer` with that filesystem in place of the stock one. */
-export const layer = Layer.merge(NodeContext.layer, fileSystemLayer)
+/** The record store's one-step bounded read (see `RecordStore.BoundedReader`), on Node. */
+export const boundedReaderLayer = Layer.succeed(RecordStore.BoundedReader, {
+  readString: (path, maxBytes) => {
+    let fd: number
+    try {
+      fd = NodeFs.openSync(path, NodeFs.constants.O_RDONLY | NodeFs.constants.O_NONBLOCK)
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code
+      return Either.left(code === "ENOENT" || code === "ENOTDIR" ? { _tag: "NotFound" } : { _tag: "Failed", message: (e as Error).message })
+    }
+    try {
+      const info = NodeFs.fstatSync(fd)
+      if (!info.isFile()) return Either.left({ _tag: "NotRegular", kind: kindOf(info) })
+      if (info.size > maxBytes) return Either.left({ _tag: "TooBig", size: info.size })
+      const buffer = Buffer.allocUnsafe(info.size)
+      let filled = 0
+      while (filled < info.size) {
+        const n = NodeFs.readSync(fd, buffer, filled, info.size - filled, filled)
+        if (n === 0) break
+        filled += n
+      }
+      return Either.right(buffer.toString("utf8", 0, filled))
+    } catch (e) {
+      return Either.left({ _tag: "Failed", message: (e as Error).message })
+    } finally {
+      NodeFs.closeSync(fd)
+    }
+  }
+})
+
+/** `NodeContext.layer` with that filesystem in place of the stock one, and the bounded reader. */
+export const layer = Layer.mergeAll(NodeContext.layer, fileSystemLayer, boundedReaderLayer)

@@ -53,7 +53,7 @@
  * ```
  */
 import { FileSystem, Error as PlatformError } from "@effect/platform"
-import { Clock, Effect, Either, Option } from "effect"
+import { Clock, Context, Effect, Either, Option } from "effect"
 import * as NodePath from "node:path"
 import { SCRATCH_SUFFIX, createAtomically, writeAtomically } from "./AtomicFile.js"
 import * as RecordLock from "./RecordLock.js"
@@ -213,12 +213,33 @@ const typeWords = (type: FileSystem.File.Type) =>
     Unknown: "not a regular file"
   })[type]
 
+/** Why a bounded read did not return the file's text. */
+export type BoundedReadRefusal =
+  | { readonly _tag: "NotFound" }
+  | { readonly _tag: "NotRegular"; readonly kind: string }
+  | { readonly _tag: "TooBig"; readonly size: number }
+  | { readonly _tag: "Failed"; readonly message: string }
+
+/**
+ * An optional fast path for reading one record file, synchronously and in
+ * one step: open without blocking, check on the descriptor that it is a
+ * regular file within `maxBytes`, read it. A listing reads thousands of
+ * files, and doing the look and the read as separate effects doubles its
+ * cost. `LocalContext` provides it on Node; without it (in memory, in tests)
+ * the store looks (`stat`) and then reads, through `FileSystem`.
+ */
+export class BoundedReader extends Context.Tag("magi/BoundedReader")<
+  BoundedReader,
+  { readonly readString: (path: string, maxBytes: number) => Either.Either<string, BoundedReadRefusal> }
+>() {}
+
 /** Build a store of one kind of record. */
 export const make = <A, NotFound, Unreadable, Failed>(
   options: RecordStoreOptions<A, NotFound, Unreadable, Failed>
 ): Effect.Effect<RecordStore<A, NotFound, Unreadable, Failed>, never, FileSystem.FileSystem> =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
+    const reader = yield* Effect.serviceOption(BoundedReader)
     const { root, kind, errors } = options
     const layout = options.layout ?? { _tag: "flat" as const }
     const plural = kind.plural ?? `${kind.noun}s`
@@ -251,26 +272,37 @@ export const make = <A, NotFound, Unreadable, Failed>(
       }
     }
 
-    const read = (id: string): Effect.Effect<A, NotFound | Unreadable | Failed> => {
-      const path = pathOf(id)
-      return Effect.gen(function* () {
-        // Judged before it is opened: opening a FIFO blocks, and reading a
-        // device or a huge file never ends.
+    const notRegular = (path: string, kind_: string) =>
+      errors.unreadable(`${path} is ${kind_}, not a ${kind.noun} file; magi reads only regular files`)
+    const tooBig = (path: string, size: number | bigint) =>
+      errors.unreadable(
+        `${path} is ${size} bytes, over the ${kind.maxBytes}-byte cap for a ${kind.noun}; magi never writes one that big, so it is not read`
+      )
+
+    /** The text read becomes the record, or the reason it is not one. */
+    const fromBody = (id: string, path: string, body: string): Either.Either<A, Unreadable> => {
+      const decoded = decodeGuarded(body, path)
+      if (Either.isLeft(decoded)) return Either.left(errors.unreadable(decoded.left))
+      // The id inside must be the file's own: a copied or hand-edited record
+      // would otherwise be written back (and its lease kept) somewhere else.
+      const inside = kind.idOf(decoded.right)
+      if (inside !== id)
+        return Either.left(
+          errors.unreadable(`${path} holds ${kind.noun} \`${clip(String(inside))}\`, not the one its name says; rename it or fix its id`)
+        )
+      return Either.right(decoded.right)
+    }
+
+    /** Through `FileSystem`: judged (`stat`) before it is opened, since opening a FIFO blocks and reading a device never ends. */
+    const readLooking = (id: string, path: string): Effect.Effect<A, NotFound | Unreadable | Failed> =>
+      Effect.gen(function* () {
         const info = yield* fs.stat(path).pipe(
           Effect.mapError((e) =>
             isNotFound(e) ? errors.notFound(`no ${kind.noun} file at ${path}`) : errors.failed(`read ${path}: ${e.message}`)
           )
         )
-        if (info.type !== "File")
-          return yield* Effect.fail(
-            errors.unreadable(`${path} is ${typeWords(info.type)}, not a ${kind.noun} file; magi reads only regular files`)
-          )
-        if (Number(info.size) > kind.maxBytes)
-          return yield* Effect.fail(
-            errors.unreadable(
-              `${path} is ${info.size} bytes, over the ${kind.maxBytes}-byte cap for a ${kind.noun}; magi never writes one that big, so it is not read`
-            )
-          )
+        if (info.type !== "File") return yield* Effect.fail(notRegular(path, typeWords(info.type)))
+        if (Number(info.size) > kind.maxBytes) return yield* Effect.fail(tooBig(path, info.size))
         const body = yield* fs.readFileString(path).pipe(
           Effect.mapError((e) =>
             isNotFound(e)
@@ -280,30 +312,63 @@ export const make = <A, NotFound, Unreadable, Failed>(
                 : errors.failed(`read ${path}: ${e.message}`)
           )
         )
-        // The platform's read is bounded too, but a file that grew after the
-        // look is still not read as a record.
-        if (body.length > kind.maxBytes)
-          return yield* Effect.fail(errors.unreadable(`${path} is over the ${kind.maxBytes}-byte cap for a ${kind.noun}`))
-        const decoded = decodeGuarded(body, path)
-        if (Either.isLeft(decoded)) return yield* Effect.fail(errors.unreadable(decoded.left))
-        // The id inside must be the file's own: a copied or hand-edited record
-        // would otherwise be written back (and its lease kept) somewhere else.
-        const inside = kind.idOf(decoded.right)
-        if (inside !== id)
-          return yield* Effect.fail(
-            errors.unreadable(`${path} holds ${kind.noun} \`${clip(String(inside))}\`, not the one its name says; rename it or fix its id`)
-          )
-        return decoded.right
+        // A file that grew after the look is still not read as a record.
+        if (body.length > kind.maxBytes) return yield* Effect.fail(tooBig(path, body.length))
+        return yield* fromBody(id, path, body)
       })
+
+    /** With the bounded reader: one record, synchronously, as a value. */
+    const readNow = (
+      fast: BoundedReader["Type"],
+      id: string
+    ): Either.Either<A, NotFound | Unreadable | Failed> => {
+      const path = pathOf(id)
+      const got = fast.readString(path, kind.maxBytes)
+      if (Either.isRight(got)) return fromBody(id, path, got.right)
+      const why = got.left
+      switch (why._tag) {
+        case "NotFound":
+          return Either.left(errors.notFound(`no ${kind.noun} file at ${path}`))
+        case "NotRegular":
+          return Either.left(notRegular(path, why.kind))
+        case "TooBig":
+          return Either.left(tooBig(path, why.size))
+        case "Failed":
+          return Either.left(errors.failed(`read ${path}: ${why.message}`))
+      }
+    }
+
+    const read = (id: string): Effect.Effect<A, NotFound | Unreadable | Failed> =>
+      Option.isSome(reader) ? Effect.suspend(() => readNow(reader.value, id)) : readLooking(id, pathOf(id))
+
+    const reasonOf = (e: unknown) => clip(String((e as { message?: unknown }).message ?? "unreadable"))
+
+    /**
+     * Every slot of a listing, each ending as a record or a reason whatever
+     * happens reading it. With the bounded reader the whole listing is one
+     * synchronous pass (thousands of files, no effect per file).
+     */
+    const readAll = (ids: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<Either.Either<A, Skipped>>> => {
+      if (Option.isSome(reader)) {
+        const fast = reader.value
+        return Effect.sync(() =>
+          ids.map((id): Either.Either<A, Skipped> => {
+            try {
+              return Either.mapLeft(readNow(fast, id), (e) => ({ id, reason: reasonOf(e) }))
+            } catch (thrown) {
+              return Either.left({ id, reason: describeThrown(thrown) })
+            }
+          })
+        )
+      }
+      return Effect.forEach(ids, slot, { concurrency: 64 })
     }
 
     /** One listing slot: whatever happens reading it, it ends as a record or a reason. */
     const slot = (id: string): Effect.Effect<Either.Either<A, Skipped>> =>
       read(id).pipe(
         Effect.map((a) => Either.right(a)),
-        Effect.catchAll((e) =>
-          Effect.succeed(Either.left<Skipped>({ id, reason: clip(String((e as { message?: unknown }).message ?? "unreadable")) }))
-        ),
+        Effect.catchAll((e) => Effect.succeed(Either.left<Skipped>({ id, reason: reasonOf(e) }))),
         Effect.catchAllDefect((defect) => Effect.succeed(Either.left<Skipped>({ id, reason: describeThrown(defect) })))
       )
 
@@ -357,7 +422,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
       if (cached !== undefined && before !== -1 && cached.mtime === before) return cached.scan
       const takenAt = Date.now()
       const all = yield* names
-      const slots = yield* Effect.forEach(idsIn(all), slot, { concurrency: 64 })
+      const slots = yield* readAll(idsIn(all))
       const result: Scan<A> = {
         records: slots.flatMap((s) => (Either.isRight(s) ? [s.right] : [])),
         skipped: slots.flatMap((s) => (Either.isLeft(s) ? [s.left] : []))
@@ -397,7 +462,9 @@ export const make = <A, NotFound, Unreadable, Failed>(
       const id = kind.idOf(record)
       return Effect.zipRight(
         refuseUnsafe(id),
-        withFs(writeAtomically(pathOf(id), kind.encode(record))).pipe(Effect.mapError(failed(`write ${kind.noun} ${id}`)))
+        withFs(writeAtomically(pathOf(id), kind.encode(record), { durable: true })).pipe(
+          Effect.mapError(failed(`write ${kind.noun} ${id}`))
+        )
       ).pipe(Effect.withSpan("RecordStore.put", { attributes: { id } }))
     }
 

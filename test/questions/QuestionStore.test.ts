@@ -560,7 +560,12 @@ describe("QuestionStore over a real folder with hostile files in it", () => {
     huge: "20260101-000005-b16b"
   }
 
-  it.scoped("skips a FIFO, a link to /dev/zero, a folder and an oversized file named *.json, and explains each by id", () =>
+  const readers = [
+    { name: "looked at, then read, through FileSystem", layer: LocalContext.fileSystemLayer },
+    { name: "read in one step by the bounded reader", layer: LocalContext.layer }
+  ]
+  for (const reader of readers)
+  it.scoped(`skips a FIFO, a link to /dev/zero, a folder and an oversized file named *.json, and explains each by id (${reader.name})`, () =>
     Effect.gen(function* () {
       const base = yield* tempDir
       const root = NodePath.join(base, "questions")
@@ -585,7 +590,7 @@ describe("QuestionStore over a real folder with hostile files in it", () => {
         expect(e.message).toContain("only regular files")
         yield* sayToQuestion(good.id, "still answerable")
         expect((yield* store.get(good.id)).thread).toHaveLength(1)
-      }).pipe(Effect.provide(QuestionStore.at(root).pipe(Layer.provideMerge(LocalContext.fileSystemLayer))))
+      }).pipe(Effect.provide(QuestionStore.at(root).pipe(Layer.provideMerge(reader.layer))))
     })
   )
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Duration, Effect, Fiber, Layer, Stream, TestClock } from "effect"
+import { Clock, Duration, Effect, Fiber, Layer, Schedule, Stream, TestClock } from "effect"
 import * as NodePath from "node:path"
 import * as Q from "../../src/questions/Question.js"
 import { QuestionStore } from "../../src/questions/QuestionStore.js"
@@ -39,6 +39,16 @@ const inMemory = (slice: Duration.DurationInput, poll: Duration.DurationInput = 
 /** A question asked "now" on the virtual clock, with its deadline recorded. */
 const asked = (timeoutSecs: number) =>
   Effect.map(TestClock.currentTimeMillis, (ms) => ({ ...choiceQuestion(undefined, new Date(ms)), answer_timeout: timeoutSecs }))
+
+/** Wait in real time until the question is on disk. */
+const onDiskNow = (id: string) =>
+  Effect.flatMap(QuestionStore, (store) =>
+    store.get(id).pipe(
+      Effect.retry({ schedule: Schedule.spaced("5 millis").pipe(Schedule.upTo("60 seconds")) }),
+      Effect.withClock(Clock.make()),
+      Effect.orDie
+    )
+  )
 
 /** What an agent does: ask, then `--wait` again after every pending slice. */
 const agentLoop = (q: Q.Question) =>
@@ -96,6 +106,9 @@ describe("Waits", () => {
       const store = yield* QuestionStore
       const q = yield* asked(HOUR)
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(HOUR)))
+      // The write is flushed to the disk before the wait starts; virtual
+      // time must not run ahead of it, or the slice would start late.
+      yield* onDiskNow(q.id)
       const outcome = yield* runUntilDone(waiting, "3 seconds")
       expect(outcome._tag).toBe("Pending")
       // The slice, not the hour-long deadline, ended it.
