@@ -72,6 +72,7 @@ describe("Waits", () => {
       const waits = yield* Waits
       const q = yield* asked(60)
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
+      yield* onDiskNow(q.id)
       yield* advance("5 seconds")
       yield* answerQuestion(q.id, { choice: "SQLite" })
       const outcome = yield* runUntilDone(waiting)
@@ -89,6 +90,7 @@ describe("Waits", () => {
       const store = yield* QuestionStore
       const q = yield* asked(60)
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
+      yield* onDiskNow(q.id)
       const outcome = yield* runUntilDone(waiting, "3 seconds")
       expect(outcome._tag).toBe("Abandoned")
       expect(yield* TestClock.currentTimeMillis).toBeGreaterThanOrEqual(60_000)
@@ -123,6 +125,7 @@ describe("Waits", () => {
       const store = yield* QuestionStore
       const q = yield* asked(HOUR)
       const first = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(HOUR)))
+      yield* onDiskNow(q.id)
       expect((yield* runUntilDone(first, "3 seconds"))._tag).toBe("Pending")
 
       yield* answerQuestion(q.id, { choice: "Redis" })
@@ -139,6 +142,7 @@ describe("Waits", () => {
       const store = yield* QuestionStore
       const q = yield* asked(HOUR)
       const first = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(HOUR)))
+      yield* onDiskNow(q.id)
       expect((yield* runUntilDone(first, "3 seconds"))._tag).toBe("Pending")
 
       // Nobody is waiting while the owner speaks.
@@ -156,6 +160,7 @@ describe("Waits", () => {
       const waits = yield* Waits
       const q = yield* asked(60)
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
+      yield* onDiskNow(q.id)
       yield* advance("4 seconds")
       yield* sayToQuestion(q.id, "why not Postgres?")
       const outcome = yield* runUntilDone(waiting)
@@ -171,6 +176,7 @@ describe("Waits", () => {
       const store = yield* QuestionStore
       const q = yield* asked(9)
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(9)))
+      yield* onDiskNow(q.id)
       // The last poll before the deadline is at 6 s; the answer lands after
       // it, so the wait meets it only when it goes to abandon the question.
       yield* advance("7 seconds")
@@ -192,6 +198,7 @@ describe("Waits", () => {
 
       const waits = yield* Waits
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
+      yield* onDiskNow(q.id)
       yield* advance("3 seconds")
       yield* answerQuestion(q.id, { choice: "Redis" })
       const outcome = yield* runUntilDone(waiting)
@@ -214,6 +221,7 @@ describe("Waits", () => {
       const store = yield* QuestionStore
       const q = yield* asked(HOUR)
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(HOUR)))
+      yield* onDiskNow(q.id)
       yield* advance("10 seconds")
       const lease = yield* Lease.read(store.root, q.id)
       expect(lease._tag === "Some" && lease.value.kind).toBe("asker")
@@ -257,6 +265,7 @@ describe("Waits", () => {
       const waits = yield* Waits
       const q = yield* asked(60)
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
+      yield* onDiskNow(q.id)
       yield* TestClock.adjust("1 second")
       yield* answerQuestion(q.id, { choice: "Redis" })
       // No change event will come: only the next re-read, at 3 s, sees it.
