@@ -43,6 +43,8 @@ export class RunFeed extends Context.Tag("magi/web/RunFeed")<
     readonly revision: Effect.Effect<number>
     /** The newest `limit` readable runs, newest first. */
     readonly recent: (limit: number) => Effect.Effect<ReadonlyArray<Run>, RunStoreError>
+    /** Every readable run, newest first. */
+    readonly all: Effect.Effect<ReadonlyArray<Run>, RunStoreError>
   }
 >() {
   static layer = Layer.effect(
@@ -91,7 +93,8 @@ export class RunFeed extends Context.Tag("magi/web/RunFeed")<
 
       return {
         revision: Effect.map(scan, (s) => s.revision),
-        recent: (limit: number) => Effect.map(all, (runs) => runs.slice(0, limit))
+        recent: (limit: number) => Effect.map(all, (runs) => runs.slice(0, limit)),
+        all
       }
     })
   )
