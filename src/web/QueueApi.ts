@@ -59,7 +59,10 @@ const AddBody = Schema.Struct({
   repo: Schema.optional(Schema.String)
 })
 const HoldBody = Schema.Struct({ reason: Schema.optional(Schema.String) })
-const NoBody = Schema.Struct({})
+/** `{}`: an empty struct schema would take any object, so fields are refused by hand. */
+const NoBody = Schema.Record({ key: Schema.String, value: Schema.Unknown }).pipe(
+  Schema.filter((o) => Object.keys(o).length === 0, { message: () => "this route takes no fields" })
+)
 const PriorityBody = Schema.Struct({ priority: Schema.Int })
 const EditBody = Schema.Struct({ title: Schema.optional(Schema.String), instruction: Schema.String })
 
