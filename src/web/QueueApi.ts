@@ -9,13 +9,12 @@
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import { CommandExecutor } from "@effect/platform"
 import { Effect, Either, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import * as T from "../queue/Task.js"
 import type { Task } from "../queue/Task.js"
 import { TaskNotFound, TaskStore } from "../queue/TaskStore.js"
-import { git } from "../runs/Worktree.js"
+import { FilingRefused, fileWork } from "../queue/Filing.js"
 import { type BadBody, type BodyTooLarge, bodyAs, failure as bodyFailure } from "./Api.js"
 import { QueueFeed } from "./QueueFeed.js"
 import * as Responses from "./Responses.js"
@@ -29,6 +28,7 @@ type QueueError =
   | BadBody
   | BodyTooLarge
   | BadTask
+  | FilingRefused
   | TaskNotFound
   | T.TaskRefused
   | T.UnreadableTask
@@ -40,6 +40,7 @@ const failure = (e: QueueError) => {
     case "BodyTooLarge":
       return bodyFailure(e)
     case "BadTask":
+    case "FilingRefused":
       return Responses.error(400, e.message)
     case "TaskNotFound":
       return Responses.error(404, e.message)
@@ -78,7 +79,11 @@ const exactId = Effect.gen(function* () {
   return id
 })
 
-/** The repository a task filed from the phone works in: the one named (its git root), else where `magi web` runs. */
+/**
+ * The directory a task filed from the phone names: the one given (absolute:
+ * the server's own working directory means nothing to a phone), else where
+ * `magi web` was started. Filing checks it is in a repository.
+ */
 const repoFor = (given: string | undefined) =>
   Effect.gen(function* () {
     const feed = yield* QueueFeed
@@ -89,11 +94,7 @@ const repoFor = (given: string | undefined) =>
       )
     }
     if (!NodePath.isAbsolute(given)) return yield* Effect.fail(new BadTask(`repo must be an absolute path, not \`${given}\``))
-    const executor = yield* CommandExecutor.CommandExecutor
-    return yield* git(given, "rev-parse", "--show-toplevel").pipe(
-      Effect.provideService(CommandExecutor.CommandExecutor, executor),
-      Effect.mapError((e) => new BadTask(`repo \`${given}\` is not a git repository magi can work in: ${e.message}`))
-    )
+    return given
   })
 
 const list = Effect.gen(function* () {
@@ -104,14 +105,11 @@ const list = Effect.gen(function* () {
 
 const add = Effect.gen(function* () {
   const given = yield* bodyAs(AddBody, '{"instruction": "…", "title"?: "…", "priority"?: N, "repo"?: "/path"}')
-  if (given.instruction.trim() === "")
-    return yield* Effect.fail(new BadTask("a task needs an instruction: say what the agent should do"))
-  const repo = yield* repoFor(given.repo)
-  const filed = yield* (yield* TaskStore).add({
+  const filed = yield* fileWork({
     instruction: given.instruction,
-    ...(given.title === undefined ? {} : { title: given.title }),
-    priority: given.priority ?? 0,
-    repo,
+    title: given.title,
+    priority: given.priority,
+    repo: yield* repoFor(given.repo),
     // Filed from the phone: the owner's own work.
     source: T.HUMAN
   })

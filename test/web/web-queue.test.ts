@@ -77,7 +77,8 @@ describe("filing a task from the phone", () => {
     const cases: Array<[unknown, RegExp]> = [
       [{ instruction: "  \n " }, /needs an instruction/],
       [{ instruction: "x", repo: "relative/dir" }, /absolute path/],
-      [{ instruction: "x", repo: tempDirSync() }, /not a git repository/],
+      [{ instruction: "x", repo: tempDirSync() }, /is not inside a git repository/],
+      [{ instruction: "x", repo: "/no/such/dir" }, /does not exist/],
       [{ instruction: "x", priority: 1.5 }, /must be exactly/],
       [{ instruction: "x", owner: "me" }, /must be exactly/],
       [{ title: "no instruction" }, /must be exactly/]
