@@ -102,6 +102,11 @@ export interface QueueSnapshot {
   readonly gzipped: Uint8Array
 }
 
+const render = (tasks: ReadonlyArray<TaskView>): QueueSnapshot => {
+  const body = Buffer.from(JSON.stringify(tasks), "utf8")
+  return { tasks, body, gzipped: NodeZlib.gzipSync(body) }
+}
+
 export class QueueFeed extends Context.Tag("magi/web/QueueFeed")<
   QueueFeed,
   {
@@ -128,23 +133,36 @@ export class QueueFeed extends Context.Tag("magi/web/QueueFeed")<
         Effect.provideService(CommandExecutor.CommandExecutor, executor),
         Effect.option
       )
-      const rendered = yield* Ref.make(
-        Option.none<{ readonly tasks: ReadonlyArray<Task>; readonly questions: ReadonlyArray<Question>; readonly snapshot: QueueSnapshot }>()
+      /** The last snapshot built, what it was built from, and its build's sequence number. */
+      const latest = yield* Ref.make(
+        Option.none<{
+          readonly tasks: ReadonlyArray<Task>
+          readonly questions: ReadonlyArray<Question>
+          readonly snapshot: QueueSnapshot
+          readonly seq: number
+        }>()
       )
-      // Fifty pages refetching at once after a change render once.
-      const rendering = yield* Effect.makeSemaphore(1)
+      /** How many builds have started. */
+      const started = yield* Ref.make(0)
+      // One build at a time, and a request that finds one running shares the
+      // next: after a write every open page refetches at once, and while the
+      // store re-reads a thousand files twenty pages must cost one re-read,
+      // not twenty (which, on a busy machine, took seconds each).
+      const building = yield* Effect.makeSemaphore(1)
 
       const current = Effect.gen(function* () {
-        const tasks = yield* store.list
-        const questions = (yield* snapshots.current).questions
-        return yield* rendering.withPermits(1)(
+        const arrival = yield* Ref.get(started)
+        return yield* building.withPermits(1)(
           Effect.gen(function* () {
-            const last = Option.filter(yield* Ref.get(rendered), (r) => r.tasks === tasks && r.questions === questions)
-            if (Option.isSome(last)) return last.value.snapshot
-            const all = views(tasks, questions)
-            const body = Buffer.from(JSON.stringify(all), "utf8")
-            const snapshot: QueueSnapshot = { tasks: all, body, gzipped: NodeZlib.gzipSync(body) }
-            yield* Ref.set(rendered, Option.some({ tasks, questions, snapshot }))
+            const last = yield* Ref.get(latest)
+            // A build that started after this request arrived saw every write it could know about.
+            if (Option.isSome(last) && last.value.seq > arrival) return last.value.snapshot
+            const seq = yield* Ref.updateAndGet(started, (n) => n + 1)
+            const tasks = yield* store.list
+            const questions = (yield* snapshots.current).questions
+            const same = Option.filter(last, (l) => l.tasks === tasks && l.questions === questions)
+            const snapshot = Option.isSome(same) ? same.value.snapshot : render(views(tasks, questions))
+            yield* Ref.set(latest, Option.some({ tasks, questions, snapshot, seq }))
             return snapshot
           })
         )
