@@ -5,8 +5,9 @@
 //
 //   20 concurrent keep-alive connections for 10 s on GET /api/queue (plain,
 //   then gzipped as a browser asks), then again while another process
-//   rewrites a task every second (--write-every MS), then GET /api/runs (50 newest) and GET /api/runs/{id}: requests
-//   per second, latency percentiles, errors. Target: /api/queue p99 under
+//   rewrites a task every second (--write-every MS), then GET /api/runs
+//   (50 newest) and GET /api/runs/{id}: requests per second, latency
+//   percentiles, errors. Target: /api/queue p99 under
 //   200 ms, zero errors. Each write makes the store re-read every task file,
 //   so `--write-every 250` shows what a burst of writes costs.
 //
