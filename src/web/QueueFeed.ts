@@ -168,11 +168,14 @@ export class QueueFeed extends Context.Tag("magi/web/QueueFeed")<
         )
       })
 
+      // The task as written, against the others as last listed: a write
+      // moved the folder's mtime, and waiting for a re-read of every task
+      // only to name its blockers would make every tap as slow as a listing.
       const viewOf = (t: Task) =>
         Effect.gen(function* () {
-          const tasks = yield* store.list
+          const last = yield* Ref.get(latest)
+          const tasks = Option.isSome(last) ? last.value.tasks : yield* store.list
           const questions = (yield* snapshots.current).questions
-          // The task as written, against the others as listed.
           return views([t, ...tasks.filter((x) => x.id !== t.id)], questions).find((v) => v.id === t.id)!
         })
 
