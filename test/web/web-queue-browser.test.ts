@@ -101,7 +101,15 @@ describe.skipIf(!haveChromium)("the queue and runs pages in Chromium", () => {
         .poll(() => page.locator("section.open-tasks article.task .summary").allTextContents(), { timeout: 5_000 })
         .toEqual(["Urgent: rotate the leaked key", "Fix the flaky login test"])
 
-      // An empty instruction is refused with the queue's own words.
+      // No loop owns the home (magi web runs with --no-loop here): the page says nothing will start.
+      const noLoop = page.locator(".no-loop")
+      await expect.poll(() => noLoop.isVisible()).toBe(true)
+      expect(await noLoop.textContent()).toContain("No magi loop is running, so nothing here will start")
+      const beat = new Date().toISOString().replace(/\.\d+Z$/, "Z")
+      NodeFs.writeFileSync(NodePath.join(home, "daemon.json"), JSON.stringify({ pid: 4242, token: "a-loop", started_at: beat, beat_at: beat }))
+      await expect.poll(() => noLoop.isVisible(), { timeout: 5_000 }).toBe(false)
+
+      // An empty instruction is refused by the form itself.
       await form.getByRole("button", { name: "File task" }).tap()
       expect(await form.getByRole("textbox", { name: "What should the agent do?" }).evaluate((e) => (e as HTMLTextAreaElement).validity.valueMissing)).toBe(true)
       expect(stored(home).length).toBe(2)

@@ -87,12 +87,17 @@ export const queueView = (): View => {
   const openList = el("div", { class: "list" })
   const historyList = el("div", { class: "list" })
   const openEmpty = el("p", { class: "empty muted" }, "Nothing queued. File something above, or with `magi task add` at a terminal.")
+  const noLoop = el(
+    "p",
+    { class: "notice waiting no-loop", attrs: { hidden: true, role: "status" } },
+    "No magi loop is running, so nothing here will start: run `magi serve` (or magi web without --no-loop)."
+  )
   const node = el(
     "div",
     { class: "view queue-view", attrs: { hidden: true } },
     el("section", { class: "file", attrs: { "aria-label": "File a task" } }, el("h2", {}, "File a task"), fileForm),
     banner,
-    el("section", { class: "open-tasks", attrs: { "aria-label": "Open tasks" } }, el("h2", {}, "Queue"), openEmpty, openList),
+    el("section", { class: "open-tasks", attrs: { "aria-label": "Open tasks" } }, el("h2", {}, "Queue"), noLoop, openEmpty, openList),
     el("section", { class: "history task-history", attrs: { "aria-label": "Done" } }, el("h2", {}, "Done"), historyList)
   )
 
@@ -101,6 +106,8 @@ export const queueView = (): View => {
   let last: Revisions = {}
   let tasks: ReadonlyArray<TaskView> = []
   let reposLoaded = false
+  /** Whether a magi loop owns the home, from the change events. */
+  let loopRunning: boolean | undefined
   const notices = new Map<string, Notice>()
   /** Cards asking "remove for good?". */
   const confirming = new Set<string>()
@@ -361,6 +368,7 @@ export const queueView = (): View => {
     place(historyList, tasks.filter((t) => t.status === "done").map(nodeFor))
     for (const id of drawn.keys()) if (!seen.has(id)) drawn.delete(id)
     openEmpty.hidden = tasks.some((t) => t.status !== "done")
+    noLoop.hidden = loopRunning !== false || !tasks.some((t) => t.runnable)
     if (focused instanceof HTMLElement && !focused.isConnected) focused.blur()
   }
 
@@ -446,7 +454,11 @@ export const queueView = (): View => {
       visible = false
       node.hidden = true
     },
-    changed: (revisions) => {
+    changed: (revisions, loop) => {
+      if (loop !== loopRunning) {
+        loopRunning = loop
+        draw()
+      }
       const moved =
         revisions.queue === undefined ||
         revisions.queue !== last.queue ||
