@@ -174,6 +174,27 @@ describe.skipIf(!haveChromium)("the queue and runs pages in Chromium", () => {
     }
   })
 
+  it("keeps a half-typed hold reason and edit, focused, when the task changes elsewhere meanwhile", async () => {
+    const { home, web } = await open()
+    try {
+      const t = await file(home, { instruction: "Tidy the logs" })
+      await page.goto(`${web.url}/#/queue`)
+      const card = page.locator(`article.task[data-id="${t.id}"]`)
+      await card.waitFor({ timeout: 10_000 })
+      await unfold(card)
+      await card.locator("details.edit summary").tap()
+      await card.getByRole("textbox", { name: "Instruction" }).fill("Tidy the logs, and rotate them")
+      await card.getByRole("textbox", { name: "Why hold it (optional)" }).fill("until the release")
+      await withTasks(home, Effect.flatMap(TaskStore, (s) => s.update(t.id, (x) => T.reprioritize(x, 4))))
+      await expect.poll(() => card.locator(".priority").textContent(), { timeout: 5_000 }).toBe("p4")
+      expect(await card.getByRole("textbox", { name: "Why hold it (optional)" }).inputValue()).toBe("until the release")
+      expect(await card.getByRole("textbox", { name: "Why hold it (optional)" }).evaluate((e) => e === document.activeElement)).toBe(true)
+      expect(await card.getByRole("textbox", { name: "Instruction" }).inputValue()).toBe("Tidy the logs, and rotate them")
+    } finally {
+      await close()
+    }
+  })
+
   it("says a change was made elsewhere when the task moved under the owner's thumb", async () => {
     const { home, web } = await open()
     try {

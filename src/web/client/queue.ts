@@ -113,6 +113,8 @@ export const queueView = (): View => {
   const confirming = new Set<string>()
   /** Edit boxes the owner opened, and what they typed. */
   const editing = new Map<string, { instruction: string; title: string }>()
+  /** Hold reasons typed and not sent, kept across redraws. */
+  const reasons = new Map<string, string>()
   /** Cards whose less frequent controls the owner unfolded. */
   const expanded = new Set<string>()
   const drawn = new Map<string, { key: string; node: HTMLElement }>()
@@ -123,6 +125,7 @@ export const queueView = (): View => {
       (after) => {
         confirming.delete(t.id)
         editing.delete(t.id)
+        reasons.delete(t.id)
         if (removes) {
           tasks = tasks.filter((x) => x.id !== t.id)
           fileNotice.hidden = false
@@ -151,7 +154,11 @@ export const queueView = (): View => {
     /** Changes made less often, folded away so a card stays short on a phone. */
     const extra: Array<HTMLElement> = []
     if (t.status !== "held") {
-      const reason = el("input", { attrs: { type: "text", "aria-label": "Why hold it (optional)", placeholder: "Why (optional)" } })
+      const reason = el("input", {
+        attrs: { type: "text", "aria-label": "Why hold it (optional)", placeholder: "Why (optional)", "data-draft": `${t.id}:reason` }
+      })
+      reason.value = reasons.get(t.id) ?? ""
+      reason.addEventListener("input", () => reasons.set(t.id, reason.value))
       buttons.push(
         el(
           "form",
@@ -178,7 +185,7 @@ export const queueView = (): View => {
         )
       )
     const level = el("input", {
-      attrs: { type: "number", inputmode: "numeric", step: "1", value: String(t.priority), "aria-label": "New priority", disabled: running }
+      attrs: { type: "number", inputmode: "numeric", step: "1", value: String(t.priority), "aria-label": "New priority", disabled: running, "data-draft": `${t.id}:priority` }
     })
     extra.push(
       el(
@@ -263,9 +270,9 @@ export const queueView = (): View => {
 
   const editForm = (t: TaskView) => {
     const draft = editing.get(t.id) ?? { instruction: t.instruction, title: t.title }
-    const text = el("textarea", { attrs: { rows: "5", "aria-label": "Instruction", disabled: t.status === "running" } })
+    const text = el("textarea", { attrs: { rows: "5", "aria-label": "Instruction", disabled: t.status === "running", "data-draft": `${t.id}:text` } })
     text.value = draft.instruction
-    const name = el("input", { attrs: { type: "text", "aria-label": "Title", disabled: t.status === "running" } })
+    const name = el("input", { attrs: { type: "text", "aria-label": "Title", disabled: t.status === "running", "data-draft": `${t.id}:title` } })
     name.value = draft.title
     const keep = () => editing.set(t.id, { instruction: text.value, title: name.value })
     text.addEventListener("input", keep)
@@ -353,7 +360,8 @@ export const queueView = (): View => {
 
   const draw = () => {
     const now = Date.now()
-    const focused = document.activeElement
+    // A card redrawn under the owner's thumb keeps what they were typing in, focused.
+    const focused = document.activeElement instanceof HTMLElement ? document.activeElement.dataset["draft"] : undefined
     const seen = new Set<string>()
     const nodeFor = (t: TaskView) => {
       seen.add(t.id)
@@ -369,7 +377,10 @@ export const queueView = (): View => {
     for (const id of drawn.keys()) if (!seen.has(id)) drawn.delete(id)
     openEmpty.hidden = tasks.some((t) => t.status !== "done")
     noLoop.hidden = loopRunning !== false || !tasks.some((t) => t.runnable)
-    if (focused instanceof HTMLElement && !focused.isConnected) focused.blur()
+    if (focused !== undefined) {
+      const box = node.querySelector<HTMLInputElement | HTMLTextAreaElement>(`[data-draft="${CSS.escape(focused)}"]`)
+      if (box !== null && document.activeElement !== box) box.focus()
+    }
   }
 
   const load = coalesced(() =>
