@@ -300,6 +300,24 @@ describe.skipIf(!haveChromium)("the queue and runs pages in Chromium", () => {
     }
   })
 
+  it("lists the 50 newest runs and shows older ones on request", async () => {
+    const { home, web } = await open()
+    try {
+      for (let i = 0; i < 60; i++)
+        seedRun(home, sampleRun(`20260904-10${String(i).padStart(2, "0")}00-${(0xc000 + i).toString(16)}`, { instruction: `Run number ${i}` }))
+      await page.goto(`${web.url}/#/runs`)
+      const items = page.locator(".runs-list a.run-item")
+      await expect.poll(() => items.count(), { timeout: 10_000 }).toBe(50)
+      expect(await items.first().locator(".summary").textContent()).toBe("Run number 59")
+      await page.getByRole("button", { name: "Show older runs" }).tap()
+      await expect.poll(() => items.count()).toBe(60)
+      expect(await items.last().locator(".summary").textContent()).toBe("Run number 0")
+      expect(await page.getByRole("button", { name: "Show older runs" }).isVisible()).toBe(false)
+    } finally {
+      await close()
+    }
+  })
+
   it("fits a 390×844 phone, and leaves screenshots of the queue and a run in test-results/", async () => {
     const { home, web } = await open()
     try {
