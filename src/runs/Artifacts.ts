@@ -75,6 +75,7 @@ const isLink = (path: string) =>
 export const list = (dir: string) =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
+    if (yield* isLink(dir)) return []
     const names = yield* fs.readDirectory(dir).pipe(Effect.orElseSucceed((): Array<string> => []))
     const entries = yield* Effect.forEach(
       names.filter(validArtifactName),
@@ -102,7 +103,7 @@ const checked = (dir: string, name: string) =>
     const path = NodePath.join(dir, name)
     const info = yield* fs.stat(path).pipe(Effect.option)
     if (Option.isNone(info)) return Option.none()
-    if (info.value.type !== "File" || (yield* isLink(path)))
+    if (info.value.type !== "File" || (yield* isLink(path)) || (yield* isLink(dir)))
       return yield* new ArtifactUnreadable({ message: `artifact \`${name}\` is not a regular file; magi serves only files its agents wrote` })
     return Option.some({ path, size: Number(info.value.size) })
   })

@@ -53,6 +53,12 @@ describe("a run's artifacts", () => {
       expect(Either.isLeft(link) && link.left._tag).toBe("ArtifactUnreadable")
       const linkTail = yield* Effect.either(Artifacts.tail(dir, "impl-4.out"))
       expect(Either.isLeft(linkTail)).toBe(true)
+      // So is a folder of artifacts that is itself a link elsewhere.
+      const linked = `${dir}-linked`
+      NodeFs.symlinkSync(dir, linked)
+      expect(yield* Artifacts.list(linked)).toEqual([])
+      expect(Either.isLeft(yield* Effect.either(Artifacts.read(linked, "impl-1.out")))).toBe(true)
+      NodeFs.rmSync(linked)
       NodeFs.rmSync(NodePath.join(dir, "..", `secret-${NodePath.basename(dir)}`))
       const bad = yield* Effect.either(Artifacts.read(dir, "../../etc/passwd"))
       expect(Either.isLeft(bad) && bad.left._tag).toBe("InvalidArtifactName")
