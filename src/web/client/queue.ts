@@ -22,13 +22,16 @@ interface Notice {
   readonly kind: "ok" | "error" | "elsewhere"
 }
 
+/** A question of the task's run that waits on the owner's answer (not on the agent, not on delivery). */
+const needsOwner = (q: TaskView["run_questions"][number]) => q.status === "open" && !q.waiting_on_agent
+
 /** Words for a status, and the colour class it takes. */
 const statusOf = (t: TaskView): [string, string] => {
   switch (t.status) {
     case "queued":
       return ["queued", "waiting"]
     case "running":
-      return t.open_questions.some((q) => !q.waiting_on_agent) ? ["running · waits on you", "open"] : ["running", "waiting"]
+      return t.run_questions.some(needsOwner) ? ["running · waits on you", "open"] : ["running", "waiting"]
     case "failed":
       return ["failed · will retry", "failed"]
     case "held":
@@ -298,7 +301,7 @@ export const queueView = (): View => {
     const [label, kind] = statusOf(t)
     const notice = notices.get(t.id)
     const lastRun = t.runs.at(-1)
-    const waitsOnYou = t.open_questions.filter((q) => !q.waiting_on_agent)
+    const waitsOnYou = t.run_questions.filter(needsOwner)
     return el(
       "article",
       { class: `card task ${kind}`, attrs: { "data-id": t.id, id: `t-${t.id}` } },
