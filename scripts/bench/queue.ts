@@ -3,7 +3,7 @@
 // `magi task list` wall time from a cold process, and one loop tick once warm
 // (a turn in flight, so the tick decides and starts nothing, as in steady state).
 import * as LocalContext from "../../src/platform/LocalContext.js"
-import { Context, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { spawnSync } from "node:child_process"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -46,12 +46,18 @@ for (let i = 0; i < TOTAL; i++) {
   writeFileSync(join(queue, `${t.id}.json`), T.encode(t))
 }
 
+// Wall time, and the process's own CPU time (user + system, from
+// /usr/bin/time): on a shared machine the wall time is mostly other people's
+// work, while the CPU time is roughly what the wall would be with the cores free.
 const walls: number[] = []
+const cpus: number[] = []
 for (let i = 0; i < 5; i++) {
   const t0 = performance.now()
-  const r = spawnSync(process.execPath, [MAGI, "task", "list"], { cwd, env })
+  const r = spawnSync("/usr/bin/time", ["-f", "cpu %U %S", process.execPath, MAGI, "task", "list"], { cwd, env, encoding: "utf8" })
   walls.push(performance.now() - t0)
   if (r.status !== 0) throw new Error(String(r.stderr))
+  const cpu = /cpu ([\d.]+) ([\d.]+)/.exec(r.stderr)
+  if (cpu) cpus.push((Number(cpu[1]) + Number(cpu[2])) * 1000)
 }
 
 // A workspace is a folder and the agent's turn never ends: the first tick
@@ -77,13 +83,17 @@ const layer = QueueLoop.layer({ announce: () => Effect.void }).pipe(
   Layer.provideMerge(MagiHome.at(home)),
   Layer.provideMerge(LocalContext.layer)
 )
+const tickCpus: number[] = []
 const timeTicks = Effect.gen(function* () {
   const loop = yield* QueueLoop
   const times: number[] = []
   for (let i = 0; i < 12; i++) {
     const t0 = performance.now()
+    const c0 = process.cpuUsage()
     yield* loop.tick
     times.push(performance.now() - t0)
+    const c = process.cpuUsage(c0)
+    tickCpus.push((c.user + c.system) / 1000)
     // Past the listing cache's mtime slack, as five seconds between ticks are.
     yield* Effect.promise(() => new Promise((r) => setTimeout(r, 60)))
   }
@@ -91,8 +101,10 @@ const timeTicks = Effect.gen(function* () {
   return times
 })
 const times = await Effect.runPromise(Effect.scoped(Effect.flatMap(Layer.build(layer), (ctx) => timeTicks.pipe(Effect.provide(ctx)))))
-void Context
+const load = (await import("node:os")).loadavg()[0]!.toFixed(1)
 console.log(
-  `queue of ${TOTAL} tasks beside ${TOTAL} questions: magi task list median ${ms(median(walls))} wall (cold process); ` +
-    `loop tick first ${ms(times[0]!)}, then (one in flight) ${ms(times[1]!)}, warm median ${ms(median(times.slice(3)))}, worst warm ${ms(Math.max(...times.slice(3)))}`
+  `queue of ${TOTAL} tasks beside ${TOTAL} questions (load average ${load}): ` +
+    `magi task list median ${ms(median(walls))} wall, ${ms(median(cpus))} CPU (cold process); ` +
+    `loop tick first ${ms(times[0]!)}, then (one in flight) ${ms(times[1]!)}, ` +
+    `warm median ${ms(median(times.slice(3)))} wall / ${ms(median(tickCpus.slice(3)))} CPU, worst warm ${ms(Math.max(...times.slice(3)))}`
 )

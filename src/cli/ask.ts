@@ -11,12 +11,12 @@ import { FileSystem } from "@effect/platform"
 import { Clock, Config, Duration, Effect, Fiber, Option, Random, Schedule } from "effect"
 import * as Q from "../questions/Question.js"
 import type { Question } from "../questions/Question.js"
-import { QuestionStore } from "../questions/QuestionStore.js"
+import { PANEL_MAX_BYTES, QuestionStore } from "../questions/QuestionStore.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import { Waits, type WaitOutcome } from "../questions/Waits.js"
 import { CliFailure } from "./CliFailure.js"
 import { questionsLayer } from "./AppLayer.js"
-import { formatSeconds, readStdin, writeErr, writeOut } from "./io.js"
+import { formatSeconds, readStdinUpTo, writeErr, writeOut } from "./io.js"
 
 const options = {
   summary: Options.text("summary").pipe(
@@ -88,25 +88,40 @@ const withPanel = (q: Question, panel: Option.Option<string>, assets: ReadonlyAr
   Effect.gen(function* () {
     if (Option.isNone(panel)) return q
     const fs = yield* FileSystem.FileSystem
-    const html = yield* fs
-      .readFileString(panel.value)
-      .pipe(Effect.mapError((e) => CliFailure.refused(`cannot read the panel ${panel.value}: ${e.message}`)))
+    const cannot = (why: string) => CliFailure.refused(`cannot read the panel ${panel.value}: ${why}`)
+    // Judged before it is read: `/dev/zero` or a pipe would never end.
+    const info = yield* fs.stat(panel.value).pipe(Effect.mapError((e) => cannot(e.message)))
+    if (info.type !== "File") return yield* cannot(`it is not a regular file (${info.type}); a panel is an HTML file`)
+    if (Number(info.size) > PANEL_MAX_BYTES)
+      return yield* cannot(`it is ${info.size} bytes, over magi's cap of ${PANEL_MAX_BYTES} bytes for a whole panel`)
+    const html = yield* fs.readFileString(panel.value).pipe(Effect.mapError((e) => cannot(e.message)))
     const store = yield* QuestionStore
     return yield* store.putPanel(q, html, assets).pipe(Effect.mapError((e) => CliFailure.refused(e.message)))
   })
 
-/** A fresh id, re-drawn in the rare case two questions land in the same second. */
-const freshId = Effect.gen(function* () {
-  const store = yield* QuestionStore
-  for (;;) {
-    const id = Q.makeId(yield* now, yield* Random.nextIntBetween(0, 0x10000))
-    const taken = yield* store.resolveId(id).pipe(
-      Effect.map((found) => found === id),
-      Effect.orElseSucceed(() => false)
-    )
-    if (!taken) return id
-  }
-})
+/**
+ * Ids drawn before giving up. Two asks in one second share an id once in
+ * 65,536 pairs; sixteen draws all taken means something else is wrong.
+ */
+const ID_DRAWS = 16
+
+/**
+ * File a fresh question: under a freshly drawn id, created new (with its
+ * panel, under the id's lock), so it never overwrites another question that
+ * drew the same id in the same second; a taken id is drawn again.
+ */
+const fileFresh = (draft: (id: string) => Question, panel: Option.Option<string>, assets: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const store = yield* QuestionStore
+    for (let draw = 0; draw < ID_DRAWS; draw++) {
+      const id = Q.makeId(yield* now, yield* Random.nextIntBetween(0, 0x10000))
+      const filed = yield* store
+        .fileNew(draft(id), (q) => withPanel(q, panel, assets))
+        .pipe(Effect.catchTags({ StoreError: (e) => Effect.fail(CliFailure.refused(e.message)) }))
+      if (Option.isSome(filed)) return filed.value
+    }
+    return yield* CliFailure.refused(`every one of ${ID_DRAWS} question ids drawn was already taken in ${store.root}; try again`)
+  })
 
 const newQuestion = (o: AskOptions) =>
   Effect.gen(function* () {
@@ -116,30 +131,48 @@ const newQuestion = (o: AskOptions) =>
     const timeoutSecs = Option.getOrElse(o.timeout, () => config.answerTimeoutSecs)
     if (timeoutSecs <= 0) return yield* CliFailure.usage(`--timeout must be a number of seconds above 0, not ${timeoutSecs}`)
     const detail = yield* detailText(o.detail)
+    const summary = o.summary.value
+    const wrong = Q.checkNew({ summary, detail, choices: o.choice })
+    if (wrong._tag === "Left") return yield* CliFailure.refused(wrong.left.message)
     const who = yield* asker
-    const base = Q.make({
-      id: yield* freshId,
-      ...who,
-      summary: o.summary.value,
-      detail,
-      choices: o.choice,
-      now: yield* now,
-      // Where the agent runs, so the daemon can resume it there if this
-      // process is gone by the time the owner answers.
-      cwd: process.cwd()
+    const askedAt = yield* now
+    const draft = (id: string): Question => ({
+      ...Q.make({
+        id,
+        ...who,
+        summary,
+        detail,
+        choices: o.choice,
+        now: askedAt,
+        // Where the agent runs, so the daemon can resume it there if this
+        // process is gone by the time the owner answers.
+        cwd: process.cwd()
+      }),
+      answer_timeout: timeoutSecs
     })
-    const q = yield* withPanel({ ...base, answer_timeout: timeoutSecs }, o.panel, o.asset)
+    const q = yield* fileFresh(draft, o.panel, o.asset)
     yield* writeErr(`asked ${Q.shortId(q.id)} — waiting for the owner\n`)
     const waits = yield* Waits
-    return yield* watching(q, timeoutSecs * 1000, waits.askAndWait(q, Duration.seconds(timeoutSecs)))
+    return yield* watching(q, timeoutSecs * 1000, waits.announceAndWait(q, Duration.seconds(timeoutSecs)))
   })
 
 const detailText = (detail: Option.Option<string>) =>
   Option.match(detail, {
     onNone: () => Effect.succeed(""),
     // Stdin is read only when asked for: an agent's shell may leave it open,
-    // and reading it unasked would block forever.
-    onSome: (d) => (d === "-" ? readStdin : Effect.succeed(d))
+    // and reading it unasked would block forever. Never past the cap.
+    onSome: (d) =>
+      d === "-"
+        ? Effect.flatMap(readStdinUpTo(Q.DETAIL_MAX_BYTES), (text) =>
+            text === undefined
+              ? Effect.fail(
+                  CliFailure.refused(
+                    `the detail on stdin is over magi's cap of ${Q.DETAIL_MAX_BYTES} bytes (reading stopped there); put long evidence in a panel (--panel FILE.html)`
+                  )
+                )
+              : Effect.succeed(text)
+          )
+        : Effect.succeed(d)
   })
 
 const replyOnThread = (o: AskOptions, id: string) =>

@@ -13,13 +13,35 @@ export const writeErr = (text: string) =>
     process.stderr.write(text, () => resume(Effect.void))
   })
 
-/** All of stdin, for `--detail -`. */
-export const readStdin = Effect.async<string>((resume) => {
-  const chunks: Buffer[] = []
-  process.stdin.on("data", (c: Buffer) => chunks.push(c))
-  process.stdin.on("end", () => resume(Effect.succeed(Buffer.concat(chunks).toString("utf8"))))
-  process.stdin.on("error", () => resume(Effect.succeed(Buffer.concat(chunks).toString("utf8"))))
-})
+/**
+ * Stdin, for `--detail -`, up to `maxBytes`: more than that is never read
+ * (nor held), so an endless pipe costs one buffer, not the machine's memory.
+ * The text, or `undefined` when there was more than `maxBytes`.
+ */
+export const readStdinUpTo = (maxBytes: number) =>
+  Effect.async<string | undefined>((resume) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    let done = false
+    const finish = (text: string | undefined) => {
+      if (done) return
+      done = true
+      process.stdin.removeAllListeners("data")
+      resume(Effect.succeed(text))
+    }
+    process.stdin.on("data", (c: Buffer) => {
+      size += c.byteLength
+      if (size > maxBytes) {
+        // Stop reading at once; whatever is still coming is left unread.
+        process.stdin.pause()
+        process.stdin.destroy()
+        return finish(undefined)
+      }
+      chunks.push(c)
+    })
+    process.stdin.on("end", () => finish(Buffer.concat(chunks).toString("utf8")))
+    process.stdin.on("error", () => finish(Buffer.concat(chunks).toString("utf8")))
+  })
 
 /** 90061 → "1d1h1m1s", 59 → "59s": short enough for a status line. */
 export const formatSeconds = (secs: number): string => {

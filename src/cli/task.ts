@@ -19,7 +19,7 @@ import * as T from "../queue/Task.js"
 import { TaskStore } from "../queue/TaskStore.js"
 import { RunStore } from "../runs/Runs.js"
 import { CliFailure } from "./CliFailure.js"
-import { readStdin, writeErr, writeOut } from "./io.js"
+import { readStdinUpTo, writeErr, writeOut } from "./io.js"
 
 /** The stores `magi task` works on, over the owner's home. */
 export const queueLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>
@@ -115,6 +115,16 @@ const describe = (t: T.Task): string =>
 const json = Options.boolean("json").pipe(Options.withDescription("print JSON"))
 const idArg = Args.text({ name: "id" }).pipe(Args.withDescription("task id, any unique prefix, or the short id"))
 
+/** A file's text, refused before it is read whole when it is over the instruction cap. */
+const readCapped = (fs: FileSystem.FileSystem, path: string) =>
+  Effect.gen(function* () {
+    const info = yield* fs.stat(path)
+    if (info.type !== "File") return yield* CliFailure.refused(`${path} is not a file`)
+    if (Number(info.size) > T.INSTRUCTION_MAX_BYTES)
+      return yield* CliFailure.refused(`${path} is ${info.size} bytes, over magi's cap of ${T.INSTRUCTION_MAX_BYTES} bytes for a task's instruction`)
+    return yield* fs.readFileString(path)
+  }).pipe(Effect.mapError((e) => (e instanceof CliFailure ? e : CliFailure.refused(`cannot read ${path}: ${e.message}`))))
+
 const add = Command.make(
   "add",
   {
@@ -140,8 +150,12 @@ const add = Command.make(
       const instruction = Option.isNone(o.file)
         ? inline
         : o.file.value === "-"
-          ? yield* readStdin
-          : yield* fs.readFileString(o.file.value).pipe(Effect.mapError((e) => CliFailure.refused(`cannot read ${o.file.pipe(Option.getOrThrow)}: ${e.message}`)))
+          ? yield* Effect.flatMap(readStdinUpTo(T.INSTRUCTION_MAX_BYTES), (text) =>
+              text === undefined
+                ? Effect.fail(CliFailure.refused(`the instruction on stdin is over magi's cap of ${T.INSTRUCTION_MAX_BYTES} bytes for a task (reading stopped there)`))
+                : Effect.succeed(text)
+            )
+          : yield* readCapped(fs, o.file.value)
       if (instruction.trim() === "")
         return yield* CliFailure.usage("magi task add needs an instruction: magi task add TEXT, or --file F (- for stdin)")
       const env = yield* Config.all({

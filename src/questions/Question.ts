@@ -34,6 +34,25 @@ export const REPLY_QUIET_WINDOW_MS = 5 * 60 * 1000
  */
 export const RECORD_MAX_BYTES = 1024 * 1024
 
+/*
+ * Caps on what an agent or the owner types. Every listing reads every record
+ * whole and the phone receives them all, so one unbounded field slows every
+ * request and can crash the page; each cap is far above what the field is for,
+ * and a refusal names it. Counted in UTF-8 bytes, as stored.
+ */
+/** The question in one line: a phone card's title. */
+export const SUMMARY_MAX_BYTES = 2 * 1024
+/** The reasoning behind it: pages of markdown. Evidence (logs, diffs) goes in a panel. */
+export const DETAIL_MAX_BYTES = 256 * 1024
+/** One thread turn (the owner's say, the agent's reply) or a free-text answer. */
+export const TURN_MAX_BYTES = 64 * 1024
+/** One choice: a button label. */
+export const CHOICE_MAX_BYTES = 512
+/** How many choices: buttons on a phone screen. */
+export const CHOICES_MAX = 32
+
+const bytes = (text: string) => Buffer.byteLength(text, "utf8")
+
 /** Longest asset name: fits every filesystem the owner may copy a panel to. */
 const ASSET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
@@ -132,7 +151,15 @@ export type Question = typeof Question.Type
  * to the person who made the mistake, so every reason reads differently.
  */
 export class QuestionRejected extends Data.TaggedError("QuestionRejected")<{
-  readonly reason: "answered" | "abandoned" | "empty" | "not-offered" | "free-text" | "multiple-choice"
+  readonly reason:
+    | "answered"
+    | "abandoned"
+    | "empty"
+    | "not-offered"
+    | "free-text"
+    | "multiple-choice"
+    | "too-long"
+    | "bad-choices"
   readonly message: string
 }> {
   /** Refused because the question is no longer open, rather than bad input. */
@@ -326,6 +353,74 @@ type Result = Either.Either<Question, QuestionRejected>
 const refuse = (reason: QuestionRejected["reason"], message: string): Result =>
   Either.left(new QuestionRejected({ reason, message }))
 
+/** Refused when `text` is over `max` bytes, naming the field, the cap and where long text belongs. */
+const overCap = (field: string, text: string, max: number, instead: string): QuestionRejected | undefined => {
+  const size = bytes(text)
+  return size > max
+    ? new QuestionRejected({ reason: "too-long", message: `${field} is ${size} bytes, over magi's cap of ${max} bytes; ${instead}` })
+    : undefined
+}
+
+const PANEL_HINT = "put long evidence in a panel (magi ask --panel FILE.html), which the owner opens when they need it"
+
+/**
+ * The one rule for a set of choices, on asking and on replying: none means
+ * free text; otherwise each must say something (not only spaces: a blank
+ * button), be unique (two identical buttons are one decision shown twice),
+ * and fit the caps.
+ */
+export const checkChoices = (choices: ReadonlyArray<string>): QuestionRejected | undefined => {
+  if (choices.length > CHOICES_MAX)
+    return new QuestionRejected({
+      reason: "bad-choices",
+      message: `${choices.length} choices is over magi's cap of ${CHOICES_MAX}; offer the main ones, or ask for free text (no --choice)`
+    })
+  const seen = new Set<string>()
+  for (const choice of choices) {
+    if (choice.trim() === "")
+      return new QuestionRejected({
+        reason: "bad-choices",
+        message: "a choice cannot be empty or only spaces; give each --choice its words, or none at all for a free-text question"
+      })
+    const long = overCap(`choice \`${choice.slice(0, 40)}…\``, choice, CHOICE_MAX_BYTES, "a choice is a button label; put the explanation in --detail")
+    if (long) return long
+    if (seen.has(choice.trim()))
+      return new QuestionRejected({
+        reason: "bad-choices",
+        message: `the choice \`${choice.trim()}\` is offered twice; each --choice must be different`
+      })
+    seen.add(choice.trim())
+  }
+  return undefined
+}
+
+/** A new question's text within the caps and its choices well formed, or why not. */
+export const checkNew = (input: Pick<NewQuestion, "summary" | "detail" | "choices">): Either.Either<void, QuestionRejected> => {
+  const wrong =
+    (input.summary.trim() === ""
+      ? new QuestionRejected({ reason: "empty", message: "a question needs a summary: the question in one line" })
+      : undefined) ??
+    overCap("the summary", input.summary, SUMMARY_MAX_BYTES, "keep it to the question in one line and put the rest in --detail") ??
+    overCap("the detail", input.detail, DETAIL_MAX_BYTES, PANEL_HINT) ??
+    checkChoices(input.choices)
+  return wrong ? Either.left(wrong) : Either.void
+}
+
+/**
+ * A record that would be over `RECORD_MAX_BYTES` once written: a thread that
+ * has grown that long is refused another turn rather than slowing every
+ * listing from then on.
+ */
+const overRecordCap = (q: Question): Result | undefined => {
+  const size = bytes(encode(q))
+  return size > RECORD_MAX_BYTES
+    ? refuse(
+        "too-long",
+        `question ${shortId(q.id)} would be ${size} bytes with this turn, over magi's cap of ${RECORD_MAX_BYTES} bytes for one question; answer it, or ask a new question`
+      )
+    : undefined
+}
+
 /** The two settled states refuse with the same words in every transition. */
 const refuseIfSettled = (q: Question, answeredWhy: string): Result | undefined => {
   const short = shortId(q.id)
@@ -348,6 +443,8 @@ export const answer = (q: Question, given: Answer, now: Date): Result => {
   const body = "choice" in given ? given.choice : given.text
   if (body.trim() === "")
     return refuse("empty", `question ${short} needs an answer; an empty one tells the agent nothing and it would guess anyway`)
+  const long = overCap("the answer", body, TURN_MAX_BYTES, "a longer answer belongs in a file the agent can read; answer with its path")
+  if (long) return Either.left(long)
   if ("choice" in given) {
     if (isFreeText(q))
       return refuse("free-text", `question ${short} asks for free text, so \`${given.choice}\` cannot be a choice it offered`)
@@ -378,7 +475,10 @@ export const say = (q: Question, body: string, now: Date): Result => {
   const settled = refuseIfSettled(q, "there is nothing left to discuss")
   if (settled) return settled
   if (body.trim() === "") return refuse("empty", `a message to question ${shortId(q.id)} cannot be empty`)
-  return Either.right({ ...q, thread: [...q.thread, { who: "operator", body, at: timestamp(now) }] })
+  const long = overCap("the message", body, TURN_MAX_BYTES, "say it in a few shorter messages, or point the agent at a file")
+  if (long) return Either.left(long)
+  const next: Question = { ...q, thread: [...q.thread, { who: "operator", body, at: timestamp(now) }] }
+  return overRecordCap(next) ?? Either.right(next)
 }
 
 /**
@@ -390,11 +490,14 @@ export const reply = (q: Question, body: string, choices: ReadonlyArray<string>,
   const settled = refuseIfSettled(q, "replying now would not reach anyone")
   if (settled) return settled
   if (body.trim() === "") return refuse("empty", `a reply to question ${shortId(q.id)} cannot be empty`)
-  return Either.right({
+  const wrong = overCap("the reply", body, TURN_MAX_BYTES, PANEL_HINT) ?? checkChoices(choices)
+  if (wrong) return Either.left(wrong)
+  const next: Question = {
     ...q,
     choices: [...choices],
     thread: [...q.thread, { who: "agent", body, at: timestamp(now) }]
-  })
+  }
+  return overRecordCap(next) ?? Either.right(next)
 }
 
 /** The question's whole timeout in seconds: as recorded, else `fallbackSecs`. */

@@ -66,6 +66,18 @@ export interface QuestionStoreShape {
   readonly put: (q: Question) => Effect.Effect<void, StoreError>
   /** Write a new question unless its id is taken (false then: draw another id). */
   readonly create: (q: Question) => Effect.Effect<boolean, StoreError>
+  /**
+   * File a brand-new question under its id's lock: none when the id is taken
+   * (draw another). `prepare` runs first, under the lock, for what must exist
+   * before the record claims it (the panel), so two askers that drew the
+   * same id never write into each other's panel either.
+   */
+  readonly fileNew: <E, R>(
+    q: Question,
+    prepare: (q: Question) => Effect.Effect<Question, E, R>
+  ) => Effect.Effect<Option.Option<Question>, E | StoreError, R>
+  /** Remove scratch a killed writer left, once clearly abandoned; how many. Listings do it too, now and then. */
+  readonly sweep: Effect.Effect<number>
   /** Files in the store that are not readable questions, by id, with why (the listing skips them). */
   readonly skipped: Effect.Effect<ReadonlyArray<RecordStore.Skipped>, StoreError>
   /** Load by id, unique prefix, or short (suffix) id. */
@@ -175,6 +187,16 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
     if (sorted?.from !== scan) sorted = { from: scan, questions: [...scan.records].sort(byOpenThenNewest) }
     return sorted.questions
   }).pipe(Effect.withSpan("QuestionStore.list"))
+
+  const fileNew = <E, R>(q: Question, prepare: (q: Question) => Effect.Effect<Question, E, R>) =>
+    records.withLock(
+      q.id,
+      Effect.gen(function* () {
+        if (yield* fs.exists(records.pathOf(q.id)).pipe(Effect.orElseSucceed(() => true))) return Option.none<Question>()
+        const ready = yield* prepare(q)
+        return (yield* records.create(ready)) ? Option.some(ready) : Option.none<Question>()
+      })
+    )
 
   const resolveId = records.resolve
   const get = records.get
@@ -324,6 +346,8 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
     root,
     put,
     create: records.create,
+    fileNew,
+    sweep: records.sweep,
     skipped: Effect.map(records.scan, (scan) => scan.skipped),
     get,
     list,

@@ -77,6 +77,10 @@ export const fileWork = Effect.fn("fileWork")(function* (work: NewWork) {
   const tasks = yield* TaskStore
   if (work.instruction.trim() === "")
     return yield* new FilingRefused({ message: "a task needs an instruction; an empty one tells the agent nothing" })
+  const tooLong = T.instructionTooLong(work.instruction)
+  if (tooLong !== undefined) return yield* new FilingRefused({ message: tooLong })
+  if (work.title !== undefined && Array.from(work.title).length > T.GIVEN_TITLE_MAX)
+    return yield* new FilingRefused({ message: `a title is at most ${T.GIVEN_TITLE_MAX} characters; the instruction carries the rest` })
   if (work.priority !== undefined && !Number.isSafeInteger(work.priority))
     return yield* new FilingRefused({ message: `a priority is a whole number, not ${work.priority}` })
   const repo = yield* repoOf(work.repo)

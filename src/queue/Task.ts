@@ -23,6 +23,16 @@ export const TASK_SCHEMA = 1
 /** The longest title `titleFrom` makes: one line of a phone held upright. */
 export const TITLE_MAX = 72
 
+/**
+ * The longest instruction magi files, in UTF-8 bytes: a task file is a few
+ * kilobytes, and the stored record (JSON escaping can swell text up to six
+ * times) must stay under the store's read cap (`TaskStore.TASK_MAX_BYTES`).
+ */
+export const INSTRUCTION_MAX_BYTES = 128 * 1024
+
+/** The longest title kept when one is given. */
+export const GIVEN_TITLE_MAX = 200
+
 /** What a task whose text has nothing in it is called, rather than nothing. */
 export const EMPTY_TITLE = "(empty task)"
 
@@ -222,6 +232,14 @@ export const encode = (t: Task): string => JSON.stringify(t, null, 2) + "\n"
 
 // ---------------------------------------------------------------------------
 // Reading a task
+
+/** Why an instruction is too long to file, if it is. */
+export const instructionTooLong = (instruction: string): string | undefined => {
+  const bytes = Buffer.byteLength(instruction, "utf8")
+  return bytes > INSTRUCTION_MAX_BYTES
+    ? `the instruction is ${bytes} bytes, over magi's cap of ${INSTRUCTION_MAX_BYTES} bytes for a task; put the long part in a file in the repository and point the task at it`
+    : undefined
+}
 
 /** Can the loop start it? Queued, or failed with attempts left. */
 export const runnable = (t: Task): boolean => t.status === "queued" || t.status === "failed"
@@ -447,6 +465,8 @@ export const edit = (t: Task, change: { readonly instruction: string; readonly t
   const running = refuseRunning(t, "edit it")
   if (running) return running
   if (change.instruction.trim() === "") return refuse("empty", `${name(t)} needs an instruction; an empty one tells the agent nothing`)
+  const size = instructionTooLong(change.instruction)
+  if (size !== undefined) return refuse("empty", size)
   const title = change.title !== undefined && change.title.trim() !== "" ? change.title.trim() : titleFrom(change.instruction)
   return Either.right({ ...t, instruction: change.instruction, title })
 }

@@ -53,7 +53,7 @@ const refusedWith = (w: World, args: ReadonlyArray<string>, message: string, cwd
   expect(files(w).map((f) => [f, NodeFs.readFileSync(NodePath.join(w.queue, f), "utf8")])).toEqual(before)
 }
 
-describe("magi task add", () => {
+describe("magi task add", { timeout: 180_000 }, () => {
   it("files a task from the words, titled by its first line, in the repo's root, by the owner", () => {
     const w = world()
     const r = magi(NodePath.join(w.repo, "src", "deep"), w.env, "task", "add", "Add", "a", "cache")
@@ -125,6 +125,23 @@ describe("magi task add", () => {
     expect(r.stdout).toMatch(/\[human\] list the flaky tests\n$/)
   })
 
+  it("refuses an instruction over the cap, from a file or from stdin, filing nothing", () => {
+    const w = world()
+    const big = NodePath.join(w.dir, "big.md")
+    NodeFs.writeFileSync(big, "x".repeat(128 * 1024 + 1))
+    refusedWith(w, ["task", "add", "--file", big], "over magi's cap of 131072 bytes")
+    const piped = spawnSync(process.execPath, [MAGI, "task", "add", "--file", "-"], {
+      cwd: w.repo,
+      env: { ...process.env, ...w.env, XDG_CONFIG_HOME: NodePath.join(w.dir, "nc") },
+      input: "y".repeat(200 * 1024),
+      encoding: "utf8"
+    })
+    expect(piped.status).toBe(1)
+    expect(piped.stderr).toContain("the instruction on stdin is over magi's cap")
+    refusedWith(w, ["task", "add", "--title", "t".repeat(201), "short"], "a title is at most 200 characters")
+    expect(files(w)).toEqual([])
+  })
+
   it("refuses a directory outside any git repository, and one that does not exist", () => {
     const w = world()
     refusedWith(w, ["task", "add", "x"], "is not inside a git repository", w.dir)
@@ -169,7 +186,7 @@ describe("magi task add", () => {
   })
 })
 
-describe("magi task list and show", () => {
+describe("magi task list and show", { timeout: 180_000 }, () => {
   it("lists open tasks by priority then newest, --all adds done ones, --json is the records", () => {
     const w = world()
     const low = filed(w, "low one")
@@ -228,7 +245,7 @@ describe("magi task list and show", () => {
   })
 })
 
-describe("changing a task", () => {
+describe("changing a task", { timeout: 180_000 }, () => {
   it("holds with a reason, releases, reprioritizes, marks done and removes", () => {
     const w = world()
     const t = filed(w, "Add a cache")

@@ -135,7 +135,7 @@ const file = (w: World, instruction: string, over: Partial<Omit<T.NewTask, "id" 
 const task = (w: World, id: string) => store(w).get(id).pipe(Effect.orDie)
 const prompts = (w: World) => Effect.map(Ref.get(w.calls), (c) => c.map((i) => i.prompt.split("\n")[0]!))
 
-describe("the queue's loop", () => {
+describe("the queue's loop", { timeout: 120_000 }, () => {
   it.scoped("runs tasks one at a time, higher priority first and the oldest first among equals, each as its own run", () =>
     Effect.gen(function* () {
       const w = yield* makeWorld

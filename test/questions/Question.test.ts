@@ -216,4 +216,69 @@ describe("Question", () => {
   })
 })
 
+describe("caps on what is typed, and well-formed choices", () => {
+  const input = { summary: "Which backend?", detail: "", choices: ["SQLite", "Redis"] }
+
+  it("accepts a question within every cap", () => {
+    expect(Either.isRight(Q.checkNew(input))).toBe(true)
+  })
+
+  it("refuses a detail over its cap, naming the cap and where long evidence belongs", () => {
+    const message = refusal(Q.checkNew({ ...input, detail: "x".repeat(Q.DETAIL_MAX_BYTES + 1) }))
+    expect(message).toContain(String(Q.DETAIL_MAX_BYTES))
+    expect(message).toContain("panel")
+  })
+
+  it("refuses a summary over its cap, counted in bytes as stored", () => {
+    const within = "é".repeat(Q.SUMMARY_MAX_BYTES / 2)
+    expect(Either.isRight(Q.checkNew({ ...input, summary: within }))).toBe(true)
+    expect(refusal(Q.checkNew({ ...input, summary: within + "é" }))).toContain(String(Q.SUMMARY_MAX_BYTES))
+  })
+
+  it("refuses a choice of only spaces instead of storing a blank button", () => {
+    expect(refusal(Q.checkNew({ ...input, choices: ["SQLite", "   "] }))).toContain("empty or only spaces")
+  })
+
+  it("refuses a lone empty choice instead of turning the question into free text", () => {
+    expect(refusal(Q.checkNew({ ...input, choices: [""] }))).toContain("empty or only spaces")
+  })
+
+  it("refuses the same choice offered twice", () => {
+    expect(refusal(Q.checkNew({ ...input, choices: ["SQLite", "Redis", "SQLite "] }))).toContain("offered twice")
+  })
+
+  it("refuses more choices than a phone can show, and a choice longer than a button", () => {
+    const many = Array.from({ length: Q.CHOICES_MAX + 1 }, (_, i) => `option ${i}`)
+    expect(refusal(Q.checkNew({ ...input, choices: many }))).toContain(String(Q.CHOICES_MAX))
+    expect(refusal(Q.checkNew({ ...input, choices: ["x".repeat(Q.CHOICE_MAX_BYTES + 1)] }))).toContain(
+      String(Q.CHOICE_MAX_BYTES)
+    )
+  })
+
+  it("refuses an owner's message, a free-text answer or an agent's reply over the turn cap", () => {
+    const long = "x".repeat(Q.TURN_MAX_BYTES + 1)
+    expect(refusal(Q.say(choiceQuestion(), long, later(1)))).toContain(String(Q.TURN_MAX_BYTES))
+    expect(refusal(Q.answer(freeQuestion(), { text: long }, later(1)))).toContain(String(Q.TURN_MAX_BYTES))
+    expect(refusal(Q.reply(choiceQuestion(), long, [], later(1)))).toContain(String(Q.TURN_MAX_BYTES))
+  })
+
+  it("refuses a reply whose new choices break the same rules as a new question's", () => {
+    expect(refusal(Q.reply(choiceQuestion(), "how about these?", ["a", "a"], later(1)))).toContain("offered twice")
+    expect(refusal(Q.reply(choiceQuestion(), "how about these?", [" "], later(1)))).toContain("only spaces")
+  })
+
+  it("refuses a turn that would take the whole question over its record cap", () => {
+    let q = choiceQuestion()
+    const turn = "y".repeat(Q.TURN_MAX_BYTES - 100)
+    let refused: string | undefined
+    for (let i = 0; i < 40 && refused === undefined; i++) {
+      const next = Q.say(q, turn, later(i))
+      if (Either.isLeft(next)) refused = next.left.message
+      else q = next.right
+    }
+    expect(refused).toContain(String(Q.RECORD_MAX_BYTES))
+    expect(Buffer.byteLength(Q.encode(q))).toBeLessThanOrEqual(Q.RECORD_MAX_BYTES)
+  })
+})
+
 const RUN_ID = "20260902-201256-9fb7"

@@ -1,12 +1,16 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FileSystem } from "@effect/platform"
-import { Effect, Either, Fiber, Option, TestClock } from "effect"
+import { Effect, Either, Fiber, Layer, Option, TestClock } from "effect"
 import * as NodePath from "node:path"
 import * as Q from "../../src/questions/Question.js"
-import { LOCK_STALE_MS, PANEL_MAX_BYTES, QuestionStore } from "../../src/questions/QuestionStore.js"
+import { LOCK_STALE_MS, PANEL_MAX_BYTES, QUESTION_FILE_MAX_BYTES, QuestionStore } from "../../src/questions/QuestionStore.js"
+import * as LocalContext from "../../src/platform/LocalContext.js"
+import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
+import { execFileSync } from "node:child_process"
+import * as NodeFs from "node:fs"
 import { answerQuestion, sayToQuestion } from "../../src/questions/Answers.js"
 import * as Lease from "../../src/questions/Lease.js"
-import { advance, backends, realPause, runUntilDone, choiceQuestion, freeQuestion, ok, RUN } from "../support.js"
+import { advance, backends, realPause, runUntilDone, tempDir, choiceQuestion, freeQuestion, ok, RUN } from "../support.js"
 
 const encoder = new TextEncoder()
 const text = (bytes: Option.Option<Uint8Array>) => Option.map(bytes, (b) => new TextDecoder().decode(b))
@@ -365,6 +369,53 @@ for (const backend of backends) {
       )
     )
 
+    it.scoped("files a new question only under a free id, never over one already there", () =>
+      withStore(({ store }) =>
+        Effect.gen(function* () {
+          const first = choiceQuestion()
+          const same = { ...freeQuestion(first.id), summary: "drawn the same id in the same second" }
+          expect(Option.isSome(yield* store.fileNew(first, Effect.succeed))).toBe(true)
+          let prepared = false
+          const second = yield* store.fileNew(same, (q: Q.Question) =>
+            Effect.sync(() => {
+              prepared = true
+              return q
+            })
+          )
+          expect(Option.isNone(second)).toBe(true)
+          // Refused before anything of its own (a panel) was written.
+          expect(prepared).toBe(false)
+          expect(yield* store.create(same)).toBe(false)
+          expect((yield* store.get(first.id)).summary).toBe(first.summary)
+        })
+      )
+    )
+
+    it.scoped("sweeps scratch a killed writer left once it is clearly abandoned, and leaves fresh scratch alone", () =>
+      withStore(({ store, fs }) =>
+        Effect.gen(function* () {
+          const q = choiceQuestion()
+          yield* store.put(q)
+          const tmp = NodePath.join(store.root, `${q.id}.json.4242.abcdefgh.tmp`)
+          const panelTmp = NodePath.join(store.root, `${q.id}.panel.tmp-abcdefgh`)
+          yield* fs.writeFileString(tmp, "half a rec")
+          yield* fs.makeDirectory(panelTmp)
+          yield* fs.writeFile(NodePath.join(panelTmp, "big.png"), new Uint8Array(1024))
+          // Young: a live writer may still own them.
+          yield* TestClock.setTime(Date.now())
+          expect(yield* store.sweep).toBe(0)
+          expect(yield* fs.exists(tmp)).toBe(true)
+          // Long past any live writer.
+          yield* TestClock.setTime(Date.now() + 2 * 60 * 60 * 1000)
+          yield* sayToQuestion(q.id, "a write changes the folder")
+          yield* store.list
+          expect(yield* fs.exists(tmp)).toBe(false)
+          expect(yield* fs.exists(panelTmp)).toBe(false)
+          expect((yield* store.list).map((x) => x.id)).toEqual([q.id])
+        })
+      )
+    )
+
     // -- panels --------------------------------------------------------------
 
     const panelled = () => choiceQuestion("20260903-014455-ab12")
@@ -500,3 +551,73 @@ for (const backend of backends) {
     )
   })
 }
+
+describe("QuestionStore over a real folder with hostile files in it", () => {
+  const ids = {
+    fifo: "20260101-000002-f1f0",
+    zero: "20260101-000003-2e70",
+    folder: "20260101-000004-d1d1",
+    huge: "20260101-000005-b16b"
+  }
+
+  it.scoped("skips a FIFO, a link to /dev/zero, a folder and an oversized file named *.json, and explains each by id", () =>
+    Effect.gen(function* () {
+      const base = yield* tempDir
+      const root = NodePath.join(base, "questions")
+      return yield* Effect.gen(function* () {
+        const store = yield* QuestionStore
+        const good = choiceQuestion("20260101-000001-aaaa")
+        yield* store.put(good)
+        execFileSync("mkfifo", [NodePath.join(root, `${ids.fifo}.json`)])
+        NodeFs.symlinkSync("/dev/zero", NodePath.join(root, `${ids.zero}.json`))
+        NodeFs.mkdirSync(NodePath.join(root, `${ids.folder}.json`))
+        NodeFs.writeFileSync(NodePath.join(root, `${ids.huge}.json`), Buffer.alloc(QUESTION_FILE_MAX_BYTES + 1, 0x20))
+
+        expect((yield* store.list).map((q) => q.id)).toEqual([good.id])
+        const skipped = yield* store.skipped
+        expect(Object.fromEntries(skipped.map((s) => [s.id, s.reason]))).toMatchObject({
+          [ids.fifo]: expect.stringContaining("a FIFO"),
+          [ids.zero]: expect.stringContaining("a character device"),
+          [ids.folder]: expect.stringContaining("a directory"),
+          [ids.huge]: expect.stringContaining(String(QUESTION_FILE_MAX_BYTES))
+        })
+        const e = yield* Effect.flip(store.get(ids.fifo))
+        expect(e.message).toContain("only regular files")
+        yield* sayToQuestion(good.id, "still answerable")
+        expect((yield* store.get(good.id)).thread).toHaveLength(1)
+      }).pipe(Effect.provide(QuestionStore.at(root).pipe(Layer.provideMerge(LocalContext.fileSystemLayer))))
+    })
+  )
+
+  it.scoped("flushes a record and its folder to the disk before the write returns", () =>
+    Effect.gen(function* () {
+      const steps: string[] = []
+      const spied = Layer.effect(
+        FileSystem.FileSystem,
+        Effect.map(MemoryFileSystem.make, (fs) => ({
+          ...fs,
+          open: (path: string, options?: FileSystem.OpenFileOptions) =>
+            Effect.map(fs.open(path, options), (file) => ({
+              ...file,
+              sync: Effect.zipRight(Effect.sync(() => steps.push(`sync ${NodePath.basename(path)}`)), file.sync)
+            })),
+          rename: (from: string, to: string) =>
+            Effect.zipRight(Effect.sync(() => steps.push(`rename ${NodePath.basename(to)}`)), fs.rename(from, to))
+        }))
+      )
+      yield* Effect.gen(function* () {
+        const store = yield* QuestionStore
+        const q = choiceQuestion()
+        yield* store.put(q)
+        steps.length = 0
+        yield* answerQuestion(q.id, { choice: "Redis" })
+      }).pipe(Effect.provide(QuestionStore.at("/home/questions").pipe(Layer.provideMerge(spied))))
+      const sync = steps.findIndex((s) => s.startsWith("sync ") && s.endsWith(".tmp"))
+      const rename = steps.indexOf("rename 20260902-231501-ab12.json")
+      const dir = steps.lastIndexOf("sync questions")
+      expect(sync).toBeGreaterThanOrEqual(0)
+      expect(rename).toBeGreaterThan(sync)
+      expect(dir).toBeGreaterThan(rename)
+    })
+  )
+})

@@ -307,6 +307,13 @@ describe("what each transition changes", () => {
     expect(refusal(T.reprioritize(task(), 1.5))).toContain("whole number")
   })
 
+  it("edit refuses an instruction over the cap, which the store could not read back", () => {
+    expect(refusal(T.edit(task(), { instruction: "é".repeat(T.INSTRUCTION_MAX_BYTES / 2 + 1) }))).toContain(
+      `over magi's cap of ${T.INSTRUCTION_MAX_BYTES} bytes`
+    )
+    expect(T.encode(ok(T.edit(task(), { instruction: "\u0001".repeat(T.INSTRUCTION_MAX_BYTES) }))).length).toBeLessThan(1024 * 1024)
+  })
+
   it("edit retitles from the new words unless given a title, and refuses none", () => {
     expect(ok(T.edit(task(), { instruction: "# Use Redis\nnot SQLite" }))).toMatchObject({ title: "Use Redis", instruction: "# Use Redis\nnot SQLite" })
     expect(ok(T.edit(task(), { instruction: "text", title: "Mine" })).title).toBe("Mine")
