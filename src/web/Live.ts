@@ -8,18 +8,22 @@
  * second, not the owner's attention. Each change is published to every
  * connected page; a page then refetches the list.
  *
- * Three things change what a page shows: the questions, the notices the
- * waiter writes (same watch-and-poll, on `<home>/notices/`), and who holds a
- * question's wait. The last can change with no file written at all (an
+ * What a page shows changes with the questions, the notices the waiter
+ * writes and the queue (same watch-and-poll, on `<home>/notices/` and
+ * `<home>/queue/`), the runs (a record per run folder: the poll alone), and
+ * who holds a question's wait. The last can change with no file written at all (an
  * asker killed mid-wait just stops beating its lease, which goes stale), so
  * the poll also compares the holders.
  */
 import { FileSystem } from "@effect/platform"
+import * as NodePath from "node:path"
 import { Clock, Context, Duration, Effect, Layer, Option, PubSub, Ref, Schedule, Stream } from "effect"
 import * as Daemon from "../daemon/Daemon.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { NoticeFeed } from "./NoticeFeed.js"
+import { RunFeed } from "./RunFeed.js"
+import { TaskStore } from "../queue/TaskStore.js"
 import { Snapshots } from "./Snapshot.js"
 
 /** How often the revision is re-read when no file event arrives. */
@@ -31,6 +35,8 @@ export const KEEP_ALIVE = Duration.seconds(15)
 export interface Revisions {
   readonly questions: number
   readonly notices: number
+  readonly runs: number
+  readonly queue: number
 }
 
 /**
@@ -70,6 +76,8 @@ export class Live extends Context.Tag("magi/web/Live")<
      * reading the first revision, so nothing falls in the gap between them.
      */
     readonly messages: Stream.Stream<Message>
+    /** The revision of every store a page shows, read now (for `/api/health`). */
+    readonly revisions: Effect.Effect<Revisions>
   }
 >() {
   static layer = Layer.scoped(
@@ -77,6 +85,8 @@ export class Live extends Context.Tag("magi/web/Live")<
     Effect.gen(function* () {
       const store = yield* QuestionStore
       const notices = yield* NoticeFeed
+      const runs = yield* RunFeed
+      const tasks = yield* TaskStore
       const snapshots = yield* Snapshots
       const fs = yield* FileSystem.FileSystem
       const loop = loopNow((yield* MagiHome).dir).pipe(Effect.provideService(FileSystem.FileSystem, fs))
@@ -85,7 +95,12 @@ export class Live extends Context.Tag("magi/web/Live")<
       // reaches fifty phones within milliseconds of reaching the first.
       const hub = yield* PubSub.sliding<Message>(16)
       yield* Effect.addFinalizer(() => PubSub.shutdown(hub))
-      const revisionsNow = Effect.all({ questions: store.revision, notices: notices.revision })
+      const revisionsNow: Effect.Effect<Revisions> = Effect.all({
+        questions: store.revision,
+        notices: notices.revision,
+        runs: runs.revision,
+        queue: tasks.revision
+      })
       const last = yield* Ref.make({ revisions: yield* revisionsNow, holders: yield* snapshots.holders, loop: yield* loop })
 
       const publish = (revisions: Revisions, holders: string, loop: LoopPid) =>
@@ -103,15 +118,22 @@ export class Live extends Context.Tag("magi/web/Live")<
         const owner = yield* loop
         const before = yield* Ref.get(last)
         if (
-          revisions.questions !== before.revisions.questions ||
-          revisions.notices !== before.revisions.notices ||
+          (Object.keys(revisions) as Array<keyof Revisions>).some((k) => revisions[k] !== before.revisions[k]) ||
           holders !== before.holders ||
           owner !== before.loop
         )
           yield* publish(revisions, holders, owner)
       })
 
-      yield* Stream.merge(store.changes, notices.changes).pipe(
+      // The queue folder is made up front so it can be watched before the first task.
+      const queueChanges = Stream.unwrap(
+        Effect.as(
+          Effect.ignore(fs.makeDirectory(tasks.root, { recursive: true })),
+          fs.watch(tasks.root).pipe(Stream.map((event) => NodePath.basename(event.path)))
+        )
+      ).pipe(Stream.catchAll(() => Stream.empty))
+
+      yield* Stream.mergeAll([store.changes, notices.changes, queueChanges], { concurrency: 3 }).pipe(
         Stream.filter(isRecordFile),
         Stream.runForEach(() => onFileEvent),
         Effect.forkScoped
@@ -131,7 +153,7 @@ export class Live extends Context.Tag("magi/web/Live")<
           return Stream.concat(Stream.succeed(first), Stream.fromQueue(subscription))
         })
       )
-      return { messages }
+      return { messages, revisions: revisionsNow }
     })
   )
 }

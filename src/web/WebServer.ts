@@ -21,6 +21,12 @@ import { Snapshots } from "./Snapshot.js"
 import { Live } from "./Live.js"
 import { defaultLimits, type Limits, limitConnections, serverOptions } from "./Connections.js"
 import { NoticeFeed } from "./NoticeFeed.js"
+import { RunStore } from "../runs/Runs.js"
+import { RunFeed } from "./RunFeed.js"
+import * as RunsApi from "./RunsApi.js"
+import { TaskStore } from "../queue/TaskStore.js"
+import { QueueFeed } from "./QueueFeed.js"
+import * as QueueApi from "./QueueApi.js"
 
 /**
  * A restarted `magi web` often finds its port still held by the process it
@@ -91,18 +97,21 @@ const listen = (address: string, port: number, limits: Limits) =>
   })
 
 /**
- * What the routes read: the list cache, the live hub, the notices, and the
- * leases beside the store's own questions (wherever its root is).
+ * What the routes read: the list cache, the live hub, the notices, the runs
+ * and the queue, and the leases beside the store's own questions (wherever
+ * its root is).
  */
 const services = Live.layer.pipe(
-  Layer.provideMerge(Layer.merge(Snapshots.layer, NoticeFeed.layer)),
+  Layer.provideMerge(QueueFeed.layer),
+  Layer.provideMerge(Layer.mergeAll(Snapshots.layer, NoticeFeed.layer, RunFeed.layer)),
+  Layer.provideMerge(Layer.merge(RunStore.layer, TaskStore.layer)),
   // The leases from an index kept in memory (one read per change of the
   // leases folder), never one read per question per request.
   Layer.provideMerge(Layer.unwrapEffect(Effect.map(QuestionStore, (store) => LeaseIndex.layer(store.root))))
 )
 
 /** Every route, and a JSON 404 for anything else. */
-const app = HttpRouter.toHttpApp(HttpRouter.concat(Api.router, Page.router)).pipe(
+const app = HttpRouter.toHttpApp(HttpRouter.concatAll(Api.router, RunsApi.router, QueueApi.router, Page.router)).pipe(
   Effect.map(Effect.catchTag("RouteNotFound", () => Responses.error(404, "no such page or API route")))
 )
 
