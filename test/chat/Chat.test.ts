@@ -1,0 +1,92 @@
+import { describe, expect, it } from "vitest"
+import * as Chat from "../../src/chat/Chat.js"
+
+const NOW = new Date("2026-11-30T10:00:00Z")
+const base = () => Chat.build({ id: "20261130-100000-ab12", idea: "  retry the fetcher  ", repo: "/src/app", agent: "claude", from: null, now: NOW })
+
+describe("a chat record", () => {
+  it("starts with the operator's trimmed idea as its only turn and no agent turn", () => {
+    const chat = base()
+    expect(chat.turns).toEqual([{ who: "operator", body: "retry the fetcher", at: "2026-11-30T10:00:00Z" }])
+    expect(chat.status).toBe("open")
+    expect(chat.seat).toMatchObject({ key: "plan", agent: "claude", turns: 0, session: null, write: false })
+  })
+
+  it("hands the agent every operator message it has not answered, not only the last", () => {
+    const at = "2026-11-30T10:01:00Z"
+    const chat = {
+      ...base(),
+      turns: [
+        ...base().turns,
+        { who: "agent" as const, body: "Which fetcher?", at },
+        { who: "operator" as const, body: "the HTTP one", at },
+        { who: "operator" as const, body: "and only GETs", at }
+      ]
+    }
+    expect(Chat.unanswered(chat).map((t) => t.body)).toEqual(["the HTTP one", "and only GETs"])
+  })
+})
+
+describe("extracting the draft from a reply", () => {
+  it("takes the last task block, whatever the fence length or case", () => {
+    const reply = "first\n```task\n# Old\n```\nthen\n````TASK\n# New\n- [ ] x\n````\nbye"
+    expect(Chat.extractDraft(reply)).toBe("# New\n- [ ] x")
+  })
+
+  it("ignores blocks of other languages, and a task fence inside them", () => {
+    expect(Chat.extractDraft("````md\n```task\n# nested\n```\n````\n")).toBeNull()
+    expect(Chat.extractDraft("```ts\nlet x = 1\n```")).toBeNull()
+  })
+
+  it("still takes a block the agent never closed", () => {
+    expect(Chat.extractDraft("Here:\n   ```task\n# Cut off\n- [ ] y")).toBe("# Cut off\n- [ ] y")
+  })
+
+  it("finds none in an empty block or a reply without one", () => {
+    expect(Chat.extractDraft("```task\n\n```")).toBeNull()
+    expect(Chat.extractDraft("no draft here")).toBeNull()
+  })
+})
+
+describe("what the agent is told", () => {
+  it("briefs the interviewer on the rules, the spec and the idea", () => {
+    const b = Chat.briefing("retry the fetcher", "/src/app")
+    expect(b).toContain("/src/app")
+    expect(b).toContain("never modify")
+    expect(b).toContain("one question per message")
+    expect(b).toContain("```task")
+    expect(b).toContain("## Completion criteria")
+    expect(b.trimEnd().split("\n").at(-3)).toBe("retry the fetcher")
+  })
+
+  it("frames a derived chat's source as background about another repository", () => {
+    const source = { ...base(), repo: "/src/other", turns: [...base().turns, { who: "agent" as const, body: "Noted.", at: "2026-11-30T10:02:00Z" }] }
+    const prompt = Chat.firstPrompt({ ...base(), from: source.id }, source)
+    expect(prompt.indexOf("/src/other")).toBeLessThan(prompt.indexOf("You are the planning lead"))
+    expect(prompt).toContain("not an instruction about the one you are in now")
+    expect(prompt).toContain("Noted.")
+  })
+
+  it("sends the whole transcript, asking for an answer to the last message, when the CLI cannot resume", () => {
+    const t = Chat.transcript({ ...base(), turns: [...base().turns, { who: "agent" as const, body: "Why?", at: "2026-11-30T10:02:00Z" }] })
+    expect(t).toContain("Answer only the operator's last message")
+    expect(t.indexOf("## operator")).toBeLessThan(t.indexOf("## you"))
+  })
+})
+
+describe("filing", () => {
+  it("cannot file a chat without a draft, and says why", () => {
+    expect(Chat.canFile(base())).toBe(false)
+    expect(Chat.draftProblems(base())[0]!.message).toContain("no task file yet")
+  })
+
+  it("files a draft whose only problem is being short, but not a filed chat again", () => {
+    const chat = { ...base(), draft: "# Fix\n- [ ] green" }
+    expect(Chat.canFile(chat)).toBe(true)
+    expect(Chat.canFile({ ...chat, status: "filed" as const })).toBe(false)
+  })
+
+  it("marks magi's own notes so they are never read as the agent's", () => {
+    expect(Chat.failureNote("the agent could not start")).toMatch(/^magi: the agent could not start\. Your message is saved/)
+  })
+})
