@@ -94,10 +94,30 @@ export const build = (input: {
 export const unanswered = (chat: Chat): ReadonlyArray<ChatTurn> => {
   let lastAgent = -1
   chat.turns.forEach((t, i) => {
-    if (t.who === "agent") lastAgent = i
+    if (isAgentReply(t)) lastAgent = i
   })
   return chat.turns.slice(lastAgent + 1).filter((t) => t.who === "operator")
 }
+
+/** An agent-side turn magi wrote itself (a failure note), not the agent. */
+export const isMagiNote = (t: ChatTurn): boolean => t.who === "agent" && t.body.startsWith(MAGI_NOTE)
+
+/**
+ * Something the agent really said. A failure note answers nothing: the
+ * operator's words before it are still waiting for the agent.
+ */
+export const isAgentReply = (t: ChatTurn): boolean => t.who === "agent" && !t.body.startsWith(MAGI_NOTE)
+
+/**
+ * Put the agent's side of a turn right after the last turn it was sent
+ * (`seen`, the number of turns when the turn began), not at the end: an
+ * operator message recorded while the agent was working stays after the
+ * reply, unanswered, and goes with the next turn.
+ */
+export const insertAgentTurn = (chat: Chat, seen: number, body: string, at: string): Chat => ({
+  ...chat,
+  turns: [...chat.turns.slice(0, seen), { who: "agent", body, at }, ...chat.turns.slice(seen)]
+})
 
 /**
  * The task draft in an agent's reply: the last fenced block whose info
@@ -129,6 +149,27 @@ export const extractDraft = (reply: string): string | null => {
   return found
 }
 
+/** How long one agent turn may take before magi gives up on it and says so. */
+export const TURN_TIMEOUT_SECONDS = 300
+
+/** What a turn that ran came to, as far as judging it goes. */
+export interface TurnOutcome {
+  readonly usable: boolean
+  readonly timedOut: boolean
+  readonly quota: string | null
+  readonly exitCode: number | null
+  readonly text: string
+}
+
+/** Why a turn that ran gave nothing the operator can use, or null when it did. */
+export const turnFailure = (agent: string, r: TurnOutcome): string | null => {
+  if (r.usable) return null
+  if (r.quota !== null) return `${agent} hit its usage limit (resets: ${r.quota})`
+  if (r.timedOut) return `${agent} did not answer within ${TURN_TIMEOUT_SECONDS} s and was stopped`
+  const said = r.text.trim().split("\n")[0]?.slice(0, 200) ?? ""
+  return `${agent} gave no usable answer (exit ${r.exitCode ?? "none"}${said === "" ? "" : `: ${said}`})`
+}
+
 /** The agent's side of a failed turn: magi's note, saying the operator's words are kept. */
 export const failureNote = (why: string): string =>
   `${MAGI_NOTE}${why}. Your message is saved; send another (or the same) to try again.`
@@ -142,7 +183,9 @@ export const transcript = (chat: Chat): string =>
   [
     "Your CLI cannot resume this conversation, so here it is in full. Answer only the operator's last message.",
     "",
-    ...chat.turns.flatMap((t) => [t.who === "operator" ? "## operator" : "## you", "", t.body, ""])
+    // magi's failure notes were never the agent's words; it should not
+    // read them as something it said.
+    ...chat.turns.filter((t) => !isMagiNote(t)).flatMap((t) => [t.who === "operator" ? "## operator" : "## you", "", t.body, ""])
   ].join("\n")
 
 /**
@@ -211,6 +254,52 @@ export const briefing = (idea: string, repo: string): string =>
 /** The first agent turn's prompt: the briefing, after a derived chat's background. */
 export const firstPrompt = (chat: Chat, source: Chat | null): string =>
   (source === null ? "" : derivedBackground(source) + "\n") + briefing(chat.turns[0]?.body ?? "", chat.repo)
+
+/**
+ * What one agent turn sends. The first (no reply from the agent yet, so a
+ * fresh session): the briefing, with every operator message as the idea.
+ * After that, when the CLI can resume its own conversation: only the
+ * operator's messages it has not seen. When it cannot: the briefing again
+ * and the whole transcript, since a fresh session knows neither.
+ */
+export const turnPrompt = (chat: Chat, canResume: boolean, source: Chat | null): string => {
+  if (!chat.turns.some(isAgentReply)) {
+    const idea = chat.turns.filter((t) => t.who === "operator").map((t) => t.body).join("\n\n")
+    return firstPrompt({ ...chat, turns: [{ who: "operator", body: idea, at: chat.created_at }] }, source)
+  }
+  if (canResume) return unanswered(chat).map((t) => t.body).join("\n\n")
+  return briefing(chat.turns[0]?.body ?? "", chat.repo) + "\n\n" + transcript(chat)
+}
+
+/** The roster entry a chat is held by, as far as the chat needs it. */
+export interface Candidate {
+  readonly id: string
+  readonly kind: string
+}
+
+/**
+ * Who interviews: the agent asked for, else `[roles] chatter`, else the
+ * first claude on the roster (the one that follows an interview best), else
+ * the roster's first. An agent asked for by name that the roster lacks is a
+ * refusal (the string says why), never a quiet substitute.
+ */
+export const chooseAgent = (
+  roster: ReadonlyArray<Candidate>,
+  asked: string | null,
+  chatter: string | null
+): { readonly agent: string } | { readonly refused: string } => {
+  const ids = roster.map((a) => a.id)
+  if (asked !== null)
+    return ids.includes(asked) ? { agent: asked } : { refused: `no agent \`${asked}\` on the roster (it has: ${ids.join(", ") || "none"})` }
+  if (chatter !== null)
+    return ids.includes(chatter)
+      ? { agent: chatter }
+      : { refused: `[roles] chatter names \`${chatter}\`, which is not on the roster (it has: ${ids.join(", ") || "none"})` }
+  const pick = roster.find((a) => a.kind === "claude") ?? roster[0]
+  return pick === undefined
+    ? { refused: "no agent to interview with: configure [agents.<id>] or put claude, codex or opencode on PATH" }
+    : { agent: pick.id }
+}
 
 /** Why this chat's draft cannot be filed yet; soft problems alone do not stop it. */
 export const draftProblems = (chat: Chat): ReadonlyArray<DraftProblem> =>

@@ -90,3 +90,74 @@ describe("filing", () => {
     expect(Chat.failureNote("the agent could not start")).toMatch(/^magi: the agent could not start\. Your message is saved/)
   })
 })
+
+describe("turns", () => {
+  const at = "2026-11-30T10:01:00Z"
+  const op = (body: string) => ({ who: "operator" as const, body, at })
+  const ag = (body: string) => ({ who: "agent" as const, body, at })
+
+  it("does not count magi's failure note as an answer: the words before it still wait for the agent", () => {
+    const chat = { ...base(), turns: [...base().turns, ag("Which one?"), op("the HTTP one"), ag(Chat.failureNote("it timed out"))] }
+    expect(Chat.unanswered(chat).map((t) => t.body)).toEqual(["the HTTP one"])
+  })
+
+  it("puts a reply after the turns it was sent, so a message sent meanwhile stays unanswered after it", () => {
+    const chat = { ...base(), turns: [...base().turns, op("also GETs only")] }
+    const replied = Chat.insertAgentTurn(chat, 1, "Which fetcher?", at)
+    expect(replied.turns.map((t) => t.body)).toEqual(["retry the fetcher", "Which fetcher?", "also GETs only"])
+    expect(Chat.unanswered(replied).map((t) => t.body)).toEqual(["also GETs only"])
+  })
+
+  it("opens with the briefing, then sends only the unseen words when the CLI resumes, and the transcript when it cannot", () => {
+    const first = Chat.turnPrompt(base(), true, null)
+    expect(first).toContain("You are the planning lead")
+    expect(first).toContain("retry the fetcher")
+    const later = { ...base(), turns: [...base().turns, ag("Which fetcher?"), op("the HTTP one"), op("GETs only")] }
+    expect(Chat.turnPrompt(later, true, null)).toBe("the HTTP one\n\nGETs only")
+    const fallback = Chat.turnPrompt(later, false, null)
+    expect(fallback).toContain("You are the planning lead")
+    expect(fallback).toContain("cannot resume")
+    expect(fallback.indexOf("Which fetcher?")).toBeLessThan(fallback.indexOf("GETs only"))
+  })
+
+  it("briefs again, with everything the operator said, when the first turn failed", () => {
+    const chat = { ...base(), turns: [...base().turns, ag(Chat.failureNote("no start")), op("and log each retry")] }
+    const prompt = Chat.turnPrompt(chat, true, null)
+    expect(prompt).toContain("You are the planning lead")
+    expect(prompt).toContain("retry the fetcher\n\nand log each retry")
+    expect(prompt).not.toContain("magi: ")
+  })
+
+  it("leaves magi's notes out of a transcript", () => {
+    const chat = { ...base(), turns: [...base().turns, ag("Why?"), ag(Chat.failureNote("usage limit"))] }
+    expect(Chat.transcript(chat)).not.toContain("usage limit")
+  })
+
+  it("says why a turn failed: usage limit with its reset, timeout, or unusable output", () => {
+    const r = { usable: false, timedOut: false, quota: null, exitCode: 3, text: "boom\nmore" }
+    expect(Chat.turnFailure("claude", { ...r, usable: true })).toBeNull()
+    expect(Chat.turnFailure("claude", { ...r, quota: "3pm (UTC)" })).toContain("usage limit (resets: 3pm (UTC))")
+    expect(Chat.turnFailure("claude", { ...r, timedOut: true, exitCode: null })).toContain("300 s")
+    expect(Chat.turnFailure("claude", r)).toBe("claude gave no usable answer (exit 3: boom)")
+  })
+})
+
+describe("choosing the interviewer", () => {
+  const roster = [
+    { id: "cx", kind: "codex" },
+    { id: "fast", kind: "claude" },
+    { id: "slow", kind: "claude" }
+  ]
+  it("takes the agent asked for, else [roles] chatter, else the first claude, else the first", () => {
+    expect(Chat.chooseAgent(roster, "slow", "cx")).toEqual({ agent: "slow" })
+    expect(Chat.chooseAgent(roster, null, "cx")).toEqual({ agent: "cx" })
+    expect(Chat.chooseAgent(roster, null, null)).toEqual({ agent: "fast" })
+    expect(Chat.chooseAgent([roster[0]!], null, null)).toEqual({ agent: "cx" })
+  })
+
+  it("refuses an agent the roster lacks, by name, rather than substituting one", () => {
+    expect(Chat.chooseAgent(roster, "gone", null)).toEqual({ refused: expect.stringContaining("no agent `gone`") })
+    expect(Chat.chooseAgent(roster, null, "gone")).toEqual({ refused: expect.stringContaining("[roles] chatter") })
+    expect(Chat.chooseAgent([], null, null)).toEqual({ refused: expect.stringContaining("no agent to interview with") })
+  })
+})
