@@ -32,7 +32,7 @@ export const MAX_BODY_BYTES = 1024 * 1024
 export const PANEL_CSP =
   "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; font-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
 
-const PANEL_HEADERS = {
+export const PANEL_HEADERS = {
   "content-security-policy": PANEL_CSP,
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer"
@@ -66,10 +66,10 @@ export class BadBody extends Data.TaggedError("BadBody")<{ readonly message: str
 /** A body over `MAX_BODY_BYTES`. */
 export class BodyTooLarge extends Data.TaggedError("BodyTooLarge")<{ readonly message: string }> {}
 
-type ApiError = BadBody | BodyTooLarge | QuestionNotFound | Q.QuestionRejected | Q.UnreadableQuestion | StoreError | InvalidAssetName
+export type ApiError = BadBody | BodyTooLarge | QuestionNotFound | Q.QuestionRejected | Q.UnreadableQuestion | StoreError | InvalidAssetName
 
 /** Each failure as the status a client can act on, with the message as given. */
-const failure = (e: ApiError) => {
+export const failure = (e: ApiError) => {
   switch (e._tag) {
     case "BadBody":
     case "InvalidAssetName":
@@ -136,7 +136,7 @@ const readBody = (request: HttpServerRequest.HttpServerRequest) =>
  * The body decoded as `schema`, exactly: an unknown field is refused rather
  * than ignored, so `{"choice": "a", "text": "b"}` cannot be half-understood.
  */
-const bodyAs = <A, I>(schema: Schema.Schema<A, I>, expected: string) =>
+export const bodyAs = <A, I>(schema: Schema.Schema<A, I>, expected: string) =>
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
     // Refused on the declared length before a byte is read.
@@ -182,10 +182,10 @@ const listQuestions = Effect.gen(function* () {
 
 const health = Effect.gen(function* () {
   const snapshot = yield* (yield* Snapshots).current
-  const notices = yield* NoticeFeed
+  const live = yield* Live
   return Responses.json({
     ok: true,
-    revisions: { questions: snapshot.revision, notices: yield* notices.revision },
+    revisions: { ...(yield* live.revisions), questions: snapshot.revision },
     // The pid of the loop delivering answers to agents whose ask is gone, or null.
     loop: yield* loopNow((yield* MagiHome).dir),
     questions_open: snapshot.open,

@@ -20,6 +20,7 @@ import * as Daemon from "../daemon/Daemon.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { NoticeFeed } from "./NoticeFeed.js"
+import { RunFeed } from "./RunFeed.js"
 import { Snapshots } from "./Snapshot.js"
 
 /** How often the revision is re-read when no file event arrives. */
@@ -31,6 +32,7 @@ export const KEEP_ALIVE = Duration.seconds(15)
 export interface Revisions {
   readonly questions: number
   readonly notices: number
+  readonly runs: number
 }
 
 /**
@@ -70,6 +72,8 @@ export class Live extends Context.Tag("magi/web/Live")<
      * reading the first revision, so nothing falls in the gap between them.
      */
     readonly messages: Stream.Stream<Message>
+    /** The revision of every store a page shows, read now (for `/api/health`). */
+    readonly revisions: Effect.Effect<Revisions>
   }
 >() {
   static layer = Layer.scoped(
@@ -77,6 +81,7 @@ export class Live extends Context.Tag("magi/web/Live")<
     Effect.gen(function* () {
       const store = yield* QuestionStore
       const notices = yield* NoticeFeed
+      const runs = yield* RunFeed
       const snapshots = yield* Snapshots
       const fs = yield* FileSystem.FileSystem
       const loop = loopNow((yield* MagiHome).dir).pipe(Effect.provideService(FileSystem.FileSystem, fs))
@@ -85,7 +90,11 @@ export class Live extends Context.Tag("magi/web/Live")<
       // reaches fifty phones within milliseconds of reaching the first.
       const hub = yield* PubSub.sliding<Message>(16)
       yield* Effect.addFinalizer(() => PubSub.shutdown(hub))
-      const revisionsNow = Effect.all({ questions: store.revision, notices: notices.revision })
+      const revisionsNow: Effect.Effect<Revisions> = Effect.all({
+        questions: store.revision,
+        notices: notices.revision,
+        runs: runs.revision
+      })
       const last = yield* Ref.make({ revisions: yield* revisionsNow, holders: yield* snapshots.holders, loop: yield* loop })
 
       const publish = (revisions: Revisions, holders: string, loop: LoopPid) =>
@@ -103,8 +112,7 @@ export class Live extends Context.Tag("magi/web/Live")<
         const owner = yield* loop
         const before = yield* Ref.get(last)
         if (
-          revisions.questions !== before.revisions.questions ||
-          revisions.notices !== before.revisions.notices ||
+          (Object.keys(revisions) as Array<keyof Revisions>).some((k) => revisions[k] !== before.revisions[k]) ||
           holders !== before.holders ||
           owner !== before.loop
         )
@@ -131,7 +139,7 @@ export class Live extends Context.Tag("magi/web/Live")<
           return Stream.concat(Stream.succeed(first), Stream.fromQueue(subscription))
         })
       )
-      return { messages }
+      return { messages, revisions: revisionsNow }
     })
   )
 }

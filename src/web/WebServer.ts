@@ -20,6 +20,10 @@ import { guard } from "./Security.js"
 import { Snapshots } from "./Snapshot.js"
 import { Live } from "./Live.js"
 import { NoticeFeed } from "./NoticeFeed.js"
+import { RunStore } from "../runs/Runs.js"
+import { RunFeed } from "./RunFeed.js"
+import * as RunsApi from "./RunsApi.js"
+import { TaskOfRun } from "./TaskOfRun.js"
 
 /**
  * A restarted `magi web` often finds its port still held by the process it
@@ -91,12 +95,13 @@ const listen = (address: string, port: number) =>
  * leases beside the store's own questions (wherever its root is).
  */
 const services = Live.layer.pipe(
-  Layer.provideMerge(Layer.merge(Snapshots.layer, NoticeFeed.layer)),
+  Layer.provideMerge(Layer.mergeAll(Snapshots.layer, NoticeFeed.layer, RunFeed.layer, TaskOfRun.layer)),
+  Layer.provideMerge(RunStore.layer),
   Layer.provideMerge(Layer.unwrapEffect(Effect.map(QuestionStore, (store) => Leases.at(store.root))))
 )
 
 /** Every route, and a JSON 404 for anything else. */
-const app = HttpRouter.toHttpApp(HttpRouter.concat(Api.router, Page.router)).pipe(
+const app = HttpRouter.toHttpApp(HttpRouter.concat(HttpRouter.concat(Api.router, RunsApi.router), Page.router)).pipe(
   Effect.map(Effect.catchTag("RouteNotFound", () => Responses.error(404, "no such page or API route")))
 )
 

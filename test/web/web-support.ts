@@ -249,3 +249,21 @@ export const writeLease = (home: string, id: string, kind: "asker" | "daemon", a
   NodeFs.writeFileSync(`${path}.tmp`, JSON.stringify({ kind, pid: 4242, beat_at: beat }) + "\n")
   NodeFs.renameSync(`${path}.tmp`, path)
 }
+
+/**
+ * Leave a run as `magi run` does: `<home>/runs/<id>/run.json` written through
+ * a temp file and a rename, and its artifacts beside it, oldest first.
+ */
+export const seedRun = (home: string, run: { readonly id: string }, artifacts: Record<string, string | Buffer> = {}) => {
+  const dir = NodePath.join(home, "runs", run.id)
+  NodeFs.mkdirSync(NodePath.join(dir, "artifacts"), { recursive: true })
+  let at = Date.now() / 1000 - Object.keys(artifacts).length
+  for (const [name, content] of Object.entries(artifacts)) {
+    const path = NodePath.join(dir, "artifacts", name)
+    NodeFs.writeFileSync(path, content)
+    NodeFs.utimesSync(path, at, at)
+    at += 1
+  }
+  NodeFs.writeFileSync(NodePath.join(dir, "run.json.tmp"), JSON.stringify(run, null, 2) + "\n")
+  NodeFs.renameSync(NodePath.join(dir, "run.json.tmp"), NodePath.join(dir, "run.json"))
+}

@@ -1,8 +1,9 @@
 /** The page's side of magi's HTTP API. */
 import type { Notice as WaiterNotice } from "../../daemon/Notices.js"
 import type { QuestionView } from "../Snapshot.js"
+import type { RunDetail, RunListEntry } from "../RunsApi.js"
 
-export type { QuestionView, WaiterNotice }
+export type { QuestionView, RunDetail, RunListEntry, WaiterNotice }
 
 /** A refusal from the server, with its status and the message it gave. */
 export class ApiError extends Error {
@@ -43,6 +44,21 @@ export const listNotices = async (): Promise<ReadonlyArray<WaiterNotice>> => {
   if (!response.ok) throw await errorOf(response)
   return (await response.json()) as ReadonlyArray<WaiterNotice>
 }
+
+const getJson = async <A>(url: string): Promise<A> => {
+  const response = await fetch(url, { cache: "no-store" })
+  if (!response.ok) throw await errorOf(response)
+  return (await response.json()) as A
+}
+
+/** The newest runs, newest first. */
+export const listRuns = (limit = 50) => getJson<ReadonlyArray<RunListEntry>>(`/api/runs?limit=${limit}`)
+
+/** One run with its seats, task, questions, artifacts and last output. */
+export const getRun = (id: string) => getJson<RunDetail>(`/api/runs/${encodeURIComponent(id)}`)
+
+export const artifactUrl = (run: string, name: string) =>
+  `/api/runs/${encodeURIComponent(run)}/artifacts/${encodeURIComponent(name)}`
 
 const post = async (url: string, body: unknown): Promise<QuestionView> => {
   const response = await fetch(url, {

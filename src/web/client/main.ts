@@ -14,6 +14,8 @@ import type { QuestionView } from "./api.js"
 import type { WaiterNotice } from "./api.js"
 import { card, relative, time, type Notice } from "./card.js"
 import { el } from "./dom.js"
+import { runsView } from "./runs.js"
+import { coalesced, message, type Revisions, type View } from "./view.js"
 
 /** Without live events (an old browser, a proxy that buffers), poll this often. */
 const POLL_MS = 5000
@@ -62,6 +64,9 @@ const noticesEmpty = el("p", { class: "empty muted" }, "Nothing undelivered: eve
 const noticesBanner = el("p", { class: "notice error", attrs: { hidden: true, role: "alert" } })
 const questionsLink = el("a", { attrs: { href: "#/questions" } }, "Questions ", badge)
 const noticesLink = el("a", { attrs: { href: "#/notices" } }, "Notices ", noticeBadge)
+const runsLink = el("a", { attrs: { href: "#/runs" } }, "Runs")
+/** The views beyond questions and notices, each in its own module. */
+const views: ReadonlyArray<{ readonly view: View; readonly link: HTMLElement }> = [{ view: runsView(), link: runsLink }]
 const questionsView = el(
   "div",
   { class: "view questions-view" },
@@ -80,8 +85,8 @@ const noticesView = el(
 )
 
 document.body.append(
-  el("header", { class: "top" }, el("h1", {}, "magi"), el("nav", {}, questionsLink, noticesLink), connection),
-  el("main", {}, questionsView, noticesView)
+  el("header", { class: "top" }, el("h1", {}, "magi"), el("nav", {}, questionsLink, ...views.map((v) => v.link), noticesLink), connection),
+  el("main", {}, questionsView, noticesView, ...views.map((v) => v.view.node))
 )
 
 // -- drawing ------------------------------------------------------------------
@@ -197,45 +202,26 @@ const drawNotices = () => {
   noticeBadge.hidden = unseen === 0
 }
 
-/** Show the view the address names: `#/notices`, else the questions. */
+/** Show the view the address names: `#/notices`, `#/runs…`, …, else the questions. */
 const route = () => {
-  const notices = showingNotices()
-  questionsView.hidden = notices
+  const hash = location.hash
+  const other = views.find((v) => v.view.matches(hash))
+  const notices = other === undefined && showingNotices()
+  questionsView.hidden = notices || other !== undefined
   noticesView.hidden = !notices
-  if (notices) {
-    questionsLink.removeAttribute("aria-current")
-    noticesLink.setAttribute("aria-current", "page")
-  } else {
-    noticesLink.removeAttribute("aria-current")
-    questionsLink.setAttribute("aria-current", "page")
+  const current = other?.link ?? (notices ? noticesLink : questionsLink)
+  for (const link of [questionsLink, noticesLink, ...views.map((v) => v.link)]) {
+    if (link === current) link.setAttribute("aria-current", "page")
+    else link.removeAttribute("aria-current")
+  }
+  for (const v of views) {
+    if (v === other) v.view.show(hash)
+    else v.view.hide()
   }
   drawNotices()
 }
 
 // -- keeping up with the store ---------------------------------------------------
-
-/** A fetch that, asked again while running, runs exactly once more after it. */
-const coalesced = (load: () => Promise<void>) => {
-  let inFlight: Promise<void> | undefined
-  let again = false
-  const run = (): Promise<void> => {
-    if (inFlight !== undefined) {
-      again = true
-      return inFlight
-    }
-    inFlight = load().then(() => {
-      inFlight = undefined
-      if (again) {
-        again = false
-        void run()
-      }
-    })
-    return inFlight
-  }
-  return run
-}
-
-const message = (e: unknown) => (e instanceof Error ? e.message : String(e))
 
 /** Refetch the list; changes arriving mid-fetch cause exactly one more fetch. */
 const refresh = coalesced(() =>
@@ -272,6 +258,7 @@ const follow = () => {
     setInterval(() => {
       void refresh()
       void refreshNotices()
+      for (const v of views) v.view.changed({})
     }, POLL_MS)
     return
   }
@@ -283,21 +270,23 @@ const follow = () => {
   // the notices only when their revision moved (or is not known).
   events.addEventListener("change", (event) => {
     void refresh()
-    let notices: unknown
+    let revisions: Revisions = {}
     let loop: unknown
     try {
-      const data = JSON.parse((event as MessageEvent<string>).data) as { revisions?: { notices?: unknown }; loop?: unknown }
-      notices = data.revisions?.notices
+      const data = JSON.parse((event as MessageEvent<string>).data) as { revisions?: Revisions; loop?: unknown }
+      revisions = data.revisions ?? {}
       loop = data.loop
     } catch {
-      notices = undefined
+      revisions = {}
     }
     // The refresh above redraws; the cards' keys include this.
     loopRunning = loop === undefined ? undefined : typeof loop === "number"
+    const notices = revisions["notices"]
     if (typeof notices !== "number" || notices !== noticesRevision) {
       noticesRevision = typeof notices === "number" ? notices : undefined
       void refreshNotices()
     }
+    for (const v of views) v.view.changed(revisions)
   })
   events.addEventListener("error", () => {
     connection.textContent = "reconnecting…"

@@ -1,0 +1,98 @@
+/**
+ * The runs as the web serves them: a revision that moves whenever any
+ * `run.json` is written, and the list read once per revision rather than
+ * once per request.
+ *
+ * A run's record lives in its own folder (`<home>/runs/<id>/run.json`), so a
+ * write to it moves that folder's mtime, not the runs folder's: the revision
+ * is a hash of every record's name and mtime, the same rule the queue uses.
+ * Open pages follow it through `Live`'s once-a-second poll.
+ *
+ * As with the question list, a listing is trusted on sight only once the
+ * newest record it saw is older than `RACY_MS` (a write landing in the same
+ * timestamp tick as the read would otherwise leave the hash unchanged and the
+ * list stale).
+ */
+import { FileSystem } from "@effect/platform"
+import { Clock, Context, Effect, Layer, Option, Ref } from "effect"
+import * as NodePath from "node:path"
+import { type Run, RunStore, type RunStoreError } from "../runs/Runs.js"
+import { RACY_MS } from "./Snapshot.js"
+
+/** FNV-1a over a string: a revision is compared for equality only. */
+const fnv1a = (text: string): number => {
+  let h = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i)
+    h = Math.imul(h, 0x01000193) >>> 0
+  }
+  return h
+}
+
+interface Scan {
+  /** 0 when there is no run at all. */
+  readonly revision: number
+  /** The newest record's mtime, for the racy check. */
+  readonly newest: number
+}
+
+export class RunFeed extends Context.Tag("magi/web/RunFeed")<
+  RunFeed,
+  {
+    /** Moves whenever a run is created or its record rewritten; 0 with no runs. */
+    readonly revision: Effect.Effect<number>
+    /** The newest `limit` readable runs, newest first. */
+    readonly recent: (limit: number) => Effect.Effect<ReadonlyArray<Run>, RunStoreError>
+  }
+>() {
+  static layer = Layer.effect(
+    RunFeed,
+    Effect.gen(function* () {
+      const fs = yield* FileSystem.FileSystem
+      const store = yield* RunStore
+
+      const scan: Effect.Effect<Scan> = Effect.gen(function* () {
+        const ids = yield* fs.readDirectory(store.root).pipe(Effect.orElseSucceed((): Array<string> => []))
+        const stamps = yield* Effect.forEach(
+          ids,
+          (id) =>
+            fs.stat(NodePath.join(store.root, id, "run.json")).pipe(
+              Effect.map((s) => Option.some([id, Option.getOrElse(Option.map(s.mtime, (d) => d.getTime()), () => 0)] as const)),
+              Effect.orElseSucceed(() => Option.none())
+            ),
+          { concurrency: 32 }
+        )
+        const found = stamps.flatMap((s) => (Option.isSome(s) ? [s.value] : [])).sort((a, b) => (a[0] < b[0] ? -1 : 1))
+        const revision = fnv1a(found.map(([id, mtime]) => `${id}:${mtime}`).join(";"))
+        const newest = found.reduce((max, [, mtime]) => Math.max(max, mtime), 0)
+        return { revision: found.length === 0 ? 0 : revision || 1, newest }
+      })
+
+      const cached = yield* Ref.make(Option.none<{ readonly revision: number; readonly runs: ReadonlyArray<Run> }>())
+      // Right after a change every open page refetches at once; they share one read.
+      const reading = yield* Effect.makeSemaphore(1)
+
+      const all = Effect.gen(function* () {
+        const seen = yield* scan
+        const hit = Option.filter(yield* Ref.get(cached), (c) => c.revision === seen.revision)
+        if (Option.isSome(hit)) return hit.value.runs
+        return yield* reading.withPermits(1)(
+          Effect.gen(function* () {
+            const startedAt = yield* Clock.currentTimeMillis
+            const now = yield* scan
+            const again = Option.filter(yield* Ref.get(cached), (c) => c.revision === now.revision)
+            if (Option.isSome(again)) return again.value.runs
+            const runs = yield* store.list
+            yield* Ref.set(cached, now.newest < startedAt - RACY_MS ? Option.some({ revision: now.revision, runs }) : Option.none())
+            return runs
+          })
+        )
+      })
+
+      return {
+        revision: Effect.map(scan, (s) => s.revision),
+        recent: (limit: number) => Effect.map(all, (runs) => runs.slice(0, limit))
+      }
+    })
+  )
+}

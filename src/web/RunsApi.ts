@@ -1,0 +1,133 @@
+/**
+ * The runs part of the HTTP API: the list, one run with everything the
+ * owner needs to judge it (its seats, its task, its questions, its
+ * artifacts, the end of what its agent printed), and one artifact as text.
+ *
+ * Read-only: a run is changed by the loop, `magi run` and the waiter, never
+ * from the page.
+ */
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { Effect, Option } from "effect"
+import * as Artifacts from "../runs/Artifacts.js"
+import * as Q from "../questions/Question.js"
+import { type Run, RunStore } from "../runs/Runs.js"
+import { PANEL_HEADERS } from "./Api.js"
+import * as Responses from "./Responses.js"
+import { RunFeed } from "./RunFeed.js"
+import { type QuestionView, Snapshots } from "./Snapshot.js"
+import { TaskOfRun, type TaskView } from "./TaskOfRun.js"
+
+/** `GET /api/runs` without `?limit=`: a phone's screenful many times over. */
+export const DEFAULT_RUNS = 50
+/** The most one request may ask for: past this, a list is a dump, not a page. */
+export const MAX_RUNS = 500
+
+/** A run in the list: the record, and how many of its questions are open and wait on the owner. */
+export type RunListEntry = Run & { readonly questions_open: number; readonly questions_needs_owner: number }
+
+/** One run as its page shows it. */
+export type RunDetail = Run & {
+  /** The queued task this run works, if the loop started it. */
+  readonly task: TaskView | null
+  /** Its questions, newest asked first, as the question list shows them. */
+  readonly questions: ReadonlyArray<QuestionView>
+  /** Its artifacts by name, oldest first. */
+  readonly artifacts: ReadonlyArray<Artifacts.ArtifactEntry>
+  /** The end of what its agent printed last, if it printed anything. */
+  readonly last_output: Artifacts.Tail | null
+}
+
+/** `?limit=` as a whole number from 1 to `MAX_RUNS`, else a message saying so. */
+export const parseLimit = (raw: string | null): number | string => {
+  if (raw === null) return DEFAULT_RUNS
+  const n = /^\d{1,6}$/.test(raw) ? Number(raw) : NaN
+  if (!Number.isInteger(n) || n < 1 || n > MAX_RUNS) return `limit must be a whole number from 1 to ${MAX_RUNS}, not \`${raw}\``
+  return n
+}
+
+const storeFailure = (e: { readonly _tag: string; readonly message: string }) => {
+  switch (e._tag) {
+    case "RunNotFound":
+      return Responses.error(404, e.message)
+    case "InvalidArtifactName":
+      return Responses.error(400, e.message)
+    default:
+      return Responses.error(500, e.message)
+  }
+}
+
+const list = Effect.gen(function* () {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const limit = parseLimit(new URL(request.url, "http://magi").searchParams.get("limit"))
+  if (typeof limit === "string") return Responses.error(400, limit)
+  const runs = yield* (yield* RunFeed).recent(limit)
+  const questions = (yield* (yield* Snapshots).current).questions
+  const open = new Map<string, { open: number; needsOwner: number }>()
+  for (const q of questions) {
+    if (!Q.isOpen(q) || q.run === "") continue
+    const c = open.get(q.run) ?? { open: 0, needsOwner: 0 }
+    open.set(q.run, { open: c.open + 1, needsOwner: c.needsOwner + (Q.waitingOnAgent(q) ? 0 : 1) })
+  }
+  return Responses.json(
+    runs.map(
+      (r): RunListEntry => ({ ...r, questions_open: open.get(r.id)?.open ?? 0, questions_needs_owner: open.get(r.id)?.needsOwner ?? 0 })
+    )
+  )
+}).pipe(Effect.catchAll(storeFailure))
+
+/** A run by id or a unique prefix or suffix (the short id the CLI prints). */
+const detail = Effect.gen(function* () {
+  const id = (yield* HttpRouter.params)["id"] ?? ""
+  const runs = yield* RunStore
+  const run = yield* runs.get(id)
+  const snapshots = yield* Snapshots
+  const mine = (yield* snapshots.current).questions
+    .filter((q) => q.run === run.id)
+    .sort((a, b) => b.asked_at.localeCompare(a.asked_at) || b.id.localeCompare(a.id))
+  const questions = yield* Effect.forEach(mine, snapshots.viewOf)
+  const dir = runs.artifactsDir(run.id)
+  const artifacts = yield* Artifacts.list(dir)
+  const latest = Artifacts.latestOutput(artifacts)
+  // A last output that cannot be read costs only that part of the page.
+  const lastOutput = Option.isNone(latest)
+    ? Option.none()
+    : yield* Artifacts.tail(dir, latest.value).pipe(Effect.orElseSucceed(() => Option.none()))
+  const task = yield* (yield* TaskOfRun).of(run.id)
+  return Responses.json({
+    ...run,
+    task: Option.getOrNull(task),
+    questions,
+    artifacts,
+    last_output: Option.getOrNull(lastOutput)
+  } satisfies RunDetail)
+}).pipe(Effect.catchAll(storeFailure))
+
+/**
+ * One artifact as plain text, under the panel's policy: an agent wrote it,
+ * so a browser must neither sniff it into HTML nor run anything in it.
+ */
+const artifact = Effect.gen(function* () {
+  const params = yield* HttpRouter.params
+  const id = params["id"] ?? ""
+  const name = params["name"] ?? ""
+  // The name is checked before anything touches the disk, the run included.
+  if (!Artifacts.validArtifactName(name))
+    return yield* new Artifacts.InvalidArtifactName({ message: `\`${name}\` is not an artifact name: names match ${Artifacts.ARTIFACT_NAME_RULE}` })
+  const runs = yield* RunStore
+  const run = yield* runs.get(id)
+  const text = yield* Artifacts.read(runs.artifactsDir(run.id), name)
+  if (Option.isNone(text)) return Responses.error(404, `run \`${run.id}\` has no artifact \`${name}\``)
+  return HttpServerResponse.text(text.value, {
+    contentType: "text/plain; charset=utf-8",
+    headers: { ...PANEL_HEADERS, "cache-control": "no-store" }
+  })
+}).pipe(Effect.catchAll(storeFailure))
+
+export const router = HttpRouter.empty.pipe(
+  HttpRouter.get("/api/runs", list),
+  HttpRouter.get("/api/runs/:id", detail),
+  HttpRouter.get("/api/runs/:id/artifacts/:name", artifact),
+  HttpRouter.head("/api/runs/:id/artifacts/:name", artifact)
+)

@@ -1,0 +1,223 @@
+/**
+ * The Runs views: `#/runs`, the newest runs at a glance, and `#/runs/<id>`,
+ * one run with what the owner needs to judge it: status, branch, seats, the
+ * agent's summary, the end of what it printed, its questions (linked to
+ * their cards) and its artifacts.
+ *
+ * Live like the questions: a change event whose runs revision moved refetches
+ * what is on screen; a run's page also follows the questions, since its
+ * questions are part of it. Nothing is fetched while the view is hidden; it
+ * catches up when shown.
+ */
+import * as Api from "./api.js"
+import type { RunDetail, RunListEntry } from "./api.js"
+import { time } from "./card.js"
+import { el } from "./dom.js"
+import { coalesced, message, type Revisions, type View } from "./view.js"
+
+const short = (id: string) => id.slice(id.lastIndexOf("-") + 1)
+
+/** The instruction's first non-blank line: what a run is, in one line. */
+const titleOf = (text: string) => text.split("\n").find((l) => l.trim() !== "")?.trim() ?? "(no instruction)"
+
+/** Words for a run's status, and the colour class it takes. */
+const statusOf = (status: string): [string, string] => {
+  switch (status) {
+    case "running":
+    case "preparing":
+      return [status, "waiting"]
+    case "waiting":
+      return ["waiting on you", "open"]
+    case "done":
+      return ["done", "answered"]
+    case "failed":
+      return ["failed", "failed"]
+    default:
+      return [status, "abandoned"]
+  }
+}
+
+const kb = (bytes: number) => (bytes < 1024 ? `${bytes} B` : `${(bytes / 1024).toFixed(bytes < 10 * 1024 ? 1 : 0)} KiB`)
+
+const runItem = (r: RunListEntry, now: number) => {
+  const [label, kind] = statusOf(r.status)
+  return el(
+    "a",
+    { class: `card run-item ${kind}`, attrs: { href: `#/runs/${encodeURIComponent(r.id)}`, "data-id": r.id } },
+    el("span", { class: "card-head" }, el("span", { class: `status ${kind}` }, label), " ", time(r.created_at, now), el("span", { class: "short" }, short(r.id))),
+    el("span", { class: "summary" }, titleOf(r.instruction)),
+    el("span", { class: "who" }, [r.branch, ...r.seats.map((s) => s.agent)].filter((s) => s !== "").join(" · ")),
+    r.questions_needs_owner > 0
+      ? el("span", { class: "notice waiting" }, r.questions_needs_owner === 1 ? "1 question waits for you" : `${r.questions_needs_owner} questions wait for you`)
+      : null
+  )
+}
+
+const field = (label: string, value: Node | string | null) =>
+  value === null || value === "" ? null : el("div", { class: "field" }, el("dt", {}, label), el("dd", {}, value))
+
+const runPage = (r: RunDetail, now: number) => {
+  const [label, kind] = statusOf(r.status)
+  const out = r.last_output
+  return el(
+    "article",
+    { class: `card run-detail ${kind}`, attrs: { "data-id": r.id } },
+    el("header", { class: "card-head" }, el("span", { class: `status ${kind}` }, label), " ", time(r.created_at, now), el("span", { class: "short" }, short(r.id))),
+    el("h3", { class: "summary" }, titleOf(r.instruction)),
+    r.reason === "" ? null : el("p", { class: "notice error reason" }, r.reason),
+    el(
+      "dl",
+      { class: "fields" },
+      field("Branch", el("code", {}, r.branch)),
+      field("From", el("code", {}, `${r.base} @ ${r.base_commit.slice(0, 10)}`)),
+      field("Repo", el("code", {}, r.repo)),
+      field("Worktree", el("code", {}, r.worktree)),
+      field("Updated", time(r.updated_at, now)),
+      r.task === null
+        ? null
+        : field("Task", el("a", { attrs: { href: `#/queue/${encodeURIComponent(r.task.id)}` } }, `${r.task.title} (${r.task.status})`))
+    ),
+    el("h4", {}, "Seats"),
+    el(
+      "ul",
+      { class: "seats" },
+      ...r.seats.map((s) =>
+        el("li", { attrs: { "data-seat": s.key } }, el("strong", {}, s.key), ` · ${s.agent} · ${s.turns === 1 ? "1 turn" : `${s.turns} turns`}`, s.write ? "" : " · read-only")
+      )
+    ),
+    el("details", { class: "instruction" }, el("summary", {}, "Instruction"), el("div", { class: "detail text" }, r.instruction)),
+    r.summary === "" ? null : el("h4", {}, "Summary"),
+    r.summary === "" ? null : el("div", { class: "detail text run-summary" }, r.summary),
+    el("h4", {}, "Questions"),
+    r.questions.length === 0
+      ? el("p", { class: "muted" }, "This run asked nothing.")
+      : el(
+          "ul",
+          { class: "run-questions" },
+          ...r.questions.map((q) => {
+            const [qLabel, qKind] =
+              q.status === "open" ? (q.waiting_on_agent ? ["waiting on the agent", "waiting"] : ["needs you", "open"]) : [q.status, q.status]
+            return el(
+              "li",
+              {},
+              el("span", { class: `status ${qKind}` }, qLabel),
+              " ",
+              el("a", { attrs: { href: `#/questions/${encodeURIComponent(q.id)}` } }, q.summary)
+            )
+          })
+        ),
+    el("h4", {}, "Last output"),
+    out === null
+      ? el("p", { class: "muted" }, "The agent has printed nothing yet.")
+      : el(
+          "div",
+          { class: "last-output" },
+          el("p", { class: "muted" }, out.truncated ? `The end of ${out.name}:` : `${out.name}:`),
+          el("pre", { class: "output" }, out.text)
+        ),
+    el("h4", {}, "Artifacts"),
+    r.artifacts.length === 0
+      ? el("p", { class: "muted" }, "No artifacts yet.")
+      : el(
+          "ul",
+          { class: "artifacts" },
+          ...r.artifacts.map((a) =>
+            el(
+              "li",
+              {},
+              el("a", { attrs: { href: Api.artifactUrl(r.id, a.name), target: "_blank", rel: "noopener noreferrer" } }, a.name),
+              el("span", { class: "muted" }, ` ${kb(a.size)}`)
+            )
+          )
+        )
+  )
+}
+
+export const runsView = (): View => {
+  const banner = el("p", { class: "notice error", attrs: { hidden: true, role: "alert" } })
+  const list = el("div", { class: "list runs-list" })
+  const empty = el("p", { class: "empty muted", attrs: { hidden: true } }, "No runs yet. `magi run TEXT` starts one; the queue starts them for you.")
+  const listPart = el("section", { class: "runs-index", attrs: { "aria-label": "Runs" } }, el("h2", {}, "Runs"), empty, list)
+  const back = el("a", { class: "back", attrs: { href: "#/runs" } }, "← All runs")
+  const detailBox = el("div", { class: "run-box" })
+  const detailPart = el("section", { class: "run-page", attrs: { "aria-label": "Run", hidden: true } }, back, detailBox)
+  const node = el("div", { class: "view runs-view", attrs: { hidden: true } }, banner, listPart, detailPart)
+
+  let visible = false
+  /** The run on screen (`#/runs/<id>`), or undefined for the list. */
+  let current: string | undefined
+  let runs: ReadonlyArray<RunListEntry> = []
+  let last: Revisions = {}
+  let stale = true
+
+  const fail = (what: string) => (e: unknown) => {
+    banner.hidden = false
+    banner.textContent = `Could not load ${what}: ${message(e)}`
+  }
+
+  const drawList = () => {
+    const now = Date.now()
+    list.replaceChildren(...runs.map((r) => runItem(r, now)))
+    empty.hidden = runs.length > 0
+  }
+
+  const load = coalesced(async () => {
+    stale = false
+    const id = current
+    if (id === undefined) {
+      await Api.listRuns().then((rs) => {
+        runs = rs
+        banner.hidden = true
+        drawList()
+      }, fail("the runs"))
+    } else {
+      await Api.getRun(id).then(
+        (r) => {
+          if (current !== id) return
+          banner.hidden = true
+          detailBox.replaceChildren(runPage(r, Date.now()))
+        },
+        (e: unknown) => {
+          if (current !== id) return
+          detailBox.replaceChildren()
+          fail("this run")(e)
+        }
+      )
+    }
+  })
+
+  return {
+    node,
+    matches: (hash) => hash === "#/runs" || hash.startsWith("#/runs/"),
+    show: (hash) => {
+      const id = /^#\/runs\/(.+)$/.exec(hash)?.[1]
+      const next = id === undefined ? undefined : decodeURIComponent(id)
+      const moved = next !== current || !visible
+      current = next
+      visible = true
+      node.hidden = false
+      listPart.hidden = current !== undefined
+      detailPart.hidden = current === undefined
+      if (moved) {
+        banner.hidden = true
+        if (current !== undefined) detailBox.replaceChildren(el("p", { class: "muted" }, "Loading the run…"))
+      }
+      if (moved || stale) void load()
+    },
+    hide: () => {
+      visible = false
+      node.hidden = true
+    },
+    changed: (revisions) => {
+      // An unknown revision (polling, an older server) means "look again".
+      const moved =
+        revisions.runs === undefined ||
+        revisions.runs !== last.runs ||
+        (current !== undefined && (revisions.questions === undefined || revisions.questions !== last.questions))
+      last = revisions
+      if (!moved) return
+      if (visible) void load()
+      else stale = true
+    }
+  }
+}

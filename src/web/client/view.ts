@@ -1,0 +1,39 @@
+/** What the page's views share: how they are shown and kept live. */
+
+/** The revisions a change event carries (a field is absent from an older server). */
+export type Revisions = { readonly [store: string]: number | undefined }
+
+/** A view behind the nav: its own element, shown for the addresses it matches. */
+export interface View {
+  readonly node: HTMLElement
+  /** Does this view own the address `hash` (`#/runs/…`)? */
+  readonly matches: (hash: string) => boolean
+  /** The address is this view's: show it, and what the address names. */
+  readonly show: (hash: string) => void
+  readonly hide: () => void
+  /** A change event: refetch what is on screen if its store moved. */
+  readonly changed: (revisions: Revisions) => void
+}
+
+/** A fetch that, asked again while running, runs exactly once more after it. */
+export const coalesced = (load: () => Promise<void>) => {
+  let inFlight: Promise<void> | undefined
+  let again = false
+  const run = (): Promise<void> => {
+    if (inFlight !== undefined) {
+      again = true
+      return inFlight
+    }
+    inFlight = load().then(() => {
+      inFlight = undefined
+      if (again) {
+        again = false
+        void run()
+      }
+    })
+    return inFlight
+  }
+  return run
+}
+
+export const message = (e: unknown) => (e instanceof Error ? e.message : String(e))
