@@ -116,14 +116,21 @@ export const ChatRecords = {
         )
       })
 
+    /**
+     * A number that moves with every write: a hash of each file's name,
+     * mtime and size (two writes in one mtime tick still differ in size, a
+     * turn always adds text), 0 when there are none.
+     */
     const revision = Effect.gen(function* () {
       const names = yield* ids.pipe(Effect.orElseSucceed(() => []))
-      let newest = 0
-      for (const id of names) {
+      let hash = 0
+      for (const id of names.sort()) {
         const s = yield* fs.stat(file(id)).pipe(Effect.option)
-        if (Option.isSome(s)) newest = Math.max(newest, Option.getOrElse(Option.map(s.value.mtime, (d) => d.getTime()), () => 0))
+        if (Option.isNone(s)) continue
+        const mtime = Option.getOrElse(Option.map(s.value.mtime, (d) => d.getTime()), () => 0)
+        for (const ch of `${id}:${mtime}:${s.value.size};`) hash = (Math.imul(hash, 31) + ch.charCodeAt(0)) >>> 0
       }
-      return newest + names.length
+      return names.length === 0 ? 0 : hash || 1
     })
 
     const changes = Stream.unwrap(

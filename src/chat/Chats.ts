@@ -27,6 +27,8 @@ import { Agents, hasSession, type CallResult } from "../agents/Agents.js"
 import { loadTable } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as Q from "../questions/Question.js"
+import type { Task } from "../queue/Task.js"
+import { TaskStore } from "../queue/TaskStore.js"
 import type { DraftProblem } from "../queue/TaskFileReview.js"
 import * as C from "./Chat.js"
 import { ChatStoreError, ChatNotFound, ChatRecords } from "./ChatRecords.js"
@@ -95,6 +97,15 @@ export interface ChatsShape {
    */
   readonly respondInBackground: (id: string) => Effect.Effect<void>
   readonly abandon: (id: string) => Effect.Effect<C.Chat, ChatRefused | ChatReadError>
+  /**
+   * Review the draft and, when it passes, queue it as a task (title from
+   * the draft, filed by the operator) and mark the chat filed. Refused with
+   * every problem otherwise.
+   */
+  readonly fileDraft: (
+    id: string,
+    priority?: number
+  ) => Effect.Effect<{ readonly chat: C.Chat; readonly task: Task }, ChatRefused | ChatReadError>
 }
 
 export class Chats extends Context.Tag("magi/Chats")<Chats, ChatsShape>() {
@@ -120,6 +131,7 @@ export const make = Effect.fn("Chats.make")(function* (root: string) {
   const fs = yield* FileSystem.FileSystem
   const agents = yield* Agents
   const rosters = yield* Rosters
+  const tasks = yield* TaskStore
   const records = yield* ChatRecords.make(root)
   const background = yield* FiberSet.make()
   /** One agent turn at a time per chat; a turn asked for meanwhile waits its turn. */
@@ -269,6 +281,31 @@ export const make = Effect.fn("Chats.make")(function* (root: string) {
         : Either.right({ ...chat, status: "abandoned" as const })
     )
 
+  /** One filing at a time per chat, so two taps on "File" queue one task. */
+  const filing = yield* Effect.makeSemaphore(1)
+  const fileDraft = (id: string, priority = 0) =>
+    filing.withPermits(1)(
+      Effect.gen(function* () {
+        if (!Number.isInteger(priority)) return yield* refused(`the priority must be a whole number, not ${priority}`)
+        const chat = yield* records.get(id)
+        if (chat.status !== "open")
+          return yield* refused(
+            chat.status === "filed" ? `chat ${chat.id} is already filed as task ${chat.task}` : `chat ${chat.id} is ${chat.status}`
+          )
+        const problems = C.draftProblems(chat)
+        if (!C.canFile(chat))
+          return yield* new ChatRefused({
+            message: `the draft cannot be filed yet: ${problems.filter((p) => !p.soft).map((p) => p.message).join("; ")}`,
+            problems
+          })
+        const task = yield* tasks
+          .add({ instruction: chat.draft!, repo: chat.repo, priority, source: { kind: "human" } })
+          .pipe(Effect.mapError((e) => refused(`the task could not be queued: ${e.message}`)))
+        const filed = yield* records.update(chat.id, (c) => Either.right({ ...c, status: "filed" as const, task: task.id }))
+        return { chat: filed, task }
+      })
+    )
+
   const list = Effect.map(records.list, (chats) =>
     [...chats].sort(
       (a, b) => Number(b.status === "open") - Number(a.status === "open") || b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id)
@@ -291,6 +328,7 @@ export const make = Effect.fn("Chats.make")(function* (root: string) {
     say: (id, text) => Effect.flatMap(record(id, text), (chat) => respond(chat.id)),
     start: (input) => Effect.flatMap(open(input), (chat) => respond(chat.id)),
     respondInBackground,
-    abandon
+    abandon,
+    fileDraft
   } satisfies ChatsShape
 })

@@ -7,6 +7,9 @@ import { Rosters, type AgentSpec } from "../../src/agents/AgentRoster.js"
 import { Agents } from "../../src/agents/Agents.js"
 import * as C from "../../src/chat/Chat.js"
 import { Chats } from "../../src/chat/Chats.js"
+import { TaskStore } from "../../src/queue/TaskStore.js"
+import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
+import { FileSystem } from "@effect/platform"
 import { MagiHome } from "../../src/platform/MagiHome.js"
 import { advance, realPause, tempDirSync } from "../support.js"
 
@@ -57,7 +60,7 @@ const bodies = (chat: C.Chat) => chat.turns.map((t) => `${t.who}: ${t.body}`)
 
 const layer = (home: string, agents: ReadonlyArray<AgentSpec>) =>
   Chats.at(NodePath.join(home, "chats")).pipe(
-    Layer.provideMerge(Layer.mergeAll(Agents.layer, Rosters.fixed(agents))),
+    Layer.provideMerge(Layer.mergeAll(Agents.layer, Rosters.fixed(agents), TaskStore.at(NodePath.join(home, "queue")))),
     Layer.provideMerge(MagiHome.at(home)),
     Layer.provideMerge(NodeContext.layer)
   )
@@ -282,4 +285,64 @@ describe("opening a chat", () => {
       expect((yield* Effect.flip(chats.get(chat.id))).message).toContain("written by a newer magi (schema 2")
     }).pipe(Effect.provide(layer(t.home, [interviewer(t.dir)])))
   })
+})
+
+describe("filing the draft", () => {
+  it.live("refuses with every problem until the draft passes review, then queues it once and marks the chat filed", () => {
+    const t = setup([{ reply: "```task\nretry it\n```" }, { reply: "Fixed:\n```task\n" + DRAFT + "\n```" }])
+    return Effect.gen(function* () {
+      const chats = yield* Chats
+      const tasks = yield* TaskStore
+      const chat = yield* chats.open({ idea: "retry the fetcher", repo: t.repo })
+      const none = yield* Effect.flip(chats.fileDraft(chat.id))
+      expect(none.message).toContain("no task file yet")
+      yield* chats.firstTurn(chat.id)
+      const bad = yield* Effect.flip(chats.fileDraft(chat.id))
+      expect(bad._tag === "ChatRefused" && bad.problems?.map((p) => p.message)).toEqual([
+        expect.stringContaining("no completion criteria"),
+        expect.stringContaining("under 200 bytes")
+      ])
+      expect(yield* tasks.list).toEqual([])
+      yield* chats.say(chat.id, "add criteria please")
+      const { chat: filed, task } = yield* chats.fileDraft(chat.id, 3)
+      expect(task).toMatchObject({ title: "Retry failed GETs in the fetcher", instruction: DRAFT, repo: t.repo, priority: 3, source: { kind: "human" }, status: "queued" })
+      expect(filed).toMatchObject({ status: "filed", task: task.id })
+      expect(onDisk(t.root, chat.id).task).toBe(task.id)
+      expect((yield* Effect.flip(chats.fileDraft(chat.id))).message).toContain(`already filed as task ${task.id}`)
+      expect(yield* tasks.list).toHaveLength(1)
+    }).pipe(Effect.provide(layer(t.home, [interviewer(t.dir)])))
+  })
+})
+
+describe("the chats store in memory", () => {
+  it.effect("keeps the operator's words, lists and moves its revision without a disk", () =>
+    Effect.gen(function* () {
+      const fs = yield* FileSystem.FileSystem
+      yield* fs.makeDirectory("/src/app/.git", { recursive: true })
+      const chats = yield* Chats
+      expect(yield* chats.revision).toBe(0)
+      const chat = yield* chats.open({ idea: "retry the fetcher", repo: "/src/app" })
+      const before = yield* chats.revision
+      expect(before).toBeGreaterThan(0)
+      yield* chats.record(chat.id, "GETs only")
+      const read = yield* chats.get(chat.id.slice(-4))
+      expect(bodies(read)).toEqual(["operator: retry the fetcher", "operator: GETs only"])
+      expect(C.unanswered(read)).toHaveLength(2)
+      expect((yield* chats.list).map((c) => c.id)).toEqual([chat.id])
+      expect(yield* chats.revision).not.toBe(before)
+    }).pipe(
+      Effect.provide(
+        Chats.at("/home/chats").pipe(
+          Layer.provideMerge(
+            Layer.mergeAll(
+              Layer.succeed(Agents, { call: () => Effect.die("no agent runs in this test") }),
+              Rosters.fixed([interviewer("/nowhere")]),
+              TaskStore.at("/home/queue")
+            )
+          ),
+          Layer.provideMerge(MemoryFileSystem.layer)
+        )
+      )
+    )
+  )
 })
