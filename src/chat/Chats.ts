@@ -41,6 +41,8 @@ export const TURN_TIMEOUT = Duration.seconds(C.TURN_TIMEOUT_SECONDS)
 /** Bad input or a chat in the wrong state: nothing was written. */
 export class ChatRefused extends Data.TaggedError("ChatRefused")<{
   readonly message: string
+  /** The chat is filed or abandoned: decided already, not a mistake in the request. */
+  readonly settled?: boolean
   /** Set when a draft was refused by the review: every problem, for the page to list. */
   readonly problems?: ReadonlyArray<DraftProblem>
 }> {}
@@ -186,7 +188,7 @@ export const make = Effect.fn("Chats.make")(function* (root: string) {
       const at = Q.timestamp(yield* now)
       return yield* records.update(id, (chat) =>
         chat.status !== "open"
-          ? Either.left(refused(`chat ${chat.id} is ${chat.status}; start a new one to plan more`))
+          ? Either.left(new ChatRefused({ message: `chat ${chat.id} is ${chat.status}; start a new one to plan more`, settled: true }))
           : Either.right({ ...chat, turns: [...chat.turns, { who: "operator" as const, body, at }] })
       )
     })
@@ -202,7 +204,8 @@ export const make = Effect.fn("Chats.make")(function* (root: string) {
   const turn = (id: string) =>
     Effect.gen(function* () {
       const chat = yield* records.get(id)
-      if (chat.status !== "open") return yield* refused(`chat ${chat.id} is ${chat.status}; nothing to answer`)
+      if (chat.status !== "open")
+        return yield* new ChatRefused({ message: `chat ${chat.id} is ${chat.status}; nothing to answer`, settled: true })
       if (C.unanswered(chat).length === 0) return chat // an earlier turn already carried every message
       const roster = yield* rosters.forRepo(chat.repo).pipe(Effect.option)
       const agent: AgentSpec | undefined = Option.getOrUndefined(Option.flatMap(roster, (r) => r.get(chat.agent)))
@@ -277,7 +280,7 @@ export const make = Effect.fn("Chats.make")(function* (root: string) {
   const abandon = (id: string) =>
     records.update(id, (chat) =>
       chat.status === "filed"
-        ? Either.left(refused(`chat ${chat.id} is already filed as task ${chat.task}`))
+        ? Either.left(new ChatRefused({ message: `chat ${chat.id} is already filed as task ${chat.task}`, settled: true }))
         : Either.right({ ...chat, status: "abandoned" as const })
     )
 
@@ -289,9 +292,10 @@ export const make = Effect.fn("Chats.make")(function* (root: string) {
         if (!Number.isInteger(priority)) return yield* refused(`the priority must be a whole number, not ${priority}`)
         const chat = yield* records.get(id)
         if (chat.status !== "open")
-          return yield* refused(
-            chat.status === "filed" ? `chat ${chat.id} is already filed as task ${chat.task}` : `chat ${chat.id} is ${chat.status}`
-          )
+          return yield* new ChatRefused({
+            message: chat.status === "filed" ? `chat ${chat.id} is already filed as task ${chat.task}` : `chat ${chat.id} is ${chat.status}`,
+            settled: true
+          })
         const problems = C.draftProblems(chat)
         if (!C.canFile(chat))
           return yield* new ChatRefused({

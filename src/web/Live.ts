@@ -21,6 +21,7 @@ import { MagiHome } from "../platform/MagiHome.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { NoticeFeed } from "./NoticeFeed.js"
 import { RunFeed } from "./RunFeed.js"
+import { Chats } from "../chat/Chats.js"
 import { Snapshots } from "./Snapshot.js"
 
 /** How often the revision is re-read when no file event arrives. */
@@ -33,6 +34,7 @@ export interface Revisions {
   readonly questions: number
   readonly notices: number
   readonly runs: number
+  readonly chats: number
 }
 
 /**
@@ -82,6 +84,7 @@ export class Live extends Context.Tag("magi/web/Live")<
       const store = yield* QuestionStore
       const notices = yield* NoticeFeed
       const runs = yield* RunFeed
+      const chats = yield* Chats
       const snapshots = yield* Snapshots
       const fs = yield* FileSystem.FileSystem
       const loop = loopNow((yield* MagiHome).dir).pipe(Effect.provideService(FileSystem.FileSystem, fs))
@@ -93,7 +96,8 @@ export class Live extends Context.Tag("magi/web/Live")<
       const revisionsNow: Effect.Effect<Revisions> = Effect.all({
         questions: store.revision,
         notices: notices.revision,
-        runs: runs.revision
+        runs: runs.revision,
+        chats: chats.revision
       })
       const last = yield* Ref.make({ revisions: yield* revisionsNow, holders: yield* snapshots.holders, loop: yield* loop })
 
@@ -119,7 +123,7 @@ export class Live extends Context.Tag("magi/web/Live")<
           yield* publish(revisions, holders, owner)
       })
 
-      yield* Stream.merge(store.changes, notices.changes).pipe(
+      yield* Stream.mergeAll([store.changes, notices.changes, chats.changes], { concurrency: "unbounded" }).pipe(
         Stream.filter(isRecordFile),
         Stream.runForEach(() => onFileEvent),
         Effect.forkScoped
