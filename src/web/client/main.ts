@@ -15,6 +15,7 @@ import type { WaiterNotice } from "./api.js"
 import { card, relative, time, type Notice } from "./card.js"
 import { el } from "./dom.js"
 import { runsView } from "./runs.js"
+import { chatsView } from "./chats.js"
 import { coalesced, message, type Revisions, type View } from "./view.js"
 
 /** Without live events (an old browser, a proxy that buffers), poll this often. */
@@ -66,7 +67,10 @@ const questionsLink = el("a", { attrs: { href: "#/questions" } }, "Questions ", 
 const noticesLink = el("a", { attrs: { href: "#/notices" } }, "Notices ", noticeBadge)
 const runsLink = el("a", { attrs: { href: "#/runs" } }, "Runs")
 /** The views beyond questions and notices, each in its own module. */
-const views: ReadonlyArray<{ readonly view: View; readonly link: HTMLElement }> = [{ view: runsView(), link: runsLink }]
+const views: ReadonlyArray<{ readonly view: View; readonly link: HTMLElement }> = [
+  { view: runsView(), link: runsLink },
+  { view: chatsView(), link: el("a", { attrs: { href: "#/chats" } }, "Plan") }
+]
 const questionsView = el(
   "div",
   { class: "view questions-view" },
