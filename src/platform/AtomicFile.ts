@@ -4,38 +4,92 @@
  * new, never half of either, and a writer killed mid-write leaves the old file
  * readable. The temp name carries the pid and a random part, so two writers
  * never share a scratch file; it ends in `.tmp`, so no listing of `*.json`
- * ever mistakes it for a record.
+ * ever mistakes it for a record (and `RecordStore` sweeps ones a kill left).
+ *
+ * Durable by default: the temp file's bytes are flushed (`fsync`) before the
+ * rename, and the directory after it, so a write that returned has reached
+ * the disk and a power loss right after it cannot take it back. Without the
+ * first flush a crash can leave the new name pointing at an empty file; without
+ * the second, the rename itself may not have reached the disk.
  */
 import { FileSystem } from "@effect/platform"
 import { Effect } from "effect"
 import * as NodePath from "node:path"
 
-const scratchFor = (path: string) => `${path}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp`
+/** Suffix of every scratch file: what the leftovers sweep looks for. */
+export const SCRATCH_SUFFIX = ".tmp"
 
-const alreadyExists = (e: { readonly _tag: string; readonly reason?: string }) => e._tag === "SystemError" && e.reason === "AlreadyExists"
+const scratchFor = (path: string) =>
+  `${path}.${process.pid}.${Math.random().toString(36).slice(2, 10)}${SCRATCH_SUFFIX}`
+
+const alreadyExists = (e: { readonly _tag: string; readonly reason?: string }) =>
+  e._tag === "SystemError" && e.reason === "AlreadyExists"
+
+export interface WriteOptions {
+  /**
+   * Flush to the disk before returning (default true). Off only for files
+   * whose loss in a power cut costs nothing (a lock, a lease beat), where the
+   * flush would be pure latency.
+   */
+  readonly durable?: boolean
+}
+
+/** Write a brand-new file (create-new) with `text`, flushed when `durable`. */
+const writeScratch = (fs: FileSystem.FileSystem, path: string, text: string, durable: boolean) =>
+  durable
+    ? Effect.scoped(
+        Effect.gen(function* () {
+          const file = yield* fs.open(path, { flag: "wx" })
+          yield* file.writeAll(new TextEncoder().encode(text))
+          yield* file.sync
+        })
+      )
+    : fs.writeFileString(path, text, { flag: "wx" })
+
+/**
+ * Flush a directory's entries (a rename or link into it) to the disk. Best
+ * effort: some filesystems cannot open a directory for this, and there the
+ * write has still landed, only without the power-loss promise.
+ */
+export const syncDirectory = (dir: string) =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) =>
+    Effect.scoped(Effect.flatMap(fs.open(dir, { flag: "r" }), (d) => d.sync)).pipe(Effect.ignore)
+  )
 
 /** Replace `path` with `text` atomically, creating its directory if needed. */
-export const writeAtomically = Effect.fn("writeAtomically")(function* (path: string, text: string) {
+export const writeAtomically = Effect.fn("writeAtomically")(function* (
+  path: string,
+  text: string,
+  options?: WriteOptions
+) {
   const fs = yield* FileSystem.FileSystem
+  const durable = options?.durable ?? true
   const tmp = scratchFor(path)
   yield* fs.makeDirectory(NodePath.dirname(path), { recursive: true })
-  yield* fs.writeFileString(tmp, text)
+  yield* writeScratch(fs, tmp, text, durable).pipe(Effect.tapError(() => fs.remove(tmp).pipe(Effect.ignore)))
   yield* fs.rename(tmp, path).pipe(Effect.tapError(() => fs.remove(tmp).pipe(Effect.ignore)))
+  if (durable) yield* syncDirectory(NodePath.dirname(path))
 })
 
 /**
- * Create `path` holding `text` unless it exists already (false then): a lock
- * that says who holds it. A plain create-new write is two steps, create and
- * fill, and a reader in between sees an empty file it cannot tell from a
- * broken one; so the text goes to a temp file that is hard-linked into place,
- * and a link, like a create-new, never replaces a file that is there. On a
- * filesystem without hard links it falls back to the create-new write.
+ * Create `path` holding `text` unless it exists already (false then): a new
+ * record, a lock that says who holds it. A plain create-new write is two
+ * steps, create and fill, and a reader in between sees an empty file it
+ * cannot tell from a broken one; so the text goes to a temp file that is
+ * hard-linked into place, and a link, like a create-new, never replaces a file
+ * that is there. On a filesystem without hard links it falls back to the
+ * create-new write. Not durable unless asked: most callers are locks.
  */
-export const createAtomically = Effect.fn("createAtomically")(function* (path: string, text: string) {
+export const createAtomically = Effect.fn("createAtomically")(function* (
+  path: string,
+  text: string,
+  options?: WriteOptions
+) {
   const fs = yield* FileSystem.FileSystem
+  const durable = options?.durable ?? false
   const tmp = scratchFor(path)
   yield* fs.makeDirectory(NodePath.dirname(path), { recursive: true })
-  yield* fs.writeFileString(tmp, text)
+  yield* writeScratch(fs, tmp, text, durable).pipe(Effect.tapError(() => fs.remove(tmp).pipe(Effect.ignore)))
   const linked = yield* fs.link(tmp, path).pipe(
     Effect.as(true),
     Effect.catchIf(alreadyExists, () => Effect.succeed(false)),
@@ -47,5 +101,6 @@ export const createAtomically = Effect.fn("createAtomically")(function* (path: s
     ),
     Effect.ensuring(fs.remove(tmp).pipe(Effect.ignore))
   )
+  if (linked && durable) yield* syncDirectory(NodePath.dirname(path))
   return linked
 })

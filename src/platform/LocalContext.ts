@@ -7,14 +7,30 @@
  * (open, stat, read, close) through a pool of four threads, which for 10,000
  * questions costs over a second; the synchronous read of the same file takes
  * about fifteen microseconds of the event loop. The largest file magi reads
- * whole is a panel asset, capped at 8 MiB, a few milliseconds. Everything else
- * (writes, renames, watching, child processes) stays as the platform has it.
+ * whole is a panel asset, capped at 8 MiB, a few milliseconds. `stat` is
+ * synchronous for the same reason: a store checks each file before it reads
+ * it. Everything else (writes, renames, watching, child processes) stays as
+ * the platform has it.
+ *
+ * A whole-file read here never blocks and never grows without bound, whatever
+ * sits at the path: it opens without blocking (`O_NONBLOCK`, so a FIFO dropped
+ * in a folder cannot hang the event loop), refuses anything but a regular file
+ * on the descriptor it opened (so a swap between a caller's `stat` and this
+ * open changes nothing), and refuses a file over `WHOLE_READ_MAX_BYTES`.
  */
 import { FileSystem, Error as PlatformError } from "@effect/platform"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import * as NodeFs from "node:fs"
+
+/**
+ * Largest file magi reads whole. The biggest legitimate one is a panel asset,
+ * whose total is capped at 8 MiB; records are capped far lower by their
+ * stores. This is the backstop that makes "read a whole file" a bounded
+ * operation even for a caller that forgot its own cap.
+ */
+export const WHOLE_READ_MAX_BYTES = 64 * 1024 * 1024
 
 const reasonOf = (code: string | undefined): PlatformError.SystemErrorReason => {
   switch (code) {
@@ -30,6 +46,8 @@ const reasonOf = (code: string | undefined): PlatformError.SystemErrorReason => 
       return "BadResource"
     case "EBUSY":
       return "Busy"
+    case "EBADRES":
+      return "BadResource"
     default:
       return "Unknown"
   }
@@ -49,14 +67,77 @@ const readSync = <A>(method: string, path: string, read: () => A) =>
       })
   })
 
-/** Node's `FileSystem` with synchronous whole-file reads. */
+class NotRegular extends Error {
+  readonly code = "EBADRES"
+  readonly syscall = "read"
+}
+
+const kindOf = (s: NodeFs.Stats) =>
+  s.isDirectory() ? "a directory" : s.isFIFO() ? "a FIFO" : s.isCharacterDevice() ? "a character device" : s.isBlockDevice() ? "a block device" : s.isSocket() ? "a socket" : "not a regular file"
+
+/** The whole of one regular file, read without blocking and within the cap. */
+const readRegular = (path: string): Buffer => {
+  const fd = NodeFs.openSync(path, NodeFs.constants.O_RDONLY | NodeFs.constants.O_NONBLOCK)
+  try {
+    const info = NodeFs.fstatSync(fd)
+    if (!info.isFile()) throw new NotRegular(`${path} is ${kindOf(info)}, not a regular file; magi reads only regular files`)
+    if (info.size > WHOLE_READ_MAX_BYTES)
+      throw new NotRegular(`${path} is ${info.size} bytes, over magi's cap of ${WHOLE_READ_MAX_BYTES} bytes for reading a file whole`)
+    // Exactly the size the descriptor reported: a file growing while it is
+    // read is cut there, never followed.
+    const buffer = Buffer.allocUnsafe(info.size)
+    let filled = 0
+    while (filled < info.size) {
+      const n = NodeFs.readSync(fd, buffer, filled, info.size - filled, filled)
+      if (n === 0) break
+      filled += n
+    }
+    return filled === info.size ? buffer : buffer.subarray(0, filled)
+  } finally {
+    NodeFs.closeSync(fd)
+  }
+}
+
+const infoOf = (s: NodeFs.Stats): FileSystem.File.Info => ({
+  type: s.isFile()
+    ? "File"
+    : s.isDirectory()
+      ? "Directory"
+      : s.isSymbolicLink()
+        ? "SymbolicLink"
+        : s.isBlockDevice()
+          ? "BlockDevice"
+          : s.isCharacterDevice()
+            ? "CharacterDevice"
+            : s.isFIFO()
+              ? "FIFO"
+              : s.isSocket()
+                ? "Socket"
+                : "Unknown",
+  mtime: Option.fromNullable(s.mtime),
+  atime: Option.fromNullable(s.atime),
+  birthtime: Option.fromNullable(s.birthtime),
+  dev: s.dev,
+  rdev: Option.fromNullable(s.rdev),
+  ino: Option.fromNullable(s.ino),
+  mode: s.mode,
+  nlink: Option.fromNullable(s.nlink),
+  uid: Option.fromNullable(s.uid),
+  gid: Option.fromNullable(s.gid),
+  size: FileSystem.Size(s.size),
+  blksize: Option.map(Option.fromNullable(s.blksize), FileSystem.Size),
+  blocks: Option.fromNullable(s.blocks)
+})
+
+/** Node's `FileSystem` with synchronous, bounded, never-blocking whole-file reads. */
 export const fileSystemLayer = Layer.effect(
   FileSystem.FileSystem,
   Effect.map(FileSystem.FileSystem, (fs) => ({
     ...fs,
-    readFile: (path: string) => readSync("readFile", path, () => new Uint8Array(NodeFs.readFileSync(path))),
+    readFile: (path: string) => readSync("readFile", path, () => new Uint8Array(readRegular(path))),
     readFileString: (path: string, encoding?: string) =>
-      readSync("readFileString", path, () => NodeFs.readFileSync(path, { encoding: (encoding ?? "utf8") as BufferEncoding }))
+      readSync("readFileString", path, () => readRegular(path).toString((encoding ?? "utf8") as BufferEncoding)),
+    stat: (path: string) => readSync("stat", path, () => infoOf(NodeFs.statSync(path)))
   }))
 ).pipe(Layer.provide(NodeFileSystem.layer))
 

@@ -145,6 +145,84 @@ export const make = Effect.gen(function* () {
       )
     })
 
+  /**
+   * An open file, enough of one for what the stores do with it: write a new
+   * file and flush it (a no-op here: memory has no disk to reach), flush a
+   * directory, read back. Writes land in the entry at once.
+   */
+  const open: FileSystem.FileSystem["open"] = (raw, options) =>
+    Effect.suspend(() => {
+      const path = norm(raw)
+      const flag = options?.flag ?? "r"
+      const existing = entries.get(path)
+      const creates = flag.startsWith("w") || flag.startsWith("a")
+      if (!creates && !existing) return Effect.fail(fail("open", path, "NotFound"))
+      if (creates && existing && flag.includes("x")) return Effect.fail(fail("open", path, "AlreadyExists"))
+      if (creates && existing?.type === "Directory") return Effect.fail(fail("open", path, "BadResource"))
+      const ready: Effect.Effect<void, PlatformError.PlatformError> = creates
+        ? (requireDir("open", path) as Effect.Effect<void, PlatformError.PlatformError>).pipe(
+            Effect.map(() => {
+              if (existing && flag.startsWith("a")) return
+              entries.set(path, { type: "File", data: new Uint8Array(0), mtime: new Date() })
+              touched(path, existing ? FileSystem.WatchEventUpdate({ path }) : FileSystem.WatchEventCreate({ path }))
+            })
+          )
+        : Effect.void
+      return Effect.map(ready, () => {
+        let position = 0
+        const current = () => entries.get(path)
+        const file: FileSystem.File = {
+          [FileSystem.FileTypeId]: FileSystem.FileTypeId,
+          fd: FileSystem.FileDescriptor(0),
+          stat: Effect.suspend(() => {
+            const entry = current()
+            return entry ? Effect.succeed(info(entry)) : Effect.fail(fail("stat", path, "NotFound"))
+          }),
+          seek: (offset, from) =>
+            Effect.sync(() => {
+              position = from === "start" ? Number(offset) : position + Number(offset)
+            }),
+          sync: Effect.void,
+          read: (buffer) =>
+            Effect.sync(() => {
+              const entry = current()
+              const data = entry?.type === "File" ? entry.data : new Uint8Array(0)
+              const chunk = data.subarray(position, position + buffer.byteLength)
+              buffer.set(chunk)
+              position += chunk.byteLength
+              return FileSystem.Size(chunk.byteLength)
+            }),
+          readAlloc: (size) =>
+            Effect.sync(() => {
+              const entry = current()
+              const data = entry?.type === "File" ? entry.data : new Uint8Array(0)
+              const chunk = data.slice(position, position + Number(size))
+              position += chunk.byteLength
+              return chunk.byteLength === 0 ? Option.none() : Option.some(chunk)
+            }),
+          truncate: (length) =>
+            Effect.sync(() => {
+              const entry = current()
+              if (entry?.type === "File") entry.data = entry.data.slice(0, Number(length ?? 0))
+            }),
+          write: (buffer) => Effect.map(file.writeAll(buffer), () => FileSystem.Size(buffer.byteLength)),
+          writeAll: (buffer) =>
+            Effect.suspend(() => {
+              const entry = current()
+              if (entry?.type !== "File") return Effect.fail<PlatformError.PlatformError>(fail("write", path, "NotFound"))
+              const next = new Uint8Array(Math.max(entry.data.byteLength, position + buffer.byteLength))
+              next.set(entry.data)
+              next.set(buffer, position)
+              entry.data = next
+              entry.mtime = new Date()
+              position += buffer.byteLength
+              return Effect.void as Effect.Effect<void, PlatformError.PlatformError>
+            })
+        }
+        return file
+      })
+    })
+
   const fs = FileSystem.makeNoop({
     exists: (raw) => Effect.sync(() => entries.has(norm(raw))),
     stat: (raw) =>
@@ -165,6 +243,7 @@ export const make = Effect.gen(function* () {
     copyFile: (from, to) => Effect.flatMap(readFile(from), (bytes) => writeFile(to, bytes)),
     remove,
     link,
+    open,
     rename,
     makeDirectory,
     watch: (raw) => {

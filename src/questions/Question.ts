@@ -26,6 +26,14 @@ export const SCHEMA = 4
  */
 export const REPLY_QUIET_WINDOW_MS = 5 * 60 * 1000
 
+/**
+ * Largest question record magi writes, encoded. Everything an agent or the
+ * owner types lands in it and every listing reads it whole (the phone gets
+ * every record), so it is bounded: long evidence belongs in a panel, which is
+ * fetched only when its card is opened.
+ */
+export const RECORD_MAX_BYTES = 1024 * 1024
+
 /** Longest asset name: fits every filesystem the owner may copy a panel to. */
 const ASSET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 

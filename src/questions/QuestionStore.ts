@@ -4,21 +4,21 @@
  * Files rather than a database because three processes read and write these
  * records (the asking agent's `magi ask`, `magi web` serving the phone, and
  * `magi answer` at a terminal) and a rename is the one cross-process atomic
- * write that needs no server. Every write goes to a temp file first and is
- * renamed into place; every read-modify-write of one question holds that
- * question's lock file, so two writers landing in the same instant never lose
- * each other's change.
+ * write that needs no server. The files themselves (atomic durable writes,
+ * the per-question lock, bounded reads, listing, ids) are the shared
+ * `platform/RecordStore`; this module adds what is a question's own: the
+ * listing order, runs' questions, counts and panels.
  *
  * All I/O goes through `@effect/platform`'s `FileSystem`, so the same code
  * runs on a real directory and on the in-memory filesystem.
  */
 import { FileSystem, Error as PlatformError } from "@effect/platform"
-import { Clock, Context, Data, Duration, Effect, Either, Layer, Option, Schedule, Stream } from "effect"
+import { Context, Data, Effect, Either, Layer, Option, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as Q from "./Question.js"
 import type { Question } from "./Question.js"
 import { MagiHome, questionsDir } from "../platform/MagiHome.js"
-import { writeAtomically } from "../platform/AtomicFile.js"
+import * as RecordStore from "../platform/RecordStore.js"
 import { type RunStatus, resumable } from "../runs/RunStatus.js"
 
 /**
@@ -29,18 +29,7 @@ import { type RunStatus, resumable } from "../runs/RunStatus.js"
  */
 export const PANEL_MAX_BYTES = 8 * 1024 * 1024
 
-/**
- * A lock older than this was left by a writer that died mid-update: a real
- * update holds it for a read, a transition and a rename, milliseconds.
- */
-export const LOCK_STALE_MS = 10_000
-/** How often a writer retries a held lock. */
-export const LOCK_RETRY_MS = 15
-/** How long a writer waits for a held lock before saying so. */
-export const LOCK_GIVE_UP_MS = 10_000
-
-/** Filesystem timestamps are coarse on some filesystems; older than this is settled. */
-const MTIME_SLACK_MS = 50
+export { LOCK_GIVE_UP_MS, LOCK_RETRY_MS, LOCK_STALE_MS } from "../platform/RecordLock.js"
 
 const PANEL_DIR = ".panel"
 const PANEL_TMP = ".panel.tmp"
@@ -73,8 +62,12 @@ const isNotFound = (e: PlatformError.PlatformError) => e._tag === "SystemError" 
 export interface QuestionStoreShape {
   /** The directory holding the question files. */
   readonly root: string
-  /** Write a question whole, atomically. */
+  /** Write a question whole, atomically and durably. */
   readonly put: (q: Question) => Effect.Effect<void, StoreError>
+  /** Write a new question unless its id is taken (false then: draw another id). */
+  readonly create: (q: Question) => Effect.Effect<boolean, StoreError>
+  /** Files in the store that are not readable questions, by id, with why (the listing skips them). */
+  readonly skipped: Effect.Effect<ReadonlyArray<RecordStore.Skipped>, StoreError>
   /** Load by id, unique prefix, or short (suffix) id. */
   readonly get: (idOrPrefix: string) => Effect.Effect<Question, ReadError>
   /** Every readable question: open first, then newest first. */
@@ -134,173 +127,60 @@ export class QuestionStore extends Context.Tag("magi/QuestionStore")<QuestionSto
   )
 }
 
+/**
+ * Largest question file read. A question magi writes is capped at
+ * `Q.RECORD_MAX_BYTES`; four times that leaves room for a hand-edited or
+ * older one, and still refuses the 100 MiB detail an agent once stored.
+ */
+export const QUESTION_FILE_MAX_BYTES = 4 * Q.RECORD_MAX_BYTES
+
+const PANEL_SCRATCH = new RegExp(`\\${PANEL_TMP}-[a-z0-9]+$`)
+
 /** Build a store rooted at `root`. */
 export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
   const fs = yield* FileSystem.FileSystem
-  const pathOf = (id: string) => NodePath.join(root, `${id}.json`)
+  const records = yield* RecordStore.make({
+    root,
+    kind: {
+      noun: "question",
+      label: Q.shortId,
+      decode: Q.decode,
+      encode: Q.encode,
+      idOf: (q: Question) => q.id,
+      maxBytes: QUESTION_FILE_MAX_BYTES
+    },
+    errors: {
+      notFound: (message) => new QuestionNotFound({ message }),
+      unreadable: (message) => new Q.UnreadableQuestion({ message }),
+      failed: (message) => new StoreError({ message })
+    },
+    // A panel being assembled lives in its own scratch folder beside the
+    // record until it is renamed into place.
+    leftover: (name) => PANEL_SCRATCH.test(name)
+  })
   const panelDir = (id: string) => NodePath.join(root, `${id}${PANEL_DIR}`)
-  // Writers in this process queue here rather than spinning on the lock file
-  // against each other; the lock file is what other processes see.
-  const localWriters = yield* Effect.makeSemaphore(1)
 
   const ensureRoot = fs.makeDirectory(root, { recursive: true }).pipe(Effect.mapError(io(`create ${root}`)))
 
-  const put = (q: Question) =>
-    writeAtomically(pathOf(q.id), Q.encode(q)).pipe(
-      Effect.mapError(io(`write question ${q.id}`)),
-      Effect.provideService(FileSystem.FileSystem, fs),
-      Effect.withSpan("QuestionStore.put", { attributes: { id: q.id } })
-    )
-
-  const readPath = (path: string): Effect.Effect<Question, Q.UnreadableQuestion | StoreError | QuestionNotFound> =>
-    fs.readFileString(path).pipe(
-      Effect.mapError((e) =>
-        isNotFound(e)
-          ? new QuestionNotFound({ message: `no question file at ${path}` })
-          : new StoreError({ message: `read ${path}: ${e.message}` })
-      ),
-      Effect.flatMap((body) => Q.decode(body, path)),
-      // The id inside must be the file's own: a copied or hand-edited record
-      // would otherwise be written back (and its lease kept) somewhere else.
-      Effect.filterOrFail(
-        (q) => `${q.id}.json` === NodePath.basename(path),
-        (q) => new Q.UnreadableQuestion({ message: `${path} holds question \`${q.id}\`, not the one its name says; rename it or fix its id` })
-      )
-    )
-
-  /** Ids of every stored question file, readable or not. */
-  const storedIds = fs.readDirectory(root).pipe(
-    Effect.map((names) => names.filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5))),
-    Effect.catchIf(isNotFound, () => Effect.succeed<string[]>([])),
-    Effect.mapError(io(`list ${root}`))
-  )
+  const put = records.put
 
   const byOpenThenNewest = (a: Question, b: Question) => {
     const rank = (q: Question) => (Q.isOpen(q) ? 0 : 1)
     return rank(a) - rank(b) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
   }
 
-  /**
-   * The last full listing, and the directory's mtime when it was taken. Every
-   * write lands by a rename into the root, which moves the root's mtime, so an
-   * unchanged mtime means an unchanged store and the listing is reused. The
-   * mtime is only trusted once it is safely older than the listing (by
-   * `MTIME_SLACK_MS`), since two writes inside one timestamp tick would
-   * otherwise look like one. Wall time, not `Clock`: this compares against
-   * the filesystem's own timestamps.
-   */
-  let cached: { readonly mtime: number; readonly questions: ReadonlyArray<Question> } | undefined
-  const rootMtime = fs.stat(root).pipe(
-    Effect.map((s) => Option.getOrElse(Option.map(s.mtime, (d) => d.getTime()), () => -1)),
-    Effect.orElseSucceed(() => -1)
-  )
-
-  const list = Effect.gen(function* () {
-    const before = yield* rootMtime
-    if (cached !== undefined && before !== -1 && cached.mtime === before) return cached.questions
-    const takenAt = Date.now()
-    const ids = yield* storedIds
-    // One corrupt file must not hide the open question the owner looks for,
-    // so a file that cannot be read is skipped, never fatal.
-    const read = yield* Effect.forEach(ids, (id) => Effect.option(readPath(pathOf(id))), { concurrency: 64 })
-    const questions = read.flatMap((q) => (Option.isSome(q) ? [q.value] : [])).sort(byOpenThenNewest)
-    const after = yield* rootMtime
-    cached = after === before && after !== -1 && after < takenAt - MTIME_SLACK_MS ? { mtime: after, questions } : undefined
-    return questions
+  /** Sorted once per listing the record store takes; reused while it reuses it. */
+  let sorted: { readonly from: RecordStore.Scan<Question>; readonly questions: ReadonlyArray<Question> } | undefined
+  const list = Effect.map(records.scan, (scan) => {
+    if (sorted?.from !== scan) sorted = { from: scan, questions: [...scan.records].sort(byOpenThenNewest) }
+    return sorted.questions
   }).pipe(Effect.withSpan("QuestionStore.list"))
 
-  const resolveId = (wanted: string) =>
-    Effect.gen(function* () {
-      // The id becomes a path part, so only a name that cannot traverse is
-      // ever looked up directly; anything else can only match by listing.
-      if (Q.validAssetName(wanted) && (yield* fs.exists(pathOf(wanted)).pipe(Effect.orElseSucceed(() => false))))
-        return wanted
-      const hits = wanted === "" ? [] : (yield* storedIds).filter((id) => id.startsWith(wanted) || id.endsWith(wanted))
-      if (hits.length === 1) return hits[0]!
-      if (hits.length === 0) return yield* new QuestionNotFound({ message: `no question matches \`${wanted}\`` })
-      return yield* new QuestionNotFound({
-        message: `\`${wanted}\` matches ${hits.length} questions: ${hits.sort().join(", ")}`
-      })
-    })
-
-  const get = (wanted: string) => Effect.flatMap(resolveId(wanted), (id) => readPath(pathOf(id)))
-
-  /**
-   * Hold `<id>.lock` while `body` runs. Created with create-new semantics, so
-   * exactly one writer on the machine holds it; one left by a killed writer is
-   * broken once it is older than `LOCK_STALE_MS`.
-   */
-  const withLock = <A, E>(id: string, body: Effect.Effect<A, E>) => {
-    const lock = NodePath.join(root, `${id}.lock`)
-    // What this writer puts in the lock, so it removes its own lock only: a
-    // writer stalled past the stale limit must not remove the next holder's.
-    const token = `${process.pid} ${Math.random().toString(36).slice(2, 12)}\n`
-    const create =
-      fs.writeFileString(lock, token, { flag: "wx" }).pipe(
-        Effect.as(true),
-        Effect.catchIf(
-          (e) => e._tag === "SystemError" && e.reason === "AlreadyExists",
-          () => Effect.succeed(false)
-        ),
-        Effect.mapError(io(`lock ${id}`))
-      )
-    const tryAcquire = Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
-      if (yield* create) return true
-      const since = yield* fs.stat(lock).pipe(
-        Effect.map((s) => Option.getOrElse(Option.map(s.mtime, (d) => d.getTime()), () => now)),
-        Effect.orElseSucceed(() => now)
-      )
-      if (now - since <= LOCK_STALE_MS) return false
-      // Left by a writer that died mid-update: break it and take it now.
-      yield* fs.remove(lock).pipe(Effect.ignore)
-      return yield* create
-    })
-    const acquire = tryAcquire.pipe(
-      Effect.filterOrFail(
-        (held) => held,
-        () => "held" as const
-      ),
-      Effect.retry({
-        while: (e) => e === "held",
-        schedule: Schedule.spaced(Duration.millis(LOCK_RETRY_MS)).pipe(
-          Schedule.upTo(Duration.millis(LOCK_GIVE_UP_MS))
-        )
-      }),
-      Effect.catchIf(
-        (e): e is "held" => e === "held",
-        () =>
-          new StoreError({
-            message: `question ${Q.shortId(id)} is being updated by another process (${lock} held for over ${LOCK_GIVE_UP_MS / 1000}s); try again`
-          })
-      )
-    )
-    return localWriters.withPermits(1)(
-      Effect.acquireUseRelease(
-        Effect.zipRight(ensureRoot, acquire),
-        () => body,
-        () =>
-          fs.readFileString(lock).pipe(
-            Effect.flatMap((held) => (held === token ? fs.remove(lock) : Effect.void)),
-            Effect.ignore
-          )
-      )
-    )
-  }
+  const resolveId = records.resolve
+  const get = records.get
 
   const update = <E>(wanted: string, change: (q: Question) => Either.Either<Question, E>) =>
-    Effect.gen(function* () {
-      const id = yield* resolveId(wanted)
-      return yield* withLock(
-        id,
-        Effect.gen(function* () {
-          const current = yield* readPath(pathOf(id))
-          const next = yield* change(current)
-          if (next !== current) yield* put(next)
-          return next
-        })
-      )
-    }).pipe(Effect.withSpan("QuestionStore.update", { attributes: { id: wanted } }))
+    records.update(wanted, change).pipe(Effect.withSpan("QuestionStore.update", { attributes: { id: wanted } }))
 
   const openFor = (run: string) => Effect.map(list, (all) => all.filter((q) => Q.isOpen(q) && q.run === run))
 
@@ -322,10 +202,7 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
       ? Effect.succeed(0)
       : abandonForRun(run, `run ${run} ${status}, so nothing is waiting for this answer`)
 
-  const revision = fs.stat(root).pipe(
-    Effect.map((s) => Option.getOrElse(Option.map(s.mtime, (d) => d.getTime()), () => 0)),
-    Effect.orElseSucceed(() => 0)
-  )
+  const revision = records.revision
 
   const countOpen = Effect.map(list, (all) => all.filter(Q.isOpen).length)
   const countNeedsOwner = Effect.map(list, (all) => all.filter((q) => Q.isOpen(q) && !Q.waitingOnAgent(q)).length)
@@ -446,6 +323,8 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
   return {
     root,
     put,
+    create: records.create,
+    skipped: Effect.map(records.scan, (scan) => scan.skipped),
     get,
     list,
     openFor,

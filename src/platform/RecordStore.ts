@@ -1,0 +1,462 @@
+/**
+ * The shared record store: the one building block every kind of magi record
+ * (questions, runs, tasks, ...) is stored with. A kind brings its decoder,
+ * encoder and error constructors; this module brings everything about files:
+ *
+ * - **Atomic, durable writes**: temp file, `fsync`, rename, `fsync` of the
+ *   folder (`AtomicFile`). A reader sees the old record or the new one; a
+ *   write that returned survives a power cut.
+ * - **Create-new**: `create` never replaces a record that is there (a linked
+ *   temp file), so two writers drawing the same id cannot overwrite each other.
+ * - **The per-record lock** for read-modify-write (`RecordLock`): exactly one
+ *   writer at a time across processes, a crash-left lock broken by one
+ *   breaker only, and in-process writers queued per record so one stuck lock
+ *   never delays another record.
+ * - **Bounded, never-blocking reads**: only a regular file is read (a FIFO, a
+ *   device, a directory named `<id>.json` is refused before it is opened), and
+ *   only up to the kind's `maxBytes`.
+ * - **Versioned decoding** is the kind's (`VersionedJson`: a newer schema
+ *   refused by name, an older one read with defaults, unknown fields
+ *   refused); this module guards it, so *no* failure of decoding, or of
+ *   building its error message (a stack overflow on a record nested 3,000
+ *   deep included), escapes the one record it is about.
+ * - **Listing** a folder: an unreadable file is skipped and explained by id
+ *   (`scan`'s `skipped`), never fatal to the rest.
+ * - **Ids**: an exact id, or a unique prefix or suffix; an ambiguous one is
+ *   refused naming every match; an id that could leave the folder is never
+ *   joined onto a path.
+ * - **Leftovers**: scratch files and markers a kill left behind are swept once
+ *   they are clearly abandoned.
+ *
+ * Layout: `flat` keeps `<root>/<id>.json` with `<root>/<id>.lock` beside it;
+ * `folder` keeps `<root>/<id>/<file>` with its lock in the same folder (a run,
+ * whose folder holds its artifacts too).
+ *
+ * All I/O goes through `@effect/platform`'s `FileSystem`, so the same code
+ * runs on a real directory and on `MemoryFileSystem`.
+ *
+ * Usage, for a new kind:
+ *
+ * ```ts
+ * const tasks = yield* RecordStore.make({
+ *   root: NodePath.join(home.dir, "tasks"),
+ *   kind: { noun: "task", decode: Task.decode, encode: Task.encode, idOf: (t) => t.id, maxBytes: 256 * 1024 },
+ *   errors: {
+ *     notFound: (message) => new TaskNotFound({ message }),
+ *     unreadable: (message) => new TaskUnreadable({ message }),
+ *     failed: (message) => new TaskStoreError({ message })
+ *   }
+ * })
+ * yield* tasks.create(task)                       // false: the id is taken, draw another
+ * yield* tasks.update(id, (t) => Task.start(t))   // under the lock; Either or Effect
+ * const { records, skipped } = yield* tasks.scan
+ * ```
+ */
+import { FileSystem, Error as PlatformError } from "@effect/platform"
+import { Clock, Effect, Either, Option } from "effect"
+import * as NodePath from "node:path"
+import { SCRATCH_SUFFIX, createAtomically, writeAtomically } from "./AtomicFile.js"
+import * as RecordLock from "./RecordLock.js"
+
+/** What a kind of record brings to the store. */
+export interface RecordKind<A> {
+  /** How messages name one record: "question", "run", "task". */
+  readonly noun: string
+  /** How they name several (default: noun + "s"). */
+  readonly plural?: string
+  /** How messages show an id (default: the id itself), e.g. the short id. */
+  readonly label?: (id: string) => string
+  /**
+   * One file's text to a record, or why not (`source` names the file). The
+   * versioned rules live here (see `VersionedJson.parseVersioned`). It may
+   * throw: the store turns any throw into "unreadable".
+   */
+  readonly decode: (body: string, source: string) => Either.Either<A, { readonly message: string }>
+  readonly encode: (record: A) => string
+  readonly idOf: (record: A) => string
+  /**
+   * Largest file read as one record. Bigger is skipped and explained: a file
+   * the writer of this kind could never have produced is not worth the memory.
+   */
+  readonly maxBytes: number
+}
+
+/** The kind's own errors, so callers keep matching on them. */
+export interface RecordErrors<NotFound, Unreadable, Failed> {
+  /** No such record (or no id matches, or several do). */
+  readonly notFound: (message: string) => NotFound
+  /** A file is there but is not a record this build can read. */
+  readonly unreadable: (message: string) => Unreadable
+  /** The disk said no (or the lock stayed busy). */
+  readonly failed: (message: string) => Failed
+}
+
+export type Layout = { readonly _tag: "flat" } | { readonly _tag: "folder"; readonly file: string }
+
+export interface RecordStoreOptions<A, NotFound, Unreadable, Failed> {
+  readonly root: string
+  readonly kind: RecordKind<A>
+  readonly errors: RecordErrors<NotFound, Unreadable, Failed>
+  /** Default flat: `<root>/<id>.json`. */
+  readonly layout?: Layout
+  /** Other names in `root` a kill can leave behind (e.g. half-built panel folders), swept like scratch files. */
+  readonly leftover?: (name: string) => boolean
+}
+
+/** A file in the folder that is not a readable record, and why. */
+export interface Skipped {
+  readonly id: string
+  readonly reason: string
+}
+
+export interface Scan<A> {
+  /** Every readable record, in no particular order. */
+  readonly records: ReadonlyArray<A>
+  /** Every `<id>.json` that could not be read, by id, with why. */
+  readonly skipped: ReadonlyArray<Skipped>
+}
+
+export interface RecordStore<A, NotFound, Unreadable, Failed> {
+  readonly root: string
+  /** The file a record with this id lives in. */
+  readonly pathOf: (id: string) => string
+  /** Its lock file. */
+  readonly lockOf: (id: string) => string
+  /** Ids of every stored record file, readable or not. */
+  readonly ids: Effect.Effect<ReadonlyArray<string>, Failed>
+  /** One record by its exact id. */
+  readonly read: (id: string) => Effect.Effect<A, NotFound | Unreadable | Failed>
+  /**
+   * Every record, plus every file that is not one, explained. Reused while
+   * the folder is unchanged (flat layout; see `revision`).
+   */
+  readonly scan: Effect.Effect<Scan<A>, Failed>
+  /** Expand an id, unique prefix or unique suffix to exactly one stored id. */
+  readonly resolve: (wanted: string) => Effect.Effect<string, NotFound | Failed>
+  /** `resolve`, then `read`. */
+  readonly get: (wanted: string) => Effect.Effect<A, NotFound | Unreadable | Failed>
+  /** Write a record whole: atomic and durable. */
+  readonly put: (record: A) => Effect.Effect<void, Failed>
+  /** Write a new record unless its id is taken (false then): atomic and durable. */
+  readonly create: (record: A) => Effect.Effect<boolean, Failed>
+  /** Hold one record's lock (and this process's queue for it) while `body` runs. */
+  readonly withLock: <B, E, R>(id: string, body: Effect.Effect<B, E, R>) => Effect.Effect<B, E | Failed, R>
+  /**
+   * Read-modify-write under the lock. `change` sees the record as it is on
+   * disk now; returning the same object writes nothing.
+   */
+  readonly update: <E, R = never>(
+    wanted: string,
+    change: (current: A) => Either.Either<A, E> | Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E | NotFound | Unreadable | Failed, R>
+  /** Remove leftovers clearly abandoned now; how many. Also run by `scan`, at most every `SWEEP_EVERY_MS`. */
+  readonly sweep: Effect.Effect<number>
+  /** Changes whenever a record is written into the folder (flat layout); 0 before the first. */
+  readonly revision: Effect.Effect<number>
+}
+
+/**
+ * The rule for an id that may be joined onto a path: no separator, no leading
+ * dot, no `..`. Anything else can still be found by listing, never by path.
+ */
+export const isSafeId = (id: string): boolean => /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(id) && !id.includes("..")
+
+/**
+ * Scratch left by a kill is removed once it is this old. A write holds its
+ * temp file for milliseconds and a panel copy (8 MiB at most) for well under a
+ * second; an hour is beyond any writer still alive, even one paused for a
+ * while, so what is older has no owner.
+ */
+export const ABANDONED_AFTER_MS = 60 * 60 * 1000
+
+/** How often a listing looks for leftovers: they are rare, and a sweep stats each one. */
+export const SWEEP_EVERY_MS = 10 * 60 * 1000
+
+/** Filesystem timestamps are coarse on some filesystems; older than this is settled. */
+const MTIME_SLACK_MS = 50
+
+/** Longest reason kept from a decoder: a message quoting a hostile value can be as big as the file. */
+const REASON_MAX_CHARS = 400
+
+const isNotFound = (e: PlatformError.PlatformError) => e._tag === "SystemError" && e.reason === "NotFound"
+
+const mtimeMs = (info: FileSystem.File.Info) => Option.getOrElse(Option.map(info.mtime, (d) => d.getTime()), () => -1)
+
+const clip = (text: string) => (text.length > REASON_MAX_CHARS ? `${text.slice(0, REASON_MAX_CHARS)}…` : text)
+
+/** Words for something thrown, that cannot themselves throw. */
+const describeThrown = (thrown: unknown): string => {
+  try {
+    if (thrown instanceof RangeError) return "it is nested too deeply to decode"
+    if (thrown instanceof Error) return clip(`${thrown.name}: ${thrown.message}`)
+    return "an unknown failure"
+  } catch {
+    return "an unknown failure"
+  }
+}
+
+/** A file type as a person reads it. */
+const typeWords = (type: FileSystem.File.Type) =>
+  ({
+    Directory: "a directory",
+    SymbolicLink: "a symbolic link",
+    BlockDevice: "a block device",
+    CharacterDevice: "a character device",
+    FIFO: "a FIFO",
+    Socket: "a socket",
+    File: "a file",
+    Unknown: "not a regular file"
+  })[type]
+
+/** Build a store of one kind of record. */
+export const make = <A, NotFound, Unreadable, Failed>(
+  options: RecordStoreOptions<A, NotFound, Unreadable, Failed>
+): Effect.Effect<RecordStore<A, NotFound, Unreadable, Failed>, never, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const { root, kind, errors } = options
+    const layout = options.layout ?? { _tag: "flat" as const }
+    const plural = kind.plural ?? `${kind.noun}s`
+    const label = kind.label ?? ((id: string) => id)
+    const flat = layout._tag === "flat"
+
+    const pathOf = (id: string) => (flat ? NodePath.join(root, `${id}.json`) : NodePath.join(root, id, layout.file))
+    const lockOf = (id: string) =>
+      flat ? NodePath.join(root, `${id}.lock`) : NodePath.join(root, id, `${NodePath.parse(layout.file).name}.lock`)
+    const failed = (what: string) => (e: { readonly message: string }) => errors.failed(`${what}: ${e.message}`)
+    const ensureRoot = fs.makeDirectory(root, { recursive: true }).pipe(Effect.mapError(failed(`create ${root}`)))
+    const withFs = <B, E, R>(effect: Effect.Effect<B, E, R>) => Effect.provideService(effect, FileSystem.FileSystem, fs)
+
+    const names = fs.readDirectory(root).pipe(
+      Effect.catchIf(isNotFound, () => Effect.succeed<string[]>([])),
+      Effect.mapError(failed(`list ${root}`))
+    )
+    const idsIn = (all: ReadonlyArray<string>) =>
+      flat ? all.filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5)) : all.filter((n) => !n.startsWith("."))
+    const ids = Effect.map(names, idsIn)
+
+    /** The decoder, made total: whatever it does, one record's failure stays a message. */
+    const decodeGuarded = (body: string, source: string): Either.Either<A, string> => {
+      try {
+        const decoded = kind.decode(body, source)
+        if (Either.isRight(decoded)) return Either.right(decoded.right)
+        return Either.left(clip(String(decoded.left.message)))
+      } catch (thrown) {
+        return Either.left(`${source} cannot be read: ${describeThrown(thrown)}`)
+      }
+    }
+
+    const read = (id: string): Effect.Effect<A, NotFound | Unreadable | Failed> => {
+      const path = pathOf(id)
+      return Effect.gen(function* () {
+        // Judged before it is opened: opening a FIFO blocks, and reading a
+        // device or a huge file never ends.
+        const info = yield* fs.stat(path).pipe(
+          Effect.mapError((e) =>
+            isNotFound(e) ? errors.notFound(`no ${kind.noun} file at ${path}`) : errors.failed(`read ${path}: ${e.message}`)
+          )
+        )
+        if (info.type !== "File")
+          return yield* Effect.fail(
+            errors.unreadable(`${path} is ${typeWords(info.type)}, not a ${kind.noun} file; magi reads only regular files`)
+          )
+        if (Number(info.size) > kind.maxBytes)
+          return yield* Effect.fail(
+            errors.unreadable(
+              `${path} is ${info.size} bytes, over the ${kind.maxBytes}-byte cap for a ${kind.noun}; magi never writes one that big, so it is not read`
+            )
+          )
+        const body = yield* fs.readFileString(path).pipe(
+          Effect.mapError((e) =>
+            isNotFound(e)
+              ? errors.notFound(`no ${kind.noun} file at ${path}`)
+              : e._tag === "SystemError" && e.reason === "BadResource"
+                ? errors.unreadable(`${path} cannot be read as a ${kind.noun}: ${e.message}`)
+                : errors.failed(`read ${path}: ${e.message}`)
+          )
+        )
+        // The platform's read is bounded too, but a file that grew after the
+        // look is still not read as a record.
+        if (body.length > kind.maxBytes)
+          return yield* Effect.fail(errors.unreadable(`${path} is over the ${kind.maxBytes}-byte cap for a ${kind.noun}`))
+        const decoded = decodeGuarded(body, path)
+        if (Either.isLeft(decoded)) return yield* Effect.fail(errors.unreadable(decoded.left))
+        // The id inside must be the file's own: a copied or hand-edited record
+        // would otherwise be written back (and its lease kept) somewhere else.
+        const inside = kind.idOf(decoded.right)
+        if (inside !== id)
+          return yield* Effect.fail(
+            errors.unreadable(`${path} holds ${kind.noun} \`${clip(String(inside))}\`, not the one its name says; rename it or fix its id`)
+          )
+        return decoded.right
+      })
+    }
+
+    /** One listing slot: whatever happens reading it, it ends as a record or a reason. */
+    const slot = (id: string): Effect.Effect<Either.Either<A, Skipped>> =>
+      read(id).pipe(
+        Effect.map((a) => Either.right(a)),
+        Effect.catchAll((e) =>
+          Effect.succeed(Either.left<Skipped>({ id, reason: clip(String((e as { message?: unknown }).message ?? "unreadable")) }))
+        ),
+        Effect.catchAllDefect((defect) => Effect.succeed(Either.left<Skipped>({ id, reason: describeThrown(defect) })))
+      )
+
+    // -- leftovers ----------------------------------------------------------
+
+    const isLeftover = (name: string) =>
+      name.endsWith(SCRATCH_SUFFIX) || name.includes(".lock.break-") || (options.leftover?.(name) ?? false)
+    let lastSweep = Number.NEGATIVE_INFINITY
+
+    const sweepNames = (all: ReadonlyArray<string>) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        lastSweep = now
+        let removed = 0
+        for (const name of all.filter(isLeftover)) {
+          const path = NodePath.join(root, name)
+          const info = yield* Effect.option(fs.stat(path))
+          if (Option.isNone(info)) continue
+          const at = mtimeMs(info.value)
+          // A future mtime (a clock stepped back) is judged as of now: it
+          // waits one more full period, never forever.
+          if (at < 0 || now - at <= ABANDONED_AFTER_MS) continue
+          const gone = yield* fs.remove(path, { recursive: info.value.type === "Directory" }).pipe(Effect.either)
+          if (Either.isRight(gone)) removed++
+        }
+        return removed
+      }).pipe(Effect.catchAllCause(() => Effect.succeed(0)))
+
+    const sweep = Effect.flatMap(Effect.orElseSucceed(names, () => [] as string[]), sweepNames)
+
+    // -- listing ------------------------------------------------------------
+
+    /**
+     * The last full listing, and the folder's mtime when it was taken. Every
+     * write lands by a rename into the root, which moves the root's mtime, so
+     * an unchanged mtime means an unchanged store and the listing is reused.
+     * The mtime is only trusted once it is safely older than the listing (by
+     * `MTIME_SLACK_MS`), since two writes inside one timestamp tick would
+     * otherwise look like one. Wall time, not `Clock`: this compares against
+     * the filesystem's own timestamps. Flat layout only: a folder-per-record
+     * rewrite does not move the root's mtime.
+     */
+    let cached: { readonly mtime: number; readonly scan: Scan<A> } | undefined
+    const rootMtime = fs.stat(root).pipe(
+      Effect.map(mtimeMs),
+      Effect.orElseSucceed(() => -1)
+    )
+
+    const scan: Effect.Effect<Scan<A>, Failed> = Effect.gen(function* () {
+      const before = flat ? yield* rootMtime : -1
+      if (cached !== undefined && before !== -1 && cached.mtime === before) return cached.scan
+      const takenAt = Date.now()
+      const all = yield* names
+      const slots = yield* Effect.forEach(idsIn(all), slot, { concurrency: 64 })
+      const result: Scan<A> = {
+        records: slots.flatMap((s) => (Either.isRight(s) ? [s.right] : [])),
+        skipped: slots.flatMap((s) => (Either.isLeft(s) ? [s.left] : []))
+      }
+      const after = flat ? yield* rootMtime : -1
+      cached = after === before && after !== -1 && after < takenAt - MTIME_SLACK_MS ? { mtime: after, scan: result } : undefined
+      const now = yield* Clock.currentTimeMillis
+      if (now - lastSweep > SWEEP_EVERY_MS && all.some(isLeftover)) yield* sweepNames(all)
+      return result
+    }).pipe(Effect.withSpan("RecordStore.scan", { attributes: { root } }))
+
+    const revision = Effect.map(rootMtime, (m) => Math.max(m, 0))
+
+    // -- ids ----------------------------------------------------------------
+
+    const resolve = (wanted: string): Effect.Effect<string, NotFound | Failed> =>
+      Effect.gen(function* () {
+        // The id becomes a path part, so only a name that cannot traverse is
+        // ever looked up directly; anything else can only match by listing.
+        if (isSafeId(wanted) && (yield* fs.exists(pathOf(wanted)).pipe(Effect.orElseSucceed(() => false)))) return wanted
+        const hits = wanted === "" ? [] : (yield* ids).filter((id) => id.startsWith(wanted) || id.endsWith(wanted))
+        if (hits.length === 1) return hits[0]!
+        if (hits.length === 0) return yield* Effect.fail(errors.notFound(`no ${kind.noun} matches \`${clip(wanted)}\``))
+        return yield* Effect.fail(
+          errors.notFound(`\`${clip(wanted)}\` matches ${hits.length} ${plural}: ${[...hits].sort().join(", ")}`)
+        )
+      })
+
+    const get = (wanted: string) => Effect.flatMap(resolve(wanted), read)
+
+    // -- writes -------------------------------------------------------------
+
+    const refuseUnsafe = (id: string) =>
+      isSafeId(id) ? Effect.void : Effect.fail(errors.failed(`\`${clip(id)}\` is not an id magi will build a path from`))
+
+    const put = (record: A) => {
+      const id = kind.idOf(record)
+      return Effect.zipRight(
+        refuseUnsafe(id),
+        withFs(writeAtomically(pathOf(id), kind.encode(record))).pipe(Effect.mapError(failed(`write ${kind.noun} ${id}`)))
+      ).pipe(Effect.withSpan("RecordStore.put", { attributes: { id } }))
+    }
+
+    const create = (record: A) => {
+      const id = kind.idOf(record)
+      return Effect.zipRight(
+        refuseUnsafe(id),
+        withFs(createAtomically(pathOf(id), kind.encode(record), { durable: true })).pipe(
+          Effect.mapError(failed(`create ${kind.noun} ${id}`))
+        )
+      )
+    }
+
+    const queue = RecordLock.makeLocalQueue()
+
+    const withLock = <B, E, R>(id: string, body: Effect.Effect<B, E, R>): Effect.Effect<B, E | Failed, R> =>
+      queue(
+        id,
+        Effect.gen(function* () {
+          yield* refuseUnsafe(id)
+          // A flat store makes its folder; a record's own folder must already
+          // be there, and its absence is reported as itself, at once.
+          if (flat) yield* ensureRoot
+          return yield* withFs(RecordLock.hold(lockOf(id), `${kind.noun} ${label(id)}`, body)).pipe(
+            Effect.catchIf(
+              (e): e is RecordLock.LockError => e instanceof RecordLock.LockError,
+              (e) => Effect.fail(errors.failed(e.message))
+            )
+          )
+        })
+      )
+
+    const update = <E, R = never>(
+      wanted: string,
+      change: (current: A) => Either.Either<A, E> | Effect.Effect<A, E, R>
+    ): Effect.Effect<A, E | NotFound | Unreadable | Failed, R> =>
+      Effect.gen(function* () {
+        const id = yield* resolve(wanted)
+        return yield* withLock(
+          id,
+          Effect.gen(function* () {
+            const current = yield* read(id)
+            const changed = change(current)
+            const next: A = Either.isEither(changed) ? yield* changed : yield* changed
+            if (next !== current) yield* put(next)
+            return next
+          })
+        )
+      }).pipe(Effect.withSpan("RecordStore.update", { attributes: { id: wanted } }))
+
+    return {
+      root,
+      pathOf,
+      lockOf,
+      ids,
+      read,
+      scan,
+      resolve,
+      get,
+      put,
+      create,
+      withLock,
+      update,
+      sweep,
+      revision
+    } satisfies RecordStore<A, NotFound, Unreadable, Failed>
+  })
