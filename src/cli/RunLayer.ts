@@ -12,10 +12,12 @@ import { MagiHome } from "../platform/MagiHome.js"
 import { Notifier } from "../questions/Notifier.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { RunStore } from "../runs/Runs.js"
+import { Workspaces } from "../runs/NewRun.js"
+import { TaskStore } from "../queue/TaskStore.js"
 
 /** Everything a run needs, over `home` (the owner's, from the environment, when not given). */
 export const runsLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>
-  Layer.mergeAll(RunStore.layer, Agents.layer, Leases.layer).pipe(
+  Layer.mergeAll(RunStore.layer, Agents.layer, Leases.layer, Workspaces.git, TaskStore.layer).pipe(
     Layer.provideMerge(Layer.mergeAll(QuestionStore.layer, Notifier.layer, Rosters.fromFiles)),
     Layer.provideMerge(Layer.mergeAll(MagiConfig.fromFiles(), home)),
     Layer.provideMerge(LocalContext.layer)

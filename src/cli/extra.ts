@@ -7,6 +7,7 @@ import { Option } from "effect"
 import { DEFAULT_PORT, runWeb, web } from "./web.js"
 import { run, runs, show } from "./run.js"
 import { serve } from "./serve.js"
+import { task } from "./task.js"
 
 /**
  * What `npm start` runs: the web UI on loopback with the owner's own home,
@@ -18,4 +19,4 @@ const start = Command.make("start", {}, () =>
   runWeb({ bind: "127.0.0.1", port: DEFAULT_PORT, home: Option.none(), loop: true })
 ).pipe(Command.withDescription("Run the web UI on 127.0.0.1:7878 and the waiter (what `npm start` runs)"))
 
-export const extraCommands = [web, start, run, runs, show, serve] as const
+export const extraCommands = [web, start, run, runs, show, serve, task] as const

@@ -9,30 +9,18 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
-import { Clock, Duration, Effect, Option, Random } from "effect"
+import { Effect, Option } from "effect"
 import { Rosters } from "../agents/AgentRoster.js"
-import { MagiHome } from "../platform/MagiHome.js"
 import * as Prompts from "../agents/Prompts.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { resumable } from "../runs/RunStatus.js"
-import { finishTurn, outstandingFor, runTurn, seatBusy } from "../runs/RunTurns.js"
-import { RUN_SCHEMA, RunStore, type Run } from "../runs/Runs.js"
-import * as Worktree from "../runs/Worktree.js"
+import { IMPL_SEAT, createRun, driveTurn } from "../runs/NewRun.js"
+import { outstandingFor, seatBusy } from "../runs/RunTurns.js"
+import { RunStore, type Run } from "../runs/Runs.js"
 import { CliFailure } from "./CliFailure.js"
 import { runsLayer } from "./RunLayer.js"
 import { writeErr, writeOut } from "./io.js"
-
-/**
- * The longest one implementing turn may run before its process tree is
- * killed. Generous, because a real task (build, tests, a few iterations) takes
- * a while; bounded, because an agent stuck in a loop must not hold the seat
- * forever.
- */
-export const RUN_TURN_TIMEOUT = Duration.hours(2)
-
-/** The one seat a plain run has: it implements, so it may write. */
-export const IMPL_SEAT = "impl"
 
 const refused = (e: { readonly message: string }) => CliFailure.refused(e.message)
 
@@ -73,12 +61,8 @@ const reportEnd = (run: Run) =>
     }
   })
 
-const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
-
 const startRun = (instruction: string, agentId: Option.Option<string>, repoDir: string) =>
   Effect.gen(function* () {
-    const runs = yield* RunStore
-    const home = yield* MagiHome
     const roster = yield* Effect.flatMap(Rosters, (r) => r.forRepo(repoDir)).pipe(Effect.mapError(refused))
     const agent = Option.isSome(agentId) ? roster.get(agentId.value) : roster.first
     if (Option.isNone(agent))
@@ -87,52 +71,20 @@ const startRun = (instruction: string, agentId: Option.Option<string>, repoDir: 
           ? `no agent \`${agentId.value}\` in the roster (have: ${roster.agents.map((a) => a.id).join(", ") || "none"})`
           : "no agent to run: configure [agents.<id>] in magi.toml, or put claude, codex, opencode or agy on PATH"
       )
-    const at = yield* now
-    let id = Q.makeId(at, yield* Random.nextIntBetween(0, 0x10000))
-    // A fresh id names neither an existing run nor an existing branch.
-    while (Option.isSome(yield* Effect.option(runs.get(id))) || (yield* Worktree.branchTaken(repoDir, Q.shortId(id))))
-      id = Q.makeId(at, yield* Random.nextIntBetween(0, 0x10000))
-    const tree = yield* Worktree.create(repoDir, home.dir, id, Q.shortId(id)).pipe(Effect.mapError(refused))
-    const run: Run = {
-      schema: RUN_SCHEMA,
-      id,
-      status: "running",
-      instruction,
-      repo: tree.repo,
-      base: tree.base,
-      base_commit: tree.baseCommit,
-      worktree: tree.path,
-      branch: tree.branch,
-      seats: [{ key: IMPL_SEAT, agent: agent.value.id, turns: 0, session: null, write: true }],
-      created_at: Q.timestamp(at),
-      updated_at: Q.timestamp(at),
-      summary: "",
-      reason: ""
-    }
-    yield* runs.put(run).pipe(Effect.mapError(refused))
-    yield* writeErr(`run ${Q.shortId(id)}: ${agent.value.id} is working in ${tree.path} on ${tree.branch}\n`)
-    return yield* turn(run.id, Prompts.runPrompt(instruction, tree.path, tree.branch))
+    const run = yield* createRun(instruction, agent.value, repoDir).pipe(Effect.mapError(refused))
+    yield* writeErr(`run ${Q.shortId(run.id)}: ${agent.value.id} is working in ${run.worktree} on ${run.branch}\n`)
+    return yield* turn(run.id, Prompts.runPrompt(instruction, run.worktree, run.branch))
   })
 
 /** Run the impl seat's turn and settle the run by how it went. */
 const turn = (runId: string, prompt: string) =>
-  Effect.gen(function* () {
-    const runs = yield* RunStore
-    const result = yield* runTurn({ run: runId, seat: IMPL_SEAT, prompt, timeout: RUN_TURN_TIMEOUT }).pipe(
-      Effect.catchTag("TurnRefused", (e) =>
-        Effect.zipRight(runs.setStatus(runId, "failed", e.message).pipe(Effect.ignore), Effect.fail(refused(e)))
-      ),
-      // Another turn (the waiter's delivery) got the seat first: the run is
-      // fine, only this turn did not start.
-      Effect.catchTag("SeatBusy", (e) => Effect.fail(CliFailure.refused(`${e.message}; wait for it to end`))),
-      // Ctrl-C kills the agent's process tree; the seat keeps its session, so
-      // the run can be picked up again rather than left "running" forever.
-      Effect.onInterrupt(() =>
-        runs.setStatus(runId, "stalled", "interrupted by the owner; continue with magi run --resume").pipe(Effect.ignore)
-      )
-    )
-    return yield* finishTurn(runId, result).pipe(Effect.mapError(refused))
-  })
+  driveTurn(runId, prompt).pipe(
+    Effect.map((o) => o.run),
+    // Another turn (the waiter's delivery) got the seat first: the run is
+    // fine, only this turn did not start.
+    Effect.catchTag("SeatBusy", (e) => Effect.fail(CliFailure.refused(`${e.message}; wait for it to end`))),
+    Effect.mapError((e) => (e instanceof CliFailure ? e : refused(e)))
+  )
 
 const resumeRun = (wanted: string, text: string) =>
   Effect.gen(function* () {

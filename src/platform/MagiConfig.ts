@@ -26,6 +26,15 @@ export const DEFAULT_ANSWER_TIMEOUT_SECS = 86_400
  */
 export const DEFAULT_WAIT_SLICE_SECS = 240
 
+/** One task at a time unless told otherwise: two agents in one repo is a choice, not a default. */
+export const DEFAULT_MAX_CONCURRENT_RUNS = 1
+
+/**
+ * Two tries, then the owner decides: one retry catches a flaky failure, a
+ * second failure says the task needs a person.
+ */
+export const DEFAULT_MAX_ATTEMPTS = 2
+
 export class ConfigError extends Data.TaggedError("ConfigError")<{ readonly message: string }> {}
 
 export interface Settings {
@@ -35,6 +44,12 @@ export interface Settings {
   readonly waitSliceSecs: number
   /** The notification argv; empty means no notification. */
   readonly notifyCommand: ReadonlyArray<string>
+  /** `[daemon] max_concurrent_runs`: how many queue tasks may have a turn running at once. */
+  readonly maxConcurrentRuns: number
+  /** `[daemon] max_attempts`: failed runs before the loop holds a task for the owner. */
+  readonly maxAttempts: number
+  /** `[roles] implementer`: the roster id the loop runs tasks with; null means the roster's first. */
+  readonly implementer: string | null
   /** The files that were read, lowest precedence first. */
   readonly files: ReadonlyArray<string>
 }
@@ -43,6 +58,9 @@ export const defaults: Settings = {
   answerTimeoutSecs: DEFAULT_ANSWER_TIMEOUT_SECS,
   waitSliceSecs: DEFAULT_WAIT_SLICE_SECS,
   notifyCommand: [],
+  maxConcurrentRuns: DEFAULT_MAX_CONCURRENT_RUNS,
+  maxAttempts: DEFAULT_MAX_ATTEMPTS,
+  implementer: null,
   files: []
 }
 
@@ -135,6 +153,11 @@ export const mergeLayers = (layers: ReadonlyArray<{ file: string; table: Table }
   return Effect.succeed(merged)
 }
 
+const positiveCount = (value: unknown, key: string, files: ReadonlyArray<string>) =>
+  typeof value === "number" && Number.isInteger(value) && value > 0
+    ? Effect.succeed(value)
+    : Effect.fail(new ConfigError({ message: `\`${key}\` must be a whole number above 0, not ${JSON.stringify(value)} (in ${files.join(" or ")})` }))
+
 const positiveSeconds = (value: unknown, key: string, files: ReadonlyArray<string>) =>
   typeof value === "number" && Number.isInteger(value) && value > 0
     ? Effect.succeed(value)
@@ -168,7 +191,28 @@ export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, file
     return yield* new ConfigError({
       message: `\`notify.command\` must be an array of strings (argv, never a shell line), in ${files.join(" or ")}`
     })
-  return { answerTimeoutSecs, waitSliceSecs, notifyCommand: command as string[], files } satisfies Settings
+  const daemon = isTable(merged.daemon) ? merged.daemon : {}
+  const roles = isTable(merged.roles) ? merged.roles : {}
+  const maxConcurrentRuns =
+    daemon.max_concurrent_runs === undefined
+      ? DEFAULT_MAX_CONCURRENT_RUNS
+      : yield* positiveCount(daemon.max_concurrent_runs, "daemon.max_concurrent_runs", files)
+  const maxAttempts =
+    daemon.max_attempts === undefined ? DEFAULT_MAX_ATTEMPTS : yield* positiveCount(daemon.max_attempts, "daemon.max_attempts", files)
+  if (roles.implementer !== undefined && (typeof roles.implementer !== "string" || roles.implementer.trim() === ""))
+    return yield* new ConfigError({
+      message: `\`roles.implementer\` must name an agent of the roster ([agents.<id>]), not ${JSON.stringify(roles.implementer)} (in ${files.join(" or ")})`
+    })
+  const implementer = typeof roles.implementer === "string" ? roles.implementer.trim() : null
+  return {
+    answerTimeoutSecs,
+    waitSliceSecs,
+    notifyCommand: command as string[],
+    maxConcurrentRuns,
+    maxAttempts,
+    implementer,
+    files
+  } satisfies Settings
 })
 
 /**

@@ -113,9 +113,9 @@ export interface NewTask {
   readonly instruction: string
   readonly repo: string
   readonly now: Date
-  readonly title?: string
-  readonly priority?: number
-  readonly source?: TaskSource
+  readonly title?: string | undefined
+  readonly priority?: number | undefined
+  readonly source?: TaskSource | undefined
 }
 
 /** A fresh queued task; the title comes from the text unless given. */
@@ -222,6 +222,31 @@ export const nextRunnable = (tasks: ReadonlyArray<Task>): Task | undefined => {
 
 /** Every runnable task, in the order the loop takes them. */
 export const runQueue = (tasks: ReadonlyArray<Task>): ReadonlyArray<Task> => tasks.filter(runnable).sort(runOrder)
+
+/**
+ * Would making task `id` wait on `blockers` close a circle? The path from
+ * `id` back to itself when it would (`[id, …, id]`), else undefined. Only
+ * tasks wait on things, so the walk follows `blocked_by` through tasks.
+ */
+export const circleThrough = (tasks: ReadonlyArray<Task>, id: string, blockers: ReadonlyArray<string>): ReadonlyArray<string> | undefined => {
+  const waitsOn = new Map(tasks.map((t) => [t.id, t.blocked_by] as const))
+  const seen = new Set<string>()
+  const walk = (from: string, path: ReadonlyArray<string>): ReadonlyArray<string> | undefined => {
+    if (from === id) return [...path, from]
+    if (seen.has(from)) return undefined
+    seen.add(from)
+    for (const next of waitsOn.get(from) ?? []) {
+      const found = walk(next, [...path, from])
+      if (found) return found
+    }
+    return undefined
+  }
+  for (const b of blockers) {
+    const found = walk(b, [id])
+    if (found) return found
+  }
+  return undefined
+}
 
 // ---------------------------------------------------------------------------
 // Transitions: each returns the new task or why it was refused.

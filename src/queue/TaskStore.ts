@@ -75,8 +75,14 @@ export interface Listing {
 
 export interface TaskStoreShape {
   readonly root: string
-  /** File a new task under a fresh id (never over an existing one); the task as written. */
-  readonly add: (input: Omit<T.NewTask, "id" | "now">) => Effect.Effect<Task, TaskStoreError>
+  /**
+   * File a new task under a fresh id (never over an existing one); the task
+   * as written. `shape` may change it (block it, say) before the one write.
+   */
+  readonly add: (
+    input: Omit<T.NewTask, "id" | "now">,
+    shape?: (t: Task) => Either.Either<Task, T.TaskRefused>
+  ) => Effect.Effect<Task, TaskStoreError | T.TaskRefused>
   /** Write a task whole, atomically, stamping `updated_at`; the task as written. */
   readonly put: (t: Task) => Effect.Effect<Task, TaskStoreError>
   /** Load by id, unique prefix, or unique suffix (the short id). */
@@ -283,12 +289,12 @@ export const make = Effect.fn("TaskStore.make")(function* (root: string, alive: 
       )
     }).pipe(Effect.withSpan("TaskStore.update", { attributes: { id: wanted } }))
 
-  const add = (input: Omit<T.NewTask, "id" | "now">) =>
+  const add = (input: Omit<T.NewTask, "id" | "now">, shape: (t: Task) => Either.Either<Task, T.TaskRefused> = Either.right) =>
     Effect.gen(function* () {
       const now = yield* nowDate
       for (;;) {
         const id = T.makeId(now, yield* Random.nextIntBetween(0, 0x10000))
-        const t = T.make({ ...input, id, now })
+        const t = yield* shape(T.make({ ...input, id, now }))
         // Create-new: a fresh id that lands on an existing task draws again.
         const created = yield* bound(createAtomically(pathOf(id), T.encode(t))).pipe(Effect.mapError(io(`file task ${id}`)))
         if (created) return t

@@ -82,6 +82,26 @@ describe("MagiConfig", () => {
     return w.run(Effect.flip(load(w.repo))).pipe(Effect.map((e) => expect(e.message).toContain("array of strings")))
   })
 
+  it.effect("reads the loop's [daemon] and [roles] keys, with one run at a time, two attempts and the roster's first agent by default", () =>
+    Effect.gen(function* () {
+      const none = world({})
+      expect(yield* none.run(load(none.repo))).toMatchObject({ maxConcurrentRuns: 1, maxAttempts: 2, implementer: null })
+      const set = world({ "magi.toml": '[daemon]\nmax_concurrent_runs = 3\nmax_attempts = 4\n[roles]\nimplementer = "fast"\n' })
+      expect(yield* set.run(load(set.repo))).toMatchObject({ maxConcurrentRuns: 3, maxAttempts: 4, implementer: "fast" })
+    })
+  )
+
+  it.effect("refuses a [daemon] count that is not a whole number above 0, and an implementer that names nothing", () =>
+    Effect.gen(function* () {
+      const zero = world({ "magi.toml": "[daemon]\nmax_concurrent_runs = 0\n" })
+      expect((yield* zero.run(Effect.flip(load(zero.repo)))).message).toContain("`daemon.max_concurrent_runs` must be a whole number above 0, not 0")
+      const half = world({ "magi.toml": "[daemon]\nmax_attempts = 1.5\n" })
+      expect((yield* half.run(Effect.flip(load(half.repo)))).message).toContain("`daemon.max_attempts` must be a whole number above 0")
+      const blank = world({ "magi.toml": '[roles]\nimplementer = ""\n' })
+      expect((yield* blank.run(Effect.flip(load(blank.repo)))).message).toContain("`roles.implementer` must name an agent")
+    })
+  )
+
   it.effect("takes MAGI_WAIT_SLICE over the files, for agent CLIs with short tool timeouts", () => {
     const w = world({ "magi.toml": "[ask]\nwait_slice = 200\n" }, { MAGI_WAIT_SLICE: "45" })
     return w.run(load(w.repo)).pipe(Effect.map((s) => expect(s.waitSliceSecs).toBe(45)))

@@ -1,0 +1,232 @@
+/**
+ * `magi task`: file work for the loop, and look after what is filed.
+ *
+ * Every change goes through the task's own transition (`queue/Task.ts`) under
+ * the store's lock, so a refusal here is the same refusal the web gives, and
+ * a refused command has written nothing.
+ */
+import { Args, Command, Options } from "@effect/cli"
+import { Command as PlatformCommand, FileSystem } from "@effect/platform"
+import { Config, Effect, Either, Layer, Option } from "effect"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import { MagiHome } from "../platform/MagiHome.js"
+import * as LocalContext from "../platform/LocalContext.js"
+import * as Q from "../questions/Question.js"
+import { QuestionStore } from "../questions/QuestionStore.js"
+import { fileWork } from "../queue/Filing.js"
+import * as T from "../queue/Task.js"
+import { TaskStore } from "../queue/TaskStore.js"
+import { CliFailure } from "./CliFailure.js"
+import { readStdin, writeErr, writeOut } from "./io.js"
+
+/** The stores `magi task` works on, over the owner's home. */
+export const queueLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>
+  Layer.mergeAll(TaskStore.layer, QuestionStore.layer).pipe(Layer.provideMerge(home), Layer.provideMerge(LocalContext.layer))
+
+const refused = (e: { readonly message: string }) => CliFailure.refused(e.message)
+
+const SUBCOMMANDS = ["add", "list", "show", "hold", "release", "priority", "edit", "done", "rm"] as const
+
+/**
+ * Did the command line put `--` before the text of `magi task add`? The
+ * parser drops the `--` itself, so the raw argv is the only witness.
+ */
+const dashDashBeforeText = (argv: ReadonlyArray<string>): boolean => {
+  const add = argv.findIndex((a, i) => a === "add" && argv[i - 1] === "task")
+  return add >= 0 && argv.slice(add + 1).includes("--")
+}
+
+// ---------------------------------------------------------------------------
+// Showing tasks
+
+const blockLine = (t: T.Task) => (t.blocked_by.length > 0 ? `waits on ${t.blocked_by.map(Q.shortId).join(", ")}` : "")
+
+/** One line per task: short id, status, priority, attempts, title, and why it is not moving. */
+const line = (t: T.Task): string => {
+  const why =
+    t.status === "held"
+      ? `  (${t.hold_source === "machine" ? "held by magi" : "held"}${t.hold_reason ? `: ${t.hold_reason}` : ""})`
+      : t.status === "blocked"
+        ? `  (${blockLine(t)})`
+        : t.status === "failed" && t.last_error
+          ? `  (last error: ${t.last_error})`
+          : ""
+  return `${T.shortId(t.id)}  ${t.status.padEnd(7)}  p${String(t.priority).padEnd(3)} ${t.attempts}x  [${T.sourceLabel(t.source)}] ${t.title}${why}\n`
+}
+
+const describe = (t: T.Task): string =>
+  [
+    `task ${t.id}  ${t.status}`,
+    `  title      ${t.title}`,
+    `  repo       ${t.repo}`,
+    `  source     ${T.sourceLabel(t.source)}`,
+    `  priority   ${t.priority}`,
+    `  attempts   ${t.attempts}`,
+    ...(t.runs.length > 0 ? [`  runs       ${t.runs.join(", ")}`] : []),
+    ...(t.last_error ? [`  last error ${t.last_error}`] : []),
+    ...(t.status === "held" ? [`  held       by ${t.hold_source === "machine" ? "magi" : "the owner"}${t.hold_reason ? `: ${t.hold_reason}` : ""}`] : []),
+    ...(t.blocked_by.length > 0 ? [`  blocked    ${blockLine(t)}${t.block_reason ? ` (${t.block_reason})` : ""}`] : []),
+    ...t.answers.map((a) => `  answered   ${Q.shortId(a.question)}: ${a.answer}`),
+    ...(t.review_branch ? [`  review     ${t.review_branch}`] : []),
+    `  created    ${t.created_at}, updated ${t.updated_at}`,
+    "",
+    t.instruction.trimEnd()
+  ].join("\n") + "\n"
+
+// ---------------------------------------------------------------------------
+// Subcommands
+
+const json = Options.boolean("json").pipe(Options.withDescription("print JSON"))
+const idArg = Args.text({ name: "id" }).pipe(Args.withDescription("task id, any unique prefix, or the short id"))
+
+const add = Command.make(
+  "add",
+  {
+    file: Options.text("file").pipe(Options.withDescription("read the instruction from this file (- for stdin)"), Options.optional),
+    title: Options.text("title").pipe(Options.withDescription("the title (default: the instruction's first line)"), Options.optional),
+    priority: Options.integer("priority").pipe(Options.withDescription("higher runs first (default 0)"), Options.optional),
+    repo: Options.text("repo").pipe(Options.withDescription("the repository to work in (default: the git root here)"), Options.optional),
+    after: Options.text("after").pipe(Options.withDescription("wait for this task or question first (repeatable)"), Options.repeated),
+    json,
+    text: Args.text({ name: "text" }).pipe(Args.repeated)
+  },
+  (o) =>
+    Effect.gen(function* () {
+      const fs = yield* FileSystem.FileSystem
+      const inline = o.text.join(" ")
+      if (Option.isSome(o.file) && inline.trim() !== "")
+        return yield* CliFailure.usage("give the instruction either as text or with --file, not both")
+      const first = o.text[0]
+      if (first !== undefined && (SUBCOMMANDS as ReadonlyArray<string>).includes(first) && !dashDashBeforeText(process.argv))
+        return yield* CliFailure.refused(
+          `\`${first}\` is a magi task command; to file text that starts with it, put -- before the text: magi task add -- ${inline}`
+        )
+      const instruction = Option.isNone(o.file)
+        ? inline
+        : o.file.value === "-"
+          ? yield* readStdin
+          : yield* fs.readFileString(o.file.value).pipe(Effect.mapError((e) => CliFailure.refused(`cannot read ${o.file.pipe(Option.getOrThrow)}: ${e.message}`)))
+      if (instruction.trim() === "")
+        return yield* CliFailure.usage("magi task add needs an instruction: magi task add TEXT, or --file F (- for stdin)")
+      const env = yield* Config.all({
+        MAGI_RUN: Config.string("MAGI_RUN").pipe(Config.withDefault("")),
+        MAGI_NODE: Config.string("MAGI_NODE").pipe(Config.withDefault(""))
+      }).pipe(Effect.orDie)
+      const t = yield* fileWork({
+        instruction,
+        title: Option.getOrUndefined(o.title),
+        priority: Option.getOrUndefined(o.priority),
+        repo: Option.getOrElse(o.repo, () => process.cwd()),
+        after: o.after,
+        source: T.sourceFromEnv(env)
+      }).pipe(Effect.mapError(refused))
+      if (o.json) return yield* writeOut(JSON.stringify(t, null, 2) + "\n")
+      yield* writeOut(`filed ${T.shortId(t.id)} [${T.sourceLabel(t.source)}] ${t.title}\n`)
+      if (t.status === "blocked") yield* writeErr(`task ${T.shortId(t.id)} ${blockLine(t)} before it runs\n`)
+    })
+).pipe(Command.withDescription("File work for magi serve to do, in priority order"))
+
+const list = Command.make(
+  "list",
+  { all: Options.boolean("all").pipe(Options.withDescription("done tasks too")), json },
+  (o) =>
+    Effect.gen(function* () {
+      const store = yield* TaskStore
+      const listing = yield* store.scan.pipe(Effect.mapError(refused))
+      for (const u of listing.unreadable) yield* writeErr(`magi: warning: task ${u.id} skipped: ${u.message}\n`)
+      const tasks = listing.tasks.filter((t) => o.all || T.isOpen(t))
+      if (o.json) return yield* writeOut(JSON.stringify(tasks, null, 2) + "\n")
+      if (tasks.length === 0)
+        return yield* writeOut(o.all || listing.tasks.length === 0 ? "no tasks yet; file one with magi task add TEXT\n" : "nothing open; magi task list --all shows the done ones\n")
+      yield* writeOut(tasks.map(line).join(""))
+    })
+).pipe(Command.withDescription("List open tasks: higher priority first, then newest"))
+
+const show = Command.make("show", { id: idArg, json }, (o) =>
+  Effect.gen(function* () {
+    const t = yield* Effect.flatMap(TaskStore, (s) => s.get(o.id)).pipe(Effect.mapError(refused))
+    yield* writeOut(o.json ? JSON.stringify(t, null, 2) + "\n" : describe(t))
+  })
+).pipe(Command.withDescription("Show one task in full"))
+
+/** Apply one transition under the task's lock and report the outcome in one line. */
+const change = (id: string, apply: (t: T.Task) => Either.Either<T.Task, T.TaskRefused>, said: (t: T.Task) => string) =>
+  Effect.gen(function* () {
+    const t = yield* Effect.flatMap(TaskStore, (s) => s.update(id, apply)).pipe(Effect.mapError(refused))
+    yield* writeOut(`${said(t)}\n`)
+  })
+
+const hold = Command.make(
+  "hold",
+  { id: idArg, reason: Args.text({ name: "reason" }).pipe(Args.repeated) },
+  (o) =>
+    change(o.id, (t) => T.hold(t, o.reason.join(" ")), (t) => `held ${T.shortId(t.id)} ${t.title}${t.hold_reason ? ` (${t.hold_reason})` : ""}`)
+).pipe(Command.withDescription("Keep a task from running until released"))
+
+const release = Command.make("release", { id: idArg }, (o) =>
+  change(o.id, T.release, (t) => `released ${T.shortId(t.id)} ${t.title}: queued, attempts reset`)
+).pipe(Command.withDescription("Put a held, failed, blocked or done task back in the queue, attempts reset"))
+
+const priority = Command.make(
+  "priority",
+  { id: idArg, priority: Args.integer({ name: "n" }) },
+  (o) => change(o.id, (t) => T.reprioritize(t, o.priority), (t) => `priority ${t.priority} for ${T.shortId(t.id)} ${t.title}`)
+).pipe(Command.withDescription("Set a task's priority (higher runs first)"))
+
+const done = Command.make("done", { id: idArg }, (o) =>
+  change(o.id, T.succeed, (t) => `done ${T.shortId(t.id)} ${t.title}`)
+).pipe(Command.withDescription("Mark a task done without running it (again)"))
+
+const rm = Command.make("rm", { id: idArg }, (o) =>
+  Effect.gen(function* () {
+    const t = yield* Effect.flatMap(TaskStore, (s) => s.remove(o.id)).pipe(Effect.mapError(refused))
+    yield* writeOut(`removed ${T.shortId(t.id)} ${t.title}\n`)
+  })
+).pipe(Command.withDescription("Delete a task that is not running"))
+
+/** `$VISUAL`, else `$EDITOR`, else vi: what the owner edits text with. */
+const editorCommand = Effect.gen(function* () {
+  const visual = yield* Config.option(Config.nonEmptyString("VISUAL"))
+  const editor = yield* Config.option(Config.nonEmptyString("EDITOR"))
+  return Option.getOrElse(Option.orElse(visual, () => editor), () => "vi")
+}).pipe(Effect.orDie)
+
+const edit = Command.make("edit", { id: idArg }, (o) =>
+  Effect.gen(function* () {
+    const store = yield* TaskStore
+    const fs = yield* FileSystem.FileSystem
+    const before = yield* store.get(o.id).pipe(Effect.mapError(refused))
+    // Refused before the editor opens: nobody should type into a task they cannot save.
+    yield* T.edit(before, { instruction: before.instruction }).pipe(Effect.mapError(refused))
+    const dir = yield* fs.makeTempDirectory({ directory: NodeOs.tmpdir(), prefix: "magi-task-" }).pipe(Effect.mapError(refused))
+    const file = NodePath.join(dir, `${T.shortId(before.id)}.md`)
+    const edited = yield* Effect.gen(function* () {
+      yield* fs.writeFileString(file, before.instruction)
+      // The editor setting is a shell word list ("code --wait"), so a shell
+      // splits it; the file goes as its own argument, never into the line.
+      const editor = yield* editorCommand
+      const code = yield* PlatformCommand.make("sh", "-c", `${editor} "$1"`, "magi-edit", file).pipe(
+        PlatformCommand.stdin("inherit"),
+        PlatformCommand.stdout("inherit"),
+        PlatformCommand.stderr("inherit"),
+        PlatformCommand.exitCode
+      )
+      if (code !== 0) return yield* CliFailure.refused(`the editor (${editor}) exited with ${code}; task ${T.shortId(before.id)} is unchanged`)
+      return yield* fs.readFileString(file)
+    }).pipe(
+      Effect.mapError((e) => (e instanceof CliFailure ? e : CliFailure.refused(`editing failed: ${e.message}`))),
+      Effect.ensuring(fs.remove(dir, { recursive: true }).pipe(Effect.ignore))
+    )
+    if (edited === before.instruction) return yield* writeOut(`no change to ${T.shortId(before.id)} ${before.title}\n`)
+    // Only the title that followed the old words follows the new ones.
+    const ownTitle = before.title !== T.titleFrom(before.instruction) ? before.title : undefined
+    yield* change(before.id, (t) => T.edit(t, { instruction: edited, title: ownTitle }), (t) => `edited ${T.shortId(t.id)} ${t.title}`)
+  })
+).pipe(Command.withDescription("Edit a task's instruction in $VISUAL or $EDITOR"))
+
+export const task = Command.make("task").pipe(
+  Command.withDescription("File work for the loop (magi serve) and look after the queue"),
+  Command.withSubcommands([add, list, show, hold, release, priority, edit, done, rm]),
+  Command.provide(() => queueLayer())
+)

@@ -1,0 +1,101 @@
+/**
+ * Filing work: what `magi task add` and the web's `POST /api/queue` both do,
+ * so a task filed from a phone and one filed from a terminal (or by an agent
+ * inside a run) are checked and written the same way.
+ */
+import { FileSystem } from "@effect/platform"
+import { Data, Effect, Either } from "effect"
+import * as NodePath from "node:path"
+import { QuestionStore } from "../questions/QuestionStore.js"
+import { git } from "../runs/Worktree.js"
+import * as T from "./Task.js"
+import { TaskStore } from "./TaskStore.js"
+
+/** Work that cannot be filed as asked; nothing was written. */
+export class FilingRefused extends Data.TaggedError("FilingRefused")<{ readonly message: string }> {}
+
+export interface NewWork {
+  readonly instruction: string
+  readonly title?: string | undefined
+  readonly priority?: number | undefined
+  /** An absolute directory inside a git repository; the task's repo is its root. */
+  readonly repo: string
+  /** Task or question ids (any unique prefix or suffix) to wait on first. */
+  readonly after?: ReadonlyArray<string>
+  readonly source: T.TaskSource
+}
+
+/** What a blocker id names. */
+export type Blocker = { readonly kind: "task" | "question"; readonly id: string }
+
+/**
+ * The git root of `dir`, refused when there is none: a task runs in its own
+ * worktree off that repository, so work filed outside one could never run.
+ */
+export const repoOf = Effect.fn("repoOf")(function* (dir: string) {
+  const fs = yield* FileSystem.FileSystem
+  const abs = NodePath.resolve(dir)
+  if (!(yield* fs.exists(abs).pipe(Effect.orElseSucceed(() => false))))
+    return yield* new FilingRefused({ message: `repository ${abs} does not exist` })
+  // Git's own answer, not a search for `.git`: a stray empty `.git` folder
+  // above the directory is not a repository a worktree can be made from.
+  return yield* git(abs, "rev-parse", "--show-toplevel").pipe(
+    Effect.mapError(
+      () =>
+        new FilingRefused({
+          message: `${abs} is not inside a git repository; a task runs in a worktree of one, so give --repo DIR (or file it from inside the repository)`
+        })
+    )
+  )
+})
+
+/**
+ * Which task or question `wanted` names. Both stores accept any unique prefix
+ * or suffix, so an id that matches in both is refused rather than guessed.
+ */
+export const resolveBlocker = (wanted: string) =>
+  Effect.gen(function* () {
+    const tasks = yield* TaskStore
+    const questions = yield* QuestionStore
+    const task = yield* Effect.either(tasks.resolveId(wanted))
+    const question = yield* Effect.either(questions.resolveId(wanted))
+    if (Either.isRight(task) && Either.isRight(question))
+      return yield* new FilingRefused({
+        message: `\`${wanted}\` names both task ${task.right} and question ${question.right}; give more of the id you mean`
+      })
+    if (Either.isRight(task)) return { kind: "task", id: task.right } satisfies Blocker
+    if (Either.isRight(question)) return { kind: "question", id: question.right } satisfies Blocker
+    // An ambiguous id in one store says so; plain absence says where it looked.
+    const ambiguous = [task.left, question.left].find((e) => /` matches \d+ /.test(e.message))
+    return yield* new FilingRefused({
+      message: ambiguous?.message ?? `--after \`${wanted}\`: no task or question has that id`
+    })
+  })
+
+/** File new work: checked, blocked on its `after` ids if any, written once; the task as filed. */
+export const fileWork = Effect.fn("fileWork")(function* (work: NewWork) {
+  const tasks = yield* TaskStore
+  if (work.instruction.trim() === "")
+    return yield* new FilingRefused({ message: "a task needs an instruction; an empty one tells the agent nothing" })
+  if (work.priority !== undefined && !Number.isSafeInteger(work.priority))
+    return yield* new FilingRefused({ message: `a priority is a whole number, not ${work.priority}` })
+  const repo = yield* repoOf(work.repo)
+  const blockers: Blocker[] = []
+  for (const wanted of work.after ?? []) blockers.push(yield* resolveBlocker(wanted))
+  const ids = [...new Set(blockers.map((b) => b.id))]
+  const all = ids.length === 0 ? [] : yield* tasks.list.pipe(Effect.mapError((e) => new FilingRefused({ message: e.message })))
+  const reason = blockers.map((b) => `${b.kind} ${T.shortId(b.id)}`).join(", ")
+  return yield* tasks
+    .add({ instruction: work.instruction, title: work.title, priority: work.priority, repo, source: work.source }, (t) => {
+      if (ids.length === 0) return Either.right(t)
+      // A fresh task cannot be waited on yet; the check stands here so the
+      // rule lives where blockers are added, whoever adds them next.
+      const circle = T.circleThrough(all, t.id, ids)
+      if (circle !== undefined)
+        return Either.left(
+          new T.TaskRefused({ reason: "status", message: `waiting on ${circle.map(T.shortId).join(" → ")} would close a circle: none of them could ever run` })
+        )
+      return T.block(t, ids, `after ${reason}`)
+    })
+    .pipe(Effect.mapError((e) => new FilingRefused({ message: e.message })))
+})
