@@ -176,9 +176,11 @@ export const make = Effect.fn("Chats.make")(function* (root: string) {
       const chosen = C.chooseAgent(roster.agents, input.agent ?? null, chatter)
       if ("refused" in chosen) return yield* refused(chosen.refused)
       const at = yield* now
-      const chat = C.build({ id: Q.makeId(at, yield* Random.nextIntBetween(0, 0x10000)), idea, repo, agent: chosen.agent, from, now: at })
-      yield* records.create(chat)
-      return chat
+      // Two chats opened in one second may draw the same id; the second draws again.
+      for (;;) {
+        const chat = C.build({ id: Q.makeId(at, yield* Random.nextIntBetween(0, 0x10000)), idea, repo, agent: chosen.agent, from, now: at })
+        if (yield* records.create(chat)) return chat
+      }
     }).pipe(Effect.withSpan("Chats.open"))
 
   const record = (id: string, text: string) =>

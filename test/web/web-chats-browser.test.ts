@@ -65,6 +65,9 @@ describe("planning from the phone page", () => {
       await page.locator(".review-ok", { hasText: "Passes review." }).waitFor({ timeout: 30_000 })
       expect(await page.locator("pre.draft-text").textContent()).toBe(DRAFT)
 
+      // For a person to look at: the interview on a phone, draft and all.
+      NodeFs.mkdirSync("test-results", { recursive: true })
+      await page.screenshot({ path: NodePath.join("test-results", "web-plan.png"), fullPage: true })
       await page.getByLabel("Priority").fill("2")
       await page.getByRole("button", { name: "File as task" }).click()
       const link = page.locator("a.task-link")
