@@ -81,3 +81,10 @@ export const reviewDraft = (body: string): ReadonlyArray<DraftProblem> => {
 
 /** May a draft with these problems be filed? Only when every problem is soft. */
 export const fileable = (problems: ReadonlyArray<DraftProblem>): boolean => problems.every((p) => p.soft)
+
+/**
+ * The problems as the owner reads them at a terminal, one per line, hard ones
+ * first and soft ones marked as warnings.
+ */
+export const describeProblems = (problems: ReadonlyArray<DraftProblem>): string =>
+  problems.map((p) => `  - ${p.soft ? "warning: " : ""}${p.message}`).join("\n")
