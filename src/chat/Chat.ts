@@ -224,31 +224,56 @@ const TASK_FILE_SPEC = [
   "What the implementer must leave alone."
 ].join("\n")
 
+/** The interview's rules, the same at a phone and at a terminal. */
+const INTERVIEW_RULES = [
+  "Interview the operator until the task is clear enough for an agent to implement it unattended:",
+  "- Read the code before you ask: never ask what the repository already answers.",
+  "- Ask one question per message, short enough to read on a phone.",
+  "- Disagree when you have grounds (the code, a cost, a risk), and say what they are.",
+  "- When you know enough, restate the plan in a few lines and ask for a yes.",
+  "- Completion criteria are mandatory: without them an unattended agent cannot know when it is done."
+]
+
+const specAndIdea = (idea: string) => [
+  "",
+  "The task file's shape:",
+  "",
+  "```",
+  TASK_FILE_SPEC,
+  "```",
+  "",
+  "The operator's idea:",
+  "",
+  idea.trim(),
+  "",
+  "Answer in the language the operator wrote in."
+]
+
 /** How the interviewing agent is opened: its role, the rules of the interview, the task-file spec. */
 export const briefing = (idea: string, repo: string): string =>
   [
     "You are the planning lead for a coding task. The operator is on a phone, away from the machine;",
     `you are in the repository ${repo}, which you may read but must never modify.`,
     "",
-    "Interview the operator until the task is clear enough for an agent to implement it unattended:",
-    "- Read the code before you ask: never ask what the repository already answers.",
-    "- Ask one question per message, short enough to read on a phone.",
-    "- Disagree when you have grounds (the code, a cost, a risk), and say what they are.",
-    "- When you know enough, restate the plan in a few lines and ask for a yes.",
+    ...INTERVIEW_RULES,
     "- After the yes, deliver the whole task file in one ```task fenced block, and nothing after it.",
-    "- Completion criteria are mandatory: without them an unattended agent cannot know when it is done.",
+    ...specAndIdea(idea)
+  ].join("\n")
+
+/**
+ * `magi plan`'s briefing: the same interview at a terminal, ending in a file
+ * at `taskFile` (the one file the agent may write) instead of a fenced block,
+ * because magi does not see the agent's own terminal UI.
+ */
+export const terminalBriefing = (idea: string, repo: string, taskFile: string): string =>
+  [
+    "You are the planning lead for a coding task. The operator is at this terminal with you;",
+    `you are in the repository ${repo}, which you may read but must never modify.`,
     "",
-    "The task file's shape:",
-    "",
-    "```",
-    TASK_FILE_SPEC,
-    "```",
-    "",
-    "The operator's idea:",
-    "",
-    idea.trim(),
-    "",
-    "Answer in the language the operator wrote in."
+    ...INTERVIEW_RULES,
+    `- After the yes, write the whole task file to ${taskFile} (the only file you may write), then tell the operator to exit;`,
+    "  magi reviews the file and offers to queue it when you exit.",
+    ...specAndIdea(idea === "" ? "(none given yet: ask the operator what they want done)" : idea)
   ].join("\n")
 
 /** The first agent turn's prompt: the briefing, after a derived chat's background. */

@@ -129,6 +129,20 @@ const configuredChatter = (repo: string) =>
     })
   )
 
+/**
+ * The agent that interviews about `repo`, for the phone's chat and for
+ * `magi plan` alike: the one asked for, else `[roles] chatter`, else the
+ * first claude on the repository's roster, else its first agent.
+ */
+export const interviewerFor = (repo: string, asked: string | null) =>
+  Effect.gen(function* () {
+    const roster = yield* (yield* Rosters).forRepo(repo).pipe(Effect.mapError((e) => new ChatRefused({ message: e.message })))
+    const chatter = yield* configuredChatter(repo).pipe(Effect.mapError((e) => new ChatRefused({ message: e.message })))
+    const chosen = C.chooseAgent(roster.agents, asked, chatter)
+    if ("refused" in chosen) return yield* new ChatRefused({ message: chosen.refused })
+    return roster.get(chosen.agent).pipe(Option.getOrThrow)
+  })
+
 export const make = Effect.fn("Chats.make")(function* (root: string) {
   const fs = yield* FileSystem.FileSystem
   const agents = yield* Agents
@@ -168,17 +182,14 @@ export const make = Effect.fn("Chats.make")(function* (root: string) {
       if (!isDir) return yield* refused(`the repository ${repo} is not a directory on this machine`)
       const from = input.from ?? null
       if (from !== null) yield* records.get(from)
-      const roster = yield* rosters.forRepo(repo).pipe(Effect.mapError((e) => refused(e.message)))
-      const chatter = yield* configuredChatter(repo).pipe(
-        Effect.mapError((e) => refused(e.message)),
-        Effect.provideService(FileSystem.FileSystem, fs)
+      const chosen = yield* interviewerFor(repo, input.agent ?? null).pipe(
+        Effect.provideService(FileSystem.FileSystem, fs),
+        Effect.provideService(Rosters, rosters)
       )
-      const chosen = C.chooseAgent(roster.agents, input.agent ?? null, chatter)
-      if ("refused" in chosen) return yield* refused(chosen.refused)
       const at = yield* now
       // Two chats opened in one second may draw the same id; the second draws again.
       for (;;) {
-        const chat = C.build({ id: Q.makeId(at, yield* Random.nextIntBetween(0, 0x10000)), idea, repo, agent: chosen.agent, from, now: at })
+        const chat = C.build({ id: Q.makeId(at, yield* Random.nextIntBetween(0, 0x10000)), idea, repo, agent: chosen.id, from, now: at })
         if (yield* records.create(chat)) return chat
       }
     }).pipe(Effect.withSpan("Chats.open"))
