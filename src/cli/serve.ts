@@ -1,21 +1,23 @@
 /**
- * `magi serve`: the daemon. Runs the waiter until SIGINT or SIGTERM, so an
+ * `magi serve`: the daemon. Until SIGINT or SIGTERM it runs the waiter, so an
  * owner's answer reaches the agent seat that asked even after the agent's
- * `magi ask` process is gone.
+ * `magi ask` process is gone, and the queue's loop, which works filed tasks
+ * one after another.
  */
 import { Command, Options } from "@effect/cli"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Schedule } from "effect"
 import * as Daemon from "../daemon/Daemon.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import { Notices } from "../daemon/Notices.js"
-import { Waiter } from "../daemon/Waiter.js"
+import { TICK, Waiter } from "../daemon/Waiter.js"
+import { QueueLoop, type QueueLoopOptions } from "../daemon/QueueLoop.js"
 import { CliFailure } from "./CliFailure.js"
 import { runsLayer } from "./RunLayer.js"
 import { writeErr } from "./io.js"
 
-/** The waiter and everything it drives, over `home`. */
-export const waiterLayer = (home: Layer.Layer<MagiHome>) =>
-  Waiter.layer.pipe(Layer.provideMerge(Notices.layer), Layer.provideMerge(runsLayer(home)))
+/** The waiter, the queue's loop and everything they drive, over `home`. */
+export const waiterLayer = (home: Layer.Layer<MagiHome>, queue: QueueLoopOptions = {}) =>
+  Layer.mergeAll(Waiter.layer, QueueLoop.layer(queue)).pipe(Layer.provideMerge(Notices.layer), Layer.provideMerge(runsLayer(home)))
 
 /**
  * Own the home and run the waiter until interrupted; fails with `HomeTaken`
@@ -28,10 +30,18 @@ export const waiterLoop = (banner: (home: string) => string) =>
   Effect.scoped(
     Effect.gen(function* () {
       const home = yield* MagiHome
-      const owned = yield* Daemon.own(home.dir)
+      const queue = yield* QueueLoop
+      const owned = yield* Daemon.own(home.dir, queue.status)
       const waiter = yield* Waiter
       yield* writeErr(banner(home.dir))
-      return yield* Effect.raceFirst(waiter.run, owned.lost)
+      // One beat: the waiter first (an answer that unblocks or finishes a
+      // task is delivered before the queue looks), then the queue.
+      const beat = Effect.gen(function* () {
+        yield* waiter.tick.pipe(Effect.catchAllCause((c) => Effect.logWarning(`waiter tick failed: ${c}`)))
+        if ((yield* queue.tick).length > 0) yield* owned.refresh
+      })
+      const loop = Effect.repeat(beat, Schedule.spaced(TICK)).pipe(Effect.zipRight(Effect.never))
+      return yield* Effect.raceFirst(loop, owned.lost)
     })
   )
 
@@ -41,11 +51,26 @@ export const serve = Command.make(
     home: Options.directory("home").pipe(
       Options.withDescription("magi's state directory (default: MAGI_HOME, else the platform's data dir)"),
       Options.optional
+    ),
+    maxAttempts: Options.integer("max-attempts").pipe(
+      Options.withDescription("failed runs before a task is held for you (default: [daemon] max_attempts, else 2)"),
+      Options.optional
     )
   },
-  ({ home }) =>
-    waiterLoop((dir) => `magi serve: waiting on the questions in ${dir} (pid ${process.pid}); Ctrl-C stops\n`).pipe(
-      Effect.mapError((e) => CliFailure.refused(e.message)),
-      Effect.provide(waiterLayer(Option.match(home, { onNone: () => MagiHome.fromEnv, onSome: MagiHome.at })))
-    )
-).pipe(Command.withDescription("Run the daemon: carry the owner's answers to agents whose `magi ask` is gone"))
+  ({ home, maxAttempts }) =>
+    Effect.gen(function* () {
+      if (Option.isSome(maxAttempts) && maxAttempts.value < 1)
+        return yield* CliFailure.usage(`--max-attempts must be a whole number above 0, not ${maxAttempts.value}`)
+      return yield* waiterLoop(
+        (dir) => `magi serve: waiting on the questions and working the queue in ${dir} (pid ${process.pid}); Ctrl-C stops\n`
+      ).pipe(
+        Effect.mapError((e) => CliFailure.refused(e.message)),
+        Effect.provide(
+          waiterLayer(Option.match(home, { onNone: () => MagiHome.fromEnv, onSome: MagiHome.at }), {
+            maxAttempts: Option.getOrUndefined(maxAttempts),
+            announce: (event) => writeErr(`magi serve: ${event.line}\n`)
+          })
+        )
+      )
+    })
+).pipe(Command.withDescription("Run the daemon: carry the owner's answers to agents whose `magi ask` is gone, and work the task queue"))

@@ -25,7 +25,11 @@ export const DaemonRecord = Schema.Struct({
   /** Tells this loop's record from another's with a reused pid. */
   token: Schema.String,
   started_at: Q.Timestamp,
-  beat_at: Q.Timestamp
+  beat_at: Q.Timestamp,
+  /** The queue tasks this loop has a turn running for, and their runs. */
+  current: Schema.optionalWith(Schema.Array(Schema.Struct({ task: Schema.String, run: Schema.String })), { default: () => [] }),
+  /** Tasks this loop has brought to done since it started. */
+  completed: Schema.optionalWith(Schema.Number, { default: () => 0 })
 })
 export type DaemonRecord = typeof DaemonRecord.Type
 
@@ -54,13 +58,23 @@ export interface Owned {
    * loop's work raced against it, so the work stops with the ownership.
    */
   readonly lost: Effect.Effect<never, HomeTaken>
+  /** Write the record now, with what `doing` says (after the queue started or settled a task). */
+  readonly refresh: Effect.Effect<void>
 }
+
+/** What the loop is doing, written into every beat of its record. */
+export interface Doing {
+  readonly current: ReadonlyArray<{ readonly task: string; readonly run: string }>
+  readonly completed: number
+}
+
+const idle: Effect.Effect<Doing> = Effect.succeed({ current: [], completed: 0 })
 
 /**
  * Own `home` for the rest of the current scope: refuse if another live loop
  * holds it, beat every `HEARTBEAT`, and let go on the way out.
  */
-export const own = Effect.fn("Daemon.own")(function* (home: string) {
+export const own = Effect.fn("Daemon.own")(function* (home: string, doing: Effect.Effect<Doing> = idle) {
   const fs = yield* FileSystem.FileSystem
   const token = `${process.pid}-${(yield* Random.nextIntBetween(0, 2 ** 31)).toString(36)}`
   const startedAt = Q.timestamp(new Date(yield* Clock.currentTimeMillis))
@@ -74,7 +88,8 @@ export const own = Effect.fn("Daemon.own")(function* (home: string) {
 
   const write = Effect.gen(function* () {
     const now = Q.timestamp(new Date(yield* Clock.currentTimeMillis))
-    const record: DaemonRecord = { pid: process.pid, token, started_at: startedAt, beat_at: now }
+    const { current, completed } = yield* doing
+    const record: DaemonRecord = { pid: process.pid, token, started_at: startedAt, beat_at: now, current, completed }
     yield* writeAtomically(file, JSON.stringify(record, null, 2) + "\n")
   }).pipe(Effect.provideService(FileSystem.FileSystem, fs))
 
@@ -112,5 +127,9 @@ export const own = Effect.fn("Daemon.own")(function* (home: string) {
       Effect.catchAll((e) => Effect.zipRight(Effect.logWarning(e.message), Deferred.fail(lost, e)))
     )
   )
-  return { token, lost: Deferred.await(lost) } satisfies Owned
+  const refresh = Effect.gen(function* () {
+    const seen = yield* read(home)
+    if (Option.isNone(seen) || seen.value.token === token) yield* write.pipe(Effect.ignore)
+  }).pipe(Effect.provideService(FileSystem.FileSystem, fs))
+  return { token, lost: Deferred.await(lost), refresh } satisfies Owned
 })

@@ -313,10 +313,13 @@ export const succeed = (t: Task): Result => {
   return Either.right({ ...t, ...cleared, status: "done" })
 }
 
-/** The owner's hold: it waits until released, whatever else happens. */
-export const hold = (t: Task, reason: string): Result => {
+/**
+ * Hold it until released, whatever else happens: the owner's hold by
+ * default; the loop's (`machine`) when it cannot go on without the owner.
+ */
+export const hold = (t: Task, reason: string, source: HoldSource = "manual"): Result => {
   if (t.status === "done") return refuse("done", `${name(t)} is done; there is nothing left to hold`)
-  return Either.right({ ...t, status: "held", hold_source: "manual", hold_reason: reason.trim() === "" ? null : reason.trim() })
+  return Either.right({ ...t, status: "held", hold_source: source, hold_reason: reason.trim() === "" ? null : reason.trim() })
 }
 
 /**

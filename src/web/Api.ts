@@ -136,13 +136,14 @@ const readBody = (request: HttpServerRequest.HttpServerRequest) =>
  * The body decoded as `schema`, exactly: an unknown field is refused rather
  * than ignored, so `{"choice": "a", "text": "b"}` cannot be half-understood.
  */
-export const bodyAs = <A, I>(schema: Schema.Schema<A, I>, expected: string) =>
+export const bodyAs = <A, I>(schema: Schema.Schema<A, I>, expected: string, options: { readonly emptyAs?: unknown } = {}) =>
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
     // Refused on the declared length before a byte is read.
     if (Number(request.headers["content-length"] ?? "0") > MAX_BODY_BYTES) return yield* tooLarge()
     const text = yield* readBody(request)
-    const raw = yield* Effect.try({
+    // A route whose fields are all optional may take no body at all.
+    const raw = "emptyAs" in options && text.trim() === "" ? options.emptyAs : yield* Effect.try({
       try: () => JSON.parse(text) as unknown,
       catch: (e) => new BadBody({ message: `the body must be JSON, ${expected}: ${(e as Error).message}` })
     })

@@ -8,19 +8,22 @@
  * second, not the owner's attention. Each change is published to every
  * connected page; a page then refetches the list.
  *
- * Three things change what a page shows: the questions, the notices the
- * waiter writes (same watch-and-poll, on `<home>/notices/`), and who holds a
+ * What a page shows changes with the questions, the notices the waiter
+ * writes and the queue (same watch-and-poll, on `<home>/notices/` and
+ * `<home>/queue/`), the runs (a record per run folder: the poll alone), and who holds a
  * question's wait. The last can change with no file written at all (an
  * asker killed mid-wait just stops beating its lease, which goes stale), so
  * the poll also compares the holders.
  */
 import { FileSystem } from "@effect/platform"
+import * as NodePath from "node:path"
 import { Clock, Context, Duration, Effect, Layer, Option, PubSub, Ref, Schedule, Stream } from "effect"
 import * as Daemon from "../daemon/Daemon.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { NoticeFeed } from "./NoticeFeed.js"
 import { RunFeed } from "./RunFeed.js"
+import { TaskStore } from "../queue/TaskStore.js"
 import { Chats } from "../chat/Chats.js"
 import { Snapshots } from "./Snapshot.js"
 
@@ -34,6 +37,7 @@ export interface Revisions {
   readonly questions: number
   readonly notices: number
   readonly runs: number
+  readonly queue: number
   readonly chats: number
 }
 
@@ -84,6 +88,7 @@ export class Live extends Context.Tag("magi/web/Live")<
       const store = yield* QuestionStore
       const notices = yield* NoticeFeed
       const runs = yield* RunFeed
+      const tasks = yield* TaskStore
       const chats = yield* Chats
       const snapshots = yield* Snapshots
       const fs = yield* FileSystem.FileSystem
@@ -97,6 +102,7 @@ export class Live extends Context.Tag("magi/web/Live")<
         questions: store.revision,
         notices: notices.revision,
         runs: runs.revision,
+        queue: tasks.revision,
         chats: chats.revision
       })
       const last = yield* Ref.make({ revisions: yield* revisionsNow, holders: yield* snapshots.holders, loop: yield* loop })
@@ -123,7 +129,15 @@ export class Live extends Context.Tag("magi/web/Live")<
           yield* publish(revisions, holders, owner)
       })
 
-      yield* Stream.mergeAll([store.changes, notices.changes, chats.changes], { concurrency: "unbounded" }).pipe(
+      // The queue folder is made up front so it can be watched before the first task.
+      const queueChanges = Stream.unwrap(
+        Effect.as(
+          Effect.ignore(fs.makeDirectory(tasks.root, { recursive: true })),
+          fs.watch(tasks.root).pipe(Stream.map((event) => NodePath.basename(event.path)))
+        )
+      ).pipe(Stream.catchAll(() => Stream.empty))
+
+      yield* Stream.mergeAll([store.changes, notices.changes, queueChanges, chats.changes], { concurrency: 4 }).pipe(
         Stream.filter(isRecordFile),
         Stream.runForEach(() => onFileEvent),
         Effect.forkScoped

@@ -29,6 +29,9 @@ const fnv1a = (text: string): number => {
   return h
 }
 
+/** How long a scan serves list requests: `Live`'s poll, which takes a fresh one that often. */
+const SCAN_REUSE_MS = 1000
+
 interface Scan {
   /** 0 when there is no run at all. */
   readonly revision: number
@@ -43,6 +46,8 @@ export class RunFeed extends Context.Tag("magi/web/RunFeed")<
     readonly revision: Effect.Effect<number>
     /** The newest `limit` readable runs, newest first. */
     readonly recent: (limit: number) => Effect.Effect<ReadonlyArray<Run>, RunStoreError>
+    /** Every readable run, newest first. */
+    readonly all: Effect.Effect<ReadonlyArray<Run>, RunStoreError>
   }
 >() {
   static layer = Layer.effect(
@@ -68,30 +73,52 @@ export class RunFeed extends Context.Tag("magi/web/RunFeed")<
         return { revision: found.length === 0 ? 0 : revision || 1, newest }
       })
 
+      /** The last scan and when it was taken. */
+      const scanned = yield* Ref.make(Option.none<{ readonly at: number; readonly scan: Scan }>())
+      /** A fresh scan, remembered for the list requests that follow. */
+      const scanNow = Effect.gen(function* () {
+        const at = yield* Clock.currentTimeMillis
+        const result = yield* scan
+        yield* Ref.set(scanned, Option.some({ at, scan: result }))
+        return { at, scan: result }
+      })
+      /**
+       * A scan no older than `SCAN_REUSE_MS`. Pages refetch on change events,
+       * and `Live` publishes one only after its poll's own fresh scan, which
+       * is remembered here: a refetch always sees the change that caused it.
+       * Twenty pages refetching then share one scan instead of each stat-ing
+       * every run.
+       */
+      const recentScan = Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const last = Option.filter(yield* Ref.get(scanned), (s) => now - s.at < SCAN_REUSE_MS)
+        return Option.isSome(last) ? last.value : yield* scanNow
+      })
+
       const cached = yield* Ref.make(Option.none<{ readonly revision: number; readonly runs: ReadonlyArray<Run> }>())
       // Right after a change every open page refetches at once; they share one read.
       const reading = yield* Effect.makeSemaphore(1)
 
       const all = Effect.gen(function* () {
-        const seen = yield* scan
+        const seen = (yield* recentScan).scan
         const hit = Option.filter(yield* Ref.get(cached), (c) => c.revision === seen.revision)
         if (Option.isSome(hit)) return hit.value.runs
         return yield* reading.withPermits(1)(
           Effect.gen(function* () {
-            const startedAt = yield* Clock.currentTimeMillis
-            const now = yield* scan
+            const { at, scan: now } = yield* recentScan
             const again = Option.filter(yield* Ref.get(cached), (c) => c.revision === now.revision)
             if (Option.isSome(again)) return again.value.runs
             const runs = yield* store.list
-            yield* Ref.set(cached, now.newest < startedAt - RACY_MS ? Option.some({ revision: now.revision, runs }) : Option.none())
+            yield* Ref.set(cached, now.newest < at - RACY_MS ? Option.some({ revision: now.revision, runs }) : Option.none())
             return runs
           })
         )
       })
 
       return {
-        revision: Effect.map(scan, (s) => s.revision),
-        recent: (limit: number) => Effect.map(all, (runs) => runs.slice(0, limit))
+        revision: Effect.map(scanNow, (s) => s.scan.revision),
+        recent: (limit: number) => Effect.map(all, (runs) => runs.slice(0, limit)),
+        all
       }
     })
   )

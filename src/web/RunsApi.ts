@@ -17,7 +17,7 @@ import { PANEL_HEADERS } from "./Api.js"
 import * as Responses from "./Responses.js"
 import { RunFeed } from "./RunFeed.js"
 import { type QuestionView, Snapshots } from "./Snapshot.js"
-import { TaskOfRun, type TaskView } from "./TaskOfRun.js"
+import { QueueFeed, type TaskRef } from "./QueueFeed.js"
 
 /** `GET /api/runs` without `?limit=`: a phone's screenful many times over. */
 export const DEFAULT_RUNS = 50
@@ -30,7 +30,7 @@ export type RunListEntry = Run & { readonly questions_open: number; readonly que
 /** One run as its page shows it. */
 export type RunDetail = Run & {
   /** The queued task this run works, if the loop started it. */
-  readonly task: TaskView | null
+  readonly task: TaskRef | null
   /** Its questions, newest asked first, as the question list shows them. */
   readonly questions: ReadonlyArray<QuestionView>
   /** Its artifacts by name, oldest first. */
@@ -94,7 +94,7 @@ const detail = Effect.gen(function* () {
   const lastOutput = Option.isNone(latest)
     ? Option.none()
     : yield* Artifacts.tail(dir, latest.value).pipe(Effect.orElseSucceed(() => Option.none()))
-  const task = yield* (yield* TaskOfRun).of(run.id)
+  const task = yield* (yield* QueueFeed).taskOfRun(run.id)
   return Responses.json({
     ...run,
     task: Option.getOrNull(task),

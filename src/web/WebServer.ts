@@ -23,12 +23,13 @@ import { NoticeFeed } from "./NoticeFeed.js"
 import { RunStore } from "../runs/Runs.js"
 import { RunFeed } from "./RunFeed.js"
 import * as RunsApi from "./RunsApi.js"
-import { TaskOfRun } from "./TaskOfRun.js"
+import { TaskStore } from "../queue/TaskStore.js"
+import { QueueFeed } from "./QueueFeed.js"
+import * as QueueApi from "./QueueApi.js"
 import { Chats } from "../chat/Chats.js"
 import * as ChatsApi from "./ChatsApi.js"
 import { Agents } from "../agents/Agents.js"
 import { Rosters } from "../agents/AgentRoster.js"
-import { TaskStore } from "../queue/TaskStore.js"
 
 /**
  * A restarted `magi web` often finds its port still held by the process it
@@ -100,16 +101,17 @@ const listen = (address: string, port: number) =>
  * leases beside the store's own questions (wherever its root is).
  */
 const services = Live.layer.pipe(
-  Layer.provideMerge(Layer.mergeAll(Snapshots.layer, NoticeFeed.layer, RunFeed.layer, TaskOfRun.layer)),
-  Layer.provideMerge(RunStore.layer),
+  Layer.provideMerge(QueueFeed.layer),
+  Layer.provideMerge(Layer.mergeAll(Snapshots.layer, NoticeFeed.layer, RunFeed.layer)),
   // The planning chats, with what their turns and filing use; each chat's
   // agent roster is read from its own repository's config.
-  Layer.provideMerge(Chats.layer.pipe(Layer.provideMerge(Layer.mergeAll(Agents.layer, Rosters.fromFiles, TaskStore.layer)))),
+  Layer.provideMerge(Chats.layer.pipe(Layer.provideMerge(Layer.mergeAll(Agents.layer, Rosters.fromFiles)))),
+  Layer.provideMerge(Layer.merge(RunStore.layer, TaskStore.layer)),
   Layer.provideMerge(Layer.unwrapEffect(Effect.map(QuestionStore, (store) => Leases.at(store.root))))
 )
 
 /** Every route, and a JSON 404 for anything else. */
-const app = HttpRouter.toHttpApp(HttpRouter.concat(HttpRouter.concat(HttpRouter.concat(Api.router, RunsApi.router), ChatsApi.router), Page.router)).pipe(
+const app = HttpRouter.toHttpApp(HttpRouter.concatAll(Api.router, RunsApi.router, QueueApi.router, ChatsApi.router, Page.router)).pipe(
   Effect.map(Effect.catchTag("RouteNotFound", () => Responses.error(404, "no such page or API route")))
 )
 

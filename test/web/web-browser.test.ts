@@ -15,19 +15,7 @@ import * as Q from "../../src/questions/Question.js"
 import { answerQuestion } from "../../src/questions/Answers.js"
 import { choiceQuestion, freeQuestion, ok, tempDirSync } from "../support.js"
 import { MAGI, request, seed, startWeb, withStore, writeNotice, type Web } from "./web-support.js"
-
-const CHROMIUM = "/usr/bin/chromium"
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run"
-]
-const PHONE = { width: 390, height: 844 }
-const haveChromium = NodeFs.existsSync(CHROMIUM)
+import { CHROMIUM, FLAGS, haveChromium, PHONE } from "./browser-support.js"
 
 // Locally a machine without Chromium skips these; in CI a missing browser is
 // a broken runner, and skipping would report the page as tested when it was not.

@@ -6,13 +6,14 @@
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect, Layer } from "effect"
-import { spawn, type ChildProcess } from "node:child_process"
+import { execFileSync, spawn, type ChildProcess } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeHttp from "node:http"
 import * as NodePath from "node:path"
 import type * as Q from "../../src/questions/Question.js"
 import { MagiHome } from "../../src/platform/MagiHome.js"
 import { QuestionStore } from "../../src/questions/QuestionStore.js"
+import { TaskStore } from "../../src/queue/TaskStore.js"
 import { tempDirSync } from "../support.js"
 
 export const MAGI = NodePath.resolve("dist/magi.js")
@@ -266,4 +267,19 @@ export const seedRun = (home: string, run: { readonly id: string }, artifacts: R
   }
   NodeFs.writeFileSync(NodePath.join(dir, "run.json.tmp"), JSON.stringify(run, null, 2) + "\n")
   NodeFs.renameSync(NodePath.join(dir, "run.json.tmp"), NodePath.join(dir, "run.json"))
+}
+
+/** Run an effect against the queue in `home`, as `magi task` in another process would. */
+export const withTasks = <A, E>(home: string, body: Effect.Effect<A, E, TaskStore>) =>
+  Effect.runPromise(
+    body.pipe(Effect.provide(TaskStore.layer.pipe(Layer.provide(MagiHome.at(home)), Layer.provide(NodeFileSystem.layer))))
+  )
+
+/** A git repository with one commit, in a fresh directory: where `magi web` is started, or a task's repo. */
+export const gitRepo = () => {
+  const dir = NodeFs.realpathSync(tempDirSync())
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: dir, stdio: "pipe" })
+  git("init", "-q", "-b", "trunk")
+  git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "init")
+  return dir
 }

@@ -2,8 +2,9 @@
 import type { Notice as WaiterNotice } from "../../daemon/Notices.js"
 import type { QuestionView } from "../Snapshot.js"
 import type { RunDetail, RunListEntry } from "../RunsApi.js"
+import type { Blocker, TaskView } from "../QueueFeed.js"
 
-export type { QuestionView, RunDetail, RunListEntry, WaiterNotice }
+export type { Blocker, QuestionView, RunDetail, RunListEntry, TaskView, WaiterNotice }
 
 /** A refusal from the server, with its status and the message it gave. */
 export class ApiError extends Error {
@@ -60,16 +61,35 @@ export const getRun = (id: string) => getJson<RunDetail>(`/api/runs/${encodeURIC
 export const artifactUrl = (run: string, name: string) =>
   `/api/runs/${encodeURIComponent(run)}/artifacts/${encodeURIComponent(name)}`
 
-const post = async (url: string, body: unknown): Promise<QuestionView> => {
+const send = async <A>(url: string, body: unknown, method = "POST"): Promise<A> => {
   const response = await fetch(url, {
-    method: "POST",
+    method,
     // JSON is also what lets the server tell this page from a forged form.
     headers: { "content-type": "application/json" },
     body: JSON.stringify(body)
   })
   if (!response.ok) throw await errorOf(response)
-  return (await response.json()) as QuestionView
+  return (await response.json()) as A
 }
+
+const post = (url: string, body: unknown) => send<QuestionView>(url, body)
+
+/** Every task: open first (priority, then newest), then history. */
+export const listQueue = () => getJson<ReadonlyArray<TaskView>>("/api/queue")
+
+/** File a task; the repository defaults to the one magi web runs in. */
+export const fileTask = (body: { instruction: string; title?: string; priority?: number; repo?: string }) =>
+  send<TaskView>("/api/queue", body)
+
+export type TaskMove = "hold" | "release" | "priority" | "edit" | "done"
+
+export const moveTask = (id: string, move: TaskMove, body: unknown = {}) =>
+  send<TaskView>(`/api/queue/${encodeURIComponent(id)}/${move}`, body)
+
+export const removeTask = (id: string) => send<TaskView>(`/api/queue/${encodeURIComponent(id)}`, {}, "DELETE")
+
+/** Where a task can go: the repository magi web runs in, and every one this home has used. */
+export const listRepos = () => getJson<{ current: string | null; repos: ReadonlyArray<string> }>("/api/repos")
 
 export const answer = (id: string, given: { choice: string } | { text: string }) => post(path(id, "answer"), given)
 

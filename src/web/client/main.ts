@@ -14,6 +14,7 @@ import type { QuestionView } from "./api.js"
 import type { WaiterNotice } from "./api.js"
 import { card, relative, time, type Notice } from "./card.js"
 import { el } from "./dom.js"
+import { queueView } from "./queue.js"
 import { runsView } from "./runs.js"
 import { chatsView } from "./chats.js"
 import { coalesced, message, type Revisions, type View } from "./view.js"
@@ -66,8 +67,10 @@ const noticesBanner = el("p", { class: "notice error", attrs: { hidden: true, ro
 const questionsLink = el("a", { attrs: { href: "#/questions" } }, "Questions ", badge)
 const noticesLink = el("a", { attrs: { href: "#/notices" } }, "Notices ", noticeBadge)
 const runsLink = el("a", { attrs: { href: "#/runs" } }, "Runs")
+const queueLink = el("a", { attrs: { href: "#/queue" } }, "Queue")
 /** The views beyond questions and notices, each in its own module. */
 const views: ReadonlyArray<{ readonly view: View; readonly link: HTMLElement }> = [
+  { view: queueView(), link: queueLink },
   { view: runsView(), link: runsLink },
   { view: chatsView(), link: el("a", { attrs: { href: "#/chats" } }, "Plan") }
 ]

@@ -1,0 +1,338 @@
+/**
+ * The queue's loop: works filed tasks one after another, unattended.
+ *
+ * Every tick (after the waiter's, in `magi serve` and inside `magi web`) it
+ * sweeps claims left by dead loops, clears blockers that are done or
+ * answered, settles or stalls running tasks that nobody is working on, and
+ * starts the next runnable task while fewer than `[daemon]
+ * max_concurrent_runs` of its turns are going. A task runs exactly like
+ * `magi run` (`runs/NewRun`): its own worktree, branch and run record. A run
+ * left waiting on the owner keeps its task running but frees its slot; the
+ * waiter carries the answer to it, and a later tick settles the task by the
+ * same rules once that delivery has ended the run.
+ *
+ * All state that matters is on disk (tasks, claims, runs); the loop's own
+ * memory is which turns it has in flight and which agents are resting after
+ * a usage limit, so a restarted loop picks up where the last one stopped.
+ */
+import { Clock, Context, Effect, Either, FiberSet, Layer, Option, Ref } from "effect"
+import { Rosters, type AgentSpec } from "../agents/AgentRoster.js"
+import { Agents } from "../agents/Agents.js"
+import * as Prompts from "../agents/Prompts.js"
+import { MagiConfig } from "../platform/MagiConfig.js"
+import { MagiHome } from "../platform/MagiHome.js"
+import * as Q from "../questions/Question.js"
+import { QuestionStore } from "../questions/QuestionStore.js"
+import { IMPL_SEAT, RUN_TURN_TIMEOUT, Workspaces, createRun, driveTurn, type TurnOutcome } from "../runs/NewRun.js"
+import { outstanding, RunStore, type Run } from "../runs/Runs.js"
+import { seatBusy } from "../runs/RunTurns.js"
+import * as T from "../queue/Task.js"
+import { taskInstruction } from "../queue/TaskPrompt.js"
+import { TaskStore } from "../queue/TaskStore.js"
+import { type BlockerState, resetAt, resolveBlockers, settle, settlementFor, stallReason } from "./QueueDecide.js"
+import { FileSystem } from "@effect/platform"
+
+/** One thing the loop did to a task, as `magi serve` prints it. */
+export interface QueueEvent {
+  readonly kind: "started" | "done" | "failed" | "held" | "stalled" | "waiting" | "unblocked" | "paused"
+  readonly task: string
+  readonly run: string | null
+  readonly line: string
+}
+
+/** What the loop is doing now, for `daemon.json`. */
+export interface QueueStatus {
+  readonly current: ReadonlyArray<{ readonly task: string; readonly run: string }>
+  /** Tasks this loop has brought to done since it started. */
+  readonly completed: number
+}
+
+export interface QueueLoopShape {
+  /** Look at the queue once; turns start in the background. */
+  readonly tick: Effect.Effect<ReadonlyArray<QueueEvent>>
+  /** Wait until no turn of this loop is in flight (tests, orderly shutdown). */
+  readonly settle: Effect.Effect<void>
+  readonly status: Effect.Effect<QueueStatus>
+}
+
+export interface QueueLoopOptions {
+  /** `magi serve --max-attempts`, over `[daemon] max_attempts`. */
+  readonly maxAttempts?: number | undefined
+  /** Told of every started or settled task, as it happens. */
+  readonly announce?: ((event: QueueEvent) => Effect.Effect<void>) | undefined
+}
+
+export class QueueLoop extends Context.Tag("magi/QueueLoop")<QueueLoop, QueueLoopShape>() {
+  /** A loop whose in-flight turns end with the layer's scope. */
+  static layer = (options: QueueLoopOptions = {}) => Layer.scoped(QueueLoop, Effect.suspend(() => make(options)))
+}
+
+const title = (t: T.Task) => `${T.shortId(t.id)} ${t.title}`
+
+export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOptions) {
+  const tasks = yield* TaskStore
+  const questions = yield* QuestionStore
+  const runs = yield* RunStore
+  const rosters = yield* Rosters
+  const config = yield* MagiConfig
+  const context = yield* Effect.context<
+    TaskStore | QuestionStore | RunStore | Rosters | Agents | MagiHome | Workspaces | FileSystem.FileSystem
+  >()
+  const maxAttempts = options.maxAttempts ?? config.maxAttempts
+  const announce = options.announce ?? ((e: QueueEvent) => Effect.logInfo(e.line))
+  /** Task id → run id, for the turns this loop has going. */
+  const inFlight = yield* Ref.make(new Map<string, string>())
+  /** Agent id → when it may run again, after a usage limit. */
+  const restingUntil = yield* Ref.make(new Map<string, number>())
+  /** Runs already reported as waiting, so the line is printed once. */
+  const toldWaiting = yield* Ref.make(new Set<string>())
+  const completed = yield* Ref.make(0)
+  const turns = yield* FiberSet.make<void, never>()
+  const nowMs = Clock.currentTimeMillis
+
+  const say = (events: Array<QueueEvent>, event: QueueEvent) =>
+    Effect.zipRight(Effect.sync(() => events.push(event)), announce(event))
+
+  /** The event a settled task gives, by where it ended up. */
+  const settledEvent = (t: T.Task, run: string): QueueEvent | undefined => {
+    switch (t.status) {
+      case "done":
+        return { kind: "done", task: t.id, run, line: `done ${title(t)} (run ${Q.shortId(run)})` }
+      case "failed":
+        return {
+          kind: t.last_error?.includes("usage limit") ? "stalled" : "failed",
+          task: t.id,
+          run,
+          line: `${t.last_error?.includes("usage limit") ? "stalled" : "failed"} ${title(t)} (attempt ${t.attempts} of ${maxAttempts} spent): ${t.last_error ?? ""}`
+        }
+      case "held":
+        return { kind: "held", task: t.id, run, line: `held ${title(t)}: ${t.hold_reason ?? ""}` }
+      default:
+        return undefined
+    }
+  }
+
+  /** Update one task, logging instead of failing: one bad file must not stop the loop. */
+  const change = (id: string, f: (t: T.Task) => T.Task) =>
+    tasks.update(id, (t) => Either.right(f(t))).pipe(
+      Effect.map(Option.some),
+      Effect.catchAll((e) => Effect.as(Effect.logWarning(`queue: could not update task ${T.shortId(id)}: ${e.message}`), Option.none<T.Task>()))
+    )
+
+  /** Settle the task by how its run ended; the claim goes unless the run waits on the owner. */
+  const settleTask = (events: Array<QueueEvent>, taskId: string, run: Run) =>
+    Effect.gen(function* () {
+      const s = settlementFor(run)
+      if (s._tag === "Wait") {
+        if (run.status === "waiting" && !(yield* Ref.get(toldWaiting)).has(run.id)) {
+          yield* Ref.update(toldWaiting, (w) => new Set(w).add(run.id))
+          const open = (yield* questions.list.pipe(Effect.orElseSucceed(() => []))).filter((q) => q.run === run.id && outstanding(q))
+          yield* say(events, {
+            kind: "waiting",
+            task: taskId,
+            run: run.id,
+            line: `waiting ${T.shortId(taskId)} on the owner (run ${Q.shortId(run.id)}, question ${open.map((q) => Q.shortId(q.id)).join(", ") || "?"}); the next task may start`
+          })
+        }
+        return
+      }
+      const after = yield* change(taskId, (t) => settle(t, run.id, s, maxAttempts))
+      yield* tasks.unclaim(taskId)
+      if (Option.isNone(after)) return
+      const event = settledEvent(after.value, run.id)
+      if (after.value.status === "done") yield* Ref.update(completed, (n) => n + 1)
+      if (event !== undefined && after.value.runs.at(-1) === run.id) yield* say(events, event)
+    })
+
+  // -- 1. blockers ----------------------------------------------------------------
+
+  const resolveAll = (events: Array<QueueEvent>, all: ReadonlyArray<T.Task>) =>
+    Effect.gen(function* () {
+      const blocked = all.filter((t) => t.status === "blocked")
+      if (blocked.length === 0) return
+      const byId = new Map(all.map((t) => [t.id, t]))
+      const qs = new Map((yield* questions.list.pipe(Effect.orElseSucceed(() => []))).map((q) => [q.id, q]))
+      const lookup = (id: string): BlockerState => {
+        const t = byId.get(id)
+        if (t !== undefined) return { kind: "task", status: t.status }
+        const q = qs.get(id)
+        if (q !== undefined) return { kind: "question", status: q.status, answer: Q.resolution(q) }
+        return { kind: "missing" }
+      }
+      for (const t of blocked) {
+        if (resolveBlockers(t, lookup) === t) continue
+        const after = yield* change(t.id, (fresh) => resolveBlockers(fresh, lookup))
+        if (Option.isNone(after) || after.value.status === "blocked") continue
+        yield* say(
+          events,
+          after.value.status === "held"
+            ? { kind: "held", task: t.id, run: null, line: `held ${title(after.value)}: ${after.value.hold_reason ?? ""}` }
+            : { kind: "unblocked", task: t.id, run: null, line: `unblocked ${title(after.value)}: nothing left to wait on` }
+        )
+      }
+    })
+
+  // -- 2. running tasks nobody here is working on ---------------------------------
+
+  const follow = (events: Array<QueueEvent>, t: T.Task) =>
+    Effect.gen(function* () {
+      const runId = t.runs.at(-1)
+      const loopAlive = Option.isSome(yield* tasks.claimant(t.id))
+      const stall = (why: string) =>
+        Effect.gen(function* () {
+          const after = yield* change(t.id, (fresh) => (fresh.status === "running" && fresh.runs.at(-1) === runId ? Either.getOrElse(T.stall(fresh, why), () => fresh) : fresh))
+          yield* tasks.unclaim(t.id)
+          if (runId !== undefined) yield* runs.setStatus(runId, "stalled", why).pipe(Effect.ignore)
+          if (Option.isSome(after) && after.value.status === "failed")
+            yield* say(events, { kind: "stalled", task: t.id, run: runId ?? null, line: `stalled ${title(t)}: ${why}; the attempt is refunded` })
+        })
+      if (runId === undefined) return loopAlive ? undefined : yield* stall("it was marked running but no run was ever recorded for it")
+      const run = yield* Effect.either(runs.get(runId))
+      if (Either.isLeft(run)) return loopAlive ? undefined : yield* stall(`its run ${runId} cannot be read (${run.left.message})`)
+      if (settlementFor(run.right)._tag !== "Wait" || run.right.status === "waiting") return yield* settleTask(events, t.id, run.right)
+      const waitingOnOwner = (yield* questions.list.pipe(Effect.orElseSucceed(() => []))).some((q) => q.run === runId && outstanding(q))
+      const why = stallReason({
+        turnInFlight: yield* seatBusy(run.right, IMPL_SEAT).pipe(Effect.orElseSucceed(() => false)),
+        waitingOnOwner,
+        lastMovedMs: Math.max(Date.parse(run.right.updated_at), Date.parse(t.updated_at)),
+        nowMs: yield* nowMs,
+        loopAlive
+      })
+      if (why !== undefined) yield* stall(why)
+    })
+
+  // -- 3. starting --------------------------------------------------------------------
+
+  /** The agent for a task's repo: `[roles] implementer`, else the roster's first; or why there is none. */
+  const implementerFor = (repo: string) =>
+    Effect.gen(function* () {
+      const roster = yield* Effect.either(rosters.forRepo(repo))
+      if (Either.isLeft(roster)) return Either.left(`the agent roster for ${repo} cannot be read: ${roster.left.message}`)
+      if (config.implementer !== null)
+        return Either.fromOption(
+          roster.right.get(config.implementer),
+          () => `[roles] implementer names ${config.implementer}, which is not in the roster for ${repo} (have: ${roster.right.agents.map((a) => a.id).join(", ") || "none"})`
+        )
+      return Either.fromOption(roster.right.first, () => `no agent to run it: configure [agents.<id>] for ${repo}, or put claude, codex, opencode or agy on PATH`)
+    })
+
+  /** Hold a task the loop cannot start, with why, so the owner sees it on the queue. */
+  const holdForOwner = (events: Array<QueueEvent>, t: T.Task, why: string) =>
+    Effect.gen(function* () {
+      const after = yield* change(t.id, (fresh) => (T.runnable(fresh) ? Either.getOrElse(T.hold(fresh, why, "machine"), () => fresh) : fresh))
+      if (Option.isSome(after) && after.value.status === "held")
+        yield* say(events, { kind: "held", task: t.id, run: null, line: `held ${title(t)}: ${why}` })
+    })
+
+  /** The turn of a started task, in the background: drive it, then settle the task by it. */
+  const work = (t: T.Task, run: Run, prompt: string) =>
+    Effect.gen(function* () {
+      const outcome: Either.Either<TurnOutcome, unknown> = yield* Effect.either(driveTurn(run.id, prompt, RUN_TURN_TIMEOUT))
+      const events: QueueEvent[] = []
+      if (Either.isLeft(outcome)) {
+        // Could not even run (the seat taken, the record unreadable): not the task's fault.
+        const why = `its turn could not run: ${(outcome.left as { message?: string }).message ?? String(outcome.left)}`
+        yield* runs.setStatus(run.id, "stalled", why).pipe(Effect.ignore)
+        return yield* settleTask(events, t.id, { ...run, status: "stalled", reason: why })
+      }
+      const { result } = outcome.right
+      if (result !== undefined && result.quota !== null) {
+        const until = resetAt(result.quota, new Date(yield* nowMs))
+        const agent = run.seats[0]!.agent
+        yield* Ref.update(restingUntil, (m) => new Map(m).set(agent, until))
+        yield* say(events, {
+          kind: "paused",
+          task: t.id,
+          run: run.id,
+          line: `agent ${agent} hit its usage limit; no new turn for it until ${new Date(until).toISOString()}`
+        })
+      }
+      yield* settleTask(events, t.id, outcome.right.run)
+    }).pipe(
+      Effect.onInterrupt(() =>
+        // The loop is stopping mid-turn: the attempt was nobody's fault.
+        Effect.gen(function* () {
+          const why = "the magi loop stopped while its turn ran"
+          yield* change(t.id, (fresh) => settle(fresh, run.id, { _tag: "Stall", why }, maxAttempts))
+          yield* tasks.unclaim(t.id)
+        })
+      ),
+      Effect.ensuring(Ref.update(inFlight, (m) => { const n = new Map(m); n.delete(t.id); return n })),
+      Effect.catchAllCause((c) => Effect.logWarning(`queue: the turn of task ${T.shortId(t.id)} ended badly: ${c}`)),
+      Effect.provide(context)
+    )
+
+  /** Try to start `t`; true when it started. */
+  const startOne = (events: Array<QueueEvent>, t: T.Task) =>
+    Effect.gen(function* () {
+      const agent = yield* implementerFor(t.repo)
+      if (Either.isLeft(agent)) return yield* Effect.as(holdForOwner(events, t, agent.left), false)
+      const until = (yield* Ref.get(restingUntil)).get(agent.right.id)
+      if (until !== undefined && until > (yield* nowMs)) return false
+      if (!(yield* tasks.claim(t.id))) return false
+      const fresh = yield* Effect.either(tasks.get(t.id))
+      if (Either.isLeft(fresh) || !T.runnable(fresh.right)) return yield* Effect.as(tasks.unclaim(t.id), false)
+      return yield* begin(events, fresh.right, agent.right)
+    }).pipe(Effect.catchAll((e) => Effect.as(Effect.logWarning(`queue: could not start task ${T.shortId(t.id)}: ${e.message}`), false)))
+
+  const begin = (events: Array<QueueEvent>, t: T.Task, agent: AgentSpec) =>
+    Effect.gen(function* () {
+      const made = yield* Effect.either(createRun(t.instruction, agent, t.repo))
+      if (Either.isLeft(made)) {
+        yield* tasks.unclaim(t.id)
+        yield* holdForOwner(events, t, `a run cannot be set up: ${made.left.message}`)
+        return false
+      }
+      const run = made.right
+      // The prompt from the task as it was queued: its answers, its review
+      // branch, its fresh-start flag (which `start` then clears).
+      const prompt = Prompts.runPrompt(taskInstruction(t), run.worktree, run.branch)
+      const started = yield* Effect.either(tasks.update(t.id, (x) => T.start(x, run.id)))
+      if (Either.isLeft(started)) {
+        yield* runs.setStatus(run.id, "superseded", `its task changed before the run began: ${started.left.message}`).pipe(Effect.ignore)
+        yield* tasks.unclaim(t.id)
+        return false
+      }
+      yield* Ref.update(inFlight, (m) => new Map(m).set(t.id, run.id))
+      yield* say(events, {
+        kind: "started",
+        task: t.id,
+        run: run.id,
+        line: `started ${title(t)} (priority ${t.priority}, attempt ${started.right.attempts} of ${maxAttempts}) as run ${Q.shortId(run.id)} with ${agent.id} on ${run.branch}`
+      })
+      yield* FiberSet.run(turns, work(started.right, run, prompt))
+      return true
+    })
+
+  // -- the tick -------------------------------------------------------------------------
+
+  const tick = Effect.gen(function* () {
+    const events: QueueEvent[] = []
+    yield* tasks.sweepClaims
+    let all = yield* tasks.list.pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<T.Task>))
+    yield* resolveAll(events, all)
+    const mine = yield* Ref.get(inFlight)
+    for (const t of all) if (t.status === "running" && !mine.has(t.id)) yield* follow(events, t)
+    if (events.length > 0) all = yield* tasks.list.pipe(Effect.orElseSucceed(() => all))
+    const tried = new Set<string>()
+    for (;;) {
+      if ((yield* Ref.get(inFlight)).size >= config.maxConcurrentRuns) break
+      const next = T.nextRunnable(all.filter((t) => !tried.has(t.id)))
+      if (next === undefined) break
+      tried.add(next.id)
+      yield* startOne(events, next)
+    }
+    return events
+  }).pipe(
+    Effect.catchAllCause((c) => Effect.as(Effect.logWarning(`queue tick failed: ${c}`), [] as ReadonlyArray<QueueEvent>)),
+    Effect.provide(context),
+    Effect.withSpan("QueueLoop.tick")
+  )
+
+  const status = Effect.gen(function* () {
+    const current = [...(yield* Ref.get(inFlight)).entries()].map(([task, run]) => ({ task, run }))
+    return { current, completed: yield* Ref.get(completed) } satisfies QueueStatus
+  })
+
+  return { tick, settle: FiberSet.awaitEmpty(turns), status } satisfies QueueLoopShape
+})

@@ -1,0 +1,199 @@
+/**
+ * The queue as the web serves it: every task with what the owner needs to
+ * act on it from a phone (what it waits on, by name; which of its run's
+ * questions wait on the owner), serialised once per change rather than once
+ * per request.
+ *
+ * The store already keeps its listing while the queue folder is unchanged,
+ * and the question snapshot keeps its own, so the rendered list is kept for
+ * as long as both are the same objects: a thousand tasks cost one stat per
+ * request, not a thousand reads and a megabyte of JSON.
+ *
+ * Also the few things the web needs that the queue knows: which task a run
+ * works, which repositories this home has seen, and which one `magi web` was
+ * started in (where a task filed from the phone goes by default).
+ */
+import { CommandExecutor } from "@effect/platform"
+import { Context, Effect, Layer, Option, Ref } from "effect"
+import * as NodeZlib from "node:zlib"
+import * as Q from "../questions/Question.js"
+import type { Question } from "../questions/Question.js"
+import * as T from "../queue/Task.js"
+import type { Task } from "../queue/Task.js"
+import { TaskStore, type TaskStoreError } from "../queue/TaskStore.js"
+import { git } from "../runs/Worktree.js"
+import type { StoreError } from "../questions/QuestionStore.js"
+import type { RunStoreError } from "../runs/Runs.js"
+import { RunFeed } from "./RunFeed.js"
+import { Snapshots } from "./Snapshot.js"
+
+/** One thing a task waits on, by name, so the page need not look it up. */
+export interface Blocker {
+  readonly id: string
+  /** `missing`: neither a task nor a question has that id any more. */
+  readonly kind: "task" | "question" | "missing"
+  /** The task's title or the question's summary; empty when missing. */
+  readonly title: string
+  readonly status: string
+}
+
+/** A question of the task's latest run that is still open. */
+export interface OpenQuestion {
+  readonly id: string
+  readonly summary: string
+  readonly waiting_on_agent: boolean
+}
+
+/** A task as the API shows it: the record, its blockers by name, and its run's open questions. */
+export type TaskView = Task & {
+  readonly blockers: ReadonlyArray<Blocker>
+  readonly open_questions: ReadonlyArray<OpenQuestion>
+  /** Can the loop start it now: queued, or failed with attempts left. */
+  readonly runnable: boolean
+}
+
+/** A reference to the task a run works, for the run's page. */
+export interface TaskRef {
+  readonly id: string
+  readonly title: string
+  readonly status: string
+}
+
+/** Open first (in the store's order: priority, then newest), then history, newest first. */
+export const queueOrder = (tasks: ReadonlyArray<Task>): ReadonlyArray<Task> => [
+  ...tasks.filter(T.isOpen),
+  ...tasks.filter((t) => !T.isOpen(t)).sort((a, b) => b.updated_at.localeCompare(a.updated_at) || b.id.localeCompare(a.id))
+]
+
+/** The views of `tasks` against the questions: pure, so a test can call it. */
+export const views = (tasks: ReadonlyArray<Task>, questions: ReadonlyArray<Question>): ReadonlyArray<TaskView> => {
+  const taskById = new Map(tasks.map((t) => [t.id, t]))
+  const questionById = new Map(questions.map((q) => [q.id, q]))
+  const openByRun = new Map<string, Array<Question>>()
+  for (const q of questions) {
+    if (!Q.isOpen(q) || q.run === "") continue
+    const list = openByRun.get(q.run) ?? []
+    list.push(q)
+    openByRun.set(q.run, list)
+  }
+  const blocker = (id: string): Blocker => {
+    const t = taskById.get(id)
+    if (t !== undefined) return { id, kind: "task", title: t.title, status: t.status }
+    const q = questionById.get(id)
+    if (q !== undefined) return { id, kind: "question", title: q.summary, status: q.status }
+    return { id, kind: "missing", title: "", status: "missing" }
+  }
+  return queueOrder(tasks).map((t): TaskView => {
+    const lastRun = t.runs.at(-1)
+    const open = t.status === "running" && lastRun !== undefined ? (openByRun.get(lastRun) ?? []) : []
+    return {
+      ...t,
+      blockers: t.blocked_by.map(blocker),
+      open_questions: open.map((q) => ({ id: q.id, summary: q.summary, waiting_on_agent: Q.waitingOnAgent(q) })),
+      runnable: T.runnable(t)
+    }
+  })
+}
+
+export interface QueueSnapshot {
+  readonly tasks: ReadonlyArray<TaskView>
+  /** `GET /api/queue`, serialised once per change. */
+  readonly body: Uint8Array
+  readonly gzipped: Uint8Array
+}
+
+const render = (tasks: ReadonlyArray<TaskView>): QueueSnapshot => {
+  const body = Buffer.from(JSON.stringify(tasks), "utf8")
+  return { tasks, body, gzipped: NodeZlib.gzipSync(body) }
+}
+
+export class QueueFeed extends Context.Tag("magi/web/QueueFeed")<
+  QueueFeed,
+  {
+    /** The queue as it is now, cached while neither the tasks nor the questions moved. */
+    readonly current: Effect.Effect<QueueSnapshot, TaskStoreError | StoreError>
+    /** One task's view, as a write answers with. */
+    readonly viewOf: (t: Task) => Effect.Effect<TaskView, TaskStoreError | StoreError>
+    /** The task whose runs include `run`, if any. */
+    readonly taskOfRun: (run: string) => Effect.Effect<Option.Option<TaskRef>>
+    /** The git root `magi web` was started in, if it was started in one. */
+    readonly startedIn: Option.Option<string>
+    /** Repositories tasks and runs of this home name, most recently used first. */
+    readonly repos: Effect.Effect<ReadonlyArray<string>, TaskStoreError | RunStoreError>
+  }
+>() {
+  static layer = Layer.effect(
+    QueueFeed,
+    Effect.gen(function* () {
+      const store = yield* TaskStore
+      const snapshots = yield* Snapshots
+      const runs = yield* RunFeed
+      const executor = yield* CommandExecutor.CommandExecutor
+      const startedIn = yield* git(process.cwd(), "rev-parse", "--show-toplevel").pipe(
+        Effect.provideService(CommandExecutor.CommandExecutor, executor),
+        Effect.option
+      )
+      /** The last snapshot built, what it was built from, and its build's sequence number. */
+      const latest = yield* Ref.make(
+        Option.none<{
+          readonly tasks: ReadonlyArray<Task>
+          readonly questions: ReadonlyArray<Question>
+          readonly snapshot: QueueSnapshot
+          readonly seq: number
+        }>()
+      )
+      /** How many builds have started. */
+      const started = yield* Ref.make(0)
+      // One build at a time, and a request that finds one running shares the
+      // next: after a write every open page refetches at once, and while the
+      // store re-reads a thousand files twenty pages must cost one re-read,
+      // not twenty (which, on a busy machine, took seconds each).
+      const building = yield* Effect.makeSemaphore(1)
+
+      const current = Effect.gen(function* () {
+        const arrival = yield* Ref.get(started)
+        return yield* building.withPermits(1)(
+          Effect.gen(function* () {
+            const last = yield* Ref.get(latest)
+            // A build that started after this request arrived saw every write it could know about.
+            if (Option.isSome(last) && last.value.seq > arrival) return last.value.snapshot
+            const seq = yield* Ref.updateAndGet(started, (n) => n + 1)
+            const tasks = yield* store.list
+            const questions = (yield* snapshots.current).questions
+            const same = Option.filter(last, (l) => l.tasks === tasks && l.questions === questions)
+            const snapshot = Option.isSome(same) ? same.value.snapshot : render(views(tasks, questions))
+            yield* Ref.set(latest, Option.some({ tasks, questions, snapshot, seq }))
+            return snapshot
+          })
+        )
+      })
+
+      const viewOf = (t: Task) =>
+        Effect.gen(function* () {
+          const tasks = yield* store.list
+          const questions = (yield* snapshots.current).questions
+          // The task as written, against the others as listed.
+          return views([t, ...tasks.filter((x) => x.id !== t.id)], questions).find((v) => v.id === t.id)!
+        })
+
+      const taskOfRun = (run: string) =>
+        store.list.pipe(
+          Effect.map((tasks) => Option.fromNullable(tasks.find((t) => t.runs.includes(run)))),
+          Effect.map(Option.map((t): TaskRef => ({ id: t.id, title: t.title, status: t.status }))),
+          Effect.orElseSucceed(() => Option.none())
+        )
+
+      const repos = Effect.gen(function* () {
+        const used = new Map<string, string>()
+        const seen = (repo: string, at: string) => {
+          if (repo !== "" && (used.get(repo) ?? "") < at) used.set(repo, at)
+        }
+        for (const t of yield* store.list) seen(t.repo, t.created_at)
+        for (const r of yield* runs.all) seen(r.repo, r.created_at)
+        return [...used].sort((a, b) => b[1].localeCompare(a[1]) || a[0].localeCompare(b[0])).map(([repo]) => repo)
+      })
+
+      return { current, viewOf, taskOfRun, startedIn, repos }
+    })
+  )
+}

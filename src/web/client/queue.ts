@@ -1,0 +1,461 @@
+/**
+ * The Queue view, `#/queue`: file work from the phone, and see and steer
+ * what is queued: each task's status, priority, attempts, last error and what
+ * it waits on, with hold / release / priority / edit / done / remove (remove
+ * asks once more first, in place: a mistaken tap must not lose a task).
+ *
+ * Live: a change event whose queue revision moved refetches the list (so do
+ * the questions, which a running or blocked task may wait on). A card is
+ * redrawn only when its task or its notice changed, so a half-typed edit
+ * survives other tasks moving around it.
+ */
+import * as Api from "./api.js"
+import type { Blocker, TaskView } from "./api.js"
+import { time } from "./card.js"
+import { el } from "./dom.js"
+import { coalesced, message, type Revisions, type View } from "./view.js"
+
+const short = (id: string) => id.slice(id.lastIndexOf("-") + 1)
+
+interface Notice {
+  readonly text: string
+  readonly kind: "ok" | "error" | "elsewhere"
+}
+
+/** Words for a status, and the colour class it takes. */
+const statusOf = (t: TaskView): [string, string] => {
+  switch (t.status) {
+    case "queued":
+      return ["queued", "waiting"]
+    case "running":
+      return t.open_questions.some((q) => !q.waiting_on_agent) ? ["running · waits on you", "open"] : ["running", "waiting"]
+    case "failed":
+      return ["failed · will retry", "failed"]
+    case "held":
+      return ["held", "open"]
+    case "blocked":
+      return ["blocked", "abandoned"]
+    case "done":
+      return ["done", "answered"]
+  }
+}
+
+const sourceLabel = (t: TaskView) =>
+  t.source.kind === "human" ? "you" : t.source.kind === "agent" ? `${t.source.node}@${short(t.source.run)}` : `${t.source.repo}#${t.source.number}`
+
+const basename = (path: string) => path.replace(/\/+$/, "").split("/").pop() ?? path
+
+const blockerItem = (b: Blocker) =>
+  el(
+    "li",
+    {},
+    b.kind === "question"
+      ? el("a", { attrs: { href: `#/questions/${encodeURIComponent(b.id)}` } }, `question: ${b.title}`)
+      : b.kind === "task"
+        ? `task ${short(b.id)}: ${b.title}`
+        : `${b.id}, which no longer exists`,
+    b.kind === "missing" ? null : el("span", { class: "muted" }, ` (${b.status})`)
+  )
+
+export const queueView = (): View => {
+  // -- filing -------------------------------------------------------------------
+  const instruction = el("textarea", {
+    attrs: { rows: "4", "aria-label": "What should the agent do?", placeholder: "What should the agent do? The first line is its title.", required: true }
+  })
+  const title = el("input", { attrs: { type: "text", "aria-label": "Title (optional)", placeholder: "Title (optional)" } })
+  const priority = el("input", { attrs: { type: "number", inputmode: "numeric", step: "1", value: "0", "aria-label": "Priority" } })
+  const repo = el("select", { attrs: { "aria-label": "Repository" } })
+  const fileNotice = el("p", { class: "notice", attrs: { hidden: true, role: "status" } })
+  const fileButton = el("button", { class: "primary", attrs: { type: "submit" } }, "File task")
+  const fileForm = el(
+    "form",
+    { class: "file-task reply", attrs: { "aria-label": "File a task" } },
+    instruction,
+    el(
+      "div",
+      { class: "file-options" },
+      el("label", {}, "Priority ", priority),
+      el("label", { class: "repo-choice" }, "Repo ", repo)
+    ),
+    title,
+    fileButton,
+    fileNotice
+  )
+
+  // -- the lists ----------------------------------------------------------------
+  const banner = el("p", { class: "notice error", attrs: { hidden: true, role: "alert" } })
+  const openList = el("div", { class: "list" })
+  const historyList = el("div", { class: "list" })
+  const openEmpty = el("p", { class: "empty muted" }, "Nothing queued. File something above, or with `magi task add` at a terminal.")
+  const node = el(
+    "div",
+    { class: "view queue-view", attrs: { hidden: true } },
+    el("section", { class: "file", attrs: { "aria-label": "File a task" } }, el("h2", {}, "File a task"), fileForm),
+    banner,
+    el("section", { class: "open-tasks", attrs: { "aria-label": "Open tasks" } }, el("h2", {}, "Queue"), openEmpty, openList),
+    el("section", { class: "history task-history", attrs: { "aria-label": "Done" } }, el("h2", {}, "Done"), historyList)
+  )
+
+  let visible = false
+  let stale = true
+  let last: Revisions = {}
+  let tasks: ReadonlyArray<TaskView> = []
+  let reposLoaded = false
+  const notices = new Map<string, Notice>()
+  /** Cards asking "remove for good?". */
+  const confirming = new Set<string>()
+  /** Edit boxes the owner opened, and what they typed. */
+  const editing = new Map<string, { instruction: string; title: string }>()
+  /** Cards whose less frequent controls the owner unfolded. */
+  const expanded = new Set<string>()
+  const drawn = new Map<string, { key: string; node: HTMLElement }>()
+
+  const act = (t: TaskView, send: () => Promise<TaskView>, done: (after: TaskView) => string, removes = false) => {
+    notices.delete(t.id)
+    void send().then(
+      (after) => {
+        confirming.delete(t.id)
+        editing.delete(t.id)
+        if (removes) {
+          tasks = tasks.filter((x) => x.id !== t.id)
+          fileNotice.hidden = false
+          fileNotice.className = "notice ok"
+          fileNotice.textContent = done(after)
+        } else {
+          notices.set(t.id, { text: done(after), kind: "ok" })
+          tasks = tasks.map((x) => (x.id === after.id ? after : x))
+        }
+        draw()
+        void load()
+      },
+      (e: unknown) => {
+        const conflict = e instanceof Api.ApiError && (e.status === 409 || e.status === 404)
+        notices.set(t.id, { text: conflict ? `Changed elsewhere: ${message(e)}` : message(e), kind: conflict ? "elsewhere" : "error" })
+        draw()
+        if (conflict) void load()
+      }
+    )
+  }
+
+  const controls = (t: TaskView) => {
+    if (t.status === "done") return null
+    const running = t.status === "running"
+    const buttons: Array<HTMLElement> = []
+    /** Changes made less often, folded away so a card stays short on a phone. */
+    const extra: Array<HTMLElement> = []
+    if (t.status !== "held") {
+      const reason = el("input", { attrs: { type: "text", "aria-label": "Why hold it (optional)", placeholder: "Why (optional)" } })
+      buttons.push(
+        el(
+          "form",
+          {
+            class: "inline",
+            on: {
+              submit: (event) => {
+                event.preventDefault()
+                act(t, () => Api.moveTask(t.id, "hold", reason.value.trim() === "" ? {} : { reason: reason.value }), () => "Held: the loop will not start it until you release it")
+              }
+            }
+          },
+          reason,
+          el("button", { attrs: { type: "submit" } }, "Hold")
+        )
+      )
+    }
+    if (t.status !== "queued" && !running)
+      buttons.push(
+        el(
+          "button",
+          { attrs: { type: "button" }, on: { click: () => act(t, () => Api.moveTask(t.id, "release"), () => "Released: queued again, attempts reset") } },
+          "Release"
+        )
+      )
+    const level = el("input", {
+      attrs: { type: "number", inputmode: "numeric", step: "1", value: String(t.priority), "aria-label": "New priority", disabled: running }
+    })
+    extra.push(
+      el(
+        "form",
+        {
+          class: "inline",
+          on: {
+            submit: (event) => {
+              event.preventDefault()
+              const n = Number(level.value)
+              act(t, () => Api.moveTask(t.id, "priority", { priority: n }), (after) => `Priority ${after.priority}`)
+            }
+          }
+        },
+        level,
+        el("button", { attrs: { type: "submit", disabled: running } }, "Set priority")
+      )
+    )
+    buttons.push(
+      el("button", { attrs: { type: "button" }, on: { click: () => act(t, () => Api.moveTask(t.id, "done"), () => "Marked done") } }, "Done")
+    )
+    const removeBox = confirming.has(t.id)
+      ? el(
+          "div",
+          { class: "confirm", attrs: { role: "group", "aria-label": "Remove for good?" } },
+          el("span", {}, "Remove this task for good?"),
+          el(
+            "button",
+            { class: "danger", attrs: { type: "button" }, on: { click: () => act(t, () => Api.removeTask(t.id), (r) => `Removed ${r.title}`, true) } },
+            "Yes, remove"
+          ),
+          el(
+            "button",
+            {
+              attrs: { type: "button" },
+              on: {
+                click: () => {
+                  confirming.delete(t.id)
+                  draw()
+                }
+              }
+            },
+            "Keep it"
+          )
+        )
+      : el(
+          "button",
+          {
+            attrs: { type: "button", disabled: running },
+            on: {
+              click: () => {
+                confirming.add(t.id)
+                draw()
+              }
+            }
+          },
+          "Remove…"
+        )
+    extra.push(removeBox)
+
+    // Open across redraws while the owner edits; what they typed is kept in `editing`.
+    const edit = el("details", { class: "edit" }, el("summary", {}, running ? "Edit (not while it runs)" : "Edit"), editForm(t))
+    edit.open = editing.has(t.id)
+    edit.addEventListener("toggle", () => {
+      if (edit.open && !editing.has(t.id)) editing.set(t.id, { instruction: t.instruction, title: t.title })
+      if (!edit.open) editing.delete(t.id)
+    })
+    const more = el(
+      "details",
+      { class: "more" },
+      el("summary", {}, "Priority, edit, remove"),
+      el("div", { class: "buttons" }, ...extra),
+      edit
+    )
+    more.open = expanded.has(t.id) || editing.has(t.id) || confirming.has(t.id)
+    more.addEventListener("toggle", () => {
+      if (more.open) expanded.add(t.id)
+      else expanded.delete(t.id)
+    })
+    return el("div", { class: "task-controls" }, el("div", { class: "buttons" }, ...buttons), more)
+  }
+
+  const editForm = (t: TaskView) => {
+    const draft = editing.get(t.id) ?? { instruction: t.instruction, title: t.title }
+    const text = el("textarea", { attrs: { rows: "5", "aria-label": "Instruction", disabled: t.status === "running" } })
+    text.value = draft.instruction
+    const name = el("input", { attrs: { type: "text", "aria-label": "Title", disabled: t.status === "running" } })
+    name.value = draft.title
+    const keep = () => editing.set(t.id, { instruction: text.value, title: name.value })
+    text.addEventListener("input", keep)
+    name.addEventListener("input", keep)
+    return el(
+      "form",
+      {
+        class: "reply",
+        on: {
+          submit: (event) => {
+            event.preventDefault()
+            act(t, () => Api.moveTask(t.id, "edit", { instruction: text.value, title: name.value }), () => "Saved")
+          }
+        }
+      },
+      name,
+      text,
+      el("button", { class: "primary", attrs: { type: "submit", disabled: t.status === "running" } }, "Save")
+    )
+  }
+
+  const taskCard = (t: TaskView, now: number) => {
+    const [label, kind] = statusOf(t)
+    const notice = notices.get(t.id)
+    const lastRun = t.runs.at(-1)
+    const waitsOnYou = t.open_questions.filter((q) => !q.waiting_on_agent)
+    return el(
+      "article",
+      { class: `card task ${kind}`, attrs: { "data-id": t.id, id: `t-${t.id}` } },
+      el(
+        "header",
+        { class: "card-head" },
+        el("span", { class: `status ${kind}` }, label),
+        el("span", { class: "priority", attrs: { title: "priority" } }, `p${t.priority}`),
+        t.attempts === 0 ? null : el("span", { class: "attempts" }, t.attempts === 1 ? "1 attempt" : `${t.attempts} attempts`),
+        time(t.created_at, now),
+        el("span", { class: "short" }, short(t.id))
+      ),
+      el("h3", { class: "summary" }, t.title),
+      el("p", { class: "who" }, `${sourceLabel(t)} · ${basename(t.repo)}`),
+      notice === undefined ? null : el("p", { class: `notice ${notice.kind}`, attrs: { role: "status" } }, notice.text),
+      t.status === "held"
+        ? el(
+            "p",
+            { class: "notice waiting hold" },
+            t.hold_source === "machine" ? "magi gave up on it" : "You held it",
+            t.hold_reason === null ? "." : `: ${t.hold_reason}`
+          )
+        : null,
+      t.last_error === null ? null : el("p", { class: "notice error last-error" }, `Last error: ${t.last_error}`),
+      t.blockers.length === 0
+        ? null
+        : el("div", { class: "blockers" }, el("span", { class: "muted" }, "Waits on:"), el("ul", {}, ...t.blockers.map(blockerItem))),
+      waitsOnYou.length === 0
+        ? null
+        : el(
+            "div",
+            { class: "blockers waits-on-you" },
+            el("span", { class: "muted" }, "Its run waits on you:"),
+            el(
+              "ul",
+              {},
+              ...waitsOnYou.map((q) => el("li", {}, el("a", { attrs: { href: `#/questions/${encodeURIComponent(q.id)}` } }, q.summary)))
+            )
+          ),
+      lastRun === undefined
+        ? null
+        : el(
+            "p",
+            { class: "runs-line" },
+            el("a", { attrs: { href: `#/runs/${encodeURIComponent(lastRun)}` } }, `Run ${short(lastRun)}`),
+            t.runs.length > 1 ? el("span", { class: "muted" }, ` (latest of ${t.runs.length})`) : null
+          ),
+      el("details", { class: "instruction" }, el("summary", {}, "Instruction"), el("div", { class: "detail text" }, t.instruction)),
+      controls(t)
+    )
+  }
+
+  const place = (list: HTMLElement, nodes: ReadonlyArray<HTMLElement>) => {
+    nodes.forEach((n, i) => {
+      if (list.children[i] !== n) list.insertBefore(n, list.children[i] ?? null)
+    })
+    while (list.children.length > nodes.length) list.lastElementChild!.remove()
+  }
+
+  const draw = () => {
+    const now = Date.now()
+    const focused = document.activeElement
+    const seen = new Set<string>()
+    const nodeFor = (t: TaskView) => {
+      seen.add(t.id)
+      const key = JSON.stringify([t, notices.get(t.id), confirming.has(t.id), editing.has(t.id), expanded.has(t.id)])
+      const old = drawn.get(t.id)
+      if (old !== undefined && old.key === key) return old.node
+      const fresh = taskCard(t, now)
+      drawn.set(t.id, { key, node: fresh })
+      return fresh
+    }
+    place(openList, tasks.filter((t) => t.status !== "done").map(nodeFor))
+    place(historyList, tasks.filter((t) => t.status === "done").map(nodeFor))
+    for (const id of drawn.keys()) if (!seen.has(id)) drawn.delete(id)
+    openEmpty.hidden = tasks.some((t) => t.status !== "done")
+    if (focused instanceof HTMLElement && !focused.isConnected) focused.blur()
+  }
+
+  const load = coalesced(() =>
+    Api.listQueue().then(
+      (ts) => {
+        stale = false
+        tasks = ts
+        banner.hidden = true
+        draw()
+      },
+      (e: unknown) => {
+        banner.hidden = false
+        banner.textContent = `Could not load the queue: ${message(e)}`
+      }
+    )
+  )
+
+  const loadRepos = () =>
+    Api.listRepos().then(
+      ({ current, repos }) => {
+        reposLoaded = true
+        const chosen = repo.value
+        repo.replaceChildren(
+          ...repos.map((r) =>
+            el("option", { attrs: { value: r, selected: chosen === "" ? r === current : r === chosen } }, r === current ? `${basename(r)} (here)` : basename(r))
+          )
+        )
+        repo.disabled = repos.length === 0
+      },
+      () => {
+        reposLoaded = false
+      }
+    )
+
+  fileForm.addEventListener("submit", (event) => {
+    event.preventDefault()
+    const body: { instruction: string; title?: string; priority?: number; repo?: string } = { instruction: instruction.value }
+    if (title.value.trim() !== "") body.title = title.value
+    if (priority.value.trim() !== "") body.priority = Number(priority.value)
+    if (repo.value !== "") body.repo = repo.value
+    fileButton.disabled = true
+    void Api.fileTask(body)
+      .then(
+        (filed) => {
+          instruction.value = ""
+          title.value = ""
+          priority.value = "0"
+          fileNotice.className = "notice ok"
+          fileNotice.textContent = `Filed ${short(filed.id)}: ${filed.title}`
+          tasks = [filed, ...tasks.filter((t) => t.id !== filed.id)]
+          draw()
+          void load()
+          void loadRepos()
+        },
+        (e: unknown) => {
+          fileNotice.className = "notice error"
+          fileNotice.textContent = message(e)
+        }
+      )
+      .finally(() => {
+        fileNotice.hidden = false
+        fileButton.disabled = false
+      })
+  })
+
+  return {
+    node,
+    matches: (hash) => hash === "#/queue" || hash.startsWith("#/queue/"),
+    show: (hash) => {
+      const wasVisible = visible
+      visible = true
+      node.hidden = false
+      if (!reposLoaded) void loadRepos()
+      const id = /^#\/queue\/(.+)$/.exec(hash)?.[1]
+      const scroll = () => {
+        if (id !== undefined) document.getElementById(`t-${decodeURIComponent(id)}`)?.scrollIntoView({ block: "start" })
+      }
+      if (stale || !wasVisible) void load().then(scroll)
+      else scroll()
+    },
+    hide: () => {
+      visible = false
+      node.hidden = true
+    },
+    changed: (revisions) => {
+      const moved =
+        revisions.queue === undefined ||
+        revisions.queue !== last.queue ||
+        revisions.questions === undefined ||
+        revisions.questions !== last.questions
+      last = revisions
+      if (!moved) return
+      if (visible) void load()
+      else stale = true
+    }
+  }
+}

@@ -1,0 +1,314 @@
+/**
+ * The Queue and Runs pages in a real browser (Debian's Chromium through
+ * playwright-core) against the built `magi web`: what the owner taps on the
+ * phone is what lands in `<home>/queue`, and what another process writes
+ * shows up without a reload.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core"
+import { Effect } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import * as Q from "../../src/questions/Question.js"
+import * as T from "../../src/queue/Task.js"
+import { TaskStore } from "../../src/queue/TaskStore.js"
+import { sampleRun } from "../runSupport.js"
+import { choiceQuestion, ok, tempDirSync } from "../support.js"
+import { gitRepo, seed, seedRun, startWeb, withTasks, type Web } from "./web-support.js"
+import { CHROMIUM, FLAGS, haveChromium, PHONE } from "./browser-support.js"
+
+if (!haveChromium && process.env["CI"]) {
+  describe("the queue and runs pages in Chromium", () => {
+    it("needs Chromium at /usr/bin/chromium (apt-get install chromium)", () => {
+      throw new Error(`${CHROMIUM} is missing and CI is set: install the chromium package`)
+    })
+  })
+}
+
+/** The task files in `home`, read as the loop would. */
+const stored = (home: string): Array<T.Task> => {
+  const dir = NodePath.join(home, "queue")
+  if (!NodeFs.existsSync(dir)) return []
+  return NodeFs.readdirSync(dir)
+    .filter((n) => n.endsWith(".json"))
+    .map((n) => ok(T.decode(NodeFs.readFileSync(NodePath.join(dir, n), "utf8"), n)))
+}
+
+const file = (home: string, fields: Partial<T.NewTask> & { readonly instruction: string }, then: (t: T.Task) => T.Task = (t) => t) =>
+  withTasks(
+    home,
+    Effect.gen(function* () {
+      const store = yield* TaskStore
+      const filed = yield* store.add({ repo: "/r", ...fields })
+      const moved = then(filed)
+      return moved === filed ? filed : yield* store.put(moved)
+    })
+  )
+
+/** Unfold a card's less frequent controls (priority, edit, remove), unless they are showing. */
+const unfold = async (card: ReturnType<Page["locator"]>) => {
+  if ((await card.locator("details.more").getAttribute("open")) === null) await card.locator("details.more > summary").tap()
+}
+
+describe.skipIf(!haveChromium)("the queue and runs pages in Chromium", () => {
+  let browser: Browser
+  let context: BrowserContext
+  let web: Web | undefined
+  let page: Page
+  let console: string[]
+
+  beforeAll(async () => {
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true })
+  })
+  afterAll(async () => {
+    await browser?.close()
+  })
+
+  const open = async (cwd = gitRepo()) => {
+    web = await startWeb(tempDirSync(), 0, { cwd })
+    context = await browser.newContext({ viewport: PHONE, deviceScaleFactor: 2, isMobile: true, hasTouch: true })
+    page = await context.newPage()
+    console = []
+    page.on("console", (m) => console.push(m.text()))
+    return { home: web.home, web, repo: cwd }
+  }
+  const close = async () => {
+    await context?.close()
+    await web?.stop()
+    web = undefined
+  }
+
+  it("files a task from the phone into the queue, and shows one filed at a terminal without a reload", async () => {
+    const { home, web, repo } = await open()
+    try {
+      await page.goto(`${web.url}/#/queue`)
+      const form = page.locator("form.file-task")
+      await form.getByRole("textbox", { name: "What should the agent do?" }).fill("# Fix the flaky login test\nIt fails one run in ten.")
+      await form.getByRole("spinbutton", { name: "Priority" }).fill("4")
+      // The repository magi web runs in is offered, and chosen, by default.
+      await expect.poll(() => form.getByRole("combobox", { name: "Repository" }).inputValue()).toBe(repo)
+      await form.getByRole("button", { name: "File task" }).tap()
+      await form.getByText(/^Filed [0-9a-f]{4}: Fix the flaky login test$/).waitFor()
+      const card = page.locator("section.open-tasks article.task", { hasText: "Fix the flaky login test" })
+      await card.waitFor()
+      expect(await card.locator(".priority").textContent()).toBe("p4")
+      expect(stored(home)).toMatchObject([{ title: "Fix the flaky login test", priority: 4, repo, status: "queued", source: { kind: "human" } }])
+      expect(await form.getByRole("textbox", { name: "What should the agent do?" }).inputValue()).toBe("")
+
+      // Filed elsewhere: it appears, in its place by priority.
+      await file(home, { instruction: "Urgent: rotate the leaked key", priority: 9 })
+      await expect
+        .poll(() => page.locator("section.open-tasks article.task .summary").allTextContents(), { timeout: 5_000 })
+        .toEqual(["Urgent: rotate the leaked key", "Fix the flaky login test"])
+
+      // An empty instruction is refused with the queue's own words.
+      await form.getByRole("button", { name: "File task" }).tap()
+      expect(await form.getByRole("textbox", { name: "What should the agent do?" }).evaluate((e) => (e as HTMLTextAreaElement).validity.valueMissing)).toBe(true)
+      expect(stored(home).length).toBe(2)
+      expect(console.filter((m) => /Content Security Policy|Refused|Uncaught/.test(m))).toEqual([])
+    } finally {
+      await close()
+    }
+  })
+
+  it("holds with a reason, sets the priority, releases, marks done, and removes only after a second tap", async () => {
+    const { home, web } = await open()
+    try {
+      const t = await file(home, { instruction: "Write the queue docs", priority: 1 })
+      await page.goto(`${web.url}/#/queue`)
+      const card = page.locator(`article.task[data-id="${t.id}"]`)
+      await card.waitFor({ timeout: 10_000 })
+
+      await card.getByRole("textbox", { name: "Why hold it (optional)" }).fill("waiting for the API to settle")
+      await card.getByRole("button", { name: "Hold" }).tap()
+      await card.locator(".hold").getByText("You held it: waiting for the API to settle").waitFor()
+      expect(stored(home)[0]).toMatchObject({ status: "held", hold_source: "manual", hold_reason: "waiting for the API to settle" })
+
+      await unfold(card)
+      await card.getByRole("spinbutton", { name: "New priority" }).fill("6")
+      await card.getByRole("button", { name: "Set priority" }).tap()
+      await card.getByText("Priority 6").waitFor()
+      expect(stored(home)[0]!.priority).toBe(6)
+
+      await card.getByRole("button", { name: "Release" }).tap()
+      await card.getByText("Released: queued again, attempts reset").waitFor()
+      expect(stored(home)[0]!.status).toBe("queued")
+
+      await unfold(card)
+      await card.locator("details.edit summary").tap()
+      await card.getByRole("textbox", { name: "Instruction" }).fill("# Write the user docs for the queue\nwith examples")
+      await card.getByRole("textbox", { name: "Title" }).fill("")
+      await card.getByRole("button", { name: "Save" }).tap()
+      await card.locator(".summary").getByText("Write the user docs for the queue").waitFor()
+      expect(stored(home)[0]).toMatchObject({ title: "Write the user docs for the queue", instruction: "# Write the user docs for the queue\nwith examples" })
+
+      await card.getByRole("button", { name: "Done" }).tap()
+      const done = page.locator(`section.task-history article.task[data-id="${t.id}"]`)
+      await done.waitFor()
+      expect(await done.locator("button").count()).toBe(0)
+      expect(stored(home)[0]!.status).toBe("done")
+
+      const other = await file(home, { instruction: "Throw me away" })
+      const victim = page.locator(`article.task[data-id="${other.id}"]`)
+      await victim.waitFor({ timeout: 5_000 })
+      await unfold(victim)
+      await victim.getByRole("button", { name: "Remove…" }).tap()
+      // The first tap only asks.
+      expect(stored(home).map((x) => x.id)).toContain(other.id)
+      await victim.getByRole("button", { name: "Keep it" }).tap()
+      await victim.getByRole("button", { name: "Remove…" }).tap()
+      await victim.getByRole("button", { name: "Yes, remove" }).tap()
+      await victim.waitFor({ state: "detached" })
+      expect(stored(home).map((x) => x.id)).toEqual([t.id])
+      await page.locator("form.file-task").getByText("Removed Throw me away").waitFor()
+    } finally {
+      await close()
+    }
+  })
+
+  it("says a change was made elsewhere when the task moved under the owner's thumb", async () => {
+    const { home, web } = await open()
+    try {
+      const t = await file(home, { instruction: "Change me" })
+      await page.route("**/api/events", (route) => route.abort())
+      await page.goto(`${web.url}/#/queue`)
+      const card = page.locator(`article.task[data-id="${t.id}"]`)
+      await card.waitFor({ timeout: 10_000 })
+      // Started by the loop meanwhile: its priority can no longer change.
+      await withTasks(home, Effect.flatMap(TaskStore, (s) => s.update(t.id, (x) => T.start(x, "20260903-170000-a0a0"))))
+      await unfold(card)
+      await card.getByRole("spinbutton", { name: "New priority" }).fill("3")
+      await card.getByRole("button", { name: "Set priority" }).tap()
+      await card.getByText(/Changed elsewhere: task [0-9a-f]{4} is running; change its priority once its run has ended/).waitFor()
+      await expect.poll(() => card.locator(".status").textContent()).toBe("running")
+      expect(stored(home)[0]).toMatchObject({ status: "running", priority: 0 })
+    } finally {
+      await close()
+    }
+  })
+
+  it("shows status, attempts, the last error and what a task waits on, agent-written text as text", async () => {
+    const { home, web } = await open()
+    try {
+      const question = { ...choiceQuestion("20260903-180001-c0c0"), summary: "Which <b>cache</b>?" }
+      await seed(home, [{ q: question }])
+      const first = await file(home, { instruction: "Set up the cache" })
+      const failing = await file(home, { instruction: "<img src=x onerror=\"document.title='pwned'\">Flaky one" }, (t) =>
+        ok(T.fail(ok(T.start(t, "20260903-180002-c1c1")), "the agent's turn failed (exit 3) <script>alert(1)</script>", 2))
+      )
+      const waiting = await file(home, { instruction: "Use the cache" }, (t) => ok(T.block(t, [first.id, question.id], "after both")))
+      await page.goto(`${web.url}/#/queue`)
+      const failed = page.locator(`article.task[data-id="${failing.id}"]`)
+      await failed.waitFor({ timeout: 10_000 })
+      expect(await failed.locator(".status").textContent()).toBe("failed · will retry")
+      expect(await failed.locator(".attempts").textContent()).toBe("1 attempt")
+      expect(await failed.locator(".last-error").textContent()).toBe("Last error: the agent's turn failed (exit 3) <script>alert(1)</script>")
+      expect(await failed.locator(".summary").textContent()).toBe(failing.title)
+      expect(await failed.locator("img, script").count()).toBe(0)
+      expect(await page.title()).not.toContain("pwned")
+
+      const blocked = page.locator(`article.task[data-id="${waiting.id}"]`)
+      expect(await blocked.locator(".status").textContent()).toBe("blocked")
+      expect(await blocked.locator(".blockers li").allTextContents()).toEqual([
+        `task ${Q.shortId(first.id)}: Set up the cache (queued)`,
+        "question: Which <b>cache</b>? (open)"
+      ])
+      // The question links to its card.
+      await blocked.getByRole("link", { name: "question: Which <b>cache</b>?" }).tap()
+      await page.locator(`article.card[data-id="${question.id}"]`).waitFor({ state: "visible" })
+      expect(await page.locator("section.queue-view, div.queue-view").isVisible()).toBe(false)
+    } finally {
+      await close()
+    }
+  })
+
+  it("lists runs and opens one: status, branch, seats, summary, the end of its output, its questions linked to their cards, live", async () => {
+    const { home, web } = await open()
+    try {
+      const id = "20260903-190000-9fb7"
+      seedRun(
+        home,
+        sampleRun(id, {
+          status: "waiting",
+          instruction: "Add an LRU cache in front of the store\n\nKeep it under 100 lines.",
+          seats: [{ key: "impl", agent: "fake-claude", turns: 1, session: "s-1", write: true }]
+        }),
+        { "impl-1.prompt.md": "Add an LRU cache", "impl-1.out": "Reading the store…\n<b>Asked</b> which backend to use.\n", "impl-1.err": "" }
+      )
+      seedRun(home, sampleRun("20260903-180000-1111", { status: "done", instruction: "An older run" }))
+      const question = { ...choiceQuestion("20260903-190001-9a9a"), run: id }
+      await seed(home, [{ q: question }])
+      const task = await file(home, { instruction: "Add an LRU cache" }, (t) => ok(T.start(t, id)))
+
+      await page.goto(`${web.url}/#/runs`)
+      const items = page.locator(".runs-list a.run-item")
+      await items.first().waitFor({ timeout: 10_000 })
+      expect(await items.locator(".summary").allTextContents()).toEqual(["Add an LRU cache in front of the store", "An older run"])
+      expect(await items.first().locator(".notice").textContent()).toBe("1 question waits for you")
+      await items.first().tap()
+
+      const run = page.locator("article.run-detail")
+      await run.waitFor()
+      expect(await run.locator(".status").first().textContent()).toBe("waiting on you")
+      expect(await run.locator(".fields").textContent()).toContain("magi/9fb7")
+      expect(await run.locator(".seats li").allTextContents()).toEqual(["impl · fake-claude · 1 turn"])
+      expect(await run.locator("pre.output").textContent()).toBe("Reading the store…\n<b>Asked</b> which backend to use.\n")
+      expect(await run.locator("pre.output b").count()).toBe(0)
+      expect(await run.getByRole("link", { name: `${task.title} (running)` }).getAttribute("href")).toBe(`#/queue/${task.id}`)
+      expect(await run.locator(".artifacts a").allTextContents()).toEqual(["impl-1.prompt.md", "impl-1.out", "impl-1.err"])
+
+      // Live: the run finishes while the owner looks.
+      seedRun(home, sampleRun(id, { status: "done", summary: "Added the cache; 84 lines.", instruction: "Add an LRU cache in front of the store" }))
+      await run.locator(".run-summary").getByText("Added the cache; 84 lines.").waitFor({ timeout: 5_000 })
+      expect(await page.locator("article.run-detail .status").first().textContent()).toBe("done")
+
+      // Its question links to the question's card.
+      await page.locator("article.run-detail").getByRole("link", { name: question.summary }).tap()
+      await page.locator(`article.card[data-id="${question.id}"]`).waitFor({ state: "visible" })
+      expect(await page.locator("article.run-detail").isVisible()).toBe(false)
+    } finally {
+      await close()
+    }
+  })
+
+  it("fits a 390×844 phone, and leaves screenshots of the queue and a run in test-results/", async () => {
+    const { home, web } = await open()
+    try {
+      const id = "20260903-200000-4c4c"
+      seedRun(
+        home,
+        sampleRun(id, {
+          status: "failed",
+          reason: "the agent's turn failed (exit 1)",
+          summary: "I could not find the config loader; the tests for it are missing as well.",
+          repo: "/home/owner/src/a-repository-with-a-rather-long-name",
+          worktree: "/home/owner/.local/share/magi/worktrees/20260903-200000-4c4c"
+        }),
+        { "impl-1.out": `${"a-very-long-unbroken-output-line-".repeat(20)}\nDone.\n`, "impl-1.err": "warning: something\n" }
+      )
+      const first = await file(home, { instruction: "Set up the cache", priority: 2 })
+      await file(home, { instruction: "A task with a long title that goes on and on past what a phone shows in one line" }, (t) =>
+        ok(T.fail(ok(T.start(t, id)), "the agent's turn failed (exit 1)", 2))
+      )
+      await file(home, { instruction: "Wait for the cache" }, (t) => ok(T.block(t, [first.id], "after it")))
+      await file(home, { instruction: "Held for now" }, (t) => ok(T.hold(t, "not this week")))
+      await file(home, { instruction: "Shipped" }, (t) => ok(T.succeed(t)))
+      await page.goto(`${web.url}/#/queue`)
+      await page.locator("article.task").nth(4).waitFor({ timeout: 10_000 })
+      expect(await page.evaluate(() => document.scrollingElement!.scrollWidth)).toBeLessThanOrEqual(PHONE.width)
+      NodeFs.mkdirSync("test-results", { recursive: true })
+      await page.screenshot({ path: NodePath.join("test-results", "web-queue-phone.png"), fullPage: true })
+      await page.goto(`${web.url}/#/runs/${id}`)
+      await page.locator("article.run-detail pre.output").waitFor()
+      expect(await page.evaluate(() => document.scrollingElement!.scrollWidth)).toBeLessThanOrEqual(PHONE.width)
+      await page.screenshot({ path: NodePath.join("test-results", "web-run-phone.png"), fullPage: true })
+      await page.goto(`${web.url}/#/runs`)
+      await page.locator("a.run-item").waitFor()
+      expect(await page.evaluate(() => document.scrollingElement!.scrollWidth)).toBeLessThanOrEqual(PHONE.width)
+      await page.screenshot({ path: NodePath.join("test-results", "web-runs-phone.png"), fullPage: true })
+      expect(console.filter((m) => /Content Security Policy|Refused|Uncaught/.test(m))).toEqual([])
+    } finally {
+      await close()
+    }
+  })
+})
