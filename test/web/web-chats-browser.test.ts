@@ -33,7 +33,7 @@ const open = async (web: Web): Promise<Page> => {
 }
 
 describe("planning from the phone page", () => {
-  it("starts a chat, shows the reply live as safe markdown, takes a second message, and files the draft", async () => {
+  it("starts a chat, shows the reply live as safe markdown, takes a second message, files the draft, and shows the task on the Queue page", async () => {
     const setup = chatRepo([
       { gate: true, reply: "**Which** fetcher? <img src=x onerror=\"document.title='pwned'\">\n\n- the `http` one\n- the other" },
       { reply: "Here is the task:\n\n```task\n" + DRAFT + "\n```" }
@@ -42,12 +42,13 @@ describe("planning from the phone page", () => {
     try {
       const page = await open(web)
       await page.getByRole("link", { name: "Plan" }).click()
-      await page.getByLabel("Your idea").fill("retry the fetcher")
-      await page.getByRole("button", { name: "Start planning" }).click()
+      const plan = page.locator(".chats-view")
+      await plan.getByLabel("Your idea").fill("retry the fetcher")
+      await plan.getByRole("button", { name: "Start planning" }).click()
       await page.waitForURL(/#\/chats\/\d{8}-\d{6}-[0-9a-f]{4}$/)
       const id = decodeURIComponent(page.url().split("#/chats/")[1]!)
       await page.locator(".bubble.operator", { hasText: "retry the fetcher" }).waitFor()
-      await page.getByText("the agent is thinking…").waitFor()
+      await plan.getByText("the agent is thinking…").waitFor()
 
       NodeFs.writeFileSync(NodePath.join(setup.dir, "gate"), "")
       const reply = page.locator(".bubble.agent").first()
@@ -56,20 +57,20 @@ describe("planning from the phone page", () => {
       expect(await reply.textContent()).toContain("<img src=x")
       expect(await page.locator(".conversation img").count()).toBe(0)
       expect(await page.title()).not.toBe("pwned")
-      await page.getByText("the agent is thinking…").waitFor({ state: "hidden" })
+      await plan.getByText("the agent is thinking…").waitFor({ state: "hidden" })
 
-      await page.getByLabel("Your message").fill("the HTTP one, GETs only")
-      await page.getByRole("button", { name: "Send" }).click()
+      await plan.getByLabel("Your message").fill("the HTTP one, GETs only")
+      await plan.getByRole("button", { name: "Send" }).click()
       await page.locator(".bubble.operator", { hasText: "GETs only" }).waitFor()
-      expect(await page.getByLabel("Your message").inputValue()).toBe("")
+      expect(await plan.getByLabel("Your message").inputValue()).toBe("")
       await page.locator(".review-ok", { hasText: "Passes review." }).waitFor({ timeout: 30_000 })
       expect(await page.locator("pre.draft-text").textContent()).toBe(DRAFT)
 
       // For a person to look at: the interview on a phone, draft and all.
       NodeFs.mkdirSync("test-results", { recursive: true })
       await page.screenshot({ path: NodePath.join("test-results", "web-plan.png"), fullPage: true })
-      await page.getByLabel("Priority").fill("2")
-      await page.getByRole("button", { name: "File as task" }).click()
+      await plan.getByLabel("Priority").fill("2")
+      await plan.getByRole("button", { name: "File as task" }).click()
       const link = page.locator("a.task-link")
       await link.waitFor()
       expect(await link.textContent()).toContain("Retry failed GETs in the fetcher")
@@ -77,11 +78,14 @@ describe("planning from the phone page", () => {
       expect(chat.status).toBe("filed")
       const task = JSON.parse(NodeFs.readFileSync(NodePath.join(web.home, "queue", `${chat.task}.json`), "utf8"))
       expect(task).toMatchObject({ priority: 2, instruction: DRAFT, status: "queued" })
-      await expect(page.getByRole("button", { name: "File as task" }).isVisible()).resolves.toBe(false)
-      await expect(page.getByLabel("Your message").isVisible()).resolves.toBe(false)
+      await expect(plan.getByRole("button", { name: "File as task" }).isVisible()).resolves.toBe(false)
+      await expect(plan.getByLabel("Your message").isVisible()).resolves.toBe(false)
 
       await link.click()
       await page.waitForURL(new RegExp(`#/queue/${chat.task}$`))
+      const card = page.locator(`#t-${chat.task}`)
+      await card.waitFor()
+      expect(await card.textContent()).toContain("Retry failed GETs in the fetcher")
       await page.goto(`${web.url}/#/chats`)
       await page.locator(`.chat-item[data-id="${id}"]`, { hasText: "filed" }).waitFor()
     } finally {
@@ -94,14 +98,15 @@ describe("planning from the phone page", () => {
     const web = await startWeb(tempDirSync(), 0, { cwd: setup.repo })
     try {
       const page = await open(web)
-      await page.getByLabel("Your idea").fill("retry the fetcher")
-      await page.getByRole("button", { name: "Start planning" }).click()
+      const plan = page.locator(".chats-view")
+      await plan.getByLabel("Your idea").fill("retry the fetcher")
+      await plan.getByRole("button", { name: "Start planning" }).click()
       const note = page.locator(".bubble.note")
       await note.waitFor({ timeout: 30_000 })
       expect(await note.textContent()).toContain("Your message is saved")
-      await page.getByRole("button", { name: "Retry" }).click()
+      await plan.getByRole("button", { name: "Retry" }).click()
       await page.locator(".bubble.agent", { hasText: "Back now: which fetcher?" }).waitFor({ timeout: 30_000 })
-      await page.getByRole("button", { name: "Retry" }).waitFor({ state: "hidden" })
+      await plan.getByRole("button", { name: "Retry" }).waitFor({ state: "hidden" })
     } finally {
       await web.stop()
     }
