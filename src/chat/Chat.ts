@@ -159,13 +159,17 @@ export interface TurnOutcome {
   readonly quota: string | null
   readonly exitCode: number | null
   readonly text: string
+  /** The adapter's plain account of what went wrong, when it has one. */
+  readonly problem?: string | undefined
 }
 
 /** Why a turn that ran gave nothing the operator can use, or null when it did. */
 export const turnFailure = (agent: string, r: TurnOutcome): string | null => {
   if (r.usable) return null
-  if (r.quota !== null) return `${agent} hit its usage limit (resets: ${r.quota})`
+  // The reset time when the CLI said one; "" when it did not.
+  if (r.quota !== null) return `${agent} hit its usage limit${r.quota === "" ? "" : ` (resets: ${r.quota})`}`
   if (r.timedOut) return `${agent} did not answer within ${TURN_TIMEOUT_SECONDS} s and was stopped`
+  if (r.problem !== undefined && r.problem !== "") return `${agent} failed: ${r.problem}`
   const said = r.text.trim().split("\n")[0]?.slice(0, 200) ?? ""
   return `${agent} gave no usable answer (exit ${r.exitCode ?? "none"}${said === "" ? "" : `: ${said}`})`
 }

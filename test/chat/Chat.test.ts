@@ -139,6 +139,10 @@ describe("turns", () => {
     expect(Chat.turnFailure("claude", { ...r, quota: "3pm (UTC)" })).toContain("usage limit (resets: 3pm (UTC))")
     expect(Chat.turnFailure("claude", { ...r, timedOut: true, exitCode: null })).toContain("300 s")
     expect(Chat.turnFailure("claude", r)).toBe("claude gave no usable answer (exit 3: boom)")
+    expect(Chat.turnFailure("claude", { ...r, quota: "" })).toBe("claude hit its usage limit")
+    expect(Chat.turnFailure("claude", { ...r, problem: "claude refuses bypassPermissions as root" })).toBe(
+      "claude failed: claude refuses bypassPermissions as root"
+    )
   })
 })
 
