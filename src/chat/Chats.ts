@@ -180,8 +180,8 @@ export const make = Effect.fn("Chats.make")(function* (root: string) {
         Effect.orElseSucceed(() => false)
       )
       if (!isDir) return yield* refused(`the repository ${repo} is not a directory on this machine`)
-      const from = input.from ?? null
-      if (from !== null) yield* records.get(from)
+      // Kept by its whole id, however it was named: a short id may later name another chat.
+      const from = input.from === undefined || input.from === null ? null : (yield* records.get(input.from)).id
       const chosen = yield* interviewerFor(repo, input.agent ?? null).pipe(
         Effect.provideService(FileSystem.FileSystem, fs),
         Effect.provideService(Rosters, rosters)
@@ -281,12 +281,16 @@ export const make = Effect.fn("Chats.make")(function* (root: string) {
       )
     }).pipe(Effect.withSpan("Chats.respond", { attributes: { chat: id } }))
 
+  // Interruptible whatever region it was started from (a web write runs
+  // uninterruptibly so a dropped phone cannot cut it short): a server
+  // stopping mid-turn must end the turn, not wait out its 300 s.
   const respondInBackground = (id: string) =>
     FiberSet.run(
       background,
       respond(id).pipe(
         Effect.catchAll((e) => Effect.logWarning(`chat ${id}: ${e.message}`)),
-        Effect.asVoid
+        Effect.asVoid,
+        Effect.interruptible
       )
     ).pipe(Effect.asVoid)
 

@@ -128,3 +128,17 @@ describe("a failed turn over HTTP", () => {
     }
   }, 90_000)
 })
+
+describe("a server stopped mid-turn", () => {
+  it("stops at once, ending the agent's turn, and keeps the operator's words for a retry", async () => {
+    const own = chatRepo([{ mode: "hang" }])
+    const server = await startWeb(tempDirSync(), 0, { cwd: own.repo })
+    const chat = (await postJson(`${server.url}/api/chats`, { idea: "retry the fetcher" })).json()
+    await eventually("the agent's turn to start", () => (NodeFs.existsSync(NodePath.join(own.dir, "calls.jsonl")) ? true : undefined), 30_000)
+    // A turn may run 300 s; the stop must not wait for it (this test's own
+    // timeout is far shorter).
+    await server.stop()
+    const onDisk = JSON.parse(NodeFs.readFileSync(NodePath.join(server.home, "chats", `${chat.id}.json`), "utf8"))
+    expect(onDisk.turns.map((t: { who: string }) => t.who)).toEqual(["operator"])
+  }, 60_000)
+})
