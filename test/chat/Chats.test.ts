@@ -251,7 +251,8 @@ describe("opening a chat", () => {
     return Effect.gen(function* () {
       const chats = yield* Chats
       const source = yield* chats.start({ idea: "retry the fetcher", repo: t.repo })
-      yield* chats.start({ idea: "the same for uploads", repo: t.repo, from: source.id })
+      const derived = yield* chats.start({ idea: "the same for uploads", repo: t.repo, from: source.id.slice(-4) })
+      expect(derived.from).toBe(source.id)
       const second = callsIn(t.dir)[1]!.stdin
       expect(second).toContain(`continues an earlier planning conversation (${source.id})`)
       expect(second).toContain("Which fetcher?")
