@@ -24,6 +24,7 @@ import { Clock, Context, Data, Duration, Effect, Either, FiberSet, Layer, Option
 import * as NodePath from "node:path"
 import { Rosters, type AgentSpec } from "../agents/AgentRoster.js"
 import { Agents, hasSession, type CallResult } from "../agents/Agents.js"
+import { createAtomically } from "../platform/AtomicFile.js"
 import { loadTable } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as Q from "../questions/Question.js"
@@ -37,6 +38,26 @@ export { ChatNotFound, ChatStoreError }
 
 /** `TURN_TIMEOUT`: an agent turn longer than this is stopped and reported. */
 export const TURN_TIMEOUT = Duration.seconds(C.TURN_TIMEOUT_SECONDS)
+
+/** How often a turn waiting on another process's turn of the same chat looks again. */
+export const TURN_LOCK_POLL = Duration.seconds(1)
+
+/**
+ * A turn lock older than this has no turn behind it: a turn is stopped at
+ * `TURN_TIMEOUT`, and a minute more covers killing its agent and writing
+ * the result. (One whose process is gone is broken at once.)
+ */
+export const TURN_LOCK_STALE_MS = Duration.toMillis(TURN_TIMEOUT) + 60_000
+
+/** Is `pid` a running process on this machine? */
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
 
 /** Bad input or a chat in the wrong state: nothing was written. */
 export class ChatRefused extends Data.TaggedError("ChatRefused")<{
@@ -271,15 +292,44 @@ export const make = Effect.fn("Chats.make")(function* (root: string) {
       }))
     })
 
-  const respond = (id: string) =>
+  /**
+   * The chat's turn lock on disk, `<id>.turn` (create-new, holding the pid):
+   * another process hosting the same chat (a second `magi web` on this home)
+   * waits for it rather than resuming the same CLI session at the same time.
+   * A lock whose process is gone, or older than any turn, is broken.
+   */
+  const turnFile = (id: string) => NodePath.join(root, `${id}.turn`)
+  const holdTurnFile = <A, E>(id: string, body: Effect.Effect<A, E>) => {
+    const file = turnFile(id)
+    const acquire: Effect.Effect<void> = Effect.gen(function* () {
+      for (;;) {
+        const at = yield* Clock.currentTimeMillis
+        const made = yield* createAtomically(file, `${process.pid} ${at}\n`).pipe(
+          Effect.provideService(FileSystem.FileSystem, fs),
+          Effect.orElseSucceed(() => true) // a disk that refuses the lock must not stop the turn
+        )
+        if (made) return
+        const [pid, since] = (yield* fs.readFileString(file).pipe(Effect.orElseSucceed(() => ""))).trim().split(" ").map(Number)
+        const holderGone = pid === undefined || !Number.isInteger(pid) || !alive(pid)
+        if (holderGone || since === undefined || !(at - since < TURN_LOCK_STALE_MS)) yield* fs.remove(file).pipe(Effect.ignore)
+        else yield* Effect.sleep(TURN_LOCK_POLL)
+      }
+    })
+    return Effect.acquireUseRelease(acquire, () => body, () => fs.remove(file).pipe(Effect.ignore))
+  }
+
+  const respond = (wanted: string) =>
     Effect.gen(function* () {
+      // The whole id, resolved by the store: it names the lock files, so
+      // nothing the caller typed is ever joined onto a path.
+      const id = (yield* records.get(wanted)).id
       const lock = yield* turnLock(id)
       return yield* Effect.acquireUseRelease(
         Effect.sync(() => pending.set(id, (pending.get(id) ?? 0) + 1)),
-        () => lock.withPermits(1)(turn(id)),
+        () => lock.withPermits(1)(holdTurnFile(id, turn(id))),
         () => Effect.sync(() => (pending.get(id)! > 1 ? pending.set(id, pending.get(id)! - 1) : pending.delete(id)))
       )
-    }).pipe(Effect.withSpan("Chats.respond", { attributes: { chat: id } }))
+    }).pipe(Effect.withSpan("Chats.respond", { attributes: { chat: wanted } }))
 
   // Interruptible whatever region it was started from (a web write runs
   // uninterruptibly so a dropped phone cannot cut it short): a server

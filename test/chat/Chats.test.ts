@@ -346,3 +346,28 @@ describe("the chats store in memory", () => {
     )
   )
 })
+
+describe("two processes hosting one chat", () => {
+  it.live("run its turns one after the other, never resuming the same session at once", () => {
+    const t = setup([{ reply: "Which fetcher?" }, { reply: "Noted.", gate: true }, { reply: "Also noted." }])
+    const second = layer(t.home, [interviewer(t.dir)])
+    return Effect.gen(function* () {
+      const chats = yield* Chats
+      const other = yield* Effect.provide(Chats, second)
+      const chat = yield* chats.start({ idea: "retry the fetcher", repo: t.repo })
+      const first = yield* Effect.fork(chats.say(chat.id, "the HTTP one"))
+      while (callsIn(t.dir).length < 2) yield* realPause(10)
+      const meanwhile = yield* Effect.fork(other.say(chat.id, "GETs only"))
+      while (onDisk(t.root, chat.id).turns.length < 4) yield* realPause(10)
+      // The other process's turn waits on the lock while the first runs.
+      yield* realPause(1500)
+      expect(callsIn(t.dir)).toHaveLength(2)
+      NodeFs.writeFileSync(NodePath.join(t.dir, "gate"), "")
+      yield* Fiber.join(first)
+      const done = yield* Fiber.join(meanwhile)
+      expect(callsIn(t.dir).map((c) => c.stdin).slice(1)).toEqual(["the HTTP one", "GETs only"])
+      expect(bodies(done).slice(-2)).toEqual(["operator: GETs only", "agent: Also noted."])
+      expect(NodeFs.existsSync(NodePath.join(t.root, `${chat.id}.turn`))).toBe(false)
+    }).pipe(Effect.provide(layer(t.home, [interviewer(t.dir)])), Effect.timeout(Duration.seconds(60)))
+  })
+})
