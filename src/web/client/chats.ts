@@ -21,6 +21,8 @@ import { coalesced, message, type Revisions, type View } from "./view.js"
 const MAGI_NOTE = "magi: "
 
 const short = (id: string) => id.slice(id.lastIndexOf("-") + 1)
+/** The title the queue gives a filed draft: its first line without its markdown markers. */
+const draftTitle = (draft: string) => draft.split("\n").find((l) => l.trim() !== "")?.replace(/^[\s#\-*>]+/, "").trim() ?? ""
 const titleOf = (c: ChatView) => c.turns[0]?.body.split("\n").find((l) => l.trim() !== "")?.trim() ?? "(no idea)"
 
 /** A refusal with the review's problems when the server gave them. */
@@ -68,7 +70,6 @@ export const chatsView = (): View => {
   let chat: ChatView | undefined
   let loadError: string | undefined
   let lastRevision: number | undefined
-  let filedTask: { readonly id: string; readonly title: string } | undefined
 
   // -- the list: start a plan, and the conversations so far ---------------------
   const idea = el("textarea", {
@@ -210,7 +211,6 @@ export const chatsView = (): View => {
     call<{ chat: ChatView; task: { id: string; title: string } }>(chatUrl(chat.id, "/file"), { priority: Number(priority.value || "0") }).then(
       (r) => {
         fileButton.disabled = false
-        filedTask = r.task
         chat = r.chat
         draw()
       },
@@ -290,7 +290,7 @@ export const chatsView = (): View => {
     if (task !== null)
       filed.replaceChildren(
         "Filed as ",
-        el("a", { class: "task-link", attrs: { href: `#/queue/${encodeURIComponent(task)}` } }, `task ${short(task)}${filedTask?.id === task ? `: ${filedTask.title}` : ""}`),
+        el("a", { class: "task-link", attrs: { href: `#/queue/${encodeURIComponent(task)}` } }, `task ${short(task)}: ${draftTitle(c.draft ?? "")}`),
         " on the Queue page."
       )
   }
@@ -327,7 +327,6 @@ export const chatsView = (): View => {
       const next = id === undefined ? undefined : decodeURIComponent(id)
       if (next !== current) {
         chat = undefined
-        filedTask = undefined
         chatNotice.hidden = true
       }
       current = next
