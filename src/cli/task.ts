@@ -18,12 +18,30 @@ import { fileWork } from "../queue/Filing.js"
 import { describeProblems, fileable, reviewDraft } from "../queue/TaskFileReview.js"
 import * as T from "../queue/Task.js"
 import { TaskStore } from "../queue/TaskStore.js"
+import { RunStore } from "../runs/Runs.js"
 import { CliFailure } from "./CliFailure.js"
 import { readStdin, writeErr, writeOut } from "./io.js"
 
 /** The stores `magi task` works on, over the owner's home. */
 export const queueLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>
-  Layer.mergeAll(TaskStore.layer, QuestionStore.layer).pipe(Layer.provideMerge(home), Layer.provideMerge(LocalContext.layer))
+  Layer.mergeAll(TaskStore.layer, RunStore.layer).pipe(
+    Layer.provideMerge(QuestionStore.layer),
+    Layer.provideMerge(home),
+    Layer.provideMerge(LocalContext.layer)
+  )
+
+/**
+ * Where work filed without `--repo` happens: inside a run, the repository
+ * that run branched from (its worktree is the run's own and goes away with
+ * it); elsewhere, the working directory's.
+ */
+const defaultRepo = (source: T.TaskSource) =>
+  source.kind === "agent"
+    ? Effect.flatMap(RunStore, (runs) => runs.get(source.run)).pipe(
+        Effect.map((run) => run.repo),
+        Effect.orElseSucceed(() => process.cwd())
+      )
+    : Effect.succeed(process.cwd())
 
 const refused = (e: { readonly message: string }) => CliFailure.refused(e.message)
 
@@ -43,10 +61,27 @@ const dashDashBeforeText = (argv: ReadonlyArray<string>): boolean => {
 
 const blockLine = (t: T.Task) => (t.blocked_by.length > 0 ? `waits on ${t.blocked_by.map(Q.shortId).join(", ")}` : "")
 
+/** Running tasks whose run waits on the owner: task id → run id. */
+const waitingRuns = (tasks: ReadonlyArray<T.Task>) =>
+  Effect.gen(function* () {
+    const runs = yield* RunStore
+    const waiting = new Map<string, string>()
+    for (const t of tasks) {
+      const run = t.status === "running" ? t.runs.at(-1) : undefined
+      if (run === undefined) continue
+      const record = yield* Effect.option(runs.get(run))
+      if (Option.isSome(record) && record.value.status === "waiting") waiting.set(t.id, run)
+    }
+    return waiting
+  })
+
 /** One line per task: short id, status, priority, attempts, title, and why it is not moving. */
-const line = (t: T.Task): string => {
+const line = (waiting: ReadonlyMap<string, string>) => (t: T.Task): string => {
+  const run = waiting.get(t.id)
   const why =
-    t.status === "held"
+    run !== undefined
+      ? `  (waiting on the owner: run ${Q.shortId(run)} asked a question)`
+      : t.status === "held"
       ? `  (${t.hold_source === "machine" ? "held by magi" : "held"}${t.hold_reason ? `: ${t.hold_reason}` : ""})`
       : t.status === "blocked"
         ? `  (${blockLine(t)})`
@@ -128,13 +163,14 @@ const add = Command.make(
         MAGI_RUN: Config.string("MAGI_RUN").pipe(Config.withDefault("")),
         MAGI_NODE: Config.string("MAGI_NODE").pipe(Config.withDefault(""))
       }).pipe(Effect.orDie)
+      const source = T.sourceFromEnv(env)
       const t = yield* fileWork({
         instruction,
         title: Option.getOrUndefined(o.title),
         priority: Option.getOrUndefined(o.priority),
-        repo: Option.getOrElse(o.repo, () => process.cwd()),
+        repo: Option.isSome(o.repo) ? o.repo.value : yield* defaultRepo(source),
         after: o.after,
-        source: T.sourceFromEnv(env)
+        source
       }).pipe(Effect.mapError(refused))
       if (o.json) return yield* writeOut(JSON.stringify(t, null, 2) + "\n")
       yield* writeOut(`filed ${T.shortId(t.id)} [${T.sourceLabel(t.source)}] ${t.title}\n`)
@@ -154,14 +190,23 @@ const list = Command.make(
       if (o.json) return yield* writeOut(JSON.stringify(tasks, null, 2) + "\n")
       if (tasks.length === 0)
         return yield* writeOut(o.all || listing.tasks.length === 0 ? "no tasks yet; file one with magi task add TEXT\n" : "nothing open; magi task list --all shows the done ones\n")
-      yield* writeOut(tasks.map(line).join(""))
+      yield* writeOut(tasks.map(line(yield* waitingRuns(tasks))).join(""))
     })
 ).pipe(Command.withDescription("List open tasks: higher priority first, then newest"))
 
 const show = Command.make("show", { id: idArg, json }, (o) =>
   Effect.gen(function* () {
     const t = yield* Effect.flatMap(TaskStore, (s) => s.get(o.id)).pipe(Effect.mapError(refused))
-    yield* writeOut(o.json ? JSON.stringify(t, null, 2) + "\n" : describe(t))
+    if (o.json) return yield* writeOut(JSON.stringify(t, null, 2) + "\n")
+    yield* writeOut(describe(t))
+    // A running task whose run waits on the owner: which questions.
+    const run = t.status === "running" ? t.runs.at(-1) : undefined
+    if (run === undefined) return
+    const open = (yield* Effect.flatMap(QuestionStore, (s) => s.list).pipe(Effect.orElseSucceed(() => []))).filter(
+      (q) => q.run === run && Q.awaitsAgent(q)
+    )
+    for (const q of open)
+      yield* writeOut(`\nwaiting on the owner: question ${Q.shortId(q.id)} (${q.status}${q.status === "answered" ? ", not yet delivered" : ""}): ${q.summary}\n`)
   })
 ).pipe(Command.withDescription("Show one task in full"))
 

@@ -5,10 +5,9 @@
  * `<home>/notices/` (for the web's notices page) and goes out through the
  * notification command (so the owner hears it without looking).
  */
-import { FileSystem } from "@effect/platform"
-import { Clock, Context, Effect, Layer, Option, Random, Schema } from "effect"
+import { Clock, Context, Data, Effect, Either, Layer, Option, Random, Schema } from "effect"
 import * as NodePath from "node:path"
-import { writeAtomically } from "../platform/AtomicFile.js"
+import * as RecordStore from "../platform/RecordStore.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import { Notifier } from "../questions/Notifier.js"
 import * as Q from "../questions/Question.js"
@@ -49,7 +48,34 @@ export class Notices extends Context.Tag("magi/Notices")<Notices, NoticesShape>(
 
 export const noticesDir = (home: { readonly dir: string }) => NodePath.join(home.dir, "notices")
 
-const decodeNotice = Schema.decodeUnknownOption(Schema.parseJson(Notice))
+const decodeNotice = Schema.decodeUnknownEither(Schema.parseJson(Notice), { errors: "first" })
+
+/** Largest notice file read: a summary line and a reason. */
+const NOTICE_FILE_MAX_BYTES = 256 * 1024
+
+class NoticeUnreadable extends Data.TaggedError("NoticeUnreadable")<{ readonly message: string }> {}
+
+/** The notices folder in the shared record store (atomic writes, bounded reads, skipped files explained). */
+const recordsAt = (root: string) =>
+  RecordStore.make({
+    root,
+    kind: {
+      noun: "notice",
+      decode: (body: string, source: string) =>
+        Either.mapLeft(decodeNotice(body), (e) => ({ message: `${source} is not a notice magi can read: ${e.message}` })),
+      encode: (notice: Notice) => JSON.stringify(notice, null, 2) + "\n",
+      idOf: (notice: Notice) => notice.id,
+      maxBytes: NOTICE_FILE_MAX_BYTES
+    },
+    errors: {
+      notFound: (message) => new NoticeUnreadable({ message }),
+      unreadable: (message) => new NoticeUnreadable({ message }),
+      failed: (message) => new NoticeUnreadable({ message })
+    }
+  })
+
+const newestFirst = (notices: ReadonlyArray<Notice>) =>
+  [...notices].sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
 
 /**
  * Every readable notice under `root`, newest first (ids start with their
@@ -58,40 +84,43 @@ const decodeNotice = Schema.decodeUnknownOption(Schema.parseJson(Notice))
  * torn write never hides the rest.
  */
 export const listIn = Effect.fn("Notices.list")(function* (root: string) {
-  const fs = yield* FileSystem.FileSystem
-  const names = yield* fs.readDirectory(root).pipe(Effect.orElseSucceed(() => [] as string[]))
-  const read = yield* Effect.forEach(
-    names.filter((n) => n.endsWith(".json")),
-    (n) => fs.readFileString(NodePath.join(root, n)).pipe(Effect.option, Effect.map(Option.flatMap(decodeNotice))),
-    { concurrency: 16 }
-  )
-  return read.flatMap((n) => (Option.isSome(n) ? [n.value] : [])).sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+  const records = yield* recordsAt(root)
+  const scan = yield* records.scan.pipe(Effect.orElseSucceed((): RecordStore.Scan<Notice> => ({ records: [], skipped: [] })))
+  return newestFirst(scan.records)
 })
 
 export const make = Effect.fn("Notices.make")(function* (root: string) {
-  const fs = yield* FileSystem.FileSystem
   const notifier = yield* Notifier
+  const records = yield* recordsAt(root)
 
   const raise = (about: Q.Question, input: string, summary: string, reason: string) =>
     Effect.gen(function* () {
       const earlier = yield* list
       if (earlier.some((n) => n.question === about.id && n.input === input && n.reason === reason)) return Option.none<Notice>()
       const now = new Date(yield* Clock.currentTimeMillis)
-      const notice: Notice = {
-        id: Q.makeId(now, yield* Random.nextIntBetween(0, 0x10000)),
-        at: Q.timestamp(now),
-        question: about.id,
-        run: about.run,
-        seat: about.seat,
-        input,
-        summary,
-        reason
-      }
-      const path = NodePath.join(root, `${notice.id}.json`)
-      yield* writeAtomically(path, JSON.stringify(notice, null, 2) + "\n").pipe(
-        Effect.provideService(FileSystem.FileSystem, fs),
-        Effect.catchAll((e) => Effect.logWarning(`could not write the notice ${path}: ${e.message}`))
+      const draw = Effect.map(
+        Random.nextIntBetween(0, 0x10000),
+        (entropy): Notice => ({
+          id: Q.makeId(now, entropy),
+          at: Q.timestamp(now),
+          question: about.id,
+          run: about.run,
+          seat: about.seat,
+          input,
+          summary,
+          reason
+        })
       )
+      // Created new: two notices drawn in the same second with the same
+      // random part must not overwrite each other, so a taken id is drawn again.
+      let notice = yield* draw
+      for (let tries = 0; tries < 16; tries++) {
+        const created = yield* records.create(notice).pipe(
+          Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not write the notice ${notice.id}: ${e.message}`), true))
+        )
+        if (created) break
+        notice = yield* draw
+      }
       // The notification reuses the question's run so `{run}` still says
       // which run it is about; the summary is the notice's, not the question's.
       yield* notifier
@@ -100,7 +129,10 @@ export const make = Effect.fn("Notices.make")(function* (root: string) {
       return Option.some(notice)
     })
 
-  const list = Effect.provideService(listIn(root), FileSystem.FileSystem, fs)
+  const list = Effect.map(
+    records.scan.pipe(Effect.orElseSucceed((): RecordStore.Scan<Notice> => ({ records: [], skipped: [] }))),
+    (scan) => newestFirst(scan.records)
+  )
 
   return { root, raise, list } satisfies NoticesShape
 })

@@ -35,17 +35,18 @@
  * writer stalled past the limit must not remove the next holder's.
  */
 import { FileSystem } from "@effect/platform"
-import { Clock, Data, Duration, Effect, Option } from "effect"
+import { Clock, Data, Duration, Effect, Option, Random } from "effect"
 import * as NodeCrypto from "node:crypto"
-import { createAtomically } from "./AtomicFile.js"
 
 /**
  * A lock older than this was left by a writer that died mid-update: a real
  * update holds it for a read, a transition and a rename, milliseconds.
  */
 export const LOCK_STALE_MS = 10_000
-/** How often a writer retries a held lock. */
+/** How soon a writer first retries a held lock. */
 export const LOCK_RETRY_MS = 15
+/** The longest it waits between retries: a person answering notices a fifth of a second, not less. */
+export const LOCK_RETRY_MAX_MS = 200
 /**
  * How long a writer waits before saying the record is busy. Twice the stale
  * limit, so a lock that simply sits there is always broken first: only a lock
@@ -121,9 +122,17 @@ export const hold = <A, E, R>(
     /** Since when this writer has watched each path hold the same identity. */
     const watched = new Map<string, { readonly identity: string; readonly since: number }>()
 
+    // A plain create-new write: one step, where a linked temp file is three.
+    // A breaker looking in the instant between create and fill sees an empty
+    // file with a fresh mtime, which is never stale, and its two looks differ
+    // in size, so it judges again later.
     const create = (path: string) =>
-      createAtomically(path, token).pipe(
-        Effect.provideService(FileSystem.FileSystem, fs),
+      fs.writeFileString(path, token, { flag: "wx" }).pipe(
+        Effect.as(true),
+        Effect.catchIf(
+          (e) => e._tag === "SystemError" && e.reason === "AlreadyExists",
+          () => Effect.succeed(false)
+        ),
         Effect.mapError((e) => new LockError({ reason: "io", message: `cannot take the lock ${path}: ${e.message}` }))
       )
 
@@ -183,7 +192,7 @@ export const hold = <A, E, R>(
       (held) => (held ? release(lockPath) : Effect.void)
     )
     const started = yield* Clock.currentTimeMillis
-    for (;;) {
+    for (let tries = 0; ; tries++) {
       const done = yield* tryOnce
       if (Option.isSome(done)) return done.value
       if ((yield* Clock.currentTimeMillis) - started >= giveUpMs)
@@ -191,7 +200,10 @@ export const hold = <A, E, R>(
           reason: "busy",
           message: `${what} is being updated by another process (${lockPath} kept changing hands for ${giveUpMs / 1000}s); try again`
         })
-      yield* Effect.sleep(Duration.millis(retryMs))
+      // Backing off, with jitter, so twenty waiters do not hammer the disk
+      // (and starve the holder) in lockstep.
+      const backoff = Math.min(retryMs * 1.5 ** tries, LOCK_RETRY_MAX_MS)
+      yield* Effect.sleep(Duration.millis(backoff * (0.5 + (yield* Random.next))))
     }
   })
 

@@ -99,6 +99,11 @@ export interface RecordStoreOptions<A, NotFound, Unreadable, Failed> {
   readonly errors: RecordErrors<NotFound, Unreadable, Failed>
   /** Default flat: `<root>/<id>.json`. */
   readonly layout?: Layout
+  /**
+   * The lock's file name beside a flat record (default `<id>.lock`), for a
+   * kind that keeps something else there (the queue's claim on a task).
+   */
+  readonly lockName?: (id: string) => string
   /** Other names in `root` a kill can leave behind (e.g. half-built panel folders), swept like scratch files. */
   readonly leftover?: (name: string) => boolean
 }
@@ -222,7 +227,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
 
     const pathOf = (id: string) => (flat ? NodePath.join(root, `${id}.json`) : NodePath.join(root, id, layout.file))
     const lockOf = (id: string) =>
-      flat ? NodePath.join(root, `${id}.lock`) : NodePath.join(root, id, `${NodePath.parse(layout.file).name}.lock`)
+      flat ? NodePath.join(root, options.lockName?.(id) ?? `${id}.lock`) : NodePath.join(root, id, `${NodePath.parse(layout.file).name}.lock`)
     const failed = (what: string) => (e: { readonly message: string }) => errors.failed(`${what}: ${e.message}`)
     const ensureRoot = fs.makeDirectory(root, { recursive: true }).pipe(Effect.mapError(failed(`create ${root}`)))
     const withFs = <B, E, R>(effect: Effect.Effect<B, E, R>) => Effect.provideService(effect, FileSystem.FileSystem, fs)

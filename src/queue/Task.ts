@@ -144,7 +144,57 @@ export const make = (input: NewTask): Task => ({
 })
 
 const decodeShape = Schema.decodeUnknownEither(Task, { errors: "first" })
+
+// -- the fast path ------------------------------------------------------------
+// A listing decodes thousands of tasks, and the schema's decode costs several
+// times the JSON parse. A file magi wrote has every field, each of the right
+// type, so that exact shape is checked by hand and taken as it is; anything
+// else (an older file needing defaults, a bad value needing its message)
+// goes through the schema, which stays the one definition of a task.
+
+const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/
+const STATUSES: ReadonlySet<unknown> = new Set(TaskStatus.literals)
+const HOLD_SOURCES: ReadonlySet<unknown> = new Set(HoldSource.literals)
+type Raw = { readonly [key: string]: unknown }
+const isRaw = (v: unknown): v is Raw => typeof v === "object" && v !== null && !Array.isArray(v)
+const str = (v: unknown): v is string => typeof v === "string"
+const strOrNull = (v: unknown) => v === null || typeof v === "string"
+const stamp = (v: unknown) => typeof v === "string" && TIMESTAMP.test(v) && !Number.isNaN(Date.parse(v))
+const keysAre = (o: Raw, n: number) => Object.keys(o).length === n
+const strings = (v: unknown) => Array.isArray(v) && v.every(str)
+const sourceOk = (s: unknown) =>
+  isRaw(s) &&
+  ((s.kind === "human" && keysAre(s, 1)) ||
+    (s.kind === "agent" && keysAre(s, 3) && str(s.run) && str(s.node)) ||
+    (s.kind === "issue" && keysAre(s, 3) && typeof s.number === "number" && str(s.repo)))
+const answersOk = (v: unknown) => Array.isArray(v) && v.every((a) => isRaw(a) && keysAre(a, 2) && str(a.question) && str(a.answer))
+
+/** Is `raw` a complete, well-typed task exactly as magi writes one? */
+const complete = (raw: Raw): boolean =>
+  keysAre(raw, KNOWN_COUNT) &&
+  typeof raw.schema === "number" &&
+  str(raw.id) &&
+  str(raw.title) &&
+  str(raw.instruction) &&
+  str(raw.repo) &&
+  sourceOk(raw.source) &&
+  typeof raw.priority === "number" &&
+  STATUSES.has(raw.status) &&
+  typeof raw.attempts === "number" &&
+  strings(raw.runs) &&
+  strOrNull(raw.last_error) &&
+  strOrNull(raw.hold_reason) &&
+  (raw.hold_source === null || HOLD_SOURCES.has(raw.hold_source)) &&
+  strings(raw.blocked_by) &&
+  strOrNull(raw.block_reason) &&
+  (raw.blocked_from === null || STATUSES.has(raw.blocked_from)) &&
+  answersOk(raw.answers) &&
+  strOrNull(raw.review_branch) &&
+  typeof raw.fresh_start === "boolean" &&
+  stamp(raw.created_at) &&
+  stamp(raw.updated_at)
 const KNOWN_FIELDS: ReadonlySet<string> = new Set(Object.keys(Task.fields))
+const KNOWN_COUNT = KNOWN_FIELDS.size
 
 /**
  * Read one stored task: a newer magi's file refused by name before its shape
@@ -157,10 +207,11 @@ export const decode = (body: string, source: string): Either.Either<Task, Unread
   parseVersioned(body, source, TASK_SCHEMA, (raw) => `task ${typeof raw.id === "string" ? raw.id : source}`).pipe(
     Either.mapLeft((message) => new UnreadableTask({ message })),
     Either.flatMap((raw) => {
-      if (typeof raw === "object" && raw !== null && !Array.isArray(raw)) {
+      if (isRaw(raw)) {
         const unknown = Object.keys(raw).find((k) => !KNOWN_FIELDS.has(k))
         if (unknown !== undefined)
           return Either.left(new UnreadableTask({ message: `${source} is not a task magi can read: unknown field \`${unknown}\`` }))
+        if (complete(raw)) return Either.right(raw as unknown as Task)
       }
       return Either.mapLeft(decodeShape(raw), (e) => new UnreadableTask({ message: `${source} is not a task magi can read: ${e.message}` }))
     })

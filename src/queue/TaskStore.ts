@@ -5,9 +5,11 @@
  * Files for the same reason as questions: `magi task` at a terminal, an
  * agent filing a follow-up from inside a run, `magi web` and the loop all
  * write tasks, and a rename is the one cross-process atomic write that needs
- * no server. Writes go through a temp file and a rename; every
- * read-modify-write holds the task's writer lock, so two writers in the same
- * instant never lose each other's change.
+ * no server. The files themselves are the shared `platform/RecordStore`'s
+ * (atomic writes, the per-record lock, listings that skip and explain an
+ * unreadable file, ids by prefix or suffix); this module adds what is the
+ * queue's own: stamping `updated_at`, the list order, filing under a fresh
+ * id, removal rules and claims.
  *
  * Two different locks, because they live for different spans: the writer
  * lock (`<id>.write.lock`) for the milliseconds of one update, the claim
@@ -15,17 +17,13 @@
  * during which the owner may still hold or reprioritize it.
  */
 import { FileSystem, Error as PlatformError } from "@effect/platform"
-import { Clock, Context, Data, Duration, Effect, Either, Layer, Option, Random, Schedule } from "effect"
+import { Clock, Context, Data, Effect, Either, Layer, Option, Random } from "effect"
 import * as NodePath from "node:path"
-import { createAtomically, writeAtomically } from "../platform/AtomicFile.js"
+import { createAtomically } from "../platform/AtomicFile.js"
+import * as RecordStore from "../platform/RecordStore.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as T from "./Task.js"
 import type { Task } from "./Task.js"
-
-/** A writer lock older than this was left by a writer that died mid-update (an update takes milliseconds). */
-export const WRITE_LOCK_STALE = Duration.seconds(10)
-const WRITE_LOCK_RETRY = Duration.millis(15)
-const WRITE_LOCK_GIVE_UP = Duration.seconds(10)
 
 /**
  * A claim whose content cannot be read is someone's until it is this old: a
@@ -33,9 +31,6 @@ const WRITE_LOCK_GIVE_UP = Duration.seconds(10)
  * links looks the same for an instant.
  */
 const UNREADABLE_CLAIM_GRACE_MS = 10_000
-
-/** Filesystem timestamps are coarse on some filesystems; a directory mtime older than this is settled. */
-const MTIME_SLACK_MS = 50
 
 /** `<home>/queue`. */
 export const queueDir = (home: { readonly dir: string }) => NodePath.join(home.dir, "queue")
@@ -51,7 +46,6 @@ export class TaskNotFound extends Data.TaggedError("TaskNotFound")<{ readonly me
 export type TaskReadError = TaskNotFound | T.UnreadableTask | TaskStoreError
 
 const io = (what: string) => (e: PlatformError.PlatformError) => new TaskStoreError({ message: `${what}: ${e.message}` })
-const isNotFound = (e: PlatformError.PlatformError) => e._tag === "SystemError" && e.reason === "NotFound"
 
 /** Is the process `pid` alive on this machine? EPERM means alive but not ours. */
 export const pidAlive = (pid: number): boolean => {
@@ -125,169 +119,56 @@ export class TaskStore extends Context.Tag("magi/TaskStore")<TaskStore, TaskStor
   )
 }
 
-/** Ids are path parts: only a name that cannot traverse is ever looked up directly. */
-const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
-
-/** FNV-1a over a string, folded into a positive 31-bit number. */
-const fnv = (text: string, seed = 0x811c9dc5): number => {
-  let h = seed
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i)
-    h = Math.imul(h, 0x01000193)
-  }
-  return h >>> 0
-}
+/**
+ * The largest task file read: an instruction is a task file of a few
+ * kilobytes; a megabyte leaves room for a pasted log and refuses nonsense.
+ */
+export const TASK_MAX_BYTES = 1024 * 1024
 
 export const make = Effect.fn("TaskStore.make")(function* (root: string, alive: (pid: number) => boolean = pidAlive) {
   const fs = yield* FileSystem.FileSystem
-  const pathOf = (id: string) => NodePath.join(root, `${id}.json`)
+  const records = yield* RecordStore.make({
+    root,
+    kind: { noun: "task", label: T.shortId, decode: T.decode, encode: T.encode, idOf: (t: Task) => t.id, maxBytes: TASK_MAX_BYTES },
+    errors: {
+      notFound: (message) => new TaskNotFound({ message }),
+      unreadable: (message) => new T.UnreadableTask({ message }),
+      failed: (message) => new TaskStoreError({ message })
+    },
+    // `<id>.lock` is the claim, held for a whole run; the writer lock of one
+    // update lives beside it under its own name.
+    lockName: (id) => `${id}.write.lock`
+  })
   const claimPath = (id: string) => NodePath.join(root, `${id}.lock`)
-  const writeLockPath = (id: string) => NodePath.join(root, `${id}.write.lock`)
-  // Writers in this process queue here rather than spin on the lock file.
-  const localWriters = yield* Effect.makeSemaphore(1)
   const bound = <A, E>(e: Effect.Effect<A, E, FileSystem.FileSystem>) => Effect.provideService(e, FileSystem.FileSystem, fs)
   const nowDate = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-  const write = (t: Task) =>
-    bound(writeAtomically(pathOf(t.id), T.encode(t))).pipe(Effect.mapError(io(`write task ${t.id}`)))
+  const stamp = (t: Task) => Effect.map(nowDate, (now): Task => ({ ...t, updated_at: T.timestamp(now) }))
 
-  const put = (t: Task) =>
-    Effect.gen(function* () {
-      const stamped = { ...t, updated_at: T.timestamp(yield* nowDate) }
-      yield* write(stamped)
-      return stamped
-    })
+  const put = (t: Task) => Effect.flatMap(stamp(t), (stamped) => Effect.as(records.put(stamped), stamped))
 
-  const readPath = (id: string): Effect.Effect<Task, TaskReadError> =>
-    fs.readFileString(pathOf(id)).pipe(
-      Effect.mapError((e) =>
-        isNotFound(e) ? new TaskNotFound({ message: `no task ${id}` }) : new TaskStoreError({ message: `read ${pathOf(id)}: ${e.message}` })
-      ),
-      Effect.flatMap((body) => T.decode(body, pathOf(id))),
-      // A copied or hand-renamed file would otherwise be written back under
-      // another name than the one it was read from.
-      Effect.filterOrFail(
-        (t) => t.id === id,
-        (t) => new T.UnreadableTask({ message: `${pathOf(id)} holds task \`${t.id}\`, not the one its name says; rename it or fix its id` })
-      )
-    )
-
-  const storedIds = fs.readDirectory(root).pipe(
-    Effect.map((names) => names.filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5))),
-    Effect.catchIf(isNotFound, () => Effect.succeed<string[]>([])),
-    Effect.mapError(io(`list ${root}`))
-  )
-
-  const rootMtime = fs.stat(root).pipe(
-    Effect.map((s) => Option.getOrElse(Option.map(s.mtime, (d) => d.getTime()), () => -1)),
-    Effect.orElseSucceed(() => -1)
-  )
-
-  /**
-   * The last full scan, and the directory's mtime when it was taken. Every
-   * write lands by a rename into the root, which moves its mtime, so an
-   * unchanged mtime (safely older than the scan) means an unchanged queue and
-   * the loop's tick reads one stat instead of every task. Wall time, not
-   * `Clock`: this compares against the filesystem's own timestamps.
-   */
-  let cached: { readonly mtime: number; readonly listing: Listing } | undefined
-
-  const scan = Effect.gen(function* () {
-    const before = yield* rootMtime
-    if (cached !== undefined && before !== -1 && cached.mtime === before) return cached.listing
-    const takenAt = Date.now()
-    const ids = yield* storedIds
-    const read = yield* Effect.forEach(ids, (id) => Effect.either(readPath(id)), { concurrency: 64 })
-    const tasks: Task[] = []
-    const unreadable: Array<{ id: string; message: string }> = []
-    read.forEach((r, i) => {
-      if (Either.isRight(r)) tasks.push(r.right)
-      // Gone since the directory was read: not a problem, just not there.
-      else if (r.left._tag !== "TaskNotFound") unreadable.push({ id: ids[i]!, message: r.left.message })
-    })
-    tasks.sort(T.listOrder)
-    const listing: Listing = { tasks, unreadable }
-    const after = yield* rootMtime
-    cached = after === before && after !== -1 && after < takenAt - MTIME_SLACK_MS ? { mtime: after, listing } : undefined
+  // The store hands back the same scan while the folder is unchanged; the
+  // sorted listing made from it is kept with it, so a warm tick sorts nothing.
+  let sortedFor: { readonly scan: RecordStore.Scan<Task>; readonly listing: Listing } | undefined
+  const scan = Effect.map(records.scan, (s): Listing => {
+    if (sortedFor?.scan === s) return sortedFor.listing
+    const listing = { tasks: [...s.records].sort(T.listOrder), unreadable: s.skipped.map((k) => ({ id: k.id, message: k.reason })) }
+    sortedFor = { scan: s, listing }
     return listing
-  }).pipe(Effect.withSpan("TaskStore.scan"))
+  })
 
   const list = Effect.map(scan, (l) => l.tasks)
 
-  const resolveId = (wanted: string) =>
-    Effect.gen(function* () {
-      if (SAFE_ID.test(wanted) && (yield* fs.exists(pathOf(wanted)).pipe(Effect.orElseSucceed(() => false)))) return wanted
-      const hits = wanted === "" ? [] : (yield* storedIds).filter((id) => id.startsWith(wanted) || id.endsWith(wanted))
-      if (hits.length === 1) return hits[0]!
-      if (hits.length === 0) return yield* new TaskNotFound({ message: `no task matches \`${wanted}\`` })
-      return yield* new TaskNotFound({ message: `\`${wanted}\` matches ${hits.length} tasks: ${hits.sort().join(", ")}; give more of the id` })
-    })
-
-  const get = (wanted: string) => Effect.flatMap(resolveId(wanted), readPath)
-
-  /** Hold the writer lock on `id` (create-new; one left by a killed writer is broken once stale) while `body` runs. */
-  const withWriteLock = <A, E>(id: string, body: Effect.Effect<A, E>) => {
-    const lock = writeLockPath(id)
-    const token = `${process.pid} ${Math.random().toString(36).slice(2, 12)}\n`
-    const create = fs.writeFileString(lock, token, { flag: "wx" }).pipe(
-      Effect.as(true),
-      Effect.catchIf(
-        (e) => e._tag === "SystemError" && e.reason === "AlreadyExists",
-        () => Effect.succeed(false)
-      ),
-      Effect.mapError(io(`lock task ${id}`))
-    )
-    const tryAcquire = Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
-      if (yield* create) return true
-      const since = yield* fs.stat(lock).pipe(
-        Effect.map((s) => Option.getOrElse(Option.map(s.mtime, (d) => d.getTime()), () => now)),
-        Effect.orElseSucceed(() => now)
-      )
-      if (now - since <= Duration.toMillis(WRITE_LOCK_STALE)) return false
-      yield* fs.remove(lock).pipe(Effect.ignore)
-      return yield* create
-    })
-    const acquire = tryAcquire.pipe(
-      Effect.filterOrFail(
-        (held) => held,
-        () => "held" as const
-      ),
-      Effect.retry({
-        while: (e) => e === "held",
-        schedule: Schedule.spaced(WRITE_LOCK_RETRY).pipe(Schedule.upTo(WRITE_LOCK_GIVE_UP))
-      }),
-      Effect.catchIf(
-        (e): e is "held" => e === "held",
-        () => new TaskStoreError({ message: `task ${T.shortId(id)} is being updated by another process (${lock} is held); try again` })
-      )
-    )
-    const ensureRoot = fs.makeDirectory(root, { recursive: true }).pipe(Effect.mapError(io(`create ${root}`)))
-    return localWriters.withPermits(1)(
-      Effect.acquireUseRelease(
-        Effect.zipRight(ensureRoot, acquire),
-        () => body,
-        () =>
-          fs.readFileString(lock).pipe(
-            Effect.flatMap((held) => (held === token ? fs.remove(lock) : Effect.void)),
-            Effect.ignore
-          )
-      )
-    )
-  }
+  const resolveId = (wanted: string) => records.resolve(wanted)
+  const get = (wanted: string) => records.get(wanted)
 
   const update = <E>(wanted: string, change: (t: Task) => Either.Either<Task, E>) =>
-    Effect.gen(function* () {
-      const id = yield* resolveId(wanted)
-      return yield* withWriteLock(
-        id,
-        Effect.gen(function* () {
-          const current = yield* readPath(id)
-          const next = yield* change(current)
-          return next === current ? current : yield* put(next)
-        })
-      )
-    }).pipe(Effect.withSpan("TaskStore.update", { attributes: { id: wanted } }))
+    records.update(wanted, (current) =>
+      Effect.gen(function* () {
+        const next = yield* change(current)
+        return next === current ? current : yield* stamp(next)
+      })
+    )
 
   const add = (input: Omit<T.NewTask, "id" | "now">, shape: (t: Task) => Either.Either<Task, T.TaskRefused> = Either.right) =>
     Effect.gen(function* () {
@@ -296,8 +177,7 @@ export const make = Effect.fn("TaskStore.make")(function* (root: string, alive: 
         const id = T.makeId(now, yield* Random.nextIntBetween(0, 0x10000))
         const t = yield* shape(T.make({ ...input, id, now }))
         // Create-new: a fresh id that lands on an existing task draws again.
-        const created = yield* bound(createAtomically(pathOf(id), T.encode(t))).pipe(Effect.mapError(io(`file task ${id}`)))
-        if (created) return t
+        if (yield* records.create(t)) return t
       }
     })
 
@@ -363,11 +243,11 @@ export const make = Effect.fn("TaskStore.make")(function* (root: string, alive: 
 
   const remove = (wanted: string) =>
     Effect.gen(function* () {
-      const id = yield* resolveId(wanted)
-      return yield* withWriteLock(
+      const id = yield* records.resolve(wanted)
+      return yield* records.withLock(
         id,
         Effect.gen(function* () {
-          const current = yield* readPath(id)
+          const current = yield* records.read(id)
           yield* T.removable(current)
           const holder = yield* claimant(id)
           if (Option.isSome(holder))
@@ -375,26 +255,16 @@ export const make = Effect.fn("TaskStore.make")(function* (root: string, alive: 
               reason: "running",
               message: `task ${T.shortId(id)} is claimed by a live magi loop (pid ${holder.value}); hold it, or stop that loop first`
             })
-          yield* fs.remove(pathOf(id)).pipe(Effect.mapError(io(`remove task ${id}`)))
+          yield* fs.remove(records.pathOf(id)).pipe(Effect.mapError(io(`remove task ${id}`)))
           return current
         })
       )
     })
 
+  // The folder's mtime, which every write moves (a rename into it); 0 with no task in it.
   const revision = Effect.gen(function* () {
-    const names = (yield* fs.readDirectory(root).pipe(Effect.orElseSucceed((): string[] => []))).filter((n) => n.endsWith(".json")).sort()
-    if (names.length === 0) return 0
-    const stamps = yield* Effect.forEach(
-      names,
-      (n) =>
-        fs.stat(NodePath.join(root, n)).pipe(
-          Effect.map((s) => `${n}@${Option.getOrElse(Option.map(s.mtime, (d) => d.getTime()), () => 0)}`),
-          Effect.orElseSucceed(() => `${n}@gone`)
-        ),
-      { concurrency: 64 }
-    )
-    // Never 0 with files present: 0 means an empty queue.
-    return fnv(stamps.join("\n")) || 1
+    const ids = yield* records.ids.pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<string>))
+    return ids.length === 0 ? 0 : yield* records.revision
   })
 
   return {

@@ -6,7 +6,7 @@
  *
  * A name comes from outside (a URL the phone asks for), so it is checked
  * against a strict rule before any path is built from it, and only a regular
- * file is read: a FIFO or device dropped into the folder must not hang the
+ * file, not a link, is read: a FIFO or device dropped into the folder must not hang the
  * reader, a huge file must not be read whole into a listing.
  */
 import { FileSystem } from "@effect/platform"
@@ -58,22 +58,34 @@ export interface Tail {
 const mtimeOf = (info: FileSystem.File.Info) => Option.getOrElse(Option.map(info.mtime, (d) => d.getTime()), () => 0)
 
 /**
+ * Is `path` a symbolic link? `stat` follows links, so it is asked apart: an
+ * agent can write into its run's folder, and a link planted there must not
+ * make the web serve whatever file it points at.
+ */
+const isLink = (path: string) =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readLink(path)).pipe(
+    Effect.as(true),
+    Effect.orElseSucceed(() => false)
+  )
+
+/**
  * The regular files in `dir` whose names pass the rule, oldest first (the
  * order the turns wrote them). A missing folder is a run with no turn yet.
  */
 export const list = (dir: string) =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
+    if (yield* isLink(dir)) return []
     const names = yield* fs.readDirectory(dir).pipe(Effect.orElseSucceed((): Array<string> => []))
     const entries = yield* Effect.forEach(
       names.filter(validArtifactName),
       (name) =>
-        fs.stat(NodePath.join(dir, name)).pipe(
-          Effect.map((info) =>
-            info.type === "File" ? Option.some({ name, size: Number(info.size), mtime: mtimeOf(info) }) : Option.none()
-          ),
-          Effect.orElseSucceed(() => Option.none())
-        ),
+        Effect.gen(function* () {
+          const path = NodePath.join(dir, name)
+          const info = yield* fs.stat(path)
+          if (info.type !== "File" || (yield* isLink(path))) return Option.none()
+          return Option.some({ name, size: Number(info.size), mtime: mtimeOf(info) })
+        }).pipe(Effect.orElseSucceed(() => Option.none())),
       { concurrency: 16 }
     )
     return entries
@@ -91,7 +103,7 @@ const checked = (dir: string, name: string) =>
     const path = NodePath.join(dir, name)
     const info = yield* fs.stat(path).pipe(Effect.option)
     if (Option.isNone(info)) return Option.none()
-    if (info.value.type !== "File")
+    if (info.value.type !== "File" || (yield* isLink(path)) || (yield* isLink(dir)))
       return yield* new ArtifactUnreadable({ message: `artifact \`${name}\` is not a regular file; magi serves only files its agents wrote` })
     return Option.some({ path, size: Number(info.value.size) })
   })

@@ -4,14 +4,14 @@
  * The record `<home>/runs/<id>/run.json` is the run's whole state, so any
  * process (`magi run`, `magi run --resume`, the daemon's waiter) can pick a run
  * up where another left it: the seats carry their CLI sessions, the status
- * says whether it can still come back. Written via temp + rename, versioned
- * like questions, and updated under a lock file because the process that ran
- * the turn and the waiter delivering an answer both write it.
+ * says whether it can still come back. Stored with the shared record store
+ * (`platform/RecordStore`, folder layout): atomic durable writes, versioned
+ * like questions, and updated under the run's lock because the process that
+ * ran the turn and the waiter delivering an answer both write it.
  */
-import { FileSystem } from "@effect/platform"
-import { Clock, Context, Data, Duration, Effect, Either, Layer, Option, Schedule, Schema } from "effect"
+import { Clock, Context, Data, Effect, Either, Layer, Schema } from "effect"
 import * as NodePath from "node:path"
-import { writeAtomically } from "../platform/AtomicFile.js"
+import * as RecordStore from "../platform/RecordStore.js"
 import { parseVersioned } from "../platform/VersionedJson.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as Q from "../questions/Question.js"
@@ -93,11 +93,8 @@ export const statusAfterTurn = (turn: { readonly usable: boolean; readonly quota
 // ---------------------------------------------------------------------------
 // The store
 
-/** A run lock left by a killed writer is broken after this long. */
-const LOCK_STALE_MS = 10_000
-/** How often a writer retries a held lock, and when it gives up. */
-const LOCK_RETRY = Duration.millis(15)
-const LOCK_GIVE_UP = Duration.seconds(10)
+/** Largest `run.json` read: a run holds an instruction, a summary and a few seats. */
+export const RUN_FILE_MAX_BYTES = 4 * 1024 * 1024
 
 export interface RunStoreShape {
   readonly root: string
@@ -128,101 +125,32 @@ export class RunStore extends Context.Tag("magi/RunStore")<RunStore, RunStoreSha
 export const runsDir = (home: { readonly dir: string }) => NodePath.join(home.dir, "runs")
 
 export const make = Effect.fn("RunStore.make")(function* (root: string) {
-  const fs = yield* FileSystem.FileSystem
   const questions = yield* QuestionStore
-  const io = (what: string) => (e: { readonly message: string }) => new RunStoreError({ message: `${what}: ${e.message}` })
+  // A run is a folder (its record, its lock, its artifacts) in the shared
+  // record store's folder layout.
+  const records = yield* RecordStore.make({
+    root,
+    layout: { _tag: "folder", file: "run.json" },
+    kind: { noun: "run", decode, encode, idOf: (run: Run) => run.id, maxBytes: RUN_FILE_MAX_BYTES },
+    errors: {
+      notFound: (message) => new RunNotFound({ message }),
+      unreadable: (message) => new RunStoreError({ message }),
+      failed: (message) => new RunStoreError({ message })
+    }
+  })
   const dir = (id: string) => NodePath.join(root, id)
-  const file = (id: string) => NodePath.join(dir(id), "run.json")
-  const localWriters = yield* Effect.makeSemaphore(1)
 
-  const put = (run: Run) =>
-    writeAtomically(file(run.id), encode(run)).pipe(
-      Effect.mapError(io(`write ${file(run.id)}`)),
-      Effect.provideService(FileSystem.FileSystem, fs)
-    )
-
-  const ids = fs.readDirectory(root).pipe(
-    Effect.catchIf(
-      (e) => e._tag === "SystemError" && e.reason === "NotFound",
-      () => Effect.succeed<string[]>([])
-    ),
-    Effect.mapError(io(`list ${root}`))
+  const list = Effect.map(records.scan, (scan) =>
+    [...scan.records].sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
   )
 
-  const readId = (id: string) =>
-    fs.readFileString(file(id)).pipe(
-      Effect.mapError((e) =>
-        e._tag === "SystemError" && e.reason === "NotFound"
-          ? new RunNotFound({ message: `no run ${id}` })
-          : new RunStoreError({ message: `read ${file(id)}: ${e.message}` })
-      ),
-      Effect.flatMap((body) => decode(body, file(id)))
-    )
-
-  const resolve = (wanted: string) =>
-    Effect.gen(function* () {
-      const all = yield* ids
-      if (all.includes(wanted)) return wanted
-      const hits = wanted === "" ? [] : all.filter((id) => id.startsWith(wanted) || id.endsWith(wanted))
-      if (hits.length === 1) return hits[0]!
-      return yield* new RunNotFound({
-        message: hits.length === 0 ? `no run matches \`${wanted}\`` : `\`${wanted}\` matches ${hits.length} runs: ${hits.sort().join(", ")}`
-      })
-    })
-
-  const get = (wanted: string) => Effect.flatMap(resolve(wanted), readId)
-
-  const list = Effect.gen(function* () {
-    const read = yield* Effect.forEach(yield* ids, (id) => Effect.option(readId(id)), { concurrency: 16 })
-    return read
-      .flatMap((r) => (Option.isSome(r) ? [r.value] : []))
-      .sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
-  })
-
-  const withLock = <A, E>(id: string, body: Effect.Effect<A, E>) => {
-    const lock = NodePath.join(dir(id), "run.lock")
-    const held = new RunStoreError({ message: `run ${id} is being updated by another process (${lock} is held)` })
-    // Only a lock that exists is worth waiting for; any other failure to
-    // create it (no such run directory, a read-only disk) is reported as
-    // itself, at once.
-    const tryAcquire = Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
-      const created = yield* fs.writeFileString(lock, `${process.pid} ${now}\n`, { flag: "wx" }).pipe(
-        Effect.as(true),
-        Effect.catchIf(
-          (e) => e._tag === "SystemError" && e.reason === "AlreadyExists",
-          () => Effect.succeed(false)
-        ),
-        Effect.mapError(io(`lock run ${id}`))
-      )
-      if (created) return
-      const since = yield* fs.stat(lock).pipe(
-        Effect.map((s) => Option.getOrElse(Option.map(s.mtime, (d) => d.getTime()), () => now)),
-        Effect.orElseSucceed(() => now)
-      )
-      if (now - since > LOCK_STALE_MS) yield* fs.remove(lock).pipe(Effect.ignore)
-      return yield* held
-    })
-    const acquire = tryAcquire.pipe(
-      Effect.retry({ schedule: Schedule.spaced(LOCK_RETRY).pipe(Schedule.upTo(LOCK_GIVE_UP)), while: (e) => e === held })
-    )
-    return localWriters.withPermits(1)(Effect.acquireUseRelease(acquire, () => body, () => fs.remove(lock).pipe(Effect.ignore)))
-  }
-
   const update = (wanted: string, change: (run: Run, now: Date) => Run) =>
-    Effect.gen(function* () {
-      const id = yield* resolve(wanted)
-      return yield* withLock(
-        id,
-        Effect.gen(function* () {
-          const current = yield* readId(id)
-          const now = new Date(yield* Clock.currentTimeMillis)
-          const next = { ...change(current, now), updated_at: Q.timestamp(now) }
-          yield* put(next)
-          return next
-        })
-      )
-    })
+    records.update(wanted, (current) =>
+      Effect.map(Clock.currentTimeMillis, (ms) => {
+        const now = new Date(ms)
+        return { ...change(current, now), updated_at: Q.timestamp(now) }
+      })
+    )
 
   const setStatus = (wanted: string, status: RunStatus, reason?: string) =>
     Effect.gen(function* () {
@@ -238,8 +166,8 @@ export const make = Effect.fn("RunStore.make")(function* (root: string) {
     root,
     dir,
     artifactsDir: (id) => NodePath.join(dir(id), "artifacts"),
-    put,
-    get,
+    put: records.put,
+    get: records.get,
     list,
     update,
     setStatus

@@ -10,8 +10,8 @@
  *
  * What a page shows changes with the questions, the notices the waiter
  * writes and the queue (same watch-and-poll, on `<home>/notices/` and
- * `<home>/queue/`), the runs (a record per run folder: the poll alone), and who holds a
- * question's wait. The last can change with no file written at all (an
+ * `<home>/queue/`), the runs (a record per run folder: the poll alone), and
+ * who holds a question's wait. The last can change with no file written at all (an
  * asker killed mid-wait just stops beating its lease, which goes stale), so
  * the poll also compares the holders.
  */

@@ -1,7 +1,7 @@
 /**
  * The queue as the web serves it: every task with what the owner needs to
  * act on it from a phone (what it waits on, by name; which of its run's
- * questions wait on the owner), serialised once per change rather than once
+ * questions are still outstanding), serialised once per change rather than once
  * per request.
  *
  * The store already keeps its listing while the queue folder is unchanged,
@@ -37,17 +37,22 @@ export interface Blocker {
   readonly status: string
 }
 
-/** A question of the task's latest run that is still open. */
-export interface OpenQuestion {
+/**
+ * A question the task's running run still waits on: open, or answered and
+ * not yet delivered to its agent (the run is not over until it is).
+ */
+export interface RunQuestion {
   readonly id: string
   readonly summary: string
+  readonly status: Q.QuestionStatus
+  /** Open, and the owner asked back: the agent owes a reply, not the owner. */
   readonly waiting_on_agent: boolean
 }
 
-/** A task as the API shows it: the record, its blockers by name, and its run's open questions. */
+/** A task as the API shows it: the record, its blockers by name, and what its running run waits on. */
 export type TaskView = Task & {
   readonly blockers: ReadonlyArray<Blocker>
-  readonly open_questions: ReadonlyArray<OpenQuestion>
+  readonly run_questions: ReadonlyArray<RunQuestion>
   /** Can the loop start it now: queued, or failed with attempts left. */
   readonly runnable: boolean
 }
@@ -69,12 +74,12 @@ export const queueOrder = (tasks: ReadonlyArray<Task>): ReadonlyArray<Task> => [
 export const views = (tasks: ReadonlyArray<Task>, questions: ReadonlyArray<Question>): ReadonlyArray<TaskView> => {
   const taskById = new Map(tasks.map((t) => [t.id, t]))
   const questionById = new Map(questions.map((q) => [q.id, q]))
-  const openByRun = new Map<string, Array<Question>>()
+  const awaitedByRun = new Map<string, Array<Question>>()
   for (const q of questions) {
-    if (!Q.isOpen(q) || q.run === "") continue
-    const list = openByRun.get(q.run) ?? []
+    if (!Q.awaitsAgent(q) || q.run === "") continue
+    const list = awaitedByRun.get(q.run) ?? []
     list.push(q)
-    openByRun.set(q.run, list)
+    awaitedByRun.set(q.run, list)
   }
   const blocker = (id: string): Blocker => {
     const t = taskById.get(id)
@@ -85,11 +90,11 @@ export const views = (tasks: ReadonlyArray<Task>, questions: ReadonlyArray<Quest
   }
   return queueOrder(tasks).map((t): TaskView => {
     const lastRun = t.runs.at(-1)
-    const open = t.status === "running" && lastRun !== undefined ? (openByRun.get(lastRun) ?? []) : []
+    const awaited = t.status === "running" && lastRun !== undefined ? (awaitedByRun.get(lastRun) ?? []) : []
     return {
       ...t,
       blockers: t.blocked_by.map(blocker),
-      open_questions: open.map((q) => ({ id: q.id, summary: q.summary, waiting_on_agent: Q.waitingOnAgent(q) })),
+      run_questions: awaited.map((q) => ({ id: q.id, summary: q.summary, status: q.status, waiting_on_agent: Q.waitingOnAgent(q) })),
       runnable: T.runnable(t)
     }
   })
@@ -168,11 +173,14 @@ export class QueueFeed extends Context.Tag("magi/web/QueueFeed")<
         )
       })
 
+      // The task as written, against the others as last listed: a write
+      // moved the folder's mtime, and waiting for a re-read of every task
+      // only to name its blockers would make every tap as slow as a listing.
       const viewOf = (t: Task) =>
         Effect.gen(function* () {
-          const tasks = yield* store.list
+          const last = yield* Ref.get(latest)
+          const tasks = Option.isSome(last) ? last.value.tasks : yield* store.list
           const questions = (yield* snapshots.current).questions
-          // The task as written, against the others as listed.
           return views([t, ...tasks.filter((x) => x.id !== t.id)], questions).find((v) => v.id === t.id)!
         })
 

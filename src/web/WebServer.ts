@@ -97,8 +97,9 @@ const listen = (address: string, port: number) =>
   })
 
 /**
- * What the routes read: the list cache, the live hub, the notices, and the
- * leases beside the store's own questions (wherever its root is).
+ * What the routes read: the list cache, the live hub, the notices, the runs
+ * and the queue, and the leases beside the store's own questions (wherever
+ * its root is).
  */
 const services = Live.layer.pipe(
   Layer.provideMerge(QueueFeed.layer),

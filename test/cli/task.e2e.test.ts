@@ -6,8 +6,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { execFileSync, spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { MAGI, magi } from "../runSupport.js"
-import { tempDirSync } from "../support.js"
+import { MAGI, magi, sampleRun } from "../runSupport.js"
+import { choiceQuestion, tempDirSync } from "../support.js"
 
 interface World {
   readonly dir: string
@@ -196,6 +196,25 @@ describe("magi task list and show", () => {
     expect(r.stdout).toContain(`${ok}  queued`)
     expect(r.stderr).toContain("task 20260101-000000-bad1 skipped:")
     expect(r.stderr).toContain("not valid JSON")
+  })
+
+  it("says which question a running task's run waits on", () => {
+    const w = world()
+    const t = filed(w, "Pick a backend")
+    const runId = "20260902-201256-9fb7"
+    const qid = "20260902-231501-ab12"
+    NodeFs.mkdirSync(NodePath.join(w.home, "runs", runId), { recursive: true })
+    NodeFs.writeFileSync(NodePath.join(w.home, "runs", runId, "run.json"), JSON.stringify(sampleRun(runId, { status: "waiting" })))
+    NodeFs.mkdirSync(NodePath.join(w.home, "questions"), { recursive: true })
+    NodeFs.writeFileSync(
+      NodePath.join(w.home, "questions", `${qid}.json`),
+      JSON.stringify({ ...choiceQuestion(qid), run: runId, seat: "impl" })
+    )
+    rewrite(w, t, { status: "running", attempts: 1, runs: [runId] })
+    expect(magi(w.repo, w.env, "task", "list").stdout).toContain(`${t}  running  p0   1x  [human] Pick a backend  (waiting on the owner: run 9fb7 asked a question)`)
+    expect(magi(w.repo, w.env, "task", "show", t).stdout).toContain(
+      "waiting on the owner: question ab12 (open): Which storage backend should the cache use?"
+    )
   })
 
   it("shows one task in full, and as JSON", () => {

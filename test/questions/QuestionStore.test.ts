@@ -153,6 +153,32 @@ for (const backend of backends) {
       )
     )
 
+    it.scoped("keeps listing and answering when one small file nests thousands of arrays deep", () =>
+      withStore(({ store, fs }) =>
+        Effect.gen(function* () {
+          const good = choiceQuestion("20260101-000001-aaaa")
+          yield* store.put(good)
+          // 12 KB each: a bare nest, and a valid record whose choices nest 3,000 deep.
+          yield* fs.writeFileString(NodePath.join(store.root, "20260101-000002-bbbb.json"), "[".repeat(6000) + "]".repeat(6000))
+          const deep = { ...JSON.parse(Q.encode(choiceQuestion("20260101-000003-cccc"))), choices: ["[".repeat(3000) + "]".repeat(3000)] }
+          const body = JSON.stringify(deep).replace(`"${deep.choices[0]}"`, deep.choices[0])
+          yield* fs.writeFileString(NodePath.join(store.root, "20260101-000003-cccc.json"), body)
+
+          expect((yield* store.list).map((q) => q.id)).toEqual([good.id])
+          expect(yield* store.countOpen).toBe(1)
+          yield* sayToQuestion(good.id, "still answerable")
+          expect((yield* store.get(good.id)).thread).toHaveLength(1)
+          for (const id of ["20260101-000002-bbbb", "20260101-000003-cccc"]) {
+            const e = yield* Effect.flip(store.get(id))
+            expect(e._tag).toBe("UnreadableQuestion")
+            expect(e.message.length).toBeLessThan(1000)
+          }
+          const skipped = yield* store.skipped
+          expect(skipped.map((s) => s.id).sort()).toEqual(["20260101-000002-bbbb", "20260101-000003-cccc"])
+        })
+      )
+    )
+
     it.scoped("refuses a file whose id is not its own name, rather than writing it back elsewhere", () =>
       withStore(({ store, fs }) =>
         Effect.gen(function* () {

@@ -351,6 +351,29 @@ describe("reading a stored task", () => {
     expect(refusal(T.decode(stored({ priorty: 3 }), "x.json"))).toContain("unknown field `priorty`")
   })
 
+  it("reads every status and source exactly as written, whichever way it is decoded", () => {
+    for (const status of STATUSES)
+      for (const source of [{ kind: "human" }, { kind: "agent", run: "r", node: "n" }, { kind: "issue", number: 3, repo: "o/r" }] as const) {
+        const t = { ...messy(status), source, answers: [{ question: "q", answer: "a" }] }
+        expect(ok(T.decode(T.encode(t), "x.json"))).toEqual(t)
+      }
+  })
+
+  it("refuses any field holding a value of the wrong type", () => {
+    for (const field of Object.keys(task()))
+      for (const bad of [{ nested: true }, 12.5, "text", null, ["x"]]) {
+        const value = (task() as Record<string, unknown>)[field]
+        if (JSON.stringify(bad) === JSON.stringify(value)) continue
+        // Kinds of value the field legitimately takes are not wrong.
+        if (typeof bad === typeof value && !Array.isArray(bad) && bad !== null && typeof bad !== "object") continue
+        if (bad === null && ["last_error", "hold_reason", "hold_source", "block_reason", "blocked_from", "review_branch"].includes(field)) continue
+        if (typeof bad === "string" && ["last_error", "hold_reason", "block_reason", "review_branch"].includes(field)) continue
+        if (typeof bad === "number" && ["schema", "priority", "attempts"].includes(field)) continue
+        if (Array.isArray(bad) && ["runs", "blocked_by"].includes(field)) continue
+        expect(Either.isLeft(T.decode(stored({ [field]: bad }), "x.json")), `${field} = ${JSON.stringify(bad)}`).toBe(true)
+      }
+  })
+
   it("refuses a bad status, a bad source and broken JSON", () => {
     expect(refusal(T.decode(stored({ status: "paused" }), "x.json"))).toContain("not a task magi can read")
     expect(refusal(T.decode(stored({ source: { kind: "robot" } }), "x.json"))).toContain("not a task magi can read")

@@ -33,6 +33,8 @@ describe("a run's artifacts", () => {
       write("impl-1.out", "first\n", 30)
       write("impl-2.out", "é".repeat(10_000) + "END", 10)
       NodeFs.mkdirSync(NodePath.join(dir, "impl-3.out"))
+      NodeFs.writeFileSync(NodePath.join(dir, "..", `secret-${NodePath.basename(dir)}`), "the owner's key")
+      NodeFs.symlinkSync(NodePath.join(dir, "..", `secret-${NodePath.basename(dir)}`), NodePath.join(dir, "impl-4.out"))
       write(".hidden", "x", 5)
       const listed = yield* Artifacts.list(dir)
       expect(listed.map((e) => e.name)).toEqual(["impl-1.out", "impl-2.out"])
@@ -46,6 +48,18 @@ describe("a run's artifacts", () => {
 
       const directory = yield* Effect.either(Artifacts.read(dir, "impl-3.out"))
       expect(Either.isLeft(directory) && directory.left._tag).toBe("ArtifactUnreadable")
+      // A link an agent planted is neither listed nor read.
+      const link = yield* Effect.either(Artifacts.read(dir, "impl-4.out"))
+      expect(Either.isLeft(link) && link.left._tag).toBe("ArtifactUnreadable")
+      const linkTail = yield* Effect.either(Artifacts.tail(dir, "impl-4.out"))
+      expect(Either.isLeft(linkTail)).toBe(true)
+      // So is a folder of artifacts that is itself a link elsewhere.
+      const linked = `${dir}-linked`
+      NodeFs.symlinkSync(dir, linked)
+      expect(yield* Artifacts.list(linked)).toEqual([])
+      expect(Either.isLeft(yield* Effect.either(Artifacts.read(linked, "impl-1.out")))).toBe(true)
+      NodeFs.rmSync(linked)
+      NodeFs.rmSync(NodePath.join(dir, "..", `secret-${NodePath.basename(dir)}`))
       const bad = yield* Effect.either(Artifacts.read(dir, "../../etc/passwd"))
       expect(Either.isLeft(bad) && bad.left._tag).toBe("InvalidArtifactName")
       expect(yield* Artifacts.list(NodePath.join(dir, "none"))).toEqual([])

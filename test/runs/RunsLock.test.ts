@@ -9,18 +9,19 @@ import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
 import { QuestionStore } from "../../src/questions/QuestionStore.js"
 import { RunStore, type Run } from "../../src/runs/Runs.js"
 import { runWithSession } from "../runSupport.js"
+import * as NodePath from "node:path"
 
 const RUN_ID = "19700101-000000-9fb7"
 
 const run: Run = runWithSession(RUN_ID)
 
-/** Memory, except that the run lock cannot be created (a read-only or full disk). */
+/** Memory, except that the run lock (and the scratch file it is linked from) cannot be created: a read-only or full disk. */
 const lockDenied = Layer.effect(
   FileSystem.FileSystem,
   Effect.map(MemoryFileSystem.make, (fs) => ({
     ...fs,
     writeFileString: (path: string, text: string, options?: FileSystem.WriteFileStringOptions) =>
-      path.endsWith("run.lock")
+      NodePath.basename(path).startsWith("run.lock")
         ? Effect.fail(
             new PlatformError.SystemError({ module: "FileSystem", method: "writeFile", reason: "PermissionDenied", pathOrDescriptor: path })
           )

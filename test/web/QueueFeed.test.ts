@@ -33,20 +33,22 @@ describe("the queue as the page shows it", () => {
     expect(view.runnable).toBe(false)
   })
 
-  it("shows a running task the open questions of its latest run only, and whose turn each is", () => {
+  it("shows a running task what its latest run still waits on: open questions, and answers not yet delivered", () => {
     const run1 = "20260903-110000-aaaa"
     const run2 = "20260903-120000-bbbb"
     const running = ok(T.start({ ...ok(T.start(task(1), run1)), status: "failed" }, run2))
     const old = { ...choiceQuestion("20260903-110001-0001"), run: run1 }
     const mine = { ...choiceQuestion("20260903-120001-0002"), run: run2 }
     const askedBack = ok(Q.say({ ...choiceQuestion("20260903-120002-0003"), run: run2 }, "which one?", at(30)))
-    const settled = ok(Q.answer({ ...choiceQuestion("20260903-120003-0004"), run: run2 }, { choice: "Redis" }, at(31)))
-    const [view] = views([running], [old, mine, askedBack, settled])
-    expect(view!.open_questions).toEqual([
-      { id: mine.id, summary: mine.summary, waiting_on_agent: false },
-      { id: askedBack.id, summary: askedBack.summary, waiting_on_agent: true }
+    const undelivered = ok(Q.answer({ ...choiceQuestion("20260903-120003-0004"), run: run2 }, { choice: "Redis" }, at(31)))
+    const delivered = { ...ok(Q.answer({ ...choiceQuestion("20260903-120004-0005"), run: run2 }, { choice: "Redis" }, at(32))), answer_delivered: true }
+    const [view] = views([running], [old, mine, askedBack, undelivered, delivered])
+    expect(view!.run_questions).toEqual([
+      { id: mine.id, summary: mine.summary, status: "open", waiting_on_agent: false },
+      { id: askedBack.id, summary: askedBack.summary, status: "open", waiting_on_agent: true },
+      { id: undelivered.id, summary: undelivered.summary, status: "answered", waiting_on_agent: false }
     ])
     // A task that is not running waits on no run.
-    expect(views([ok(T.hold(running, "stop"))], [mine])[0]!.open_questions).toEqual([])
+    expect(views([ok(T.hold(running, "stop"))], [mine])[0]!.run_questions).toEqual([])
   })
 })

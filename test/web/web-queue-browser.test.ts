@@ -101,7 +101,15 @@ describe.skipIf(!haveChromium)("the queue and runs pages in Chromium", () => {
         .poll(() => page.locator("section.open-tasks article.task .summary").allTextContents(), { timeout: 5_000 })
         .toEqual(["Urgent: rotate the leaked key", "Fix the flaky login test"])
 
-      // An empty instruction is refused with the queue's own words.
+      // No loop owns the home (magi web runs with --no-loop here): the page says nothing will start.
+      const noLoop = page.locator(".no-loop")
+      await expect.poll(() => noLoop.isVisible()).toBe(true)
+      expect(await noLoop.textContent()).toContain("No magi loop is running, so nothing here will start")
+      const beat = new Date().toISOString().replace(/\.\d+Z$/, "Z")
+      NodeFs.writeFileSync(NodePath.join(home, "daemon.json"), JSON.stringify({ pid: 4242, token: "a-loop", started_at: beat, beat_at: beat }))
+      await expect.poll(() => noLoop.isVisible(), { timeout: 5_000 }).toBe(false)
+
+      // An empty instruction is refused by the form itself.
       await form.getByRole("button", { name: "File task" }).tap()
       expect(await form.getByRole("textbox", { name: "What should the agent do?" }).evaluate((e) => (e as HTMLTextAreaElement).validity.valueMissing)).toBe(true)
       expect(stored(home).length).toBe(2)
@@ -161,6 +169,27 @@ describe.skipIf(!haveChromium)("the queue and runs pages in Chromium", () => {
       await victim.waitFor({ state: "detached" })
       expect(stored(home).map((x) => x.id)).toEqual([t.id])
       await page.locator("form.file-task").getByText("Removed Throw me away").waitFor()
+    } finally {
+      await close()
+    }
+  })
+
+  it("keeps a half-typed hold reason and edit, focused, when the task changes elsewhere meanwhile", async () => {
+    const { home, web } = await open()
+    try {
+      const t = await file(home, { instruction: "Tidy the logs" })
+      await page.goto(`${web.url}/#/queue`)
+      const card = page.locator(`article.task[data-id="${t.id}"]`)
+      await card.waitFor({ timeout: 10_000 })
+      await unfold(card)
+      await card.locator("details.edit summary").tap()
+      await card.getByRole("textbox", { name: "Instruction" }).fill("Tidy the logs, and rotate them")
+      await card.getByRole("textbox", { name: "Why hold it (optional)" }).fill("until the release")
+      await withTasks(home, Effect.flatMap(TaskStore, (s) => s.update(t.id, (x) => T.reprioritize(x, 4))))
+      await expect.poll(() => card.locator(".priority").textContent(), { timeout: 5_000 }).toBe("p4")
+      expect(await card.getByRole("textbox", { name: "Why hold it (optional)" }).inputValue()).toBe("until the release")
+      expect(await card.getByRole("textbox", { name: "Why hold it (optional)" }).evaluate((e) => e === document.activeElement)).toBe(true)
+      expect(await card.getByRole("textbox", { name: "Instruction" }).inputValue()).toBe("Tidy the logs, and rotate them")
     } finally {
       await close()
     }
@@ -266,6 +295,24 @@ describe.skipIf(!haveChromium)("the queue and runs pages in Chromium", () => {
       await page.locator("article.run-detail").getByRole("link", { name: question.summary }).tap()
       await page.locator(`article.card[data-id="${question.id}"]`).waitFor({ state: "visible" })
       expect(await page.locator("article.run-detail").isVisible()).toBe(false)
+    } finally {
+      await close()
+    }
+  })
+
+  it("lists the 50 newest runs and shows older ones on request", async () => {
+    const { home, web } = await open()
+    try {
+      for (let i = 0; i < 60; i++)
+        seedRun(home, sampleRun(`20260904-10${String(i).padStart(2, "0")}00-${(0xc000 + i).toString(16)}`, { instruction: `Run number ${i}` }))
+      await page.goto(`${web.url}/#/runs`)
+      const items = page.locator(".runs-list a.run-item")
+      await expect.poll(() => items.count(), { timeout: 10_000 }).toBe(50)
+      expect(await items.first().locator(".summary").textContent()).toBe("Run number 59")
+      await page.getByRole("button", { name: "Show older runs" }).tap()
+      await expect.poll(() => items.count()).toBe(60)
+      expect(await items.last().locator(".summary").textContent()).toBe("Run number 0")
+      expect(await page.getByRole("button", { name: "Show older runs" }).isVisible()).toBe(false)
     } finally {
       await close()
     }

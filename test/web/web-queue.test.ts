@@ -34,7 +34,7 @@ const file = (home: string, fields: Partial<T.NewTask> & { readonly instruction:
     })
   )
 
-const queue = async (url = web.url) => (await request(`${url}/api/queue`)).json() as Array<T.Task & { blockers: any[]; open_questions: any[] }>
+const queue = async (url = web.url) => (await request(`${url}/api/queue`)).json() as Array<T.Task & { blockers: any[]; run_questions: any[] }>
 
 beforeAll(async () => {
   repo = gitRepo()
@@ -156,7 +156,7 @@ describe("GET /api/queue", () => {
       await seed(own.home, [{ q: question }])
       const [view] = await queue(own.url)
       expect(view).toMatchObject({ id: running.id, status: "running", attempts: 1, runs: [runId] })
-      expect(view!.open_questions).toEqual([{ id: question.id, summary: question.summary, waiting_on_agent: false }])
+      expect(view!.run_questions).toEqual([{ id: question.id, summary: question.summary, status: "open", waiting_on_agent: false }])
       // And the run's page names its task.
       expect((await request(`${own.url}/api/runs/${runId}`)).json().task).toEqual({ id: running.id, title: "Add a cache", status: "running" })
     } finally {

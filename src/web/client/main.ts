@@ -265,7 +265,7 @@ const follow = () => {
     setInterval(() => {
       void refresh()
       void refreshNotices()
-      for (const v of views) v.view.changed({})
+      for (const v of views) v.view.changed({}, loopRunning)
     }, POLL_MS)
     return
   }
@@ -293,7 +293,7 @@ const follow = () => {
       noticesRevision = typeof notices === "number" ? notices : undefined
       void refreshNotices()
     }
-    for (const v of views) v.view.changed(revisions)
+    for (const v of views) v.view.changed(revisions, loopRunning)
   })
   events.addEventListener("error", () => {
     connection.textContent = "reconnecting…"

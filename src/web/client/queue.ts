@@ -22,13 +22,16 @@ interface Notice {
   readonly kind: "ok" | "error" | "elsewhere"
 }
 
+/** A question of the task's run that waits on the owner's answer (not on the agent, not on delivery). */
+const needsOwner = (q: TaskView["run_questions"][number]) => q.status === "open" && !q.waiting_on_agent
+
 /** Words for a status, and the colour class it takes. */
 const statusOf = (t: TaskView): [string, string] => {
   switch (t.status) {
     case "queued":
       return ["queued", "waiting"]
     case "running":
-      return t.open_questions.some((q) => !q.waiting_on_agent) ? ["running · waits on you", "open"] : ["running", "waiting"]
+      return t.run_questions.some(needsOwner) ? ["running · waits on you", "open"] : ["running", "waiting"]
     case "failed":
       return ["failed · will retry", "failed"]
     case "held":
@@ -87,12 +90,17 @@ export const queueView = (): View => {
   const openList = el("div", { class: "list" })
   const historyList = el("div", { class: "list" })
   const openEmpty = el("p", { class: "empty muted" }, "Nothing queued. File something above, or with `magi task add` at a terminal.")
+  const noLoop = el(
+    "p",
+    { class: "notice waiting no-loop", attrs: { hidden: true, role: "status" } },
+    "No magi loop is running, so nothing here will start: run `magi serve` (or magi web without --no-loop)."
+  )
   const node = el(
     "div",
     { class: "view queue-view", attrs: { hidden: true } },
     el("section", { class: "file", attrs: { "aria-label": "File a task" } }, el("h2", {}, "File a task"), fileForm),
     banner,
-    el("section", { class: "open-tasks", attrs: { "aria-label": "Open tasks" } }, el("h2", {}, "Queue"), openEmpty, openList),
+    el("section", { class: "open-tasks", attrs: { "aria-label": "Open tasks" } }, el("h2", {}, "Queue"), noLoop, openEmpty, openList),
     el("section", { class: "history task-history", attrs: { "aria-label": "Done" } }, el("h2", {}, "Done"), historyList)
   )
 
@@ -101,11 +109,15 @@ export const queueView = (): View => {
   let last: Revisions = {}
   let tasks: ReadonlyArray<TaskView> = []
   let reposLoaded = false
+  /** Whether a magi loop owns the home, from the change events. */
+  let loopRunning: boolean | undefined
   const notices = new Map<string, Notice>()
   /** Cards asking "remove for good?". */
   const confirming = new Set<string>()
   /** Edit boxes the owner opened, and what they typed. */
   const editing = new Map<string, { instruction: string; title: string }>()
+  /** Hold reasons typed and not sent, kept across redraws. */
+  const reasons = new Map<string, string>()
   /** Cards whose less frequent controls the owner unfolded. */
   const expanded = new Set<string>()
   const drawn = new Map<string, { key: string; node: HTMLElement }>()
@@ -116,6 +128,7 @@ export const queueView = (): View => {
       (after) => {
         confirming.delete(t.id)
         editing.delete(t.id)
+        reasons.delete(t.id)
         if (removes) {
           tasks = tasks.filter((x) => x.id !== t.id)
           fileNotice.hidden = false
@@ -144,7 +157,11 @@ export const queueView = (): View => {
     /** Changes made less often, folded away so a card stays short on a phone. */
     const extra: Array<HTMLElement> = []
     if (t.status !== "held") {
-      const reason = el("input", { attrs: { type: "text", "aria-label": "Why hold it (optional)", placeholder: "Why (optional)" } })
+      const reason = el("input", {
+        attrs: { type: "text", "aria-label": "Why hold it (optional)", placeholder: "Why (optional)", "data-draft": `${t.id}:reason` }
+      })
+      reason.value = reasons.get(t.id) ?? ""
+      reason.addEventListener("input", () => reasons.set(t.id, reason.value))
       buttons.push(
         el(
           "form",
@@ -171,7 +188,7 @@ export const queueView = (): View => {
         )
       )
     const level = el("input", {
-      attrs: { type: "number", inputmode: "numeric", step: "1", value: String(t.priority), "aria-label": "New priority", disabled: running }
+      attrs: { type: "number", inputmode: "numeric", step: "1", value: String(t.priority), "aria-label": "New priority", disabled: running, "data-draft": `${t.id}:priority` }
     })
     extra.push(
       el(
@@ -256,9 +273,9 @@ export const queueView = (): View => {
 
   const editForm = (t: TaskView) => {
     const draft = editing.get(t.id) ?? { instruction: t.instruction, title: t.title }
-    const text = el("textarea", { attrs: { rows: "5", "aria-label": "Instruction", disabled: t.status === "running" } })
+    const text = el("textarea", { attrs: { rows: "5", "aria-label": "Instruction", disabled: t.status === "running", "data-draft": `${t.id}:text` } })
     text.value = draft.instruction
-    const name = el("input", { attrs: { type: "text", "aria-label": "Title", disabled: t.status === "running" } })
+    const name = el("input", { attrs: { type: "text", "aria-label": "Title", disabled: t.status === "running", "data-draft": `${t.id}:title` } })
     name.value = draft.title
     const keep = () => editing.set(t.id, { instruction: text.value, title: name.value })
     text.addEventListener("input", keep)
@@ -284,7 +301,7 @@ export const queueView = (): View => {
     const [label, kind] = statusOf(t)
     const notice = notices.get(t.id)
     const lastRun = t.runs.at(-1)
-    const waitsOnYou = t.open_questions.filter((q) => !q.waiting_on_agent)
+    const waitsOnYou = t.run_questions.filter(needsOwner)
     return el(
       "article",
       { class: `card task ${kind}`, attrs: { "data-id": t.id, id: `t-${t.id}` } },
@@ -346,7 +363,8 @@ export const queueView = (): View => {
 
   const draw = () => {
     const now = Date.now()
-    const focused = document.activeElement
+    // A card redrawn under the owner's thumb keeps what they were typing in, focused.
+    const focused = document.activeElement instanceof HTMLElement ? document.activeElement.dataset["draft"] : undefined
     const seen = new Set<string>()
     const nodeFor = (t: TaskView) => {
       seen.add(t.id)
@@ -361,7 +379,11 @@ export const queueView = (): View => {
     place(historyList, tasks.filter((t) => t.status === "done").map(nodeFor))
     for (const id of drawn.keys()) if (!seen.has(id)) drawn.delete(id)
     openEmpty.hidden = tasks.some((t) => t.status !== "done")
-    if (focused instanceof HTMLElement && !focused.isConnected) focused.blur()
+    noLoop.hidden = loopRunning !== false || !tasks.some((t) => t.runnable)
+    if (focused !== undefined) {
+      const box = node.querySelector<HTMLInputElement | HTMLTextAreaElement>(`[data-draft="${CSS.escape(focused)}"]`)
+      if (box !== null && document.activeElement !== box) box.focus()
+    }
   }
 
   const load = coalesced(() =>
@@ -446,7 +468,11 @@ export const queueView = (): View => {
       visible = false
       node.hidden = true
     },
-    changed: (revisions) => {
+    changed: (revisions, loop) => {
+      if (loop !== loopRunning) {
+        loopRunning = loop
+        draw()
+      }
       const moved =
         revisions.queue === undefined ||
         revisions.queue !== last.queue ||

@@ -133,11 +133,16 @@ const runPage = (r: RunDetail, now: number) => {
   )
 }
 
+/** The first page of runs, and the most the server gives (`MAX_RUNS` there). */
+const FIRST_RUNS = 50
+const MAX_RUNS = 500
+
 export const runsView = (): View => {
   const banner = el("p", { class: "notice error", attrs: { hidden: true, role: "alert" } })
   const list = el("div", { class: "list runs-list" })
   const empty = el("p", { class: "empty muted", attrs: { hidden: true } }, "No runs yet. `magi run TEXT` starts one; the queue starts them for you.")
-  const listPart = el("section", { class: "runs-index", attrs: { "aria-label": "Runs" } }, el("h2", {}, "Runs"), empty, list)
+  const more = el("button", { class: "more-runs", attrs: { type: "button", hidden: true } }, "Show older runs")
+  const listPart = el("section", { class: "runs-index", attrs: { "aria-label": "Runs" } }, el("h2", {}, "Runs"), empty, list, more)
   const back = el("a", { class: "back", attrs: { href: "#/runs" } }, "← All runs")
   const detailBox = el("div", { class: "run-box" })
   const detailPart = el("section", { class: "run-page", attrs: { "aria-label": "Run", hidden: true } }, back, detailBox)
@@ -147,6 +152,8 @@ export const runsView = (): View => {
   /** The run on screen (`#/runs/<id>`), or undefined for the list. */
   let current: string | undefined
   let runs: ReadonlyArray<RunListEntry> = []
+  /** How many runs the list asks for: a screenful first, more on request, up to the server's 500. */
+  let limit = FIRST_RUNS
   let last: Revisions = {}
   let stale = true
 
@@ -155,17 +162,23 @@ export const runsView = (): View => {
     banner.textContent = `Could not load ${what}: ${message(e)}`
   }
 
+  more.addEventListener("click", () => {
+    limit = Math.min(MAX_RUNS, limit * 4)
+    void load()
+  })
+
   const drawList = () => {
     const now = Date.now()
     list.replaceChildren(...runs.map((r) => runItem(r, now)))
     empty.hidden = runs.length > 0
+    more.hidden = runs.length < limit || limit >= MAX_RUNS
   }
 
   const load = coalesced(async () => {
     stale = false
     const id = current
     if (id === undefined) {
-      await Api.listRuns().then((rs) => {
+      await Api.listRuns(limit).then((rs) => {
         runs = rs
         banner.hidden = true
         drawList()

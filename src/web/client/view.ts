@@ -11,8 +11,11 @@ export interface View {
   /** The address is this view's: show it, and what the address names. */
   readonly show: (hash: string) => void
   readonly hide: () => void
-  /** A change event: refetch what is on screen if its store moved. */
-  readonly changed: (revisions: Revisions) => void
+  /**
+   * A change event: refetch what is on screen if its store moved. `loop`:
+   * whether a magi loop owns the home (undefined until known).
+   */
+  readonly changed: (revisions: Revisions, loop: boolean | undefined) => void
 }
 
 /** A fetch that, asked again while running, runs exactly once more after it. */

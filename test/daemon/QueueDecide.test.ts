@@ -1,0 +1,102 @@
+import { describe, expect, it } from "@effect/vitest"
+import { resetAt, resolveBlockers, settle, settlementFor, stallReason, type BlockerState } from "../../src/daemon/QueueDecide.js"
+import * as T from "../../src/queue/Task.js"
+import { ok } from "../support.js"
+
+const NOW = new Date("2026-09-02T10:00:00Z")
+const base = T.make({ id: "20260902-100000-ab12", instruction: "x", repo: "/r", now: NOW })
+
+describe("resolving blockers", () => {
+  const blocked = ok(T.block(base, ["20260902-100001-aaaa", "20260902-100002-bbbb"], "after a and b"))
+  const world = (states: Record<string, BlockerState>) => (id: string): BlockerState => states[id] ?? { kind: "missing" }
+
+  it("leaves a task alone while its blockers are pending", () => {
+    const lookup = world({ "20260902-100001-aaaa": { kind: "task", status: "running" }, "20260902-100002-bbbb": { kind: "question", status: "open", answer: undefined } })
+    expect(resolveBlockers(blocked, lookup)).toBe(blocked)
+  })
+
+  it("drops a done task and an answered question, recording the answer, and restores the status once none is left", () => {
+    const one = resolveBlockers(blocked, world({ "20260902-100001-aaaa": { kind: "task", status: "done" }, "20260902-100002-bbbb": { kind: "question", status: "open", answer: undefined } }))
+    expect(one).toMatchObject({ status: "blocked", blocked_by: ["20260902-100002-bbbb"] })
+    const both = resolveBlockers(one, world({ "20260902-100002-bbbb": { kind: "question", status: "answered", answer: "Redis" } }))
+    expect(both).toMatchObject({ status: "queued", blocked_by: [], answers: [{ question: "20260902-100002-bbbb", answer: "Redis" }] })
+  })
+
+  it("holds for the owner, naming it, a blocker that is gone or a question abandoned unanswered", () => {
+    const gone = resolveBlockers(blocked, world({ "20260902-100002-bbbb": { kind: "question", status: "open", answer: undefined } }))
+    expect(gone).toMatchObject({ status: "held", hold_source: "machine" })
+    expect(gone.hold_reason).toContain("waits on aaaa, which no longer exists")
+    const abandoned = resolveBlockers(
+      blocked,
+      world({ "20260902-100001-aaaa": { kind: "task", status: "queued" }, "20260902-100002-bbbb": { kind: "question", status: "abandoned", answer: undefined } })
+    )
+    expect(abandoned.hold_reason).toContain("question bbbb it waited on was abandoned unanswered")
+  })
+
+  it("touches only blocked tasks", () => {
+    const held = ok(T.hold(blocked, "mine"))
+    expect(resolveBlockers(held, () => ({ kind: "missing" }))).toBe(held)
+  })
+})
+
+describe("a task follows its run", () => {
+  const running = ok(T.start(base, "run-1"))
+  it.each([
+    ["done", "", "done", 1],
+    ["failed", "exit 3", "failed", 1],
+    ["superseded", "", "failed", 1],
+    ["stalled", "usage limit", "failed", 0],
+    ["waiting", "", "running", 1],
+    ["running", "", "running", 1]
+  ] as const)("a %s run leaves the task %s", (runStatus, reason, taskStatus, attempts) => {
+    const after = settle(running, "run-1", settlementFor({ status: runStatus, reason }), 2)
+    expect(after).toMatchObject({ status: taskStatus, attempts })
+  })
+
+  it("never settles a task that moved on: held by the owner meanwhile, or on another run", () => {
+    const held = ok(T.hold(running, "stop"))
+    expect(settle(held, "run-1", { _tag: "Succeed" }, 2)).toBe(held)
+    expect(settle(running, "run-0", { _tag: "Succeed" }, 2)).toBe(running)
+  })
+})
+
+describe("stalling", () => {
+  const idle = { turnInFlight: false, waitingOnOwner: false, lastMovedMs: 0, nowMs: 0, loopAlive: true }
+  it("stalls only with nothing going on, once the loop is gone or 30 minutes have passed", () => {
+    expect(stallReason({ ...idle, nowMs: 29 * 60_000 })).toBeUndefined()
+    expect(stallReason({ ...idle, nowMs: 30 * 60_000 })).toContain("30 minutes")
+    expect(stallReason({ ...idle, loopAlive: false })).toContain("is gone")
+    expect(stallReason({ ...idle, loopAlive: false, turnInFlight: true })).toBeUndefined()
+    expect(stallReason({ ...idle, nowMs: 99 * 60_000, waitingOnOwner: true })).toBeUndefined()
+  })
+})
+
+describe("when an agent may run again after a usage limit", () => {
+  const now = new Date("2026-09-02T10:00:00Z")
+  it.each([
+    [null, "2026-09-02T10:15:00.000Z"],
+    ["", "2026-09-02T10:15:00.000Z"],
+    ["soon", "2026-09-02T10:15:00.000Z"],
+    ["3pm (UTC)", "2026-09-02T15:00:00.000Z"],
+    ["9am UTC", "2026-09-03T09:00:00.000Z"],
+    ["12am (UTC)", "2026-09-03T00:00:00.000Z"],
+    ["14:30 UTC", "2026-09-02T14:30:00.000Z"],
+    ["2026-09-02T12:00:00Z", "2026-09-02T12:00:00.000Z"],
+    ["2026-09-01T12:00:00Z", "2026-09-02T10:15:00.000Z"],
+    ["1788350400", "2026-09-02T12:00:00.000Z"],
+    ["25:99", "2026-09-02T10:15:00.000Z"]
+  ])("%j → %s", (quota, at) => {
+    expect(new Date(resetAt(quota, now)).toISOString()).toBe(at)
+  })
+})
+
+describe("a wait that would close a circle", () => {
+  const t = (id: string, blocked_by: string[]) => ({ ...base, id, blocked_by })
+  const tasks = [t("a", ["b"]), t("b", ["c"]), t("c", []), t("d", ["q1"])]
+  it("is found through the chain of waits, and only then", () => {
+    expect(T.circleThrough(tasks, "c", ["a"])).toEqual(["c", "a", "b", "c"])
+    expect(T.circleThrough(tasks, "a", ["a"])).toEqual(["a", "a"])
+    expect(T.circleThrough(tasks, "c", ["d", "q1"])).toBeUndefined()
+    expect(T.circleThrough(tasks, "new", ["a", "d"])).toBeUndefined()
+  })
+})
