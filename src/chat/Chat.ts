@@ -149,6 +149,21 @@ export const extractDraft = (reply: string): string | null => {
   return found
 }
 
+/**
+ * The most of one message a chat keeps. A chat is one file read whole, so a
+ * turn that printed megabytes must not make it unreadable: an operator's
+ * message over this is refused, an agent's reply is cut (its draft is taken
+ * from the whole reply first, and all of it stays in the turn's artifacts).
+ * 64 KiB is pages of questions, far more than an interview turn needs.
+ */
+export const MAX_TURN_CHARS = 64 * 1024
+
+/** `text` within `MAX_TURN_CHARS`, saying where the rest is when it was cut. */
+export const clipReply = (text: string, rest: string): string =>
+  text.length <= MAX_TURN_CHARS
+    ? text
+    : `${text.slice(0, MAX_TURN_CHARS)}\n\n[${text.length - MAX_TURN_CHARS} more characters not kept here; the whole reply is in ${rest}]`
+
 /** How long one agent turn may take before magi gives up on it and says so. */
 export const TURN_TIMEOUT_SECONDS = 300
 

@@ -195,6 +195,8 @@ export const make = Effect.fn("Chats.make")(function* (root: string) {
     Effect.gen(function* () {
       const idea = input.idea.trim()
       if (idea === "") return yield* refused("say what you want planned: the idea is empty")
+      if (idea.length > C.MAX_TURN_CHARS)
+        return yield* refused(`the idea is ${idea.length} characters; a chat message may be at most ${C.MAX_TURN_CHARS}`)
       const repo = NodePath.resolve(input.repo)
       const isDir = yield* fs.stat(repo).pipe(
         Effect.map((s) => s.type === "Directory"),
@@ -219,6 +221,8 @@ export const make = Effect.fn("Chats.make")(function* (root: string) {
     Effect.gen(function* () {
       const body = text.trim()
       if (body === "") return yield* refused("the message is empty")
+      if (body.length > C.MAX_TURN_CHARS)
+        return yield* refused(`the message is ${body.length} characters; a chat message may be at most ${C.MAX_TURN_CHARS}`)
       const at = Q.timestamp(yield* now)
       return yield* records.update(id, (chat) =>
         chat.status !== "open"
@@ -285,7 +289,7 @@ export const make = Effect.fn("Chats.make")(function* (root: string) {
         return yield* fail(why, { ...result.seat, write: false, session: lost ? null : result.seat.session })
       }
       const draft = C.extractDraft(result.text)
-      return yield* settle(id, seen, result.text, (c) => ({
+      return yield* settle(id, seen, C.clipReply(result.text, result.stdoutFile), (c) => ({
         ...c,
         seat: { ...result.seat, write: false },
         draft: draft ?? c.draft

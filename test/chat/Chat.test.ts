@@ -165,3 +165,13 @@ describe("choosing the interviewer", () => {
     expect(Chat.chooseAgent([], null, null)).toEqual({ refused: expect.stringContaining("no agent to interview with") })
   })
 })
+
+describe("keeping a chat readable", () => {
+  it("cuts a huge reply, saying where the whole of it is, and leaves a normal one alone", () => {
+    expect(Chat.clipReply("short", "/a/plan.out")).toBe("short")
+    const huge = "x".repeat(Chat.MAX_TURN_CHARS + 10)
+    const cut = Chat.clipReply(huge, "/a/plan.out")
+    expect(cut.startsWith("x".repeat(Chat.MAX_TURN_CHARS) + "\n\n[10 more characters")).toBe(true)
+    expect(cut).toContain("/a/plan.out")
+  })
+})

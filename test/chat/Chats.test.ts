@@ -371,3 +371,18 @@ describe("two processes hosting one chat", () => {
     }).pipe(Effect.provide(layer(t.home, [interviewer(t.dir)])), Effect.timeout(Duration.seconds(60)))
   })
 })
+
+describe("a reply too long to keep whole", () => {
+  it.live("is cut in the chat, its draft still taken from the whole of it", () => {
+    const long = "y".repeat(C.MAX_TURN_CHARS) + "\n```task\n" + DRAFT + "\n```"
+    const t = setup([{ reply: long }])
+    return Effect.gen(function* () {
+      const chats = yield* Chats
+      const chat = yield* chats.start({ idea: "retry the fetcher", repo: t.repo })
+      expect(chat.draft).toBe(DRAFT)
+      expect(chat.turns[1]!.body.length).toBeLessThan(long.length)
+      expect(chat.turns[1]!.body).toContain("the whole reply is in")
+      expect((yield* Effect.flip(chats.record(chat.id, "z".repeat(C.MAX_TURN_CHARS + 1)))).message).toContain("at most")
+    }).pipe(Effect.provide(layer(t.home, [interviewer(t.dir)])))
+  })
+})
