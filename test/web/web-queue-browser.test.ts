@@ -300,12 +300,13 @@ describe.skipIf(!haveChromium)("the queue and runs pages in Chromium", () => {
     }
   })
 
-  it("lists the 50 newest runs and shows older ones on request", async () => {
+  it("lists the 50 newest runs and shows older ones on request, even opened from a malformed link", async () => {
     const { home, web } = await open()
     try {
       for (let i = 0; i < 60; i++)
         seedRun(home, sampleRun(`20260904-10${String(i).padStart(2, "0")}00-${(0xc000 + i).toString(16)}`, { instruction: `Run number ${i}` }))
-      await page.goto(`${web.url}/#/runs`)
+      // Opened with a malformed link (a hand-typed `%`): the list, not a blank page.
+      await page.goto(`${web.url}/#/runs/%E0%A4%A`)
       const items = page.locator(".runs-list a.run-item")
       await expect.poll(() => items.count(), { timeout: 10_000 }).toBe(50)
       expect(await items.first().locator(".summary").textContent()).toBe("Run number 59")

@@ -13,7 +13,7 @@ import * as Api from "./api.js"
 import type { Blocker, TaskView } from "./api.js"
 import { time } from "./card.js"
 import { el } from "./dom.js"
-import { coalesced, message, type Revisions, type View } from "./view.js"
+import { coalesced, decoded, message, type Revisions, type View } from "./view.js"
 
 const short = (id: string) => id.slice(id.lastIndexOf("-") + 1)
 
@@ -459,7 +459,8 @@ export const queueView = (): View => {
       if (!reposLoaded) void loadRepos()
       const id = /^#\/queue\/(.+)$/.exec(hash)?.[1]
       const scroll = () => {
-        if (id !== undefined) document.getElementById(`t-${decodeURIComponent(id)}`)?.scrollIntoView({ block: "start" })
+        const wanted = id === undefined ? undefined : decoded(id)
+        if (wanted !== undefined) document.getElementById(`t-${wanted}`)?.scrollIntoView({ block: "start" })
       }
       if (stale || !wasVisible) void load().then(scroll)
       else scroll()

@@ -13,7 +13,7 @@ import * as Api from "./api.js"
 import type { RunDetail, RunListEntry } from "./api.js"
 import { time } from "./card.js"
 import { el } from "./dom.js"
-import { coalesced, message, type Revisions, type View } from "./view.js"
+import { coalesced, decoded, message, type Revisions, type View } from "./view.js"
 
 const short = (id: string) => id.slice(id.lastIndexOf("-") + 1)
 
@@ -204,7 +204,8 @@ export const runsView = (): View => {
     matches: (hash) => hash === "#/runs" || hash.startsWith("#/runs/"),
     show: (hash) => {
       const id = /^#\/runs\/(.+)$/.exec(hash)?.[1]
-      const next = id === undefined ? undefined : decodeURIComponent(id)
+      // A malformed id shows the list rather than nothing.
+      const next = id === undefined ? undefined : decoded(id)
       const moved = next !== current || !visible
       current = next
       visible = true

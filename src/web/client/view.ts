@@ -40,3 +40,12 @@ export const coalesced = (load: () => Promise<void>) => {
 }
 
 export const message = (e: unknown) => (e instanceof Error ? e.message : String(e))
+
+/** A part of the address decoded, or undefined when it is malformed (a hand-typed `%`): the page must still open. */
+export const decoded = (part: string): string | undefined => {
+  try {
+    return decodeURIComponent(part)
+  } catch {
+    return undefined
+  }
+}
