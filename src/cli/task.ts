@@ -15,6 +15,7 @@ import * as LocalContext from "../platform/LocalContext.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { fileWork } from "../queue/Filing.js"
+import { describeProblems, fileable, reviewDraft } from "../queue/TaskFileReview.js"
 import * as T from "../queue/Task.js"
 import { TaskStore } from "../queue/TaskStore.js"
 import { RunStore } from "../runs/Runs.js"
@@ -132,6 +133,9 @@ const add = Command.make(
     title: Options.text("title").pipe(Options.withDescription("the title (default: the instruction's first line)"), Options.optional),
     priority: Options.integer("priority").pipe(Options.withDescription("higher runs first (default 0)"), Options.optional),
     repo: Options.text("repo").pipe(Options.withDescription("the repository to work in (default: the git root here)"), Options.optional),
+    noReview: Options.boolean("no-review").pipe(
+      Options.withDescription("file a --file that fails the task-file review (title, completion criteria) anyway")
+    ),
     after: Options.text("after").pipe(Options.withDescription("wait for this task or question first (repeatable)"), Options.repeated),
     json,
     text: Args.text({ name: "text" }).pipe(Args.repeated)
@@ -158,6 +162,17 @@ const add = Command.make(
           : yield* readCapped(fs, o.file.value)
       if (instruction.trim() === "")
         return yield* CliFailure.usage("magi task add needs an instruction: magi task add TEXT, or --file F (- for stdin)")
+      // A task file passes the same review as one the planning chat or
+      // `magi plan` wrote; a line of text given inline is a quick note and is not reviewed.
+      if (Option.isSome(o.file) && !o.noReview) {
+        const problems = reviewDraft(instruction)
+        if (!fileable(problems))
+          return yield* CliFailure.refused(
+            `${o.file.value === "-" ? "stdin" : o.file.value} does not pass the task-file review:\n${describeProblems(problems)}\n` +
+              "fix it (see README, Planning: the task-file shape), or file it as it is with --no-review"
+          )
+        if (problems.length > 0) yield* writeErr(`magi: warning: the task file is filed, but:\n${describeProblems(problems)}\n`)
+      }
       const env = yield* Config.all({
         MAGI_RUN: Config.string("MAGI_RUN").pipe(Config.withDefault("")),
         MAGI_NODE: Config.string("MAGI_NODE").pipe(Config.withDefault(""))

@@ -24,6 +24,7 @@ import { QuestionStore } from "../questions/QuestionStore.js"
 import { NoticeFeed } from "./NoticeFeed.js"
 import { RunFeed } from "./RunFeed.js"
 import { TaskStore } from "../queue/TaskStore.js"
+import { Chats } from "../chat/Chats.js"
 import { Snapshots } from "./Snapshot.js"
 
 /** How often the revision is re-read when no file event arrives. */
@@ -37,6 +38,7 @@ export interface Revisions {
   readonly notices: number
   readonly runs: number
   readonly queue: number
+  readonly chats: number
 }
 
 /**
@@ -87,6 +89,7 @@ export class Live extends Context.Tag("magi/web/Live")<
       const notices = yield* NoticeFeed
       const runs = yield* RunFeed
       const tasks = yield* TaskStore
+      const chats = yield* Chats
       const snapshots = yield* Snapshots
       const fs = yield* FileSystem.FileSystem
       const loop = loopNow((yield* MagiHome).dir).pipe(Effect.provideService(FileSystem.FileSystem, fs))
@@ -99,7 +102,8 @@ export class Live extends Context.Tag("magi/web/Live")<
         questions: store.revision,
         notices: notices.revision,
         runs: runs.revision,
-        queue: tasks.revision
+        queue: tasks.revision,
+        chats: chats.revision
       })
       const last = yield* Ref.make({ revisions: yield* revisionsNow, holders: yield* snapshots.holders, loop: yield* loop })
 
@@ -133,7 +137,7 @@ export class Live extends Context.Tag("magi/web/Live")<
         )
       ).pipe(Stream.catchAll(() => Stream.empty))
 
-      yield* Stream.mergeAll([store.changes, notices.changes, queueChanges], { concurrency: 3 }).pipe(
+      yield* Stream.mergeAll([store.changes, notices.changes, queueChanges, chats.changes], { concurrency: 4 }).pipe(
         Stream.filter(isRecordFile),
         Stream.runForEach(() => onFileEvent),
         Effect.forkScoped

@@ -27,6 +27,10 @@ import * as RunsApi from "./RunsApi.js"
 import { TaskStore } from "../queue/TaskStore.js"
 import { QueueFeed } from "./QueueFeed.js"
 import * as QueueApi from "./QueueApi.js"
+import { Chats } from "../chat/Chats.js"
+import * as ChatsApi from "./ChatsApi.js"
+import { Agents } from "../agents/Agents.js"
+import { Rosters } from "../agents/AgentRoster.js"
 
 /**
  * A restarted `magi web` often finds its port still held by the process it
@@ -104,6 +108,9 @@ const listen = (address: string, port: number, limits: Limits) =>
 const services = Live.layer.pipe(
   Layer.provideMerge(QueueFeed.layer),
   Layer.provideMerge(Layer.mergeAll(Snapshots.layer, NoticeFeed.layer, RunFeed.layer)),
+  // The planning chats, with what their turns and filing use; each chat's
+  // agent roster is read from its own repository's config.
+  Layer.provideMerge(Chats.layer.pipe(Layer.provideMerge(Layer.mergeAll(Agents.layer, Rosters.fromFiles)))),
   Layer.provideMerge(Layer.merge(RunStore.layer, TaskStore.layer)),
   // The leases from an index kept in memory (one read per change of the
   // leases folder), never one read per question per request.
@@ -111,7 +118,7 @@ const services = Live.layer.pipe(
 )
 
 /** Every route, and a JSON 404 for anything else. */
-const app = HttpRouter.toHttpApp(HttpRouter.concatAll(Api.router, RunsApi.router, QueueApi.router, Page.router)).pipe(
+const app = HttpRouter.toHttpApp(HttpRouter.concatAll(Api.router, RunsApi.router, QueueApi.router, ChatsApi.router, Page.router)).pipe(
   Effect.map(Effect.catchTag("RouteNotFound", () => Responses.error(404, "no such page or API route")))
 )
 

@@ -83,9 +83,9 @@ describe("magi task add", { timeout: 180_000 }, () => {
     const w = world()
     const spec = NodePath.join(w.dir, "spec.md")
     NodeFs.writeFileSync(spec, "# Use Redis\n\nfor the cache\n")
-    const a = filed(w, "--file", spec, "--priority", "4")
+    const a = filed(w, "--file", spec, "--priority", "4", "--no-review")
     expect(stored(w, a)).toMatchObject({ title: "Use Redis", instruction: "# Use Redis\n\nfor the cache\n", priority: 4 })
-    const fromStdin = spawnSync(process.execPath, [MAGI, "task", "add", "--file", "-", "--title", "Mine", "--json"], {
+    const fromStdin = spawnSync(process.execPath, [MAGI, "task", "add", "--file", "-", "--no-review", "--title", "Mine", "--json"], {
       cwd: w.dir,
       env: { ...process.env, ...w.env, XDG_CONFIG_HOME: NodePath.join(w.dir, "nc") },
       input: "words from a pipe\n",
@@ -93,7 +93,7 @@ describe("magi task add", { timeout: 180_000 }, () => {
     })
     expect(fromStdin.status).toBe(1)
     expect(fromStdin.stderr).toContain("not inside a git repository")
-    const ok = spawnSync(process.execPath, [MAGI, "task", "add", "--file", "-", "--title", "Mine", "--json", "--repo", w.repo], {
+    const ok = spawnSync(process.execPath, [MAGI, "task", "add", "--file", "-", "--no-review", "--title", "Mine", "--json", "--repo", w.repo], {
       cwd: w.dir,
       env: { ...process.env, ...w.env, XDG_CONFIG_HOME: NodePath.join(w.dir, "nc") },
       input: "words from a pipe\n",

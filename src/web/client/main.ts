@@ -16,6 +16,7 @@ import { card, relative, time, type Notice } from "./card.js"
 import { el } from "./dom.js"
 import { queueView } from "./queue.js"
 import { runsView } from "./runs.js"
+import { chatsView } from "./chats.js"
 import { coalesced, message, type Revisions, type View } from "./view.js"
 
 /** Without live events (an old browser, a proxy that buffers), poll this often. */
@@ -70,7 +71,8 @@ const queueLink = el("a", { attrs: { href: "#/queue" } }, "Queue")
 /** The views beyond questions and notices, each in its own module. */
 const views: ReadonlyArray<{ readonly view: View; readonly link: HTMLElement }> = [
   { view: queueView(), link: queueLink },
-  { view: runsView(), link: runsLink }
+  { view: runsView(), link: runsLink },
+  { view: chatsView(), link: el("a", { attrs: { href: "#/chats" } }, "Plan") }
 ]
 const questionsView = el(
   "div",

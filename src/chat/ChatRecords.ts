@@ -1,0 +1,77 @@
+/**
+ * The chat record kind on disk: `<root>/<id>.json`, decoded like every other
+ * magi record (a newer schema refused by name, unknown fields refused, an
+ * older one read with defaults).
+ */
+import { FileSystem } from "@effect/platform"
+import { Clock, Data, Effect, Either, Schema, Stream } from "effect"
+import * as NodePath from "node:path"
+import * as RecordStore from "../platform/RecordStore.js"
+import { parseVersioned } from "../platform/VersionedJson.js"
+import * as Q from "../questions/Question.js"
+import { CHAT_SCHEMA, Chat } from "./Chat.js"
+
+export class ChatNotFound extends Data.TaggedError("ChatNotFound")<{ readonly message: string }> {}
+export class ChatStoreError extends Data.TaggedError("ChatStoreError")<{ readonly message: string }> {}
+
+const decodeStrict = Schema.decodeUnknownEither(Chat, { onExcessProperty: "error", errors: "first" })
+
+/** Read a stored chat, refusing one written by a newer magi by name. */
+export const decode = (body: string, source: string): Either.Either<Chat, ChatStoreError> =>
+  parseVersioned(body, source, CHAT_SCHEMA, () => `chat ${source}`).pipe(
+    Either.mapLeft((message) => new ChatStoreError({ message })),
+    Either.flatMap((raw) =>
+      Either.mapLeft(decodeStrict(raw), (e) => new ChatStoreError({ message: `${source} is not a chat magi can read: ${e.message}` }))
+    )
+  )
+
+export const encode = (chat: Chat): string => JSON.stringify(chat, null, 2) + "\n"
+
+/** Largest chat file read: a long interview is tens of KiB; a MiB is no chat magi wrote. */
+export const CHAT_MAX_BYTES = 4 * 1024 * 1024
+
+/**
+ * Chats on the shared record store (`<root>/<id>.json`, `<id>.lock` beside
+ * it), plus the two things the chat needs on top: `updated_at` stamped on
+ * every change, and the file-change stream the web follows.
+ */
+export const ChatRecords = {
+  make: Effect.fn("ChatRecords.make")(function* (root: string) {
+    const fs = yield* FileSystem.FileSystem
+    const store = yield* RecordStore.make({
+      root,
+      kind: { noun: "chat", decode, encode, idOf: (c: Chat) => c.id, maxBytes: CHAT_MAX_BYTES },
+      errors: {
+        notFound: (message) => new ChatNotFound({ message }),
+        unreadable: (message) => new ChatStoreError({ message }),
+        failed: (message) => new ChatStoreError({ message })
+      }
+    })
+
+    /** Read, change and write back under the chat's lock; `updated_at` is set here. */
+    const update = <E>(wanted: string, change: (chat: Chat) => Either.Either<Chat, E>) =>
+      store.update(wanted, (current) =>
+        Effect.flatMap(change(current), (next) =>
+          Effect.map(Clock.currentTimeMillis, (ms) => ({ ...next, updated_at: Q.timestamp(new Date(ms)) }))
+        )
+      )
+
+    const changes = Stream.unwrap(
+      Effect.as(
+        Effect.ignore(fs.makeDirectory(root, { recursive: true })),
+        fs.watch(root).pipe(Stream.map((event) => NodePath.basename(event.path)))
+      )
+    ).pipe(Stream.catchAll(() => Stream.empty))
+
+    return {
+      root,
+      get: store.get,
+      list: Effect.map(store.scan, (s) => s.records),
+      /** Write a new chat; false when its id is taken (draw another). */
+      create: store.create,
+      update,
+      revision: store.revision.pipe(Effect.orElseSucceed(() => 0)),
+      changes
+    }
+  })
+}
