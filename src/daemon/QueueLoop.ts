@@ -29,12 +29,13 @@ import { seatBusy } from "../runs/RunTurns.js"
 import * as T from "../queue/Task.js"
 import { taskInstruction } from "../queue/TaskPrompt.js"
 import { TaskStore } from "../queue/TaskStore.js"
+import { Conductor } from "./Conductor.js"
 import { type BlockerState, resetAt, resolveBlockers, settle, settlementFor, stallReason } from "./QueueDecide.js"
 import { FileSystem } from "@effect/platform"
 
 /** One thing the loop did to a task, as `magi serve` prints it. */
 export interface QueueEvent {
-  readonly kind: "started" | "done" | "failed" | "held" | "stalled" | "waiting" | "unblocked" | "paused"
+  readonly kind: "started" | "done" | "failed" | "held" | "stalled" | "waiting" | "unblocked" | "paused" | "conducted"
   readonly task: string
   readonly run: string | null
   readonly line: string
@@ -75,6 +76,7 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
   const runs = yield* RunStore
   const rosters = yield* Rosters
   const config = yield* MagiConfig
+  const conductor = yield* Effect.serviceOption(Conductor)
   const context = yield* Effect.context<
     TaskStore | QuestionStore | RunStore | Rosters | Agents | MagiHome | Workspaces | FileSystem.FileSystem
   >()
@@ -313,6 +315,13 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
     yield* resolveAll(events, all)
     const mine = yield* Ref.get(inFlight)
     for (const t of all) if (t.status === "running" && !mine.has(t.id)) yield* follow(events, t)
+    // The conductor's turn comes first; whatever it did (or failed to do),
+    // the loop then goes on to its own next task.
+    if (Option.isSome(conductor)) {
+      const lines = yield* conductor.value.cycle
+      for (const line of lines) yield* say(events, { kind: "conducted", task: "", run: null, line: `conductor: ${line}` })
+      if (lines.length > 0) all = yield* tasks.list.pipe(Effect.orElseSucceed(() => all))
+    }
     if (events.length > 0) all = yield* tasks.list.pipe(Effect.orElseSucceed(() => all))
     const tried = new Set<string>()
     for (;;) {

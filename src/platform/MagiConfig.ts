@@ -50,6 +50,8 @@ export interface Settings {
   readonly maxAttempts: number
   /** `[roles] implementer`: the roster id the loop runs tasks with; null means the roster's first. */
   readonly implementer: string | null
+  /** `[roles] conductor`: the roster id of the agent that arranges the queue; null means no conductor. */
+  readonly conductor: string | null
   /** The files that were read, lowest precedence first. */
   readonly files: ReadonlyArray<string>
 }
@@ -61,6 +63,7 @@ export const defaults: Settings = {
   maxConcurrentRuns: DEFAULT_MAX_CONCURRENT_RUNS,
   maxAttempts: DEFAULT_MAX_ATTEMPTS,
   implementer: null,
+  conductor: null,
   files: []
 }
 
@@ -204,6 +207,11 @@ export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, file
       message: `\`roles.implementer\` must name an agent of the roster ([agents.<id>]), not ${JSON.stringify(roles.implementer)} (in ${files.join(" or ")})`
     })
   const implementer = typeof roles.implementer === "string" ? roles.implementer.trim() : null
+  if (roles.conductor !== undefined && (typeof roles.conductor !== "string" || roles.conductor.trim() === ""))
+    return yield* new ConfigError({
+      message: `\`roles.conductor\` must name an agent of the roster ([agents.<id>]), not ${JSON.stringify(roles.conductor)} (in ${files.join(" or ")})`
+    })
+  const conductor = typeof roles.conductor === "string" ? roles.conductor.trim() : null
   return {
     answerTimeoutSecs,
     waitSliceSecs,
@@ -211,6 +219,7 @@ export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, file
     maxConcurrentRuns,
     maxAttempts,
     implementer,
+    conductor,
     files
   } satisfies Settings
 })
