@@ -12,6 +12,7 @@ import { Notices } from "../daemon/Notices.js"
 import { TICK, Waiter } from "../daemon/Waiter.js"
 import { QueueLoop, type QueueLoopOptions } from "../daemon/QueueLoop.js"
 import { Conductor } from "../daemon/Conductor.js"
+import { Deputies } from "../daemon/Deputies.js"
 import { CliFailure } from "./CliFailure.js"
 import { runsLayer } from "./RunLayer.js"
 import { writeErr } from "./io.js"
@@ -20,7 +21,13 @@ import { writeErr } from "./io.js"
 export const waiterLayer = (home: Layer.Layer<MagiHome>, queue: QueueLoopOptions = {}, conductor: { readonly disabled?: boolean } = {}) =>
   Layer.mergeAll(
     Waiter.layer,
-    QueueLoop.layer(queue).pipe(Layer.provide(Conductor.layer({ disabled: conductor.disabled, maxAttempts: queue.maxAttempts })))
+    QueueLoop.layer(queue).pipe(
+      Layer.provide(
+        conductor.disabled === true
+          ? Conductor.off
+          : Layer.merge(Conductor.layer({ maxAttempts: queue.maxAttempts }), Deputies.layer)
+      )
+    )
   ).pipe(Layer.provideMerge(Notices.layer), Layer.provideMerge(runsLayer(home)))
 
 /**

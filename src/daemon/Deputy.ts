@@ -46,3 +46,76 @@ export const settle = (q: Q.Question, req: SettleRequest, now: Date): Either.Eit
   if (why !== undefined) return Either.left(why)
   return Either.mapLeft(Q.answer(q, { choice: req.choice }, now), (e) => e.message)
 }
+
+// ---------------------------------------------------------------------------
+// When a deputy starts
+
+/** Starts per question before magi stops and asks the owner to pick a choice instead. */
+export const MAX_STARTS = 3
+/** No deputy restarts within this many ms of its last start: a deputy that dies at once must not spin. */
+export const RESTART_AFTER_MS = 30_000
+
+export interface DeputyMemory {
+  readonly starts: number
+  readonly lastStartMs: number
+  readonly noticed: boolean
+}
+
+export interface Candidate {
+  readonly q: Q.Question
+  /** Someone (an asker, a deputy's `--wait`) holds a fresh lease on it. */
+  readonly leased: boolean
+}
+
+/**
+ * Which open conductor questions get a deputy now (at most `max` running at
+ * once), and which get the one notice that the deputies gave up. A question
+ * past its deadline gets none unless the owner said something unread.
+ */
+export const deputiesToStart = (
+  candidates: ReadonlyArray<Candidate>,
+  memory: ReadonlyMap<string, DeputyMemory>,
+  running: ReadonlySet<string>,
+  max: number,
+  fallbackTimeoutSecs: number,
+  nowMs: number
+): { readonly start: ReadonlyArray<Q.Question>; readonly notice: ReadonlyArray<Q.Question> } => {
+  const start: Q.Question[] = []
+  const notice: Q.Question[] = []
+  let slots = max - running.size
+  for (const { q, leased } of candidates) {
+    if (q.node !== CONDUCT || !Q.isOpen(q) || running.has(q.id) || leased) continue
+    if (nowMs > Q.deadlineMs(q, fallbackTimeoutSecs) && Q.unreadOwnerTurns(q) === undefined) continue
+    const m = memory.get(q.id)
+    if (m !== undefined && m.starts >= MAX_STARTS) {
+      if (!m.noticed) notice.push(q)
+      continue
+    }
+    if (m !== undefined && nowMs - m.lastStartMs < RESTART_AFTER_MS) continue
+    if (slots <= 0) continue
+    slots--
+    start.push(q)
+  }
+  return { start, notice }
+}
+
+/** What a deputy is told: the conductor's brief, and how to keep the owner company. */
+export const deputyPrompt = (q: Q.Question, task: { readonly id: string; readonly title: string } | undefined): string =>
+  [
+    `You are the deputy for conductor question ${q.id}. Nobody else waits on it: the conductor moved on.`,
+    "",
+    "## The brief",
+    "",
+    `Blocked task: ${task !== undefined ? `${task.id} (${task.title})` : q.run}.`,
+    `The question: ${q.summary}`,
+    `Why the conductor asked: ${q.detail.trim() === "" ? "it recorded no reason" : q.detail.trim()}`,
+    q.choices.length > 0
+      ? `Choices: ${q.choices.map((c) => `\`${c}\``).join(", ")}. Whichever the owner picks is recorded on the task and carried into its next run.`
+      : "It asks for free text; the owner's answer is carried into the task's next run.",
+    "",
+    "## What you do",
+    "",
+    `- Wait with \`magi ask --wait ${q.id}\`. When the owner asks something back, answer with \`magi ask --thread ${q.id} --summary "…"\`.`,
+    `- Only when the owner's own words clearly pick one choice, settle it: \`magi ask --settle ${q.id} --choice LABEL --quote '<their words, exactly>'\`.`,
+    "- Change no file and decide nothing for the owner; the task itself is left to magi."
+  ].join("\n")

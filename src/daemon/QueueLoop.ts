@@ -30,6 +30,7 @@ import * as T from "../queue/Task.js"
 import { taskInstruction } from "../queue/TaskPrompt.js"
 import { TaskStore } from "../queue/TaskStore.js"
 import { Conductor } from "./Conductor.js"
+import { Deputies } from "./Deputies.js"
 import { type BlockerState, resetAt, resolveBlockers, settle, settlementFor, stallReason } from "./QueueDecide.js"
 import { FileSystem } from "@effect/platform"
 
@@ -77,6 +78,7 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
   const rosters = yield* Rosters
   const config = yield* MagiConfig
   const conductor = yield* Effect.serviceOption(Conductor)
+  const deputies = yield* Effect.serviceOption(Deputies)
   const context = yield* Effect.context<
     TaskStore | QuestionStore | RunStore | Rosters | Agents | MagiHome | Workspaces | FileSystem.FileSystem
   >()
@@ -322,6 +324,8 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       for (const line of lines) yield* say(events, { kind: "conducted", task: "", run: null, line: `conductor: ${line}` })
       if (lines.length > 0) all = yield* tasks.list.pipe(Effect.orElseSucceed(() => all))
     }
+    // Conductor questions nobody waits on get a deputy, in the background.
+    if (Option.isSome(deputies)) yield* deputies.value.tick
     if (events.length > 0) all = yield* tasks.list.pipe(Effect.orElseSucceed(() => all))
     const tried = new Set<string>()
     for (;;) {

@@ -9,6 +9,8 @@ import { Context, Effect, Exit, Layer, Option, Ref, Scope, TestClock } from "eff
 import { Rosters, type AgentSpec } from "../../src/agents/AgentRoster.js"
 import { Agents, type CallInput, type CallResult } from "../../src/agents/Agents.js"
 import { Conductor, type ConductorOptions } from "../../src/daemon/Conductor.js"
+import { Deputies } from "../../src/daemon/Deputies.js"
+import * as Deputy from "../../src/daemon/Deputy.js"
 import { readDecisions } from "../../src/daemon/ConductorLog.js"
 import { Notices } from "../../src/daemon/Notices.js"
 import { QueueLoop, type QueueEvent } from "../../src/daemon/QueueLoop.js"
@@ -30,6 +32,7 @@ const impl: AgentSpec = { id: "fake", kind: "codex", command: ["codex"], model: 
 const boss: AgentSpec = { id: "boss", kind: "codex", command: ["codex"], model: null, args: [], env: {} }
 
 interface Reply {
+  readonly during?: (input: CallInput) => Effect.Effect<void, never, QuestionStore>
   readonly text: string
   readonly usable?: boolean
   readonly timedOut?: boolean
@@ -79,9 +82,10 @@ const fakeAgents = (w: World) =>
   Layer.succeed(Agents, {
     call: (input) =>
       Effect.gen(function* () {
-        const conducting = input.node === "conduct"
+        const conducting = input.node === "conduct" || input.node === "deputy"
         const n = (yield* Ref.updateAndGet(conducting ? w.conducts : w.calls, (c) => [...c, input])).length
         const reply: Reply = conducting ? (yield* Ref.get(w.verdicts))(input, n) : { text: "Done." }
+        if (reply.during) yield* reply.during(input).pipe(Effect.provide(w.base))
         const usable = (reply.usable ?? true) && reply.timedOut !== true
         const session = input.seat.session ?? `thread-${input.node}`
         return {
@@ -104,8 +108,14 @@ const startServe = (w: World, settings: Partial<Settings> = {}, options: Conduct
     const ctx = yield* Layer.buildWithScope(
       Layer.mergeAll(
         Waiter.layer,
-        QueueLoop.layer({ announce: (e) => Ref.update(w.events, (all) => [...all, e]) }).pipe(Layer.provide(Conductor.layer(options)))
+        QueueLoop.layer({ announce: (e) => Ref.update(w.events, (all) => [...all, e]) })
       ).pipe(
+        Layer.provideMerge(
+          Layer.merge(
+            Conductor.layer(options),
+            options.disabled === true ? Layer.succeed(Deputies, { tick: Effect.void, settle: Effect.void }) : Deputies.layer
+          )
+        ),
         Layer.provideMerge(Notices.at(`${HOME}/notices`)),
         Layer.provide(Layer.mergeAll(fakeAgents(w), Rosters.fixed([impl, boss]), MagiConfig.fixed({ conductor: "boss", ...settings }), Notifier.off)),
         Layer.provideMerge(Layer.succeedContext(w.base))
@@ -119,6 +129,7 @@ const startServe = (w: World, settings: Partial<Settings> = {}, options: Conduct
       yield* waiter.settle
       yield* queue.tick
       yield* queue.settle
+      yield* Context.get(ctx, Deputies).settle
       yield* TestClock.adjust(TICK)
     })
     return { scope, queue, beat, beats: (n: number) => Effect.repeatN(beat, n - 1) }
@@ -319,6 +330,52 @@ describe("the conductor", () => {
       expect(yield* Ref.get(w2.conducts)).toEqual([])
       expect(yield* prompts(w2)).toEqual(["Work"])
       yield* stop(unset)
+    })
+  )
+
+  it.scoped("a deputy keeps the owner company: it replies on the thread to an ask-back, settles with the owner's quoted words, and is started at most 3 times, 30 s apart", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      const questions = Context.get(w.base, QuestionStore)
+      const db = yield* file(w, "Add a database")
+      const asked = json({ decisions: [{ id: db.id, question: "Which database?", choices: ["Postgres", "SQLite"], reason: "unclear" }] })
+      const seats: string[] = []
+      yield* Ref.set(w.verdicts, (input, n) => {
+        if (input.node === "conduct") return { text: n === 1 ? asked : json({ decisions: [] }) }
+        seats.push(input.seat.key)
+        // The deputy: answers an unread ask-back on the thread; settles once the owner's words pick a choice.
+        return {
+          text: "kept the owner company",
+          during: (i) =>
+            Effect.gen(function* () {
+              const [q] = (yield* questions.list).filter((x) => x.node === "conduct")
+              const said = Q.unreadOwnerTurns(q!) ?? ""
+              const now = new Date(0)
+              if (said.includes("go with sqlite"))
+                yield* questions.update(q!.id, (x) => Deputy.settle(x, { seat: i.seat.key, choice: "SQLite", quote: "go with sqlite" }, now))
+              else if (said.includes("faster"))
+                yield* questions.update(q!.id, (x) => Q.reply({ ...x, delivered_turns: x.thread.length }, "SQLite is faster for this size of data.", x.choices, now))
+            }).pipe(Effect.orDie)
+        }
+      })
+      const s = yield* startServe(w)
+      yield* s.beats(1)
+      const [q] = (yield* questions.list).filter((x) => x.node === "conduct")
+      expect(seats).toEqual([`deputy-${Q.shortId(q!.id)}`])
+      // Not restarted within 30 s.
+      yield* s.beats(4)
+      expect(seats).toHaveLength(1)
+      yield* questions.update(q!.id, (x) => Q.say(x, "which is faster?", new Date(0)))
+      yield* s.beats(3)
+      expect(seats).toHaveLength(2)
+      expect((yield* questions.get(q!.id)).thread.at(-1)).toMatchObject({ who: "agent", body: "SQLite is faster for this size of data." })
+      yield* questions.update(q!.id, (x) => Q.say(x, "ok, go with sqlite then", new Date(0)))
+      yield* s.beats(8)
+      expect(seats).toHaveLength(3)
+      expect(yield* questions.get(q!.id)).toMatchObject({ status: "answered", answer: { choice: "SQLite" } })
+      expect(yield* task(w, db.id)).toMatchObject({ status: "done", answers: [{ question: q!.id, answer: "SQLite" }] })
+      expect((yield* Ref.get(w.calls))[0]!.prompt).toContain(`- question ${Q.shortId(q!.id)}: SQLite`)
+      yield* stop(s)
     })
   )
 })

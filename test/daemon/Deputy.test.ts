@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { Either } from "effect"
+import * as Deputy from "../../src/daemon/Deputy.js"
 import { deputySeat, settle, settleRefusal } from "../../src/daemon/Deputy.js"
 import * as Q from "../../src/questions/Question.js"
 
@@ -34,5 +35,36 @@ describe("a deputy settling a conductor question", () => {
     const answered = Either.getOrThrow(Q.answer(withOwner, { choice: "Postgres" }, at))
     expect(settleRefusal(answered, req)).toContain("is answered; there is nothing left to settle")
     expect(settleRefusal({ ...withOwner, node: "impl" }, req)).toContain("not a conductor question")
+  })
+})
+
+describe("which conductor questions get a deputy", () => {
+  const { deputiesToStart } = Deputy
+  const q = (id: string, over: Partial<Q.Question> = {}) => ({ ...base, id: `20260101-000000-${id}`, ...over })
+  const now = at.getTime() + 1000
+  const ids = (r: { start: ReadonlyArray<Q.Question> }) => r.start.map((x) => Q.shortId(x.id))
+
+  it("starts at most max_deputies at once, skipping a leased one, another node's, and one already running", () => {
+    const cands = [q("aaaa"), q("bbbb"), q("cccc"), q("dddd", { node: "impl" })].map((x) => ({ q: x, leased: false }))
+    expect(ids(deputiesToStart(cands, new Map(), new Set(), 2, 86_400, now))).toEqual(["aaaa", "bbbb"])
+    expect(ids(deputiesToStart(cands, new Map(), new Set([q("aaaa").id]), 2, 86_400, now))).toEqual(["bbbb"])
+    expect(ids(deputiesToStart([{ q: q("aaaa"), leased: true }], new Map(), new Set(), 2, 86_400, now))).toEqual([])
+  })
+
+  it("restarts none within 30 s, and after 3 starts gives one notice instead, once", () => {
+    const one = [{ q: q("aaaa"), leased: false }]
+    const recent = new Map([[q("aaaa").id, { starts: 1, lastStartMs: now - 29_000, noticed: false }]])
+    expect(ids(deputiesToStart(one, recent, new Set(), 2, 86_400, now))).toEqual([])
+    expect(ids(deputiesToStart(one, new Map([[q("aaaa").id, { starts: 1, lastStartMs: now - 30_000, noticed: false }]]), new Set(), 2, 86_400, now))).toEqual(["aaaa"])
+    const spent = new Map([[q("aaaa").id, { starts: 3, lastStartMs: 0, noticed: false }]])
+    const r = deputiesToStart(one, spent, new Set(), 2, 86_400, now)
+    expect([ids(r), r.notice.length]).toEqual([[], 1])
+    expect(deputiesToStart(one, new Map([[q("aaaa").id, { starts: 3, lastStartMs: 0, noticed: true }]]), new Set(), 2, 86_400, now).notice).toEqual([])
+  })
+
+  it("starts none for a question past its deadline unless the owner said something unread", () => {
+    const late = at.getTime() + 2 * 86_400_000
+    expect(ids(deputiesToStart([{ q: base, leased: false }], new Map(), new Set(), 2, 86_400, late))).toEqual([])
+    expect(ids(deputiesToStart([{ q: withOwner, leased: false }], new Map(), new Set(), 2, 86_400, late))).toEqual(["ab12"])
   })
 })
