@@ -8,7 +8,8 @@
  */
 import { Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
-import { Clock, Config, Duration, Effect, Fiber, Option, Random, Ref, Schedule } from "effect"
+import { Clock, Config, Duration, Effect, Either, Fiber, Option, Random, Ref, Schedule } from "effect"
+import * as Deputy from "../daemon/Deputy.js"
 import * as Q from "../questions/Question.js"
 import type { Question } from "../questions/Question.js"
 import { PANEL_MAX_BYTES, QuestionStore } from "../questions/QuestionStore.js"
@@ -50,6 +51,14 @@ const options = {
   ),
   wait: Options.text("wait").pipe(
     Options.withDescription("keep waiting on this question after a slice ran out (no new turn, no notification)"),
+    Options.optional
+  ),
+  settle: Options.text("settle").pipe(
+    Options.withDescription("(a conductor question's deputy) settle this question with the one --choice the owner's words picked"),
+    Options.optional
+  ),
+  quote: Options.text("quote").pipe(
+    Options.withDescription("with --settle: the owner's own words, verbatim, that pick the choice"),
     Options.optional
   ),
   json: Options.boolean("json").pipe(Options.withDescription("print one JSON object instead of prose"))
@@ -359,8 +368,26 @@ const abandonedLine = (q: Question) => {
   return `question ${Q.shortId(q.id)} is abandoned${why ? `: ${why}` : ""}; no answer will come`
 }
 
+/** `--settle`: a deputy carries the owner's free-text pick onto its conductor question. */
+const settleQuestion = (o: AskOptions, id: string) =>
+  Effect.gen(function* () {
+    if (o.choice.length !== 1) return yield* CliFailure.usage("magi ask --settle needs exactly one --choice: the label the owner's words picked")
+    if (Option.isNone(o.quote)) return yield* CliFailure.usage("magi ask --settle needs --quote: the owner's own words that pick it")
+    const seat = (yield* Config.string("MAGI_SEAT").pipe(Config.withDefault(""), Effect.orDie))
+    const current = yield* loadQuestion(id)
+    const at = yield* now
+    const request = { seat, choice: o.choice[0]!, quote: o.quote.value }
+    const refused = Deputy.settleRefusal(current, request)
+    if (refused !== undefined) return yield* CliFailure.refused(refused)
+    const q = yield* (yield* QuestionStore)
+      .update(current.id, (fresh) => Either.mapLeft(Deputy.settle(fresh, request, at), (message: string) => CliFailure.refused(message)))
+      .pipe(Effect.mapError((e) => (e instanceof CliFailure ? e : CliFailure.refused((e as { message: string }).message))))
+    yield* writeOut(`settled ${Q.shortId(q.id)}: ${request.choice}\n`)
+  })
+
 export const ask = Command.make("ask", options, (o) =>
   Effect.gen(function* () {
+    if (Option.isSome(o.settle)) return yield* settleQuestion(o, o.settle.value)
     if (Option.isSome(o.thread) && Option.isSome(o.wait))
       return yield* CliFailure.usage("use either --thread (reply, then wait) or --wait (only wait), not both")
     if (o.asset.length > 0 && Option.isNone(o.panel))

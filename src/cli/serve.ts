@@ -11,13 +11,24 @@ import { MagiHome } from "../platform/MagiHome.js"
 import { Notices } from "../daemon/Notices.js"
 import { TICK, Waiter } from "../daemon/Waiter.js"
 import { QueueLoop, type QueueLoopOptions } from "../daemon/QueueLoop.js"
+import { Conductor } from "../daemon/Conductor.js"
+import { Deputies } from "../daemon/Deputies.js"
 import { CliFailure } from "./CliFailure.js"
 import { runsLayer } from "./RunLayer.js"
 import { writeErr } from "./io.js"
 
 /** The waiter, the queue's loop and everything they drive, over `home`. */
-export const waiterLayer = (home: Layer.Layer<MagiHome>, queue: QueueLoopOptions = {}) =>
-  Layer.mergeAll(Waiter.layer, QueueLoop.layer(queue)).pipe(Layer.provideMerge(Notices.layer), Layer.provideMerge(runsLayer(home)))
+export const waiterLayer = (home: Layer.Layer<MagiHome>, queue: QueueLoopOptions = {}, conductor: { readonly disabled?: boolean } = {}) =>
+  Layer.mergeAll(
+    Waiter.layer,
+    QueueLoop.layer(queue).pipe(
+      Layer.provide(
+        conductor.disabled === true
+          ? Conductor.off
+          : Layer.merge(Conductor.layer({ maxAttempts: queue.maxAttempts }), Deputies.layer)
+      )
+    )
+  ).pipe(Layer.provideMerge(Notices.layer), Layer.provideMerge(runsLayer(home)))
 
 /**
  * Own the home and run the waiter until interrupted; fails with `HomeTaken`
@@ -55,9 +66,12 @@ export const serve = Command.make(
     maxAttempts: Options.integer("max-attempts").pipe(
       Options.withDescription("failed runs before a task is held for you (default: [daemon] max_attempts, else 2)"),
       Options.optional
+    ),
+    noConductor: Options.boolean("no-conductor").pipe(
+      Options.withDescription("leave the queue in priority order even when [roles] conductor names an agent")
     )
   },
-  ({ home, maxAttempts }) =>
+  ({ home, maxAttempts, noConductor }) =>
     Effect.gen(function* () {
       if (Option.isSome(maxAttempts) && maxAttempts.value < 1)
         return yield* CliFailure.usage(`--max-attempts must be a whole number above 0, not ${maxAttempts.value}`)
@@ -69,7 +83,7 @@ export const serve = Command.make(
           waiterLayer(Option.match(home, { onNone: () => MagiHome.fromEnv, onSome: MagiHome.at }), {
             maxAttempts: Option.getOrUndefined(maxAttempts),
             announce: (event) => writeErr(`magi serve: ${event.line}\n`)
-          })
+          }, { disabled: noConductor })
         )
       )
     })

@@ -11,6 +11,8 @@ import { Config, Effect, Either, Layer, Option } from "effect"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { MagiHome } from "../platform/MagiHome.js"
+import { conductDir } from "../daemon/Conductor.js"
+import { latestFor, readDecisions } from "../daemon/ConductorLog.js"
 import * as LocalContext from "../platform/LocalContext.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
@@ -213,6 +215,10 @@ const show = Command.make("show", { id: idArg, json }, (o) =>
     const t = yield* Effect.flatMap(TaskStore, (s) => s.get(o.id)).pipe(Effect.mapError(refused))
     if (o.json) return yield* writeOut(JSON.stringify(t, null, 2) + "\n")
     yield* writeOut(describe(t))
+    // What the conductor last decided about it, applied or refused.
+    const home = yield* MagiHome
+    const latest = latestFor(yield* readDecisions(conductDir(home)), t.id)
+    if (latest !== undefined) yield* writeOut(`\nconductor (${latest.at}, turn ${latest.turn}): ${latest.outcome}: ${latest.why}\n`)
     // A running task whose run waits on the owner: which questions.
     const run = t.status === "running" ? t.runs.at(-1) : undefined
     if (run === undefined) return

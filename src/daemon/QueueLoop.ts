@@ -30,12 +30,14 @@ import { resumable } from "../runs/RunStatus.js"
 import * as T from "../queue/Task.js"
 import { taskInstruction } from "../queue/TaskPrompt.js"
 import { TaskStore } from "../queue/TaskStore.js"
+import { Conductor } from "./Conductor.js"
+import { Deputies } from "./Deputies.js"
 import { type BlockerState, resetAt, resolveBlockers, settle, settlementFor, stallReason } from "./QueueDecide.js"
 import { FileSystem } from "@effect/platform"
 
 /** One thing the loop did to a task, as `magi serve` prints it. */
 export interface QueueEvent {
-  readonly kind: "started" | "done" | "failed" | "held" | "stalled" | "waiting" | "unblocked" | "paused"
+  readonly kind: "started" | "done" | "failed" | "held" | "stalled" | "waiting" | "unblocked" | "paused" | "conducted"
   readonly task: string
   readonly run: string | null
   readonly line: string
@@ -76,6 +78,8 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
   const runs = yield* RunStore
   const rosters = yield* Rosters
   const config = yield* MagiConfig
+  const conductor = yield* Effect.serviceOption(Conductor)
+  const deputies = yield* Effect.serviceOption(Deputies)
   const context = yield* Effect.context<
     TaskStore | QuestionStore | RunStore | Rosters | Agents | MagiHome | Workspaces | FileSystem.FileSystem
   >()
@@ -320,6 +324,15 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
     yield* resolveAll(events, all)
     const mine = yield* Ref.get(inFlight)
     for (const t of all) if (t.status === "running" && !mine.has(t.id)) yield* follow(events, t)
+    // The conductor's turn comes first; whatever it did (or failed to do),
+    // the loop then goes on to its own next task.
+    if (Option.isSome(conductor)) {
+      const lines = yield* conductor.value.cycle
+      for (const line of lines) yield* say(events, { kind: "conducted", task: "", run: null, line: `conductor: ${line}` })
+      if (lines.length > 0) all = yield* tasks.list.pipe(Effect.orElseSucceed(() => all))
+    }
+    // Conductor questions nobody waits on get a deputy, in the background.
+    if (Option.isSome(deputies)) yield* deputies.value.tick
     if (events.length > 0) all = yield* tasks.list.pipe(Effect.orElseSucceed(() => all))
     const tried = new Set<string>()
     // A roster is read from the repo's config files: once per repo per tick,

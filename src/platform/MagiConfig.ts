@@ -48,8 +48,12 @@ export interface Settings {
   readonly maxConcurrentRuns: number
   /** `[daemon] max_attempts`: failed runs before the loop holds a task for the owner. */
   readonly maxAttempts: number
+  /** `[daemon] max_deputies`: conductor-question deputies running at once. */
+  readonly maxDeputies: number
   /** `[roles] implementer`: the roster id the loop runs tasks with; null means the roster's first. */
   readonly implementer: string | null
+  /** `[roles] conductor`: the roster id of the agent that arranges the queue; null means no conductor. */
+  readonly conductor: string | null
   /** The files that were read, lowest precedence first. */
   readonly files: ReadonlyArray<string>
 }
@@ -60,7 +64,9 @@ export const defaults: Settings = {
   notifyCommand: [],
   maxConcurrentRuns: DEFAULT_MAX_CONCURRENT_RUNS,
   maxAttempts: DEFAULT_MAX_ATTEMPTS,
+  maxDeputies: 2,
   implementer: null,
+  conductor: null,
   files: []
 }
 
@@ -219,13 +225,22 @@ export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, file
       message: `\`roles.implementer\` must name an agent of the roster ([agents.<id>]), not ${JSON.stringify(roles.implementer)} (in ${files.join(" or ")})`
     })
   const implementer = typeof roles.implementer === "string" ? roles.implementer.trim() : null
+  // Two deputies: enough for two questions in flight, few enough not to crowd the implementer.
+  const maxDeputies = daemon.max_deputies === undefined ? 2 : yield* positiveCount(daemon.max_deputies, "daemon.max_deputies", files)
+  if (roles.conductor !== undefined && (typeof roles.conductor !== "string" || roles.conductor.trim() === ""))
+    return yield* new ConfigError({
+      message: `\`roles.conductor\` must name an agent of the roster ([agents.<id>]), not ${JSON.stringify(roles.conductor)} (in ${files.join(" or ")})`
+    })
+  const conductor = typeof roles.conductor === "string" ? roles.conductor.trim() : null
   return {
     answerTimeoutSecs,
     waitSliceSecs,
     notifyCommand: command as string[],
     maxConcurrentRuns,
     maxAttempts,
+    maxDeputies,
     implementer,
+    conductor,
     files
   } satisfies Settings
 })

@@ -61,7 +61,12 @@ export const make = Effect.gen(function* () {
       if (existing?.type === "Directory") return Effect.fail(fail("writeFile", path, "BadResource"))
       return requireDir("writeFile", path).pipe(
         Effect.tap(() => {
-          entries.set(path, { type: "File", data: new Uint8Array(data), mtime: new Date() })
+          // `a` appends, as on a real disk; anything else replaces.
+          const before = existing?.type === "File" && options?.flag?.startsWith("a") ? existing.data : new Uint8Array(0)
+          const next = new Uint8Array(before.length + data.length)
+          next.set(before)
+          next.set(data, before.length)
+          entries.set(path, { type: "File", data: next, mtime: new Date() })
           touched(path, existing ? FileSystem.WatchEventUpdate({ path }) : FileSystem.WatchEventCreate({ path }))
         })
       )

@@ -18,6 +18,9 @@ import { FilingRefused, fileWork } from "../queue/Filing.js"
 import { type BadBody, type BodyTooLarge, bodyAs, failure as bodyFailure } from "./Api.js"
 import { QueueFeed } from "./QueueFeed.js"
 import * as Responses from "./Responses.js"
+import { conductDir } from "../daemon/Conductor.js"
+import { readDecisions } from "../daemon/ConductorLog.js"
+import { MagiHome } from "../platform/MagiHome.js"
 
 /** A body the route understood but whose content cannot be filed. */
 class BadTask extends Error {
@@ -138,6 +141,12 @@ const repos = Effect.gen(function* () {
   return Responses.json({ current, repos: current === null || seen.includes(current) ? seen : [current, ...seen] })
 }).pipe(Effect.catchAll(failure))
 
+/** Every decision the conductor recorded, newest first, for a Conductor view. */
+const conduct = Effect.gen(function* () {
+  const home = yield* MagiHome
+  return Responses.json({ decisions: yield* readDecisions(conductDir(home)) })
+})
+
 // A change the owner tapped is recorded even if the phone drops the
 // connection while it is being written.
 const write = { uninterruptible: true } as const
@@ -151,5 +160,6 @@ export const router = HttpRouter.empty.pipe(
   HttpRouter.post("/api/queue/:id/edit", move(EditBody, '{"instruction": "…", "title"?: "…"}', (t, b) => T.edit(t, b)), write),
   HttpRouter.post("/api/queue/:id/done", move(NoBody, "{} or no body", (t) => T.succeed(t)), write),
   HttpRouter.del("/api/queue/:id", remove, write),
-  HttpRouter.get("/api/repos", repos)
+  HttpRouter.get("/api/repos", repos),
+  HttpRouter.get("/api/conduct", conduct)
 )

@@ -102,6 +102,17 @@ describe("MagiConfig", () => {
     })
   )
 
+  it.effect("reads [roles] conductor (none by default) and [daemon] max_deputies (2 by default), refusing a blank conductor", () =>
+    Effect.gen(function* () {
+      const none = world({})
+      expect(yield* none.run(load(none.repo))).toMatchObject({ conductor: null, maxDeputies: 2 })
+      const set = world({ "magi.toml": '[daemon]\nmax_deputies = 1\n[roles]\nconductor = " boss "\n' })
+      expect(yield* set.run(load(set.repo))).toMatchObject({ conductor: "boss", maxDeputies: 1 })
+      const blank = world({ "magi.toml": '[roles]\nconductor = ""\n' })
+      expect((yield* blank.run(Effect.flip(load(blank.repo)))).message).toContain("`roles.conductor` must name an agent")
+    })
+  )
+
   it.effect("takes MAGI_WAIT_SLICE over the files, for agent CLIs with short tool timeouts", () => {
     const w = world({ "magi.toml": "[ask]\nwait_slice = 200\n" }, { MAGI_WAIT_SLICE: "45" })
     return w.run(load(w.repo)).pipe(Effect.map((s) => expect(s.waitSliceSecs).toBe(45)))

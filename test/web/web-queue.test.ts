@@ -278,3 +278,17 @@ describe("the queue revision", () => {
     }
   })
 })
+
+describe("GET /api/conduct", () => {
+  it("lists the conductor's recorded decisions newest first, and none before it ever ran", async () => {
+    expect((await request(api("/api/conduct"))).json()).toEqual({ decisions: [] })
+    const dir = NodePath.join(web.home, "conduct")
+    NodeFs.mkdirSync(dir, { recursive: true })
+    const older = { at: "2026-01-01T00:00:00Z", turn: 1, task: "t1", decision: { id: "t1", recovery: "requeue" }, outcome: "applied", why: "requeued for a fresh start" }
+    const newer = { at: "2026-01-01T00:01:00Z", turn: 2, task: "t2", decision: { id: "t2", blocked_by: ["t2"] }, outcome: "refused", why: "task t2 cannot wait on itself" }
+    NodeFs.writeFileSync(NodePath.join(dir, "decisions.jsonl"), `${JSON.stringify(older)}\n${JSON.stringify(newer)}\n{"torn`)
+    const r = await request(api("/api/conduct"))
+    expect(r.status).toBe(200)
+    expect(r.json()).toEqual({ decisions: [newer, older] })
+  })
+})

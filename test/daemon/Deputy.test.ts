@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest"
+import { Either } from "effect"
+import * as Deputy from "../../src/daemon/Deputy.js"
+import { deputySeat, settle, settleRefusal } from "../../src/daemon/Deputy.js"
+import * as Q from "../../src/questions/Question.js"
+
+const at = new Date("2026-01-01T00:00:00Z")
+const base = Q.make({ id: "20260101-000000-ab12", run: "task-1", node: "conduct", seat: "conduct", summary: "Which database?", detail: "unclear", choices: ["Postgres", "SQLite"], now: at })
+const withOwner = Either.getOrThrow(Q.say(base, "Honestly, let's keep it small: sqlite is fine for now.", at))
+const req = { seat: "deputy-ab12", choice: "SQLite", quote: "sqlite is fine for now" }
+
+describe("a deputy settling a conductor question", () => {
+  it("is named deputy-<short id>", () => expect(deputySeat(base.id)).toBe("deputy-ab12"))
+
+  it("settles it with the offered label the owner's quoted words picked", () => {
+    const q = Either.getOrThrow(settle(withOwner, req, at))
+    expect(q).toMatchObject({ status: "answered", answer: { choice: "SQLite" } })
+    expect(Q.resolution(q)).toBe("SQLite")
+  })
+
+  it("refuses a forged quote: words the owner never wrote", () => {
+    expect(settleRefusal(withOwner, { ...req, quote: "use SQLite" })).toContain('the owner never said "use SQLite"')
+    // The agent's own words on the thread are not the owner's.
+    const agentSaid = Either.getOrThrow(Q.reply(base, "sqlite is fine for now", base.choices, at))
+    expect(settleRefusal(agentSaid, req)).toContain("the owner never said")
+  })
+
+  it("refuses another seat's --settle, and one from outside any seat", () => {
+    expect(settleRefusal(withOwner, { ...req, seat: "deputy-cd34" })).toContain("only seat deputy-ab12 may settle question ab12, not seat deputy-cd34")
+    expect(settleRefusal(withOwner, { ...req, seat: "" })).toContain("not a process outside any seat")
+  })
+
+  it("refuses a label that was not offered, a settled question, and a question the conductor did not ask", () => {
+    expect(settleRefusal(withOwner, { ...req, choice: "MySQL" })).toContain("not one of the choices question ab12 offers: Postgres, SQLite")
+    const answered = Either.getOrThrow(Q.answer(withOwner, { choice: "Postgres" }, at))
+    expect(settleRefusal(answered, req)).toContain("is answered; there is nothing left to settle")
+    expect(settleRefusal({ ...withOwner, node: "impl" }, req)).toContain("not a conductor question")
+  })
+})
+
+describe("which conductor questions get a deputy", () => {
+  const { deputiesToStart } = Deputy
+  const q = (id: string, over: Partial<Q.Question> = {}) => ({ ...base, id: `20260101-000000-${id}`, ...over })
+  const now = at.getTime() + 1000
+  const ids = (r: { start: ReadonlyArray<Q.Question> }) => r.start.map((x) => Q.shortId(x.id))
+
+  it("starts at most max_deputies at once, skipping a leased one, another node's, and one already running", () => {
+    const cands = [q("aaaa"), q("bbbb"), q("cccc"), q("dddd", { node: "impl" })].map((x) => ({ q: x, leased: false }))
+    expect(ids(deputiesToStart(cands, new Map(), new Set(), 2, 86_400, now))).toEqual(["aaaa", "bbbb"])
+    expect(ids(deputiesToStart(cands, new Map(), new Set([q("aaaa").id]), 2, 86_400, now))).toEqual(["bbbb"])
+    expect(ids(deputiesToStart([{ q: q("aaaa"), leased: true }], new Map(), new Set(), 2, 86_400, now))).toEqual([])
+  })
+
+  it("restarts none within 30 s, and after 3 starts gives one notice instead, once", () => {
+    const one = [{ q: q("aaaa"), leased: false }]
+    const recent = new Map([[q("aaaa").id, { starts: 1, lastStartMs: now - 29_000, noticed: false }]])
+    expect(ids(deputiesToStart(one, recent, new Set(), 2, 86_400, now))).toEqual([])
+    expect(ids(deputiesToStart(one, new Map([[q("aaaa").id, { starts: 1, lastStartMs: now - 30_000, noticed: false }]]), new Set(), 2, 86_400, now))).toEqual(["aaaa"])
+    const spent = new Map([[q("aaaa").id, { starts: 3, lastStartMs: 0, noticed: false }]])
+    const r = deputiesToStart(one, spent, new Set(), 2, 86_400, now)
+    expect([ids(r), r.notice.length]).toEqual([[], 1])
+    expect(deputiesToStart(one, new Map([[q("aaaa").id, { starts: 3, lastStartMs: 0, noticed: true }]]), new Set(), 2, 86_400, now).notice).toEqual([])
+  })
+
+  it("starts none for a question past its deadline unless the owner said something unread", () => {
+    const late = at.getTime() + 2 * 86_400_000
+    expect(ids(deputiesToStart([{ q: base, leased: false }], new Map(), new Set(), 2, 86_400, late))).toEqual([])
+    expect(ids(deputiesToStart([{ q: withOwner, leased: false }], new Map(), new Set(), 2, 86_400, late))).toEqual(["ab12"])
+  })
+})

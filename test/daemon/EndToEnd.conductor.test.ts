@@ -1,0 +1,74 @@
+/**
+ * The conductor with real processes, end to end: `magi serve` with a
+ * `command` agent as implementer and another as `[roles] conductor`; the
+ * conductor makes the higher-priority task wait on the other, the loop runs
+ * them in that order, and `magi task show` tells the owner why.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { spawn } from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { MAGI, magi, repoWithAgent } from "../runSupport.js"
+import { tempDirSync } from "../support.js"
+
+const QUEUE_AGENT = NodePath.resolve("test/fixtures/queue-agent.mjs")
+const CONDUCTOR_AGENT = NodePath.resolve("test/fixtures/conductor-agent.mjs")
+
+const until = async (what: string, ok: () => boolean, ms = 90_000) => {
+  const end = Date.now() + ms
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 200))
+  }
+}
+
+describe("magi serve with a conductor, end to end", () => {
+  it("runs the task the conductor made wait only after its blocker is done, and records why", async () => {
+    const dir = tempDirSync()
+    const home = NodePath.join(dir, "home")
+    const log = NodePath.join(dir, "agent.jsonl")
+    const conductorLog = NodePath.join(dir, "conductor.jsonl")
+    const repo = repoWithAgent(dir, ["node", QUEUE_AGENT])
+    NodeFs.appendFileSync(
+      NodePath.join(repo, "magi.toml"),
+      `\n[agents.boss]\nkind = "command"\ncommand = ${JSON.stringify(["node", CONDUCTOR_AGENT])}\n\n[roles]\nimplementer = "fake"\nconductor = "boss"\n`
+    )
+    const env = { MAGI_HOME: home, FAKE_AGENT_LOG: log, CONDUCTOR_LOG: conductorLog, MAGI_RUN: "", MAGI_NODE: "" }
+    const add = (args: string[]) => {
+      const r = magi(repo, env, "task", "add", ...args)
+      expect(r.status).toBe(0)
+      return /^filed (\w+) /.exec(r.stdout)![1]!
+    }
+    add(["--priority", "1", "Build the API"])
+    const client = add(["--priority", "5", "Use the API"])
+    const queue = NodePath.join(home, "queue")
+    const tasks = () =>
+      NodeFs.readdirSync(queue)
+        .filter((f) => f.endsWith(".json"))
+        .map((f) => JSON.parse(NodeFs.readFileSync(NodePath.join(queue, f), "utf8")))
+    const daemon = spawn(process.execPath, [MAGI, "serve", "--home", home], {
+      cwd: repo,
+      env: { ...process.env, ...env, XDG_CONFIG_HOME: NodePath.join(dir, "no-config") },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let daemonErr = ""
+    daemon.stderr.on("data", (d) => (daemonErr += d))
+    try {
+      await until("both tasks to be done", () => tasks().length === 2 && tasks().every((t) => t.status === "done"))
+    } finally {
+      daemon.kill("SIGTERM")
+      await new Promise((r) => daemon.once("exit", r))
+    }
+    const calls = NodeFs.readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l))
+    expect(calls.map((c) => c.task)).toEqual(["Build the API", "Use the API"])
+    const turns = NodeFs.readFileSync(conductorLog, "utf8").trim().split("\n").map((l) => JSON.parse(l))
+    expect(turns[0]).toMatchObject({ shown: ["Use the API", "Build the API"], node: "conduct", write: "0", cwd: NodeFs.realpathSync(repo) })
+    expect(NodeFs.existsSync(NodePath.join(home, "conduct", "artifacts", "turn-1", "conduct.prompt.md"))).toBe(true)
+    expect(NodeFs.existsSync(NodePath.join(home, "conduct", "seat.json"))).toBe(true)
+    const decisions = NodeFs.readFileSync(NodePath.join(home, "conduct", "decisions.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l))
+    expect(decisions[0]).toMatchObject({ outcome: "applied", why: expect.stringMatching(/^blocked on \w+$/) })
+    expect(daemonErr).toMatch(/magi serve: conductor: applied for task \w+: blocked on \w+/)
+    const shown = magi(repo, env, "task", "show", client)
+    expect(shown.stdout).toMatch(/conductor \(.*, turn 1\): applied: blocked on \w+/)
+  }, 150_000)
+})
