@@ -137,7 +137,9 @@ export const parse = (kind: AgentKind, stdout: string, stderr: string, exitCode:
     p.problem ??
     (timedOut
       ? "the agent's turn timed out"
-      : `the agent's turn failed (${exitCode === null ? "killed by a signal" : `exit ${exitCode}`})${said === "" ? "" : `: ${lastLines(said)}`}`)
+      : exitCode === 0 && !p.error
+        ? "the agent ended its turn without an answer"
+        : `the agent's turn failed (${exitCode === null ? "killed by a signal" : `exit ${exitCode}`})${said === "" ? "" : `: ${lastLines(said)}`}`)
   return { text: p.error ? plainMessage(text) : text, session: p.session, usable, quota: p.quota, problem }
 }
 

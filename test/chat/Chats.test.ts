@@ -22,7 +22,7 @@ const interviewer = (dir: string, id = "claude", command = [NodePath.join(BIN, "
   command,
   model: null,
   args: [],
-  env: { CHAT_AGENT_DIR: dir }
+  env: { CHAT_AGENT_DIR: dir, CLAUDE_CONFIG_DIR: NodePath.join(dir, "claude") }
 })
 
 interface Step {
@@ -151,8 +151,8 @@ describe("a chat's turns, with a real agent process", () => {
   }
 
   it.live("a usage limit becomes a saved note with its reset time", () => failsWith({ mode: "quota" }, "resets: 3pm (UTC)"))
-  it.live("an agent that crashes becomes a saved note", () => failsWith({ mode: "fail" }, "no usable answer (exit 3"))
-  it.live("an agent that says nothing becomes a saved note", () => failsWith({ mode: "empty" }, "no usable answer"))
+  it.live("an agent that crashes becomes a saved note", () => failsWith({ mode: "fail" }, "failed (exit 3): chat agent: crashed"))
+  it.live("an agent that says nothing becomes a saved note", () => failsWith({ mode: "empty" }, "without an answer"))
 
   it.live("an agent that cannot be started becomes a saved note", () => {
     const t = setup([{ reply: "Which fetcher?" }])
