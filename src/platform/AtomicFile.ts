@@ -51,6 +51,18 @@ const writeScratch = (fs: FileSystem.FileSystem, path: string, text: string, dur
     : fs.writeFileString(path, text, { flag: "wx" })
 
 /**
+ * `text` in a fresh scratch file beside `path` (its folder made first), ready
+ * to be renamed or linked into place; removed again if the write fails.
+ */
+const scratchBeside = (fs: FileSystem.FileSystem, path: string, text: string, durable: boolean) =>
+  Effect.gen(function* () {
+    const tmp = scratchFor(path)
+    yield* fs.makeDirectory(NodePath.dirname(path), { recursive: true })
+    yield* writeScratch(fs, tmp, text, durable).pipe(Effect.tapError(() => fs.remove(tmp).pipe(Effect.ignore)))
+    return tmp
+  })
+
+/**
  * Flush a directory's entries (a rename or link into it) to the disk. Best
  * effort: some filesystems cannot open a directory for this, and there the
  * write has still landed, only without the power-loss promise.
@@ -68,9 +80,7 @@ export const writeAtomically = Effect.fn("writeAtomically")(function* (
 ) {
   const fs = yield* FileSystem.FileSystem
   const durable = options?.durable ?? false
-  const tmp = scratchFor(path)
-  yield* fs.makeDirectory(NodePath.dirname(path), { recursive: true })
-  yield* writeScratch(fs, tmp, text, durable).pipe(Effect.tapError(() => fs.remove(tmp).pipe(Effect.ignore)))
+  const tmp = yield* scratchBeside(fs, path, text, durable)
   yield* fs.rename(tmp, path).pipe(Effect.tapError(() => fs.remove(tmp).pipe(Effect.ignore)))
   if (durable) yield* syncDirectory(NodePath.dirname(path))
 })
@@ -91,9 +101,7 @@ export const createAtomically = Effect.fn("createAtomically")(function* (
 ) {
   const fs = yield* FileSystem.FileSystem
   const durable = options?.durable ?? false
-  const tmp = scratchFor(path)
-  yield* fs.makeDirectory(NodePath.dirname(path), { recursive: true })
-  yield* writeScratch(fs, tmp, text, durable).pipe(Effect.tapError(() => fs.remove(tmp).pipe(Effect.ignore)))
+  const tmp = yield* scratchBeside(fs, path, text, durable)
   const linked = yield* fs.link(tmp, path).pipe(
     Effect.as(true),
     Effect.catchIf(alreadyExists, () => Effect.succeed(false)),

@@ -3,62 +3,9 @@
  * owner's `magi answer` in another, talking only through the files.
  */
 import { describe, expect, it } from "vitest"
-import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { tempDirSync } from "../support.js"
-
-const MAGI = NodePath.resolve("dist/magi.js")
-
-interface Done {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
-/** One isolated owner: a home, an empty config dir, a non-git working dir. */
-const owner = () => {
-  const top = tempDirSync()
-  const home = NodePath.join(top, "home")
-  const cwd = NodePath.join(top, "work")
-  NodeFs.mkdirSync(cwd, { recursive: true })
-  const env = {
-    PATH: process.env.PATH ?? "",
-    HOME: top,
-    MAGI_HOME: home,
-    XDG_CONFIG_HOME: NodePath.join(top, "config")
-  }
-  const start = (args: ReadonlyArray<string>, extra: Record<string, string> = {}, input?: string) => {
-    const child = spawn(process.execPath, [MAGI, ...args], {
-      cwd,
-      env: { ...env, ...extra },
-      stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"]
-    })
-    if (input !== undefined) child.stdin!.end(input)
-    let stdout = ""
-    let stderr = ""
-    child.stdout!.on("data", (c) => (stdout += c))
-    child.stderr!.on("data", (c) => (stderr += c))
-    const done = new Promise<Done>((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })))
-    return { child, done }
-  }
-  const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}, input?: string) =>
-    start(args, extra, input).done
-  const questionsDir = NodePath.join(home, "questions")
-  /** The id of the only question, once `magi ask` has filed it. */
-  const filedId = async (count = 1): Promise<string[]> => {
-    for (let i = 0; i < 400; i++) {
-      const ids = NodeFs.existsSync(questionsDir)
-        ? NodeFs.readdirSync(questionsDir).filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5))
-        : []
-      if (ids.length >= count) return ids.sort()
-      await new Promise((r) => setTimeout(r, 25))
-    }
-    throw new Error("magi ask never filed its question")
-  }
-  const read = (id: string) => JSON.parse(NodeFs.readFileSync(NodePath.join(questionsDir, `${id}.json`), "utf8"))
-  return { start, run, filedId, read, cwd, home, questionsDir }
-}
+import { owner } from "./cliSupport.js"
 
 describe("magi as real processes", () => {
   it("delivers an answer given by `magi answer` in another process to the waiting `magi ask`", async () => {
