@@ -13,9 +13,12 @@
  * works, which repositories this home has seen, and which one `magi web` was
  * started in (where a task filed from the phone goes by default).
  */
-import { CommandExecutor } from "@effect/platform"
+import { CommandExecutor, FileSystem } from "@effect/platform"
 import { Context, Effect, Layer, Option, Ref } from "effect"
 import * as NodeZlib from "node:zlib"
+import { conductDir } from "../daemon/Conductor.js"
+import { type DecisionRecord, readDecisions } from "../daemon/ConductorLog.js"
+import { MagiHome } from "../platform/MagiHome.js"
 import * as Q from "../questions/Question.js"
 import type { Question } from "../questions/Question.js"
 import * as T from "../queue/Task.js"
@@ -55,6 +58,8 @@ export type TaskView = Task & {
   readonly run_questions: ReadonlyArray<RunQuestion>
   /** Can the loop start it now: queued, or failed with attempts left. */
   readonly runnable: boolean
+  /** The conductor's latest decision about this task, applied or refused; null when it never decided one. */
+  readonly conductor: DecisionRecord | null
 }
 
 /** A reference to the task a run works, for the run's page. */
@@ -70,8 +75,19 @@ export const queueOrder = (tasks: ReadonlyArray<Task>): ReadonlyArray<Task> => [
   ...tasks.filter((t) => !T.isOpen(t)).sort((a, b) => b.updated_at.localeCompare(a.updated_at) || b.id.localeCompare(a.id))
 ]
 
-/** The views of `tasks` against the questions: pure, so a test can call it. */
-export const views = (tasks: ReadonlyArray<Task>, questions: ReadonlyArray<Question>): ReadonlyArray<TaskView> => {
+/** Each task's latest decision, from the log read newest first: one pass, not one search per task. */
+export const latestDecisions = (records: ReadonlyArray<DecisionRecord>): ReadonlyMap<string, DecisionRecord> => {
+  const latest = new Map<string, DecisionRecord>()
+  for (const r of records) if (!latest.has(r.task)) latest.set(r.task, r)
+  return latest
+}
+
+/** The views of `tasks` against the questions and the conductor's latest decisions: pure, so a test can call it. */
+export const views = (
+  tasks: ReadonlyArray<Task>,
+  questions: ReadonlyArray<Question>,
+  decisions: ReadonlyMap<string, DecisionRecord> = new Map()
+): ReadonlyArray<TaskView> => {
   const taskById = new Map(tasks.map((t) => [t.id, t]))
   const questionById = new Map(questions.map((q) => [q.id, q]))
   const awaitedByRun = new Map<string, Array<Question>>()
@@ -95,7 +111,8 @@ export const views = (tasks: ReadonlyArray<Task>, questions: ReadonlyArray<Quest
       ...t,
       blockers: t.blocked_by.map(blocker),
       run_questions: awaited.map((q) => ({ id: q.id, summary: q.summary, status: q.status, waiting_on_agent: Q.waitingOnAgent(q) })),
-      runnable: T.runnable(t)
+      runnable: T.runnable(t),
+      conductor: decisions.get(t.id) ?? null
     }
   })
 }
@@ -134,6 +151,21 @@ export class QueueFeed extends Context.Tag("magi/web/QueueFeed")<
       const snapshots = yield* Snapshots
       const runs = yield* RunFeed
       const executor = yield* CommandExecutor.CommandExecutor
+      const fs = yield* FileSystem.FileSystem
+      const home = yield* MagiHome
+      /**
+       * The conductor's latest decision per task, with a key that moves when
+       * the log does: it is append-only, so its record count and newest
+       * record say whether anything was added (a refused decision changes no
+       * task, so the tasks alone cannot say).
+       */
+      const decisions = readDecisions(conductDir(home)).pipe(
+        Effect.provideService(FileSystem.FileSystem, fs),
+        Effect.map((records) => ({
+          key: `${records.length}:${records.length === 0 ? "" : JSON.stringify(records[0])}`,
+          latest: latestDecisions(records)
+        }))
+      )
       const startedIn = yield* git(process.cwd(), "rev-parse", "--show-toplevel").pipe(
         Effect.provideService(CommandExecutor.CommandExecutor, executor),
         Effect.option
@@ -143,6 +175,7 @@ export class QueueFeed extends Context.Tag("magi/web/QueueFeed")<
         Option.none<{
           readonly tasks: ReadonlyArray<Task>
           readonly questions: ReadonlyArray<Question>
+          readonly decisions: { readonly key: string; readonly latest: ReadonlyMap<string, DecisionRecord> }
           readonly snapshot: QueueSnapshot
           readonly seq: number
         }>()
@@ -165,9 +198,11 @@ export class QueueFeed extends Context.Tag("magi/web/QueueFeed")<
             const seq = yield* Ref.updateAndGet(started, (n) => n + 1)
             const tasks = yield* store.list
             const questions = (yield* snapshots.current).questions
-            const same = Option.filter(last, (l) => l.tasks === tasks && l.questions === questions)
-            const snapshot = Option.isSome(same) ? same.value.snapshot : render(views(tasks, questions))
-            yield* Ref.set(latest, Option.some({ tasks, questions, snapshot, seq }))
+            // Read once per build, never once per task.
+            const decided = yield* decisions
+            const same = Option.filter(last, (l) => l.tasks === tasks && l.questions === questions && l.decisions.key === decided.key)
+            const snapshot = Option.isSome(same) ? same.value.snapshot : render(views(tasks, questions, decided.latest))
+            yield* Ref.set(latest, Option.some({ tasks, questions, decisions: decided, snapshot, seq }))
             return snapshot
           })
         )
@@ -181,7 +216,8 @@ export class QueueFeed extends Context.Tag("magi/web/QueueFeed")<
           const last = yield* Ref.get(latest)
           const tasks = Option.isSome(last) ? last.value.tasks : yield* store.list
           const questions = (yield* snapshots.current).questions
-          return views([t, ...tasks.filter((x) => x.id !== t.id)], questions).find((v) => v.id === t.id)!
+          const decided = Option.isSome(last) ? last.value.decisions.latest : (yield* decisions).latest
+          return views([t, ...tasks.filter((x) => x.id !== t.id)], questions, decided).find((v) => v.id === t.id)!
         })
 
       const taskOfRun = (run: string) =>

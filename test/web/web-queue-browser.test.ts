@@ -12,6 +12,8 @@ import * as NodePath from "node:path"
 import * as Q from "../../src/questions/Question.js"
 import * as T from "../../src/queue/Task.js"
 import { TaskStore } from "../../src/queue/TaskStore.js"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import { appendDecision, type DecisionRecord } from "../../src/daemon/ConductorLog.js"
 import { sampleRun } from "../runSupport.js"
 import { choiceQuestion, ok, tempDirSync } from "../support.js"
 import { gitRepo, seed, seedRun, startWeb, withTasks, type Web } from "./web-support.js"
@@ -257,6 +259,54 @@ describe.skipIf(!haveChromium)("the queue and runs pages in Chromium", { timeout
       await blocked.getByRole("link", { name: "question: Which <b>cache</b>?" }).tap()
       await page.locator(`article.card[data-id="${question.id}"]`).waitFor({ state: "visible" })
       expect(await page.locator("section.queue-view, div.queue-view").isVisible()).toBe(false)
+    } finally {
+      await close()
+    }
+  })
+
+  it("shows each task's latest conductor decision on its card, as text, and the decisions newest first in a folded Conductor section, live", async () => {
+    const { home, web } = await open()
+    try {
+      const append = (r: DecisionRecord) =>
+        Effect.runPromise(appendDecision(NodePath.join(home, "conduct"), r).pipe(Effect.provide(NodeFileSystem.layer)))
+      const waiting = await file(home, { instruction: "Use the cache" })
+      const other = await file(home, { instruction: "Set up the cache" })
+      await append({ at: "2026-01-01T00:00:00Z", turn: 1, task: waiting.id, decision: { id: waiting.id, recovery: "requeue" }, outcome: "applied", why: "requeued" })
+      await append({
+        at: "2026-01-01T00:01:00Z",
+        turn: 2,
+        task: waiting.id,
+        decision: { id: waiting.id, blocked_by: [waiting.id] },
+        outcome: "refused",
+        why: "<b>a task cannot wait on itself</b>"
+      })
+      await page.goto(`${web.url}/#/queue`)
+      const card = page.locator(`article.task[data-id="${waiting.id}"]`)
+      await card.waitFor({ timeout: 15_000 })
+      await expect.poll(() => card.locator(".conductor-line").textContent(), { timeout: 15_000 }).toBe("conductor: refused — <b>a task cannot wait on itself</b>")
+      expect(await card.locator(".conductor-line b").count()).toBe(0)
+      expect(await page.locator(`article.task[data-id="${other.id}"] .conductor-line`).count()).toBe(0)
+
+      // Folded until the owner opens it; then newest first.
+      const section = page.locator("details.conductor")
+      await expect.poll(() => section.isVisible(), { timeout: 15_000 }).toBe(true)
+      expect(await section.getAttribute("open")).toBe(null)
+      await section.locator("summary").tap()
+      expect(await section.locator("li > div").allTextContents()).toEqual([
+        "conductor: refused — <b>a task cannot wait on itself</b>",
+        "conductor: applied — requeued"
+      ])
+
+      // A new decision arrives with the next queue change, without a reload.
+      await append({ at: "2026-01-01T00:02:00Z", turn: 3, task: other.id, decision: { id: other.id, recovery: "hold" }, outcome: "applied", why: "held for review" })
+      await file(home, { instruction: "Something new" })
+      await expect
+        .poll(() => section.locator("li > div").allTextContents(), { timeout: 20_000 })
+        .toEqual(["conductor: applied — held for review", "conductor: refused — <b>a task cannot wait on itself</b>", "conductor: applied — requeued"])
+      await expect
+        .poll(() => page.locator(`article.task[data-id="${other.id}"] .conductor-line`).textContent(), { timeout: 20_000 })
+        .toBe("conductor: applied — held for review")
+      expect(console.filter((m) => /Content Security Policy|Refused|Uncaught/.test(m))).toEqual([])
     } finally {
       await close()
     }

@@ -5,12 +5,14 @@
  * queue revision in health and the change events.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as Q from "../../src/questions/Question.js"
 import * as T from "../../src/queue/Task.js"
 import { TaskStore } from "../../src/queue/TaskStore.js"
+import { appendDecision, type DecisionRecord } from "../../src/daemon/ConductorLog.js"
 import { sampleRun } from "../runSupport.js"
 import { choiceQuestion, ok, tempDirSync } from "../support.js"
 import { gitRepo, postJson, readEvents, request, seed, seedRun, startWeb, withTasks, type Web } from "./web-support.js"
@@ -290,5 +292,46 @@ describe("GET /api/conduct", () => {
     const r = await request(api("/api/conduct"))
     expect(r.status).toBe(200)
     expect(r.json()).toEqual({ decisions: [newer, older] })
+  })
+})
+
+describe("the conductor's latest decision on each task", () => {
+  it("shows each task's latest decision in GET /api/queue, null for one never decided, and a new decision without waiting on a task change", async () => {
+    const own = await startWeb(tempDirSync(), 0, { cwd: repo })
+    try {
+      const decided = await file(own.home, { instruction: "Wire the cache" })
+      const untouched = await file(own.home, { instruction: "Write the docs" })
+      const dir = NodePath.join(own.home, "conduct")
+      const append = (r: DecisionRecord) => Effect.runPromise(appendDecision(dir, r).pipe(Effect.provide(NodeFileSystem.layer)))
+      const first: DecisionRecord = {
+        at: "2026-01-01T00:00:00Z",
+        turn: 1,
+        task: decided.id,
+        decision: { id: decided.id, blocked_by: [untouched.id] },
+        outcome: "applied",
+        why: `blocked on ${untouched.id}`
+      }
+      await append(first)
+      const before = await queue(own.url)
+      expect(before.find((t) => t.id === decided.id)).toMatchObject({ conductor: first })
+      expect(before.find((t) => t.id === untouched.id)).toMatchObject({ conductor: null })
+
+      // A refused decision moves no task, yet the page must still see it.
+      const second: DecisionRecord = {
+        at: "2026-01-01T00:01:00Z",
+        turn: 2,
+        task: decided.id,
+        decision: { id: decided.id, blocked_by: ["nope"] },
+        outcome: "refused",
+        why: "no task or question has the id nope"
+      }
+      await append(second)
+      const after = await queue(own.url)
+      expect(after.find((t) => t.id === decided.id)).toMatchObject({ conductor: second })
+      expect(after.find((t) => t.id === untouched.id)).toMatchObject({ conductor: null })
+      expect((await request(`${own.url}/api/conduct`)).json()).toEqual({ decisions: [second, first] })
+    } finally {
+      await own.stop()
+    }
   })
 })

@@ -3,8 +3,9 @@ import type { Notice as WaiterNotice } from "../../daemon/Notices.js"
 import type { QuestionView } from "../Snapshot.js"
 import type { RunDetail, RunListEntry } from "../RunsApi.js"
 import type { Blocker, TaskView } from "../QueueFeed.js"
+import type { DecisionRecord } from "../../daemon/ConductorLog.js"
 
-export type { Blocker, QuestionView, RunDetail, RunListEntry, TaskView, WaiterNotice }
+export type { Blocker, DecisionRecord, QuestionView, RunDetail, RunListEntry, TaskView, WaiterNotice }
 
 /** A refusal from the server, with its status and the message it gave. */
 export class ApiError extends Error {
@@ -73,6 +74,9 @@ const send = async <A>(url: string, body: unknown, method = "POST"): Promise<A> 
 }
 
 const post = (url: string, body: unknown) => send<QuestionView>(url, body)
+
+/** The conductor's recorded decisions, newest first. */
+export const listDecisions = () => getJson<{ readonly decisions: ReadonlyArray<DecisionRecord> }>("/api/conduct").then((r) => r.decisions)
 
 /** Every task: open first (priority, then newest), then history. */
 export const listQueue = () => getJson<ReadonlyArray<TaskView>>("/api/queue")

@@ -4,13 +4,17 @@
  * it waits on, with hold / release / priority / edit / done / remove (remove
  * asks once more first, in place: a mistaken tap must not lose a task).
  *
- * Live: a change event whose queue revision moved refetches the list (so do
+ * Each card shows the conductor's latest decision about its task, and a folded
+ * Conductor section lists its latest decisions, newest first.
+ *
+ * Live: a change event whose queue revision moved refetches the list and the
+ * conductor's decisions (so do
  * the questions, which a running or blocked task may wait on). A card is
  * redrawn only when its task or its notice changed, so a half-typed edit
  * survives other tasks moving around it.
  */
 import * as Api from "./api.js"
-import type { Blocker, TaskView } from "./api.js"
+import type { Blocker, DecisionRecord, TaskView } from "./api.js"
 import { time } from "./card.js"
 import { el } from "./dom.js"
 import { coalesced, decoded, message, type Revisions, type View } from "./view.js"
@@ -45,6 +49,12 @@ const statusOf = (t: TaskView): [string, string] => {
 
 const sourceLabel = (t: TaskView) =>
   t.source.kind === "human" ? "you" : t.source.kind === "agent" ? `${t.source.node}@${short(t.source.run)}` : `${t.source.repo}#${t.source.number}`
+
+/** How many decisions the Conductor section lists: enough for the last few cycles, short enough for a phone. */
+const DECISIONS_SHOWN = 30
+
+/** One decision in words: applied or refused, then what was done or why not. */
+const decisionLine = (d: DecisionRecord) => `conductor: ${d.outcome} — ${d.why}`
 
 const basename = (path: string) => path.replace(/\/+$/, "").split("/").pop() ?? path
 
@@ -95,12 +105,22 @@ export const queueView = (): View => {
     { class: "notice waiting no-loop", attrs: { hidden: true, role: "status" } },
     "No magi loop is running, so nothing here will start: run `magi serve` (or magi web without --no-loop)."
   )
+  const decisionList = el("ul", { class: "decisions" })
+  // Folded: the conductor's log is for when the owner wonders why a task moved.
+  const conductor = el(
+    "details",
+    { class: "conductor", attrs: { hidden: true } },
+    el("summary", {}, "Conductor"),
+    el("p", { class: "muted" }, "What the conductor decided about each task, newest first."),
+    decisionList
+  )
   const node = el(
     "div",
     { class: "view queue-view", attrs: { hidden: true } },
     el("section", { class: "file", attrs: { "aria-label": "File a task" } }, el("h2", {}, "File a task"), fileForm),
     banner,
     el("section", { class: "open-tasks", attrs: { "aria-label": "Open tasks" } }, el("h2", {}, "Queue"), noLoop, openEmpty, openList),
+    el("section", { class: "conductor-log", attrs: { "aria-label": "Conductor" } }, conductor),
     el("section", { class: "history task-history", attrs: { "aria-label": "Done" } }, el("h2", {}, "Done"), historyList)
   )
 
@@ -326,6 +346,7 @@ export const queueView = (): View => {
           )
         : null,
       t.last_error === null ? null : el("p", { class: "notice error last-error" }, `Last error: ${t.last_error}`),
+      t.conductor === null ? null : el("p", { class: "muted conductor-line" }, decisionLine(t.conductor)),
       t.blockers.length === 0
         ? null
         : el("div", { class: "blockers" }, el("span", { class: "muted" }, "Waits on:"), el("ul", {}, ...t.blockers.map(blockerItem))),
@@ -386,13 +407,40 @@ export const queueView = (): View => {
     }
   }
 
+  let decisions: ReadonlyArray<DecisionRecord> = []
+  const drawDecisions = () => {
+    const titles = new Map(tasks.map((t) => [t.id, t.title]))
+    conductor.hidden = decisions.length === 0
+    decisionList.replaceChildren(
+      ...decisions.slice(0, DECISIONS_SHOWN).map((d) =>
+        el(
+          "li",
+          { attrs: { "data-task": d.task } },
+          el("span", { class: "muted" }, `${d.at} · turn ${d.turn} · `),
+          titles.has(d.task) ? el("a", { attrs: { href: `#/queue/${encodeURIComponent(d.task)}` } }, titles.get(d.task)!) : `task ${d.task}`,
+          el("div", {}, decisionLine(d))
+        )
+      )
+    )
+  }
+  // A failed fetch keeps what was shown: the log only grows, and the queue's own banner reports a server gone.
+  const loadDecisions = () =>
+    Api.listDecisions().then(
+      (ds) => {
+        decisions = ds
+        drawDecisions()
+      },
+      () => undefined
+    )
+
   const load = coalesced(() =>
-    Api.listQueue().then(
-      (ts) => {
+    Promise.all([loadDecisions(), Api.listQueue()]).then(
+      ([, ts]) => {
         stale = false
         tasks = ts
         banner.hidden = true
         draw()
+        drawDecisions()
       },
       (e: unknown) => {
         banner.hidden = false
