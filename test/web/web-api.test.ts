@@ -617,15 +617,21 @@ describe("GET /api/notices", () => {
     const own = await startWeb(home)
     try {
       let first: number | undefined
+      let written: number | undefined
+      // The notices folder's mtime once the notice is in it: what the
+      // revision must become (the folder's own creation moves it earlier).
+      const folderRevision = () => NodeFs.statSync(NodePath.join(home, "notices")).mtime.getTime()
       const events = await readEvents(`${own.url}/api/events`, (seen) => {
         const revisions = seen.map((e) => JSON.parse(e.data).revisions.notices as number)
-        if (first === undefined && revisions.length > 0) {
+        if (written === undefined && revisions.length > 0) {
           first = revisions[0]
           writeNotice(home, { id: "20260902-231500-dddd", question: "20260902-231000-3333", summary: "Could not reach impl-A", reason: "run is done" })
+          written = folderRevision()
         }
-        return revisions.some((r) => r !== first)
+        return revisions.some((r) => r !== first && r === written)
       })
       expect(events.every((e) => e.event === "change")).toBe(true)
+      expect(JSON.parse(events.at(-1)!.data).revisions.notices).not.toBe(first)
       expect((await request(`${own.url}/api/health`)).json().revisions.notices).toBe(JSON.parse(events.at(-1)!.data).revisions.notices)
     } finally {
       await own.stop()
