@@ -34,14 +34,19 @@ export const run = (cmd, args, opts = {}) =>
 
 export const ms = (n) => `${n.toFixed(1)} ms`
 
-/** `magi web --no-loop` on `home`, 127.0.0.1, a free port: { url, host, port, stop }. */
-export const startWeb = async (home) => {
+/**
+ * `magi web --no-loop` on `home`, 127.0.0.1, a free port, started in `cwd`
+ * (the repository `/api/repos` names): { url, hostname, port, pid, stop }.
+ * `stop` resolves once the server has exited.
+ */
+export const startWeb = async (home, { cwd } = {}) => {
   const argv = [process.execPath, MAGI, "web", "--bind", "127.0.0.1", "--port", "0", "--home", home, "--no-loop"]
   // MAGI_BENCH_NOFILE runs the server under `ulimit -n N` (1024 is the usual default).
   const limit = process.env.MAGI_BENCH_NOFILE
   const server = spawn(limit ? "/bin/sh" : argv[0], limit ? ["-c", `ulimit -n ${Number(limit)} && exec "$@"`, "sh", ...argv] : argv.slice(1), {
     stdio: ["ignore", "pipe", "inherit"],
-    env: { ...process.env, MAGI_HOME: home, XDG_CONFIG_HOME: join(home, "config") }
+    env: { ...process.env, MAGI_HOME: home, XDG_CONFIG_HOME: join(home, "config") },
+    ...(cwd === undefined ? {} : { cwd })
   })
   const url = await new Promise((done, fail) => {
     let out = ""
@@ -53,24 +58,27 @@ export const startWeb = async (home) => {
     server.once("exit", (code) => fail(new Error(`magi web exited with ${code}`)))
   })
   const { hostname, port } = new URL(url)
-  return { url, hostname, port: Number(port), stop: () => server.kill("SIGTERM") }
+  const exited = new Promise((done) => server.once("exit", done))
+  const stop = () => (server.kill("SIGTERM"), exited)
+  return { url, hostname, port: Number(port), pid: server.pid, stop }
 }
 
 const percentileOf = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
 
-/** `connections` keep-alive clients on GET `path` for `seconds`: requests/s, p50, p99, max, errors. */
+/** `connections` keep-alive clients on GET `path` for `seconds`: requests/s, p50, p99, max, errors, mean body size. */
 export const loadTest = async ({ hostname, port }, path, { seconds = 10, connections = 20, headers = {} } = {}) => {
   const { Agent, request } = await import("node:http")
   const now = () => performance.timeOrigin + performance.now()
   const agent = new Agent({ keepAlive: true, maxSockets: connections })
   const latencies = []
   let errors = 0
+  let bytes = 0
   const deadline = now() + seconds * 1000
   const one = () =>
     new Promise((done) => {
       const started = now()
       const req = request({ hostname, port, path, agent, headers }, (res) => {
-        res.on("data", () => {})
+        res.on("data", (c) => (bytes += c.length))
         res.on("end", () => {
           latencies.push(now() - started)
           if (res.statusCode !== 200) errors++
@@ -88,10 +96,12 @@ export const loadTest = async ({ hostname, port }, path, { seconds = 10, connect
   latencies.sort((a, b) => a - b)
   return {
     path,
+    requests: latencies.length,
     rps: Math.round(latencies.length / elapsed),
     p50: +percentileOf(latencies, 50).toFixed(1),
     p99: +percentileOf(latencies, 99).toFixed(1),
     max: +latencies.at(-1).toFixed(1),
-    errors
+    errors,
+    bodyKiB: Math.round(bytes / latencies.length / 1024)
   }
 }

@@ -14,13 +14,11 @@
 // Everything listens on and connects to 127.0.0.1 only.
 //
 //   node scripts/bench/web-queue.mjs [--tasks 1000] [--questions 1000] [--runs 200] [--seconds 10] [--connections 20] [--write-every 1000]
-import { spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
-import { Agent, request } from "node:http"
 import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
-import { performance } from "node:perf_hooks"
+import { join } from "node:path"
 import { parseArgs } from "node:util"
+import { loadTest, startWeb } from "./lib.mjs"
 
 const { values: args } = parseArgs({
   options: {
@@ -38,8 +36,6 @@ const RUNS = Number(args.runs)
 const SECONDS = Number(args.seconds)
 const CONNECTIONS = Number(args.connections)
 const WRITE_EVERY = Number(args["write-every"])
-const MAGI = resolve("dist/magi.js")
-const now = () => performance.timeOrigin + performance.now()
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
 // -- the home ---------------------------------------------------------------------
@@ -147,72 +143,7 @@ for (let i = 0; i < TASKS; i++) {
 
 // -- the server -----------------------------------------------------------------
 
-const server = spawn(process.execPath, [MAGI, "web", "--bind", "127.0.0.1", "--port", "0", "--home", home, "--no-loop"], {
-  stdio: ["ignore", "pipe", "inherit"],
-  cwd: home
-})
-const url = await new Promise((resolve, reject) => {
-  let out = ""
-  server.stdout.on("data", (d) => {
-    out += d
-    const m = /^(http:\/\/127\.0\.0\.1:\d+)\n/.exec(out)
-    if (m) resolve(m[1])
-  })
-  server.once("exit", (code) => reject(new Error(`magi web exited with ${code}`)))
-})
-const { hostname, port } = new URL(url)
-
-// -- load -----------------------------------------------------------------------
-
-const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
-
-const load = async (path, seconds, headers = {}) => {
-  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS })
-  const latencies = []
-  let errors = 0
-  let bytes = 0
-  const deadline = now() + seconds * 1000
-  const one = () =>
-    new Promise((resolve) => {
-      const started = now()
-      const req = request({ hostname, port, path, agent, headers }, (res) => {
-        let size = 0
-        res.on("data", (c) => (size += c.length))
-        res.on("end", () => {
-          latencies.push(now() - started)
-          bytes += size
-          if (res.statusCode !== 200) errors++
-          resolve()
-        })
-        res.on("error", () => {
-          errors++
-          resolve()
-        })
-      })
-      req.on("error", () => {
-        errors++
-        resolve()
-      })
-      req.end()
-    })
-  const worker = async () => {
-    while (now() < deadline) await one()
-  }
-  const started = now()
-  await Promise.all(Array.from({ length: CONNECTIONS }, worker))
-  const elapsed = (now() - started) / 1000
-  agent.destroy()
-  latencies.sort((a, b) => a - b)
-  return {
-    requests: latencies.length,
-    rps: Math.round(latencies.length / elapsed),
-    p50: +percentile(latencies, 50).toFixed(1),
-    p99: +percentile(latencies, 99).toFixed(1),
-    max: +latencies.at(-1).toFixed(1),
-    errors,
-    bodyKiB: Math.round(bytes / latencies.length / 1024)
-  }
-}
+const server = await startWeb(home, { cwd: home })
 
 /** Another process's `magi task hold`: rewrite one task (temp + rename) every `everyMs` while `body` runs. */
 const whileWriting = async (everyMs, body) => {
@@ -235,11 +166,11 @@ const whileWriting = async (everyMs, body) => {
 }
 
 const cases = [
-  ["GET /api/queue (plain)", () => load("/api/queue", SECONDS)],
-  ["GET /api/queue (gzip, as a browser asks)", () => load("/api/queue", SECONDS, { "accept-encoding": "gzip" })],
-  [`GET /api/queue (gzip) while a task is rewritten every ${WRITE_EVERY} ms`, () => whileWriting(WRITE_EVERY, () => load("/api/queue", SECONDS, { "accept-encoding": "gzip" }))],
-  ["GET /api/runs (50 newest)", () => load("/api/runs", SECONDS)],
-  [`GET /api/runs/{id}`, () => load(`/api/runs/${runIds[0] ?? "none"}`, SECONDS)]
+  ["GET /api/queue (plain)", () => loadTest(server, "/api/queue", { seconds: SECONDS, connections: CONNECTIONS })],
+  ["GET /api/queue (gzip, as a browser asks)", () => loadTest(server, "/api/queue", { seconds: SECONDS, connections: CONNECTIONS, headers: { "accept-encoding": "gzip" } })],
+  [`GET /api/queue (gzip) while a task is rewritten every ${WRITE_EVERY} ms`, () => whileWriting(WRITE_EVERY, () => loadTest(server, "/api/queue", { seconds: SECONDS, connections: CONNECTIONS, headers: { "accept-encoding": "gzip" } }))],
+  ["GET /api/runs (50 newest)", () => loadTest(server, "/api/runs", { seconds: SECONDS, connections: CONNECTIONS })],
+  [`GET /api/runs/{id}`, () => loadTest(server, `/api/runs/${runIds[0] ?? "none"}`, { seconds: SECONDS, connections: CONNECTIONS })]
 ]
 /**
  * The server's CPU time so far (user + system, ms), from /proc: on a shared
@@ -257,15 +188,14 @@ const cpuMs = () => {
 
 const results = []
 // Warm-up (JIT and the caches), not counted.
-for (const path of ["/api/queue", "/api/runs", `/api/runs/${runIds[0] ?? "none"}`]) await load(path, 1)
+for (const path of ["/api/queue", "/api/runs", `/api/runs/${runIds[0] ?? "none"}`]) await loadTest(server, path, { seconds: 1, connections: CONNECTIONS })
 for (const [name, run] of cases) {
   const before = cpuMs()
   const result = await run()
   results.push({ name, ...result, cpu: (cpuMs() - before) / result.requests })
 }
 
-server.kill("SIGTERM")
-await new Promise((r) => server.once("exit", r))
+await server.stop()
 rmSync(home, { recursive: true, force: true })
 
 console.log(`magi web, ${TASKS} tasks, ${QUESTIONS} questions, ${RUNS} runs, ${CONNECTIONS} connections × ${SECONDS} s each`)
