@@ -12,6 +12,7 @@ import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
 import { FileSystem } from "@effect/platform"
 import { MagiHome } from "../../src/platform/MagiHome.js"
 import { advance, realPause, tempDirSync } from "../support.js"
+import { DRAFT } from "../web/chat-support.js"
 
 const BIN = new URL("../fixtures/chat-bin", import.meta.url).pathname
 
@@ -65,19 +66,6 @@ const layer = (home: string, agents: ReadonlyArray<AgentSpec>) =>
     Layer.provideMerge(NodeContext.layer)
   )
 
-const DRAFT = [
-  "# Retry failed GETs in the fetcher",
-  "",
-  "## Context",
-  "The fetcher gives up on the first network error; the nightly import fails about once a week because of it.",
-  "",
-  "## Change",
-  "Retry idempotent requests three times with backoff.",
-  "",
-  "## Completion criteria",
-  "- [ ] a GET that fails twice then succeeds returns the body",
-  "- [ ] a POST is never retried"
-].join("\n")
 
 describe("a chat's turns, with a real agent process", () => {
   it.live("opens with the briefing in a fresh read-only session in the repo, then resumes it with only the new words", () => {
