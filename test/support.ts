@@ -122,3 +122,16 @@ export const runUntilDone = <A, E>(
     }
     return yield* Fiber.join(fiber)
   })
+
+/**
+ * Resolve once `ok()` holds, polling every 100 ms; reject naming `what` after
+ * `ms`. For tests that watch real processes: the deadline is generous, so a
+ * loaded machine only makes them slower.
+ */
+export const until = async (what: string, ok: () => boolean, ms: number): Promise<void> => {
+  const end = Date.now() + ms
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}

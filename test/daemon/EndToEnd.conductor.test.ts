@@ -9,18 +9,12 @@ import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { MAGI, magi, repoWithAgent } from "../runSupport.js"
-import { tempDirSync } from "../support.js"
+import { tempDirSync, until as waitUntil } from "../support.js"
 
 const QUEUE_AGENT = NodePath.resolve("test/fixtures/queue-agent.mjs")
 const CONDUCTOR_AGENT = NodePath.resolve("test/fixtures/conductor-agent.mjs")
 
-const until = async (what: string, ok: () => boolean, ms = 90_000) => {
-  const end = Date.now() + ms
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 200))
-  }
-}
+const until = (what: string, ok: () => boolean, ms = 90_000) => waitUntil(what, ok, ms)
 
 describe("magi serve with a conductor, end to end", () => {
   it("runs the task the conductor made wait only after its blocker is done, and records why", async () => {

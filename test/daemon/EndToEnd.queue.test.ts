@@ -9,17 +9,11 @@ import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { MAGI, magi, repoWithAgent } from "../runSupport.js"
-import { tempDirSync } from "../support.js"
+import { tempDirSync, until as waitUntil } from "../support.js"
 
 const QUEUE_AGENT = NodePath.resolve("test/fixtures/queue-agent.mjs")
 
-const until = async (what: string, ok: () => boolean, ms = 90_000) => {
-  const end = Date.now() + ms
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 200))
-  }
-}
+const until = (what: string, ok: () => boolean, ms = 90_000) => waitUntil(what, ok, ms)
 
 describe("magi serve working the queue, end to end", () => {
   it("drains three filed tasks in priority order, and runs the follow-up an agent filed from inside its run", async () => {

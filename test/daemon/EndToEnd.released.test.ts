@@ -10,19 +10,12 @@ import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { MAGI, magi, repoWithAgent } from "../runSupport.js"
-import { tempDirSync } from "../support.js"
+import { tempDirSync, until } from "../support.js"
 
 const PENDING_AGENT = NodePath.resolve("test/fixtures/pending-agent.mjs")
 
 const readJson = (file: string) => JSON.parse(NodeFs.readFileSync(file, "utf8"))
 
-const until = async (what: string, ok: () => boolean, ms: number) => {
-  const end = Date.now() + ms
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
 
 describe("an answer to an agent whose magi ask exited", () => {
   it("resumes the seat well inside the old lease ttl, with the answer", async () => {

@@ -8,19 +8,13 @@ import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { MAGI, magi, repoWithAgent } from "../runSupport.js"
-import { tempDirSync } from "../support.js"
+import { tempDirSync, until as waitUntil } from "../support.js"
 
 const ASK_AGENT = NodePath.resolve("test/fixtures/ask-agent.mjs")
 
 const readJson = (file: string) => JSON.parse(NodeFs.readFileSync(file, "utf8"))
 
-const until = async (what: string, ok: () => boolean, ms = 20_000) => {
-  const end = Date.now() + ms
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
+const until = (what: string, ok: () => boolean, ms = 20_000) => waitUntil(what, ok, ms)
 
 describe("magi serve, end to end", () => {
   it("resumes the killed asker's seat with the owner's answer, which the agent records", async () => {
