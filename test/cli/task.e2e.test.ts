@@ -186,11 +186,19 @@ describe("magi task add", { timeout: 180_000 }, () => {
   })
 })
 
+/** Block until the wall clock enters a new second, so the next filing is strictly newer. */
+const nextSecond = () => {
+  const second = Math.floor(Date.now() / 1000)
+  while (Math.floor(Date.now() / 1000) === second) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20)
+}
+
 describe("magi task list and show", { timeout: 180_000 }, () => {
   it("lists open tasks by priority then newest, --all adds done ones, --json is the records", () => {
     const w = world()
     const low = filed(w, "low one")
     const high = filed(w, "--priority", "2", "high one")
+    // "Newest" is by the filing's whole second; in the same second the order is the ids'.
+    nextSecond()
     const gone = filed(w, "finished one")
     expect(magi(w.repo, w.env, "task", "done", gone).status).toBe(0)
     const list = magi(w.repo, w.env, "task", "list")
