@@ -16,8 +16,7 @@ import { QuestionNotFound, QuestionStore, type InvalidAssetName, type StoreError
 import { answerQuestion, sayToQuestion } from "../questions/Answers.js"
 import * as Responses from "./Responses.js"
 import { Snapshots } from "./Snapshot.js"
-import { Live, loopNow, type Message } from "./Live.js"
-import { MagiHome } from "../platform/MagiHome.js"
+import { Live, type Message } from "./Live.js"
 import { NoticeFeed } from "./NoticeFeed.js"
 
 /** Largest request body accepted: an answer is a sentence, not an upload. */
@@ -182,14 +181,17 @@ const listQuestions = Effect.gen(function* () {
 }).pipe(Effect.catchAll(failure))
 
 const health = Effect.gen(function* () {
-  // Counts need no holders: no lease is looked at for a health check.
+  // Counts need no holders: no lease is looked at for a health check. The
+  // other stores' revisions and the loop are what `Live` last read (at most
+  // a poll ago): reading them here cost a stat per run and a read of
+  // `daemon.json` per request.
   const snapshot = yield* (yield* Snapshots).counts
-  const live = yield* Live
+  const { revisions, loop } = yield* (yield* Live).latest
   return Responses.json({
     ok: true,
-    revisions: { ...(yield* live.revisions), questions: snapshot.revision },
+    revisions: { ...revisions, questions: snapshot.revision },
     // The pid of the loop delivering answers to agents whose ask is gone, or null.
-    loop: yield* loopNow((yield* MagiHome).dir),
+    loop,
     questions_open: snapshot.open,
     questions_needs_owner: snapshot.needsOwner
   })

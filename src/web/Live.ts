@@ -29,6 +29,8 @@ import { Snapshots } from "./Snapshot.js"
 
 /** How often the revision is re-read when no file event arrives. */
 export const POLL = Duration.seconds(1)
+/** How far behind `POLL` the last reading may be before `latest` reads afresh: three missed polls. */
+export const POLL_LATE = Duration.times(POLL, 3)
 /** A comment line this often keeps proxies and phones from dropping an idle stream. */
 export const KEEP_ALIVE = Duration.seconds(15)
 
@@ -78,8 +80,17 @@ export class Live extends Context.Tag("magi/web/Live")<
      * reading the first revision, so nothing falls in the gap between them.
      */
     readonly messages: Stream.Stream<Message>
-    /** The revision of every store a page shows, read now (for `/api/health`). */
+    /** The revision of every store a page shows, read now. */
     readonly revisions: Effect.Effect<Revisions>
+    /**
+     * The revisions and loop as this watcher last read them (its poll, at
+     * most `POLL` ago, or a file event since): what open pages were last
+     * told, for `/api/health`. Reading them per request cost a stat of
+     * every run's record and a read of `daemon.json` each time. Should the
+     * poll have fallen more than `POLL_LATE` behind, they are read now
+     * instead, so a stuck poll can never leave health reporting old news.
+     */
+    readonly latest: Effect.Effect<{ readonly revisions: Revisions; readonly loop: LoopPid }>
   }
 >() {
   static layer = Layer.scoped(
@@ -105,18 +116,28 @@ export class Live extends Context.Tag("magi/web/Live")<
         queue: tasks.revision,
         chats: chats.revision
       })
-      const last = yield* Ref.make({ revisions: yield* revisionsNow, holders: yield* snapshots.holders, loop: yield* loop })
+      const last = yield* Ref.make({
+        revisions: yield* revisionsNow,
+        holders: yield* snapshots.holders,
+        loop: yield* loop,
+        at: yield* Clock.currentTimeMillis
+      })
+      /** Remember a reading, taken at `at` (before it began, so its age is never understated). */
+      const remember = (revisions: Revisions, holders: string, loop: LoopPid, at: number) =>
+        Ref.set(last, { revisions, holders, loop, at })
 
-      const publish = (revisions: Revisions, holders: string, loop: LoopPid) =>
-        Effect.zipRight(Ref.set(last, { revisions, holders, loop }), PubSub.publish(hub, { _tag: "Change", revisions, loop }))
+      const publish = (revisions: Revisions, holders: string, loop: LoopPid, at: number) =>
+        Effect.zipRight(remember(revisions, holders, loop, at), PubSub.publish(hub, { _tag: "Change", revisions, loop }))
 
       // A file event always publishes: two writes in one timestamp tick leave
       // the revision unchanged, and the event is the only sign of the second.
+      // The loop pid is only re-read by the poll, so the event keeps the poll's time.
       const onFileEvent = Effect.gen(function* () {
         const before = yield* Ref.get(last)
-        yield* publish(yield* revisionsNow, before.holders, before.loop)
+        yield* publish(yield* revisionsNow, before.holders, before.loop, before.at)
       })
       const onPoll = Effect.gen(function* () {
+        const at = yield* Clock.currentTimeMillis
         const revisions = yield* revisionsNow
         const holders = yield* snapshots.holders
         const owner = yield* loop
@@ -126,7 +147,8 @@ export class Live extends Context.Tag("magi/web/Live")<
           holders !== before.holders ||
           owner !== before.loop
         )
-          yield* publish(revisions, holders, owner)
+          yield* publish(revisions, holders, owner, at)
+        else yield* remember(revisions, holders, owner, at)
       })
 
       // The queue folder is made up front so it can be watched before the first task.
@@ -157,7 +179,12 @@ export class Live extends Context.Tag("magi/web/Live")<
           return Stream.concat(Stream.succeed(first), Stream.fromQueue(subscription))
         })
       )
-      return { messages, revisions: revisionsNow }
+      const latest = Effect.gen(function* () {
+        const known = yield* Ref.get(last)
+        if ((yield* Clock.currentTimeMillis) - known.at <= Duration.toMillis(POLL_LATE)) return known
+        return { revisions: yield* revisionsNow, loop: yield* loop }
+      })
+      return { messages, revisions: revisionsNow, latest }
     })
   )
 }

@@ -654,8 +654,9 @@ describe("the waiter inside magi web", () => {
     let stopped = false
     try {
       expect(await eventually("daemon.json", () => daemonPid(home))).toBe(own.child.pid)
-      // The page is told which loop delivers, so it only promises what one does.
-      expect((await request(`${own.url}/api/health`)).json().loop).toBe(own.child.pid)
+      // The page is told which loop delivers, so it only promises what one does
+      // (health says what the page's watcher last read: within a poll).
+      expect(await eventually("health to name the loop", async () => (await request(`${own.url}/api/health`)).json().loop ?? undefined)).toBe(own.child.pid)
       await own.stop()
       stopped = true
       expect(NodeFs.existsSync(NodePath.join(home, "daemon.json"))).toBe(false)

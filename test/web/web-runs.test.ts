@@ -10,7 +10,7 @@ import * as NodePath from "node:path"
 import * as Q from "../../src/questions/Question.js"
 import { sampleRun } from "../runSupport.js"
 import { choiceQuestion, freeQuestion, ok } from "../support.js"
-import { readEvents, request, seed, seedRun, startWeb, type Web } from "./web-support.js"
+import { eventually, readEvents, request, seed, seedRun, startWeb, type Web } from "./web-support.js"
 
 const PANEL_CSP =
   "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; font-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
@@ -213,20 +213,20 @@ describe("GET /api/runs/{id}/artifacts/{name}", () => {
 })
 
 describe("the runs revision", () => {
-  it("moves in /api/health when a run is created or its record rewritten, and stays put otherwise", async () => {
+  it("moves in /api/health within a poll when a run is created or its record rewritten, and stays put otherwise", async () => {
     const own = await startWeb()
     try {
+      // Health says what the page's watcher last read, at most a poll (a second) ago.
       const revision = async () => (await request(`${own.url}/api/health`)).json().revisions.runs as number
+      const movesFrom = (from: number) => eventually("the runs revision to move", async () => ((r) => (r !== from ? r : undefined))(await revision()))
       expect(await revision()).toBe(0)
       const id = runId(500)
       seedRun(own.home, sampleRun(id))
-      const created = await revision()
-      expect(created).not.toBe(0)
+      const created = await movesFrom(0)
+      await new Promise((r) => setTimeout(r, 1_500))
       expect(await revision()).toBe(created)
-      // A rewrite lands in a later timestamp tick.
-      await new Promise((r) => setTimeout(r, 20))
       seedRun(own.home, sampleRun(id, { status: "done" }))
-      expect(await revision()).not.toBe(created)
+      expect(await movesFrom(created)).not.toBe(created)
     } finally {
       await own.stop()
     }
@@ -237,7 +237,8 @@ describe("the runs revision", () => {
     try {
       const id = runId(501)
       seedRun(own.home, sampleRun(id))
-      const before = (await request(`${own.url}/api/health`)).json().revisions.runs as number
+      // Health says what the watcher last read: once it has seen the new run.
+      const before = await eventually("health to see the run", async () => ((r: number) => (r !== 0 ? r : undefined))((await request(`${own.url}/api/health`)).json().revisions.runs))
       const events = readEvents(`${own.url}/api/events`, (es) =>
         es.some((e) => e.event === "change" && JSON.parse(e.data).revisions.runs !== before)
       )
