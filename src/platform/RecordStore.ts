@@ -26,7 +26,8 @@
  *   refused naming every match; an id that could leave the folder is never
  *   joined onto a path.
  * - **Leftovers**: scratch files and markers a kill left behind are swept once
- *   they are clearly abandoned.
+ *   they are clearly abandoned (in the folder layout, inside each record's
+ *   folder too).
  *
  * Layout: `flat` keeps `<root>/<id>.json` with `<root>/<id>.lock` beside it;
  * `folder` keeps `<root>/<id>/<file>` with its lock in the same folder (a run,
@@ -378,13 +379,12 @@ export const make = <A, NotFound, Unreadable, Failed>(
       name.endsWith(SCRATCH_SUFFIX) || name.includes(".lock.break-") || (options.leftover?.(name) ?? false)
     let lastSweep = Number.NEGATIVE_INFINITY
 
-    const sweepNames = (all: ReadonlyArray<string>) =>
+    /** Remove the leftovers among `names`, the entries of `dir`, that are clearly abandoned at `now`. */
+    const sweepIn = (dir: string, names: ReadonlyArray<string>, now: number) =>
       Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        lastSweep = now
         let removed = 0
-        for (const name of all.filter(isLeftover)) {
-          const path = NodePath.join(root, name)
+        for (const name of names.filter(isLeftover)) {
+          const path = NodePath.join(dir, name)
           const info = yield* Effect.option(fs.stat(path))
           if (Option.isNone(info)) continue
           const at = mtimeMs(info.value)
@@ -394,6 +394,25 @@ export const make = <A, NotFound, Unreadable, Failed>(
           const gone = yield* fs.remove(path, { recursive: info.value.type === "Directory" }).pipe(Effect.either)
           if (Either.isRight(gone)) removed++
         }
+        return removed
+      })
+
+    /**
+     * The root's leftovers and, in the folder layout, those inside each
+     * record's own folder, where its writes happen (`run.json`'s scratch and
+     * lock markers; never deeper, where a run keeps its artifacts).
+     */
+    const sweepNames = (all: ReadonlyArray<string>) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        lastSweep = now
+        let removed = yield* sweepIn(root, all, now)
+        if (!flat)
+          for (const id of idsIn(all)) {
+            const dir = NodePath.join(root, id)
+            const inside = yield* fs.readDirectory(dir).pipe(Effect.orElseSucceed((): string[] => []))
+            removed += yield* sweepIn(dir, inside, now).pipe(Effect.catchAllCause(() => Effect.succeed(0)))
+          }
         return removed
       }).pipe(Effect.catchAllCause(() => Effect.succeed(0)))
 
@@ -430,7 +449,9 @@ export const make = <A, NotFound, Unreadable, Failed>(
       const after = flat ? yield* rootMtime : -1
       cached = after === before && after !== -1 && after < takenAt - MTIME_SLACK_MS ? { mtime: after, scan: result } : undefined
       const now = yield* Clock.currentTimeMillis
-      if (now - lastSweep > SWEEP_EVERY_MS && all.some(isLeftover)) yield* sweepNames(all)
+      // A folder layout's leftovers are inside the records' folders, which
+      // only the sweep itself lists.
+      if (now - lastSweep > SWEEP_EVERY_MS && (!flat || all.some(isLeftover))) yield* sweepNames(all)
       return result
     }).pipe(Effect.withSpan("RecordStore.scan", { attributes: { root } }))
 

@@ -123,6 +123,12 @@ export interface RunStoreShape {
    * back, its open questions are abandoned with its fate in the reason.
    */
   readonly setStatus: (id: string, status: RunStatus, reason?: string) => Effect.Effect<Run, RunNotFound | RunStoreError>
+  /**
+   * Remove what kills left in the runs' folders (a `run.json` write's
+   * scratch, a lock-break marker) once clearly abandoned; how many. Listing
+   * does it too, at most every ten minutes.
+   */
+  readonly sweep: Effect.Effect<number>
 }
 
 export class RunStore extends Context.Tag("magi/RunStore")<RunStore, RunStoreShape>() {
@@ -178,6 +184,7 @@ export const make = Effect.fn("RunStore.make")(function* (root: string) {
     get: records.get,
     list,
     update,
-    setStatus
+    setStatus,
+    sweep: records.sweep
   } satisfies RunStoreShape
 })

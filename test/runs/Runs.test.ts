@@ -1,6 +1,6 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer } from "effect"
+import { Effect, Either, Layer, TestClock } from "effect"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
@@ -94,6 +94,42 @@ describe("RunStore", () => {
       const q = yield* questions.get(choiceQuestion().id)
       expect(q.status).toBe("abandoned")
       expect(q.detail).toContain(`run ${run.id} failed`)
+    }).pipe(Effect.provide(storeLayer(home)))
+  })
+})
+
+describe("leftovers in a run's folder", () => {
+  it.effect("a listing removes the scratch and lock-break markers kills left in a run's folder once an hour old, and leaves fresh scratch and the artifacts alone", () => {
+    const home = tempDirSync()
+    return Effect.gen(function* () {
+      // The sweep judges ages on Effect's clock against the files' real mtimes.
+      yield* TestClock.setTime(Date.now())
+      const runs = yield* RunStore
+      const run = sampleRun("20260902-201256-9fb7")
+      yield* runs.put(run)
+      const dir = runs.dir(run.id)
+      const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000)
+      const aged = (path: string, body = "half a record") => {
+        NodeFs.mkdirSync(NodePath.dirname(path), { recursive: true })
+        NodeFs.writeFileSync(path, body)
+        NodeFs.utimesSync(path, twoHoursAgo, twoHoursAgo)
+        return path
+      }
+      const scratch = aged(NodePath.join(dir, "run.json.4242.abcdefgh.tmp"))
+      const marker = aged(NodePath.join(dir, "run.lock.break-0123abcd"))
+      // An artifact is the agent's output, whatever its name: never swept.
+      const artifact = aged(NodePath.join(runs.artifactsDir(run.id), "impl-1.out.tmp"))
+      // A writer may be in the middle of this one.
+      const fresh = NodePath.join(dir, "run.json.4343.ijklmnop.tmp")
+      NodeFs.writeFileSync(fresh, "being written")
+
+      expect((yield* runs.list).map((r) => r.id)).toEqual([run.id])
+      expect(NodeFs.existsSync(scratch)).toBe(false)
+      expect(NodeFs.existsSync(marker)).toBe(false)
+      expect(NodeFs.existsSync(artifact)).toBe(true)
+      expect(NodeFs.existsSync(fresh)).toBe(true)
+      expect(yield* runs.sweep).toBe(0)
+      expect((yield* runs.get(run.id)).id).toBe(run.id)
     }).pipe(Effect.provide(storeLayer(home)))
   })
 })
