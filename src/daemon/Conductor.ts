@@ -34,6 +34,7 @@ import { CommandExecutor } from "@effect/platform"
 import * as D from "./ConductorDecide.js"
 import { appendDecision, type DecisionRecord } from "./ConductorLog.js"
 import { parseVerdict, type Decision } from "./ConductorVerdict.js"
+import * as Deputy from "./Deputy.js"
 
 /** A conductor turn reads the queue and writes one JSON block; five minutes is ample, and bounds a hung CLI. */
 export const CONDUCTOR_TURN_TIMEOUT = Duration.seconds(300)
@@ -209,7 +210,9 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
             choices: plan.choices,
             // No cwd: nobody waits on it, so the waiter has no seat to carry
             // the answer to; the loop's blocker resolution reads it instead.
-            now
+            now,
+            // The deputy's brief, as the conductor knows it now, kept with the question.
+            deputyBrief: Deputy.conductorBrief(t, plan.question, reason, plan.choices)
           })
           if (yield* questions.create(q)) {
             qid = q.id

@@ -11,12 +11,12 @@
  * *runnable* is a queued one.
  */
 import { Either } from "effect"
-import { shortId } from "../questions/Question.js"
+import { CONDUCTOR_NODE, shortId } from "../questions/Question.js"
 import * as T from "../queue/Task.js"
 import type { Decision, Recovery } from "./ConductorVerdict.js"
 
 /** Node and seat name of the conductor, on its questions and in its agent's environment. */
-export const NODE = "conduct"
+export const NODE = CONDUCTOR_NODE
 
 // ---------------------------------------------------------------------------
 // When a turn is worth taking

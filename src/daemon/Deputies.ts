@@ -2,22 +2,26 @@
  * The deputies: a short-lived seat (`deputy-<short>`, node `deputy`) per
  * open conductor question nobody waits on, at most `[daemon] max_deputies`
  * at once, each started at most `MAX_STARTS` times and never within
- * `RESTART_AFTER_MS` of its last start. Which question gets one is
+ * `RESTART_AFTER_MS` of its last start. The counts are kept on disk and the
+ * running deputies are known by their `deputy` leases, so all of it holds
+ * across a restart of `magi serve`. Which question gets one is
  * `Deputy.deputiesToStart`; this is the I/O around it. The deputy applies
  * nothing: an answer it carries is picked up by the loop's blocker
  * resolution like any other.
  */
 import { FileSystem } from "@effect/platform"
-import { Clock, Context, Duration, Effect, FiberSet, Layer, Option, Ref } from "effect"
+import { Clock, Context, Data, Duration, Effect, FiberSet, Layer, Option, Ref } from "effect"
 import * as NodePath from "node:path"
 import { Rosters } from "../agents/AgentRoster.js"
 import { Agents, newSeat } from "../agents/Agents.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
+import * as RecordStore from "../platform/RecordStore.js"
 import * as Lease from "../questions/Lease.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { TaskStore } from "../queue/TaskStore.js"
+import { beating } from "../runs/RunTurns.js"
 import { conductDir } from "./Conductor.js"
 import { NODE as CONDUCT } from "./ConductorDecide.js"
 import * as Deputy from "./Deputy.js"
@@ -36,6 +40,12 @@ export class Deputies extends Context.Tag("magi/Deputies")<Deputies, DeputiesSha
   static layer = Layer.scoped(Deputies, Effect.suspend(() => make))
 }
 
+/** The deputies' folder: `<home>/conduct/deputies/<question id>/` holds one question's record and artifacts. */
+export const deputiesDir = (home: { readonly dir: string }) => NodePath.join(conductDir(home), "deputies")
+
+/** The deputy record's store failed (or it is unreadable); the tick logs it and starts nothing for that question. */
+class DeputyRecordError extends Data.TaggedError("DeputyRecordError")<{ readonly message: string }> {}
+
 export const make = Effect.gen(function* () {
   const questions = yield* QuestionStore
   const tasks = yield* TaskStore
@@ -45,9 +55,54 @@ export const make = Effect.gen(function* () {
   const home = yield* MagiHome
   const notices = yield* Notices
   const fs = yield* FileSystem.FileSystem
-  const memory = yield* Ref.make(new Map<string, Deputy.DeputyMemory>())
+  const dir = deputiesDir(home)
+  // The counts live on disk, one record per conductor question, so a
+  // restarted `magi serve` keeps to the 3 starts, the 30 s and the one notice.
+  const records = yield* RecordStore.make({
+    root: dir,
+    layout: { _tag: "folder", file: "deputy.json" },
+    kind: {
+      noun: "deputy record",
+      decode: Deputy.decodeRecord,
+      encode: Deputy.encodeRecord,
+      idOf: (r: Deputy.DeputyRecord) => r.question,
+      maxBytes: 64 * 1024
+    },
+    errors: {
+      notFound: (message) => new DeputyRecordError({ message }),
+      unreadable: (message) => new DeputyRecordError({ message }),
+      failed: (message) => new DeputyRecordError({ message })
+    }
+  })
+  const withFs = <A, E>(e: Effect.Effect<A, E, FileSystem.FileSystem>) => Effect.provideService(e, FileSystem.FileSystem, fs)
+  /** The deputies this process runs now; a restarted one knows the others by their leases. */
   const running = yield* Ref.make(new Set<string>())
   const fibers = yield* FiberSet.make<void, never>()
+
+  const recordOf = (id: string) =>
+    records.read(id).pipe(
+      Effect.map(Option.some),
+      // No record: never started. One that cannot be read is logged and
+      // read as never started, rather than stopping every deputy.
+      Effect.catchAll((e) =>
+        Effect.as(
+          fs.exists(records.pathOf(id)).pipe(
+            Effect.orElseSucceed(() => false),
+            Effect.flatMap((there) => (there ? Effect.logWarning(`deputies: ${e.message}`) : Effect.void))
+          ),
+          Option.none<Deputy.DeputyRecord>()
+        )
+      )
+    )
+
+  /** Change one question's record under its lock, making its folder first. */
+  const change = (id: string, next: (before: Option.Option<Deputy.DeputyRecord>) => Deputy.DeputyRecord) =>
+    Effect.gen(function* () {
+      yield* fs.makeDirectory(NodePath.join(dir, id), { recursive: true }).pipe(Effect.mapError((e) => new DeputyRecordError({ message: e.message })))
+      yield* records.withLock(id, Effect.flatMap(recordOf(id), (before) => records.put(next(before))))
+    })
+
+  const leaseOf = (id: string) => withFs(Lease.read(questions.root, id))
 
   const run = (q: Q.Question, starts: number) =>
     Effect.gen(function* () {
@@ -59,18 +114,29 @@ export const make = Effect.gen(function* () {
       yield* agents.call({
         agent: spec.value,
         seat: newSeat(Deputy.deputySeat(q.id), spec.value.id),
-        prompt: Deputy.deputyPrompt(q, Option.getOrUndefined(task)),
+        prompt: Deputy.deputyPrompt(q),
         cwd: repo,
         allowWrite: false,
         timeout: DEPUTY_TURN_TIMEOUT,
-        artifactsDir: NodePath.join(conductDir(home), "deputies", q.id),
+        artifactsDir: NodePath.join(dir, q.id),
         stem: `start-${starts}`,
         run: "",
-        node: "deputy"
+        node: Lease.DEPUTY_NODE
       })
     }).pipe(
+      // The deputy's lease says, for as long as its turn runs, that someone
+      // keeps the owner company: the page words it, and no second deputy
+      // (from this process or a restarted one) starts for the question.
+      (turn) => beating(withFs(Lease.beat(questions.root, q.id, "deputy")), Effect.zipRight(withFs(Lease.beat(questions.root, q.id, "deputy")), turn)),
       Effect.catchAllCause((c) => Effect.logWarning(`deputy for ${Q.shortId(q.id)} ended badly: ${c}`)),
-      Effect.ensuring(Ref.update(running, (s) => { const n = new Set(s); n.delete(q.id); return n }))
+      Effect.ensuring(
+        Effect.gen(function* () {
+          // Still the deputy's (not an owner's own `magi ask --wait` since): let it go.
+          const lease = yield* leaseOf(q.id)
+          if (Option.isSome(lease) && lease.value.kind === "deputy") yield* withFs(Lease.clear(questions.root, q.id))
+          yield* Ref.update(running, (s) => { const n = new Set(s); n.delete(q.id); return n })
+        })
+      )
     )
 
   const tick = Effect.gen(function* () {
@@ -78,16 +144,29 @@ export const make = Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     const open = (yield* questions.list.pipe(Effect.orElseSucceed(() => []))).filter((q) => q.node === CONDUCT && Q.isOpen(q))
     const candidates: Deputy.Candidate[] = []
-    for (const q of open)
-      candidates.push({ q, leased: Option.isSome(Lease.heldAt(yield* Effect.provideService(Lease.read(questions.root, q.id), FileSystem.FileSystem, fs), new Date(now))) })
-    const due = Deputy.deputiesToStart(candidates, yield* Ref.get(memory), yield* Ref.get(running), config.maxDeputies, config.answerTimeoutSecs, now)
+    const memory = new Map<string, Deputy.DeputyMemory>()
+    const busy = new Set(yield* Ref.get(running))
+    for (const q of open) {
+      const held = Lease.heldAt(yield* leaseOf(q.id), new Date(now))
+      candidates.push({ q, leased: Option.isSome(held) })
+      // A deputy this process did not start (a `magi serve` before a restart) still counts against the limit.
+      if (Option.contains(held, "deputy")) busy.add(q.id)
+      const record = yield* recordOf(q.id)
+      if (Option.isSome(record)) memory.set(q.id, Deputy.memoryOf(record.value))
+    }
+    const due = Deputy.deputiesToStart(candidates, memory, busy, config.maxDeputies, config.answerTimeoutSecs, now)
     for (const q of due.notice) {
       yield* notices.raise(q, "deputies", `no deputy could settle "${q.summary}"; answer it with one of its choices`, `its deputy was started ${Deputy.MAX_STARTS} times`)
-      yield* Ref.update(memory, (m) => new Map(m).set(q.id, { ...m.get(q.id)!, noticed: true }))
+      yield* change(q.id, (before) => ({ ...Option.getOrElse(before, () => Deputy.started(q.id, undefined, new Date(now))), noticed: true }))
     }
     for (const q of due.start) {
-      const starts = ((yield* Ref.get(memory)).get(q.id)?.starts ?? 0) + 1
-      yield* Ref.update(memory, (m) => new Map(m).set(q.id, { starts, lastStartMs: now, noticed: false }))
+      // On disk before it starts: a start a crash interrupts still counts.
+      let starts = 0
+      yield* change(q.id, (before) => {
+        const next = Deputy.started(q.id, Option.getOrUndefined(before), new Date(now))
+        starts = next.starts
+        return next
+      })
       yield* Ref.update(running, (s) => new Set(s).add(q.id))
       yield* FiberSet.run(fibers, run(q, starts))
     }

@@ -10,7 +10,8 @@
  * decision, never make one. It applies nothing to the task: the loop's
  * blocker resolution does, as for any answer.
  */
-import { Either } from "effect"
+import { Either, Schema } from "effect"
+import { parseVersioned } from "../platform/VersionedJson.js"
 import * as Q from "../questions/Question.js"
 import { NODE as CONDUCT } from "./ConductorDecide.js"
 
@@ -61,6 +62,54 @@ export interface DeputyMemory {
   readonly noticed: boolean
 }
 
+/** The deputy record's format version. */
+export const DEPUTY_SCHEMA = 1
+
+/**
+ * What magi remembers about one conductor question's deputies, on disk
+ * (`<home>/conduct/deputies/<question id>/deputy.json`, beside their
+ * artifacts), so a restarted `magi serve` keeps the limits: how many times
+ * one was started, when last, and whether the owner was told they gave up.
+ */
+export const DeputyRecord = Schema.Struct({
+  schema: Schema.Number,
+  question: Schema.String,
+  starts: Schema.Number,
+  last_start_at: Q.Timestamp,
+  noticed: Schema.Boolean
+})
+export type DeputyRecord = typeof DeputyRecord.Type
+
+const decodeRecordShape = Schema.decodeUnknownEither(DeputyRecord, { onExcessProperty: "error" })
+
+export const decodeRecord = (body: string, source: string): Either.Either<DeputyRecord, { readonly message: string }> =>
+  Either.flatMap(
+    Either.mapLeft(
+      parseVersioned(body, source, DEPUTY_SCHEMA, (raw) => `the deputy record of ${typeof (raw as { question?: unknown }).question === "string" ? (raw as { question: string }).question : source}`),
+      (message) => ({ message })
+    ),
+    (raw) => Either.mapLeft(decodeRecordShape(raw), (e) => ({ message: `${source} is not a deputy record magi can read: ${e.message}` }))
+  )
+
+export const encodeRecord = (r: DeputyRecord): string => JSON.stringify(r, null, 2) + "\n"
+
+/** The record as `deputiesToStart` reads it. */
+export const memoryOf = (r: DeputyRecord): DeputyMemory => ({
+  starts: r.starts,
+  lastStartMs: Date.parse(r.last_start_at),
+  noticed: r.noticed
+})
+
+/** The record after one more start at `now`. */
+export const started = (questionId: string, before: DeputyRecord | undefined, now: Date): DeputyRecord => ({
+  schema: DEPUTY_SCHEMA,
+  question: questionId,
+  starts: (before?.starts ?? 0) + 1,
+  // To the millisecond: the 30 s rule must not be shortened by rounding.
+  last_start_at: now.toISOString(),
+  noticed: false
+})
+
 export interface Candidate {
   readonly q: Q.Question
   /** Someone (an asker, a deputy's `--wait`) holds a fresh lease on it. */
@@ -99,19 +148,49 @@ export const deputiesToStart = (
   return { start, notice }
 }
 
-/** What a deputy is told: the conductor's brief, and how to keep the owner company. */
-export const deputyPrompt = (q: Q.Question, task: { readonly id: string; readonly title: string } | undefined): string =>
+/**
+ * The conductor's brief for the deputy of the question it is filing: the
+ * blocked task, why it asked (or that it recorded no reason), and what the
+ * choices lead to. Written once, when the question is filed, and stored on
+ * it (`deputy_brief`): a deputy started later is told what the conductor
+ * knew then, not a brief rebuilt from a task that has moved on.
+ */
+export const conductorBrief = (
+  task: { readonly id: string; readonly title: string },
+  question: string,
+  reason: string,
+  choices: ReadonlyArray<string>
+): string =>
+  [
+    `Blocked task: ${task.id} (${task.title}).`,
+    `The question: ${question}`,
+    `Why the conductor asked: ${reason.trim() === "" ? "it recorded no reason" : reason.trim()}`,
+    choices.length > 0
+      ? `Choices: ${choices.map((c) => `\`${c}\``).join(", ")}. Whichever the owner picks is recorded on the task and carried into its next run.`
+      : "It asks for free text; the owner's answer is carried into the task's next run."
+  ].join("\n")
+
+/**
+ * The brief of a question filed before briefs were stored: only what the
+ * question itself says, and that the conductor's own brief is missing.
+ */
+const briefFromQuestion = (q: Q.Question): string =>
+  [
+    `(This question was filed without a stored brief; this is what it says.)`,
+    `Blocked task: ${q.run}.`,
+    `The question: ${q.summary}`,
+    `Why the conductor asked: ${q.detail.trim() === "" ? "it recorded no reason" : q.detail.trim()}`,
+    q.choices.length > 0 ? `Choices: ${q.choices.map((c) => `\`${c}\``).join(", ")}.` : "It asks for free text."
+  ].join("\n")
+
+/** What a deputy is told: the conductor's brief as stored on the question, and how to keep the owner company. */
+export const deputyPrompt = (q: Q.Question): string =>
   [
     `You are the deputy for conductor question ${q.id}. Nobody else waits on it: the conductor moved on.`,
     "",
     "## The brief",
     "",
-    `Blocked task: ${task !== undefined ? `${task.id} (${task.title})` : q.run}.`,
-    `The question: ${q.summary}`,
-    `Why the conductor asked: ${q.detail.trim() === "" ? "it recorded no reason" : q.detail.trim()}`,
-    q.choices.length > 0
-      ? `Choices: ${q.choices.map((c) => `\`${c}\``).join(", ")}. Whichever the owner picks is recorded on the task and carried into its next run.`
-      : "It asks for free text; the owner's answer is carried into the task's next run.",
+    q.deputy_brief ?? briefFromQuestion(q),
     "",
     "## What you do",
     "",

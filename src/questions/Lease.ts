@@ -31,9 +31,20 @@ import { writeAtomically } from "../platform/AtomicFile.js"
 export const LEASE_TTL = Duration.seconds(90)
 export const LEASE_TTL_MS = Duration.toMillis(LEASE_TTL)
 
-/** Which kind of process holds the wait. */
-export const LeaseKind = Schema.Literal("asker", "daemon")
+/**
+ * Which kind of process holds the wait: the agent's own `magi ask`, the
+ * daemon delivering to it, or a deputy keeping the owner company on a
+ * conductor question (so no second deputy starts for it, and the page can
+ * say someone is there).
+ */
+export const LeaseKind = Schema.Literal("asker", "daemon", "deputy")
 export type LeaseKind = typeof LeaseKind.Type
+
+/** `MAGI_NODE` of a deputy seat (see `daemon/Deputies`). */
+export const DEPUTY_NODE = "deputy"
+
+/** The kind a waiting `magi ask` beats, from the node it runs in: a deputy's wait is the deputy's. */
+export const kindForNode = (node: string): LeaseKind => (node === DEPUTY_NODE ? "deputy" : "asker")
 
 export const Lease = Schema.Struct({
   kind: LeaseKind,

@@ -138,7 +138,15 @@ export const Question = Schema.Struct({
   /** Has the agent been given the answer? */
   answer_delivered: Schema.optionalWith(Schema.Boolean, { default: () => false }),
   /** Who holds the wait; null when nobody does. */
-  waiter: Schema.optionalWith(Schema.NullOr(Waiter), { default: () => null })
+  waiter: Schema.optionalWith(Schema.NullOr(Waiter), { default: () => null }),
+  /**
+   * A conductor question's brief for its deputy, as the conductor wrote it
+   * when it filed the question (the blocked task, why it asked, what the
+   * choices lead to): the deputy is told this, never a brief rebuilt later
+   * from a task that may have changed since. Absent on every other question,
+   * so their files are unchanged.
+   */
+  deputy_brief: Schema.optional(Schema.String)
 })
 export type Question = typeof Question.Type
 
@@ -176,6 +184,12 @@ export class UnreadableQuestion extends Data.TaggedError("UnreadableQuestion")<{
 // ---------------------------------------------------------------------------
 // Identity
 
+/**
+ * The node (and seat) of a question the conductor filed: nobody's `magi ask`
+ * waits on it; a deputy may keep the owner company on it.
+ */
+export const CONDUCTOR_NODE = "conduct"
+
 /** The short id the phone and reports show: the last segment. */
 export const shortId = (id: string): string => id.slice(id.lastIndexOf("-") + 1)
 
@@ -209,6 +223,8 @@ export interface NewQuestion {
   readonly now: Date
   /** The asking agent's working directory, when there is one. */
   readonly cwd?: string
+  /** A conductor question's brief for its deputy. */
+  readonly deputyBrief?: string
 }
 
 /** A fresh, open question with no conversation and no recorded deadline yet. */
@@ -232,7 +248,8 @@ export const make = (input: NewQuestion): Question => ({
   cwd: input.cwd ?? "",
   delivered_turns: 0,
   answer_delivered: false,
-  waiter: null
+  waiter: null,
+  ...(input.deputyBrief === undefined ? {} : { deputy_brief: input.deputyBrief })
 })
 
 const decodeShape = Schema.decodeUnknownEither(Question, { errors: "first" })

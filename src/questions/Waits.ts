@@ -15,7 +15,7 @@
  * cost seconds, not the answer.
  */
 import { FileSystem } from "@effect/platform"
-import { Context, Data, Duration, Effect, Either, Layer, Option, Ref, Stream } from "effect"
+import { Config, Context, Data, Duration, Effect, Either, Layer, Option, Ref, Stream } from "effect"
 import * as Q from "./Question.js"
 import type { Question } from "./Question.js"
 import { QuestionStore, type StoreError } from "./QuestionStore.js"
@@ -86,7 +86,9 @@ export class Waits extends Context.Tag("magi/Waits")<Waits, WaitsShape>() {
     Waits,
     Effect.gen(function* () {
       const config = yield* MagiConfig
-      return yield* make(Duration.seconds(config.waitSliceSecs))
+      // A deputy's `magi ask --wait` holds its question as the deputy.
+      const node = yield* Config.string("MAGI_NODE").pipe(Config.withDefault(""), Effect.orElseSucceed(() => ""))
+      return yield* make(Duration.seconds(config.waitSliceSecs), POLL, Lease.kindForNode(node))
     })
   )
 }
@@ -94,7 +96,9 @@ export class Waits extends Context.Tag("magi/Waits")<Waits, WaitsShape>() {
 export const make = Effect.fn("Waits.make")(function* (
   slice: Duration.Duration,
   /** Only tests change this: virtual-time replays skip the fallback re-reads. */
-  poll: Duration.Duration = POLL
+  poll: Duration.Duration = POLL,
+  /** The lease this process beats while it waits: `asker`, or `deputy` for a deputy seat. */
+  kind: Lease.LeaseKind = "asker"
 ) {
   const store = yield* QuestionStore
   const notifier = yield* Notifier
@@ -107,10 +111,14 @@ export const make = Effect.fn("Waits.make")(function* (
   // on the owner's answer at once instead of after the lease's ttl. Only
   // leases still its own are removed. A seat whose turn is still running
   // stays protected by the seat's lock, not by this lease.
+  // A deputy's lease is the daemon's to let go: it keeps beating it for as
+  // long as the deputy's turn runs, between this process's waits too.
   yield* Effect.addFinalizer(() =>
-    Effect.flatMap(Ref.get(beaten), (ids) =>
-      Effect.forEach(ids, (id) => Lease.release(store.root, id, "asker"), { discard: true })
-    ).pipe(Effect.provideService(FileSystem.FileSystem, fs), Effect.ignore)
+    kind !== "asker"
+      ? Effect.void
+      : Effect.flatMap(Ref.get(beaten), (ids) =>
+          Effect.forEach(ids, (id) => Lease.release(store.root, id, kind), { discard: true })
+        ).pipe(Effect.provideService(FileSystem.FileSystem, fs), Effect.ignore)
   )
 
   /**
@@ -120,7 +128,7 @@ export const make = Effect.fn("Waits.make")(function* (
   const beat = (id: string) =>
     Effect.zipRight(
       Ref.update(beaten, (s) => (s.has(id) ? s : new Set(s).add(id))),
-      Lease.beat(store.root, id, "asker").pipe(Effect.provideService(FileSystem.FileSystem, fs))
+      Lease.beat(store.root, id, kind).pipe(Effect.provideService(FileSystem.FileSystem, fs))
     )
 
   /** Re-read the question; a failed read (mid-rename, hand edit) is no news. */

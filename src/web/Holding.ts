@@ -4,16 +4,24 @@
  * and the phone page (which words it), so both agree on which questions can
  * have anyone waiting at all.
  */
-import { awaitsAgent, type Question } from "../questions/Question.js"
+import { awaitsAgent, CONDUCTOR_NODE, isOpen, type Question } from "../questions/Question.js"
 
-/** `asker`: the agent's own `magi ask` is waiting; `daemon`: magi is delivering; `nobody`: no one is. */
-export type Holder = "asker" | "daemon" | "nobody"
+/**
+ * `asker`: the agent's own `magi ask` is waiting; `daemon`: magi is
+ * delivering; `deputy`: a deputy is keeping the owner company on a conductor
+ * question; `nobody`: no one is.
+ */
+export type Holder = "asker" | "daemon" | "deputy" | "nobody"
 
 /**
  * Could anyone be waiting on `q`? Only while it is open, or answered and the
  * agent has not read the answer yet; and only if an agent's `magi ask` filed
  * it (it recorded a working directory: the leases came with that field).
- * Everything else is history, and its holder is `nobody` without a look at
- * the disk, so a long history costs no lease reads.
+ * An open conductor question may be held too, by its deputy. Everything
+ * else is history, and its holder is `nobody` without a look at the disk, so
+ * a long history costs no lease reads.
  */
-export const mayBeHeld = (q: Question): boolean => q.cwd !== "" && awaitsAgent(q)
+export const mayBeHeld = (q: Question): boolean => (q.cwd !== "" && awaitsAgent(q)) || isConductorQuestion(q)
+
+/** An open question the conductor filed: nobody's ask waits on it, but a deputy may be with the owner. */
+export const isConductorQuestion = (q: Question): boolean => q.node === CONDUCTOR_NODE && isOpen(q)

@@ -5,7 +5,7 @@
 import * as Api from "./api.js"
 import type { QuestionView } from "./api.js"
 import { el } from "./dom.js"
-import { mayBeHeld } from "../Holding.js"
+import { isConductorQuestion, mayBeHeld } from "../Holding.js"
 
 /** A line shown on a card after the owner acted, until they act again. */
 export interface Notice {
@@ -62,6 +62,15 @@ const statusLabel = (q: QuestionView): [string, string] => {
  */
 const holderLine = (q: QuestionView, loopRunning: boolean | undefined) => {
   if (!mayBeHeld(q)) return null
+  // The conductor moved on from its question: no agent to resume, only a deputy who may be with the owner.
+  if (isConductorQuestion(q))
+    return el(
+      "p",
+      { class: `holder ${q.holder}`, attrs: { "data-holder": q.holder } },
+      q.holder === "deputy"
+        ? "A deputy is with you on this: ask it anything here; your answer unblocks the conductor's task."
+        : "The conductor moved on; your answer unblocks its task."
+    )
   const yours = q.status === "answered" ? "your answer" : "your words"
   const text =
     q.holder === "asker"
