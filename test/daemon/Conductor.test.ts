@@ -5,14 +5,14 @@
  */
 import { FileSystem } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Exit, Layer, Option, Ref, Scope, TestClock } from "effect"
+import { Context, Effect, Either, Exit, Layer, Option, Ref, Scope, TestClock } from "effect"
 import { Rosters, type AgentSpec } from "../../src/agents/AgentRoster.js"
 import { Agents, type CallInput, type CallResult } from "../../src/agents/Agents.js"
 import { Conductor, type ConductorOptions } from "../../src/daemon/Conductor.js"
 import { Deputies } from "../../src/daemon/Deputies.js"
 import * as Deputy from "../../src/daemon/Deputy.js"
 import { readDecisions } from "../../src/daemon/ConductorLog.js"
-import { Notices } from "../../src/daemon/Notices.js"
+import { Notices, listIn } from "../../src/daemon/Notices.js"
 import { QueueLoop, type QueueEvent } from "../../src/daemon/QueueLoop.js"
 import { TICK, Waiter } from "../../src/daemon/Waiter.js"
 import { MagiConfig, type Settings } from "../../src/platform/MagiConfig.js"
@@ -21,6 +21,7 @@ import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
 import * as Q from "../../src/questions/Question.js"
 import { Notifier } from "../../src/questions/Notifier.js"
 import { QuestionStore } from "../../src/questions/QuestionStore.js"
+import * as Lease from "../../src/questions/Lease.js"
 import * as T from "../../src/queue/Task.js"
 import { TaskStore } from "../../src/queue/TaskStore.js"
 import { Workspaces } from "../../src/runs/NewRun.js"
@@ -32,7 +33,7 @@ const impl: AgentSpec = { id: "fake", kind: "codex", command: ["codex"], model: 
 const boss: AgentSpec = { id: "boss", kind: "codex", command: ["codex"], model: null, args: [], env: {} }
 
 interface Reply {
-  readonly during?: (input: CallInput) => Effect.Effect<void, never, QuestionStore>
+  readonly during?: (input: CallInput) => Effect.Effect<void, never, QuestionStore | FileSystem.FileSystem>
   readonly text: string
   readonly usable?: boolean
   readonly timedOut?: boolean
@@ -379,3 +380,121 @@ describe("the conductor", () => {
     })
   )
 })
+
+describe("deputies, across restarts of magi serve", () => {
+  const leaseKind = (w: World, id: string) =>
+    Lease.read(`${HOME}/questions`, id).pipe(Effect.provide(w.base), Effect.map(Option.map((l) => l.kind)))
+  /** The deputy turns started so far, by seat. */
+  const deputySeats = (w: World) => Effect.map(Ref.get(w.conducts), (c) => c.filter((i) => i.node === "deputy").map((i) => i.seat.key))
+  const conductorQuestions = (w: World) =>
+    Effect.map(Context.get(w.base, QuestionStore).list, (all) => all.filter((q) => q.node === "conduct"))
+
+  it.scoped("a deputy holds a deputy lease on its question while it runs and lets it go after, and is told the brief the conductor wrote when it filed the question, even after the task changed", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      const db = yield* file(w, "Add a database")
+      const asked = json({ decisions: [{ id: db.id, question: "Which database?", choices: ["Postgres", "SQLite"], reason: "the instruction names none" }] })
+      const heldAs: Array<Option.Option<string>> = []
+      yield* Ref.set(w.verdicts, (input, n) =>
+        input.node === "conduct"
+          ? { text: n === 1 ? asked : json({ decisions: [] }) }
+          : {
+              text: "kept the owner company",
+              during: () =>
+                Effect.gen(function* () {
+                  const [q] = (yield* Context.get(w.base, QuestionStore).list).filter((x) => x.node === "conduct")
+                  heldAs.push(yield* Effect.map(Lease.read(`${HOME}/questions`, q!.id), Option.map((l) => l.kind)))
+                }).pipe(Effect.orDie)
+            }
+      )
+      const s = yield* startServe(w)
+      yield* s.beats(1)
+      const [q] = yield* conductorQuestions(w)
+      expect(heldAs).toEqual([Option.some("deputy")])
+      expect(yield* leaseKind(w, q!.id)).toEqual(Option.none())
+      // The brief is on the question, as the conductor wrote it.
+      expect(q!.deputy_brief).toContain(`Blocked task: ${db.id} (Add a database).`)
+      expect(q!.deputy_brief).toContain("Why the conductor asked: the instruction names none")
+      // The task changes; a deputy started later is still told what the conductor knew.
+      yield* store(w).update(db.id, (t) => Either.right({ ...t, title: "Add a key-value store" })).pipe(Effect.orDie)
+      yield* s.beats(7)
+      const prompts = (yield* Ref.get(w.conducts)).filter((i) => i.node === "deputy").map((i) => i.prompt)
+      expect(prompts).toHaveLength(2)
+      expect(prompts[1]).toContain(q!.deputy_brief!)
+      expect(prompts[1]).not.toContain("key-value")
+      yield* stop(s)
+    })
+  )
+
+  it.scoped("keeps the counts through restarts: none restarted within 30 s of the last start, 3 starts in all, then one notice and never a second", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      const db = yield* file(w, "Add a database")
+      yield* once(w, { text: json({ decisions: [{ id: db.id, question: "Which database?", choices: ["Postgres", "SQLite"], reason: "unclear" }] }) })
+      const notices = Effect.map(listIn(`${HOME}/notices`).pipe(Effect.provide(w.base)), (all) => all.filter((n) => n.input === "deputies"))
+      /** One `magi serve`, from start to stop, beating `n` times (5 s each). */
+      const serveFor = (n: number) =>
+        Effect.gen(function* () {
+          const s = yield* startServe(w)
+          yield* s.beats(n)
+          yield* stop(s)
+        })
+      yield* serveFor(1) // t=0: the question filed, deputy 1 started
+      expect(yield* deputySeats(w)).toHaveLength(1)
+      yield* serveFor(5) // t=5..25: restarted, and still within 30 s of that start
+      expect(yield* deputySeats(w)).toHaveLength(1)
+      yield* serveFor(2) // t=30: deputy 2
+      expect(yield* deputySeats(w)).toHaveLength(2)
+      yield* serveFor(4) // t=40..55: within 30 s of it
+      expect(yield* deputySeats(w)).toHaveLength(2)
+      expect(yield* notices).toHaveLength(0)
+      yield* serveFor(1) // t=60: deputy 3
+      expect(yield* deputySeats(w)).toHaveLength(3)
+      yield* serveFor(10) // t=65..110: no fourth; once it has ended, the owner is told, once
+      yield* serveFor(10)
+      expect(yield* deputySeats(w)).toHaveLength(3)
+      expect(yield* notices).toHaveLength(1)
+      const [q] = yield* conductorQuestions(w)
+      const record = JSON.parse(yield* Context.get(w.base, FileSystem.FileSystem).readFileString(`${HOME}/conduct/deputies/${q!.id}/deputy.json`).pipe(Effect.orDie))
+      expect(record).toMatchObject({ question: q!.id, starts: 3, noticed: true })
+    })
+  )
+
+  it.scoped("counts a deputy a stopped magi serve left running (its lease still beaten) against max_deputies, and starts the next once that lease goes stale", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      const a = yield* file(w, "Add a database")
+      const b = yield* file(w, "Add a cache")
+      yield* once(w, {
+        text: json({
+          decisions: [
+            { id: a.id, question: "Which database?", choices: ["Postgres", "SQLite"], reason: "unclear" },
+            { id: b.id, question: "Which cache?", choices: ["Redis", "memory"], reason: "unclear" }
+          ]
+        })
+      })
+      const first = yield* startServe(w, { maxDeputies: 1 })
+      yield* first.beats(2) // t=0 and t=5: one deputy each, one at a time
+      yield* stop(first)
+      const [qa, qb] = yield* conductorQuestions(w)
+      expect(yield* deputySeats(w)).toHaveLength(2)
+      // The first serve was killed; one deputy's own `magi ask --wait` lives on, beating its lease.
+      const orphan = (at: string) => Lease.beat(`${HOME}/questions`, at, "deputy").pipe(Effect.provide(w.base))
+      yield* orphan(qa!.id)
+      const second = yield* startServe(w, { maxDeputies: 1 })
+      for (let i = 0; i < 12; i++) {
+        if (i % 4 === 0) yield* orphan(qa!.id)
+        yield* second.beat
+      }
+      // t=10..65: both are past their 30 s, but the one slot is the orphan's.
+      expect(yield* deputySeats(w)).toHaveLength(2)
+      // The orphan stops beating: once its lease is stale (90 s), the slot is free again.
+      yield* second.beats(20)
+      const seats = yield* deputySeats(w)
+      expect(seats.length).toBeGreaterThan(2)
+      expect(seats.slice(2)).toContain(Deputy.deputySeat(qb!.id))
+      yield* stop(second)
+    })
+  )
+})
+

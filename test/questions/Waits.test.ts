@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Clock, Context, Duration, Effect, Exit, Fiber, Layer, Option, Schedule, Scope, Stream, TestClock } from "effect"
+import { Clock, ConfigProvider, Context, Duration, Effect, Exit, Fiber, Layer, Option, Schedule, Scope, Stream, TestClock } from "effect"
 import * as NodePath from "node:path"
 import * as Q from "../../src/questions/Question.js"
 import { QuestionStore } from "../../src/questions/QuestionStore.js"
@@ -10,6 +10,7 @@ import * as Notify from "../../src/questions/Notifier.js"
 import { Waits, type WaitOutcome } from "../../src/questions/Waits.js"
 import * as WaitsModule from "../../src/questions/Waits.js"
 import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
+import { MagiConfig } from "../../src/platform/MagiConfig.js"
 import * as Lease from "../../src/questions/Lease.js"
 import * as Announcements from "../../src/questions/Announcements.js"
 import { answerQuestion, sayToQuestion } from "../../src/questions/Answers.js"
@@ -381,6 +382,31 @@ describe("Waits let go of the asker's lease when the asking process stops waitin
       yield* Lease.beat("/magi/questions", q.id, "daemon").pipe(Effect.provide(Layer.succeedContext(p.ctx)))
       yield* Scope.close(p.scope, Exit.void)
       expect(yield* p.leaseOf(q.id)).toEqual(Option.some("daemon"))
+    })
+  )
+})
+
+describe("a deputy's wait", () => {
+  it.effect("holds its question with a deputy lease (MAGI_NODE=deputy), and leaves letting go to the daemon that runs the deputy", () =>
+    Effect.gen(function* () {
+      const scope = yield* Scope.make()
+      const ctx = yield* Layer.buildWithScope(
+        Waits.layer.pipe(
+          Layer.provideMerge(Layer.mergeAll(QuestionStore.at("/magi/questions"), Notifier.off, MagiConfig.fixed({ waitSliceSecs: 30 }))),
+          Layer.provideMerge(MemoryFileSystem.layer)
+        ),
+        scope
+      ).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["MAGI_NODE", "deputy"]]))))
+      const leaseOf = (id: string) =>
+        Lease.read("/magi/questions", id).pipe(Effect.provide(Layer.succeedContext(ctx)), Effect.map(Option.map((l) => l.kind)))
+      const q = yield* asked(HOUR)
+      const waiting = yield* Effect.fork(Context.get(ctx, Waits).askAndWait(q, Duration.seconds(HOUR)))
+      yield* advance("5 seconds")
+      expect(yield* leaseOf(q.id)).toEqual(Option.some("deputy"))
+      expect((yield* runUntilDone(waiting))._tag).toBe("Pending")
+      yield* Scope.close(scope, Exit.void)
+      // The deputy's turn may wait again at once; the daemon beats the lease until the turn ends.
+      expect(yield* leaseOf(q.id)).toEqual(Option.some("deputy"))
     })
   )
 })
