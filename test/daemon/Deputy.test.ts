@@ -68,3 +68,33 @@ describe("which conductor questions get a deputy", () => {
     expect(ids(deputiesToStart([{ q: withOwner, leased: false }], new Map(), new Set(), 2, 86_400, late))).toEqual(["ab12"])
   })
 })
+
+describe("the deputy's brief and record", () => {
+  it("the brief names the blocked task, why the conductor asked (or that it recorded no reason), and what the choices lead to", () => {
+    const brief = Deputy.conductorBrief({ id: "task-1", title: "Add a database" }, "Which database?", "  the instruction names none ", ["Postgres", "SQLite"])
+    expect(brief).toContain("Blocked task: task-1 (Add a database).")
+    expect(brief).toContain("Why the conductor asked: the instruction names none\n")
+    expect(brief).toContain("Choices: `Postgres`, `SQLite`. Whichever the owner picks is recorded on the task and carried into its next run.")
+    expect(Deputy.conductorBrief({ id: "task-1", title: "t" }, "What name?", "", [])).toContain("it recorded no reason")
+  })
+
+  it("is told the stored brief, and a question filed before briefs were stored says so and shows what it has", () => {
+    const withBrief = { ...base, deputy_brief: "Blocked task: task-1 (Add a database)." }
+    expect(Deputy.deputyPrompt(withBrief)).toContain("## The brief\n\nBlocked task: task-1 (Add a database).\n")
+    const older = Deputy.deputyPrompt(base)
+    expect(older).toContain("filed without a stored brief")
+    expect(older).toContain("Why the conductor asked: unclear")
+  })
+
+  it("counts starts in a record that round-trips, keeps the time of the last start to the millisecond, and refuses a newer or unknown-field record by name", () => {
+    const first = Deputy.started(base.id, undefined, new Date("2026-01-01T00:00:00.250Z"))
+    const second = Deputy.started(base.id, first, new Date("2026-01-01T00:00:31.500Z"))
+    expect(second).toMatchObject({ question: base.id, starts: 2, noticed: false })
+    expect(Deputy.memoryOf(second).lastStartMs).toBe(Date.parse("2026-01-01T00:00:31.500Z"))
+    expect(Either.getOrThrow(Deputy.decodeRecord(Deputy.encodeRecord(second), "deputy.json"))).toEqual(second)
+    const newer = Deputy.decodeRecord(JSON.stringify({ ...second, schema: Deputy.DEPUTY_SCHEMA + 1 }), "deputy.json")
+    expect(Either.isLeft(newer) && newer.left.message).toContain("newer magi")
+    const unknown = Deputy.decodeRecord(JSON.stringify({ ...second, restarts: 9 }), "deputy.json")
+    expect(Either.isLeft(unknown)).toBe(true)
+  })
+})
