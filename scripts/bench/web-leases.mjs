@@ -5,10 +5,11 @@
 // connections). 20 keep-alive connections for 10 s per route, after a 1 s
 // warm-up; a stand-in asker beats 5 of the leases every 3 s throughout, as
 // live askers do, so the index is re-read as it would be. Target: /api/health
-// p99 < 50 ms.
+// p99 < 50 ms. Also prints the server's CPU time per request (Linux), which a
+// shared machine's load disturbs less than the latencies.
 //
 //   node scripts/bench/web-leases.mjs [questions=1000] [seconds=10]
-import { mkdirSync, mkdtempSync, renameSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { loadTest, startWeb } from "./lib.mjs"
@@ -47,13 +48,30 @@ const beat = () => {
 }
 const beater = setInterval(beat, Number(process.env.BEAT_MS ?? 3000))
 
+/**
+ * The server's CPU time so far in ms (Linux: utime + stime from /proc), or
+ * NaN elsewhere. Per request it is steadier than the latencies on a shared
+ * machine, whose load stretches every tail.
+ */
+const cpuMs = (pid) => {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+  } catch {
+    return NaN
+  }
+}
+
 const web = await startWeb(home)
 const results = []
 for (const [path, headers] of [["/api/health", {}], ["/api/questions", { "accept-encoding": "gzip" }]]) {
   // Warm-up, not counted: until the first listing is read, and a second more.
   await loadTest(web, path, { seconds: 0.001, connections: 1, headers })
   await loadTest(web, path, { seconds: 1, headers })
-  results.push({ ...(await loadTest(web, path, { seconds: SECONDS, headers })), gzip: headers["accept-encoding"] === "gzip" })
+  const cpuBefore = cpuMs(web.pid)
+  const result = await loadTest(web, path, { seconds: SECONDS, headers })
+  const cpuPerRequest = +((cpuMs(web.pid) - cpuBefore) / result.requests).toFixed(3)
+  results.push({ ...result, gzip: headers["accept-encoding"] === "gzip", cpuMsPerReq: cpuPerRequest })
 }
 clearInterval(beater)
 web.stop()
