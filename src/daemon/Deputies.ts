@@ -127,7 +127,11 @@ export const make = Effect.gen(function* () {
       // The deputy's lease says, for as long as its turn runs, that someone
       // keeps the owner company: the page words it, and no second deputy
       // (from this process or a restarted one) starts for the question.
-      (turn) => beating(withFs(Lease.beat(questions.root, q.id, "deputy")), Effect.zipRight(withFs(Lease.beat(questions.root, q.id, "deputy")), turn)),
+      // Beaten once before the agent starts, then every 20 s until it ends.
+      (turn) => {
+        const beat = withFs(Lease.beat(questions.root, q.id, "deputy"))
+        return beating(beat, Effect.zipRight(beat, turn))
+      },
       Effect.catchAllCause((c) => Effect.logWarning(`deputy for ${Q.shortId(q.id)} ended badly: ${c}`)),
       Effect.ensuring(
         Effect.gen(function* () {
