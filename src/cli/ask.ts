@@ -18,6 +18,7 @@ import { Waits, type WaitOutcome } from "../questions/Waits.js"
 import { CliFailure } from "./CliFailure.js"
 import { questionsLayer } from "./AppLayer.js"
 import { formatSeconds, readStdinUpTo, writeErr, writeOut } from "./io.js"
+import { KEEP_CHOICES, shellWord, threadCommand } from "../questions/AgentHints.js"
 import { receivedSignal } from "./Signals.js"
 
 const options = {
@@ -315,7 +316,7 @@ const watchingProgress = <E, R>(
  */
 const selfCommand = Config.string("MAGI_BIN").pipe(
   Config.withDefault("magi"),
-  Effect.map((bin) => (bin === "" ? "magi" : /^[\w@%+=:,./-]+$/.test(bin) ? bin : `'${bin.replace(/'/g, `'\\''`)}'`)),
+  Effect.map((bin) => (bin === "" ? "magi" : shellWord(bin))),
   Effect.orElseSucceed(() => "magi")
 )
 
@@ -350,7 +351,10 @@ const report = (outcome: WaitOutcome, json: boolean) =>
         return yield* writeOut(
           `The owner replied on question ${Q.shortId(q.id)} without deciding:\n\n${outcome.said}\n\n` +
             `Answer them on the same question (it stays open), then keep waiting:\n` +
-            `  ${magi} ask --thread ${q.id} --summary "..."\n`
+            `  ${threadCommand(magi, q)}\n` +
+            (Q.isFreeText(q)
+              ? ""
+              : `${KEEP_CHOICES}\n`)
         )
       case "Pending":
         return yield* writeOut(

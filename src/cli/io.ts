@@ -56,3 +56,12 @@ export const formatSeconds = (secs: number): string => {
   if (s > 0 || parts.length === 0) parts.push(`${s}s`)
   return parts.join("")
 }
+
+const two = (n: number) => String(n).padStart(2, "0")
+
+/** A moment as the owner's clock shows it (the machine's time zone): `2026-11-30 14:02`. */
+export const localTime = (at: Date): string =>
+  Number.isNaN(at.getTime())
+    ? "at an unknown time"
+    : `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())} ${two(at.getHours())}:${two(at.getMinutes())}`
+
