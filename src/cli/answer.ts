@@ -16,6 +16,7 @@ import { MagiConfig } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import { formatSeconds, localTime, writeOut } from "./io.js"
 import { forTerminal, forTerminalLine } from "../platform/TerminalText.js"
+import type { HelpExtras } from "./Help.js"
 
 const options = {
   reply: Options.text("reply").pipe(
@@ -115,3 +116,13 @@ export const answer = Command.make("answer", options, (o) =>
     // warning here, never a reason the owner cannot answer.
   }).pipe(Effect.provide(questionsLayer(MagiHome.fromEnv, MagiConfig.fromFilesOrDefaults(process.cwd(), "answering"))))
 ).pipe(Command.withDescription("Answer, or speak back on, the questions agents asked you"))
+
+export const answerHelp: HelpExtras = {
+  examples: [
+    ["magi answer", "what is waiting: short id, summary, choices, age, run and who is waiting"],
+    ["magi answer ab12", "one question in full, with its thread"],
+    ["magi answer ab12 --reply SQLite", "decide it (with one question open, the id may be left out)"],
+    ['magi answer ab12 --say "what about disk space?"', "ask back; the question stays open"],
+    ["magi answer --list --all --json", "every question, as JSON"]
+  ]
+}

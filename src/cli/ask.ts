@@ -20,10 +20,12 @@ import { questionsLayer } from "./AppLayer.js"
 import { formatSeconds, readStdinUpTo, writeErr, writeOut } from "./io.js"
 import { KEEP_CHOICES, shellWord, threadCommand } from "../questions/AgentHints.js"
 import { receivedSignal } from "./Signals.js"
+import type { HelpExtras } from "./Help.js"
+import { outcomesText } from "./askOutcomes.js"
 
 const options = {
   summary: Options.text("summary").pipe(
-    Options.withDescription("the question in one line; with --thread, your reply to the owner"),
+    Options.withDescription("the question in one line (required, except with --wait); with --thread, your reply to the owner"),
     Options.optional
   ),
   detail: Options.text("detail").pipe(
@@ -43,7 +45,7 @@ const options = {
     Options.optional
   ),
   asset: Options.text("asset").pipe(
-    Options.withDescription("a file the panel uses (an image, a stylesheet); copied beside it; repeatable"),
+    Options.withDescription("a file the panel uses (an image, a stylesheet), copied beside it; the panel names it by its bare file name"),
     Options.repeated
   ),
   thread: Options.text("thread").pipe(
@@ -101,7 +103,13 @@ const withPanel = (q: Question, panel: Option.Option<string>, assets: ReadonlyAr
     const fs = yield* FileSystem.FileSystem
     const cannot = (why: string) => CliFailure.refused(`cannot read the panel ${panel.value}: ${why}`)
     // Judged before it is read: `/dev/zero` or a pipe would never end.
-    const info = yield* fs.stat(panel.value).pipe(Effect.mapError((e) => cannot(e.message)))
+    const info = yield* fs.stat(panel.value).pipe(
+      Effect.mapError((e) =>
+        e._tag === "SystemError" && e.reason === "NotFound"
+          ? CliFailure.refused(`--panel ${panel.value}: there is no such file`)
+          : cannot(e.message)
+      )
+    )
     if (info.type !== "File") return yield* cannot(`it is not a regular file (${info.type}); a panel is an HTML file`)
     if (Number(info.size) > PANEL_MAX_BYTES)
       return yield* cannot(`it is ${info.size} bytes, over magi's cap of ${PANEL_MAX_BYTES} bytes for a whole panel`)
@@ -410,3 +418,28 @@ export const ask = Command.make("ask", options, (o) =>
     "Ask the owner a question and wait for the answer (agents run this; blocks at most one wait slice)"
   )
 )
+
+/** What `magi ask --help` adds to its options: the forms, examples, and the outcomes an agent acts on. */
+export const askHelp: HelpExtras = {
+  usage: [
+    "magi ask --summary TEXT [--detail TEXT|-] [--choice CHOICE]... [--timeout SECONDS] [--panel FILE.html [--asset FILE]...] [--json]",
+    "magi ask --thread ID --summary TEXT [--detail TEXT|-] [--choice CHOICE]... [--json]",
+    "magi ask --wait ID [--json]"
+  ],
+  sections: [
+    {
+      title: "Panels",
+      lines: [
+        "--panel FILE.html is shown beside the question as evidence, in a sandbox: no script, nothing loaded from the network. Give each file it uses with --asset FILE; the panel refers to it by its bare name, e.g. <img src=\"chart.png\"> or <link rel=\"stylesheet\" href=\"panel.css\">. 8 MiB in all."
+      ]
+    },
+    { title: "Outcomes and exit codes", lines: outcomesText() }
+  ],
+  examples: [
+    ['magi ask --summary "Which backend for the cache?" --choice SQLite --choice Redis', "ask, offering two answers; prints the one the owner picks"],
+    ['git diff | magi ask --summary "Ship this diff?" --detail - --choice yes --choice no', "the detail from stdin"],
+    ['magi ask --summary "Which layout?" --panel cmp.html --asset a.png --asset b.png', "show evidence beside the question"],
+    ['magi ask --thread ID --summary "SQLite needs no server" --choice SQLite --choice Redis', "answer the owner's words on the same question (repeat its choices)"],
+    ["magi ask --wait ID", "keep waiting after a slice ran out"]
+  ]
+}

@@ -23,6 +23,7 @@ import { CliFailure } from "./CliFailure.js"
 import { runsLayer } from "./RunLayer.js"
 import { writeErr, writeOut } from "./io.js"
 import { forTerminal, forTerminalLine } from "../platform/TerminalText.js"
+import type { HelpExtras } from "./Help.js"
 
 const refused = (e: { readonly message: string }) => CliFailure.refused(e.message)
 
@@ -108,7 +109,7 @@ const resumeRun = (wanted: string, text: string) =>
 
 export const run = Command.make(
   "run",
-  { ...options, text: Args.text({ name: "instruction" }).pipe(Args.repeated) },
+  { ...options, text: Args.text({ name: "instruction" }).pipe(Args.withDescription("what the agent should do; or `rm ID` to remove a finished run"), Args.repeated) },
   (o) =>
     Effect.gen(function* () {
       const inline = o.text.join(" ").trim()
@@ -161,3 +162,20 @@ export const show = Command.make(
         yield* writeOut(`  question ${Q.shortId(q.id)} ${q.status}${q.status === "answered" && !q.answer_delivered ? " (not yet delivered)" : ""}: ${forTerminalLine(q.summary)}\n`)
     }).pipe(Effect.provide(runsLayer()))
 ).pipe(Command.withDescription("Show one run: status, worktree, seats, summary and its questions"))
+
+export const runHelp: HelpExtras = {
+  usage: ["magi run [--agent AGENT] [--repo DIR] INSTRUCTION...", "magi run --file FILE [--agent AGENT] [--repo DIR]", "magi run --resume ID [INSTRUCTION...]", "magi run rm ID"],
+  examples: [
+    ['magi run "add retries to the fetcher"', "an agent works it in its own worktree, on branch magi/<short>"],
+    ["magi run --file task.md --agent fast --repo ~/src/app", "the instruction from a file, a roster agent, another repository"],
+    ["magi run --resume ab12 \"also cover timeouts\"", "continue a run in the same seat"],
+    ["magi run rm ab12", "remove a finished run's worktree and branch"]
+  ]
+}
+
+export const showHelp: HelpExtras = {
+  examples: [
+    ["magi show", "the latest run"],
+    ["magi show ab12 --json", "one run's record as JSON"]
+  ]
+}
