@@ -13,11 +13,12 @@ import * as Deputy from "../daemon/Deputy.js"
 import * as Q from "../questions/Question.js"
 import type { Question } from "../questions/Question.js"
 import { PANEL_MAX_BYTES, QuestionStore } from "../questions/QuestionStore.js"
-import { MagiConfig } from "../platform/MagiConfig.js"
+import { MagiConfig, userConfigFile } from "../platform/MagiConfig.js"
+import { Notifier, notConfigured } from "../questions/Notifier.js"
 import { Waits, type WaitOutcome } from "../questions/Waits.js"
 import { CliFailure } from "./CliFailure.js"
 import { questionsLayer } from "./AppLayer.js"
-import { formatSeconds, readStdinUpTo, writeErr, writeOut } from "./io.js"
+import { fitWidth, formatSeconds, readStdinUpTo, writeErr, writeOut } from "./io.js"
 import { KEEP_CHOICES, shellWord, threadCommand } from "../questions/AgentHints.js"
 import { receivedSignal } from "./Signals.js"
 import type { HelpExtras } from "./Help.js"
@@ -184,6 +185,8 @@ const newQuestion = (o: AskOptions) =>
     // fileFresh put it on disk: only now is it a question the owner has.
     const q = yield* fileFresh(draft, o.panel, o.asset)
     yield* writeErr(`asked ${Q.shortId(q.id)} — waiting for the owner\n`)
+    // Said once per question, when it is announced (never again on --wait or --thread).
+    if ((yield* Notifier).command.length === 0) yield* writeErr(`magi: ${notConfigured(yield* userConfigFile)}\n`)
     const waits = yield* Waits
     return yield* watching(q, timeoutSecs * 1000, (waitingFrom) =>
       Effect.zipRight(waitingFrom, waits.announceAndWait(q, Duration.seconds(timeoutSecs)))
@@ -301,9 +304,17 @@ const watchingProgress = <E, R>(
     const line = (started: number) =>
       Effect.gen(function* () {
         const elapsed = ((yield* Clock.currentTimeMillis) - started) / 1000
-        yield* writeErr(
-          `\r\x1b[2Kwaiting for the owner on ${short}: ${formatSeconds(elapsed)} so far, this call returns in ${formatSeconds(sliceMs / 1000 - elapsed)}, deadline in ${formatSeconds(budgetMs / 1000 - elapsed)}`
+        const [so, returns, deadline] = [elapsed, sliceMs / 1000 - elapsed, budgetMs / 1000 - elapsed].map(formatSeconds)
+        // Read each tick: the terminal may have been resized meanwhile.
+        const text = fitWidth(
+          [
+            `waiting for the owner on ${short}: ${so} so far, this call returns in ${returns}, deadline in ${deadline}`,
+            `waiting on ${short}: ${so}, returns in ${returns}, deadline in ${deadline}`,
+            `${short}: ${so}, back in ${returns}`
+          ],
+          process.stderr.columns
         )
+        yield* writeErr(`\r\x1b[2K${text}`)
       })
     const ticker = yield* Ref.make(Option.none<Fiber.RuntimeFiber<unknown>>())
     const startTicker = Effect.gen(function* () {

@@ -51,7 +51,9 @@ const stderrLogger = Logger.make(({ logLevel, message }) => {
   const prefix = logLevel._tag === "Warning" ? "magi: warning: " : logLevel._tag === "Error" ? "magi: error: " : "magi: "
   // Warnings and notices quote agent text (a summary, a failed turn's last
   // line): escaped like every other printer of it.
-  process.stderr.write(prefix + forTerminal(text) + "\n")
+  // On a terminal, `magi ask` may be redrawing its progress line: a log line
+  // clears it first, so the two never run together.
+  process.stderr.write((process.stderr.isTTY ? "\r\x1b[2K" : "") + prefix + forTerminal(text) + "\n")
 })
 
 const logging = Layer.merge(

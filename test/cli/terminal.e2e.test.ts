@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "vitest"
 import * as NodeFs from "node:fs"
-import { owner } from "./cliSupport.js"
+import { spawnSync } from "node:child_process"
+import { MAGI, owner } from "./cliSupport.js"
 
 const short = (id: string) => id.split("-").at(-1)!
 
@@ -90,5 +91,56 @@ describe("the replied outcome", () => {
     const replied = await ask.done
     expect(replied.stdout).toContain(`magi ask --thread ${id} --summary "..."\n`)
     expect(replied.stdout).not.toContain("--choice")
+  })
+})
+
+describe("magi ask's progress on a terminal", () => {
+  it("fits every redraw of its progress line in a narrow terminal", { timeout: 60_000 }, async () => {
+    const o = owner()
+    // `script` gives magi a terminal, 60 columns wide; the deadline ends the wait after a few redraws.
+    const shell = `stty cols 60; exec ${process.execPath} ${MAGI} ask --summary 'Narrow?' --timeout 3`
+    const ran = spawnSync("script", ["-qec", shell, "/dev/null"], { env: { ...o.env, TERM: "xterm" }, cwd: o.cwd, encoding: "utf8", timeout: 60_000 })
+    const drawn = ran.stdout.split("\r\x1b[2K").slice(1).map((s) => s.split(/[\r\n]/)[0]!)
+    const redraws = drawn.filter((s) => /^waiting|^[0-9a-f]{4}: /.test(s))
+    expect(redraws.length).toBeGreaterThan(0)
+    for (const line of redraws) {
+      expect(line.length, JSON.stringify(line)).toBeLessThan(60)
+      expect(line).toMatch(/^waiting on [0-9a-f]{4}: \d+s, returns in \d+s, deadline in \d+s$/)
+    }
+    // A warning said mid-wait (the deadline passing) starts on a cleared line, never after the progress text.
+    const warning = drawn.find((s) => s.includes("went unanswered"))
+    expect(warning).toMatch(/^magi: warning: question [0-9a-f]{4} went unanswered/)
+  })
+})
+
+describe("with no notification command configured", () => {
+  it("magi ask says once, for a new question, that nobody is being notified and what to set", { timeout: 60_000 }, async () => {
+    const o = owner()
+    const first = await o.run(["ask", "--summary", "Anyone there?"], { MAGI_WAIT_SLICE: "1" })
+    const said = first.stderr.split("\n").filter((l) => l.includes("nobody is being notified"))
+    expect(said).toHaveLength(1)
+    expect(said[0]).toMatch(/^magi: nobody is being notified: no notification command is configured\. Set one in .*config\/magi\/config\.toml/)
+    const [id] = await o.filedId()
+    const again = await o.run(["ask", "--wait", id!], { MAGI_WAIT_SLICE: "1" })
+    expect(again.stderr).not.toContain("nobody is being notified")
+  })
+
+  it("stays quiet about it once a command is set", { timeout: 60_000 }, async () => {
+    const o = owner()
+    NodeFs.mkdirSync(`${o.top}/config/magi`, { recursive: true })
+    NodeFs.writeFileSync(`${o.top}/config/magi/config.toml`, '[notify]\ncommand = ["true"]\n')
+    const asked = await o.run(["ask", "--summary", "Anyone there?"], { MAGI_WAIT_SLICE: "1" })
+    expect(asked.code).toBe(0)
+    expect(asked.stderr).not.toContain("nobody is being notified")
+  })
+
+  it("magi notify --test fails, saying nothing is configured and what to set", async () => {
+    const o = owner()
+    const done = await o.run(["notify", "--test"])
+    expect(done.code).toBe(1)
+    expect(done.stdout).toBe("")
+    expect(done.stderr).toMatch(/^magi: nobody is being notified: no notification command is configured\. Set one in /)
+    expect(done.stderr).toContain(`${o.top}/config/magi/config.toml`)
+    expect(done.stderr).toContain('[notify] command = ["ntfy"')
   })
 })
