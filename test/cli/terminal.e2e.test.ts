@@ -144,3 +144,23 @@ describe("with no notification command configured", () => {
     expect(done.stderr).toContain('[notify] command = ["ntfy"')
   })
 })
+
+describe("duplicate choices", () => {
+  it("are refused on a new question and on a reply, with nothing written", { timeout: 60_000 }, async () => {
+    const o = owner()
+    const fresh = await o.run(["ask", "--summary", "Pick", "--choice", "yes", "--choice", "yes"])
+    expect(fresh.code).toBe(1)
+    expect(fresh.stderr).toBe("magi: the choice `yes` is offered twice; each --choice must be different\n")
+    expect(NodeFs.existsSync(o.questionsDir) ? NodeFs.readdirSync(o.questionsDir).filter((n) => n.endsWith(".json")) : []).toEqual([])
+
+    const ask = o.start(["ask", "--summary", "Pick", "--choice", "yes", "--choice", "no"])
+    const [id] = await o.filedId()
+    expect((await o.run(["answer", id!, "--say", "why?"])).code).toBe(0)
+    await ask.done
+    const reply = await o.run(["ask", "--thread", id!, "--summary", "because", "--choice", "no", "--choice", "no"])
+    expect(reply.code).toBe(1)
+    expect(reply.stderr).toContain("the choice `no` is offered twice")
+    expect(o.read(id!).thread).toHaveLength(1)
+    expect(o.read(id!).choices).toEqual(["yes", "no"])
+  })
+})
