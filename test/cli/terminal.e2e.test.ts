@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest"
 import * as NodeFs from "node:fs"
-import { spawnSync } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import { MAGI, owner } from "./cliSupport.js"
 
 const short = (id: string) => id.split("-").at(-1)!
@@ -162,5 +162,24 @@ describe("duplicate choices", () => {
     expect(reply.stderr).toContain("the choice `no` is offered twice")
     expect(o.read(id!).thread).toHaveLength(1)
     expect(o.read(id!).choices).toEqual(["yes", "no"])
+  })
+})
+
+describe("Ctrl-C on a terminal", () => {
+  it("stops the wait with the --wait hint on a line of its own, exit 130, the question still open", { timeout: 60_000 }, async () => {
+    const o = owner()
+    const shell = `stty cols 80; exec ${process.execPath} ${MAGI} ask --summary 'Interrupt me' --choice a`
+    const child = spawn("script", ["-qec", shell, "/dev/null"], { env: { ...o.env, TERM: "xterm" }, cwd: o.cwd, stdio: ["pipe", "pipe", "pipe"] })
+    let out = ""
+    child.stdout.on("data", (c) => (out += c))
+    const closed = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)))
+    await o.until(() => out.includes("waiting on") || out.includes("waiting for the owner on"), "the progress line")
+    // ^C typed at the terminal: the line discipline turns it into SIGINT for magi.
+    child.stdin.write("\x03")
+    expect(await closed).toBe(130)
+    const [id] = await o.filedId()
+    expect(out).toContain(`\r\x1b[2K\r\nmagi: stopped by SIGINT while waiting on question ${short(id!)}; the question stays open`)
+    expect(out).toContain(`To keep waiting in the foreground: magi ask --wait ${id}`)
+    expect(o.read(id!).status).toBe("open")
   })
 })
