@@ -3,6 +3,7 @@
  * words can be read (and reviewed) as the agent will read them.
  */
 import * as Q from "../questions/Question.js"
+import { KEEP_CHOICES, threadCommand } from "../questions/AgentHints.js"
 
 /**
  * The "asking the owner" instructions every run prompt carries. Each rule
@@ -39,7 +40,8 @@ shell may reset it), run it by that path.`
   foreground, as often as it takes — do not ask the same question again.
 - If the owner replies without deciding (the output says so), answer them on
   the same question with \`magi ask --thread <id> --summary "..."\`, which
-  waits again.
+  waits again; repeat the question's \`--choice\`s on it (the output shows
+  them), or it becomes a free-text question.
 - When it prints the answer, carry on with it.
 `
 
@@ -105,8 +107,8 @@ ${word.text}
 
 Answer them on the same question, which stays open:
 
-    ${magi} ask --thread ${q.id} --summary "your reply"
-
+    ${threadCommand(magi, q, `"your reply"`)}
+${q.choices.length > 0 ? `\n${KEEP_CHOICES}\n` : ""}
 and read what it prints, in the foreground. If you cannot, reply here and
 magi records your reply on the question for the owner.
 `

@@ -4,16 +4,19 @@
  * question's own message on stderr, exit 1, and nothing written.
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Effect, Option } from "effect"
+import { Clock, Effect, Either, Option } from "effect"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
-import { answerWithText, oldestOpen, sayToQuestion } from "../questions/Answers.js"
+import { answerWithText, openQuestions, sayToQuestion, soleOpen } from "../questions/Answers.js"
+import * as Lease from "../questions/Lease.js"
+import { mayBeHeld } from "../web/Holding.js"
 import { CliFailure } from "./CliFailure.js"
 import { questionsLayer } from "./AppLayer.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
-import { writeOut } from "./io.js"
+import { formatSeconds, localTime, writeOut } from "./io.js"
 import { forTerminal, forTerminalLine } from "../platform/TerminalText.js"
+import type { HelpExtras } from "./Help.js"
 
 const options = {
   reply: Options.text("reply").pipe(
@@ -28,12 +31,19 @@ const options = {
   all: Options.boolean("all").pipe(Options.withDescription("with --list: answered and abandoned ones too")),
   json: Options.boolean("json").pipe(Options.withDescription("with --list: print the questions as JSON")),
   id: Args.text({ name: "id" }).pipe(
-    Args.withDescription("question id, prefix or short id (default: the oldest open question)"),
+    Args.withDescription("question id, a unique prefix, or its short id or a prefix of it (default with --reply or --say: the only open question)"),
     Args.optional
   )
 }
 
 const refused = (e: { readonly message: string }) => CliFailure.refused(e.message)
+
+/** Who is on the other end of an open question, in the words the page uses. */
+const holderWords: Record<Lease.LeaseKind | "nobody", string> = {
+  asker: "the agent is waiting",
+  daemon: "magi is delivering to the agent",
+  nobody: "no agent is waiting (magi resumes it with your answer)"
+}
 
 const listing = (all: boolean, json: boolean) =>
   Effect.gen(function* () {
@@ -42,10 +52,18 @@ const listing = (all: boolean, json: boolean) =>
     if (json) return yield* writeOut(JSON.stringify(questions, null, 2) + "\n")
     if (questions.length === 0)
       return yield* writeOut(all ? "No questions yet.\n" : "Nothing is waiting for you: no open questions.\n")
+    const now = new Date(yield* Clock.currentTimeMillis)
+    // One look at the leases for the whole list, and only when a listed
+    // question could have anyone waiting on it.
+    const leases = questions.some(mayBeHeld) ? yield* Lease.readAll(store.root) : new Map<string, Lease.Lease>()
     const lines = questions.map((q) => {
       const state = Q.isOpen(q) ? (Q.waitingOnAgent(q) ? "  (waiting on the agent)" : "") : `  [${q.status}]`
       const options = Q.isFreeText(q) ? "free text" : q.choices.map(forTerminalLine).join(" | ")
-      return `${forTerminalLine(Q.shortId(q.id))}  ${forTerminalLine(q.summary)}${state}\n    ${options}\n`
+      const age = formatSeconds((now.getTime() - Date.parse(q.asked_at)) / 1000)
+      const about = [`asked ${localTime(new Date(q.asked_at))} (${age} ago)`]
+      if (q.run !== "") about.push(`run ${forTerminalLine(q.run)}`)
+      if (mayBeHeld(q)) about.push(holderWords[Lease.holder(Option.fromNullable(leases.get(q.id)), now)])
+      return `${forTerminalLine(Q.shortId(q.id))}  ${forTerminalLine(q.summary)}${state}\n    ${options}\n    ${about.join(" · ")}\n`
     })
     yield* writeOut(lines.join(""))
   })
@@ -58,10 +76,10 @@ const show = (id: string) =>
     // Everything here but the status was written by an agent, or could have
     // been: shown escaped, never obeyed by the terminal.
     const who = [q.run, q.node, q.seat].filter((s) => s !== "").map(forTerminalLine).join(" · ")
-    const parts = [`${forTerminalLine(q.id)}  [${q.status}]  asked ${forTerminalLine(q.asked_at)} by ${who}`, "", forTerminalLine(q.summary)]
+    const parts = [`${forTerminalLine(q.id)}  [${q.status}]  asked ${localTime(new Date(q.asked_at))} by ${who}`, "", forTerminalLine(q.summary)]
     if (q.detail.trim() !== "") parts.push("", forTerminal(q.detail.trimEnd()))
     for (const turn of q.thread)
-      parts.push("", `${turn.who === "operator" ? "you" : "agent"} (${forTerminalLine(turn.at)}):`, forTerminal(turn.body))
+      parts.push("", `${turn.who === "operator" ? "you" : "agent"} (${localTime(new Date(turn.at))}):`, forTerminal(turn.body))
     parts.push("")
     if (Q.isOpen(q)) parts.push(Q.isFreeText(q) ? "free text" : `choices: ${q.choices.map(forTerminalLine).join(" | ")}`)
     else if (Q.resolution(q) !== undefined) parts.push(`answer: ${forTerminal(Q.resolution(q)!)}`)
@@ -72,8 +90,11 @@ const target = (id: Option.Option<string>) =>
   Option.match(id, {
     onSome: (wanted) => Effect.succeed(wanted),
     onNone: () =>
-      Effect.flatMap(oldestOpen.pipe(Effect.mapError(refused)), (q) =>
-        q === undefined ? Effect.fail(CliFailure.refused("no open question to answer")) : Effect.succeed(q.id)
+      Effect.flatMap(openQuestions.pipe(Effect.mapError(refused)), (open) =>
+        Either.match(soleOpen(open), {
+          onLeft: (why) => Effect.fail(CliFailure.refused(why)),
+          onRight: (q) => Effect.succeed(q.id)
+        })
       )
   })
 
@@ -95,3 +116,13 @@ export const answer = Command.make("answer", options, (o) =>
     // warning here, never a reason the owner cannot answer.
   }).pipe(Effect.provide(questionsLayer(MagiHome.fromEnv, MagiConfig.fromFilesOrDefaults(process.cwd(), "answering"))))
 ).pipe(Command.withDescription("Answer, or speak back on, the questions agents asked you"))
+
+export const answerHelp: HelpExtras = {
+  examples: [
+    ["magi answer", "what is waiting: short id, summary, choices, age, run and who is waiting"],
+    ["magi answer ab12", "one question in full, with its thread"],
+    ["magi answer ab12 --reply SQLite", "decide it (with one question open, the id may be left out)"],
+    ['magi answer ab12 --say "what about disk space?"', "ask back; the question stays open"],
+    ["magi answer --list --all --json", "every question, as JSON"]
+  ]
+}

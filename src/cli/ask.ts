@@ -13,16 +13,20 @@ import * as Deputy from "../daemon/Deputy.js"
 import * as Q from "../questions/Question.js"
 import type { Question } from "../questions/Question.js"
 import { PANEL_MAX_BYTES, QuestionStore } from "../questions/QuestionStore.js"
-import { MagiConfig } from "../platform/MagiConfig.js"
+import { MagiConfig, userConfigFile } from "../platform/MagiConfig.js"
+import { Notifier, notConfigured } from "../questions/Notifier.js"
 import { Waits, type WaitOutcome } from "../questions/Waits.js"
 import { CliFailure } from "./CliFailure.js"
 import { questionsLayer } from "./AppLayer.js"
-import { formatSeconds, readStdinUpTo, writeErr, writeOut } from "./io.js"
+import { fitWidth, formatSeconds, readStdinUpTo, writeErr, writeOut } from "./io.js"
+import { KEEP_CHOICES, shellWord, threadCommand } from "../questions/AgentHints.js"
 import { receivedSignal } from "./Signals.js"
+import type { HelpExtras } from "./Help.js"
+import { outcomesText } from "./askOutcomes.js"
 
 const options = {
   summary: Options.text("summary").pipe(
-    Options.withDescription("the question in one line; with --thread, your reply to the owner"),
+    Options.withDescription("the question in one line (required, except with --wait); with --thread, your reply to the owner"),
     Options.optional
   ),
   detail: Options.text("detail").pipe(
@@ -42,7 +46,7 @@ const options = {
     Options.optional
   ),
   asset: Options.text("asset").pipe(
-    Options.withDescription("a file the panel uses (an image, a stylesheet); copied beside it; repeatable"),
+    Options.withDescription("a file the panel uses (an image, a stylesheet), copied beside it; the panel names it by its bare file name"),
     Options.repeated
   ),
   thread: Options.text("thread").pipe(
@@ -100,7 +104,13 @@ const withPanel = (q: Question, panel: Option.Option<string>, assets: ReadonlyAr
     const fs = yield* FileSystem.FileSystem
     const cannot = (why: string) => CliFailure.refused(`cannot read the panel ${panel.value}: ${why}`)
     // Judged before it is read: `/dev/zero` or a pipe would never end.
-    const info = yield* fs.stat(panel.value).pipe(Effect.mapError((e) => cannot(e.message)))
+    const info = yield* fs.stat(panel.value).pipe(
+      Effect.mapError((e) =>
+        e._tag === "SystemError" && e.reason === "NotFound"
+          ? CliFailure.refused(`--panel ${panel.value}: there is no such file`)
+          : cannot(e.message)
+      )
+    )
     if (info.type !== "File") return yield* cannot(`it is not a regular file (${info.type}); a panel is an HTML file`)
     if (Number(info.size) > PANEL_MAX_BYTES)
       return yield* cannot(`it is ${info.size} bytes, over magi's cap of ${PANEL_MAX_BYTES} bytes for a whole panel`)
@@ -175,6 +185,8 @@ const newQuestion = (o: AskOptions) =>
     // fileFresh put it on disk: only now is it a question the owner has.
     const q = yield* fileFresh(draft, o.panel, o.asset)
     yield* writeErr(`asked ${Q.shortId(q.id)} — waiting for the owner\n`)
+    // Said once per question, when it is announced (never again on --wait or --thread).
+    if ((yield* Notifier).command.length === 0) yield* writeErr(`magi: ${notConfigured(yield* userConfigFile)}\n`)
     const waits = yield* Waits
     return yield* watching(q, timeoutSecs * 1000, (waitingFrom) =>
       Effect.zipRight(waitingFrom, waits.announceAndWait(q, Duration.seconds(timeoutSecs)))
@@ -292,9 +304,17 @@ const watchingProgress = <E, R>(
     const line = (started: number) =>
       Effect.gen(function* () {
         const elapsed = ((yield* Clock.currentTimeMillis) - started) / 1000
-        yield* writeErr(
-          `\r\x1b[2Kwaiting for the owner on ${short}: ${formatSeconds(elapsed)} so far, this call returns in ${formatSeconds(sliceMs / 1000 - elapsed)}, deadline in ${formatSeconds(budgetMs / 1000 - elapsed)}`
+        const [so, returns, deadline] = [elapsed, sliceMs / 1000 - elapsed, budgetMs / 1000 - elapsed].map(formatSeconds)
+        // Read each tick: the terminal may have been resized meanwhile.
+        const text = fitWidth(
+          [
+            `waiting for the owner on ${short}: ${so} so far, this call returns in ${returns}, deadline in ${deadline}`,
+            `waiting on ${short}: ${so}, returns in ${returns}, deadline in ${deadline}`,
+            `${short}: ${so}, back in ${returns}`
+          ],
+          process.stderr.columns
         )
+        yield* writeErr(`\r\x1b[2K${text}`)
       })
     const ticker = yield* Ref.make(Option.none<Fiber.RuntimeFiber<unknown>>())
     const startTicker = Effect.gen(function* () {
@@ -315,7 +335,7 @@ const watchingProgress = <E, R>(
  */
 const selfCommand = Config.string("MAGI_BIN").pipe(
   Config.withDefault("magi"),
-  Effect.map((bin) => (bin === "" ? "magi" : /^[\w@%+=:,./-]+$/.test(bin) ? bin : `'${bin.replace(/'/g, `'\\''`)}'`)),
+  Effect.map((bin) => (bin === "" ? "magi" : shellWord(bin))),
   Effect.orElseSucceed(() => "magi")
 )
 
@@ -350,7 +370,10 @@ const report = (outcome: WaitOutcome, json: boolean) =>
         return yield* writeOut(
           `The owner replied on question ${Q.shortId(q.id)} without deciding:\n\n${outcome.said}\n\n` +
             `Answer them on the same question (it stays open), then keep waiting:\n` +
-            `  ${magi} ask --thread ${q.id} --summary "..."\n`
+            `  ${threadCommand(magi, q)}\n` +
+            (Q.isFreeText(q)
+              ? ""
+              : `${KEEP_CHOICES}\n`)
         )
       case "Pending":
         return yield* writeOut(
@@ -406,3 +429,28 @@ export const ask = Command.make("ask", options, (o) =>
     "Ask the owner a question and wait for the answer (agents run this; blocks at most one wait slice)"
   )
 )
+
+/** What `magi ask --help` adds to its options: the forms, examples, and the outcomes an agent acts on. */
+export const askHelp: HelpExtras = {
+  usage: [
+    "magi ask --summary TEXT [--detail TEXT|-] [--choice CHOICE]... [--timeout SECONDS] [--panel FILE.html [--asset FILE]...] [--json]",
+    "magi ask --thread ID --summary TEXT [--detail TEXT|-] [--choice CHOICE]... [--json]",
+    "magi ask --wait ID [--json]"
+  ],
+  sections: [
+    {
+      title: "Panels",
+      lines: [
+        "--panel FILE.html is shown beside the question as evidence, in a sandbox: no script, nothing loaded from the network. Give each file it uses with --asset FILE; the panel refers to it by its bare name, e.g. <img src=\"chart.png\"> or <link rel=\"stylesheet\" href=\"panel.css\">. 8 MiB in all."
+      ]
+    },
+    { title: "Outcomes and exit codes", lines: outcomesText() }
+  ],
+  examples: [
+    ['magi ask --summary "Which backend for the cache?" --choice SQLite --choice Redis', "ask, offering two answers; prints the one the owner picks"],
+    ['git diff | magi ask --summary "Ship this diff?" --detail - --choice yes --choice no', "the detail from stdin"],
+    ['magi ask --summary "Which layout?" --panel cmp.html --asset a.png --asset b.png', "show evidence beside the question"],
+    ['magi ask --thread ID --summary "SQLite needs no server" --choice SQLite --choice Redis', "answer the owner's words on the same question (repeat its choices)"],
+    ["magi ask --wait ID", "keep waiting after a slice ran out"]
+  ]
+}

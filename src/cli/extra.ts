@@ -5,7 +5,8 @@
 import { Command } from "@effect/cli"
 import { Option } from "effect"
 import { DEFAULT_PORT, runWeb, web } from "./web.js"
-import { run, runs, show } from "./run.js"
+import { run, runHelp, runs, show, showHelp } from "./run.js"
+import type { HelpExtras } from "./Help.js"
 import { serve } from "./serve.js"
 import { doctor } from "./doctor.js"
 import { task } from "./task.js"
@@ -22,3 +23,9 @@ const start = Command.make("start", {}, () =>
 ).pipe(Command.withDescription("Run the web UI on 127.0.0.1:7878 and the waiter (what `npm start` runs)"))
 
 export const extraCommands = [web, start, run, runs, show, serve, task, plan, doctor] as const
+
+/** What some of these commands add to their help, by command path. */
+export const extraHelp: Record<string, HelpExtras> = {
+  "magi run": runHelp,
+  "magi show": showHelp
+}

@@ -56,3 +56,27 @@ export const formatSeconds = (secs: number): string => {
   if (s > 0 || parts.length === 0) parts.push(`${s}s`)
   return parts.join("")
 }
+
+const two = (n: number) => String(n).padStart(2, "0")
+
+/** A moment as the owner's clock shows it (the machine's time zone): `2026-11-30 14:02`. */
+export const localTime = (at: Date): string =>
+  Number.isNaN(at.getTime())
+    ? "at an unknown time"
+    : `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())} ${two(at.getHours())}:${two(at.getMinutes())}`
+
+
+/**
+ * The first of `texts` (longest first) that fits in `columns`, else the last
+ * cut to fit: a status line redrawn in place must never wrap, or each redraw
+ * leaves a line behind. One column is kept free, since some terminals wrap
+ * on writing the last one.
+ */
+export const fitWidth = (texts: ReadonlyArray<string>, columns: number | undefined): string => {
+  if (columns === undefined || columns <= 0) return texts[0] ?? ""
+  const room = Math.max(1, columns - 1)
+  const fits = texts.find((t) => t.length <= room)
+  if (fits !== undefined) return fits
+  const last = texts.at(-1) ?? ""
+  return room === 1 ? last.slice(0, 1) : `${last.slice(0, room - 1)}…`
+}

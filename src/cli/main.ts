@@ -5,12 +5,15 @@
  */
 import { Command, ValidationError } from "@effect/cli"
 import * as LocalContext from "../platform/LocalContext.js"
-import { Cause, Effect, Exit, Layer, Logger, LogLevel } from "effect"
-import { ask } from "./ask.js"
-import { answer } from "./answer.js"
+import { Cause, Console, Effect, Exit, Layer, Logger, LogLevel } from "effect"
+import { ask, askHelp } from "./ask.js"
+import { answer, answerHelp } from "./answer.js"
 import { notify } from "./notify.js"
 import { CliFailure } from "./CliFailure.js"
-import { extraCommands } from "./extra.js"
+import { extraCommands, extraHelp } from "./extra.js"
+import { describeCommand } from "./CommandSpec.js"
+import * as CommandLine from "./CommandLine.js"
+import * as Help from "./Help.js"
 import { forTerminal } from "../platform/TerminalText.js"
 import { interruptExitCode } from "./Signals.js"
 
@@ -23,13 +26,34 @@ const root = Command.make("magi").pipe(
 
 const cli = Command.run(root, { name: "magi", version: VERSION })
 
+/** Usage lines, examples and sections some commands add to their help, by path. */
+const helpExtras: Record<string, Help.HelpExtras> = { "magi ask": askHelp, "magi answer": answerHelp, ...extraHelp }
+
+/** Strip what a terminal would draw with: a mistake is plain words on stderr. */
+const plain = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, "").trim()
+
+/**
+ * What @effect/cli itself still prints (a mistake only its parser finds),
+ * said like every other magi error: one `magi: ` line each, no colour.
+ */
+const magiConsole = Effect.map(Console.consoleWith(Effect.succeed), (base): Console.Console => ({
+  ...base,
+  error: (...args: ReadonlyArray<unknown>) =>
+    Effect.sync(() => {
+      const lines = plain(args.map(String).join(" ")).split("\n").filter((l) => l.trim() !== "")
+      for (const line of lines) process.stderr.write(`magi: ${forTerminal(line)}\n`)
+    })
+}))
+
 /** Log lines for the person at the terminal, never on stdout. */
 const stderrLogger = Logger.make(({ logLevel, message }) => {
   const text = Array.isArray(message) ? message.map(String).join(" ") : String(message)
   const prefix = logLevel._tag === "Warning" ? "magi: warning: " : logLevel._tag === "Error" ? "magi: error: " : "magi: "
   // Warnings and notices quote agent text (a summary, a failed turn's last
   // line): escaped like every other printer of it.
-  process.stderr.write(prefix + forTerminal(text) + "\n")
+  // On a terminal, `magi ask` may be redrawing its progress line: a log line
+  // clears it first, so the two never run together.
+  process.stderr.write((process.stderr.isTTY ? "\r\x1b[2K" : "") + prefix + forTerminal(text) + "\n")
 })
 
 const logging = Layer.merge(
@@ -39,7 +63,23 @@ const logging = Layer.merge(
 
 /** Run `argv`, settling `process.exitCode`: 0 ok, 1 refused, 2 usage. */
 export const main = (argv: ReadonlyArray<string>) =>
-  cli(argv).pipe(
+  Effect.suspend(() => {
+    const reading = CommandLine.read(describeCommand(root), argv.slice(2))
+    switch (reading._tag) {
+      case "Help":
+        return Effect.sync(() => {
+          const extras = helpExtras[reading.spec.path.join(" ")]
+          process.stdout.write(Help.render(reading.spec, extras, Help.styleFor(process.stdout, process.env)))
+        })
+      case "Mistake":
+        return Effect.sync(() => {
+          process.stderr.write(`magi: ${forTerminal(reading.message)}\n`)
+          process.exitCode = 2
+        })
+      case "Run":
+        return Effect.flatMap(magiConsole, (console) => Effect.withConsole(cli(argv), console))
+    }
+  }).pipe(
     Effect.catchAll((e) =>
       Effect.sync(() => {
         if (ValidationError.isValidationError(e)) {

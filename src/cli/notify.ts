@@ -2,8 +2,8 @@
 import { Command, Options } from "@effect/cli"
 import { Clock, Effect } from "effect"
 import * as Q from "../questions/Question.js"
-import { MagiConfig } from "../platform/MagiConfig.js"
-import { Notifier } from "../questions/Notifier.js"
+import { MagiConfig, userConfigFile } from "../platform/MagiConfig.js"
+import { Notifier, notConfigured } from "../questions/Notifier.js"
 import { CliFailure } from "./CliFailure.js"
 import { questionsLayer } from "./AppLayer.js"
 import { writeOut } from "./io.js"
@@ -17,11 +17,9 @@ export const notify = Command.make(
       const notifier = yield* Notifier
       const config = yield* MagiConfig
       if (notifier.command.length === 0) {
-        const where = config.files.length > 0 ? config.files.join(", ") : "none found"
-        return yield* writeOut(
-          `No notification command is configured (config files read: ${where}).\n` +
-            `Set one in ~/.config/magi/config.toml, for example:\n  [notify]\n  command = ["ntfy", "publish", "--click", "{url}", "my-topic", "{summary}"]\n`
-        )
+        const read = config.files.length > 0 ? config.files.join(", ") : "none found"
+        // Nothing was sent: a check that sends nothing has failed.
+        return yield* CliFailure.refused(`${notConfigured(yield* userConfigFile)} (config files read: ${read})`)
       }
       const sample = Q.make({
         id: Q.makeId(new Date(yield* Clock.currentTimeMillis), 0xbeef),

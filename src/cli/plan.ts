@@ -57,7 +57,7 @@ export const plan = Command.make(
       Options.withDescription("roster id of the interviewer (default: [roles] chatter, else the first claude, else the first agent)"),
       Options.optional
     ),
-    idea: Args.text({ name: "idea" }).pipe(Args.repeated)
+    idea: Args.text({ name: "idea" }).pipe(Args.withDescription("what you want built, in a few words (the interview starts from it)"), Args.repeated)
   },
   (o) =>
     Effect.gen(function* () {

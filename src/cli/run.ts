@@ -9,20 +9,25 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
-import { Effect, Option } from "effect"
+import * as NodePath from "node:path"
+import { Clock, Effect, Option } from "effect"
 import { Rosters } from "../agents/AgentRoster.js"
 import { magiCommand } from "../agents/Agents.js"
 import * as Prompts from "../agents/Prompts.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { resumable } from "../runs/RunStatus.js"
-import { IMPL_SEAT, createRun, driveTurn } from "../runs/NewRun.js"
+import { IMPL_SEAT, createRun, driveTurn, repoRootOf } from "../runs/NewRun.js"
+import { removeRun } from "../runs/RemoveRun.js"
+import { COMMITS_SHOWN, changesOf, durationMs, nextSteps } from "../runs/RunReport.js"
+import * as Artifacts from "../runs/Artifacts.js"
 import { outstandingFor, seatBusy } from "../runs/RunTurns.js"
 import { RunStore, type Run } from "../runs/Runs.js"
 import { CliFailure } from "./CliFailure.js"
 import { runsLayer } from "./RunLayer.js"
-import { writeErr, writeOut } from "./io.js"
+import { formatSeconds, localTime, writeErr, writeOut } from "./io.js"
 import { forTerminal, forTerminalLine } from "../platform/TerminalText.js"
+import type { HelpExtras } from "./Help.js"
 
 const refused = (e: { readonly message: string }) => CliFailure.refused(e.message)
 
@@ -67,6 +72,8 @@ const reportEnd = (run: Run) =>
 
 const startRun = (instruction: string, agentId: Option.Option<string>, repoDir: string) =>
   Effect.gen(function* () {
+    // First: with no repository, which agent would have run is beside the point.
+    yield* repoRootOf(repoDir).pipe(Effect.mapError(refused))
     const roster = yield* Effect.flatMap(Rosters, (r) => r.forRepo(repoDir)).pipe(Effect.mapError(refused))
     const agent = Option.isSome(agentId) ? roster.get(agentId.value) : roster.first
     if (Option.isNone(agent))
@@ -108,10 +115,18 @@ const resumeRun = (wanted: string, text: string) =>
 
 export const run = Command.make(
   "run",
-  { ...options, text: Args.text({ name: "instruction" }).pipe(Args.repeated) },
+  { ...options, text: Args.text({ name: "instruction" }).pipe(Args.withDescription("what the agent should do; or `rm ID` to remove a finished run"), Args.repeated) },
   (o) =>
     Effect.gen(function* () {
       const inline = o.text.join(" ").trim()
+      // `magi run rm ID`, as two words: a quoted "rm …" is one word, an instruction.
+      if (o.text[0] === "rm" && o.text.length <= 2) {
+        if (o.text.length === 1) return yield* CliFailure.usage("magi run rm needs the run's id: magi run rm ID (magi runs lists them)")
+        if (Option.isSome(o.file) || Option.isSome(o.agent) || Option.isSome(o.repo) || Option.isSome(o.resume))
+          return yield* CliFailure.usage("magi run rm takes only the run's id")
+        const removed = yield* removeRun(o.text[1]!).pipe(Effect.mapError(refused))
+        return yield* writeOut(removed.said.join("\n") + "\n")
+      }
       if (Option.isSome(o.resume)) {
         if (Option.isSome(o.file) || Option.isSome(o.agent) || Option.isSome(o.repo))
           return yield* CliFailure.usage("--resume continues a run as it was set up; it takes only an optional instruction")
@@ -142,22 +157,73 @@ export const runs = Command.make(
       if (all.length === 0) return yield* writeOut("no runs yet; start one with magi run TEXT\n")
       for (const r of all) {
         const line = forTerminalLine((r.summary || r.instruction).split("\n")[0]!.slice(0, 72))
-        yield* writeOut(`${Q.shortId(r.id)}  ${r.status.padEnd(9)} ${r.branch}  ${line}\n`)
+        const status = r.removed_at !== undefined ? `${r.status}, removed` : r.status
+        yield* writeOut(`${Q.shortId(r.id)}  ${status.padEnd(9)} ${r.branch}  ${line}\n`)
       }
     }).pipe(Effect.provide(runsLayer()))
 ).pipe(Command.withDescription("List runs, newest first"))
 
 export const show = Command.make(
   "show",
-  { id: Args.text({ name: "id" }), json: Options.boolean("json").pipe(Options.withDescription("print the run record as JSON")) },
+  {
+    id: Args.text({ name: "id" }).pipe(Args.withDescription("run id, a unique prefix, or its short id or a prefix of it (default: the latest run)"), Args.optional),
+    json: Options.boolean("json").pipe(Options.withDescription("print the run record as JSON"))
+  },
   ({ id, json }) =>
     Effect.gen(function* () {
       const store = yield* RunStore
-      const r = yield* store.get(id).pipe(Effect.mapError(refused))
+      const r = Option.isSome(id)
+        ? yield* store.get(id.value).pipe(Effect.mapError(refused))
+        : (yield* store.list.pipe(Effect.mapError(refused)))[0]
+      if (r === undefined) return yield* CliFailure.refused("no runs yet; start one with magi run TEXT")
       if (json) return yield* writeOut(JSON.stringify(r, null, 2) + "\n")
       yield* writeOut(describeRun(r, yield* outstandingFor(r.id).pipe(Effect.orElseSucceed(() => 0))))
       const questions = yield* Effect.flatMap(QuestionStore, (s) => s.list).pipe(Effect.orElseSucceed(() => []))
       for (const q of questions.filter((q) => q.run === r.id))
         yield* writeOut(`  question ${Q.shortId(q.id)} ${q.status}${q.status === "answered" && !q.answer_delivered ? " (not yet delivered)" : ""}: ${forTerminalLine(q.summary)}\n`)
+      yield* writeOut(yield* workReport(r))
     }).pipe(Effect.provide(runsLayer()))
-).pipe(Command.withDescription("Show one run: status, worktree, seats, summary and its questions"))
+).pipe(Command.withDescription("Show a run (default: the latest): status, instruction, duration, commits and diffstat, artifacts, questions, and what to do next"))
+
+/** The instruction, the time taken, what changed on the branch, the artifacts, and the next commands. */
+const workReport = (r: Run) =>
+  Effect.gen(function* () {
+    const out: string[] = ["", "instruction:", ...forTerminal(r.instruction.trimEnd()).split("\n").map((l) => `  ${l}`)]
+    const took = formatSeconds(durationMs(r, new Date(yield* Clock.currentTimeMillis)) / 1000)
+    out.push("", `${resumable(r.status) ? "running for" : "took"} ${took} (started ${localTime(new Date(r.created_at))})`)
+    if (r.removed_at !== undefined) out.push("", `removed ${localTime(new Date(r.removed_at))}: its worktree and branch are gone`)
+    else {
+      const changes = yield* changesOf(r)
+      if (changes === undefined) out.push("", `commits: git cannot read ${r.branch} in ${r.repo}`)
+      else if (changes.commits.length === 0) out.push("", `commits: none on ${r.branch} yet`)
+      else {
+        out.push("", `commits on ${r.branch} (${changes.commits.length}):`)
+        out.push(...changes.commits.slice(0, COMMITS_SHOWN).map((c) => `  ${forTerminalLine(c)}`))
+        if (changes.commits.length > COMMITS_SHOWN) out.push(`  … and ${changes.commits.length - COMMITS_SHOWN} more`)
+        out.push(...changes.diffstat.map((l) => `  ${forTerminalLine(l)}`))
+      }
+    }
+    const dir = (yield* RunStore).artifactsDir(r.id)
+    const artifacts = yield* Artifacts.list(dir).pipe(Effect.orElseSucceed(() => []))
+    if (artifacts.length > 0) out.push("", "artifacts (each call's prompt, stdout and stderr):", ...artifacts.map((a) => `  ${NodePath.join(dir, a.name)}  (${a.size} bytes)`))
+    const steps = nextSteps(r)
+    if (steps.length > 0) out.push("", "next:", ...steps.flatMap(([command, why]) => [`  ${command}`, `      ${why}`]))
+    return out.join("\n") + "\n"
+  })
+
+export const runHelp: HelpExtras = {
+  usage: ["magi run [--agent AGENT] [--repo DIR] INSTRUCTION...", "magi run --file FILE [--agent AGENT] [--repo DIR]", "magi run --resume ID [INSTRUCTION...]", "magi run rm ID"],
+  examples: [
+    ['magi run "add retries to the fetcher"', "an agent works it in its own worktree, on branch magi/<short>"],
+    ["magi run --file task.md --agent fast --repo ~/src/app", "the instruction from a file, a roster agent, another repository"],
+    ["magi run --resume ab12 \"also cover timeouts\"", "continue a run in the same seat"],
+    ["magi run rm ab12", "remove a finished run's worktree and branch"]
+  ]
+}
+
+export const showHelp: HelpExtras = {
+  examples: [
+    ["magi show", "the latest run"],
+    ["magi show ab12 --json", "one run's record as JSON"]
+  ]
+}

@@ -138,9 +138,9 @@ const add = Command.make(
     noReview: Options.boolean("no-review").pipe(
       Options.withDescription("file a --file that fails the task-file review (title, completion criteria) anyway")
     ),
-    after: Options.text("after").pipe(Options.withDescription("wait for this task or question first (repeatable)"), Options.repeated),
+    after: Options.text("after").pipe(Options.withDescription("wait for this task or question first"), Options.repeated),
     json,
-    text: Args.text({ name: "text" }).pipe(Args.repeated)
+    text: Args.text({ name: "text" }).pipe(Args.withDescription("the instruction (unless --file gives it)"), Args.repeated)
   },
   (o) =>
     Effect.gen(function* () {
@@ -239,7 +239,7 @@ const change = (id: string, apply: (t: T.Task) => Either.Either<T.Task, T.TaskRe
 
 const hold = Command.make(
   "hold",
-  { id: idArg, reason: Args.text({ name: "reason" }).pipe(Args.repeated) },
+  { id: idArg, reason: Args.text({ name: "reason" }).pipe(Args.withDescription("why it waits, shown on the task"), Args.repeated) },
   (o) =>
     change(o.id, (t) => T.hold(t, o.reason.join(" ")), (t) => `held ${T.shortId(t.id)} ${t.title}${t.hold_reason ? ` (${t.hold_reason})` : ""}`)
 ).pipe(Command.withDescription("Keep a task from running until released"))
@@ -250,7 +250,7 @@ const release = Command.make("release", { id: idArg }, (o) =>
 
 const priority = Command.make(
   "priority",
-  { id: idArg, priority: Args.integer({ name: "n" }) },
+  { id: idArg, priority: Args.integer({ name: "n" }).pipe(Args.withDescription("the new priority, a whole number; higher runs first")) },
   (o) => change(o.id, (t) => T.reprioritize(t, o.priority), (t) => `priority ${t.priority} for ${T.shortId(t.id)} ${t.title}`)
 ).pipe(Command.withDescription("Set a task's priority (higher runs first)"))
 

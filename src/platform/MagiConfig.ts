@@ -116,6 +116,9 @@ const configDir = Effect.gen(function* () {
   return NodePath.join(home, ".config")
 }).pipe(Effect.orDie)
 
+/** The owner's own config file, `<config_dir>/magi/config.toml`, whether or not it exists. */
+export const userConfigFile = Effect.map(configDir, (dir) => NodePath.join(dir, "magi", "config.toml"))
+
 const readLayer = Effect.fn("readConfigLayer")(function* (file: string) {
   const fs = yield* FileSystem.FileSystem
   const text = yield* fs.readFileString(file).pipe(

@@ -184,6 +184,9 @@ const MTIME_SLACK_MS = 50
 /** Longest reason kept from a decoder: a message quoting a hostile value can be as big as the file. */
 const REASON_MAX_CHARS = 400
 
+/** Ids an ambiguous lookup names before "and N more". */
+const AMBIGUOUS_NAMED = 10
+
 const isNotFound = (e: PlatformError.PlatformError) => e._tag === "SystemError" && e.reason === "NotFound"
 
 const mtimeMs = (info: FileSystem.File.Info) => Option.getOrElse(Option.map(info.mtime, (d) => d.getTime()), () => -1)
@@ -464,12 +467,16 @@ export const make = <A, NotFound, Unreadable, Failed>(
         // The id becomes a path part, so only a name that cannot traverse is
         // ever looked up directly; anything else can only match by listing.
         if (isSafeId(wanted) && (yield* fs.exists(pathOf(wanted)).pipe(Effect.orElseSucceed(() => false)))) return wanted
-        const hits = wanted === "" ? [] : (yield* ids).filter((id) => id.startsWith(wanted) || id.endsWith(wanted))
+        // The short id is the last segment: the owner types what they saw
+        // (`ab12`), or the start of it (`ab`).
+        const shortStarts = (id: string) => id.slice(id.lastIndexOf("-") + 1).startsWith(wanted)
+        const hits = wanted === "" ? [] : (yield* ids).filter((id) => id.startsWith(wanted) || id.endsWith(wanted) || shortStarts(id))
         if (hits.length === 1) return hits[0]!
         if (hits.length === 0) return yield* Effect.fail(errors.notFound(`no ${kind.noun} matches \`${clip(wanted)}\``))
-        return yield* Effect.fail(
-          errors.notFound(`\`${clip(wanted)}\` matches ${hits.length} ${plural}: ${[...hits].sort().join(", ")}`)
-        )
+        const sorted = [...hits].sort()
+        // A short prefix can match thousands: the first few say enough.
+        const named = sorted.length > AMBIGUOUS_NAMED ? `${sorted.slice(0, AMBIGUOUS_NAMED).join(", ")} and ${sorted.length - AMBIGUOUS_NAMED} more` : sorted.join(", ")
+        return yield* Effect.fail(errors.notFound(`\`${clip(wanted)}\` matches ${hits.length} ${plural}: ${named}; type more of the id`))
       })
 
     const get = (wanted: string) => Effect.flatMap(resolve(wanted), read)

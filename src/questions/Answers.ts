@@ -4,7 +4,7 @@
  * rules (and the lock that keeps concurrent writers from losing each other's
  * change) live in one place.
  */
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Either } from "effect"
 import * as Q from "./Question.js"
 import { QuestionStore } from "./QuestionStore.js"
 
@@ -32,12 +32,27 @@ export const sayToQuestion = Effect.fn("sayToQuestion")(function* (id: string, b
 export const answerFromText = (q: Q.Question, text: string): Q.Answer =>
   Q.isFreeText(q) ? { text } : { choice: text }
 
-/** The oldest open question, for `magi answer --reply` with no id. */
-export const oldestOpen = Effect.gen(function* () {
-  const store = yield* QuestionStore
-  const open = (yield* store.list).filter(Q.isOpen)
-  return open.at(-1)
-})
+/**
+ * The question a `magi answer --reply` with no id is about: the only open
+ * one. With several open, guessing is refused (it used to pick the oldest
+ * while the list shows the newest first, so the owner's "yes" could land on
+ * a question they were not reading); the message names every one so the
+ * owner can pick by short id.
+ */
+export const soleOpen = (open: ReadonlyArray<Q.Question>): Either.Either<Q.Question, string> => {
+  if (open.length === 1) return Either.right(open[0]!)
+  if (open.length === 0) return Either.left("no open question to answer")
+  return Either.left(
+    `${open.length} questions are open; say which one: ` +
+      open.map((q) => `magi answer ${Q.shortId(q.id)} (${Q.headline(q.summary)})`).join(", ")
+  )
+}
+
+/** The open questions, newest first, as every list shows them. */
+export const openQuestions = Effect.map(QuestionStore, (store) => store.list).pipe(
+  Effect.flatten,
+  Effect.map((all) => all.filter(Q.isOpen))
+)
 
 /** `answerFromText` judged against the record as it is under the lock. */
 export const answerWithText = Effect.fn("answerWithText")(function* (id: string, text: string) {

@@ -66,6 +66,14 @@ export const keepTail = <E, R>(text: Stream.Stream<string, E, R>, max: number = 
     return both.length > max ? both.slice(both.length - max) : both
   })
 
+/**
+ * Said when no notification command is set: a question then waits with
+ * nobody told about it, which an owner should hear once, with what to set.
+ */
+export const notConfigured = (configFile: string): string =>
+  `nobody is being notified: no notification command is configured. Set one in ${configFile}, ` +
+  `for example: [notify] command = ["ntfy", "publish", "--click", "{url}", "my-topic", "{summary}"] (magi notify --test tries it)`
+
 /** The last non-blank line a failed command wrote to stderr. */
 export const lastStderrLine = (stderr: string): string =>
   stderr

@@ -193,6 +193,12 @@ export const CONDUCTOR_NODE = "conduct"
 /** The short id the phone and reports show: the last segment. */
 export const shortId = (id: string): string => id.slice(id.lastIndexOf("-") + 1)
 
+/** A summary on one short line, for lists and messages that name many questions. */
+export const headline = (summary: string, max = 60): string => {
+  const line = summary.replace(/\s+/g, " ").trim()
+  return line.length <= max ? line : `${line.slice(0, max - 1)}…`
+}
+
 const pad = (n: number) => String(n).padStart(2, "0")
 
 /**

@@ -266,7 +266,12 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
       let total = Buffer.byteLength(html, "utf8")
       for (const { src } of named) {
         // `stat` follows links, so the size counted is the size copied.
-        const info = yield* fs.stat(src).pipe(Effect.mapError(io(`stat panel asset ${src}`)))
+        const info = yield* fs.stat(src).pipe(
+          // A mistyped name is the usual cause: said in one line, not as a stack of errno words.
+          Effect.mapError((e) =>
+            isNotFound(e) ? new PanelRefused({ message: `panel asset ${src}: there is no such file` }) : io(`stat panel asset ${src}`)(e)
+          )
+        )
         if (info.type !== "File")
           return yield* new PanelRefused({
             message: `panel asset \`${src}\` is not a file; a panel is html plus files copied beside it`

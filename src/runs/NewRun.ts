@@ -50,6 +50,20 @@ export class Workspaces extends Context.Tag("magi/Workspaces")<Workspaces, Works
 }
 
 /**
+ * The git root of `dir`, or why there is none: a run works in a worktree of
+ * a repository, so asked from anywhere else it is refused with the fix.
+ */
+export const repoRootOf = (dir: string) =>
+  Worktree.git(dir, "rev-parse", "--show-toplevel").pipe(
+    Effect.mapError(
+      () =>
+        new RunNotStarted({
+          message: `${dir} is not inside a git repository; a run works in a worktree of one, so run it from inside the repository or give --repo DIR`
+        })
+    )
+  )
+
+/**
  * Set a run up: a fresh id that names neither an existing run nor an
  * existing branch, its worktree off the tip of `repoDir`'s checkout, and its
  * record, `running`, with one implementing seat for `agent`.

@@ -56,7 +56,9 @@ export const Run = Schema.Struct({
   /** The agent's last printed reply: its account of what it did. */
   summary: Schema.optionalWith(Schema.String, { default: () => "" }),
   /** Why the run stopped, when it did not simply finish. */
-  reason: Schema.optionalWith(Schema.String, { default: () => "" })
+  reason: Schema.optionalWith(Schema.String, { default: () => "" }),
+  /** When `magi run rm` removed its worktree and branch; the record stays, as history. */
+  removed_at: Schema.optional(Q.Timestamp)
 })
 export type Run = typeof Run.Type
 
@@ -113,10 +115,15 @@ export interface RunStoreShape {
   readonly get: (idOrShort: string) => Effect.Effect<Run, RunNotFound | RunStoreError>
   /** Every readable run, newest first. */
   readonly list: Effect.Effect<ReadonlyArray<Run>, RunStoreError>
-  /** Read, change and write back under the run's lock. */
+  /**
+   * Read, change and write back under the run's lock. `updated_at` moves,
+   * unless `keepUpdatedAt` says the change is about the record, not the
+   * run's work (its removal), so the run's duration still ends where it did.
+   */
   readonly update: (
     id: string,
-    change: (run: Run, now: Date) => Run
+    change: (run: Run, now: Date) => Run,
+    options?: { readonly keepUpdatedAt?: boolean }
   ) => Effect.Effect<Run, RunNotFound | RunStoreError>
   /**
    * Set the status (and optionally why). When the run can no longer come
@@ -158,11 +165,11 @@ export const make = Effect.fn("RunStore.make")(function* (root: string) {
     [...scan.records].sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
   )
 
-  const update = (wanted: string, change: (run: Run, now: Date) => Run) =>
+  const update = (wanted: string, change: (run: Run, now: Date) => Run, options?: { readonly keepUpdatedAt?: boolean }) =>
     records.update(wanted, (current) =>
       Effect.map(Clock.currentTimeMillis, (ms) => {
         const now = new Date(ms)
-        return { ...change(current, now), updated_at: Q.timestamp(now) }
+        return { ...change(current, now), updated_at: options?.keepUpdatedAt === true ? current.updated_at : Q.timestamp(now) }
       })
     )
 

@@ -7,7 +7,8 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { owner } from "./cliSupport.js"
 
-describe("magi as real processes", () => {
+// Real processes on a shared 2-core machine: a generous deadline per test, so load only makes them slower.
+describe("magi as real processes", { timeout: 120_000 }, () => {
   it("delivers an answer given by `magi answer` in another process to the waiting `magi ask`", async () => {
     const o = owner()
     const ask = o.start(["ask", "--summary", "Which backend?", "--choice", "SQLite", "--choice", "Redis"], {

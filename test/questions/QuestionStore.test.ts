@@ -94,6 +94,19 @@ for (const backend of backends) {
       )
     )
 
+    it.scoped("finds a question by the start of its short id, and names the few a shared start matches", () =>
+      withStore(({ store }) =>
+        Effect.gen(function* () {
+          for (const id of ["20260101-000001-de12", "20260101-000002-d9f0", "20260101-000003-a7e0"]) yield* store.put(choiceQuestion(id))
+          // What the owner saw in the list was `de12`; they typed its start.
+          expect(yield* store.resolveId("de")).toBe("20260101-000001-de12")
+          expect(yield* store.resolveId("d9")).toBe("20260101-000002-d9f0")
+          const several = yield* Effect.flip(store.resolveId("d"))
+          expect(several.message).toContain("`d` matches 2 questions: 20260101-000001-de12, 20260101-000002-d9f0; type more of the id")
+        })
+      )
+    )
+
     it.scoped("never serves a stale listing after a write, however quickly it follows", () =>
       withStore(({ store }) =>
         Effect.gen(function* () {

@@ -57,7 +57,7 @@ for (const backend of backends) {
           yield* store.put(b)
           const ambiguous = yield* Effect.flip(store.get("20260902-1000"))
           expect(ambiguous.message).toBe(
-            "`20260902-1000` matches 2 tasks: 20260902-100000-ab12, 20260902-100001-cd34"
+            "`20260902-1000` matches 2 tasks: 20260902-100000-ab12, 20260902-100001-cd34; type more of the id"
           )
           expect((yield* Effect.flip(store.get("ffff"))).message).toBe("no task matches `ffff`")
           expect((yield* Effect.flip(store.get("../../etc/passwd")))._tag).toBe("TaskNotFound")

@@ -1,0 +1,121 @@
+/**
+ * `magi show` and `magi run rm` over a real repository and a real run (issue
+ * 11, point 13): what a run did, what to do next, and removing it after.
+ */
+import { describe, expect, it } from "vitest"
+import { execFileSync } from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { tempDirSync } from "../support.js"
+import { magi, repoWithAgent, sampleRun } from "../runSupport.js"
+
+/** An agent that adds a file and says so; magi commits what it left. */
+const HELLO_AGENT = ["sh", "-c", "echo hello > hello.txt; echo Added hello.txt"]
+
+const setup = () => {
+  const dir = tempDirSync()
+  const repo = repoWithAgent(dir, HELLO_AGENT)
+  const env = { MAGI_HOME: NodePath.join(dir, "home") }
+  return { dir, repo, env, magi: (...args: string[]) => magi(repo, env, ...args) }
+}
+
+describe("magi show", () => {
+  it("shows the latest run's instruction, duration, commits and diffstat, artifacts and what to do next", { timeout: 120_000 }, () => {
+    const t = setup()
+    const ran = t.magi("run", "add a hello file")
+    expect(ran.status, ran.stderr).toBe(0)
+    const [id] = NodeFs.readdirSync(NodePath.join(t.env.MAGI_HOME, "runs"))
+    const short = id!.split("-").at(-1)!
+
+    const shown = t.magi("show")
+    expect(shown.status, shown.stderr).toBe(0)
+    const out = shown.stdout
+    expect(out).toContain(`run ${id}  done`)
+    expect(out).toContain("instruction:\n  add a hello file\n")
+    expect(out).toMatch(/\ntook \d+s \(started \d{4}-\d\d-\d\d \d\d:\d\d\)\n/)
+    expect(out).toMatch(new RegExp(`commits on magi/${short} \\(1\\):\\n  [0-9a-f]{7,} Added hello.txt\\n  hello.txt \\| 1 \\+\\n  1 file changed, 1 insertion\\(\\+\\)`))
+    const artifacts = out.split("\n").filter((l) => l.includes("/artifacts/")).map((l) => l.trim().split("  ")[0]!)
+    expect(artifacts.length).toBeGreaterThan(0)
+    for (const path of artifacts) expect(NodeFs.existsSync(path), path).toBe(true)
+    expect(out).toContain(`next:\n  git -C ${t.repo} diff trunk...magi/${short}\n`)
+    expect(out).toContain(`  git -C ${t.repo} merge magi/${short}\n`)
+    expect(out).toContain(`  magi run rm ${id}\n`)
+    // The same run by the start of its short id.
+    expect(t.magi("show", short.slice(0, 3)).stdout).toBe(out)
+  })
+
+  it("says there is nothing to show before the first run", () => {
+    const t = setup()
+    const shown = t.magi("show")
+    expect(shown.status).toBe(1)
+    expect(shown.stderr).toBe("magi: no runs yet; start one with magi run TEXT\n")
+  })
+})
+
+describe("magi run rm", () => {
+  it("removes a finished run's worktree and branch, keeps its record marked removed, and says which", { timeout: 120_000 }, () => {
+    const t = setup()
+    expect(t.magi("run", "add a hello file").status).toBe(0)
+    const [id] = NodeFs.readdirSync(NodePath.join(t.env.MAGI_HOME, "runs"))
+    const short = id!.split("-").at(-1)!
+    const worktree = NodePath.join(t.env.MAGI_HOME, "worktrees", id!)
+    expect(NodeFs.existsSync(worktree)).toBe(true)
+
+    const removed = t.magi("run", "rm", short.slice(0, 2))
+    expect(removed.status, removed.stderr).toBe(0)
+    expect(removed.stdout).toContain(`removed worktree ${worktree}\n`)
+    expect(removed.stdout).toMatch(new RegExp(`deleted branch magi/${short} \\(was [0-9a-f]{12}; \`git -C \\S+ branch magi/${short} [0-9a-f]{40}\` brings it back\\)`))
+    expect(removed.stdout).toContain(`kept run ${id}'s record, marked removed`)
+    expect(NodeFs.existsSync(worktree)).toBe(false)
+    expect(execFileSync("git", ["branch", "--list", `magi/${short}`], { cwd: t.repo, encoding: "utf8" })).toBe("")
+    const record = JSON.parse(NodeFs.readFileSync(NodePath.join(t.env.MAGI_HOME, "runs", id!, "run.json"), "utf8"))
+    expect(record.removed_at).toMatch(/^\d{4}-/)
+
+    const shown = t.magi("show", short)
+    expect(shown.stdout).toMatch(/removed \d{4}-\d\d-\d\d \d\d:\d\d: its worktree and branch are gone/)
+    expect(shown.stdout).not.toContain("next:")
+    expect(t.magi("runs").stdout).toContain(`${short}  done, removed`)
+
+    const again = t.magi("run", "rm", short)
+    expect(again.status).toBe(1)
+    expect(again.stderr).toContain(`magi: run ${id} was already removed`)
+  })
+
+  it("refuses a run that may still go on, touching nothing", { timeout: 60_000 }, () => {
+    const t = setup()
+    const id = "20261130-101500-7a7a"
+    const worktree = NodePath.join(t.dir, "live-worktree")
+    NodeFs.mkdirSync(worktree)
+    NodeFs.mkdirSync(NodePath.join(t.env.MAGI_HOME, "runs", id), { recursive: true })
+    NodeFs.writeFileSync(
+      NodePath.join(t.env.MAGI_HOME, "runs", id, "run.json"),
+      JSON.stringify(sampleRun(id, { status: "waiting", repo: t.repo, worktree }))
+    )
+    const refused = t.magi("run", "rm", "7a7a")
+    expect(refused.status).toBe(1)
+    expect(refused.stderr).toBe(`magi: run ${id} is waiting, so it may still go on in its worktree; only a done, failed or superseded run is removed\n`)
+    expect(NodeFs.existsSync(worktree)).toBe(true)
+  })
+
+  it("takes a quoted instruction that starts with rm as an instruction, and says what rm needs", { timeout: 60_000 }, () => {
+    const t = setup()
+    const bare = t.magi("run", "rm")
+    expect(bare.status).toBe(2)
+    expect(bare.stderr).toBe("magi: magi run rm needs the run's id: magi run rm ID (magi runs lists them)\n")
+    // One quoted word: an instruction for the agent, not a removal.
+    const quoted = t.magi("run", "rm the stale hello.txt")
+    expect(quoted.status, quoted.stderr).toBe(0)
+    expect(quoted.stdout).toBe("Added hello.txt\n")
+  })
+})
+
+describe("magi run outside a repository", () => {
+  it("says it needs one and suggests --repo", () => {
+    const dir = tempDirSync()
+    const ran = magi(dir, { MAGI_HOME: NodePath.join(dir, "home") }, "run", "do something")
+    expect(ran.status).toBe(1)
+    expect(ran.stderr).toBe(
+      `magi: ${dir} is not inside a git repository; a run works in a worktree of one, so run it from inside the repository or give --repo DIR\n`
+    )
+  })
+})
