@@ -109,3 +109,6 @@ export const panelStatus = async (id: string): Promise<number> => {
     return 0
   }
 }
+
+/** From `/api/health`, what the empty state says: whether a notification command is configured. */
+export const health = () => getJson<{ readonly notifications?: boolean }>("/api/health")
