@@ -40,10 +40,11 @@ const asked = (i: number, run: string, summary: string, minutesAgo = i) => {
   return { ...choiceQuestion(id, at), run, summary, cwd: "/r" }
 }
 
+/** The phone's screen as the owner sees it (a full-page shot would draw the bottom tabs mid-page). */
 const shot = async (page: Page, name: string) => {
   NodeFs.mkdirSync("test-results", { recursive: true })
   const file = NodePath.join("test-results", name)
-  await page.screenshot({ path: file, fullPage: true })
+  await page.screenshot({ path: file })
   expect(NodeFs.statSync(file).size).toBeGreaterThan(5_000)
 }
 
