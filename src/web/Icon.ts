@@ -69,13 +69,18 @@ const distance = (s: Shape, px: number, py: number): number => {
   const [a, b, c] = s.points
   const area = (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
   const side = area > 0 ? 1 : -1
-  let worst = -Infinity
-  for (const [[x0, y0], [x1, y1]] of [[a, b], [b, c], [c, a]] as const) {
-    const len = Math.hypot(x1 - x0, y1 - y0)
-    const d = (side * ((x1 - x0) * (py - y0) - (y1 - y0) * (px - x0))) / len
-    worst = Math.max(worst, -d)
-  }
-  return worst
+  const edge = (x0: number, y0: number, x1: number, y1: number) =>
+    -(side * ((x1 - x0) * (py - y0) - (y1 - y0) * (px - x0))) / Math.hypot(x1 - x0, y1 - y0)
+  return Math.max(edge(a[0], a[1], b[0], b[1]), edge(b[0], b[1], c[0], c[1]), edge(c[0], c[1], a[0], a[1]))
+}
+
+/** The shape's bounding box: outside it (by more than a pixel) it covers nothing, and is not looked at. */
+const bounds = (s: Shape): [number, number, number, number] => {
+  if (s.kind === "circle") return [s.cx - s.r, s.cy - s.r, s.cx + s.r, s.cy + s.r]
+  if (s.kind === "rect") return [s.x, s.y, s.x + s.w, s.y + s.h]
+  const xs = s.points.map((p) => p[0])
+  const ys = s.points.map((p) => p[1])
+  return [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)]
 }
 
 const rgb = (hex: string): [number, number, number] => [
@@ -89,26 +94,45 @@ export const iconPixels = (size: number): Uint8Array => {
   const pixels = new Uint8Array(size * size * 4)
   const background = rgb(ICON_BACKGROUND)
   const fills = MARK.map((s) => rgb(s.fill))
-  for (let y = 0; y < size; y++) {
-    for (let x = 0; x < size; x++) {
+  const pixel = 1 / size
+  const boxes = MARK.map((s) => {
+    const [x0, y0, x1, y1] = bounds(s)
+    return [x0 - pixel, y0 - pixel, x1 + pixel, y1 + pixel] as const
+  })
+  for (let at = 0; at < pixels.length; at += 4) {
+    pixels[at] = background[0]
+    pixels[at + 1] = background[1]
+    pixels[at + 2] = background[2]
+    pixels[at + 3] = 255
+  }
+  // Only the pixels the mark can touch are worked out; the rest is background.
+  const from = (v: number) => Math.max(0, Math.floor(v * size))
+  const to = (v: number) => Math.min(size, Math.ceil(v * size))
+  const [left, top] = [from(Math.min(...boxes.map((b) => b[0]))), from(Math.min(...boxes.map((b) => b[1])))]
+  const [right, bottom] = [to(Math.max(...boxes.map((b) => b[2]))), to(Math.max(...boxes.map((b) => b[3])))]
+  for (let y = top; y < bottom; y++) {
+    for (let x = left; x < right; x++) {
       const px = (x + 0.5) / size
       const py = (y + 0.5) / size
-      let [r, g, b] = background
-      MARK.forEach((shape, i) => {
+      let r = background[0]
+      let g = background[1]
+      let b = background[2]
+      for (let i = 0; i < MARK.length; i++) {
+        const [x0, y0, x1, y1] = boxes[i]!
+        if (px < x0 || px > x1 || py < y0 || py > y1) continue
         // Coverage falls from 1 to 0 across one pixel at the edge: smooth
         // edges without supersampling.
-        const cover = Math.min(1, Math.max(0, 0.5 - distance(shape, px, py) * size))
-        if (cover === 0) return
+        const cover = Math.min(1, Math.max(0, 0.5 - distance(MARK[i]!, px, py) * size))
+        if (cover === 0) continue
         const [fr, fg, fb] = fills[i]!
         r += (fr - r) * cover
         g += (fg - g) * cover
         b += (fb - b) * cover
-      })
+      }
       const at = (y * size + x) * 4
       pixels[at] = Math.round(r)
       pixels[at + 1] = Math.round(g)
       pixels[at + 2] = Math.round(b)
-      pixels[at + 3] = 255
     }
   }
   return pixels
