@@ -102,15 +102,8 @@ const lowContrast = (page: Page) =>
     // Chromium's canvas under `color-scheme: light dark`.
     const canvas: Rgba = dark ? [18, 18, 18, 1] : [255, 255, 255, 1]
     const low: Array<string> = []
-    const seen = new Set<Element>()
-    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT)
-    for (let text = walker.nextNode(); text !== null; text = walker.nextNode()) {
-      if ((text.textContent ?? "").trim() === "") continue
-      const node = text.parentElement
-      if (node === null || seen.has(node)) continue
-      seen.add(node)
-      if (!node.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) continue
-      if (node.closest("option, noscript, [disabled], :disabled") !== null) continue
+    /** What is behind `node`: its and its ancestors' backgrounds on the canvas, and the opacity over it. */
+    const behind = (node: Element) => {
       const chain: Array<Element> = []
       for (let e: Element | null = node; e !== null; e = e.parentElement) chain.unshift(e)
       let background = canvas
@@ -121,11 +114,35 @@ const lowContrast = (page: Page) =>
         const bg = parse(style.backgroundColor)
         background = over([bg[0], bg[1], bg[2], bg[3] * opacity], background)
       }
-      const fg = parse(getComputedStyle(node).color)
+      return { background, opacity }
+    }
+    const check = (node: Element, colour: string, background: Rgba, opacity: number, what: string) => {
+      const fg = parse(colour)
       const ink = over([fg[0], fg[1], fg[2], fg[3] * opacity], background)
       const [hi, lo] = [luminance(ink), luminance(background)].sort((a, b) => b - a) as [number, number]
       const ratio = (hi + 0.05) / (lo + 0.05)
-      if (ratio < 4.5) low.push(`${ratio.toFixed(2)}: ${node.tagName.toLowerCase()}.${node.className} "${(node.textContent ?? "").trim().slice(0, 40)}"`)
+      if (ratio < 4.5) low.push(`${ratio.toFixed(2)}: ${node.tagName.toLowerCase()}.${node.className} "${what.slice(0, 40)}"`)
+    }
+    const seen = new Set<Element>()
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT)
+    for (let text = walker.nextNode(); text !== null; text = walker.nextNode()) {
+      if ((text.textContent ?? "").trim() === "") continue
+      const node = text.parentElement
+      if (node === null || seen.has(node)) continue
+      seen.add(node)
+      if (!node.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) continue
+      if (node.closest("option, noscript, [disabled], :disabled") !== null) continue
+      const { background, opacity } = behind(node)
+      check(node, getComputedStyle(node).color, background, opacity, (node.textContent ?? "").trim())
+    }
+    // What fields show: their value, or their placeholder while empty.
+    for (const field of document.querySelectorAll<HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement>("input, textarea, select")) {
+      if (field.disabled || !field.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) continue
+      if (field instanceof HTMLInputElement && (field.type === "checkbox" || field.type === "radio")) continue
+      const { background, opacity } = behind(field)
+      const empty = field.value === "" && "placeholder" in field && field.placeholder !== ""
+      if (empty) check(field, getComputedStyle(field, "::placeholder").color, background, opacity, `placeholder ${field.placeholder}`)
+      else if (field.value !== "") check(field, getComputedStyle(field).color, background, opacity, `value ${field.value}`)
     }
     return low
   })
