@@ -440,11 +440,11 @@ describe.skipIf(!haveChromium)("the page as a phone app in Chromium", { timeout:
       await page.goto(web.url)
       const empty = page.locator(".open-questions .empty")
       await empty.waitFor()
-      expect(await empty.textContent()).toContain('magi ask --summary "Ship the release tonight?"')
+      expect(await empty.textContent()).toContain('magi ask --summary "Ship tonight?"')
       expect(await empty.textContent()).toContain('--choice "ship it"')
       const line = empty.locator(".notify-state")
       await expect.poll(() => line.textContent()).toContain("Notifications are off: nobody is told when a question arrives")
-      expect(await line.textContent()).toContain("[notify] command")
+      expect(await line.textContent()).toContain("Set [notify] command in ~/.config/magi/config.toml; magi notify --test checks it.")
       await shot(page, "phone-empty-no-notify-light.png")
     } finally {
       await close()

@@ -67,7 +67,7 @@ const openEmpty = el(
   { class: "empty" },
   el("p", { class: "empty-title" }, "Nothing is waiting for you."),
   el("p", { class: "muted" }, "An agent asks you from its shell, and the question appears here at once:"),
-  el("pre", { class: "example" }, el("code", {}, 'magi ask --summary "Ship the release tonight?" \\\n  --choice "ship it" --choice "hold"')),
+  el("pre", { class: "example" }, el("code", {}, 'magi ask --summary "Ship tonight?" \\\n  --choice "ship it" --choice "hold"')),
   notifyLine
 )
 const banner = el("p", { class: "notice error", attrs: { hidden: true, role: "alert" } })
@@ -426,9 +426,17 @@ void Api.health().then(
     if (typeof h.notifications !== "boolean") return
     notifyLine.hidden = false
     notifyLine.className = `notify-state ${h.notifications ? "on" : "off"}`
-    notifyLine.textContent = h.notifications
-      ? "Notifications are on: you are told when a question arrives."
-      : "Notifications are off: nobody is told when a question arrives. Set [notify] command in ~/.config/magi/config.toml; magi notify --test checks it."
+    if (h.notifications) notifyLine.replaceChildren("Notifications are on: you are told when a question arrives.")
+    else
+      notifyLine.replaceChildren(
+        "Notifications are off: nobody is told when a question arrives. Set ",
+        el("code", {}, "[notify] command"),
+        " in ",
+        el("code", {}, "~/.config/magi/config.toml"),
+        "; ",
+        el("code", {}, "magi notify --test"),
+        " checks it."
+      )
   },
   () => undefined // No health, no line: the rest of the empty state still holds.
 )
