@@ -17,6 +17,9 @@ import { choiceQuestion, freeQuestion, ok, tempDirSync } from "../support.js"
 import { request, seed, seedRun, startWeb, withTasks, writeNotice, type Web } from "./web-support.js"
 import { CHROMIUM, FLAGS, haveChromium, PHONE } from "./browser-support.js"
 import { GROUP_BY_RUN_OVER } from "../../src/web/client/dense.js"
+import * as C from "../../src/chat/Chat.js"
+import { encode as encodeChat } from "../../src/chat/ChatRecords.js"
+import { DRAFT } from "./chat-support.js"
 
 if (!haveChromium && process.env["CI"]) {
   describe("the page as a phone app in Chromium", () => {
@@ -31,6 +34,7 @@ type Theme = "light" | "dark"
 const RUN_A = "20260902-201256-9fb7"
 const RUN_B = "20260903-090000-a1a1"
 const RUN_C = "20260903-100000-c3c3"
+const PLAN = "20260903-130000-ca7a"
 
 /** An open question `minutesAgo` old, in `run`. */
 const asked = (i: number, run: string, summary: string, minutesAgo = i) => {
@@ -194,6 +198,11 @@ describe.skipIf(!haveChromium)("the page as a phone app in Chromium", { timeout:
         return yield* store.add({ repo: "/r", instruction: "# Fix the flaky login test\nIt fails one run in ten.", priority: 1 })
       })
     )
+    // A planning chat with the agent's draft, written as the chat store writes it.
+    const idea = C.build({ id: PLAN, idea: "Make the fetcher retry", repo: "/r", agent: "fake", from: null, now: new Date() })
+    const chat = { ...idea, turns: [...idea.turns, { who: "agent" as const, body: `Here is the task file:\n\n${DRAFT}`, at: idea.created_at }], draft: DRAFT }
+    NodeFs.mkdirSync(NodePath.join(home, "chats"), { recursive: true })
+    NodeFs.writeFileSync(NodePath.join(home, "chats", `${PLAN}.json`), encodeChat(chat))
     return { home, choice, task }
   }
 
@@ -207,7 +216,8 @@ describe.skipIf(!haveChromium)("the page as a phone app in Chromium", { timeout:
     { name: "one task", hash: `#/queue/${task}`, layout: "cards", ready: ".open-tasks article" },
     { name: "runs", hash: "#/runs", layout: "cards", ready: ".runs-view a.card" },
     { name: "one run", hash: `#/runs/${RUN_A}`, layout: "cards", ready: ".runs-view .artifacts a" },
-    { name: "plan", hash: "#/chats", layout: "cards", ready: ".chats-view form textarea" }
+    { name: "plan", hash: "#/chats", layout: "cards", ready: ".chats-view form textarea" },
+    { name: "one plan", hash: `#/chats/${PLAN}`, layout: "cards", ready: ".chats-view pre.draft-text" }
   ]
 
   /** Open `hash` with the questions in `layout`, once `ready` (what it shows) has loaded. */
