@@ -267,6 +267,13 @@ describe.skipIf(!haveChromium)("the page as a phone app in Chromium", { timeout:
       expect(await opened.locator(".summary").textContent()).toBe("Rename the config key?")
       expect(await opened.getByRole("button", { name: "SQLite" }).isVisible()).toBe(true)
       expect(await page.locator(".dense").isVisible()).toBe(false)
+      // Typing an ask-back, the bottom tabs give the keyboard their room; done typing, they return.
+      const tabs = page.locator("header.top nav")
+      expect(await tabs.isVisible()).toBe(true)
+      await opened.locator("textarea").tap()
+      expect(await tabs.isVisible()).toBe(false)
+      await opened.locator("textarea").blur()
+      expect(await tabs.isVisible()).toBe(true)
       await page.locator(".focus .back").tap()
       await expect.poll(() => rows.nth(0).isVisible()).toBe(true)
       // Back is the browser's back: to the address the list had (here, the bare page).
