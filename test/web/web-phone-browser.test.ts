@@ -399,6 +399,23 @@ describe.skipIf(!haveChromium)("the page as a phone app in Chromium", { timeout:
     }
   })
 
+  it("says 'offline' in the header, on one line, while the phone has no network, and 'live' once it is back", async () => {
+    const web = await open()
+    try {
+      await page.setViewportSize({ width: 320, height: 640 })
+      await page.goto(web.url)
+      const status = page.locator("header.top .connection")
+      await expect.poll(() => status.textContent()).toBe("live")
+      await context.setOffline(true)
+      await expect.poll(() => status.textContent()).toBe("offline")
+      expect((await page.locator("header.top").boundingBox())!.height).toBeLessThanOrEqual(48)
+      await context.setOffline(false)
+      await expect.poll(() => status.textContent(), { timeout: 15_000 }).toBe("live")
+    } finally {
+      await close()
+    }
+  })
+
   it("installs to a home screen: a manifest Chromium accepts, its icons served as PNG and SVG, theme colours for both themes", async () => {
     const web = await open()
     try {

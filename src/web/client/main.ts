@@ -374,7 +374,15 @@ const follow = () => {
     for (const v of views) v.view.changed(revisions, loopRunning)
   })
   events.addEventListener("error", () => {
-    connection.textContent = "reconnecting…"
+    connection.textContent = navigator.onLine ? "reconnecting…" : "offline"
+  })
+  // The phone knows before the stream does: say so at once, in the header.
+  window.addEventListener("offline", () => {
+    connection.textContent = "offline"
+  })
+  // A short drop may not have broken the stream: say what it is now.
+  window.addEventListener("online", () => {
+    connection.textContent = events.readyState === EventSource.OPEN ? "live" : "reconnecting…"
   })
 }
 
