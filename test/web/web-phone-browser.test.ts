@@ -210,7 +210,7 @@ describe.skipIf(!haveChromium)("the page as a phone app in Chromium", { timeout:
   const views = (choice: string, task: string) => [
     { name: "questions (cards)", hash: "#/questions", layout: "cards", ready: ".open-questions article.card .choice" },
     { name: "questions (list)", hash: "#/questions", layout: "list", ready: ".dense a.row" },
-    { name: "one question from the list", hash: `#/questions/${choice}`, layout: "list", ready: ".focus article.card .choice" },
+    { name: "one question from the list", hash: `#/questions/${choice}`, layout: "list", ready: "article.card.in-focus .choice" },
     { name: "notices", hash: "#/notices", layout: "cards", ready: ".notice-item" },
     { name: "queue", hash: "#/queue", layout: "cards", ready: ".open-tasks article" },
     { name: "one task", hash: `#/queue/${task}`, layout: "cards", ready: ".open-tasks article" },
@@ -247,7 +247,7 @@ describe.skipIf(!haveChromium)("the page as a phone app in Chromium", { timeout:
       await page.getByRole("button", { name: "List" }).tap()
       const rows = page.locator(".dense a.row")
       await expect.poll(() => rows.count()).toBe(3)
-      expect(await page.locator("article.card").count()).toBe(0)
+      expect(await page.locator("article.card:visible").count()).toBe(0)
       expect(await rows.locator(".row-summary").allTextContents()).toEqual(["Ship the release tonight?", "Rename the config key?", "Which migration order?"])
       const first = rows.nth(0)
       expect(await first.locator(".status").textContent()).toBe("needs you")
@@ -262,9 +262,10 @@ describe.skipIf(!haveChromium)("the page as a phone app in Chromium", { timeout:
       // A tap opens that card alone, answerable; the list's own back link returns.
       await rows.nth(1).tap()
       await expect.poll(() => page.evaluate(() => location.hash)).toBe(`#/questions/${encodeURIComponent(asked(2, "", "").id)}`)
-      const opened = page.locator(".focus article.card")
+      const opened = page.locator("article.card.in-focus")
       await opened.waitFor()
       expect(await opened.locator(".summary").textContent()).toBe("Rename the config key?")
+      expect(await page.locator("article.card:visible").count()).toBe(1)
       expect(await opened.getByRole("button", { name: "SQLite" }).isVisible()).toBe(true)
       expect(await page.locator(".dense").isVisible()).toBe(false)
       // Typing an ask-back, the bottom tabs give the keyboard their room; done typing, they return.
@@ -274,7 +275,7 @@ describe.skipIf(!haveChromium)("the page as a phone app in Chromium", { timeout:
       expect(await tabs.isVisible()).toBe(false)
       await opened.locator("textarea").blur()
       expect(await tabs.isVisible()).toBe(true)
-      await page.locator(".focus .back").tap()
+      await page.locator(".focus-bar .back").tap()
       await expect.poll(() => rows.nth(0).isVisible()).toBe(true)
       // Back is the browser's back: to the address the list had (here, the bare page).
       expect(await page.evaluate(() => location.hash)).toBe("")
@@ -306,7 +307,7 @@ describe.skipIf(!haveChromium)("the page as a phone app in Chromium", { timeout:
       const scrolled = await page.evaluate(() => window.scrollY)
       expect(scrolled).toBeGreaterThan(100)
       await target.tap()
-      await page.locator(".focus article.card").waitFor()
+      await page.locator("article.card.in-focus").waitFor()
       expect(await page.evaluate(() => window.scrollY)).toBe(0)
       await page.goBack()
       await expect.poll(() => page.evaluate(() => window.scrollY)).toBe(scrolled)
@@ -331,13 +332,13 @@ describe.skipIf(!haveChromium)("the page as a phone app in Chromium", { timeout:
       await page.evaluate(() => localStorage.setItem("magi.questions.layout", "list"))
       await page.goto(`${web.url}/#/questions/${q.id}`)
       await page.reload()
-      const opened = page.locator(".focus article.card")
+      const opened = page.locator("article.card.in-focus")
       await opened.waitFor()
       expect(await opened.getAttribute("data-id")).toBe(q.id)
       expect(await page.locator(".dense").isVisible()).toBe(false)
       await shot(page, "phone-list-card-dark.png")
       // No list to go back to in this tab: the back link goes to it by address.
-      await page.locator(".focus .back").tap()
+      await page.locator(".focus-bar .back").tap()
       await expect.poll(() => page.locator(".dense a.row").count()).toBe(2)
       await shot(page, "phone-list-dark.png")
     } finally {
@@ -472,14 +473,19 @@ describe.skipIf(!haveChromium)("the page as a phone app in Chromium", { timeout:
     try {
       expect((await request(`${web.url}/api/health`)).json().notifications).toBe(false)
       await page.goto(web.url)
-      const empty = page.locator(".open-questions .empty")
-      await empty.waitFor()
+      await page.locator(".open-questions .empty").getByText("Nothing is waiting for you.").waitFor()
+      const empty = page.locator(".open-questions .empty-help")
+      expect(await empty.isVisible()).toBe(true)
       expect(await empty.textContent()).toContain('magi ask --summary "Ship tonight?"')
       expect(await empty.textContent()).toContain('--choice "ship it"')
       const line = empty.locator(".notify-state")
       await expect.poll(() => line.textContent()).toContain("Notifications are off: nobody is told when a question arrives")
       expect(await line.textContent()).toContain("Set [notify] command in ~/.config/magi/config.toml; magi notify --test checks it.")
       await shot(page, "phone-empty-no-notify-light.png")
+      // A question arrives: the help goes with the empty line.
+      await seed(web.home, [{ q: asked(1, RUN_A, "Ship the release tonight?") }])
+      await page.locator(".open-questions article.card").waitFor({ timeout: 15_000 })
+      expect(await empty.isVisible()).toBe(false)
     } finally {
       await close()
     }
@@ -491,7 +497,7 @@ describe.skipIf(!haveChromium)("the page as a phone app in Chromium", { timeout:
     try {
       expect((await request(`${configured.url}/api/health`)).json().notifications).toBe(true)
       await page.goto(configured.url)
-      const line = page.locator(".open-questions .empty .notify-state")
+      const line = page.locator(".open-questions .empty-help .notify-state")
       await expect.poll(() => line.textContent()).toBe("Notifications are on: you are told when a question arrives.")
       await shot(page, "phone-empty-dark.png")
     } finally {

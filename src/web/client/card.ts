@@ -60,7 +60,7 @@ const statusLabel = (q: QuestionView): [string, string] => {
  * a live agent now, is being carried by magi, or waits for magi to resume it.
  * Nothing for history, where nobody waits by definition.
  */
-export const holderLine = (q: QuestionView, loopRunning: boolean | undefined) => {
+const holderLine = (q: QuestionView, loopRunning: boolean | undefined) => {
   if (!mayBeHeld(q)) return null
   const yours = q.status === "answered" ? "your answer" : "your words"
   const text =

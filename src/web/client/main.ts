@@ -13,8 +13,9 @@ import * as Api from "./api.js"
 import type { QuestionView } from "./api.js"
 import type { WaiterNotice } from "./api.js"
 import { card, relative, time, type Notice } from "./card.js"
-import { denseList, savedLayout, saveLayout, type Layout } from "./dense.js"
 import { el } from "./dom.js"
+import { denseLayout } from "./dense.js"
+import { emptyHelp } from "./empty.js"
 import { queueView } from "./queue.js"
 import { runsView } from "./runs.js"
 import { chatsView } from "./chats.js"
@@ -60,16 +61,7 @@ const noticeBadge = el("span", { class: "badge quiet", attrs: { "aria-label": "n
 const connection = el("span", { class: "connection muted", attrs: { role: "status" } }, "connecting…")
 const openList = el("div", { class: "list" })
 const historyList = el("div", { class: "list" })
-/** Whether a notification command is set (from `/api/health`); unknown until it answers. */
-const notifyLine = el("p", { class: "notify-state", attrs: { hidden: true } })
-const openEmpty = el(
-  "div",
-  { class: "empty" },
-  el("p", { class: "empty-title" }, "Nothing is waiting for you."),
-  el("p", { class: "muted" }, "An agent asks you from its shell, and the question appears here at once:"),
-  el("pre", { class: "example" }, el("code", {}, 'magi ask --summary "Ship tonight?" \\\n  --choice "ship it" --choice "hold"')),
-  notifyLine
-)
+const openEmpty = el("p", { class: "empty muted" }, "Nothing is waiting for you.")
 const banner = el("p", { class: "notice error", attrs: { hidden: true, role: "alert" } })
 const noticeList = el("div", { class: "list" })
 const noticesEmpty = el("p", { class: "empty muted" }, "Nothing undelivered: every word you sent reached its agent or is on its way.")
@@ -84,70 +76,11 @@ const views: ReadonlyArray<{ readonly view: View; readonly link: HTMLElement }> 
   { view: runsView(), link: runsLink },
   { view: chatsView(), link: el("a", { attrs: { href: "#/chats" } }, "Plan") }
 ]
-// -- the dense view: a compact list, one card at a time ----------------------------
-
-let layout: Layout = savedLayout()
-/** Where the list was scrolled when a row opened its card, to come back to. */
-let listScroll: number | undefined
-/** The open card was reached from the list, so "back" is the browser's back. */
-let fromList = false
-const dense = denseList(() => {
-  listScroll = window.scrollY
-  fromList = true
-})
-const layoutButton = (value: Layout, label: string) =>
-  el(
-    "button",
-    {
-      class: "layout-choice",
-      attrs: { type: "button", "data-layout": value, "aria-pressed": String(layout === value) },
-      on: {
-        click: () => {
-          layout = value
-          saveLayout(value)
-          for (const b of layoutSwitch.children) b.setAttribute("aria-pressed", String(b.getAttribute("data-layout") === value))
-          draw()
-        }
-      }
-    },
-    label
-  )
-const layoutSwitch = el("div", { class: "layout-switch", attrs: { role: "group", "aria-label": "Show questions as" } })
-layoutSwitch.append(layoutButton("cards", "Cards"), layoutButton("list", "List"))
-const backToList = el(
-  "a",
-  {
-    class: "back",
-    attrs: { href: "#/questions" },
-    on: {
-      click: (event) => {
-        // Back to where the list was, without leaving the card in the history.
-        if (fromList) {
-          event.preventDefault()
-          fromList = false
-          history.back()
-        }
-      }
-    }
-  },
-  "← All questions"
-)
-const focusCard = el("div", { class: "list" })
-const focusPane = el("section", { class: "focus", attrs: { "aria-label": "Question" } }, backToList, focusCard)
-
 const questionsView = el(
   "div",
   { class: "view questions-view" },
   banner,
-  focusPane,
-  el(
-    "section",
-    { class: "open-questions", attrs: { "aria-label": "Open questions" } },
-    el("div", { class: "section-head" }, el("h2", {}, "Waiting for you"), layoutSwitch),
-    openEmpty,
-    openList,
-    dense.node
-  ),
+  el("section", { class: "open-questions", attrs: { "aria-label": "Open questions" } }, el("h2", {}, "Waiting for you"), openEmpty, openList),
   el("section", { class: "history", attrs: { "aria-label": "History" } }, el("h2", {}, "History"), historyList)
 )
 const noticesView = el(
@@ -164,6 +97,10 @@ document.body.append(
   el("header", { class: "top" }, el("h1", {}, "magi"), el("nav", {}, questionsLink, ...views.map((v) => v.link), noticesLink), connection),
   el("main", {}, questionsView, noticesView, ...views.map((v) => v.view.node))
 )
+
+/** The compact list beside the cards (the owner's choice), and the empty state's help. */
+const dense = denseLayout({ view: questionsView, openList, questionInHash: (hash) => questionInHash(hash) })
+openEmpty.after(emptyHelp())
 
 // -- drawing ------------------------------------------------------------------
 
@@ -223,16 +160,8 @@ const draw = () => {
   }
   const open = questions.filter((q) => q.status === "open").sort(byAsked)
   const history = questions.filter((q) => q.status !== "open").sort(byAsked)
-  // In the list layout, a question's address shows its card alone.
-  const focusId = layout === "list" ? questionInHash(location.hash) : undefined
-  const focus = focusId === undefined ? undefined : questions.find((q) => q.id === focusId)
-  const unfocused = (q: QuestionView) => q.id !== focus?.id
-  questionsView.classList.toggle("focused", focus !== undefined)
-  questionsView.dataset["layout"] = layout
-  place(focusCard, focus === undefined ? [] : [nodeFor(focus)])
-  place(openList, layout === "cards" ? open.map(nodeFor) : [])
-  dense.draw(layout === "list" ? open : [], now, loopRunning)
-  place(historyList, history.filter(unfocused).map(nodeFor))
+  place(openList, open.map(nodeFor))
+  place(historyList, history.map(nodeFor))
   for (const id of drawn.keys()) if (!seen.has(id)) drawn.delete(id)
   openEmpty.hidden = open.length > 0
 
@@ -250,6 +179,7 @@ const draw = () => {
   document.title = count > 0 ? `(${count}) magi` : "magi"
   banner.hidden = loadError === undefined
   banner.textContent = loadError === undefined ? "" : `Could not load the questions: ${loadError}`
+  dense.draw(questions, now, loopRunning)
 }
 
 const showingNotices = () => location.hash.startsWith("#/notices")
@@ -303,7 +233,6 @@ const route = () => {
     else v.view.hide()
   }
   drawNotices()
-  draw()
 }
 
 // -- keeping up with the store ---------------------------------------------------
@@ -399,21 +328,11 @@ export const questionInHash = (hash: string): string | undefined => {
   }
 }
 
-/**
- * `#/questions/<id>` (a notification's or a notice's link) scrolls to that
- * question; in the list layout it opens the card alone, at the top. Leaving
- * a card for the list returns to where the list was.
- */
+/** `#/questions/<id>` (a notification's or a notice's link) scrolls to that question. */
 const focusFromHash = () => {
   const id = questionInHash(location.hash)
-  if (id === undefined) {
-    if (listScroll !== undefined && !questionsView.hidden) window.scrollTo(0, listScroll)
-    listScroll = undefined
-    fromList = false
-    return
-  }
-  if (questionsView.classList.contains("focused")) window.scrollTo(0, 0)
-  else document.getElementById(`q-${id}`)?.scrollIntoView({ block: "start" })
+  if (id === undefined) return
+  document.getElementById(`q-${id}`)?.scrollIntoView({ block: "start" })
 }
 
 // Relative times ("3 min ago") drift; refresh the words, not the cards.
@@ -429,23 +348,4 @@ window.addEventListener("hashchange", () => {
   route()
   focusFromHash()
 })
-void Api.health().then(
-  (h) => {
-    if (typeof h.notifications !== "boolean") return
-    notifyLine.hidden = false
-    notifyLine.className = `notify-state ${h.notifications ? "on" : "off"}`
-    if (h.notifications) notifyLine.replaceChildren("Notifications are on: you are told when a question arrives.")
-    else
-      notifyLine.replaceChildren(
-        "Notifications are off: nobody is told when a question arrives. Set ",
-        el("code", {}, "[notify] command"),
-        " in ",
-        el("code", {}, "~/.config/magi/config.toml"),
-        "; ",
-        el("code", {}, "magi notify --test"),
-        " checks it."
-      )
-  },
-  () => undefined // No health, no line: the rest of the empty state still holds.
-)
 follow()
