@@ -208,9 +208,9 @@ describe.skipIf(!haveChromium)("the page as a phone app in Chromium", { timeout:
 
   /** The views a phone owner visits, by address, with the layout of the questions. */
   const views = (choice: string, task: string) => [
-    { name: "questions (cards)", hash: "#/questions", layout: "cards", ready: ".open-questions article.card .choice" },
+    { name: "questions (cards)", hash: "#/questions", layout: "cards", ready: ".open-questions article.card .choice:visible" },
     { name: "questions (list)", hash: "#/questions", layout: "list", ready: ".dense a.row" },
-    { name: "one question from the list", hash: `#/questions/${choice}`, layout: "list", ready: "article.card.in-focus .choice" },
+    { name: "one question from the list", hash: `#/questions/${choice}`, layout: "list", ready: "article.card.in-focus .choice:visible" },
     { name: "notices", hash: "#/notices", layout: "cards", ready: ".notice-item" },
     { name: "queue", hash: "#/queue", layout: "cards", ready: ".open-tasks article" },
     { name: "one task", hash: `#/queue/${task}`, layout: "cards", ready: ".open-tasks article" },
