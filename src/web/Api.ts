@@ -18,6 +18,7 @@ import * as Responses from "./Responses.js"
 import { Snapshots } from "./Snapshot.js"
 import { Live, type Message } from "./Live.js"
 import { NoticeFeed } from "./NoticeFeed.js"
+import { NotifySetting } from "./NotifySetting.js"
 
 /** Largest request body accepted: an answer is a sentence, not an upload. */
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -193,7 +194,9 @@ const health = Effect.gen(function* () {
     // The pid of the loop delivering answers to agents whose ask is gone, or null.
     loop,
     questions_open: snapshot.open,
-    questions_needs_owner: snapshot.needsOwner
+    questions_needs_owner: snapshot.needsOwner,
+    // Whether a `[notify] command` is configured: the page's empty state says so.
+    notifications: yield* (yield* NotifySetting).configured
   })
 }).pipe(Effect.catchAll(failure))
 

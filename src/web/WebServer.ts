@@ -20,6 +20,7 @@ import { guard } from "./Security.js"
 import { Snapshots } from "./Snapshot.js"
 import { Live } from "./Live.js"
 import { defaultLimits, type Limits, limitConnections, serverOptions } from "./Connections.js"
+import { NotifySetting } from "./NotifySetting.js"
 import { NoticeFeed } from "./NoticeFeed.js"
 import { RunStore } from "../runs/Runs.js"
 import { RunFeed } from "./RunFeed.js"
@@ -107,7 +108,7 @@ const listen = (address: string, port: number, limits: Limits) =>
  */
 const services = Live.layer.pipe(
   Layer.provideMerge(QueueFeed.layer),
-  Layer.provideMerge(Layer.mergeAll(Snapshots.layer, NoticeFeed.layer, RunFeed.layer)),
+  Layer.provideMerge(Layer.mergeAll(Snapshots.layer, NoticeFeed.layer, RunFeed.layer, NotifySetting.layer)),
   // The planning chats, with what their turns and filing use; each chat's
   // agent roster is read from its own repository's config.
   Layer.provideMerge(Chats.layer.pipe(Layer.provideMerge(Layer.mergeAll(Agents.layer, Rosters.fromFiles)))),

@@ -14,6 +14,8 @@ import type { QuestionView } from "./api.js"
 import type { WaiterNotice } from "./api.js"
 import { card, relative, time, type Notice } from "./card.js"
 import { el } from "./dom.js"
+import { denseLayout } from "./dense.js"
+import { emptyHelp } from "./empty.js"
 import { queueView } from "./queue.js"
 import { runsView } from "./runs.js"
 import { chatsView } from "./chats.js"
@@ -96,6 +98,10 @@ document.body.append(
   el("main", {}, questionsView, noticesView, ...views.map((v) => v.view.node))
 )
 
+/** The compact list beside the cards (the owner's choice), and the empty state's help. */
+const dense = denseLayout({ view: questionsView, openList, questionInHash: (hash) => questionInHash(hash) })
+openEmpty.after(emptyHelp())
+
 // -- drawing ------------------------------------------------------------------
 
 /** Open and not waiting on the agent: the number on the badge and in the title. */
@@ -173,6 +179,7 @@ const draw = () => {
   document.title = count > 0 ? `(${count}) magi` : "magi"
   banner.hidden = loadError === undefined
   banner.textContent = loadError === undefined ? "" : `Could not load the questions: ${loadError}`
+  dense.draw(questions, now, loopRunning)
 }
 
 const showingNotices = () => location.hash.startsWith("#/notices")
@@ -296,7 +303,15 @@ const follow = () => {
     for (const v of views) v.view.changed(revisions, loopRunning)
   })
   events.addEventListener("error", () => {
-    connection.textContent = "reconnecting…"
+    connection.textContent = navigator.onLine ? "reconnecting…" : "offline"
+  })
+  // The phone knows before the stream does: say so at once, in the header.
+  window.addEventListener("offline", () => {
+    connection.textContent = "offline"
+  })
+  // A short drop may not have broken the stream: say what it is now.
+  window.addEventListener("online", () => {
+    connection.textContent = events.readyState === EventSource.OPEN ? "live" : "reconnecting…"
   })
 }
 

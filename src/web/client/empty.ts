@@ -1,0 +1,39 @@
+/**
+ * What the questions page says when nothing is open: how an agent asks (the
+ * one command, to paste into an agent's instructions), and whether anyone is
+ * told when a question arrives. An owner who set up `magi web` but no
+ * notifier would otherwise wait for taps that never come.
+ */
+import * as Api from "./api.js"
+import { el } from "./dom.js"
+
+/** Shown after the page's "Nothing is waiting" line, and hidden with it (by CSS). */
+export const emptyHelp = () => {
+  const notify = el("p", { class: "notify-state", attrs: { hidden: true } })
+  void Api.health().then(
+    (h) => {
+      if (typeof h.notifications !== "boolean") return // an older server: say nothing rather than guess
+      notify.hidden = false
+      notify.className = `notify-state ${h.notifications ? "on" : "off"}`
+      if (h.notifications) notify.replaceChildren("Notifications are on: you are told when a question arrives.")
+      else
+        notify.replaceChildren(
+          "Notifications are off: nobody is told when a question arrives. Set ",
+          el("code", {}, "[notify] command"),
+          " in ",
+          el("code", {}, "~/.config/magi/config.toml"),
+          "; ",
+          el("code", {}, "magi notify --test"),
+          " checks it."
+        )
+    },
+    () => undefined // No health, no line: the rest still holds.
+  )
+  return el(
+    "div",
+    { class: "empty-help" },
+    el("p", { class: "muted" }, "An agent asks you from its shell, and the question appears here at once:"),
+    el("pre", { class: "example" }, el("code", {}, 'magi ask --summary "Ship tonight?" \\\n  --choice "ship it" --choice "hold"')),
+    notify
+  )
+}
