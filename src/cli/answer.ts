@@ -42,6 +42,7 @@ const refused = (e: { readonly message: string }) => CliFailure.refused(e.messag
 const holderWords: Record<Lease.LeaseKind | "nobody", string> = {
   asker: "the agent is waiting",
   daemon: "magi is delivering to the agent",
+  deputy: "a deputy is with you on it (the conductor moved on)",
   nobody: "no agent is waiting (magi resumes it with your answer)"
 }
 
