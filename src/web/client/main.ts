@@ -13,11 +13,13 @@ import * as Api from "./api.js"
 import type { QuestionView } from "./api.js"
 import type { WaiterNotice } from "./api.js"
 import { card, relative, time, type Notice } from "./card.js"
+import { decisions, type Given } from "./decisions.js"
+import { failureText, undeliveredFor } from "./truth.js"
 import { el } from "./dom.js"
 import { queueView } from "./queue.js"
 import { runsView } from "./runs.js"
 import { chatsView } from "./chats.js"
-import { coalesced, message, type Revisions, type View } from "./view.js"
+import { coalesced, decoded, message, type Revisions, type View } from "./view.js"
 
 /** Without live events (an old browser, a proxy that buffers), poll this often. */
 const POLL_MS = 5000
@@ -60,6 +62,8 @@ const connection = el("span", { class: "connection muted", attrs: { role: "statu
 const openList = el("div", { class: "list" })
 const historyList = el("div", { class: "list" })
 const openEmpty = el("p", { class: "empty muted" }, "Nothing is waiting for you.")
+/** New questions kept out of the open list while a decision runs, counted in its heading (which never changes height). */
+const arrivingNote = el("span", { class: "arriving", attrs: { role: "status", hidden: true } })
 const banner = el("p", { class: "notice error", attrs: { hidden: true, role: "alert" } })
 const noticeList = el("div", { class: "list" })
 const noticesEmpty = el("p", { class: "empty muted" }, "Nothing undelivered: every word you sent reached its agent or is on its way.")
@@ -78,7 +82,7 @@ const questionsView = el(
   "div",
   { class: "view questions-view" },
   banner,
-  el("section", { class: "open-questions", attrs: { "aria-label": "Open questions" } }, el("h2", {}, "Waiting for you"), openEmpty, openList),
+  el("section", { class: "open-questions", attrs: { "aria-label": "Open questions" } }, el("h2", {}, "Waiting for you ", arrivingNote), openEmpty, openList),
   el("section", { class: "history", attrs: { "aria-label": "History" } }, el("h2", {}, "History"), historyList)
 )
 const noticesView = el(
@@ -117,7 +121,6 @@ const act = (q: QuestionView, send: () => Promise<QuestionView>, done: string) =
   notices.delete(q.id)
   void send().then(
     (updated) => {
-      drafts.delete(`${q.id}:answer`)
       drafts.delete(`${q.id}:say`)
       notices.set(q.id, { text: done, kind: "ok" })
       questions = questions.map((x) => (x.id === updated.id ? updated : x))
@@ -131,12 +134,71 @@ const act = (q: QuestionView, send: () => Promise<QuestionView>, done: string) =
         })
         void refresh()
       } else {
-        notices.set(q.id, { text: e instanceof Error ? e.message : String(e), kind: "error" })
+        notices.set(q.id, { text: failureText(e, "Your words were not sent"), kind: "error", where: "ask-back" })
       }
       draw()
     }
   )
 }
+
+/** Decisions held for Undo, sent, then shown until they leave the open list. */
+const held = decisions({
+  send: (id, given, keepalive) => Api.answer(id, given, { keepalive }),
+  sent: (updated) => {
+    drafts.delete(`${updated.id}:answer`)
+    drafts.delete(`${updated.id}:say`)
+    // The card's own line says "Answered: …" while it stays in place, and
+    // its resolution says it in history.
+    notices.delete(updated.id)
+    questions = questions.map((x) => (x.id === updated.id ? updated : x))
+  },
+  failed: (q, _given, e) => {
+    if (e instanceof Api.ApiError && e.settled) {
+      notices.set(q.id, { text: `Answered elsewhere: ${e.message}. The card now shows what was decided.`, kind: "elsewhere" })
+      void refresh()
+    } else notices.set(q.id, { text: failureText(e, "Your answer was not sent"), kind: "error", where: "decide" })
+  },
+  redraw: () => draw()
+})
+
+/**
+ * Each deciding card's height when the owner tapped: the card keeps at
+ * least that height until its decision ends, so the cards below it stay
+ * exactly where they were while the thumb may be on its way to Undo.
+ */
+const heights = new Map<string, number>()
+
+const decide = (q: QuestionView, given: Given) => {
+  notices.delete(q.id)
+  const node = drawn.get(q.id)?.node
+  if (node !== undefined) heights.set(q.id, node.offsetHeight)
+  held.start(q, given, Date.now())
+}
+
+/**
+ * Questions seen open that were then settled elsewhere while the owner had a
+ * draft on them: they stay in the open list, in their place, showing the
+ * draft, until the owner discards it.
+ */
+const lostDrafts = new Map<string, QuestionView>()
+const hasDraft = (id: string) => [`${id}:answer`, `${id}:say`].some((k) => (drafts.get(k) ?? "").trim() !== "")
+const forgetDraft = (id: string) => {
+  drafts.delete(`${id}:answer`)
+  drafts.delete(`${id}:say`)
+  lostDrafts.delete(id)
+  drawn.delete(id)
+  draw()
+}
+
+// A page being closed or put away sends what it holds: the owner saw
+// "Sending…", and a decision must not die with the tab.
+window.addEventListener("pagehide", () => held.flush())
+document.addEventListener("visibilitychange", () => {
+  if (document.visibilityState === "hidden") held.flush()
+})
+
+/** The open list as last drawn: to tell a question settled elsewhere under a draft. */
+let shownOpen = new Set<string>()
 
 const draw = () => {
   const now = Date.now()
@@ -145,19 +207,51 @@ const draw = () => {
   const nodeFor = (q: QuestionView) => {
     seen.add(q.id)
     const notice = notices.get(q.id)
-    const key = JSON.stringify([q, notice, loopRunning])
+    const decision = held.of(q.id)
+    const undelivered = undeliveredFor(q, waiterNotices)
+    // A decision held for Undo that someone else's answer overtook: never sent.
+    if (decision?.state === "holding" && q.status !== "open") {
+      held.cancel(q.id)
+      notices.set(q.id, { text: `Answered elsewhere before your answer was sent: not sent.`, kind: "elsewhere" })
+    }
+    const key = JSON.stringify([q, notices.get(q.id), loopRunning, held.of(q.id), undelivered?.id])
     const old = drawn.get(q.id)
     if (old !== undefined && old.key === key) return old.node
-    const node = card(q, { drafts, notice, act, now, loopRunning })
+    const node = card(q, {
+      drafts,
+      notice,
+      act,
+      decide,
+      undo: held.undo,
+      decision: held.of(q.id),
+      undelivered,
+      forgetDraft,
+      now,
+      loopRunning
+    })
+    const height = heights.get(q.id)
+    if (held.of(q.id) === undefined) heights.delete(q.id)
+    else if (height !== undefined) node.style.minHeight = `${height}px`
     drawn.set(q.id, { key, node })
     return node
   }
-  const open = questions.filter((q) => q.status === "open").sort(byAsked)
-  const history = questions.filter((q) => q.status !== "open").sort(byAsked)
-  place(openList, open.map(nodeFor))
+  for (const q of questions)
+    if (q.status !== "open" && shownOpen.has(q.id) && held.of(q.id) === undefined && hasDraft(q.id)) lostDrafts.set(q.id, q)
+  const listed = new Set(questions.map((q) => q.id))
+  const open = [
+    ...questions.filter((q) => q.status === "open" || lostDrafts.has(q.id)),
+    // Kept as last seen when the list no longer carries it (history is paged).
+    ...[...lostDrafts.values()].filter((q) => !listed.has(q.id))
+  ].sort(byAsked)
+  const { shown, held: arriving } = held.openList(questions, open)
+  shownOpen = new Set(shown.map((q) => q.id))
+  const history = questions.filter((q) => q.status !== "open" && !shownOpen.has(q.id)).sort(byAsked)
+  place(openList, shown.map(nodeFor))
   place(historyList, history.map(nodeFor))
   for (const id of drawn.keys()) if (!seen.has(id)) drawn.delete(id)
-  openEmpty.hidden = open.length > 0
+  openEmpty.hidden = shown.length > 0
+  arrivingNote.hidden = arriving === 0
+  arrivingNote.textContent = `${arriving} more after this answer`
 
   if (focused !== undefined) {
     const box = document.querySelector<HTMLTextAreaElement>(`textarea[data-draft="${CSS.escape(focused)}"]`)
@@ -180,7 +274,7 @@ const showingNotices = () => location.hash.startsWith("#/notices")
 const noticeItem = (n: WaiterNotice, now: number) =>
   el(
     "article",
-    { class: "card notice-item", attrs: { "data-id": n.id } },
+    { class: "card notice-item", attrs: { "data-id": n.id, id: `n-${n.id}` } },
     el(
       "header",
       { class: "card-head" },
@@ -251,6 +345,8 @@ const refreshNotices = coalesced(() =>
       waiterNotices = ns
       noticesError = undefined
       drawNotices()
+      // A card says "not delivered" once a notice names its question.
+      draw()
     },
     (e: unknown) => {
       noticesError = message(e)
@@ -315,10 +411,19 @@ export const questionInHash = (hash: string): string | undefined => {
 
 /** `#/questions/<id>` (a notification's or a notice's link) scrolls to that question. */
 const focusFromHash = () => {
+  // `#/notices/<id>`: a card's "See the notice".
+  const notice = /^#\/notices\/(.+)$/.exec(location.hash)?.[1]
+  if (notice !== undefined) document.getElementById(`n-${decoded(notice) ?? ""}`)?.scrollIntoView({ block: "start" })
   const id = questionInHash(location.hash)
   if (id === undefined) return
   document.getElementById(`q-${id}`)?.scrollIntoView({ block: "start" })
 }
+
+// The Undo countdown, in whole seconds, while a decision is held.
+setInterval(() => {
+  for (const s of document.querySelectorAll<HTMLElement>("[data-deadline]"))
+    s.textContent = `${Math.max(1, Math.ceil((Number(s.dataset["deadline"]) - Date.now()) / 1000))} s`
+}, 250)
 
 // Relative times ("3 min ago") drift; refresh the words, not the cards.
 setInterval(() => {
