@@ -154,6 +154,26 @@ describe.skipIf(!haveChromium)("one question's card in Chromium", () => {
     }
   })
 
+  it("never sends a held answer that an answer from elsewhere overtook, and keeps what was typed", async () => {
+    const { home, web } = await open()
+    try {
+      const question = freeQuestion("20260902-231501-4b4b")
+      await seed(home, [{ q: question }])
+      await page.goto(web.url)
+      const card = page.locator(`article.card[data-id="${question.id}"]`)
+      await card.getByRole("textbox", { name: "Your answer" }).fill("Name the flag.")
+      await card.getByRole("button", { name: "Send answer" }).tap()
+      await card.getByRole("button", { name: "Undo" }).waitFor()
+      await withStore(home, answerQuestion(question.id, { text: "From the terminal." }))
+      await card.getByText("Decided elsewhere before your answer was sent, so it was not sent.").waitFor({ timeout: 10_000 })
+      expect(await card.locator(".lost-draft pre").textContent()).toBe("Name the flag.")
+      await page.clock.runFor(UNDO_MS + DECIDED_MS)
+      expect(onDisk(home, question.id).answer).toEqual({ text: "From the terminal." })
+    } finally {
+      await close()
+    }
+  })
+
   it("frames a panel at its folder, so its relative image loads and its stylesheet applies, and its script still does not run", async () => {
     const { home, web } = await open()
     try {

@@ -120,7 +120,10 @@ export const decisions = (options: DecisionsOptions) => {
      */
     cancel: (id: string) => {
       if (current.get(id)?.state !== "holding") return
-      end(id)
+      // Called while the page draws: it redraws anyway, so no redraw here.
+      clear(id)
+      current.delete(id)
+      asked.delete(id)
     },
 
     /** The page is being hidden or closed: send every held decision now. */

@@ -209,12 +209,7 @@ const draw = () => {
     const notice = notices.get(q.id)
     const decision = held.of(q.id)
     const undelivered = undeliveredFor(q, waiterNotices)
-    // A decision held for Undo that someone else's answer overtook: never sent.
-    if (decision?.state === "holding" && q.status !== "open") {
-      held.cancel(q.id)
-      notices.set(q.id, { text: `Answered elsewhere before your answer was sent: not sent.`, kind: "elsewhere" })
-    }
-    const key = JSON.stringify([q, notices.get(q.id), loopRunning, held.of(q.id), undelivered?.id])
+    const key = JSON.stringify([q, notice, loopRunning, decision, undelivered?.id])
     const old = drawn.get(q.id)
     if (old !== undefined && old.key === key) return old.node
     const node = card(q, {
@@ -223,7 +218,7 @@ const draw = () => {
       act,
       decide,
       undo: held.undo,
-      decision: held.of(q.id),
+      decision,
       undelivered,
       forgetDraft,
       now,
@@ -235,6 +230,13 @@ const draw = () => {
     drawn.set(q.id, { key, node })
     return node
   }
+  // A decision held for Undo that someone else's answer overtook is never
+  // sent (the server would refuse it); what was typed is kept below.
+  for (const q of questions)
+    if (q.status !== "open" && held.of(q.id)?.state === "holding") {
+      held.cancel(q.id)
+      notices.set(q.id, { text: "Decided elsewhere before your answer was sent, so it was not sent.", kind: "elsewhere" })
+    }
   for (const q of questions)
     if (q.status !== "open" && shownOpen.has(q.id) && held.of(q.id) === undefined && hasDraft(q.id)) lostDrafts.set(q.id, q)
   const listed = new Set(questions.map((q) => q.id))
