@@ -331,24 +331,43 @@ describe.skipIf(!haveChromium)("one question's card in Chromium", () => {
     }
   })
 
-  it("says a failed send in words next to the control and keeps the typed answer", async () => {
+  it("says a failed send in words next to the control and keeps the typed answer, offline or refused by the network", async () => {
     const { home, web } = await open()
     try {
       const question = freeQuestion("20260902-231501-9a9a")
       await seed(home, [{ q: question }])
-      await page.route("**/api/questions/*/answer", (route) => route.abort("internetdisconnected"))
       await page.goto(web.url)
       const card = page.locator(`article.card[data-id="${question.id}"]`)
       const box = card.getByRole("textbox", { name: "Your answer" })
       await box.fill("Name the missing file.")
+      const notice = card.locator("section.decide .notice.error")
+
+      // The phone loses its network during the Undo window.
+      await context.setOffline(true)
       await card.getByRole("button", { name: "Send answer" }).tap()
       await page.clock.runFor(UNDO_MS)
-      const notice = card.locator("section.decide .notice.error")
       await notice.waitFor()
-      expect(await notice.textContent()).toMatch(/^Your answer was not sent: magi could not be reached .*It is kept here; try again\.$/)
+      expect(await notice.textContent()).toBe(
+        "Your answer was not sent: this phone is offline. It is kept here; send it again once you are back online."
+      )
       expect(await box.inputValue()).toBe("Name the missing file.")
       await shot(page, "card-send-failed.png")
       expect(onDisk(home, question.id).status).toBe("open")
+
+      // Online, but the request dies on the way.
+      await context.setOffline(false)
+      await page.route("**/api/questions/*/answer", (route) => route.abort("connectionreset"))
+      await card.getByRole("button", { name: "Send answer" }).tap()
+      await page.clock.runFor(UNDO_MS)
+      await expect.poll(() => notice.textContent()).toMatch(/^Your answer was not sent: magi could not be reached .*It is kept here; try again\.$/)
+      expect(await box.inputValue()).toBe("Name the missing file.")
+
+      // And once it gets through, the kept answer is what arrives.
+      await page.unroute("**/api/questions/*/answer")
+      await card.getByRole("button", { name: "Send answer" }).tap()
+      await page.clock.runFor(UNDO_MS)
+      await card.getByText("Answered: Name the missing file.").waitFor()
+      expect(onDisk(home, question.id).answer).toEqual({ text: "Name the missing file." })
     } finally {
       await close()
     }
