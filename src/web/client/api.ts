@@ -62,14 +62,21 @@ export const getRun = (id: string) => getJson<RunDetail>(`/api/runs/${encodeURIC
 export const artifactUrl = (run: string, name: string) =>
   `/api/runs/${encodeURIComponent(run)}/artifacts/${encodeURIComponent(name)}`
 
+/**
+ * Browsers refuse a keepalive request whose body is over 64 KiB; a longer
+ * answer (up to the 64 KiB a turn may be, as JSON) goes as a normal request.
+ */
+const KEEPALIVE_MAX_BYTES = 60 * 1024
+
 const send = async <A>(url: string, body: unknown, method = "POST", keepalive = false): Promise<A> => {
+  const json = JSON.stringify(body)
   const response = await fetch(url, {
     method,
     // Outlives the page: a decision sent as the tab closes still arrives.
-    keepalive,
+    keepalive: keepalive && new Blob([json]).size <= KEEPALIVE_MAX_BYTES,
     // JSON is also what lets the server tell this page from a forged form.
     headers: { "content-type": "application/json" },
-    body: JSON.stringify(body)
+    body: json
   })
   if (!response.ok) throw await errorOf(response)
   return (await response.json()) as A
