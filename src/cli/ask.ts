@@ -38,15 +38,11 @@ const options = {
     Options.optional
   ),
   panel: Options.text("panel").pipe(
-    Options.withDescription(
-      "an HTML file shown to the owner beside the question, as evidence; it refers to its --asset files by bare name (<img src=\"chart.png\">, <link rel=\"stylesheet\" href=\"panel.css\">); no script runs and nothing loads from elsewhere"
-    ),
+    Options.withDescription("an HTML file shown to the owner beside the question, as evidence"),
     Options.optional
   ),
   asset: Options.text("asset").pipe(
-    Options.withDescription(
-      "a file the panel uses (png, jpg, gif, webp, svg, css, txt); copied beside it under its base name, which is how the panel refers to it; repeatable"
-    ),
+    Options.withDescription("a file the panel uses (an image, a stylesheet); copied beside it; repeatable"),
     Options.repeated
   ),
   thread: Options.text("thread").pipe(

@@ -72,24 +72,27 @@ const statusLabel = (q: QuestionView): [string, string] => {
 }
 
 /**
+ * Once the waiter has given up carrying the owner's words (a notice names
+ * the question), that and only that is said in place of who holds it:
+ * "magi will resume it" would be a promise already broken.
+ */
+const undeliveredLine = (notice: WaiterNotice) =>
+  el(
+    "p",
+    { class: "holder undelivered", attrs: { "data-holder": "undelivered" } },
+    el("strong", {}, "Not delivered: "),
+    notice.summary,
+    " ",
+    el("a", { attrs: { href: `#/notices/${encodeURIComponent(notice.id)}` } }, "See the notice")
+  )
+
+/**
  * Who is on the other end, in a few words: whether tapping an answer reaches
  * a live agent now, is being carried by magi, or waits for magi to resume it.
- * Once the waiter has given up (a notice names the question), that and only
- * that is said: "magi will resume it" would be a promise already broken.
  * Nothing for history, where nobody waits by definition.
  */
-const holderLine = (q: QuestionView, ctx: CardContext) => {
-  if (ctx.undelivered !== undefined)
-    return el(
-      "p",
-      { class: "holder undelivered", attrs: { "data-holder": "undelivered" } },
-      el("strong", {}, "Not delivered: "),
-      ctx.undelivered.summary,
-      " ",
-      el("a", { attrs: { href: `#/notices/${encodeURIComponent(ctx.undelivered.id)}` } }, "See the notice")
-    )
+const holderLine = (q: QuestionView, loopRunning: boolean | undefined) => {
   if (!mayBeHeld(q)) return null
-  const loopRunning = ctx.loopRunning
   const yours = q.status === "answered" ? "your answer" : "your words"
   const text =
     q.holder === "asker"
@@ -324,7 +327,7 @@ export const card = (q: QuestionView, ctx: CardContext): HTMLElement => {
     ),
     el("h3", { class: "summary" }, q.summary),
     who(q) === "" ? null : el("p", { class: "who" }, who(q)),
-    holderLine(q, ctx),
+    ctx.undelivered === undefined ? holderLine(q, ctx.loopRunning) : undeliveredLine(ctx.undelivered),
     general ? el("p", { class: `notice ${ctx.notice!.kind}`, attrs: { role: "status" } }, ctx.notice!.text) : null,
     open ? null : lostDrafts(q, ctx),
     detail(q),
