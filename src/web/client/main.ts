@@ -15,11 +15,12 @@ import type { WaiterNotice } from "./api.js"
 import { card, relative, time, type Notice } from "./card.js"
 import { decisions, type Given } from "./decisions.js"
 import { failureText, undeliveredFor } from "./truth.js"
+import { decoded } from "./view.js"
 import { el } from "./dom.js"
 import { queueView } from "./queue.js"
 import { runsView } from "./runs.js"
 import { chatsView } from "./chats.js"
-import { coalesced, decoded, message, type Revisions, type View } from "./view.js"
+import { coalesced, message, type Revisions, type View } from "./view.js"
 
 /** Without live events (an old browser, a proxy that buffers), poll this often. */
 const POLL_MS = 5000
@@ -62,8 +63,6 @@ const connection = el("span", { class: "connection muted", attrs: { role: "statu
 const openList = el("div", { class: "list" })
 const historyList = el("div", { class: "list" })
 const openEmpty = el("p", { class: "empty muted" }, "Nothing is waiting for you.")
-/** New questions kept out of the open list while a decision runs, counted in its heading (which never changes height). */
-const arrivingNote = el("span", { class: "arriving", attrs: { role: "status", hidden: true } })
 const banner = el("p", { class: "notice error", attrs: { hidden: true, role: "alert" } })
 const noticeList = el("div", { class: "list" })
 const noticesEmpty = el("p", { class: "empty muted" }, "Nothing undelivered: every word you sent reached its agent or is on its way.")
@@ -82,7 +81,7 @@ const questionsView = el(
   "div",
   { class: "view questions-view" },
   banner,
-  el("section", { class: "open-questions", attrs: { "aria-label": "Open questions" } }, el("h2", {}, "Waiting for you ", arrivingNote), openEmpty, openList),
+  el("section", { class: "open-questions", attrs: { "aria-label": "Open questions" } }, el("h2", {}, "Waiting for you"), openEmpty, openList),
   el("section", { class: "history", attrs: { "aria-label": "History" } }, el("h2", {}, "History"), historyList)
 )
 const noticesView = el(
@@ -140,6 +139,10 @@ const act = (q: QuestionView, send: () => Promise<QuestionView>, done: string) =
     }
   )
 }
+
+/** New questions kept out of the open list while a decision runs, counted in its heading (out of the flow: it never moves a card). */
+const arrivingNote = el("span", { class: "arriving", attrs: { role: "status", hidden: true } })
+questionsView.querySelector("section.open-questions > h2")?.append(" ", arrivingNote)
 
 /** Decisions held for Undo, sent, then shown until they leave the open list. */
 const held = decisions({
@@ -247,9 +250,9 @@ const draw = () => {
   ].sort(byAsked)
   const { shown, held: arriving } = held.openList(questions, open)
   shownOpen = new Set(shown.map((q) => q.id))
-  const history = questions.filter((q) => q.status !== "open" && !shownOpen.has(q.id)).sort(byAsked)
+  const settled = questions.filter((q) => q.status !== "open" && !shownOpen.has(q.id)).sort(byAsked)
   place(openList, shown.map(nodeFor))
-  place(historyList, history.map(nodeFor))
+  place(historyList, settled.map(nodeFor))
   for (const id of drawn.keys()) if (!seen.has(id)) drawn.delete(id)
   openEmpty.hidden = shown.length > 0
   arrivingNote.hidden = arriving === 0
@@ -413,9 +416,6 @@ export const questionInHash = (hash: string): string | undefined => {
 
 /** `#/questions/<id>` (a notification's or a notice's link) scrolls to that question. */
 const focusFromHash = () => {
-  // `#/notices/<id>`: a card's "See the notice".
-  const notice = /^#\/notices\/(.+)$/.exec(location.hash)?.[1]
-  if (notice !== undefined) document.getElementById(`n-${decoded(notice) ?? ""}`)?.scrollIntoView({ block: "start" })
   const id = questionInHash(location.hash)
   if (id === undefined) return
   document.getElementById(`q-${id}`)?.scrollIntoView({ block: "start" })
@@ -436,6 +436,12 @@ setInterval(() => {
 route()
 void refresh().then(focusFromHash)
 void refreshNotices()
+/** `#/notices/<id>` (a card's "See the notice") scrolls to that notice. */
+const focusNoticeFromHash = () => {
+  const id = /^#\/notices\/(.+)$/.exec(location.hash)?.[1]
+  if (id !== undefined) document.getElementById(`n-${decoded(id) ?? ""}`)?.scrollIntoView({ block: "start" })
+}
+window.addEventListener("hashchange", focusNoticeFromHash)
 window.addEventListener("hashchange", () => {
   route()
   focusFromHash()
