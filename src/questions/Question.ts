@@ -310,8 +310,8 @@ export const wordsForAgent = (q: Question): string | undefined => {
   return unreadOwnerTurns(q) ?? (waitingOnAgent(q) ? q.thread.at(-1)?.body : undefined)
 }
 
-/** See `Awaiting.ts`: there so the phone page can use it without this module's schema library. */
-export { awaitsAgent } from "./Awaiting.js"
+// The rule lives in an import-free module the phone page shares.
+export { awaitsAgent } from "./Awaits.js"
 
 /**
  * Record what the agent has now been shown: the answer (when `answer`), and

@@ -3,7 +3,7 @@
  * waiter's notices, and whether a request failed for want of a network.
  */
 import { ApiError, type QuestionView, type WaiterNotice } from "./api.js"
-import { awaitsAgent } from "../../questions/Awaiting.js"
+import { awaitsAgent } from "../../questions/Awaits.js"
 
 /** When the owner last gave the agent something: their answer, or their latest turn. */
 const lastOwnerInput = (q: QuestionView): string => {
