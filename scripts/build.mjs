@@ -28,6 +28,7 @@ export const parse = no; export const decode = no; export default { parse: no, d
  * the module `magi:web-client`: `magi web` serves it from memory, so an
  * installed magi is one file and the page fetches nothing from anywhere else.
  */
+const stylesheets = ["src/web/client/styles.css", "src/web/client/card.css"]
 const webClient = {
   name: "magi-web-client",
   setup(b) {
@@ -46,11 +47,12 @@ const webClient = {
         logLevel: "warning"
       })
       const script = client.outputFiles[0].text
-      const styles = await readFile("src/web/client/styles.css", "utf8")
+      // The page's frame, then the card's own rules (src/web/client/card.css).
+      const styles = (await Promise.all(stylesheets.map((f) => readFile(f, "utf8")))).join("\n")
       return {
         contents: `export const script = ${JSON.stringify(script)}\nexport const styles = ${JSON.stringify(styles)}\n`,
         loader: "js",
-        watchFiles: ["src/web/client/styles.css"]
+        watchFiles: stylesheets
       }
     })
   }

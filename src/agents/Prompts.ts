@@ -22,7 +22,11 @@ ask instead of guessing:
     magi ask --summary "one-line question" --detail "why, with the options" --choice "A" --choice "B"
 
 (no --choice means a free-text answer). Do not ask about what you can find
-out yourself.${
+out yourself. Evidence that does not fit in a few lines (a table, a chart, a
+diff) can go in an HTML panel: \`--panel report.html --asset chart.png --asset
+panel.css\`, where the HTML names each asset by its bare file name
+(\`<img src="chart.png">\`, \`<link rel="stylesheet" href="panel.css">\`). The
+panel runs no script and loads nothing from elsewhere.${
   magi === "magi"
     ? ""
     : `

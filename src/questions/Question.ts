@@ -184,11 +184,7 @@ export class UnreadableQuestion extends Data.TaggedError("UnreadableQuestion")<{
 // ---------------------------------------------------------------------------
 // Identity
 
-/**
- * The node (and seat) of a question the conductor filed: nobody's `magi ask`
- * waits on it; a deputy may keep the owner company on it.
- */
-export const CONDUCTOR_NODE = "conduct"
+export { CONDUCTOR_NODE } from "./Awaits.js"
 
 /** The short id the phone and reports show: the last segment. */
 export const shortId = (id: string): string => id.slice(id.lastIndexOf("-") + 1)
@@ -333,13 +329,8 @@ export const wordsForAgent = (q: Question): string | undefined => {
   return unreadOwnerTurns(q) ?? (waitingOnAgent(q) ? q.thread.at(-1)?.body : undefined)
 }
 
-/**
- * Does the asking agent still have something coming from this question? Open,
- * or answered but the answer never reached it. The run behind it is not
- * finished, the daemon may still carry it, and someone may be holding it.
- */
-export const awaitsAgent = (q: Question): boolean =>
-  q.status === "open" || (q.status === "answered" && !q.answer_delivered)
+// The rule lives in an import-free module the phone page shares.
+export { awaitsAgent } from "./Awaits.js"
 
 /**
  * Record what the agent has now been shown: the answer (when `answer`), and

@@ -24,13 +24,16 @@ import { NotifySetting } from "./NotifySetting.js"
 export const MAX_BODY_BYTES = 1024 * 1024
 
 /**
- * The reference's policy for agent-authored panels, exactly: nothing loads
- * but the panel's own files and inline styles, no script, no form, no base.
- * Together with `<iframe sandbox="">` on the page, a panel is a picture of
- * evidence and can do nothing.
+ * The policy for agent-authored panels: nothing loads but the panel's own
+ * files (its images and, beyond the reference, its stylesheets: an agent's
+ * `<link rel="stylesheet" href="panel.css">` is how a chart page is usually
+ * written) and inline styles; no script, no form, no base. A stylesheet can
+ * fetch only what `img-src`/`font-src` allow, so it reaches nothing outside
+ * this server either. Together with `<iframe sandbox="">` on the page, a
+ * panel is a picture of evidence and can do nothing.
  */
 export const PANEL_CSP =
-  "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; font-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
+  "default-src 'none'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; font-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
 
 export const PANEL_HEADERS = {
   "content-security-policy": PANEL_CSP,
@@ -274,6 +277,17 @@ export const router = HttpRouter.empty.pipe(
   HttpRouter.head("/api/questions/:id/panel", panel),
   HttpRouter.get("/api/questions/:id/asset/:name", asset),
   HttpRouter.head("/api/questions/:id/asset/:name", asset),
+  // Where the page shows a panel: a folder, `…/panel/` (the router serves it
+  // by the route above, trailing slash or not), whose files are its assets,
+  // so the names an agent writes in its HTML (`<img src="chart.png">`)
+  // resolve with no `asset/` prefix to know about. `…/asset/<name>` is the
+  // reference's address and still answers; `…/panel/asset/<name>` serves
+  // panels written for it (`src="asset/chart.png"`) now that the page frames
+  // the folder.
+  HttpRouter.get("/api/questions/:id/panel/:name", asset),
+  HttpRouter.head("/api/questions/:id/panel/:name", asset),
+  HttpRouter.get("/api/questions/:id/panel/asset/:name", asset),
+  HttpRouter.head("/api/questions/:id/panel/asset/:name", asset),
   HttpRouter.get("/api/notices", notices),
   HttpRouter.get("/api/events", events),
   HttpRouter.get("/api/health", health)

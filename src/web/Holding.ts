@@ -4,7 +4,9 @@
  * and the phone page (which words it), so both agree on which questions can
  * have anyone waiting at all.
  */
-import { awaitsAgent, CONDUCTOR_NODE, isOpen, type Question } from "../questions/Question.js"
+// Not from Question.js: its schema would bring Effect into the page's bundle.
+import { awaitsAgent, CONDUCTOR_NODE } from "../questions/Awaits.js"
+import type { Question } from "../questions/Question.js"
 
 /**
  * `asker`: the agent's own `magi ask` is waiting; `daemon`: magi is
@@ -24,4 +26,4 @@ export type Holder = "asker" | "daemon" | "deputy" | "nobody"
 export const mayBeHeld = (q: Question): boolean => (q.cwd !== "" && awaitsAgent(q)) || isConductorQuestion(q)
 
 /** An open question the conductor filed: nobody's ask waits on it, but a deputy may be with the owner. */
-export const isConductorQuestion = (q: Question): boolean => q.node === CONDUCTOR_NODE && isOpen(q)
+export const isConductorQuestion = (q: Question): boolean => q.node === CONDUCTOR_NODE && q.status === "open"

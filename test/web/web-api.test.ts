@@ -28,7 +28,7 @@ import {
 } from "./web-support.js"
 
 const PANEL_CSP =
-  "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; font-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
+  "default-src 'none'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; font-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
 
 let counter = 0
 /** A fresh id per question, so tests sharing one server never touch each other's. */
@@ -254,6 +254,28 @@ describe("panels and their files", () => {
     expect(reply.headers["content-security-policy"]).toBe(PANEL_CSP)
     expect(reply.headers["x-content-type-options"]).toBe("nosniff")
     expect(reply.headers["referrer-policy"]).toBe("no-referrer")
+  })
+
+  it("serves the panel as a folder too, so the names in its HTML resolve to its own files", async () => {
+    const folder = await request(q(panelled.id, "panel/"))
+    expect(folder.status).toBe(200)
+    expect(folder.text).toBe(html)
+    expect(folder.headers["content-security-policy"]).toBe(PANEL_CSP)
+    // `<img src="chart.png">` from `…/panel/`, and `asset/chart.png` as panels written for the old address say it.
+    for (const path of ["panel/chart.png", "panel/asset/chart.png"]) {
+      const reply = await request(q(panelled.id, path))
+      expect(reply.status, path).toBe(200)
+      expect(reply.body.equals(png), path).toBe(true)
+      expect(reply.headers["content-security-policy"], path).toBe(PANEL_CSP)
+    }
+    expect((await request(q(panelled.id, "panel/style.css"))).headers["content-type"]).toBe("text/css; charset=utf-8")
+    expect((await request(q(panelled.id, "panel/app.js"))).headers["content-type"]).toBe("application/octet-stream")
+    for (const name of ["..%2F..%2Fetc%2Fpasswd", "%2E%2E", ".hidden"]) {
+      const reply = await request(q(panelled.id, `panel/${name}`))
+      expect(reply.status, name).toBe(400)
+    }
+    expect((await request(q(panelled.id, "panel/nothing.png"))).status).toBe(404)
+    expect((await request(q(panelled.id, "panel/"), { method: "HEAD" })).status).toBe(200)
   })
 
   it("answers HEAD on the panel with the same status and headers as GET, and no body", async () => {

@@ -9,13 +9,12 @@ import { spawn, type ChildProcess } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeHttp from "node:http"
 import * as NodePath from "node:path"
-import * as NodeZlib from "node:zlib"
 import type { AddressInfo } from "node:net"
 import * as Q from "../../src/questions/Question.js"
 import { answerQuestion } from "../../src/questions/Answers.js"
 import { choiceQuestion, freeQuestion, ok, tempDirSync } from "../support.js"
 import { MAGI, request, seed, startWeb, withStore, writeNotice, type Web } from "./web-support.js"
-import { CHROMIUM, FLAGS, haveChromium, PHONE } from "./browser-support.js"
+import { CHROMIUM, FLAGS, haveChromium, PHONE, tinyPng } from "./browser-support.js"
 
 // Locally a machine without Chromium skips these; in CI a missing browser is
 // a broken runner, and skipping would report the page as tested when it was not.
@@ -72,37 +71,12 @@ const otherOrigin = async (page: (port: number) => string) => {
   }
 }
 
-/** A real 2×2 PNG, so "the panel's own image loads" can be checked. */
-const tinyPng = () => {
-  const crc = (buf: Buffer) => {
-    let c = ~0
-    for (const b of buf) {
-      c ^= b
-      for (let k = 0; k < 8; k++) c = (c >>> 1) ^ (0xedb88320 & -(c & 1))
-    }
-    return ~c >>> 0
-  }
-  const chunk = (type: string, data: Buffer) => {
-    const body = Buffer.concat([Buffer.from(type), data])
-    const out = Buffer.alloc(12 + data.length)
-    out.writeUInt32BE(data.length, 0)
-    body.copy(out, 4)
-    out.writeUInt32BE(crc(body), 8 + data.length)
-    return out
-  }
-  const header = Buffer.alloc(13)
-  header.writeUInt32BE(2, 0)
-  header.writeUInt32BE(2, 4)
-  header.writeUInt8(8, 8)
-  header.writeUInt8(2, 9)
-  const rows = Buffer.from([0, 52, 81, 178, 52, 81, 178, 0, 52, 81, 178, 52, 81, 178])
-  return Buffer.concat([
-    Buffer.from("89504e470d0a1a0a", "hex"),
-    chunk("IHDR", header),
-    chunk("IDAT", NodeZlib.deflateSync(rows)),
-    chunk("IEND", Buffer.alloc(0))
-  ])
-}
+/**
+ * For a test whose tap waits out the Undo window (`UNDO_MS`) and the decided
+ * card's stay (`DECIDED_MS`) in real time, on top of starting a server,
+ * a browser and an agent on a busy machine.
+ */
+const TAP_DEADLINE_MS = 60_000
 
 describe.skipIf(!haveChromium)("the phone page in Chromium", () => {
   let browser: Browser
@@ -154,7 +128,7 @@ describe.skipIf(!haveChromium)("the phone page in Chromium", () => {
     } finally {
       await close()
     }
-  })
+  }, TAP_DEADLINE_MS)
 
   it("delivers the owner's ask-back to the waiting `magi ask`, and locks the answer until the agent replies", async () => {
     const { home, web } = await open()
@@ -169,9 +143,11 @@ describe.skipIf(!haveChromium)("the phone page in Chromium", () => {
       expect(result.code).toBe(0)
       expect(result.stdout).toContain("The owner replied on question")
       expect(result.stdout).toContain("Which error: the missing file or the bad flag?")
-      // The owner's turn is the last word: deciding waits for the agent.
+      // The owner's turn is the last word: deciding waits for the agent,
+      // and deciding anyway is folded away.
       await card.getByText("the agent owes you a reply").waitFor()
-      expect(await card.getByRole("button", { name: "Send answer" }).isDisabled()).toBe(true)
+      expect(await card.getByRole("button", { name: "Send answer" }).isVisible()).toBe(false)
+      expect(await card.locator("details.decide-anyway").getAttribute("open")).toBeNull()
       await expect.poll(() => page.title()).toBe("magi")
     } finally {
       await close()
@@ -212,7 +188,7 @@ describe.skipIf(!haveChromium)("the phone page in Chromium", () => {
       await close()
       await trap.close()
     }
-  })
+  }, TAP_DEADLINE_MS)
 
   it("says so when the panel cannot be loaded, and keeps the choices working", async () => {
     const { home, web } = await open()
@@ -227,7 +203,7 @@ describe.skipIf(!haveChromium)("the phone page in Chromium", () => {
     } finally {
       await close()
     }
-  })
+  }, TAP_DEADLINE_MS)
 
   it("refuses a form that another site's page posts to the API, and the question stays open", async () => {
     const { home, web } = await open()
@@ -294,7 +270,7 @@ describe.skipIf(!haveChromium)("the phone page in Chromium", () => {
     } finally {
       await close()
     }
-  })
+  }, TAP_DEADLINE_MS)
 
   it("follows the store live: a new question raises the badge and title without a reload", async () => {
     const { home, web } = await open()
@@ -374,7 +350,7 @@ describe.skipIf(!haveChromium)("the phone page in Chromium", () => {
     } finally {
       await close()
     }
-  })
+  }, TAP_DEADLINE_MS)
 
   it("renders agent-written markup as text, never as elements", async () => {
     const { home, web } = await open()
@@ -394,7 +370,9 @@ describe.skipIf(!haveChromium)("the phone page in Chromium", () => {
       const card = page.locator("article.card").first()
       await card.waitFor({ timeout: 10_000 })
       expect(await card.locator(".summary").textContent()).toBe(hostile.summary)
-      expect(await card.locator(".detail").textContent()).toBe(hostile.detail.trimEnd())
+      // The detail is markdown: its emphasis renders, its markup stays characters.
+      expect((await card.locator(".detail").textContent())?.trim()).toBe("<script>document.title='pwned'</script>\nbold?")
+      expect(await card.locator(".detail strong").textContent()).toBe("bold?")
       expect(await card.locator("img, script, i, u, b").count()).toBe(0)
       expect(await page.title()).not.toContain("pwned")
     } finally {

@@ -13,7 +13,7 @@ import { choiceQuestion, freeQuestion, ok } from "../support.js"
 import { eventually, readEvents, request, seed, seedRun, startWeb, type Web } from "./web-support.js"
 
 const PANEL_CSP =
-  "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; font-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
+  "default-src 'none'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; font-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
 
 let web: Web
 const api = (path: string) => `${web.url}${path}`

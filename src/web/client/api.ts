@@ -65,12 +65,21 @@ export const getRun = (id: string) => getJson<RunDetail>(`/api/runs/${encodeURIC
 export const artifactUrl = (run: string, name: string) =>
   `/api/runs/${encodeURIComponent(run)}/artifacts/${encodeURIComponent(name)}`
 
-const send = async <A>(url: string, body: unknown, method = "POST"): Promise<A> => {
+/**
+ * Browsers refuse a keepalive request whose body is over 64 KiB; a longer
+ * answer (up to the 64 KiB a turn may be, as JSON) goes as a normal request.
+ */
+const KEEPALIVE_MAX_BYTES = 60 * 1024
+
+const send = async <A>(url: string, body: unknown, method = "POST", keepalive = false): Promise<A> => {
+  const json = JSON.stringify(body)
   const response = await fetch(url, {
     method,
+    // Outlives the page: a decision sent as the tab closes still arrives.
+    keepalive: keepalive && new Blob([json]).size <= KEEPALIVE_MAX_BYTES,
     // JSON is also what lets the server tell this page from a forged form.
     headers: { "content-type": "application/json" },
-    body: JSON.stringify(body)
+    body: json
   })
   if (!response.ok) throw await errorOf(response)
   return (await response.json()) as A
@@ -98,11 +107,13 @@ export const removeTask = (id: string) => send<TaskView>(`/api/queue/${encodeURI
 /** Where a task can go: the repository magi web runs in, and every one this home has used. */
 export const listRepos = () => getJson<{ current: string | null; repos: ReadonlyArray<string> }>("/api/repos")
 
-export const answer = (id: string, given: { choice: string } | { text: string }) => post(path(id, "answer"), given)
+export const answer = (id: string, given: { readonly choice: string } | { readonly text: string }, options: { readonly keepalive?: boolean } = {}) =>
+  send<QuestionView>(path(id, "answer"), given, "POST", options.keepalive ?? false)
 
 export const say = (id: string, body: string) => post(path(id, "say"), { body })
 
-export const panelUrl = (id: string) => path(id, "panel")
+/** The panel's folder: its HTML at `…/panel/`, its files beside it, so `<img src="chart.png">` resolves. */
+export const panelUrl = (id: string) => path(id, "panel/")
 
 /** Whether the panel can be shown, checked before the frame is drawn. */
 export const panelStatus = async (id: string): Promise<number> => {

@@ -3,14 +3,21 @@
  * the conversation, and the controls to decide or ask back.
  */
 import * as Api from "./api.js"
-import type { QuestionView } from "./api.js"
+import type { QuestionView, WaiterNotice } from "./api.js"
 import { el } from "./dom.js"
+import { markdown } from "./markdown.js"
+import { givenText, type Decision, type Given } from "./decisions.js"
 import { isConductorQuestion, mayBeHeld } from "../Holding.js"
 
-/** A line shown on a card after the owner acted, until they act again. */
+/**
+ * A line shown on a card after the owner acted, until they act again; next
+ * to the control it is about (`where`), so a failure is read where the
+ * owner's thumb is.
+ */
 export interface Notice {
   readonly text: string
   readonly kind: "ok" | "error" | "elsewhere"
+  readonly where?: "decide" | "ask-back"
 }
 
 /** What a card needs from the page around it. */
@@ -20,6 +27,15 @@ export interface CardContext {
   readonly notice: Notice | undefined
   /** Send; the page shows the outcome on the card. */
   readonly act: (q: QuestionView, send: () => Promise<Api.QuestionView>, done: string) => void
+  /** Decide: held for Undo first (see decisions.ts). */
+  readonly decide: (q: QuestionView, given: Given) => void
+  readonly undo: (id: string) => void
+  /** This card's decision in flight, if any. */
+  readonly decision: Decision | undefined
+  /** The waiter's latest notice that it could not deliver this question's words, while it still applies. */
+  readonly undelivered: WaiterNotice | undefined
+  /** Drop a draft kept after the question was decided elsewhere. */
+  readonly forgetDraft: (id: string) => void
   readonly now: number
   /**
    * Whether a magi loop owns the home (from the change events): without one,
@@ -56,33 +72,47 @@ const statusLabel = (q: QuestionView): [string, string] => {
 }
 
 /**
+ * Once the waiter has given up carrying the owner's words (a notice names
+ * the question), that and only that is said in place of who holds it:
+ * "magi will resume it" would be a promise already broken.
+ */
+const undeliveredLine = (notice: WaiterNotice) =>
+  el(
+    "p",
+    { class: "holder undelivered", attrs: { "data-holder": "undelivered" } },
+    el("strong", {}, "Not delivered: "),
+    notice.summary,
+    " ",
+    el("a", { attrs: { href: `#/notices/${encodeURIComponent(notice.id)}` } }, "See the notice")
+  )
+
+/**
  * Who is on the other end, in a few words: whether tapping an answer reaches
  * a live agent now, is being carried by magi, or waits for magi to resume it.
  * Nothing for history, where nobody waits by definition.
  */
-const holderLine = (q: QuestionView, loopRunning: boolean | undefined) => {
-  if (!mayBeHeld(q)) return null
+export const holderText = (q: QuestionView, loopRunning: boolean | undefined): string | undefined => {
+  if (!mayBeHeld(q)) return undefined
   // The conductor moved on from its question: no agent to resume, only a deputy who may be with the owner.
   if (isConductorQuestion(q))
-    return el(
-      "p",
-      { class: `holder ${q.holder}`, attrs: { "data-holder": q.holder } },
-      q.holder === "deputy"
-        ? "A deputy is with you on this: ask it anything here; your answer unblocks the conductor's task."
-        : "The conductor moved on; your answer unblocks its task."
-    )
+    return q.holder === "deputy"
+      ? "A deputy is with you on this: ask it anything here; your answer unblocks the conductor's task."
+      : "The conductor moved on; your answer unblocks its task."
   const yours = q.status === "answered" ? "your answer" : "your words"
-  const text =
-    q.holder === "asker"
-      ? "The agent is waiting."
-      : q.holder === "daemon"
-        ? `magi is delivering ${yours} to the agent.`
-        : loopRunning === false
-          ? "No agent is waiting, and no magi loop is running to resume it: start `magi serve` (or magi web without --no-loop)."
-          : q.status === "answered"
-            ? "No agent is waiting; magi will resume it with your answer."
-            : "No agent is waiting; magi will resume it when you answer."
-  return el("p", { class: `holder ${q.holder}`, attrs: { "data-holder": q.holder } }, text)
+  return q.holder === "asker"
+    ? "The agent is waiting."
+    : q.holder === "daemon"
+      ? `magi is delivering ${yours} to the agent.`
+      : loopRunning === false
+        ? "No agent is waiting, and no magi loop is running to resume it: start `magi serve` (or magi web without --no-loop)."
+        : q.status === "answered"
+          ? "No agent is waiting; magi will resume it with your answer."
+          : "No agent is waiting; magi will resume it when you answer."
+}
+
+const holderLine = (q: QuestionView, loopRunning: boolean | undefined) => {
+  const text = holderText(q, loopRunning)
+  return text === undefined ? null : el("p", { class: `holder ${q.holder}`, attrs: { "data-holder": q.holder } }, text)
 }
 
 const resolution = (q: QuestionView): string | undefined =>
@@ -90,8 +120,10 @@ const resolution = (q: QuestionView): string | undefined =>
 
 /**
  * The panel in a frame with no permissions at all (`sandbox=""`): no script,
- * no forms, no same-origin access to this page. It is checked with a HEAD
- * first, because a frame that fails to load shows nothing and says nothing.
+ * no forms, no same-origin access to this page. Framed at its folder
+ * (`…/panel/`), so the names in its HTML resolve to its own files. It is
+ * checked with a HEAD first, because a frame that fails to load shows
+ * nothing and says nothing.
  */
 const panel = (q: QuestionView) => {
   const url = Api.panelUrl(q.id)
@@ -123,6 +155,29 @@ const panel = (q: QuestionView) => {
   return box
 }
 
+/**
+ * A detail longer than this folds behind "Show more": past about a phone
+ * screen of text the choices would be scrolled out of reach. Judged on the
+ * source (lines and characters) so the card can be built before layout.
+ */
+export const FOLD_LINES = 12
+export const FOLD_CHARS = 900
+
+const detail = (q: QuestionView) => {
+  const text = q.detail.trimEnd()
+  if (text.trim() === "") return null
+  const body = el("div", { class: "detail md" }, markdown(text))
+  if (text.split("\n").length <= FOLD_LINES && text.length <= FOLD_CHARS) return body
+  body.classList.add("folded")
+  const toggle = el("button", { class: "show-more", attrs: { type: "button", "aria-expanded": "false" } }, "Show more")
+  toggle.addEventListener("click", () => {
+    const folded = body.classList.toggle("folded")
+    toggle.textContent = folded ? "Show more" : "Show less"
+    toggle.setAttribute("aria-expanded", String(!folded))
+  })
+  return el("div", { class: "detail-box" }, body, toggle)
+}
+
 const thread = (q: QuestionView, now: number) =>
   q.thread.length === 0
     ? null
@@ -134,7 +189,8 @@ const thread = (q: QuestionView, now: number) =>
             "li",
             { class: `turn ${turn.who}` },
             el("div", { class: "turn-head" }, el("strong", {}, turn.who === "operator" ? "You" : "Agent"), " ", time(turn.at, now)),
-            el("div", { class: "text" }, turn.body)
+            // The agent writes markdown; the owner's own words are shown as typed.
+            turn.who === "agent" ? el("div", { class: "md" }, markdown(turn.body)) : el("div", { class: "text" }, turn.body)
           )
         )
       )
@@ -149,55 +205,75 @@ const draftBox = (ctx: CardContext, key: string, label: string, disabled: boolea
   return box
 }
 
+const noticeAt = (ctx: CardContext, where: "decide" | "ask-back") =>
+  ctx.notice === undefined || ctx.notice.where !== where
+    ? null
+    : el("p", { class: `notice ${ctx.notice.kind}`, attrs: { role: "status" } }, ctx.notice.text)
+
+/** The choices, or the answer box: what deciding is. */
+const decideControls = (q: QuestionView, ctx: CardContext): HTMLElement => {
+  if (q.choices.length > 0)
+    return el(
+      "div",
+      { class: "choices", attrs: { role: "group", "aria-label": "Choices" } },
+      ...q.choices.map((choice) =>
+        el("button", { class: "choice", attrs: { type: "button" }, on: { click: () => ctx.decide(q, { choice }) } }, choice)
+      )
+    )
+  const box = draftBox(ctx, `${q.id}:answer`, "Your answer", false)
+  return el(
+    "form",
+    {
+      class: "reply",
+      on: {
+        submit: (event) => {
+          event.preventDefault()
+          if (box.value.trim() === "") return void box.focus()
+          ctx.decide(q, { text: box.value })
+        }
+      }
+    },
+    box,
+    el("button", { class: "primary", attrs: { type: "submit" } }, "Send answer")
+  )
+}
+
+/** A decision held for Undo, being sent, or sent: in place of the controls. */
+const deciding = (d: Decision, q: QuestionView, ctx: CardContext) => {
+  // A typed answer may be long: shown clamped to a few lines on its own.
+  const what = "text" in d.given ? el("span", { class: "typed text" }, givenText(d.given)) : givenText(d.given)
+  if (d.state === "holding") {
+    const secs = Math.max(1, Math.ceil((d.deadline - ctx.now) / 1000))
+    return el(
+      "div",
+      { class: "deciding", attrs: { role: "status" } },
+      el("p", {}, "Sending ", el("strong", {}, what), " in ", el("span", { attrs: { "data-deadline": String(d.deadline) } }, `${secs} s`), "…"),
+      el("button", { class: "undo primary", attrs: { type: "button" }, on: { click: () => ctx.undo(q.id) } }, "Undo")
+    )
+  }
+  return el(
+    "div",
+    { class: "deciding", attrs: { role: "status" } },
+    el("p", {}, d.state === "sending" ? "Sending " : "Answered: ", el("strong", {}, what), d.state === "sending" ? "…" : "")
+  )
+}
+
 const answerControls = (q: QuestionView, ctx: CardContext) => {
-  const locked = q.waiting_on_agent
-  const parts: Array<Node> = []
-  if (locked)
+  const parts: Array<Node | null> = []
+  if (ctx.decision !== undefined) parts.push(deciding(ctx.decision, q, ctx))
+  else if (q.waiting_on_agent) {
     parts.push(
       el(
         "p",
         { class: "notice waiting" },
         "You asked back: the agent owes you a reply before you decide. Its reply will appear here."
-      )
+      ),
+      // `magi answer` lets the owner decide anyway; so does the page, folded
+      // so that waiting for the reply stays the obvious course.
+      el("details", { class: "decide-anyway" }, el("summary", {}, "Decide anyway, without waiting"), decideControls(q, ctx))
     )
-  if (q.choices.length > 0) {
-    parts.push(
-      el(
-        "div",
-        { class: "choices", attrs: { role: "group", "aria-label": "Choices" } },
-        ...q.choices.map((choice) =>
-          el(
-            "button",
-            {
-              class: "choice",
-              attrs: { type: "button", disabled: locked },
-              on: { click: () => ctx.act(q, () => Api.answer(q.id, { choice }), `Answered: ${choice}`) }
-            },
-            choice
-          )
-        )
-      )
-    )
-  } else {
-    const key = `${q.id}:answer`
-    const box = draftBox(ctx, key, "Your answer", locked)
-    parts.push(
-      el(
-        "form",
-        {
-          class: "reply",
-          on: {
-            submit: (event) => {
-              event.preventDefault()
-              ctx.act(q, () => Api.answer(q.id, { text: box.value }), "Answer sent")
-            }
-          }
-        },
-        box,
-        el("button", { class: "primary", attrs: { type: "submit", disabled: locked } }, "Send answer")
-      )
-    )
-  }
+  } else parts.push(decideControls(q, ctx))
+  parts.push(noticeAt(ctx, "decide"))
   return el("section", { class: "decide", attrs: { "aria-label": "Answer" } }, ...parts)
 }
 
@@ -211,22 +287,44 @@ const askBack = (q: QuestionView, ctx: CardContext) => {
       on: {
         submit: (event) => {
           event.preventDefault()
+          if (box.value.trim() === "") return void box.focus()
           ctx.act(q, () => Api.say(q.id, box.value), "Sent to the agent; the question stays open")
         }
       }
     },
     el("label", { class: "muted" }, "Not ready to decide?"),
     box,
-    el("button", { attrs: { type: "submit" } }, "Ask back")
+    el("button", { attrs: { type: "submit" } }, "Ask back"),
+    noticeAt(ctx, "ask-back")
+  )
+}
+
+/**
+ * What the owner had typed on a question that was then decided elsewhere:
+ * kept and shown, never silently dropped, until they discard it.
+ */
+const lostDrafts = (q: QuestionView, ctx: CardContext) => {
+  const texts = [ctx.drafts.get(`${q.id}:answer`), ctx.drafts.get(`${q.id}:say`)].filter(
+    (t): t is string => t !== undefined && t.trim() !== ""
+  )
+  if (texts.length === 0) return null
+  return el(
+    "section",
+    { class: "lost-draft", attrs: { role: "alert" } },
+    el("p", {}, el("strong", {}, "Not sent: "), "this question was decided elsewhere while you were typing. Your draft is kept here:"),
+    ...texts.map((t) => el("pre", { class: "text" }, t)),
+    el("button", { attrs: { type: "button" }, on: { click: () => ctx.forgetDraft(q.id) } }, "Discard the draft")
   )
 }
 
 export const card = (q: QuestionView, ctx: CardContext): HTMLElement => {
   const [label, kind] = statusLabel(q)
   const answer = resolution(q)
+  const open = q.status === "open"
+  const general = ctx.notice !== undefined && ctx.notice.where === undefined
   return el(
     "article",
-    { class: `card ${kind}`, attrs: { "data-id": q.id, id: `q-${q.id}` } },
+    { class: `card ${kind}${ctx.decision === undefined ? "" : " deciding-card"}`, attrs: { "data-id": q.id, id: `q-${q.id}` } },
     el(
       "header",
       { class: "card-head" },
@@ -237,14 +335,15 @@ export const card = (q: QuestionView, ctx: CardContext): HTMLElement => {
     ),
     el("h3", { class: "summary" }, q.summary),
     who(q) === "" ? null : el("p", { class: "who" }, who(q)),
-    holderLine(q, ctx.loopRunning),
-    ctx.notice === undefined ? null : el("p", { class: `notice ${ctx.notice.kind}`, attrs: { role: "status" } }, ctx.notice.text),
-    q.detail.trim() === "" ? null : el("div", { class: "detail text" }, q.detail.trimEnd()),
+    ctx.undelivered === undefined ? holderLine(q, ctx.loopRunning) : undeliveredLine(ctx.undelivered),
+    general ? el("p", { class: `notice ${ctx.notice!.kind}`, attrs: { role: "status" } }, ctx.notice!.text) : null,
+    open ? null : lostDrafts(q, ctx),
+    detail(q),
     q.panel ? panel(q) : null,
     thread(q, ctx.now),
-    q.status === "open" ? answerControls(q, ctx) : null,
-    q.status === "open" ? askBack(q, ctx) : null,
-    answer === undefined
+    open || ctx.decision !== undefined ? answerControls(q, ctx) : null,
+    open && ctx.decision === undefined ? askBack(q, ctx) : null,
+    answer === undefined || ctx.decision !== undefined
       ? null
       : el(
           "p",

@@ -14,9 +14,8 @@
  * browser: a phone may want the list while a desktop keeps the cards.
  */
 import type { QuestionView } from "./api.js"
-import { time } from "./card.js"
+import { holderText, time } from "./card.js"
 import { el } from "./dom.js"
-import { mayBeHeld } from "../Holding.js"
 
 export type Layout = "cards" | "list"
 
@@ -74,25 +73,12 @@ export const byRun = (questions: ReadonlyArray<QuestionView>): ReadonlyArray<Gro
 const status = (q: QuestionView): [string, string] =>
   q.status !== "open" ? [q.status, q.status] : q.waiting_on_agent ? ["waiting on the agent", "waiting"] : ["needs you", "open"]
 
-/**
- * Who is on the other end, in the card's words cut to one row: whether an
- * answer reaches a live agent now, is being carried by magi, or waits for
- * magi to resume the agent (or for a loop to be started at all).
- */
-export const holderWords = (q: QuestionView, loopRunning: boolean | undefined): string | undefined => {
-  if (!mayBeHeld(q)) return undefined
-  if (q.holder === "asker") return "The agent is waiting."
-  if (q.holder === "daemon") return "magi is delivering your words to the agent."
-  return loopRunning === false
-    ? "No agent is waiting, and no magi loop is running to resume it."
-    : "No agent is waiting; magi will resume it when you answer."
-}
-
 const row = (q: QuestionView, now: number, loopRunning: boolean | undefined, grouped: boolean, opening: () => void) => {
   const [label, kind] = status(q)
   // Under its run's heading, a row names only the seat.
   const where = [grouped ? "" : q.run, q.seat].filter((s) => s !== "").join(" · ")
-  const holder = holderWords(q, loopRunning)
+  // The card's own words, so a row and its card never disagree.
+  const holder = holderText(q, loopRunning)
   return el(
     "a",
     { class: `row ${kind}`, attrs: { href: `#/questions/${encodeURIComponent(q.id)}`, "data-id": q.id }, on: { click: opening } },

@@ -13,6 +13,9 @@ import * as Api from "./api.js"
 import type { QuestionView } from "./api.js"
 import type { WaiterNotice } from "./api.js"
 import { card, relative, time, type Notice } from "./card.js"
+import { decisions, type Given } from "./decisions.js"
+import { failureText, undeliveredFor } from "./truth.js"
+import { decoded } from "./view.js"
 import { el } from "./dom.js"
 import { denseLayout } from "./dense.js"
 import { emptyHelp } from "./empty.js"
@@ -123,7 +126,6 @@ const act = (q: QuestionView, send: () => Promise<QuestionView>, done: string) =
   notices.delete(q.id)
   void send().then(
     (updated) => {
-      drafts.delete(`${q.id}:answer`)
       drafts.delete(`${q.id}:say`)
       notices.set(q.id, { text: done, kind: "ok" })
       questions = questions.map((x) => (x.id === updated.id ? updated : x))
@@ -137,12 +139,75 @@ const act = (q: QuestionView, send: () => Promise<QuestionView>, done: string) =
         })
         void refresh()
       } else {
-        notices.set(q.id, { text: e instanceof Error ? e.message : String(e), kind: "error" })
+        notices.set(q.id, { text: failureText(e, "Your words were not sent"), kind: "error", where: "ask-back" })
       }
       draw()
     }
   )
 }
+
+/** New questions kept out of the open list while a decision runs, counted in its heading (out of the flow: it never moves a card). */
+const arrivingNote = el("span", { class: "arriving", attrs: { role: "status", hidden: true } })
+questionsView.querySelector("section.open-questions > h2")?.append(" ", arrivingNote)
+
+/** Decisions held for Undo, sent, then shown until they leave the open list. */
+const held = decisions({
+  send: (id, given, keepalive) => Api.answer(id, given, { keepalive }),
+  sent: (updated) => {
+    drafts.delete(`${updated.id}:answer`)
+    drafts.delete(`${updated.id}:say`)
+    // The card's own line says "Answered: …" while it stays in place, and
+    // its resolution says it in history.
+    notices.delete(updated.id)
+    questions = questions.map((x) => (x.id === updated.id ? updated : x))
+  },
+  failed: (q, _given, e) => {
+    if (e instanceof Api.ApiError && e.settled) {
+      notices.set(q.id, { text: `Answered elsewhere: ${e.message}. The card now shows what was decided.`, kind: "elsewhere" })
+      void refresh()
+    } else notices.set(q.id, { text: failureText(e, "Your answer was not sent"), kind: "error", where: "decide" })
+  },
+  redraw: () => draw()
+})
+
+/**
+ * Each deciding card's height when the owner tapped: the card keeps at
+ * least that height until its decision ends, so the cards below it stay
+ * exactly where they were while the thumb may be on its way to Undo.
+ */
+const heights = new Map<string, number>()
+
+const decide = (q: QuestionView, given: Given) => {
+  notices.delete(q.id)
+  const node = drawn.get(q.id)?.node
+  if (node !== undefined) heights.set(q.id, node.offsetHeight)
+  held.start(q, given, Date.now())
+}
+
+/**
+ * Questions seen open that were then settled elsewhere while the owner had a
+ * draft on them: they stay in the open list, in their place, showing the
+ * draft, until the owner discards it.
+ */
+const lostDrafts = new Map<string, QuestionView>()
+const hasDraft = (id: string) => [`${id}:answer`, `${id}:say`].some((k) => (drafts.get(k) ?? "").trim() !== "")
+const forgetDraft = (id: string) => {
+  drafts.delete(`${id}:answer`)
+  drafts.delete(`${id}:say`)
+  lostDrafts.delete(id)
+  drawn.delete(id)
+  draw()
+}
+
+// A page being closed or put away sends what it holds: the owner saw
+// "Sending…", and a decision must not die with the tab.
+window.addEventListener("pagehide", () => held.flush())
+document.addEventListener("visibilitychange", () => {
+  if (document.visibilityState === "hidden") held.flush()
+})
+
+/** The open list as last drawn: to tell a question settled elsewhere under a draft. */
+let shownOpen = new Set<string>()
 
 const draw = () => {
   const now = Date.now()
@@ -151,19 +216,53 @@ const draw = () => {
   const nodeFor = (q: QuestionView) => {
     seen.add(q.id)
     const notice = notices.get(q.id)
-    const key = JSON.stringify([q, notice, loopRunning])
+    const decision = held.of(q.id)
+    const undelivered = undeliveredFor(q, waiterNotices)
+    const key = JSON.stringify([q, notice, loopRunning, decision, undelivered?.id])
     const old = drawn.get(q.id)
     if (old !== undefined && old.key === key) return old.node
-    const node = card(q, { drafts, notice, act, now, loopRunning })
+    const node = card(q, {
+      drafts,
+      notice,
+      act,
+      decide,
+      undo: held.undo,
+      decision,
+      undelivered,
+      forgetDraft,
+      now,
+      loopRunning
+    })
+    const height = heights.get(q.id)
+    if (held.of(q.id) === undefined) heights.delete(q.id)
+    else if (height !== undefined) node.style.minHeight = `${height}px`
     drawn.set(q.id, { key, node })
     return node
   }
-  const open = questions.filter((q) => q.status === "open").sort(byAsked)
-  const history = questions.filter((q) => q.status !== "open").sort(byAsked)
-  place(openList, open.map(nodeFor))
-  place(historyList, history.map(nodeFor))
+  // A decision held for Undo that someone else's answer overtook is never
+  // sent (the server would refuse it); what was typed is kept below.
+  for (const q of questions)
+    if (q.status !== "open" && held.of(q.id)?.state === "holding") {
+      held.cancel(q.id)
+      notices.set(q.id, { text: "Decided elsewhere before your answer was sent, so it was not sent.", kind: "elsewhere" })
+    }
+  for (const q of questions)
+    if (q.status !== "open" && shownOpen.has(q.id) && held.of(q.id) === undefined && hasDraft(q.id)) lostDrafts.set(q.id, q)
+  const listed = new Set(questions.map((q) => q.id))
+  const open = [
+    ...questions.filter((q) => q.status === "open" || lostDrafts.has(q.id)),
+    // Kept as last seen when the list no longer carries it (history is paged).
+    ...[...lostDrafts.values()].filter((q) => !listed.has(q.id))
+  ].sort(byAsked)
+  const { shown, held: arriving } = held.openList(questions, open)
+  shownOpen = new Set(shown.map((q) => q.id))
+  const settled = questions.filter((q) => q.status !== "open" && !shownOpen.has(q.id)).sort(byAsked)
+  place(openList, shown.map(nodeFor))
+  place(historyList, settled.map(nodeFor))
   for (const id of drawn.keys()) if (!seen.has(id)) drawn.delete(id)
-  openEmpty.hidden = open.length > 0
+  openEmpty.hidden = shown.length > 0
+  arrivingNote.hidden = arriving === 0
+  arrivingNote.textContent = `${arriving} more after this answer`
 
   if (focused !== undefined) {
     const box = document.querySelector<HTMLTextAreaElement>(`textarea[data-draft="${CSS.escape(focused)}"]`)
@@ -187,7 +286,7 @@ const showingNotices = () => location.hash.startsWith("#/notices")
 const noticeItem = (n: WaiterNotice, now: number) =>
   el(
     "article",
-    { class: "card notice-item", attrs: { "data-id": n.id } },
+    { class: "card notice-item", attrs: { "data-id": n.id, id: `n-${n.id}` } },
     el(
       "header",
       { class: "card-head" },
@@ -258,6 +357,8 @@ const refreshNotices = coalesced(() =>
       waiterNotices = ns
       noticesError = undefined
       drawNotices()
+      // A card says "not delivered" once a notice names its question.
+      draw()
     },
     (e: unknown) => {
       noticesError = message(e)
@@ -335,6 +436,12 @@ const focusFromHash = () => {
   document.getElementById(`q-${id}`)?.scrollIntoView({ block: "start" })
 }
 
+// The Undo countdown, in whole seconds, while a decision is held.
+setInterval(() => {
+  for (const s of document.querySelectorAll<HTMLElement>("[data-deadline]"))
+    s.textContent = `${Math.max(1, Math.ceil((Number(s.dataset["deadline"]) - Date.now()) / 1000))} s`
+}, 250)
+
 // Relative times ("3 min ago") drift; refresh the words, not the cards.
 setInterval(() => {
   const now = Date.now()
@@ -344,6 +451,12 @@ setInterval(() => {
 route()
 void refresh().then(focusFromHash)
 void refreshNotices()
+/** `#/notices/<id>` (a card's "See the notice") scrolls to that notice. */
+const focusNoticeFromHash = () => {
+  const id = /^#\/notices\/(.+)$/.exec(location.hash)?.[1]
+  if (id !== undefined) document.getElementById(`n-${decoded(id) ?? ""}`)?.scrollIntoView({ block: "start" })
+}
+window.addEventListener("hashchange", focusNoticeFromHash)
 window.addEventListener("hashchange", () => {
   route()
   focusFromHash()

@@ -1,120 +1,99 @@
 /**
- * An agent's reply as markdown, built as DOM nodes and never parsed as HTML:
- * the reply is agent-written, so `<img onerror=…>` in it must show as those
- * characters. Covers what a planning interviewer writes — paragraphs,
- * headings, lists and checkboxes, quotes, fenced code, `code`, **bold** and
- * *emphasis* — and shows anything else as the text it is. Links stay text:
- * a tap on the phone page should never leave it for a place an agent chose.
+ * Agent-written markdown (a question's detail and thread, a planning chat's
+ * replies) as DOM nodes: one renderer for the whole page, on markdown-it.
+ *
+ * The text is untrusted, so three things hold whatever it says:
+ * - raw HTML is off (`html: false`): `<img onerror=…>` and `<script>` come
+ *   out as those characters;
+ * - a link is a link only to http(s) or mailto, opens a new tab, and tells
+ *   the target neither who sent the owner there nor a handle back to the page
+ *   (`noopener noreferrer`); anything else (`javascript:`, a relative path)
+ *   stays text, and images are not rendered at all (a remote image is a
+ *   beacon: it would tell a third party when the owner read the question);
+ * - markdown-it's output is parsed in an inert document (nothing in it loads
+ *   or runs) and copied into the page through an allowlist of elements and
+ *   attributes, so even a renderer bug cannot smuggle in a handler.
  */
+import MarkdownIt from "markdown-it"
 import { el } from "./dom.js"
 
-/** `code`, **bold**, *em* / _em_ within one line of text. */
-const inline = (text: string): Array<Node> => {
-  const out: Array<Node> = []
-  const pattern = /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)|\*\*([^*]+)\*\*|(?<![\w*])\*([^*\s][^*]*?)\*(?![\w*])|(?<![\w_])_([^_\s][^_]*?)_(?![\w_])/g
-  let last = 0
-  for (const m of text.matchAll(pattern)) {
-    if (m.index > last) out.push(document.createTextNode(text.slice(last, m.index)))
-    if (m[2] !== undefined) out.push(el("code", {}, m[2]))
-    else if (m[3] !== undefined) out.push(el("strong", {}, ...inline(m[3])))
-    else out.push(el("em", {}, ...inline(m[4] ?? m[5] ?? "")))
-    last = m.index + m[0].length
+const LINK_SCHEMES = /^(https?:|mailto:)/i
+
+const md = new MarkdownIt({ html: false, linkify: true, typographer: false })
+md.disable("image")
+md.validateLink = (url) => LINK_SCHEMES.test(url.trim())
+
+/** The elements markdown-it makes from markdown with HTML off, and only those. */
+const ALLOWED = new Set([
+  "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "blockquote",
+  "pre", "code", "em", "strong", "s", "a", "table", "thead", "tbody", "tr", "th", "td"
+])
+
+/** `[ ] ` / `[x] ` opening a list item: a task list, shown as a (disabled) checkbox. */
+const CHECK = /^\[([ xX])\]\s+/
+
+/**
+ * Headings in agent text are sections of one card or bubble, below the
+ * card's own title: `#` becomes h4, and deeper levels stop at h6.
+ */
+const HEADING_SHIFT = 3
+
+const copy = (node: Node): Node | null => {
+  if (node.nodeType === Node.TEXT_NODE) return document.createTextNode(node.textContent ?? "")
+  if (!(node instanceof Element)) return null
+  const tag = node.tagName.toLowerCase()
+  const children = [...node.childNodes].map(copy)
+  // Anything unexpected shows as its text, never as itself.
+  if (!ALLOWED.has(tag)) return document.createTextNode(node.textContent ?? "")
+  const heading = /^h([1-6])$/.exec(tag)
+  const name = heading === null ? tag : `h${Math.min(6, Number(heading[1]) + HEADING_SHIFT)}`
+  const out = document.createElement(name)
+  if (tag === "a") {
+    const href = node.getAttribute("href") ?? ""
+    if (!LINK_SCHEMES.test(href)) return document.createTextNode(node.textContent ?? "")
+    out.setAttribute("href", href)
+    out.setAttribute("target", "_blank")
+    out.setAttribute("rel", "noopener noreferrer")
   }
-  if (last < text.length) out.push(document.createTextNode(text.slice(last)))
+  if (tag === "ol") {
+    const start = node.getAttribute("start")
+    if (start !== null && /^\d+$/.test(start)) out.setAttribute("start", start)
+  }
+  if (tag === "code") {
+    // Fenced code says its language as `language-x`; kept as a class name only.
+    const lang = /(?:^|\s)language-([A-Za-z0-9_-]+)/.exec(node.getAttribute("class") ?? "")?.[1]
+    if (lang !== undefined) out.className = `language-${lang.toLowerCase()}`
+  }
+  if (tag === "th" || tag === "td") {
+    const align = /text-align:(left|right|center)/.exec(node.getAttribute("style") ?? "")?.[1]
+    if (align !== undefined) out.className = `align-${align}`
+  }
+  for (const child of children) if (child !== null) out.append(child)
+  if (tag === "li") checkbox(out)
   return out
 }
 
-const FENCE = /^\s*(`{3,}|~{3,})\s*([^`\s]*)\s*$/
-const HEADING = /^(#{1,6})\s+(.*?)\s*#*\s*$/
-const BULLET = /^\s*[-*+]\s+(.*)$/
-const ORDERED = /^\s*\d+[.)]\s+(.*)$/
-const CHECK = /^\[([ xX])\]\s*(.*)$/
-const QUOTE = /^\s*>\s?(.*)$/
-
-/** A list item's content, with a (disabled) checkbox for `[ ]` / `[x]`. */
-const item = (text: string) => {
-  const check = CHECK.exec(text)
-  if (check === null) return el("li", {}, ...inline(text))
-  const box = el("input", { attrs: { type: "checkbox", disabled: true, checked: check[1] !== " " } })
-  return el("li", { class: "check" }, box, " ", ...inline(check[2] ?? ""))
+/** A task-list item: its leading `[ ]`/`[x]` as a disabled checkbox. */
+const checkbox = (li: HTMLElement) => {
+  const host = li.firstElementChild?.tagName === "P" ? li.firstElementChild : li
+  const first = host.firstChild
+  if (first === null || first.nodeType !== Node.TEXT_NODE) return
+  const m = CHECK.exec(first.textContent ?? "")
+  if (m === null) return
+  first.textContent = (first.textContent ?? "").slice(m[0].length)
+  host.insertBefore(el("input", { attrs: { type: "checkbox", disabled: true, checked: m[1] !== " " } }), first)
+  host.insertBefore(document.createTextNode(" "), first)
+  li.classList.add("check")
 }
 
 /** Render `source` as a fragment of block elements. */
 export const markdown = (source: string): DocumentFragment => {
-  const lines = source.replace(/\r\n?/g, "\n").split("\n")
+  // An inert document: its images do not load and its scripts do not run.
+  const parsed = new DOMParser().parseFromString(md.render(source), "text/html")
   const root = document.createDocumentFragment()
-  let paragraph: string[] = []
-  const flush = () => {
-    if (paragraph.length === 0) return
-    const p = el("p")
-    paragraph.forEach((line, i) => {
-      if (i > 0) p.append(el("br"))
-      p.append(...inline(line))
-    })
-    root.append(p)
-    paragraph = []
+  for (const node of [...parsed.body.childNodes]) {
+    const copied = copy(node)
+    if (copied !== null) root.append(copied)
   }
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!
-    const fence = FENCE.exec(line)
-    if (fence !== null) {
-      flush()
-      const body: string[] = []
-      let j = i + 1
-      for (; j < lines.length; j++) {
-        const close = FENCE.exec(lines[j]!)
-        if (close !== null && close[2] === "" && close[1]![0] === fence[1]![0] && close[1]!.length >= fence[1]!.length) break
-        body.push(lines[j]!)
-      }
-      const lang = fence[2] ?? ""
-      root.append(el("pre", { class: lang === "" ? "code" : `code lang-${lang.toLowerCase().replace(/[^a-z0-9-]/g, "")}` }, el("code", {}, body.join("\n"))))
-      i = j
-      continue
-    }
-    if (line.trim() === "") {
-      flush()
-      continue
-    }
-    const heading = HEADING.exec(line)
-    if (heading !== null) {
-      flush()
-      // Headings inside a bubble are small: h4 and below, whatever the level.
-      const level = Math.min(6, heading[1]!.length + 3) as 4 | 5 | 6
-      root.append(el(`h${level}`, {}, ...inline(heading[2]!)))
-      continue
-    }
-    const bullet = BULLET.exec(line)
-    const ordered = bullet === null ? ORDERED.exec(line) : null
-    if (bullet !== null || ordered !== null) {
-      flush()
-      const list = el(bullet !== null ? "ul" : "ol")
-      const pattern = bullet !== null ? BULLET : ORDERED
-      let j = i
-      for (; j < lines.length; j++) {
-        const m = pattern.exec(lines[j]!)
-        if (m === null) break
-        list.append(item(m[1]!))
-      }
-      root.append(list)
-      i = j - 1
-      continue
-    }
-    const quote = QUOTE.exec(line)
-    if (quote !== null) {
-      flush()
-      const quoted: string[] = []
-      let j = i
-      for (; j < lines.length; j++) {
-        const m = QUOTE.exec(lines[j]!)
-        if (m === null) break
-        quoted.push(m[1]!)
-      }
-      root.append(el("blockquote", {}, markdown(quoted.join("\n"))))
-      i = j - 1
-      continue
-    }
-    paragraph.push(line)
-  }
-  flush()
   return root
 }
