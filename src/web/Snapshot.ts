@@ -30,7 +30,7 @@ import { Leases } from "../questions/Lease.js"
 import * as Q from "../questions/Question.js"
 import type { Question } from "../questions/Question.js"
 import { QuestionStore, type StoreError } from "../questions/QuestionStore.js"
-import { type Holder, mayBeHeld } from "./Holding.js"
+import { type Holder, mayBeHeld } from "../questions/Holding.js"
 
 /** Comfortably above any filesystem's timestamp tick (ext4, tmpfs: jiffies). */
 export const RACY_MS = 50

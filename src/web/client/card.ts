@@ -7,7 +7,7 @@ import type { QuestionView, WaiterNotice } from "./api.js"
 import { el } from "./dom.js"
 import { markdown } from "./markdown.js"
 import { givenText, type Decision, type Given } from "./decisions.js"
-import { isConductorQuestion, mayBeHeld } from "../Holding.js"
+import { isConductorQuestion, mayBeHeld } from "../../questions/Holding.js"
 
 /**
  * A line shown on a card after the owner acted, until they act again; next

@@ -1,12 +1,13 @@
 /**
  * Who is on the other end of a question, as the owner sees it: the `holder`
- * of the web's question view. Shared by the server (which reads the leases)
- * and the phone page (which words it), so both agree on which questions can
+ * of the web's question view. Shared by the web server (which reads the leases),
+ * `magi answer`
+ * and the phone page (which word it), so both agree on which questions can
  * have anyone waiting at all.
  */
 // Not from Question.js: its schema would bring Effect into the page's bundle.
-import { awaitsAgent, CONDUCTOR_NODE } from "../questions/Awaits.js"
-import type { Question } from "../questions/Question.js"
+import { awaitsAgent, CONDUCTOR_NODE } from "./Awaits.js"
+import type { Question } from "./Question.js"
 
 /**
  * `asker`: the agent's own `magi ask` is waiting; `daemon`: magi is
