@@ -1,9 +1,8 @@
 /**
  * Who is on the other end of a question, as the owner sees it: the `holder`
- * of the web's question view. Shared by the web server (which reads the leases),
- * `magi answer`
- * and the phone page (which word it), so both agree on which questions can
- * have anyone waiting at all.
+ * of the web's question view. Shared by the web server (which reads the
+ * leases), `magi answer` and the phone page (which word it), so all agree on
+ * which questions can have anyone waiting at all.
  */
 // Not from Question.js: its schema would bring Effect into the page's bundle.
 import { awaitsAgent, CONDUCTOR_NODE } from "./Awaits.js"
