@@ -74,11 +74,14 @@ const listing = (all: boolean, json: boolean) =>
       pending = ""
       return text === "" ? Effect.void : writeOut(text)
     })
-    yield* Stream.runForEach(Stream.mapError(questions, refused), (q) => {
-      pending += json ? `${count === 0 ? "[\n" : ",\n"}${element(q)}` : line(q)
-      count++
-      // The first one goes out at once; then a write per `FLUSH_CHARS`.
-      return count === 1 || pending.length >= FLUSH_CHARS ? flush : Effect.void
+    yield* Stream.runForEachChunk(Stream.mapError(questions, refused), (chunk) => {
+      const first = count === 0
+      for (const q of chunk) {
+        pending += json ? `${count === 0 ? "[\n" : ",\n"}${element(q)}` : line(q)
+        count++
+      }
+      // The first chunk goes out at once; then a write per `FLUSH_CHARS`.
+      return (first && count > 0) || pending.length >= FLUSH_CHARS ? flush : Effect.void
     })
     if (json) pending += count === 0 ? "[]\n" : "\n]\n"
     else if (count === 0) pending += all ? "No questions yet.\n" : "Nothing is waiting for you: no open questions.\n"

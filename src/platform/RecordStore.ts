@@ -138,7 +138,7 @@ export interface ArchiveOptions<A> {
   /** The words a search may match a record on, as kept in its shelf's index (keep it short: it is read per search). */
   readonly digest: (record: A) => string
   /** Names beside a hot record that move with it (a question's panel folder), relative to the folder holding it. */
-  readonly companions?: (id: string) => ReadonlyArray<string>
+  readonly companions?: (record: A) => ReadonlyArray<string>
 }
 
 /** Where one record was found. */
@@ -207,6 +207,8 @@ export interface RecordStore<A, NotFound, Unreadable, Failed> {
   readonly archive: (id: string, movable: (current: A) => boolean) => Effect.Effect<boolean, Failed>
   /** Make the moves onto these shelves so far durable: one flush of each folder and of the hot one. */
   readonly flushShelves: (shelves: Iterable<string>) => Effect.Effect<void>
+  /** Records on one shelf by id, in the order given; unreadable ones left out (they are explained when asked for by id). */
+  readonly readShelf: (shelf: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<A>>
   /** Shelf names, newest (greatest) first. */
   readonly shelves: Effect.Effect<ReadonlyArray<string>, Failed>
   /** Ids on one shelf, greatest first (newest first for ids that start with their time), without reading a file. */
@@ -655,6 +657,35 @@ export const make = <A, NotFound, Unreadable, Failed>(
         return Option.none()
       })
 
+    const madeShelves = new Set<string>()
+
+    /**
+     * Records on one shelf, in the order given, each read or skipped; with the
+     * bounded reader a whole chunk is one synchronous pass, as in `scan`.
+     */
+    const readShelf = (shelf: string, ids: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<A>> => {
+      if (archiveRoot === undefined || !isSafeId(shelf)) return Effect.succeed([])
+      const dir = shelfDirOf(shelf)
+      const pathIn = (id: string) => NodePath.join(dir, `${id}.json`)
+      if (Option.isSome(reader)) {
+        const fast = reader.value
+        return Effect.sync(() =>
+          ids.flatMap((id) => {
+            try {
+              const got = readNow(fast, id, pathIn(id))
+              return Either.isRight(got) ? [got.right] : []
+            } catch {
+              return []
+            }
+          })
+        )
+      }
+      return Effect.map(
+        Effect.forEach(ids, (id) => Effect.option(readAt(id, pathIn(id))), { concurrency: 64 }),
+        (got) => got.flatMap((o) => (Option.isSome(o) ? [o.value] : []))
+      )
+    }
+
     const archive = (id: string, movable: (current: A) => boolean): Effect.Effect<boolean, Failed> => {
       const target = archivedPathOf(id)
       if (target === undefined) return Effect.succeed(false)
@@ -666,10 +697,15 @@ export const make = <A, NotFound, Unreadable, Failed>(
           // the caller looked decides, not the caller's copy.
           const current = yield* Effect.option(readAt(id, pathOf(id)))
           if (Option.isNone(current) || !movable(current.value)) return false
-          yield* fs.makeDirectory(shelfDir, { recursive: true }).pipe(Effect.mapError(failed(`create ${shelfDir}`)))
+          // Made once per shelf per process: a move is otherwise a handful of
+          // file operations, and a migration does 100,000 of them.
+          if (!madeShelves.has(shelfDir)) {
+            yield* fs.makeDirectory(shelfDir, { recursive: true }).pipe(Effect.mapError(failed(`create ${shelfDir}`)))
+            madeShelves.add(shelfDir)
+          }
           // Companions first, the record last: until the record's own rename
           // it is hot, and a panel is looked up in both places.
-          for (const name of archiveOpts?.companions?.(id) ?? []) {
+          for (const name of archiveOpts?.companions?.(current.value) ?? []) {
             const from = NodePath.join(root, name)
             if (!(yield* fs.exists(from).pipe(Effect.orElseSucceed(() => false)))) continue
             const to = NodePath.join(shelfDir, name)
@@ -681,7 +717,13 @@ export const make = <A, NotFound, Unreadable, Failed>(
           // neither place nor in both, and costs no data written (a durable
           // copy is two flushes per record; `flushShelves` makes a batch of
           // moves durable with one flush per folder).
-          yield* fs.rename(pathOf(id), target).pipe(Effect.mapError(failed(`move ${pathOf(id)}`)))
+          yield* fs.rename(pathOf(id), target).pipe(
+            // The shelf was removed since it was made: made again, once.
+            Effect.catchIf(isNotFound, () =>
+              fs.makeDirectory(shelfDir, { recursive: true }).pipe(Effect.zipRight(fs.rename(pathOf(id), target)))
+            ),
+            Effect.mapError(failed(`move ${pathOf(id)}`))
+          )
           return true
         })
       ).pipe(Effect.withSpan("RecordStore.archive", { attributes: { id } }))
@@ -753,6 +795,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
       whereIs,
       archive,
       flushShelves,
+      readShelf,
       shelves,
       shelfIds,
       shelfIndex,

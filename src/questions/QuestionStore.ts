@@ -108,9 +108,10 @@ export interface QuestionStoreShape {
    */
   readonly everything: Stream.Stream<Question, StoreError>
   /**
-   * Move up to `batch` settled questions (`History.archivable` at the Clock's
-   * now) to their month's shelf, each under its lock; how many moved and
-   * whether more are waiting.
+   * Move every settled question `History.archivable` at the Clock's now to
+   * its month's shelf, each under its lock, `batch` at a time (made durable
+   * and yielding between batches); how many moved, whether more are waiting,
+   * and the months filled.
    */
   readonly archiveSettled: (
     batch: number
@@ -185,6 +186,18 @@ export const QUESTION_FILE_MAX_BYTES = 4 * Q.RECORD_MAX_BYTES
 
 const PANEL_SCRATCH = new RegExp(`\\${PANEL_TMP}-[a-z0-9]+$`)
 
+/** Archived questions read per synchronous pass while streaming every question. */
+const STREAM_CHUNK = 256
+
+/** Moves in flight at once: libuv's four threads, kept busy, with room to spare. */
+const MOVES_IN_FLIGHT = 8
+
+const chunksOf = <A>(all: ReadonlyArray<A>, size: number): ReadonlyArray<ReadonlyArray<A>> => {
+  const out: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < all.length; i += size) out.push(all.slice(i, i + size))
+  return out
+}
+
 /** Build a store rooted at `root`. */
 export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
   const fs = yield* FileSystem.FileSystem
@@ -213,7 +226,7 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
       dir: History.HISTORY_DIR,
       shelfOf: History.monthOf,
       digest: History.digest,
-      companions: (id) => [`${id}${PANEL_DIR}`]
+      companions: (q) => (q.panel ? [`${q.id}${PANEL_DIR}`] : [])
     }
   })
   const panelDir = (id: string) => NodePath.join(root, `${id}${PANEL_DIR}`)
@@ -456,34 +469,52 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
     }).pipe(Effect.withSpan("QuestionStore.historyPage"))
 
   const everything: Stream.Stream<Question, StoreError> = Stream.concat(
-    Stream.flatMap(Stream.fromEffect(list), (qs) => Stream.fromIterable(qs)),
+    Stream.fromEffect(list).pipe(Stream.mapConcat((qs) => qs)),
     Stream.fromEffect(records.shelves).pipe(
-      Stream.flatMap((shelves) => Stream.fromIterable(shelves)),
-      Stream.mapEffect((shelf) => records.shelfIds(shelf)),
-      Stream.flatMap((ids) => Stream.fromIterable(ids)),
-      // Unreadable ones are skipped, as in every listing.
-      Stream.mapEffect((id) => Effect.option(records.read(id))),
-      Stream.filterMap((q) => q)
+      Stream.mapConcat((shelves) => shelves),
+      // A month's names, then its files a chunk at a time: one synchronous
+      // pass per chunk, and never more than a chunk of records held.
+      Stream.flatMap((shelf) =>
+        Stream.fromEffect(records.shelfIds(shelf)).pipe(
+          Stream.mapConcat((ids) => chunksOf(ids, STREAM_CHUNK)),
+          Stream.mapEffect((ids) => records.readShelf(shelf, ids)),
+          Stream.mapConcat((qs) => qs)
+        )
+      )
     )
   )
 
   const archiveSettled = (batch: number) =>
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
+      // One listing for the whole round: a listing after every batch would
+      // re-read what is left each time, which for a first migration of
+      // 100,000 questions is quadratic.
       const due = (yield* list).filter((q) => History.archivable(q, now))
       let moved = 0
-      for (const q of due.slice(0, batch)) {
-        // Judged again under the lock, on the record as it is then: an
-        // answer or an abandonment that landed since the listing decides.
-        const done = yield* records.archive(q.id, (fresh) => History.archivable(fresh, now)).pipe(
-          // One question that cannot move (a lock held past the give-up) waits for the next round.
-          Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not move question ${Q.shortId(q.id)} to history: ${e.message}`), false))
+      const months = new Set<string>()
+      for (const chunk of chunksOf(due, batch)) {
+        const done = yield* Effect.forEach(
+          chunk,
+          (q) =>
+            // Judged again under the lock, on the record as it is then: an
+            // answer or an abandonment that landed since the listing decides.
+            records.archive(q.id, (fresh) => History.archivable(fresh, now)).pipe(
+              // One question that cannot move (a lock held past the give-up) waits for the next round.
+              Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not move question ${Q.shortId(q.id)} to history: ${e.message}`), false))
+            ),
+          // A move is a few file operations, each a round trip through
+          // libuv's thread pool; several in flight keep its four threads busy.
+          { concurrency: MOVES_IN_FLIGHT }
         )
-        if (done) moved++
+        moved += done.filter((d) => d).length
+        const touched = new Set(chunk.flatMap((q) => History.monthOf(q.id) ?? []))
+        for (const m of touched) months.add(m)
+        yield* records.flushShelves(touched)
+        // Between batches the process serves whatever else is waiting.
+        yield* Effect.yieldNow()
       }
-      const months = [...new Set(due.slice(0, batch).flatMap((q) => History.monthOf(q.id) ?? []))]
-      yield* records.flushShelves(months)
-      return { moved, more: due.length > batch, months }
+      return { moved, more: false, months: [...months] }
     }).pipe(Effect.withSpan("QuestionStore.archiveSettled"))
 
   const changes = Stream.unwrap(
