@@ -590,14 +590,15 @@ export const make = <A, NotFound, Unreadable, Failed>(
 
     const queue = RecordLock.makeLocalQueue()
 
-    const withLock = <B, E, R>(id: string, body: Effect.Effect<B, E, R>): Effect.Effect<B, E | Failed, R> =>
+    const withLock = <B, E, R>(id: string, body: Effect.Effect<B, E, R>, rootThere = false): Effect.Effect<B, E | Failed, R> =>
       queue(
         id,
         Effect.gen(function* () {
           yield* refuseUnsafe(id)
           // A flat store makes its folder; a record's own folder must already
-          // be there, and its absence is reported as itself, at once.
-          if (flat) yield* ensureRoot
+          // be there, and its absence is reported as itself, at once. (A move
+          // out of the hot folder knows it is there: it just listed it.)
+          if (flat && !rootThere) yield* ensureRoot
           return yield* withFs(RecordLock.hold(lockOf(id), `${kind.noun} ${label(id)}`, body)).pipe(
             Effect.catchIf(
               (e): e is RecordLock.LockError => e instanceof RecordLock.LockError,
@@ -725,7 +726,8 @@ export const make = <A, NotFound, Unreadable, Failed>(
             Effect.mapError(failed(`move ${pathOf(id)}`))
           )
           return true
-        })
+        }),
+        true
       ).pipe(Effect.withSpan("RecordStore.archive", { attributes: { id } }))
     }
 

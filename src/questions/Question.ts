@@ -310,13 +310,8 @@ export const wordsForAgent = (q: Question): string | undefined => {
   return unreadOwnerTurns(q) ?? (waitingOnAgent(q) ? q.thread.at(-1)?.body : undefined)
 }
 
-/**
- * Does the asking agent still have something coming from this question? Open,
- * or answered but the answer never reached it. The run behind it is not
- * finished, the daemon may still carry it, and someone may be holding it.
- */
-export const awaitsAgent = (q: Question): boolean =>
-  q.status === "open" || (q.status === "answered" && !q.answer_delivered)
+// The rule lives in an import-free module the phone page shares.
+export { awaitsAgent } from "./Awaits.js"
 
 /**
  * Record what the agent has now been shown: the answer (when `answer`), and

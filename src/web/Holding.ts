@@ -4,7 +4,9 @@
  * and the phone page (which words it), so both agree on which questions can
  * have anyone waiting at all.
  */
-import { awaitsAgent, type Question } from "../questions/Question.js"
+// Not from Question.js: its schema would bring Effect into the page's bundle.
+import { awaitsAgent } from "../questions/Awaits.js"
+import type { Question } from "../questions/Question.js"
 
 /** `asker`: the agent's own `magi ask` is waiting; `daemon`: magi is delivering; `nobody`: no one is. */
 export type Holder = "asker" | "daemon" | "nobody"
