@@ -219,7 +219,7 @@ export interface RecordStore<A, NotFound, Unreadable, Failed> {
    * added, an id no longer there dropped, and the file rewritten if it
    * changed (any two writers at once leave a file the next reader repairs).
    */
-  readonly shelfIndex: (shelf: string) => Effect.Effect<ReadonlyMap<string, string>, Failed>
+  readonly shelfIndex: (shelf: string, known?: ReadonlyMap<string, A>) => Effect.Effect<ReadonlyMap<string, string>, Failed>
 }
 
 /**
@@ -639,14 +639,29 @@ export const make = <A, NotFound, Unreadable, Failed>(
             Effect.map((all) => all.filter((n) => isSafeId(n) && !n.includes(".")).sort().reverse())
           )
 
+    /** Each shelf's sorted names, reused while its folder is unchanged (the racy rule of `scan`): a month is 10,000 names to sort. */
+    const shelfNames = new Map<string, { readonly mtime: number; readonly ids: ReadonlyArray<string> }>()
+
     const shelfIds = (shelf: string): Effect.Effect<ReadonlyArray<string>, Failed> =>
       archiveRoot === undefined || !isSafeId(shelf)
         ? Effect.succeed([])
-        : fs.readDirectory(shelfDirOf(shelf)).pipe(
-            Effect.catchIf(isNotFound, () => Effect.succeed<string[]>([])),
-            Effect.mapError(failed(`list ${shelfDirOf(shelf)}`)),
-            Effect.map((all) => all.filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5)).sort().reverse())
-          )
+        : Effect.gen(function* () {
+            const dir = shelfDirOf(shelf)
+            const mtimeNow = fs.stat(dir).pipe(Effect.map(mtimeMs), Effect.orElseSucceed(() => -1))
+            const before = yield* mtimeNow
+            const memo = shelfNames.get(shelf)
+            if (memo !== undefined && before !== -1 && memo.mtime === before) return memo.ids
+            const takenAt = Date.now()
+            const ids = yield* fs.readDirectory(dir).pipe(
+              Effect.catchIf(isNotFound, () => Effect.succeed<string[]>([])),
+              Effect.mapError(failed(`list ${dir}`)),
+              Effect.map((all) => all.filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5)).sort().reverse())
+            )
+            const after = yield* mtimeNow
+            if (after === before && after !== -1 && after < takenAt - MTIME_SLACK_MS) shelfNames.set(shelf, { mtime: after, ids })
+            else shelfNames.delete(shelf)
+            return ids
+          })
 
     const whereIs = (id: string) =>
       Effect.gen(function* () {
@@ -741,7 +756,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
     /** Parsed indexes, reused while their shelf's folder is unchanged (the racy rule of `scan`). */
     const indexes = new Map<string, { readonly mtime: number; readonly index: ReadonlyMap<string, string> }>()
 
-    const shelfIndex = (shelf: string): Effect.Effect<ReadonlyMap<string, string>, Failed> =>
+    const shelfIndex = (shelf: string, given?: ReadonlyMap<string, A>): Effect.Effect<ReadonlyMap<string, string>, Failed> =>
       Effect.gen(function* () {
         if (archiveOpts === undefined || archiveRoot === undefined || !isSafeId(shelf)) return new Map<string, string>()
         const dir = shelfDirOf(shelf)
@@ -771,6 +786,12 @@ export const make = <A, NotFound, Unreadable, Failed>(
             continue
           }
           changed = true
+          // The mover hands over what it just moved: no need to read it back.
+          const inHand = given?.get(id)
+          if (inHand !== undefined) {
+            index.set(id, safeDigest(inHand))
+            continue
+          }
           const record = yield* Effect.either(readAt(id, NodePath.join(dir, `${id}.json`)))
           // An unreadable file is indexed with no words: it matches no search,
           // and is not read again on every one.

@@ -514,6 +514,10 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
         // Between batches the process serves whatever else is waiting.
         yield* Effect.yieldNow()
       }
+      // Each month's index brought up to date from the records in hand, so
+      // a search reads index lines rather than the files.
+      const byId = new Map(due.map((q) => [q.id, q]))
+      for (const m of months) yield* Effect.ignore(records.shelfIndex(m, byId))
       return { moved, more: false, months: [...months] }
     }).pipe(Effect.withSpan("QuestionStore.archiveSettled"))
 
