@@ -4,7 +4,7 @@
  * question's own message on stderr, exit 1, and nothing written.
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Clock, Effect, Either, Option } from "effect"
+import { Clock, Effect, Either, Option, Stream } from "effect"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { answerWithText, openQuestions, sayToQuestion, soleOpen } from "../questions/Answers.js"
@@ -28,8 +28,12 @@ const options = {
     Options.optional
   ),
   list: Options.boolean("list").pipe(Options.withDescription("list open questions (the default with no id)")),
-  all: Options.boolean("all").pipe(Options.withDescription("with --list: answered and abandoned ones too")),
-  json: Options.boolean("json").pipe(Options.withDescription("with --list: print the questions as JSON")),
+  all: Options.boolean("all").pipe(
+    Options.withDescription("with --list: answered and abandoned ones too, however old; written as they are read, newest first")
+  ),
+  json: Options.boolean("json").pipe(
+    Options.withDescription("with --list: print the questions as one JSON array (with --all, streamed: open and recent ones first, then history newest first)")
+  ),
   id: Args.text({ name: "id" }).pipe(
     Args.withDescription("question id, a unique prefix, or its short id or a prefix of it (default with --reply or --say: the only open question)"),
     Args.optional
@@ -46,27 +50,61 @@ const holderWords: Record<Lease.LeaseKind | "nobody", string> = {
   nobody: "no agent is waiting (magi resumes it with your answer)"
 }
 
+/**
+ * Output is gathered up to this many characters per write: one write per
+ * question would cost a round trip through stdout's callback each, 100,000
+ * of them for a year's history.
+ */
+const FLUSH_CHARS = 64 * 1024
+
+/** One question's lines: summary, choices, and when it was asked, by which run, who waits. */
+const line = (q: Q.Question, now: Date, leases: ReadonlyMap<string, Lease.Lease>) => {
+  const state = Q.isOpen(q) ? (Q.waitingOnAgent(q) ? "  (waiting on the agent)" : "") : `  [${q.status}]`
+  const options = Q.isFreeText(q) ? "free text" : q.choices.map(forTerminalLine).join(" | ")
+  const age = formatSeconds((now.getTime() - Date.parse(q.asked_at)) / 1000)
+  const about = [`asked ${localTime(new Date(q.asked_at))} (${age} ago)`]
+  if (q.run !== "") about.push(`run ${forTerminalLine(q.run)}`)
+  if (mayBeHeld(q)) about.push(holderWords[Lease.holder(Option.fromNullable(leases.get(q.id)), now)])
+  return `${forTerminalLine(Q.shortId(q.id))}  ${forTerminalLine(q.summary)}${state}\n    ${options}\n    ${about.join(" · ")}\n`
+}
+
+/** One element of the pretty-printed array, exactly as `JSON.stringify(all, null, 2)` would indent it. */
+const element = (q: Q.Question) => "  " + JSON.stringify(q, null, 2).replaceAll("\n", "\n  ")
+
+/**
+ * The open questions read only the hot folder. `--all` streams: each question
+ * is written as it is read (the hot folder, then each month of history,
+ * newest first), so the first lines come at once however long the history,
+ * and `--json` is still one JSON array, written piece by piece.
+ */
 const listing = (all: boolean, json: boolean) =>
   Effect.gen(function* () {
     const store = yield* QuestionStore
-    const questions = (yield* store.list.pipe(Effect.mapError(refused))).filter((q) => all || Q.isOpen(q))
-    if (json) return yield* writeOut(JSON.stringify(questions, null, 2) + "\n")
-    if (questions.length === 0)
-      return yield* writeOut(all ? "No questions yet.\n" : "Nothing is waiting for you: no open questions.\n")
+    const questions = all
+      ? store.everything
+      : Stream.fromIterableEffect(Effect.map(store.list, (qs) => qs.filter(Q.isOpen)))
     const now = new Date(yield* Clock.currentTimeMillis)
-    // One look at the leases for the whole list, and only when a listed
-    // question could have anyone waiting on it.
-    const leases = questions.some(mayBeHeld) ? yield* Lease.readAll(store.root) : new Map<string, Lease.Lease>()
-    const lines = questions.map((q) => {
-      const state = Q.isOpen(q) ? (Q.waitingOnAgent(q) ? "  (waiting on the agent)" : "") : `  [${q.status}]`
-      const options = Q.isFreeText(q) ? "free text" : q.choices.map(forTerminalLine).join(" | ")
-      const age = formatSeconds((now.getTime() - Date.parse(q.asked_at)) / 1000)
-      const about = [`asked ${localTime(new Date(q.asked_at))} (${age} ago)`]
-      if (q.run !== "") about.push(`run ${forTerminalLine(q.run)}`)
-      if (mayBeHeld(q)) about.push(holderWords[Lease.holder(Option.fromNullable(leases.get(q.id)), now)])
-      return `${forTerminalLine(Q.shortId(q.id))}  ${forTerminalLine(q.summary)}${state}\n    ${options}\n    ${about.join(" · ")}\n`
+    // One look at the leases for the whole list, not one per question.
+    const leases = json ? new Map<string, Lease.Lease>() : yield* Lease.readAll(store.root)
+    let pending = ""
+    let count = 0
+    const flush = Effect.suspend(() => {
+      const text = pending
+      pending = ""
+      return text === "" ? Effect.void : writeOut(text)
     })
-    yield* writeOut(lines.join(""))
+    yield* Stream.runForEachChunk(Stream.mapError(questions, refused), (chunk) => {
+      const first = count === 0
+      for (const q of chunk) {
+        pending += json ? `${count === 0 ? "[\n" : ",\n"}${element(q)}` : line(q, now, leases)
+        count++
+      }
+      // The first chunk goes out at once; then a write per `FLUSH_CHARS`.
+      return (first && count > 0) || pending.length >= FLUSH_CHARS ? flush : Effect.void
+    })
+    if (json) pending += count === 0 ? "[]\n" : "\n]\n"
+    else if (count === 0) pending += all ? "No questions yet.\n" : "Nothing is waiting for you: no open questions.\n"
+    yield* flush
   })
 
 /** One question in full, for `magi answer ID`. */

@@ -16,6 +16,7 @@ import { Deputies } from "../daemon/Deputies.js"
 import { CliFailure } from "./CliFailure.js"
 import { runsLayer } from "./RunLayer.js"
 import { writeErr } from "./io.js"
+import { archiveLoop } from "../questions/Archiver.js"
 
 /** The waiter, the queue's loop and everything they drive, over `home`. */
 export const waiterLayer = (home: Layer.Layer<MagiHome>, queue: QueueLoopOptions = {}, conductor: { readonly disabled?: boolean } = {}) =>
@@ -75,9 +76,11 @@ export const serve = Command.make(
     Effect.gen(function* () {
       if (Option.isSome(maxAttempts) && maxAttempts.value < 1)
         return yield* CliFailure.usage(`--max-attempts must be a whole number above 0, not ${maxAttempts.value}`)
-      return yield* waiterLoop(
+      const loop = waiterLoop(
         (dir) => `magi serve: waiting on the questions and working the queue in ${dir} (pid ${process.pid}); Ctrl-C stops\n`
-      ).pipe(
+      )
+      // Settled questions move to their month's shelf beside the loop (see `Archiver`).
+      return yield* Effect.scoped(Effect.zipRight(Effect.forkScoped(archiveLoop), loop)).pipe(
         Effect.mapError((e) => CliFailure.refused(e.message)),
         Effect.provide(
           waiterLayer(Option.match(home, { onNone: () => MagiHome.fromEnv, onSome: MagiHome.at }), {

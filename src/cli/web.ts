@@ -15,6 +15,7 @@ import { serve } from "../web/WebServer.js"
 import { CliFailure } from "./CliFailure.js"
 import { writeErr, writeOut } from "./io.js"
 import { inProcessWaiter } from "./InProcessWaiter.js"
+import { archiveLoop } from "../questions/Archiver.js"
 
 export const DEFAULT_PORT = 7878
 
@@ -54,6 +55,9 @@ export const runWeb = (options: WebRun) => {
       // Started once the page is up, so nothing the waiter does can delay it;
       // interrupted with the scope, which lets go of the home on the way out.
       if (options.loop) yield* Effect.forkScoped(inProcessWaiter(home))
+      // Settled questions to their month's shelf: now (the migration of an
+      // older home) and every few minutes; the page is up already.
+      yield* Effect.forkScoped(archiveLoop)
       return yield* Effect.never
     })
   ).pipe(Effect.provide(storeLayer(home)))

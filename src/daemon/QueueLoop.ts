@@ -157,6 +157,13 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       if (blocked.length === 0) return
       const byId = new Map(all.map((t) => [t.id, t]))
       const qs = new Map((yield* questions.list.pipe(Effect.orElseSucceed(() => []))).map((q) => [q.id, q]))
+      // A question answered long ago is on its month's shelf, not in the hot
+      // listing: looked up by id before it is called missing.
+      for (const id of new Set(blocked.flatMap((t) => t.blocked_by)))
+        if (!byId.has(id) && !qs.has(id)) {
+          const shelved = yield* Effect.option(questions.get(id))
+          if (Option.isSome(shelved) && shelved.value.id === id) qs.set(id, shelved.value)
+        }
       const lookup = (id: string): BlockerState => {
         const t = byId.get(id)
         if (t !== undefined) return { kind: "task", status: t.status }

@@ -33,6 +33,20 @@
  * `folder` keeps `<root>/<id>/<file>` with its lock in the same folder (a run,
  * whose folder holds its artifacts too).
  *
+ * **Archive** (flat layout, optional): a kind whose records pile up and then
+ * never change (settled questions) gives each id a *shelf*, a folder named
+ * from the id alone (its month), and the store keeps a second location per
+ * record, `<root>/<archive.dir>/<shelf>/<id>.json`. `archive` moves one
+ * record there under its lock; `read`, `get`, `update` and `resolve` look in
+ * both places (the hot folder first: it is the one a write lands in, so after
+ * a move a crash interrupted, the hot copy is the newer one); `scan` lists
+ * only the hot folder, which is what keeps it small. Shelves are listed by
+ * name without reading a file (`shelves`, `shelfIds`), and each shelf has a
+ * small index of the kind's searchable words per record (`shelfIndex`), so
+ * a search reads index lines, not every file. The lock stays
+ * `<root>/<id>.lock` wherever the record is, so a move and a write to the
+ * same record are serialised by the one lock they both take.
+ *
  * All I/O goes through `@effect/platform`'s `FileSystem`, so the same code
  * runs on a real directory and on `MemoryFileSystem`.
  *
@@ -56,7 +70,7 @@
 import { FileSystem, Error as PlatformError } from "@effect/platform"
 import { Clock, Context, Effect, Either, Option } from "effect"
 import * as NodePath from "node:path"
-import { SCRATCH_SUFFIX, createAtomically, writeAtomically } from "./AtomicFile.js"
+import { SCRATCH_SUFFIX, createAtomically, syncDirectory, writeAtomically } from "./AtomicFile.js"
 import * as RecordLock from "./RecordLock.js"
 
 /** What a kind of record brings to the store. */
@@ -107,7 +121,29 @@ export interface RecordStoreOptions<A, NotFound, Unreadable, Failed> {
   readonly lockName?: (id: string) => string
   /** Other names in `root` a kill can leave behind (e.g. half-built panel folders), swept like scratch files. */
   readonly leftover?: (name: string) => boolean
+  /** A second, archived location per record (flat layout only); see the module's comment. */
+  readonly archive?: ArchiveOptions<A>
 }
+
+/** Where a kind's records go once they are archived, and what a shelf's index keeps of each. */
+export interface ArchiveOptions<A> {
+  /** The folder inside `root` holding the shelves, e.g. `history`. */
+  readonly dir: string
+  /**
+   * The shelf a record with this id belongs on, from the id alone (so a
+   * lookup by id needs no listing); none when the id cannot be archived.
+   * A shelf name must be a safe path part, and shelves sort by name the way
+   * their ids do (a month, `2026-09`).
+   */
+  readonly shelfOf: (id: string) => string | undefined
+  /** The words a search may match a record on, as kept in its shelf's index (keep it short: it is read per search). */
+  readonly digest: (record: A) => string
+  /** Names beside a hot record that move with it (a question's panel folder), relative to the folder holding it. */
+  readonly companions?: (record: A) => ReadonlyArray<string>
+}
+
+/** Where one record was found. */
+export type Place = "hot" | "archived"
 
 /** A file in the folder that is not a readable record, and why. */
 export interface Skipped {
@@ -159,6 +195,32 @@ export interface RecordStore<A, NotFound, Unreadable, Failed> {
   readonly sweep: Effect.Effect<number>
   /** Changes whenever a record is written into the folder (flat layout); 0 before the first. */
   readonly revision: Effect.Effect<number>
+  /** The archived file of a record with this id, when the kind archives and the id has a shelf. */
+  readonly archivedPathOf: (id: string) => string | undefined
+  /** The folder a record with this id is in now (hot or its shelf), or none when it is in neither. */
+  readonly whereIs: (id: string) => Effect.Effect<Option.Option<{ readonly place: Place; readonly dir: string }>>
+  /**
+   * Move one hot record to its shelf, under its lock, if `movable` says so
+   * of the record as it is on disk then: its companions renamed there, then
+   * the record itself (one rename: never in neither place). Durable once
+   * `flushShelves` ran. True when it moved.
+   */
+  readonly archive: (id: string, movable: (current: A) => boolean) => Effect.Effect<boolean, Failed>
+  /** Make the moves onto these shelves so far durable: one flush of each folder and of the hot one. */
+  readonly flushShelves: (shelves: Iterable<string>) => Effect.Effect<void>
+  /** Records on one shelf by id, in the order given; unreadable ones left out (they are explained when asked for by id). */
+  readonly readShelf: (shelf: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<A>>
+  /** Shelf names, newest (greatest) first. */
+  readonly shelves: Effect.Effect<ReadonlyArray<string>, Failed>
+  /** Ids on one shelf, greatest first (newest first for ids that start with their time), without reading a file. */
+  readonly shelfIds: (shelf: string) => Effect.Effect<ReadonlyArray<string>, Failed>
+  /**
+   * Each id on the shelf with its digest. Read from `<archive.dir>/<shelf>.index.json`,
+   * checked against the shelf's listing: an id missing from it is read and
+   * added, an id no longer there dropped, and the file rewritten if it
+   * changed (any two writers at once leave a file the next reader repairs).
+   */
+  readonly shelfIndex: (shelf: string, known?: ReadonlyMap<string, A>) => Effect.Effect<ReadonlyMap<string, string>, Failed>
 }
 
 /**
@@ -324,9 +386,9 @@ export const make = <A, NotFound, Unreadable, Failed>(
     /** With the bounded reader: one record, synchronously, as a value. */
     const readNow = (
       fast: BoundedReader["Type"],
-      id: string
+      id: string,
+      path: string = pathOf(id)
     ): Either.Either<A, NotFound | Unreadable | Failed> => {
-      const path = pathOf(id)
       const got = fast.readString(path, kind.maxBytes)
       if (Either.isRight(got)) return fromBody(id, path, got.right)
       const why = got.left
@@ -342,8 +404,37 @@ export const make = <A, NotFound, Unreadable, Failed>(
       }
     }
 
-    const read = (id: string): Effect.Effect<A, NotFound | Unreadable | Failed> =>
-      Option.isSome(reader) ? Effect.suspend(() => readNow(reader.value, id)) : readLooking(id, pathOf(id))
+    const archiveOpts = flat ? options.archive : undefined
+    const archiveRoot = archiveOpts === undefined ? undefined : NodePath.join(root, archiveOpts.dir)
+    const shelfDirOf = (shelf: string) => NodePath.join(archiveRoot!, shelf)
+    const archivedPathOf = (id: string): string | undefined => {
+      if (archiveOpts === undefined || !isSafeId(id)) return undefined
+      const shelf = archiveOpts.shelfOf(id)
+      // The shelf becomes a path part too.
+      if (shelf === undefined || !isSafeId(shelf) || shelf.includes(".")) return undefined
+      return NodePath.join(shelfDirOf(shelf), `${id}.json`)
+    }
+
+    /** One record at an exact path. */
+    const readAt = (id: string, path: string): Effect.Effect<A, NotFound | Unreadable | Failed> =>
+      Option.isSome(reader) ? Effect.suspend(() => readNow(reader.value, id, path)) : readLooking(id, path)
+
+    /**
+     * Hot first; then, when that fails and its shelf has it, the shelf (a
+     * move that landed between the two looks is found there, never lost).
+     */
+    const locate = (id: string): Effect.Effect<{ readonly record: A; readonly path: string }, NotFound | Unreadable | Failed> => {
+      const hot = Effect.map(readAt(id, pathOf(id)), (record) => ({ record, path: pathOf(id) }))
+      const archived = archivedPathOf(id)
+      if (archived === undefined) return hot
+      return Effect.catchAll(hot, (e) =>
+        Effect.flatMap(fs.exists(archived).pipe(Effect.orElseSucceed(() => false)), (there) =>
+          there ? Effect.map(readAt(id, archived), (record) => ({ record, path: archived })) : Effect.fail(e)
+        )
+      )
+    }
+
+    const read = (id: string): Effect.Effect<A, NotFound | Unreadable | Failed> => Effect.map(locate(id), (l) => l.record)
 
     const reasonOf = (e: unknown) => clip(String((e as { message?: unknown }).message ?? "unreadable"))
 
@@ -467,10 +558,18 @@ export const make = <A, NotFound, Unreadable, Failed>(
         // The id becomes a path part, so only a name that cannot traverse is
         // ever looked up directly; anything else can only match by listing.
         if (isSafeId(wanted) && (yield* fs.exists(pathOf(wanted)).pipe(Effect.orElseSucceed(() => false)))) return wanted
+        const archived = archivedPathOf(wanted)
+        if (archived !== undefined && (yield* fs.exists(archived).pipe(Effect.orElseSucceed(() => false)))) return wanted
         // The short id is the last segment: the owner types what they saw
         // (`ab12`), or the start of it (`ab`).
         const shortStarts = (id: string) => id.slice(id.lastIndexOf("-") + 1).startsWith(wanted)
-        const hits = wanted === "" ? [] : (yield* ids).filter((id) => id.startsWith(wanted) || id.endsWith(wanted) || shortStarts(id))
+        const matches = (id: string) => id.startsWith(wanted) || id.endsWith(wanted) || shortStarts(id)
+        const found = new Set(wanted === "" ? [] : (yield* ids).filter(matches))
+        // A prefix or short id may name an archived record too: every shelf's
+        // names are listed (no file is read), since a short id can be on any.
+        if (wanted !== "" && archiveOpts !== undefined)
+          for (const shelf of yield* shelves) for (const id of yield* shelfIds(shelf)) if (matches(id)) found.add(id)
+        const hits = [...found]
         if (hits.length === 1) return hits[0]!
         if (hits.length === 0) return yield* Effect.fail(errors.notFound(`no ${kind.noun} matches \`${clip(wanted)}\``))
         const sorted = [...hits].sort()
@@ -486,15 +585,26 @@ export const make = <A, NotFound, Unreadable, Failed>(
     const refuseUnsafe = (id: string) =>
       isSafeId(id) ? Effect.void : Effect.fail(errors.failed(`\`${clip(id)}\` is not an id magi will build a path from`))
 
-    const put = (record: A) => {
+    const putAt = (path: string, record: A) => {
       const id = kind.idOf(record)
       return Effect.zipRight(
         refuseUnsafe(id),
-        withFs(writeAtomically(pathOf(id), kind.encode(record), { durable: true })).pipe(
+        withFs(writeAtomically(path, kind.encode(record), { durable: true })).pipe(
           Effect.mapError(failed(`write ${kind.noun} ${id}`))
         )
       ).pipe(Effect.withSpan("RecordStore.put", { attributes: { id } }))
     }
+
+    /** Where a whole write of this id goes: where the record is, hot unless only its archived copy exists. */
+    const homeOf = (id: string) =>
+      Effect.gen(function* () {
+        const archived = archivedPathOf(id)
+        if (archived === undefined) return pathOf(id)
+        const exists = (path: string) => fs.exists(path).pipe(Effect.orElseSucceed(() => false))
+        return !(yield* exists(pathOf(id))) && (yield* exists(archived)) ? archived : pathOf(id)
+      })
+
+    const put = (record: A) => Effect.flatMap(homeOf(kind.idOf(record)), (path) => putAt(path, record))
 
     const create = (record: A) => {
       const id = kind.idOf(record)
@@ -508,14 +618,15 @@ export const make = <A, NotFound, Unreadable, Failed>(
 
     const queue = RecordLock.makeLocalQueue()
 
-    const withLock = <B, E, R>(id: string, body: Effect.Effect<B, E, R>): Effect.Effect<B, E | Failed, R> =>
+    const withLock = <B, E, R>(id: string, body: Effect.Effect<B, E, R>, rootThere = false): Effect.Effect<B, E | Failed, R> =>
       queue(
         id,
         Effect.gen(function* () {
           yield* refuseUnsafe(id)
           // A flat store makes its folder; a record's own folder must already
-          // be there, and its absence is reported as itself, at once.
-          if (flat) yield* ensureRoot
+          // be there, and its absence is reported as itself, at once. (A move
+          // out of the hot folder knows it is there: it just listed it.)
+          if (flat && !rootThere) yield* ensureRoot
           return yield* withFs(RecordLock.hold(lockOf(id), `${kind.noun} ${label(id)}`, body)).pipe(
             Effect.catchIf(
               (e): e is RecordLock.LockError => e instanceof RecordLock.LockError,
@@ -534,16 +645,211 @@ export const make = <A, NotFound, Unreadable, Failed>(
         return yield* withLock(
           id,
           Effect.gen(function* () {
-            const current = yield* read(id)
+            // Written back where it was read: an archived record stays on its shelf.
+            const { record: current, path } = yield* locate(id)
             const changed = change(current)
             const next: A = Either.isEither(changed) ? yield* changed : yield* changed
-            if (next !== current) yield* put(next)
+            if (next !== current) yield* putAt(path, next)
             return next
           })
         )
       }).pipe(Effect.withSpan("RecordStore.update", { attributes: { id: wanted } }))
 
+    // -- the archive ---------------------------------------------------------
+
+    const shelves: Effect.Effect<ReadonlyArray<string>, Failed> =
+      archiveRoot === undefined
+        ? Effect.succeed([])
+        : fs.readDirectory(archiveRoot).pipe(
+            Effect.catchIf(isNotFound, () => Effect.succeed<string[]>([])),
+            Effect.mapError(failed(`list ${archiveRoot}`)),
+            // A shelf is a folder whose name has no dot; its index and scratch files have one.
+            Effect.map((all) => all.filter((n) => isSafeId(n) && !n.includes(".")).sort().reverse())
+          )
+
+    /** Each shelf's sorted names, reused while its folder is unchanged (the racy rule of `scan`): a month is 10,000 names to sort. */
+    const shelfNames = new Map<string, { readonly mtime: number; readonly ids: ReadonlyArray<string> }>()
+
+    const shelfIds = (shelf: string): Effect.Effect<ReadonlyArray<string>, Failed> =>
+      archiveRoot === undefined || !isSafeId(shelf)
+        ? Effect.succeed([])
+        : Effect.gen(function* () {
+            const dir = shelfDirOf(shelf)
+            const mtimeNow = fs.stat(dir).pipe(Effect.map(mtimeMs), Effect.orElseSucceed(() => -1))
+            const before = yield* mtimeNow
+            const memo = shelfNames.get(shelf)
+            if (memo !== undefined && before !== -1 && memo.mtime === before) return memo.ids
+            const takenAt = Date.now()
+            const ids = yield* fs.readDirectory(dir).pipe(
+              Effect.catchIf(isNotFound, () => Effect.succeed<string[]>([])),
+              Effect.mapError(failed(`list ${dir}`)),
+              Effect.map((all) => all.filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5)).sort().reverse())
+            )
+            const after = yield* mtimeNow
+            if (after === before && after !== -1 && after < takenAt - MTIME_SLACK_MS) shelfNames.set(shelf, { mtime: after, ids })
+            else shelfNames.delete(shelf)
+            return ids
+          })
+
+    const whereIs = (id: string) =>
+      Effect.gen(function* () {
+        const exists = (path: string) => fs.exists(path).pipe(Effect.orElseSucceed(() => false))
+        if (isSafeId(id) && (yield* exists(pathOf(id)))) return Option.some({ place: "hot" as Place, dir: root })
+        const archived = archivedPathOf(id)
+        if (archived !== undefined && (yield* exists(archived)))
+          return Option.some({ place: "archived" as Place, dir: NodePath.dirname(archived) })
+        return Option.none()
+      })
+
+    const madeShelves = new Set<string>()
+
+    /**
+     * Records on one shelf, in the order given, each read or skipped; with the
+     * bounded reader a whole chunk is one synchronous pass, as in `scan`.
+     */
+    const readShelf = (shelf: string, ids: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<A>> => {
+      if (archiveRoot === undefined || !isSafeId(shelf)) return Effect.succeed([])
+      const dir = shelfDirOf(shelf)
+      const pathIn = (id: string) => NodePath.join(dir, `${id}.json`)
+      if (Option.isSome(reader)) {
+        const fast = reader.value
+        return Effect.sync(() =>
+          ids.flatMap((id) => {
+            try {
+              const got = readNow(fast, id, pathIn(id))
+              return Either.isRight(got) ? [got.right] : []
+            } catch {
+              return []
+            }
+          })
+        )
+      }
+      return Effect.map(
+        Effect.forEach(ids, (id) => Effect.option(readAt(id, pathIn(id))), { concurrency: 64 }),
+        (got) => got.flatMap((o) => (Option.isSome(o) ? [o.value] : []))
+      )
+    }
+
+    const archive = (id: string, movable: (current: A) => boolean): Effect.Effect<boolean, Failed> => {
+      const target = archivedPathOf(id)
+      if (target === undefined) return Effect.succeed(false)
+      const shelfDir = NodePath.dirname(target)
+      return withLock(
+        id,
+        Effect.gen(function* () {
+          // As it is on disk now, under the lock: a write that landed since
+          // the caller looked decides, not the caller's copy.
+          const current = yield* Effect.option(readAt(id, pathOf(id)))
+          if (Option.isNone(current) || !movable(current.value)) return false
+          // Made once per shelf per process: a move is otherwise a handful of
+          // file operations, and a migration does 100,000 of them.
+          if (!madeShelves.has(shelfDir)) {
+            yield* fs.makeDirectory(shelfDir, { recursive: true }).pipe(Effect.mapError(failed(`create ${shelfDir}`)))
+            madeShelves.add(shelfDir)
+          }
+          // Companions first, the record last: until the record's own rename
+          // it is hot, and a panel is looked up in both places.
+          for (const name of archiveOpts?.companions?.(current.value) ?? []) {
+            const from = NodePath.join(root, name)
+            if (!(yield* fs.exists(from).pipe(Effect.orElseSucceed(() => false)))) continue
+            const to = NodePath.join(shelfDir, name)
+            // One a crash left half-moved before is replaced by the hot one.
+            yield* fs.remove(to, { recursive: true }).pipe(Effect.catchIf(isNotFound, () => Effect.void), Effect.mapError(failed(`remove ${to}`)))
+            yield* fs.rename(from, to).pipe(Effect.mapError(failed(`move ${from}`)))
+          }
+          // A rename, not a copy: one atomic step, so the record is never in
+          // neither place nor in both, and costs no data written (a durable
+          // copy is two flushes per record; `flushShelves` makes a batch of
+          // moves durable with one flush per folder).
+          yield* fs.rename(pathOf(id), target).pipe(
+            // The shelf was removed since it was made: made again, once.
+            Effect.catchIf(isNotFound, () =>
+              fs.makeDirectory(shelfDir, { recursive: true }).pipe(Effect.zipRight(fs.rename(pathOf(id), target)))
+            ),
+            Effect.mapError(failed(`move ${pathOf(id)}`))
+          )
+          return true
+        }),
+        true
+      ).pipe(Effect.withSpan("RecordStore.archive", { attributes: { id } }))
+    }
+
+    const flushShelves = (names: Iterable<string>) =>
+      withFs(
+        Effect.forEach([...new Set(names)].filter(isSafeId), (shelf) => syncDirectory(shelfDirOf(shelf)), { discard: true }).pipe(
+          Effect.zipRight(syncDirectory(root))
+        )
+      )
+
+    /** Parsed indexes, reused while their shelf's folder is unchanged (the racy rule of `scan`). */
+    const indexes = new Map<string, { readonly mtime: number; readonly index: ReadonlyMap<string, string> }>()
+
+    const shelfIndex = (shelf: string, given?: ReadonlyMap<string, A>): Effect.Effect<ReadonlyMap<string, string>, Failed> =>
+      Effect.gen(function* () {
+        if (archiveOpts === undefined || archiveRoot === undefined || !isSafeId(shelf)) return new Map<string, string>()
+        const dir = shelfDirOf(shelf)
+        const dirMtime = () => fs.stat(dir).pipe(Effect.map(mtimeMs), Effect.orElseSucceed(() => -1))
+        const before = yield* dirMtime()
+        const memo = indexes.get(shelf)
+        if (memo !== undefined && before !== -1 && memo.mtime === before) return memo.index
+        const takenAt = Date.now()
+        const file = NodePath.join(archiveRoot, `${shelf}.index.json`)
+        const stored = yield* fs.readFileString(file).pipe(
+          Effect.map((text): Record<string, unknown> => {
+            try {
+              const parsed: unknown = JSON.parse(text)
+              return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {}
+            } catch {
+              return {} // torn or hand-edited: rebuilt from the files below
+            }
+          }),
+          Effect.orElseSucceed((): Record<string, unknown> => ({}))
+        )
+        const index = new Map<string, string>()
+        let changed = false
+        for (const id of yield* shelfIds(shelf)) {
+          const known = Object.hasOwn(stored, id) ? stored[id] : undefined
+          if (typeof known === "string") {
+            index.set(id, known)
+            continue
+          }
+          changed = true
+          // The mover hands over what it just moved: no need to read it back.
+          const inHand = given?.get(id)
+          if (inHand !== undefined) {
+            index.set(id, safeDigest(inHand))
+            continue
+          }
+          const record = yield* Effect.either(readAt(id, NodePath.join(dir, `${id}.json`)))
+          // An unreadable file is indexed with no words: it matches no search,
+          // and is not read again on every one.
+          index.set(id, Either.isRight(record) ? safeDigest(record.right) : "")
+        }
+        if (changed || Object.keys(stored).length !== index.size)
+          yield* withFs(writeAtomically(file, JSON.stringify(Object.fromEntries(index)))).pipe(Effect.ignore)
+        const after = yield* dirMtime()
+        if (after === before && after !== -1 && after < takenAt - MTIME_SLACK_MS) indexes.set(shelf, { mtime: after, index })
+        else indexes.delete(shelf)
+        return index
+      }).pipe(Effect.withSpan("RecordStore.shelfIndex", { attributes: { shelf } }))
+
+    const safeDigest = (record: A): string => {
+      try {
+        return archiveOpts?.digest(record) ?? ""
+      } catch {
+        return ""
+      }
+    }
+
     return {
+      archivedPathOf,
+      whereIs,
+      archive,
+      flushShelves,
+      readShelf,
+      shelves,
+      shelfIds,
+      shelfIndex,
       root,
       pathOf,
       lockOf,

@@ -13,10 +13,11 @@
  * runs on a real directory and on the in-memory filesystem.
  */
 import { FileSystem, Error as PlatformError } from "@effect/platform"
-import { Context, Data, Effect, Either, Layer, Option, Stream } from "effect"
+import { Clock, Context, Data, Effect, Either, Layer, Option, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as Q from "./Question.js"
 import type { Question } from "./Question.js"
+import * as History from "./History.js"
 import { MagiHome, questionsDir } from "../platform/MagiHome.js"
 import * as RecordStore from "../platform/RecordStore.js"
 import { type RunStatus, resumable } from "../runs/RunStatus.js"
@@ -82,8 +83,45 @@ export interface QuestionStoreShape {
   readonly skipped: Effect.Effect<ReadonlyArray<RecordStore.Skipped>, StoreError>
   /** Load by id, unique prefix, or short (suffix) id. */
   readonly get: (idOrPrefix: string) => Effect.Effect<Question, ReadError>
-  /** Every readable question: open first, then newest first. */
+  /**
+   * Every readable question in the hot folder, open first, then newest
+   * first: every question anyone can still be waiting on, and what settled
+   * recently. Older history is on the month shelves (`historyPage`, `everything`).
+   */
   readonly list: Effect.Effect<ReadonlyArray<Question>, StoreError>
+  /**
+   * Settled questions older than `before` (an id; none: from the newest),
+   * newest first, hot and archived alike, at most `limit`; with `words`,
+   * only those containing every word. `next` is the cursor for the page
+   * after it, none when there is no more. Reads only the page's files (and,
+   * to search, the months' indexes).
+   */
+  readonly historyPage: (options: {
+    readonly before?: string | undefined
+    readonly limit: number
+    readonly words?: ReadonlyArray<string>
+  }) => Effect.Effect<{ readonly questions: ReadonlyArray<Question>; readonly next: string | null }, StoreError>
+  /**
+   * Every readable question, one at a time: the hot folder (open first, then
+   * newest first), then each month's shelf, newest first. Never holds more
+   * than one month's names in memory.
+   */
+  readonly everything: Stream.Stream<Question, StoreError>
+  /**
+   * Move every settled question `History.archivable` at the Clock's now to
+   * its month's shelf, each under its lock, `batch` at a time (made durable
+   * and yielding between batches); how many moved, whether more are waiting,
+   * and the months filled.
+   */
+  readonly archiveSettled: (
+    batch: number
+  ) => Effect.Effect<{ readonly moved: number; readonly more: boolean; readonly months: ReadonlyArray<string> }, StoreError>
+  /**
+   * Bring these months' search indexes up to date (reading only the files
+   * not in them yet). The archiver runs it after moving, so a search reads
+   * index lines rather than the files.
+   */
+  readonly indexHistory: (months: Iterable<string>) => Effect.Effect<void, StoreError>
   /** One run's open questions, newest first. */
   readonly openFor: (run: string) => Effect.Effect<ReadonlyArray<Question>, StoreError>
   /**
@@ -148,6 +186,18 @@ export const QUESTION_FILE_MAX_BYTES = 4 * Q.RECORD_MAX_BYTES
 
 const PANEL_SCRATCH = new RegExp(`\\${PANEL_TMP}-[a-z0-9]+$`)
 
+/** Archived questions read per synchronous pass while streaming every question. */
+const STREAM_CHUNK = 256
+
+/** Moves in flight at once: libuv's four threads, kept busy, with room to spare. */
+const MOVES_IN_FLIGHT = 8
+
+const chunksOf = <A>(all: ReadonlyArray<A>, size: number): ReadonlyArray<ReadonlyArray<A>> => {
+  const out: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < all.length; i += size) out.push(all.slice(i, i + size))
+  return out
+}
+
 /** Build a store rooted at `root`. */
 export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
   const fs = yield* FileSystem.FileSystem
@@ -168,9 +218,26 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
     },
     // A panel being assembled lives in its own scratch folder beside the
     // record until it is renamed into place.
-    leftover: (name) => PANEL_SCRATCH.test(name)
+    leftover: (name) => PANEL_SCRATCH.test(name),
+    // Settled questions move to a shelf per month, their panel with them
+    // (the panel is part of the record of why; a hot folder holding 100,000
+    // panel folders would be listed on every change just the same).
+    archive: {
+      dir: History.HISTORY_DIR,
+      shelfOf: History.monthOf,
+      digest: History.digest,
+      companions: (q) => (q.panel ? [`${q.id}${PANEL_DIR}`] : [])
+    }
   })
   const panelDir = (id: string) => NodePath.join(root, `${id}${PANEL_DIR}`)
+  /** Where the panel is: beside the hot record, else beside the archived one. */
+  const panelDirNow = (id: string) =>
+    Effect.gen(function* () {
+      const hot = panelDir(id)
+      const archived = records.archivedPathOf(id)
+      if (archived === undefined || (yield* fs.exists(hot).pipe(Effect.orElseSucceed(() => false)))) return hot
+      return NodePath.join(NodePath.dirname(archived), `${id}${PANEL_DIR}`)
+    })
 
   const ensureRoot = fs.makeDirectory(root, { recursive: true }).pipe(Effect.mapError(io(`create ${root}`)))
 
@@ -308,7 +375,7 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
 
   const panelHtml = (id: string) =>
     Q.validAssetName(id)
-      ? fs.readFileString(NodePath.join(panelDir(id), PANEL_HTML)).pipe(Effect.option)
+      ? panelDirNow(id).pipe(Effect.flatMap((dir) => fs.readFileString(NodePath.join(dir, PANEL_HTML))), Effect.option)
       : Effect.succeedNone
 
   const panelAsset = (id: string, name: string) =>
@@ -317,7 +384,7 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
       if (!Q.validAssetName(name))
         return yield* new InvalidAssetName({ message: `\`${name}\` is not a panel file name; it must match ${Q.ASSET_NAME_RULE}` })
       if (!Q.validAssetName(id)) return Option.none<Uint8Array>()
-      const path = NodePath.join(panelDir(id), name)
+      const path = NodePath.join(yield* panelDirNow(id), name)
       return yield* fs.readFile(path).pipe(
         Effect.map(Option.some),
         Effect.catchIf(isNotFound, () => Effect.succeedNone),
@@ -343,6 +410,122 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
         )
       : Effect.fail(badId(id))
 
+  // -- history --------------------------------------------------------------
+
+  const historyPage = (options: {
+    readonly before?: string | undefined
+    readonly limit: number
+    readonly words?: ReadonlyArray<string>
+  }) =>
+    Effect.gen(function* () {
+      const { before, limit } = options
+      const wanted = options.words ?? []
+      const older = (id: string) => before === undefined || id < before
+      const hotAll = yield* list
+      const hot = hotAll.filter(
+        (q) => !Q.isOpen(q) && older(q.id) && (wanted.length === 0 || History.matches(History.searchText(q), wanted))
+      )
+      // A move a crash cut short leaves a question in both places; the hot copy is the one shown.
+      const inHot = new Set(hotAll.map((q) => q.id))
+      for (const k of (yield* records.scan).skipped) inHot.add(k.id)
+      const lastMonth = before === undefined ? undefined : History.monthOf(before)
+      const shelved: Array<string> = []
+      // Shelves are months, newest first, and every id on a shelf is older
+      // than every id on the shelf before it: once one more than a page is
+      // in hand, no older shelf can change the page.
+      for (const shelf of yield* records.shelves) {
+        if (shelved.length > limit) break
+        if (lastMonth !== undefined && shelf > lastMonth) continue
+        const ids =
+          wanted.length === 0
+            ? yield* records.shelfIds(shelf)
+            : [...(yield* records.shelfIndex(shelf))].filter(([, text]) => History.matches(text, wanted)).map(([id]) => id)
+        for (const id of ids) {
+          if (shelved.length > limit) break
+          if (older(id) && !inHot.has(id)) shelved.push(id)
+        }
+      }
+      // Merge the two newest-first lists, one more than the page to know if there is a next.
+      const merged: Array<{ readonly id: string; readonly hot?: Question }> = []
+      let h = 0
+      let a = 0
+      while (merged.length <= limit && (h < hot.length || a < shelved.length)) {
+        const nextHot = hot[h]
+        const nextShelved = shelved[a]
+        if (nextShelved === undefined || (nextHot !== undefined && nextHot.id > nextShelved)) {
+          merged.push({ id: nextHot!.id, hot: nextHot })
+          h++
+        } else {
+          merged.push({ id: nextShelved })
+          a++
+        }
+      }
+      const page = merged.slice(0, limit)
+      const questions: Array<Question> = []
+      for (const slot of page) {
+        if (slot.hot !== undefined) questions.push(slot.hot)
+        else {
+          // One unreadable file costs its slot, not the page.
+          const got = yield* Effect.either(records.read(slot.id))
+          if (Either.isRight(got)) questions.push(got.right)
+        }
+      }
+      return { questions, next: merged.length > limit ? (page.at(-1)?.id ?? null) : null }
+    }).pipe(Effect.withSpan("QuestionStore.historyPage"))
+
+  const everything: Stream.Stream<Question, StoreError> = Stream.concat(
+    Stream.fromEffect(list).pipe(Stream.mapConcat((qs) => qs)),
+    Stream.fromEffect(records.shelves).pipe(
+      Stream.mapConcat((shelves) => shelves),
+      // A month's names, then its files a chunk at a time: one synchronous
+      // pass per chunk, and never more than a chunk of records held.
+      Stream.flatMap((shelf) =>
+        Stream.fromEffect(records.shelfIds(shelf)).pipe(
+          Stream.mapConcat((ids) => chunksOf(ids, STREAM_CHUNK)),
+          Stream.mapEffect((ids) => records.readShelf(shelf, ids)),
+          Stream.mapConcat((qs) => qs)
+        )
+      )
+    )
+  )
+
+  const archiveSettled = (batch: number) =>
+    Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      // One listing for the whole round: a listing after every batch would
+      // re-read what is left each time, which for a first migration of
+      // 100,000 questions is quadratic.
+      const due = (yield* list).filter((q) => History.archivable(q, now))
+      let moved = 0
+      const months = new Set<string>()
+      for (const chunk of chunksOf(due, batch)) {
+        const done = yield* Effect.forEach(
+          chunk,
+          (q) =>
+            // Judged again under the lock, on the record as it is then: an
+            // answer or an abandonment that landed since the listing decides.
+            records.archive(q.id, (fresh) => History.archivable(fresh, now)).pipe(
+              // One question that cannot move (a lock held past the give-up) waits for the next round.
+              Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not move question ${Q.shortId(q.id)} to history: ${e.message}`), false))
+            ),
+          // A move is a few file operations, each a round trip through
+          // libuv's thread pool; several in flight keep its four threads busy.
+          { concurrency: MOVES_IN_FLIGHT }
+        )
+        moved += done.filter((d) => d).length
+        const touched = new Set(chunk.flatMap((q) => History.monthOf(q.id) ?? []))
+        for (const m of touched) months.add(m)
+        yield* records.flushShelves(touched)
+        // Between batches the process serves whatever else is waiting.
+        yield* Effect.yieldNow()
+      }
+      // Each month's index brought up to date from the records in hand, so
+      // a search reads index lines rather than the files.
+      const byId = new Map(due.map((q) => [q.id, q]))
+      for (const m of months) yield* Effect.ignore(records.shelfIndex(m, byId))
+      return { moved, more: false, months: [...months] }
+    }).pipe(Effect.withSpan("QuestionStore.archiveSettled"))
+
   const changes = Stream.unwrap(
     Effect.as(Effect.ignore(ensureRoot), fs.watch(root).pipe(Stream.map((event) => NodePath.basename(event.path))))
   ).pipe(Stream.catchAll(() => Stream.empty))
@@ -356,6 +539,10 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
     skipped: Effect.map(records.scan, (scan) => scan.skipped),
     get,
     list,
+    historyPage,
+    everything,
+    archiveSettled,
+    indexHistory: (months: Iterable<string>) => Effect.forEach([...months], (m) => records.shelfIndex(m), { discard: true }),
     openFor,
     update,
     abandonForRun,

@@ -15,7 +15,9 @@ import * as Q from "../questions/Question.js"
 import { QuestionNotFound, QuestionStore, type InvalidAssetName, type StoreError } from "../questions/QuestionStore.js"
 import { answerQuestion, sayToQuestion } from "../questions/Answers.js"
 import * as Responses from "./Responses.js"
-import { Snapshots } from "./Snapshot.js"
+import { HISTORY_LIMIT_MAX, HISTORY_PAGE, Snapshots } from "./Snapshot.js"
+import * as History from "../questions/History.js"
+import * as NodeZlib from "node:zlib"
 import { Live, type Message } from "./Live.js"
 import { NoticeFeed } from "./NoticeFeed.js"
 import { NotifySetting } from "./NotifySetting.js"
@@ -184,6 +186,33 @@ const listQuestions = Effect.gen(function* () {
   return Responses.jsonBytes(snapshot.body, snapshot.gzipped, request.headers["accept-encoding"])
 }).pipe(Effect.catchAll(failure))
 
+/**
+ * `GET /api/questions/history?before=<id>&limit=<n>&q=<words>`: settled
+ * questions older than the cursor, newest first, with the cursor for the
+ * page after. Reads only the page's files (and the months' indexes for `q`).
+ */
+const historyRoute = Effect.gen(function* () {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const params = new URL(request.url, "http://magi").searchParams
+  const rawLimit = params.get("limit")
+  const limit = rawLimit === null ? HISTORY_PAGE : Number(rawLimit)
+  if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_LIMIT_MAX)
+    return Responses.error(400, `limit must be a whole number from 1 to ${HISTORY_LIMIT_MAX}, not \`${rawLimit}\``)
+  const before = params.get("before") ?? undefined
+  const page = yield* (yield* QuestionStore).historyPage({ before: before === "" ? undefined : before, limit, words: History.words(params.get("q") ?? "") })
+  const views = yield* (yield* Snapshots).viewsOf(page.questions)
+  const body = Buffer.from(JSON.stringify({ history: views, next: page.next }), "utf8")
+  // Gzipped per request: a page is at most a few hundred kilobytes, and it is not shared.
+  return Responses.jsonBytes(body, NodeZlib.gzipSync(body), request.headers["accept-encoding"])
+}).pipe(Effect.catchAll(failure))
+
+/** `GET /api/questions/:id`: one question by its whole id, open or settled, hot or on a month's shelf (a deep link). */
+const oneQuestion = Effect.gen(function* () {
+  const id = yield* exactId
+  const q = yield* (yield* QuestionStore).get(id)
+  return Responses.json(yield* (yield* Snapshots).viewOf(q))
+}).pipe(Effect.catchAll(failure))
+
 const health = Effect.gen(function* () {
   // Counts need no holders: no lease is looked at for a health check. The
   // other stores' revisions and the loop are what `Live` last read (at most
@@ -269,6 +298,8 @@ const events = Effect.gen(function* () {
 /** The API routes; the page's own routes are added by `Page`. */
 export const router = HttpRouter.empty.pipe(
   HttpRouter.get("/api/questions", listQuestions),
+  HttpRouter.get("/api/questions/history", historyRoute),
+  HttpRouter.get("/api/questions/:id", oneQuestion),
   // A decision the owner tapped is recorded even if the phone drops the
   // connection while it is being written.
   HttpRouter.post("/api/questions/:id/answer", answer, { uninterruptible: true }),

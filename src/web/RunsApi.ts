@@ -16,7 +16,8 @@ import { type Run, RunStore } from "../runs/Runs.js"
 import { PANEL_HEADERS } from "./Api.js"
 import * as Responses from "./Responses.js"
 import { RunFeed } from "./RunFeed.js"
-import { type QuestionView, Snapshots } from "./Snapshot.js"
+import { HISTORY_LIMIT_MAX, type QuestionView, Snapshots } from "./Snapshot.js"
+import { QuestionStore } from "../questions/QuestionStore.js"
 import { QueueFeed, type TaskRef } from "./QueueFeed.js"
 
 /** `GET /api/runs` without `?limit=`: a phone's screenful many times over. */
@@ -83,9 +84,13 @@ const detail = Effect.gen(function* () {
   const runs = yield* RunStore
   const run = yield* runs.get(id)
   const snapshots = yield* Snapshots
-  const mine = (yield* snapshots.current).questions
-    .filter((q) => q.run === run.id)
-    .sort((a, b) => b.asked_at.localeCompare(a.asked_at) || b.id.localeCompare(a.id))
+  const hot = (yield* snapshots.current).questions.filter((q) => q.run === run.id)
+  // Its settled questions may be on the month shelves: found through the
+  // months' indexes, which hold each question's run.
+  const shelved = (yield* (yield* QuestionStore).historyPage({ limit: HISTORY_LIMIT_MAX, words: [run.id.toLowerCase()] })).questions
+  const mine = [...hot, ...shelved.filter((q) => q.run === run.id && !hot.some((h) => h.id === q.id))].sort(
+    (a, b) => b.asked_at.localeCompare(a.asked_at) || b.id.localeCompare(a.id)
+  )
   const questions = yield* Effect.forEach(mine, snapshots.viewOf)
   const dir = runs.artifactsDir(run.id)
   const artifacts = yield* Artifacts.list(dir)

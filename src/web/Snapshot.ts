@@ -46,26 +46,69 @@ export const view = (q: Question, holder: Holder): QuestionView => ({
   holder
 })
 
+/**
+ * Settled questions in the first page of history `GET /api/questions` sends
+ * with the open ones: a phone screen or two of cards, so the page draws at
+ * once; the rest comes by `GET /api/questions/history` as the owner scrolls.
+ */
+export const HISTORY_PAGE = 30
+
+/** Most settled questions one history request may ask for: a page is read file by file. */
+export const HISTORY_LIMIT_MAX = 200
+
+/** The body of `GET /api/questions`. */
+export interface QuestionList {
+  readonly open: ReadonlyArray<QuestionView>
+  readonly history: ReadonlyArray<QuestionView>
+  /** The cursor for `GET /api/questions/history?before=`; null when there is no older history. */
+  readonly next: string | null
+}
+
 /** The questions as read for one revision of the store. */
 interface Listing {
   readonly revision: number
+  /**
+   * Every question in the hot folder (`QuestionStore.list`): all the open
+   * ones and all an agent may still be owed, which is what the queue and
+   * runs views look questions up in.
+   */
   readonly questions: ReadonlyArray<Question>
+  /** Open questions, newest first. */
+  readonly openQuestions: ReadonlyArray<Question>
+  /** The first page of settled history, newest first. */
+  readonly history: ReadonlyArray<Question>
+  readonly next: string | null
   readonly open: number
   /** Open and not waiting on the agent: the badge. */
   readonly needsOwner: number
 }
 
 export interface Snapshot extends Listing {
-  /** `GET /api/questions`, serialised and encoded once per revision and holders. */
+  /** `GET /api/questions` (`QuestionList`), serialised and encoded once per revision and holders. */
   readonly body: Uint8Array
   /** The same, gzipped: a thousand questions are a megabyte, a phone on a train link wants 1/20 of it. */
   readonly gzipped: Uint8Array
 }
 
-const listing = (revision: number, questions: ReadonlyArray<Question>): Listing => {
-  const open = questions.filter(Q.isOpen)
-  return { revision, questions, open: open.length, needsOwner: open.filter((q) => !Q.waitingOnAgent(q)).length }
+const listing = (
+  revision: number,
+  hot: ReadonlyArray<Question>,
+  page: { readonly questions: ReadonlyArray<Question>; readonly next: string | null }
+): Listing => {
+  const open = hot.filter(Q.isOpen)
+  return {
+    revision,
+    questions: hot,
+    openQuestions: open,
+    history: page.questions,
+    next: page.next,
+    open: open.length,
+    needsOwner: open.filter((q) => !Q.waitingOnAgent(q)).length
+  }
 }
+
+/** Every question a listing shows. */
+const shown = (l: Listing) => [...l.openQuestions, ...l.history]
 
 /** Who holds each question that may be held, at one instant; absent means `nobody`. */
 type Holders = ReadonlyMap<string, Holder>
@@ -75,7 +118,9 @@ const holdersKey = (holders: Holders): string =>
   [...holders].filter(([, h]) => h !== "nobody").map(([id, h]) => `${id}=${h}`).join(",")
 
 const render = (from: Listing, holders: Holders): Snapshot => {
-  const body = Buffer.from(JSON.stringify(from.questions.map((q) => view(q, holders.get(q.id) ?? "nobody"))), "utf8")
+  const viewed = (q: Question) => view(q, holders.get(q.id) ?? "nobody")
+  const list: QuestionList = { open: from.openQuestions.map(viewed), history: from.history.map(viewed), next: from.next }
+  const body = Buffer.from(JSON.stringify(list), "utf8")
   // Level 6 (zlib's default): a megabyte in ~15 ms, once per change.
   return { ...from, body, gzipped: NodeZlib.gzipSync(body) }
 }
@@ -89,6 +134,8 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
     readonly counts: Effect.Effect<Pick<Snapshot, "revision" | "open" | "needsOwner">, StoreError>
     /** One question as the API shows it, its holder read now: what a write answers with. */
     readonly viewOf: (q: Question) => Effect.Effect<QuestionView>
+    /** Several, with one look at the leases: a history page. */
+    readonly viewsOf: (qs: ReadonlyArray<Question>) => Effect.Effect<ReadonlyArray<QuestionView>>
     /**
      * The holders of the questions last listed, as one comparable string. A
      * stale lease changes no file, so `Live` polls this to tell open pages
@@ -124,7 +171,7 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
             const seq = yield* Ref.updateAndGet(started, (n) => n + 1)
             const startedAt = yield* Clock.currentTimeMillis
             const revision = yield* store.revision
-            const snapshot = listing(revision, yield* store.list)
+            const snapshot = listing(revision, yield* store.list, yield* store.historyPage({ limit: HISTORY_PAGE }))
             yield* Ref.set(latest, Option.some({ snapshot, seq }))
             const old = revision > 0 && revision < startedAt - RACY_MS
             yield* Ref.set(settled, old ? Option.some(snapshot) : Option.none())
@@ -160,7 +207,7 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
 
       const current = Effect.gen(function* () {
         const from = yield* currentListing
-        const holders = yield* holdersOf(from.questions)
+        const holders = yield* holdersOf(shown(from))
         const key = holdersKey(holders)
         return yield* rendering.withPermits(1)(
           Effect.gen(function* () {
@@ -182,10 +229,13 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
       const holders = Effect.gen(function* () {
         const last = yield* Ref.get(latest)
         if (Option.isNone(last)) return ""
-        return holdersKey(yield* holdersOf(last.value.snapshot.questions))
+        return holdersKey(yield* holdersOf(shown(last.value.snapshot)))
       })
 
-      return { current, counts: currentListing, viewOf, holders }
+      const viewsOf = (qs: ReadonlyArray<Question>) =>
+        Effect.map(holdersOf(qs), (held) => qs.map((q) => view(q, held.get(q.id) ?? "nobody")))
+
+      return { current, counts: currentListing, viewOf, viewsOf, holders }
     })
   )
 }

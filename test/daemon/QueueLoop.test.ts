@@ -18,11 +18,13 @@ import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
 import * as Q from "../../src/questions/Question.js"
 import { Notifier } from "../../src/questions/Notifier.js"
 import { QuestionStore } from "../../src/questions/QuestionStore.js"
+import { archiveNow } from "../../src/questions/Archiver.js"
 import * as T from "../../src/queue/Task.js"
 import { TaskStore } from "../../src/queue/TaskStore.js"
 import { Workspaces } from "../../src/runs/NewRun.js"
 import { RunStore } from "../../src/runs/Runs.js"
 import { sampleRun } from "../runSupport.js"
+import { ok } from "../support.js"
 
 const HOME = "/home"
 const agent: AgentSpec = { id: "fake", kind: "codex", command: ["codex"], model: null, args: [], env: {} }
@@ -333,6 +335,26 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       expect(calls).toHaveLength(1)
       expect(calls[0]!.prompt).toContain("## The owner's answers")
       expect(calls[0]!.prompt).toContain("- question ab12: Redis")
+      expect((yield* task(w, t.id)).status).toBe("done")
+      yield* stop(s)
+    })
+  )
+
+  it.scoped("a task blocked on a question answered long ago, now in history, runs with its answer rather than being held as missing", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      const questions = Context.get(w.base, QuestionStore)
+      const asked = new Date(2026, 6, 1, 9)
+      const q = Q.make({ id: Q.makeId(asked, 0xab13), run: "", node: "plan", seat: "", summary: "Which backend?", detail: "", choices: [], now: asked })
+      yield* questions.put({ ...ok(Q.answer(q, { text: "Redis" }, asked)), answer_delivered: true })
+      yield* TestClock.setTime(asked.getTime() + 2 * 60 * 60 * 1000)
+      expect(yield* archiveNow.pipe(Effect.provide(w.base))).toBe(1)
+      const t = yield* store(w)
+        .add({ instruction: "Build the cache", repo: "/repo" }, (x) => T.block(x, [q.id], "needs the backend"))
+        .pipe(Effect.orDie)
+      const s = yield* startServe(w)
+      yield* s.beats(2)
+      expect((yield* task(w, t.id)).answers).toEqual([{ question: q.id, answer: "Redis" }])
       expect((yield* task(w, t.id)).status).toBe("done")
       yield* stop(s)
     })

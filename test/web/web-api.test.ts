@@ -34,6 +34,13 @@ let counter = 0
 /** A fresh id per question, so tests sharing one server never touch each other's. */
 const nextId = () => `20260902-23${String(Math.floor(counter / 60)).padStart(2, "0")}${String(counter % 60).padStart(2, "0")}-${(0xa000 + counter++).toString(16)}`
 
+type Listed = { id: string; status: string; waiting_on_agent: boolean; summary: string; holder: string }
+/** Every question `GET /api/questions` sent: the open ones, then the first page of history. */
+const listed = (reply: { json: () => any }): Array<Listed> => {
+  const body = reply.json() as { open: Array<Listed>; history: Array<Listed> }
+  return [...body.open, ...body.history]
+}
+
 let web: Web
 const api = (path: string) => `${web.url}${path}`
 const q = (id: string, rest: string) => api(`/api/questions/${encodeURIComponent(id)}/${rest}`)
@@ -59,7 +66,11 @@ describe("the question list and health", () => {
       const reply = await request(`${own.url}/api/questions`)
       expect(reply.status).toBe(200)
       expect(reply.headers["content-type"]).toBe("application/json; charset=utf-8")
-      const list = reply.json() as Array<{ id: string; status: string; waiting_on_agent: boolean; summary: string }>
+      const body = reply.json() as { open: Array<{ id: string }>; history: Array<{ id: string }>; next: string | null }
+      expect(body.open.map((x) => x.id)).toEqual([asked.id, open.id])
+      expect(body.history.map((x) => x.id)).toEqual([answered.id])
+      expect(body.next).toBeNull()
+      const list = listed(reply)
       expect(list.map((x) => x.id)).toEqual([asked.id, open.id, answered.id])
       expect(list.map((x) => x.waiting_on_agent)).toEqual([true, false, false])
       expect(list[1]!.summary).toBe(open.summary)
@@ -74,10 +85,10 @@ describe("the question list and health", () => {
   })
 
   it("sees a question filed by another process on the next request", async () => {
-    const before = (await request(api("/api/questions"))).json() as unknown[]
+    const before = listed(await request(api("/api/questions")))
     const fresh = choiceQuestion(nextId())
     await seed(web.home, [{ q: fresh }])
-    const after = (await request(api("/api/questions"))).json() as Array<{ id: string }>
+    const after = listed(await request(api("/api/questions")))
     expect(after.length).toBe(before.length + 1)
     expect(after.map((x) => x.id)).toContain(fresh.id)
   })
@@ -131,7 +142,7 @@ describe("POST /api/questions/{id}/answer", () => {
     })
     expect(broken.status).toBe(400)
     expect(broken.json().error).toMatch(/must be JSON/)
-    expect((await request(api("/api/questions"))).json().find((x: { id: string }) => x.id === question.id).status).toBe("open")
+    expect(listed(await request(api("/api/questions"))).find((x) => x.id === question.id)!.status).toBe("open")
   })
 
   it("refuses a choice the question never offered, or text on a multiple-choice one, with the store's words", async () => {
@@ -194,7 +205,7 @@ describe("POST /api/questions/{id}/answer", () => {
       chunked: true
     })
     expect(streamed.status).toBe(413)
-    expect((await request(api("/api/questions"))).json().find((x: { id: string }) => x.id === question.id).status).toBe("open")
+    expect(listed(await request(api("/api/questions"))).find((x) => x.id === question.id)!.status).toBe("open")
   })
 })
 
@@ -386,7 +397,7 @@ describe("refusing other web pages", () => {
     }
     const none = await request(q(question.id, "answer"), { method: "POST", body: JSON.stringify({ choice: "Redis" }) })
     expect(none.status).toBe(403)
-    expect((await request(api("/api/questions"))).json().find((x: { id: string }) => x.id === question.id).status).toBe("open")
+    expect(listed(await request(api("/api/questions"))).find((x) => x.id === question.id)!.status).toBe("open")
   })
 
   it("refuses a write whose Origin is another site, or that the browser marks cross-site", async () => {
@@ -401,7 +412,7 @@ describe("refusing other web pages", () => {
     expect(opaque.status).toBe(403)
     const crossSite = await postJson(q(question.id, "answer"), { choice: "Redis" }, { "sec-fetch-site": "cross-site" })
     expect(crossSite.status).toBe(403)
-    expect((await request(api("/api/questions"))).json().find((x: { id: string }) => x.id === question.id).status).toBe("open")
+    expect(listed(await request(api("/api/questions"))).find((x) => x.id === question.id)!.status).toBe("open")
   })
 
   it("accepts a write from its own page: same Origin, same-origin fetch metadata", async () => {
@@ -553,9 +564,95 @@ describe("the process", () => {
 const asked = (id: string): Q.Question => ({ ...choiceQuestion(id), cwd: "/work/agent" })
 
 const holderOf = async (base: string, id: string) => {
-  const list = (await request(`${base}/api/questions`)).json() as Array<{ id: string; holder: string }>
-  return list.find((x) => x.id === id)?.holder
+  return listed(await request(`${base}/api/questions`)).find((x) => x.id === id)?.holder
 }
+
+describe("history by pages", () => {
+  /** `count` questions asked a minute apart in July 2026, answered then and read by their agent: history by the time the server starts. */
+  const settledInJuly = (count: number, first = 0) =>
+    Array.from({ length: count }, (_, i) => {
+      const at = new Date(2026, 6, 1, 8, first + i)
+      const id = `${Q.makeId(at, 0).slice(0, 15)}-${(0xb000 + first + i).toString(16)}`
+      const question = { ...choiceQuestion(id, at), summary: first + i === 42 ? "july question about zeppelins" : `july question ${first + i}` }
+      return { ...ok(Q.answer(question, { choice: "Redis" }, at)), answer_delivered: true }
+    })
+
+  let home: string
+  let server: Web
+  const old = settledInJuly(70)
+  const open = choiceQuestion(nextId())
+  const historyIds = old.map((x) => x.id).sort().reverse()
+
+  beforeAll(async () => {
+    home = tempDirSync()
+    await seed(home, [...old.map((x) => ({ q: x })), { q: open }])
+    server = await startWeb(home)
+    // The mover runs as the server starts: the hot folder keeps only the open question.
+    await eventually(
+      "the settled questions moved to their month",
+      () => (NodeFs.readdirSync(NodePath.join(home, "questions")).filter((n) => n.endsWith(".json")).length === 1 ? true : undefined),
+      60_000
+    )
+  }, 90_000)
+  afterAll(async () => {
+    await server?.stop()
+  })
+
+  it("moves an older home's settled questions out of the hot folder at start, into one folder per month", () => {
+    expect(NodeFs.readdirSync(NodePath.join(home, "questions")).filter((n) => n.endsWith(".json"))).toEqual([`${open.id}.json`])
+    expect(NodeFs.readdirSync(NodePath.join(home, "questions", "history", "2026-07")).length).toBe(70)
+  })
+
+  it("sends the open questions with the first 30 of history and a cursor, and the rest page by page", async () => {
+    const first = (await request(`${server.url}/api/questions`)).json() as { open: Listed[]; history: Listed[]; next: string | null }
+    expect(first.open.map((x) => x.id)).toEqual([open.id])
+    expect(first.history.map((x) => x.id)).toEqual(historyIds.slice(0, 30))
+    expect(first.history[0]!.holder).toBe("nobody")
+    expect(first.next).toBe(historyIds[29])
+
+    const seen = first.history.map((x) => x.id)
+    let next = first.next
+    while (next !== null) {
+      const page = (await request(`${server.url}/api/questions/history?before=${next}&limit=25`)).json() as { history: Listed[]; next: string | null }
+      seen.push(...page.history.map((x) => x.id))
+      next = page.next
+    }
+    expect(seen).toEqual(historyIds)
+  })
+
+  it("searches history for every word given, in any case", async () => {
+    const reply = await request(`${server.url}/api/questions/history?q=${encodeURIComponent("Zeppelins  JULY")}`, { headers: { "accept-encoding": "gzip" } })
+    expect(reply.headers["content-encoding"]).toBe("gzip")
+    const page = JSON.parse(NodeZlib.gunzipSync(reply.body).toString("utf8")) as { history: Listed[]; next: string | null }
+    expect(page.history.map((x) => x.summary)).toEqual(["july question about zeppelins"])
+    expect(page.next).toBeNull()
+    const none = (await request(`${server.url}/api/questions/history?q=august`)).json() as { history: Listed[] }
+    expect(none.history).toEqual([])
+  })
+
+  it("opens one question by its whole id, archived or open, and refuses a prefix or an unknown id with 404", async () => {
+    const archived = await request(`${server.url}/api/questions/${old[5]!.id}`)
+    expect(archived.status).toBe(200)
+    expect(archived.json()).toMatchObject({ id: old[5]!.id, status: "answered", summary: "july question 5", holder: "nobody" })
+    expect((await request(`${server.url}/api/questions/${open.id}`)).json().status).toBe("open")
+    expect((await request(`${server.url}/api/questions/${old[5]!.id.slice(0, 12)}`)).status).toBe(404)
+    expect((await request(`${server.url}/api/questions/20250101-000000-0000`)).status).toBe(404)
+  })
+
+  it("refuses a history limit outside 1 to 200 with 400, saying the range", async () => {
+    for (const limit of ["0", "201", "ten", "1.5"]) {
+      const reply = await request(`${server.url}/api/questions/history?limit=${limit}`)
+      expect(reply.status, limit).toBe(400)
+      expect(reply.json().error).toContain("1 to 200")
+    }
+  })
+
+  it("counts only what is open for the health check, however long the history", async () => {
+    const health = (await request(`${server.url}/api/health`)).json()
+    expect(health.questions_open).toBe(1)
+    expect(health.questions_needs_owner).toBe(1)
+  })
+})
 
 describe("who holds a question's wait", () => {
   it("says the agent is waiting while its `magi ask` beats the lease, and nobody once the beat is over 90 s old", async () => {

@@ -10,7 +10,8 @@ import * as NodePath from "node:path"
 import * as Q from "../../src/questions/Question.js"
 import { sampleRun } from "../runSupport.js"
 import { choiceQuestion, freeQuestion, ok } from "../support.js"
-import { eventually, readEvents, request, seed, seedRun, startWeb, type Web } from "./web-support.js"
+import { eventually, readEvents, request, seed, seedRun, startWeb, withStore, type Web } from "./web-support.js"
+import { archiveNow } from "../../src/questions/Archiver.js"
 
 const PANEL_CSP =
   "default-src 'none'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; font-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
@@ -129,6 +130,19 @@ describe("GET /api/runs/{id}", () => {
     ])
     expect(run.artifacts[1]).toMatchObject({ name: "impl-1.out", size: 18 })
     expect(run.last_output).toEqual({ name: "impl-2.out", text: "second turn: done\n", truncated: false })
+  })
+
+  it("lists a run's questions that have moved to history along with those still hot", async () => {
+    const id = runId(301)
+    seedRun(web.home, sampleRun(id, { status: "done" }))
+    const at = new Date(2026, 6, 2, 9)
+    const old = { ...ok(Q.answer({ ...choiceQuestion(Q.makeId(at, 0xd101), at), run: id }, { choice: "SQLite" }, at)), answer_delivered: true }
+    const hot = { ...freeQuestion("20260903-130004-d102"), run: id }
+    await seed(web.home, [{ q: old }, { q: hot }])
+    await withStore(web.home, archiveNow)
+    expect(NodeFs.existsSync(NodePath.join(web.home, "questions", `${old.id}.json`))).toBe(false)
+    const run = (await request(api(`/api/runs/${id}`))).json()
+    expect(run.questions.map((q: { id: string }) => q.id)).toEqual([hot.id, old.id])
   })
 
   it("shows only the end of a long output, and the stderr of a turn that printed nothing else", async () => {

@@ -1,11 +1,17 @@
 /** The page's side of magi's HTTP API. */
 import type { Notice as WaiterNotice } from "../../daemon/Notices.js"
-import type { QuestionView } from "../Snapshot.js"
+import type { QuestionList, QuestionView } from "../Snapshot.js"
 import type { RunDetail, RunListEntry } from "../RunsApi.js"
 import type { Blocker, TaskView } from "../QueueFeed.js"
 import type { DecisionRecord } from "../../daemon/ConductorLog.js"
 
-export type { Blocker, DecisionRecord, QuestionView, RunDetail, RunListEntry, TaskView, WaiterNotice }
+/** A page of `GET /api/questions/history`. */
+export interface HistoryPage {
+  readonly history: ReadonlyArray<QuestionView>
+  readonly next: string | null
+}
+
+export type { Blocker, DecisionRecord, QuestionList, QuestionView, RunDetail, RunListEntry, TaskView, WaiterNotice }
 
 /** A refusal from the server, with its status and the message it gave. */
 export class ApiError extends Error {
@@ -34,10 +40,29 @@ const errorOf = async (response: Response): Promise<ApiError> => {
   return new ApiError(response.status, message)
 }
 
-export const listQuestions = async (): Promise<ReadonlyArray<QuestionView>> => {
+/** Every open question, the first page of settled history, and the cursor for the page after it. */
+export const listQuestions = async (): Promise<QuestionList> => {
   const response = await fetch("/api/questions", { cache: "no-store" })
   if (!response.ok) throw await errorOf(response)
-  return (await response.json()) as ReadonlyArray<QuestionView>
+  return (await response.json()) as QuestionList
+}
+
+/** One page of settled history older than `before` (a cursor from the last page), newest first; `q`: every word must match. */
+export const listHistory = async (options: { readonly before?: string | null | undefined; readonly q?: string | undefined; readonly limit?: number | undefined }): Promise<HistoryPage> => {
+  const params = new URLSearchParams()
+  if (options.before !== undefined && options.before !== null) params.set("before", options.before)
+  if (options.q !== undefined && options.q.trim() !== "") params.set("q", options.q)
+  if (options.limit !== undefined) params.set("limit", String(options.limit))
+  const response = await fetch(`/api/questions/history?${params}`, { cache: "no-store" })
+  if (!response.ok) throw await errorOf(response)
+  return (await response.json()) as HistoryPage
+}
+
+/** One question by its whole id, open or settled, however old: what a link to it opens. */
+export const getQuestion = async (id: string): Promise<QuestionView> => {
+  const response = await fetch(`/api/questions/${encodeURIComponent(id)}`, { cache: "no-store" })
+  if (!response.ok) throw await errorOf(response)
+  return (await response.json()) as QuestionView
 }
 
 /** What the waiter could not deliver, newest first. */

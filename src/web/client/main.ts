@@ -22,6 +22,7 @@ import { emptyHelp } from "./empty.js"
 import { queueView } from "./queue.js"
 import { runsView } from "./runs.js"
 import { chatsView } from "./chats.js"
+import { historyFeed } from "./history.js"
 import { coalesced, message, type Revisions, type View } from "./view.js"
 
 /** Without live events (an old browser, a proxy that buffers), poll this often. */
@@ -31,7 +32,10 @@ const drafts = new Map<string, string>()
 const notices = new Map<string, Notice>()
 /** What each card was drawn from, to redraw only cards that changed. */
 const drawn = new Map<string, { key: string; node: HTMLElement }>()
+/** What the page draws: the open questions, then the settled ones loaded (or found by a search). */
 let questions: ReadonlyArray<QuestionView> = []
+/** The open questions as last fetched. */
+let openQuestions: ReadonlyArray<QuestionView> = []
 let loadError: string | undefined
 let waiterNotices: ReadonlyArray<WaiterNotice> = []
 let noticesError: string | undefined
@@ -79,12 +83,17 @@ const views: ReadonlyArray<{ readonly view: View; readonly link: HTMLElement }> 
   { view: runsView(), link: runsLink },
   { view: chatsView(), link: el("a", { attrs: { href: "#/chats" } }, "Plan") }
 ]
+/** Settled questions by pages: the first with every refetch, older ones as the owner scrolls or searches. */
+const history = historyFeed(() => {
+  questions = [...openQuestions, ...history.shown()]
+  draw()
+})
 const questionsView = el(
   "div",
   { class: "view questions-view" },
   banner,
   el("section", { class: "open-questions", attrs: { "aria-label": "Open questions" } }, el("h2", {}, "Waiting for you"), openEmpty, openList),
-  el("section", { class: "history", attrs: { "aria-label": "History" } }, el("h2", {}, "History"), historyList)
+  el("section", { class: "history", attrs: { "aria-label": "History" } }, el("h2", {}, "History"), history.controls, historyList, history.footer)
 )
 const noticesView = el(
   "section",
@@ -336,11 +345,16 @@ const route = () => {
 
 // -- keeping up with the store ---------------------------------------------------
 
-/** Refetch the list; changes arriving mid-fetch cause exactly one more fetch. */
+/**
+ * Refetch the open questions and the first page of history; changes arriving
+ * mid-fetch cause exactly one more fetch. Older pages already loaded stay.
+ */
 const refresh = coalesced(() =>
   Api.listQuestions().then(
-    (qs) => {
-      questions = qs
+    (list) => {
+      openQuestions = list.open
+      history.firstPage(list.history, list.next)
+      questions = [...openQuestions, ...history.shown()]
       loadError = undefined
       draw()
     },
@@ -416,9 +430,9 @@ const follow = () => {
   })
 }
 
-/** `#/questions/<id>` with the id decoded; none for another route or a hash that does not decode. */
+/** `#/questions/<id>` (or `#q=<id>`) with the id decoded; none for another route or a hash that does not decode. */
 export const questionInHash = (hash: string): string | undefined => {
-  const id = /^#\/questions\/(.+)$/.exec(hash)?.[1]
+  const id = /^#(?:\/questions\/|q=)(.+)$/.exec(hash)?.[1]
   if (id === undefined) return undefined
   try {
     return decodeURIComponent(id)
@@ -429,10 +443,25 @@ export const questionInHash = (hash: string): string | undefined => {
   }
 }
 
-/** `#/questions/<id>` (a notification's or a notice's link) scrolls to that question. */
-const focusFromHash = () => {
+/**
+ * `#/questions/<id>` (a notification's or a notice's link) scrolls to that
+ * question; one not among those loaded (older history, on a month's shelf)
+ * is fetched by its id first.
+ */
+const focusFromHash = async () => {
   const id = questionInHash(location.hash)
   if (id === undefined) return
+  if (document.getElementById(`q-${id}`) === null && !questions.some((q) => q.id === id)) {
+    try {
+      history.keep(await Api.getQuestion(id))
+      questions = [...openQuestions, ...history.shown()]
+      draw()
+    } catch (e) {
+      loadError = `the linked question ${id}: ${message(e)}`
+      draw()
+      return
+    }
+  }
   document.getElementById(`q-${id}`)?.scrollIntoView({ block: "start" })
 }
 
@@ -449,7 +478,7 @@ setInterval(() => {
 }, 30_000)
 
 route()
-void refresh().then(focusFromHash)
+void refresh().then(() => focusFromHash())
 void refreshNotices()
 /** `#/notices/<id>` (a card's "See the notice") scrolls to that notice. */
 const focusNoticeFromHash = () => {
@@ -459,6 +488,6 @@ const focusNoticeFromHash = () => {
 window.addEventListener("hashchange", focusNoticeFromHash)
 window.addEventListener("hashchange", () => {
   route()
-  focusFromHash()
+  void focusFromHash()
 })
 follow()

@@ -1,0 +1,194 @@
+import { describe, expect, it } from "@effect/vitest"
+import { FileSystem } from "@effect/platform"
+import { Chunk, Effect, Either, Option, Stream, TestClock } from "effect"
+import * as NodePath from "node:path"
+import * as Q from "../../src/questions/Question.js"
+import * as History from "../../src/questions/History.js"
+import { archiveNow } from "../../src/questions/Archiver.js"
+import { QuestionStore } from "../../src/questions/QuestionStore.js"
+import { backends, choiceQuestion, freeQuestion, ok, tempDir } from "../support.js"
+
+const HOUR = 60 * 60 * 1000
+const DAY = 24 * HOUR
+
+/** A question asked at `asked`, answered then, and read by its agent. */
+const settled = (id: string, asked: Date, summary = "Which storage backend should the cache use?"): Q.Question => ({
+  ...ok(Q.answer({ ...choiceQuestion(id, asked), summary }, { choice: "SQLite" }, asked)),
+  answer_delivered: true
+})
+
+/** An id asked at `d` (local time, as magi draws them). */
+const idAt = (d: Date, suffix: string) => `${Q.makeId(d, 0).slice(0, 15)}-${suffix}`
+
+for (const backend of backends) {
+  describe(`history over ${backend.name}`, () => {
+    const withStore = <A, E>(
+      body: (ctx: { base: string; store: QuestionStore["Type"]; fs: FileSystem.FileSystem }) => Effect.Effect<A, E, QuestionStore | FileSystem.FileSystem>
+    ) =>
+      Effect.gen(function* () {
+        const base = yield* backend.base
+        return yield* Effect.gen(function* () {
+          const store = yield* QuestionStore
+          const fs = yield* FileSystem.FileSystem
+          return yield* body({ base, store, fs })
+        }).pipe(Effect.provide(backend.layer(base)))
+      })
+
+    const hotFile = (store: QuestionStore["Type"], id: string) => NodePath.join(store.root, `${id}.json`)
+    const shelfFile = (store: QuestionStore["Type"], id: string) =>
+      NodePath.join(store.root, "history", History.monthOf(id)!, `${id}.json`)
+
+    it.scoped("moves a question settled over an hour ago to its month's shelf, where get, update and every kind of id still find it", () =>
+      withStore(({ store, fs }) =>
+        Effect.gen(function* () {
+          const asked = new Date("2026-09-02T10:00:00Z")
+          const q = settled(idAt(asked, "ab12"), asked)
+          yield* store.put(q)
+          yield* TestClock.setTime(asked.getTime() + HOUR + 1000)
+
+          expect(yield* archiveNow).toBe(1)
+          expect(yield* fs.exists(hotFile(store, q.id))).toBe(false)
+          expect(yield* fs.exists(shelfFile(store, q.id))).toBe(true)
+          // Gone from the hot listing, found by id, prefix and short id.
+          expect((yield* store.list).map((x) => x.id)).toEqual([])
+          expect((yield* store.get(q.id)).answer).toEqual({ choice: "SQLite" })
+          expect(yield* store.resolveId(q.id.slice(0, 17))).toBe(q.id)
+          expect(yield* store.resolveId("ab12")).toBe(q.id)
+          // A write to it lands on the shelf, not back in the hot folder.
+          const said = yield* store.update(q.id, (x) => Either.right({ ...x, delivered_turns: 3 }))
+          expect(said.delivered_turns).toBe(3)
+          expect((yield* store.get(q.id)).delivered_turns).toBe(3)
+          expect(yield* fs.exists(hotFile(store, q.id))).toBe(false)
+        })
+      )
+    )
+
+    it.scoped("never moves an open question, nor an answer the agent has not read until it is thirty days old", () =>
+      withStore(({ store, fs }) =>
+        Effect.gen(function* () {
+          const asked = new Date("2026-09-02T10:00:00Z")
+          const open = choiceQuestion(idAt(asked, "0001"), asked)
+          const unread = ok(Q.answer(freeQuestion(idAt(asked, "0002"), asked), { text: "use the cache" }, asked))
+          const fresh = settled(idAt(asked, "0003"), asked)
+          for (const q of [open, unread, fresh]) yield* store.put(q)
+
+          // Fifty-nine minutes: nothing is old enough.
+          yield* TestClock.setTime(asked.getTime() + HOUR - 60_000)
+          expect(yield* archiveNow).toBe(0)
+          // Past the hour: only the one the agent read.
+          yield* TestClock.setTime(asked.getTime() + 2 * HOUR)
+          expect(yield* archiveNow).toBe(1)
+          expect(yield* fs.exists(shelfFile(store, fresh.id))).toBe(true)
+          // Twenty-nine days: the waiter may still carry the answer.
+          yield* TestClock.setTime(asked.getTime() + 29 * DAY)
+          expect(yield* archiveNow).toBe(0)
+          yield* TestClock.setTime(asked.getTime() + 31 * DAY)
+          expect(yield* archiveNow).toBe(1)
+          expect(yield* fs.exists(shelfFile(store, unread.id))).toBe(true)
+          expect((yield* store.list).map((q) => q.id)).toEqual([open.id])
+        })
+      )
+    )
+
+    it.scoped("moves the panel with its question, and still serves its page and files", () =>
+      Effect.gen(function* () {
+        const dir = yield* tempDir
+        const html = NodePath.join(dir, "p.html")
+        const png = NodePath.join(dir, "chart.png")
+        return yield* withStore(({ store, fs }) =>
+          Effect.gen(function* () {
+            yield* fs.makeDirectory(dir, { recursive: true })
+            yield* fs.writeFileString(html, "<p>evidence</p>")
+            yield* fs.writeFileString(png, "PNG")
+            const asked = new Date("2026-09-02T10:00:00Z")
+            const q = yield* store.putPanel(settled(idAt(asked, "cafe"), asked), "<p>evidence</p>", [png])
+            yield* store.put(q)
+            yield* TestClock.setTime(asked.getTime() + 2 * HOUR)
+            expect(yield* archiveNow).toBe(1)
+            expect(yield* fs.exists(NodePath.join(store.root, `${q.id}.panel`))).toBe(false)
+            expect(Option.getOrThrow(yield* store.panelHtml(q.id))).toBe("<p>evidence</p>")
+            expect(new TextDecoder().decode(Option.getOrThrow(yield* store.panelAsset(q.id, "chart.png")))).toBe("PNG")
+          })
+        )
+      })
+    )
+
+    it.scoped("loses no write made while questions are being moved", () =>
+      withStore(({ store }) =>
+        Effect.gen(function* () {
+          const asked = new Date("2026-09-02T10:00:00Z")
+          const qs = Array.from({ length: 30 }, (_, i) => settled(idAt(asked, `a${String(i).padStart(3, "0")}`), asked))
+          for (const q of qs) yield* store.put(q)
+          yield* TestClock.setTime(asked.getTime() + 2 * HOUR)
+          // Every question gets a write racing the mover; each must be on disk after, wherever it ended up.
+          yield* Effect.all(
+            [archiveNow, Effect.forEach(qs, (q) => store.update(q.id, (x) => Either.right({ ...x, delivered_turns: 7 })), { concurrency: 4 })],
+            { concurrency: "unbounded" }
+          )
+          for (const q of qs) expect((yield* store.get(q.id)).delivered_turns).toBe(7)
+          yield* archiveNow
+          expect(yield* store.list).toEqual([])
+          for (const q of qs) expect((yield* store.get(q.id)).delivered_turns).toBe(7)
+        })
+      )
+    )
+
+    it.scoped("pages settled history newest first across the hot folder and the months, with a cursor and a search", () =>
+      withStore(({ store }) =>
+        Effect.gen(function* () {
+          // Two months on shelves, three recent ones still hot, one open.
+          const july = Array.from({ length: 5 }, (_, i) => settled(idAt(new Date(2026, 6, 10 + i, 12), "0000"), new Date(2026, 6, 10 + i, 12), `july ${i}`))
+          const aug = Array.from({ length: 5 }, (_, i) => settled(idAt(new Date(2026, 7, 10 + i, 12), "0000"), new Date(2026, 7, 10 + i, 12), `august ${i}`))
+          for (const q of [...july, ...aug]) yield* store.put(q)
+          yield* TestClock.setTime(new Date(2026, 8, 1).getTime())
+          expect(yield* archiveNow).toBe(10)
+          const recent = Array.from({ length: 3 }, (_, i) => settled(idAt(new Date(2026, 8, 1, 0, 10 + i), "0000"), new Date(2026, 8, 1, 0, 10 + i), `september ${i}`))
+          for (const q of recent) yield* store.put(q)
+          yield* store.put(choiceQuestion(idAt(new Date(2026, 8, 1, 0, 30), "0000"), new Date(2026, 8, 1, 0, 30)))
+
+          const everyId = [...recent, ...aug, ...july].map((q) => q.id).sort().reverse()
+          const seen: string[] = []
+          let before: string | undefined
+          for (let pages = 0; pages < 10; pages++) {
+            const page = yield* store.historyPage({ before, limit: 4 })
+            seen.push(...page.questions.map((q) => q.id))
+            if (page.next === null) break
+            before = page.next
+          }
+          expect(seen).toEqual(everyId)
+
+          const found = yield* store.historyPage({ limit: 10, words: History.words("AUGUST 3") })
+          expect(found.questions.map((q) => q.summary)).toEqual(["august 3"])
+          expect(found.next).toBeNull()
+          expect((yield* store.historyPage({ limit: 2, words: ["september"] })).questions.map((q) => q.summary)).toEqual(["september 2", "september 1"])
+          // Streaming everything: hot first (the open one leads), then each month newest first.
+          const all = Chunk.toReadonlyArray(yield* Stream.runCollect(store.everything)).map((q) => q.id)
+          expect(all).toHaveLength(14)
+          expect(all.slice(4)).toEqual([...aug, ...july].map((q) => q.id).sort().reverse())
+        })
+      )
+    )
+
+    it.scoped("searches a month through its index, not its files", () =>
+      withStore(({ store, fs }) =>
+        Effect.gen(function* () {
+          const asked = new Date(2026, 6, 10, 12)
+          const q = settled(idAt(asked, "beef"), asked, "cache sizing")
+          yield* store.put(q)
+          yield* TestClock.setTime(asked.getTime() + 2 * HOUR)
+          yield* archiveNow
+          const index = NodePath.join(store.root, "history", `${History.monthOf(q.id)}.index.json`)
+          const kept = JSON.parse(yield* fs.readFileString(index)) as Record<string, string>
+          expect(kept[q.id]).toContain("cache sizing")
+          // Words only the index holds are found, so the index is what is read.
+          yield* fs.writeFileString(index, JSON.stringify({ [q.id]: `${kept[q.id]} zebra` }))
+          const viaIndex = yield* Effect.provide(
+            Effect.flatMap(QuestionStore, (fresh) => fresh.historyPage({ limit: 5, words: ["zebra"] })),
+            QuestionStore.at(store.root)
+          )
+          expect(viaIndex.questions.map((x) => x.id)).toEqual([q.id])
+        })
+      )
+    )
+  })
+}
