@@ -201,19 +201,33 @@ try {
       })
       const wall0 = performance.now()
       await page.goto(web.url, { waitUntil: "commit" })
-      await page.waitForFunction((count) => document.querySelectorAll("section.open-questions article.card").length >= count, OPEN, { polling: 16 })
-      // Responding: the next frame after the cards, then a tap's handler runs.
+      // Interactive: the first screen of open cards is drawn (the cards that
+      // reach the bottom of the viewport), and the page then responds: the
+      // next frame comes and a tap's handler would run in the task after it.
+      await page.waitForFunction(
+        () => {
+          const cards = document.querySelectorAll("section.open-questions article.card")
+          const last = cards[cards.length - 1]
+          return last !== undefined && last.getBoundingClientRect().bottom >= window.innerHeight
+        },
+        undefined,
+        { polling: 16 }
+      )
       const inPage = await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(() => r(performance.now()), 0))))
       const wall = performance.now() - wall0
+      // Then every open card, built below the first screen pass by pass.
+      await page.waitForFunction((count) => document.querySelectorAll("section.open-questions article.card").length >= count, OPEN, { polling: 16 })
+      const allCards = await page.evaluate(() => performance.now())
       const nodes = await page.evaluate(() => document.getElementsByTagName("*").length)
-      runs.push({ inPage, wall, nodes, bytes })
+      runs.push({ inPage, wall, allCards, nodes, bytes })
       await context.close()
     }
     await browser.close()
     const last = runs.at(-1)
     console.log(
       `page interactive at 4× CPU (390×844, ${OPEN} open cards + 30 history, ${last.nodes} DOM nodes): ` +
-        `median ${ms(median(runs.map((r) => r.inPage)))} from navigation (in-page clock), ${ms(median(runs.map((r) => r.wall)))} wall; runs ${runs.map((r) => r.inPage.toFixed(0)).join(", ")} ms`
+        `first screen drawn and responding: median ${ms(median(runs.map((r) => r.inPage)))} from navigation (in-page clock), ${ms(median(runs.map((r) => r.wall)))} wall; runs ${runs.map((r) => r.inPage.toFixed(0)).join(", ")} ms; ` +
+        `all ${OPEN} open cards built: median ${ms(median(runs.map((r) => r.allCards)))}`
     )
   } else console.log(`page interactive: skipped, no ${CHROMIUM}`)
 } finally {

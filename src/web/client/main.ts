@@ -218,18 +218,42 @@ document.addEventListener("visibilitychange", () => {
 /** The open list as last drawn: to tell a question settled elsewhere under a draft. */
 let shownOpen = new Set<string>()
 
+/**
+ * How long one drawing pass may spend building new cards before the browser
+ * gets to paint and to take a tap. A full card (markdown, controls, holder
+ * line) takes a few milliseconds to build on a phone, and a hundred open
+ * questions built in one go froze a 4x-throttled page for seconds. A pass
+ * builds cards top-down within this budget (about one 60 Hz frame) and the
+ * next pass continues below them, so what is on screen never moves and the
+ * first screen shows at once.
+ */
+const BUILD_BUDGET_MS = 12
+/** The next pass, while cards are left to build. */
+let continuation: ReturnType<typeof setTimeout> | undefined
+
 const draw = () => {
   const now = Date.now()
+  const passStarted = performance.now()
+  // A linked question is always built, however far down it is: the page is
+  // about to scroll to it.
+  const linked = questionInHash(location.hash)
+  let reachedLinked = linked === undefined || !questions.some((q) => q.id === linked)
   const focused = document.activeElement instanceof HTMLTextAreaElement ? document.activeElement.dataset["draft"] : undefined
   const seen = new Set<string>()
-  const nodeFor = (q: QuestionView) => {
-    seen.add(q.id)
+  /** The card for `q`, or none when it is new and this pass has spent its budget. */
+  const nodeFor = (q: QuestionView): HTMLElement | undefined => {
     const notice = notices.get(q.id)
     const decision = held.of(q.id)
     const undelivered = undeliveredFor(q, waiterNotices)
     const key = JSON.stringify([q, notice, loopRunning, decision, undelivered?.id])
     const old = drawn.get(q.id)
-    if (old !== undefined && old.key === key) return old.node
+    if (q.id === linked) reachedLinked = true
+    if (old !== undefined && old.key === key) {
+      seen.add(q.id)
+      return old.node
+    }
+    if (reachedLinked && performance.now() - passStarted > BUILD_BUDGET_MS) return undefined
+    seen.add(q.id)
     const node = card(q, {
       drafts,
       notice,
@@ -266,9 +290,29 @@ const draw = () => {
   const { shown, held: arriving } = held.openList(questions, open)
   shownOpen = new Set(shown.map((q) => q.id))
   const settled = questions.filter((q) => q.status !== "open" && !shownOpen.has(q.id)).sort(byAsked)
-  place(openList, shown.map(nodeFor))
-  place(historyList, settled.map(nodeFor))
-  for (const id of drawn.keys()) if (!seen.has(id)) drawn.delete(id)
+  let complete = true
+  /** The cards of `qs` in order, up to the first one this pass could not build. */
+  const builtPrefix = (qs: ReadonlyArray<QuestionView>) => {
+    const nodes: Array<HTMLElement> = []
+    for (const q of complete ? qs : []) {
+      const node = nodeFor(q)
+      if (node === undefined) {
+        complete = false
+        break
+      }
+      nodes.push(node)
+    }
+    return nodes
+  }
+  place(openList, builtPrefix(shown))
+  place(historyList, builtPrefix(settled))
+  if (complete) {
+    for (const id of drawn.keys()) if (!seen.has(id)) drawn.delete(id)
+  } else
+    continuation ??= setTimeout(() => {
+      continuation = undefined
+      draw()
+    }, 0)
   openEmpty.hidden = shown.length > 0
   arrivingNote.hidden = arriving === 0
   arrivingNote.textContent = `${arriving} more after this answer`
