@@ -98,8 +98,14 @@ const row = (q: QuestionView, now: number, loopRunning: boolean | undefined, gro
 export interface DensePage {
   /** The questions view, whose open list this lays out. */
   readonly view: HTMLElement
-  /** The open cards, in the order the page shows them. */
+  /** Where the open cards are drawn (the switch and the list go beside it). */
   readonly openList: HTMLElement
+  /**
+   * The ids of the open questions, in the order the page shows their cards:
+   * all of them, including cards not built yet (the page builds them a
+   * frame's budget at a time), so a row never appears under another's finger.
+   */
+  readonly openIds: () => Iterable<string>
   /** The question a `#…` address names, as the page reads its links. */
   readonly questionInHash: (hash: string) => string | undefined
 }
@@ -186,9 +192,7 @@ export const denseLayout = (page: DensePage) => {
       return
     }
     const byId = new Map(questions.map((q) => [q.id, q]))
-    const open = [...page.openList.children]
-      .map((c) => byId.get((c as HTMLElement).dataset["id"] ?? ""))
-      .filter((q): q is QuestionView => q !== undefined)
+    const open = [...page.openIds()].map((id) => byId.get(id)).filter((q): q is QuestionView => q !== undefined)
     const rows = (qs: ReadonlyArray<QuestionView>, grouped: boolean) => qs.map((q) => row(q, now, loopRunning, grouped, opening))
     if (open.length <= GROUP_BY_RUN_OVER) {
       node.replaceChildren(...rows(open, false))

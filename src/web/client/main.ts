@@ -111,7 +111,7 @@ document.body.append(
 )
 
 /** The compact list beside the cards (the owner's choice), and the empty state's help. */
-const dense = denseLayout({ view: questionsView, openList, questionInHash: (hash) => questionInHash(hash) })
+const dense = denseLayout({ view: questionsView, openList, openIds: () => shownOpen, questionInHash: (hash) => questionInHash(hash) })
 openEmpty.after(emptyHelp())
 
 // -- drawing ------------------------------------------------------------------
