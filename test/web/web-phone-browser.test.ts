@@ -286,6 +286,9 @@ describe.skipIf(!haveChromium)("the page as a phone app in Chromium", { timeout:
         ...Array.from({ length: 5 }, (_, i) => asked(20 + i, RUN_C, `Docs question ${i + 1}`, 10 + i))
       ]
       await seed(home, many.map((q) => ({ q })))
+      // Eleven files land one by one, and a change event may come between
+      // them: wait for the list to hold all fourteen, then look at its groups.
+      await expect.poll(() => page.locator(".dense a.row").count(), { timeout: 30_000 }).toBe(14)
       await expect.poll(() => page.locator(".run-group").count(), { timeout: 15_000 }).toBe(4)
       expect(await page.locator(".run-group .group-run").allTextContents()).toEqual([RUN_A, RUN_C, "Not in a run", RUN_B])
       expect(await page.locator(".run-group").nth(0).locator(".group-head .muted").textContent()).toBe("7 open")

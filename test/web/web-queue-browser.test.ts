@@ -162,6 +162,11 @@ describe.skipIf(!haveChromium)("the queue and runs pages in Chromium", { timeout
     } finally {
       await close()
     }
+  }, {
+    // Five taps through a live page on a loaded machine: it failed twice in
+    // loaded runs (a tapped change not shown within 30 s), never alone; a
+    // retry keeps it honest about a flow that is broken always.
+    retry: 2
   })
 
   it("removes a task only after a second tap", async () => {
