@@ -2,6 +2,7 @@
 // modules from node_modules: start-up time is what an agent pays on every
 // `magi ask --wait` slice.
 import { build } from "esbuild"
+import { buildClient } from "./client-build.mjs"
 import { chmod, copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises"
 
 /**
@@ -24,9 +25,10 @@ export const parse = no; export const decode = no; export default { parse: no, d
 }
 
 /**
- * The phone page's client, compiled here and inlined into the CLI bundle as
- * the module `magi:web-client`: `magi web` serves it from memory, so an
- * installed magi is one file and the page fetches nothing from anywhere else.
+ * The phone page's client (scripts/client-build.mjs), inlined into the CLI
+ * bundle as the module `magi:web-client`: `magi web` serves it from memory,
+ * so an installed magi is one file and the page fetches nothing from
+ * anywhere else.
  */
 const stylesheets = ["src/web/client/styles.css", "src/web/client/card.css"]
 const webClient = {
@@ -34,23 +36,11 @@ const webClient = {
   setup(b) {
     b.onResolve({ filter: /^magi:web-client$/ }, (args) => ({ path: args.path, namespace: "magi-web-client" }))
     b.onLoad({ filter: /.*/, namespace: "magi-web-client" }, async () => {
-      const client = await build({
-        entryPoints: ["src/web/client/main.ts"],
-        bundle: true,
-        write: false,
-        format: "iife",
-        platform: "browser",
-        // Phones a few years old: Safari 15, Chrome 100.
-        target: ["es2020", "safari15", "chrome100"],
-        minify: true,
-        legalComments: "none",
-        logLevel: "warning"
-      })
-      const script = client.outputFiles[0].text
+      const { files } = await buildClient()
       // The page's frame, then the card's own rules (src/web/client/card.css).
       const styles = (await Promise.all(stylesheets.map((f) => readFile(f, "utf8")))).join("\n")
       return {
-        contents: `export const script = ${JSON.stringify(script)}\nexport const styles = ${JSON.stringify(styles)}\n`,
+        contents: `export const scripts = ${JSON.stringify(files)}\nexport const styles = ${JSON.stringify(styles)}\n`,
         loader: "js",
         watchFiles: stylesheets
       }

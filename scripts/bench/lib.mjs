@@ -105,3 +105,60 @@ export const loadTest = async ({ hostname, port }, path, { seconds = 10, connect
     bodyKiB: Math.round(bytes / latencies.length / 1024)
   }
 }
+
+export const CHROMIUM = "/usr/bin/chromium"
+
+/** Chromium as the page benchmarks drive it (`launch().close()` when done). */
+export const launchChromium = async () => {
+  const { chromium } = await import("playwright-core")
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--headless", "--no-sandbox", "--disable-gpu"] })
+}
+
+/**
+ * One cold load of magi's page at `url` in a fresh phone-sized context
+ * (390×844, touch) with the CPU throttled `rate`×, on the page's own clock
+ * (ms from navigation): `drawn`, the first frame whose open cards reach the
+ * bottom of the screen; `responding`, when a task after the next frame runs
+ * (a tap's handler would); `allCards`, when `cards` open cards are built;
+ * `nodes`, the DOM's size then.
+ *
+ * The probe runs inside the page, once per frame in requestAnimationFrame
+ * (the layout it reads is the one the frame makes anyway), and is read over
+ * CDP every 100 ms. Playwright's own waitForFunction injects a script of its
+ * own and polls it, which cost the throttled page ~100 ms and moved every
+ * figure it measured.
+ */
+export const loadPage = async (browser, url, { rate = 4, cards = 100 } = {}) => {
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true })
+  try {
+    const page = await context.newPage()
+    const cdp = await context.newCDPSession(page)
+    await cdp.send("Emulation.setCPUThrottlingRate", { rate })
+    await context.addInitScript(() => {
+      const firstScreen = () => {
+        const open = document.querySelectorAll("section.open-questions article.card")
+        const last = open[open.length - 1]
+        if (last === undefined || last.getBoundingClientRect().bottom < window.innerHeight) return requestAnimationFrame(firstScreen)
+        window.__magiDrawn = performance.now()
+        requestAnimationFrame(() => setTimeout(() => (window.__magiResponding = performance.now()), 0))
+      }
+      requestAnimationFrame(firstScreen)
+    })
+    const read = async (expression) => (await cdp.send("Runtime.evaluate", { expression, returnByValue: true })).result.value
+    const until = async (expression) => {
+      for (;;) {
+        const value = await read(expression)
+        if (value !== undefined && value !== null && value !== false) return value
+        await new Promise((r) => setTimeout(r, 100))
+      }
+    }
+    await page.goto(url, { waitUntil: "commit" })
+    const responding = await until("window.__magiResponding")
+    const drawn = await read("window.__magiDrawn")
+    const allCards = await until(`document.querySelectorAll("section.open-questions article.card").length >= ${cards} && performance.now()`)
+    const nodes = await read(`document.getElementsByTagName("*").length`)
+    return { drawn, responding, allCards, nodes }
+  } finally {
+    await context.close()
+  }
+}

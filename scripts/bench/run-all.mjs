@@ -5,8 +5,10 @@ import { readdirSync } from "node:fs"
 import { join } from "node:path"
 
 const only = process.argv[2]
+/** Not benchmarks of their own: helpers, and comparisons that need two builds named. */
+const NOT_RUN = new Set(["lib.mjs", "run-all.mjs", "page-ab.mjs"])
 for (const file of readdirSync("scripts/bench").sort()) {
-  if (file.startsWith(".") || file === "lib.mjs" || file === "run-all.mjs" || !/\.(mjs|ts)$/.test(file)) continue
+  if (file.startsWith(".") || NOT_RUN.has(file) || !/\.(mjs|ts)$/.test(file)) continue
   if (only && !file.startsWith(only)) continue
   let target = join("scripts/bench", file)
   if (file.endsWith(".ts")) {

@@ -183,7 +183,12 @@ const exactId = Effect.gen(function* () {
 const listQuestions = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
   const snapshot = yield* (yield* Snapshots).current
-  return Responses.jsonBytes(snapshot.body, snapshot.gzipped, request.headers["accept-encoding"])
+  return Responses.jsonBytes(
+    snapshot.body,
+    snapshot.gzipped,
+    request.headers["accept-encoding"],
+    { etag: snapshot.etag, ifNoneMatch: request.headers["if-none-match"] }
+  )
 }).pipe(Effect.catchAll(failure))
 
 /**

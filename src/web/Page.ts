@@ -10,7 +10,7 @@
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect } from "effect"
-import { script, styles } from "magi:web-client"
+import { scripts, styles } from "magi:web-client"
 import { iconPng, iconSvg } from "./Icon.js"
 
 /**
@@ -71,7 +71,8 @@ const INDEX = `<!doctype html>
 <link rel="icon" href="/icon.svg" type="image/svg+xml">
 <link rel="apple-touch-icon" href="/apple-touch-icon.png">
 <link rel="stylesheet" href="/app.css">
-<script defer src="/app.js"></script>
+<link rel="preload" href="/api/questions" as="fetch" crossorigin>
+<script type="module" src="/app.js"></script>
 </head>
 <body>
 <noscript>magi's page needs JavaScript; <code>magi answer</code> works at a terminal.</noscript>
@@ -86,12 +87,30 @@ const INDEX = `<!doctype html>
 const png = (size: number) =>
   Effect.sync(() => HttpServerResponse.uint8Array(iconPng(size), { contentType: "image/png", headers: HEADERS }))
 
+/**
+ * A chunk's name carries a hash of its content, so a browser may keep it for
+ * good; the entry (`app.js`) is looked at again on every visit, which is
+ * what brings a new build's chunks in.
+ */
+const IMMUTABLE = { ...HEADERS, "cache-control": "public, max-age=31536000, immutable" }
+
+/** `app.js` and its chunks, each at its own path. */
+const scriptRoutes = Object.entries(scripts).reduce(
+  (router, [path, text]) =>
+    HttpRouter.get(
+      router,
+      `/${path}`,
+      HttpServerResponse.text(text, {
+        contentType: "text/javascript; charset=utf-8",
+        headers: path.startsWith("chunks/") ? IMMUTABLE : HEADERS
+      })
+    ),
+  HttpRouter.empty
+)
+
 export const router = HttpRouter.empty.pipe(
+  HttpRouter.concat(scriptRoutes),
   HttpRouter.get("/", HttpServerResponse.text(INDEX, { contentType: "text/html; charset=utf-8", headers: HEADERS })),
-  HttpRouter.get(
-    "/app.js",
-    HttpServerResponse.text(script, { contentType: "text/javascript; charset=utf-8", headers: HEADERS })
-  ),
   HttpRouter.get("/app.css", HttpServerResponse.text(styles, { contentType: "text/css; charset=utf-8", headers: HEADERS })),
   HttpRouter.get(
     "/manifest.webmanifest",

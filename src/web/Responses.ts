@@ -23,16 +23,34 @@ export const json = (body: unknown, status = 200) =>
  * the client accepts it. `Vary` keeps any cache in between from handing the
  * gzipped bytes to a client that did not ask for them.
  */
-export const jsonBytes = (body: Uint8Array, gzipped: Uint8Array, acceptEncoding: string | undefined) =>
-  acceptsGzip(acceptEncoding)
+export const jsonBytes = (
+  body: Uint8Array,
+  gzipped: Uint8Array,
+  acceptEncoding: string | undefined,
+  /** The body's entity tag, and the request's `If-None-Match`. */
+  conditional?: { readonly etag: string; readonly ifNoneMatch: string | undefined }
+) => {
+  const headers = conditional === undefined ? NO_STORE : { ...NO_STORE, etag: conditional.etag }
+  // The client has these very bytes (it says so by their tag): nothing to send.
+  if (conditional !== undefined && matchesTag(conditional.ifNoneMatch, conditional.etag))
+    return HttpServerResponse.empty({ status: 304, headers: { ...headers, vary: "accept-encoding" } })
+  return acceptsGzip(acceptEncoding)
     ? HttpServerResponse.uint8Array(gzipped, {
         contentType: "application/json; charset=utf-8",
-        headers: { ...NO_STORE, "content-encoding": "gzip", vary: "accept-encoding" }
+        headers: { ...headers, "content-encoding": "gzip", vary: "accept-encoding" }
       })
     : HttpServerResponse.uint8Array(body, {
         contentType: "application/json; charset=utf-8",
-        headers: { ...NO_STORE, vary: "accept-encoding" }
+        headers: { ...headers, vary: "accept-encoding" }
       })
+}
+
+/** `If-None-Match` names `etag` (or is `*`); a weak tag (`W/"…"`) matches its strong twin, as RFC 9110 compares for GET. */
+export const matchesTag = (header: string | undefined, etag: string): boolean =>
+  (header ?? "")
+    .split(",")
+    .map((t) => t.trim().replace(/^W\//, ""))
+    .some((t) => t === "*" || t === etag)
 
 /** `gzip` listed in `Accept-Encoding` and not refused with `q=0`. */
 export const acceptsGzip = (header: string | undefined): boolean =>

@@ -4,8 +4,12 @@
  * time that the one installed file does not carry.
  */
 declare module "magi:web-client" {
-  /** `src/web/client/main.ts`, bundled and minified. */
-  export const script: string
+  /**
+   * The page's scripts by the path they are served at: `app.js` (the entry,
+   * `src/web/client/main.ts`) and the chunks it imports later
+   * (`chunks/<name>-<hash>.js`), bundled and minified.
+   */
+  export const scripts: Readonly<Record<string, string>>
   /** `src/web/client/styles.css`. */
   export const styles: string
 }

@@ -103,6 +103,33 @@ describe("the question list and health", () => {
     expect(NodeZlib.gunzipSync(zipped.body).toString("utf8")).toBe(plain.text)
   })
 
+  it("tags the list, answers a refetch of the same list with an empty 304, and a changed list in full with a new tag", async () => {
+    const home = tempDirSync()
+    const own = await startWeb(home)
+    try {
+      const first = choiceQuestion(nextId())
+      await seed(home, [{ q: first }])
+      const tagged = await request(`${own.url}/api/questions`)
+      const tag = tagged.headers["etag"]
+      expect(tag).toMatch(/^"[A-Za-z0-9_-]+"$/)
+      // What a page sends on every change event: nothing changed, nothing sent.
+      const same = await request(`${own.url}/api/questions`, { headers: { "if-none-match": tag!, "accept-encoding": "gzip" } })
+      expect(same.status).toBe(304)
+      expect(same.body.length).toBe(0)
+      expect(same.headers["etag"]).toBe(tag)
+      // A weak form of the tag, or one of several, still names these bytes.
+      expect((await request(`${own.url}/api/questions`, { headers: { "if-none-match": `"other", W/${tag}` } })).status).toBe(304)
+      // An answer changes the list: sent in full, under another tag.
+      await withStore(home, answerQuestion(first.id, { choice: first.choices[0]! }))
+      const changed = await request(`${own.url}/api/questions`, { headers: { "if-none-match": tag! } })
+      expect(changed.status).toBe(200)
+      expect(changed.headers["etag"]).not.toBe(tag)
+      expect(listed(changed).find((x) => x.id === first.id)?.status).toBe("answered")
+    } finally {
+      await own.stop()
+    }
+  })
+
   it("answers an unknown path with a JSON 404", async () => {
     const reply = await request(api("/api/nope"))
     expect(reply.status).toBe(404)

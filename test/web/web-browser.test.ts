@@ -370,7 +370,9 @@ describe.skipIf(!haveChromium)("the phone page in Chromium", () => {
       const card = page.locator("article.card").first()
       await card.waitFor({ timeout: 10_000 })
       expect(await card.locator(".summary").textContent()).toBe(hostile.summary)
-      // The detail is markdown: its emphasis renders, its markup stays characters.
+      // The detail is markdown (rendered once the renderer is in, just after
+      // the first screen): its emphasis renders, its markup stays characters.
+      await card.locator(".detail.md:not(.pending)").waitFor({ timeout: 10_000 })
       expect((await card.locator(".detail").textContent())?.trim()).toBe("<script>document.title='pwned'</script>\nbold?")
       expect(await card.locator(".detail strong").textContent()).toBe("bold?")
       expect(await card.locator("img, script, i, u, b").count()).toBe(0)

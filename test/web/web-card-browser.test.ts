@@ -229,7 +229,8 @@ describe.skipIf(!haveChromium)("one question's card in Chromium", () => {
       await page.goto(web.url)
       const card = page.locator("article.card").first()
       const body = card.locator(".detail")
-      await body.waitFor({ timeout: 10_000 })
+      // Rendered once the renderer is in, just after the first screen.
+      await card.locator(".detail.md:not(.pending)").waitFor({ timeout: 10_000 })
       // `##` under the card's own title: a small heading (h5), never one louder than the summary.
       expect(await body.locator("h5").textContent()).toBe("What changed")
       expect(await body.locator("strong").first().textContent()).toBe("cache")

@@ -40,11 +40,16 @@ const errorOf = async (response: Response): Promise<ApiError> => {
   return new ApiError(response.status, message)
 }
 
-/** Every open question, the first page of settled history, and the cursor for the page after it. */
-export const listQuestions = async (): Promise<QuestionList> => {
-  const response = await fetch("/api/questions", { cache: "no-store" })
+/**
+ * Every open question, the first page of settled history, and the cursor for
+ * the page after it, with the list's tag; `unchanged` when `tag` (the last
+ * list's) still names it: the server then sends nothing.
+ */
+export const listQuestions = async (tag?: string): Promise<{ readonly list: QuestionList; readonly tag: string | undefined } | "unchanged"> => {
+  const response = await fetch("/api/questions", { cache: "no-store", headers: tag === undefined ? {} : { "if-none-match": tag } })
+  if (response.status === 304) return "unchanged"
   if (!response.ok) throw await errorOf(response)
-  return (await response.json()) as QuestionList
+  return { list: (await response.json()) as QuestionList, tag: response.headers.get("etag") ?? undefined }
 }
 
 /** One page of settled history older than `before` (a cursor from the last page), newest first; `q`: every word must match. */

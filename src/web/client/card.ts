@@ -5,7 +5,7 @@
 import * as Api from "./api.js"
 import type { QuestionView, WaiterNotice } from "./api.js"
 import { el } from "./dom.js"
-import { markdown } from "./markdown.js"
+import { markdownBlock } from "./richText.js"
 import { givenText, type Decision, type Given } from "./decisions.js"
 import { isConductorQuestion, mayBeHeld } from "../../questions/Holding.js"
 
@@ -58,10 +58,23 @@ export const relative = (iso: string, now: number): string => {
   return `${Math.round(hours / 24)} d ago`
 }
 
+const pad2 = (n: number) => String(n).padStart(2, "0")
+
+/**
+ * The full local date and time in a time's tooltip, `2026-11-30 14:05`,
+ * from the Date's own getters: the locale's formatter (`toLocaleString`)
+ * loads ICU's data on first use, which held a phone-speed page's first
+ * card back by 150–200 ms, for a tooltip a phone never shows.
+ */
+export const fullTime = (iso: string): string => {
+  const d = new Date(iso)
+  return `${d.getFullYear()}-${pad2(d.getMonth() + 1)}-${pad2(d.getDate())} ${pad2(d.getHours())}:${pad2(d.getMinutes())}`
+}
+
 export const time = (iso: string, now: number) =>
   el(
     "time",
-    { attrs: { datetime: iso, title: new Date(iso).toLocaleString(), "data-relative": "" } },
+    { attrs: { datetime: iso, title: fullTime(iso), "data-relative": "" } },
     relative(iso, now)
   )
 
@@ -166,7 +179,7 @@ export const FOLD_CHARS = 900
 const detail = (q: QuestionView) => {
   const text = q.detail.trimEnd()
   if (text.trim() === "") return null
-  const body = el("div", { class: "detail md" }, markdown(text))
+  const body = markdownBlock("detail md", text)
   if (text.split("\n").length <= FOLD_LINES && text.length <= FOLD_CHARS) return body
   body.classList.add("folded")
   const toggle = el("button", { class: "show-more", attrs: { type: "button", "aria-expanded": "false" } }, "Show more")
@@ -190,7 +203,7 @@ const thread = (q: QuestionView, now: number) =>
             { class: `turn ${turn.who}` },
             el("div", { class: "turn-head" }, el("strong", {}, turn.who === "operator" ? "You" : "Agent"), " ", time(turn.at, now)),
             // The agent writes markdown; the owner's own words are shown as typed.
-            turn.who === "agent" ? el("div", { class: "md" }, markdown(turn.body)) : el("div", { class: "text" }, turn.body)
+            turn.who === "agent" ? markdownBlock("md", turn.body) : el("div", { class: "text" }, turn.body)
           )
         )
       )

@@ -14,7 +14,7 @@ import { ApiError } from "./api.js"
 import type { ChatView } from "../ChatsApi.js"
 import { time } from "./card.js"
 import { el } from "./dom.js"
-import { markdown } from "./markdown.js"
+import { loadMarkdown, markdownBlock } from "./richText.js"
 import { coalesced, message, type Revisions, type View } from "./view.js"
 
 /** Prefix of an agent-side turn magi wrote itself (`MAGI_NOTE`). */
@@ -227,7 +227,7 @@ export const chatsView = (): View => {
   const bubble = (t: ChatView["turns"][number], now: number) => {
     const note = t.who === "agent" && t.body.startsWith(MAGI_NOTE)
     const kind = note ? "note" : t.who
-    const body = t.who === "agent" && !note ? el("div", { class: "md" }, markdown(t.body)) : el("div", { class: "text" }, t.body)
+    const body = t.who === "agent" && !note ? markdownBlock("md", t.body) : el("div", { class: "text" }, t.body)
     return el("article", { class: `bubble ${kind}` }, body, el("footer", { class: "muted" }, note ? "magi · " : "", time(t.at, now)))
   }
 
@@ -332,6 +332,7 @@ export const chatsView = (): View => {
       current = next
       draw()
       void load()
+      void loadMarkdown()
     },
     hide: () => {
       visible = false

@@ -7,10 +7,32 @@
 import * as Api from "./api.js"
 import { el } from "./dom.js"
 
-/** Shown after the page's "Nothing is waiting" line, and hidden with it (by CSS). */
+/**
+ * Shown after the page's "Nothing is waiting" line, and hidden with it (by
+ * CSS). `shown()` when the page shows it: only then is the server asked
+ * whether notifications are set (once), so a page with questions open does
+ * not spend a request on its first screen for a line nobody sees.
+ */
 export const emptyHelp = () => {
   const notify = el("p", { class: "notify-state", attrs: { hidden: true } })
-  void Api.health().then(
+  let asked = false
+  const shown = () => {
+    if (asked) return
+    asked = true
+    void askHealth(notify)
+  }
+  const node = el(
+    "div",
+    { class: "empty-help" },
+    el("p", { class: "muted" }, "An agent asks you from its shell, and the question appears here at once:"),
+    el("pre", { class: "example" }, el("code", {}, 'magi ask --summary "Ship tonight?" \\\n  --choice "ship it" --choice "hold"')),
+    notify
+  )
+  return { node, shown }
+}
+
+const askHealth = (notify: HTMLElement) =>
+  Api.health().then(
     (h) => {
       if (typeof h.notifications !== "boolean") return // an older server: say nothing rather than guess
       notify.hidden = false
@@ -29,11 +51,3 @@ export const emptyHelp = () => {
     },
     () => undefined // No health, no line: the rest still holds.
   )
-  return el(
-    "div",
-    { class: "empty-help" },
-    el("p", { class: "muted" }, "An agent asks you from its shell, and the question appears here at once:"),
-    el("pre", { class: "example" }, el("code", {}, 'magi ask --summary "Ship tonight?" \\\n  --choice "ship it" --choice "hold"')),
-    notify
-  )
-}

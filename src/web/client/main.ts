@@ -23,6 +23,7 @@ import { queueView } from "./queue.js"
 import { runsView } from "./runs.js"
 import { chatsView } from "./chats.js"
 import { historyFeed } from "./history.js"
+import { loadMarkdown } from "./richText.js"
 import { coalesced, message, type Revisions, type View } from "./view.js"
 
 /** Without live events (an old browser, a proxy that buffers), poll this often. */
@@ -37,6 +38,10 @@ let questions: ReadonlyArray<QuestionView> = []
 /** The open questions as last fetched. */
 let openQuestions: ReadonlyArray<QuestionView> = []
 let loadError: string | undefined
+/** The server's tag for the list last drawn (`ETag`), to be told when it has not changed. */
+let listTag: string | undefined
+/** Whether a list has come at all. */
+let listArrived = false
 let waiterNotices: ReadonlyArray<WaiterNotice> = []
 let noticesError: string | undefined
 /** The notices revision last fetched, from the change events. */
@@ -68,7 +73,8 @@ const noticeBadge = el("span", { class: "badge quiet", attrs: { "aria-label": "n
 const connection = el("span", { class: "connection muted", attrs: { role: "status" } }, "connecting…")
 const openList = el("div", { class: "list" })
 const historyList = el("div", { class: "list" })
-const openEmpty = el("p", { class: "empty muted" }, "Nothing is waiting for you.")
+/** Hidden until a list has come: a page still loading cannot say nothing is waiting. */
+const openEmpty = el("p", { class: "empty muted", attrs: { hidden: true } }, "Nothing is waiting for you.")
 const banner = el("p", { class: "notice error", attrs: { hidden: true, role: "alert" } })
 const noticeList = el("div", { class: "list" })
 const noticesEmpty = el("p", { class: "empty muted" }, "Nothing undelivered: every word you sent reached its agent or is on its way.")
@@ -105,14 +111,28 @@ const noticesView = el(
   noticeList
 )
 
-document.body.append(
+const frame = [
   el("header", { class: "top" }, el("h1", {}, "magi"), el("nav", {}, questionsLink, ...views.map((v) => v.link), noticesLink), connection),
   el("main", {}, questionsView, noticesView, ...views.map((v) => v.view.node))
-)
+]
+
+/**
+ * How long the page waits for its first list before it shows its frame
+ * anyway (saying "connecting…"). Shown at once, the empty frame cost the
+ * phone a layout and a paint of its own just before the cards came (the
+ * list is usually there by the time the script has run: the page preloads
+ * it), and the screen went blank → header → cards instead of blank → cards.
+ */
+const FRAME_WAIT_MS = 1000
+const mount = () => {
+  if (!frame[0]!.isConnected) document.body.append(...frame)
+}
+setTimeout(mount, FRAME_WAIT_MS)
 
 /** The compact list beside the cards (the owner's choice), and the empty state's help. */
 const dense = denseLayout({ view: questionsView, openList, openIds: () => shownOpen, questionInHash: (hash) => questionInHash(hash) })
-openEmpty.after(emptyHelp())
+const help = emptyHelp()
+openEmpty.after(help.node)
 
 // -- drawing ------------------------------------------------------------------
 
@@ -120,16 +140,14 @@ openEmpty.after(emptyHelp())
 const needsOwner = (qs: ReadonlyArray<QuestionView>) =>
   qs.filter((q) => q.status === "open" && !q.waiting_on_agent).length
 
-/** Newest asked first; never by last activity, so cards do not jump around. */
-const byAsked = (a: QuestionView, b: QuestionView) => b.asked_at.localeCompare(a.asked_at) || b.id.localeCompare(a.id)
+/** `a` before `b` in plain code-unit order (`localeCompare` collates, and is many times slower). */
+const ordinal = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
-/** Put `nodes` in `list` in order, moving only what is out of place (a moved frame reloads). */
-const place = (list: HTMLElement, nodes: ReadonlyArray<HTMLElement>) => {
-  nodes.forEach((node, i) => {
-    if (list.children[i] !== node) list.insertBefore(node, list.children[i] ?? null)
-  })
-  while (list.children.length > nodes.length) list.lastElementChild!.remove()
-}
+/**
+ * Newest asked first; never by last activity, so cards do not jump around.
+ * Ask times are UTC ISO stamps and ids ASCII, so code-unit order is time order.
+ */
+const byAsked = (a: QuestionView, b: QuestionView) => ordinal(b.asked_at, a.asked_at) || ordinal(b.id, a.id)
 
 const act = (q: QuestionView, send: () => Promise<QuestionView>, done: string) => {
   notices.delete(q.id)
@@ -224,14 +242,34 @@ let shownOpen = new Set<string>()
  * line) takes a few milliseconds to build on a phone, and a hundred open
  * questions built in one go froze a 4x-throttled page for seconds. A pass
  * builds cards top-down within this budget (about one 60 Hz frame) and the
- * next pass continues below them, so what is on screen never moves and the
- * first screen shows at once.
+ * next pass continues below them, so what is on screen never moves.
+ *
+ * The first screen is the exception: until cards reach the bottom of the
+ * screen there is nothing to tap, and filling it a card per pass cost a
+ * frame's layout and paint per card, so the first pass builds on until the
+ * screen is full.
  */
 const BUILD_BUDGET_MS = 12
-/** The next pass, while cards are left to build. */
-let continuation: ReturnType<typeof setTimeout> | undefined
+/** A next pass is coming, while cards are left to build. */
+let continuing = false
 
-const draw = () => {
+/**
+ * Call `pass` with a budget when the page has a moment for the cards left
+ * to build: in the browser's idle time, with the time left before the next
+ * frame as its budget, so neither a frame nor a tap waits for a card below
+ * the screen; where there are no idle callbacks (Safari), or the page is
+ * never idle for `IDLE_WAIT_MS`, after the next frame with `BUILD_BUDGET_MS`.
+ */
+const IDLE_WAIT_MS = 100
+const whenIdle = (pass: (budgetMs: number) => void) => {
+  if (typeof requestIdleCallback === "function")
+    requestIdleCallback((idle) => pass(idle.didTimeout ? BUILD_BUDGET_MS : idle.timeRemaining()), { timeout: IDLE_WAIT_MS })
+  else requestAnimationFrame(() => setTimeout(() => pass(BUILD_BUDGET_MS), 0))
+}
+/** Whether cards have once reached the bottom of the screen (see `BUILD_BUDGET_MS`). */
+let screenFilled = false
+
+const draw = (budgetMs = BUILD_BUDGET_MS) => {
   const now = Date.now()
   const passStarted = performance.now()
   // A linked question is always built, however far down it is: the page is
@@ -240,6 +278,8 @@ const draw = () => {
   let reachedLinked = linked === undefined || !questions.some((q) => q.id === linked)
   const focused = document.activeElement instanceof HTMLTextAreaElement ? document.activeElement.dataset["draft"] : undefined
   const seen = new Set<string>()
+  /** New cards built in this pass. */
+  let built = 0
   /** The card for `q`, or none when it is new and this pass has spent its budget. */
   const nodeFor = (q: QuestionView): HTMLElement | undefined => {
     const notice = notices.get(q.id)
@@ -252,7 +292,10 @@ const draw = () => {
       seen.add(q.id)
       return old.node
     }
-    if (reachedLinked && performance.now() - passStarted > BUILD_BUDGET_MS) return undefined
+    // Every pass builds at least one card, so a slow first card (the page's
+    // code still cold) cannot stall the list.
+    if (reachedLinked && built > 0 && screenFilled && performance.now() - passStarted > budgetMs) return undefined
+    built++
     seen.add(q.id)
     const node = card(q, {
       drafts,
@@ -291,29 +334,47 @@ const draw = () => {
   shownOpen = new Set(shown.map((q) => q.id))
   const settled = questions.filter((q) => q.status !== "open" && !shownOpen.has(q.id)).sort(byAsked)
   let complete = true
-  /** The cards of `qs` in order, up to the first one this pass could not build. */
-  const builtPrefix = (qs: ReadonlyArray<QuestionView>) => {
-    const nodes: Array<HTMLElement> = []
+  /**
+   * Put the cards of `qs` in `list` in order, each as soon as it is built, up
+   * to the first one this pass could not build, moving only what is out of
+   * place (a moved frame reloads); cards left after that point are taken out.
+   */
+  const drawPrefix = (list: HTMLElement, qs: ReadonlyArray<QuestionView>) => {
+    let i = 0
     for (const q of complete ? qs : []) {
       const node = nodeFor(q)
       if (node === undefined) {
         complete = false
         break
       }
-      nodes.push(node)
+      if (list.children[i] !== node) list.insertBefore(node, list.children[i] ?? null)
+      i++
+      // Placed at once so the page can tell when the first screen is full
+      // (looked at only once the budget is spent: it costs a layout); with
+      // the questions not shown (another view is), there is no screen to fill.
+      if (!screenFilled && performance.now() - passStarted > budgetMs) {
+        screenFilled = questionsView.hidden || node.getBoundingClientRect().bottom >= window.innerHeight
+        // Once, in the browser's timeline, for whoever profiles the page.
+        if (screenFilled) performance.mark("magi:first-screen")
+      }
     }
-    return nodes
+    while (list.children.length > i) list.lastElementChild!.remove()
   }
-  place(openList, builtPrefix(shown))
-  place(historyList, builtPrefix(settled))
+  // "Nothing is waiting" only once a list has said so; set before the cards
+  // are placed, which tell by their place whether the screen is full.
+  openEmpty.hidden = !listArrived || shown.length > 0
+  if (!openEmpty.hidden) help.shown()
+  drawPrefix(openList, shown)
+  drawPrefix(historyList, settled)
   if (complete) {
     for (const id of drawn.keys()) if (!seen.has(id)) drawn.delete(id)
-  } else
-    continuation ??= setTimeout(() => {
-      continuation = undefined
-      draw()
-    }, 0)
-  openEmpty.hidden = shown.length > 0
+  } else if (!continuing) {
+    continuing = true
+    whenIdle((budgetMs) => {
+      continuing = false
+      draw(budgetMs)
+    })
+  }
   arrivingNote.hidden = arriving === 0
   arrivingNote.textContent = `${arriving} more after this answer`
 
@@ -394,15 +455,26 @@ const route = () => {
  * mid-fetch cause exactly one more fetch. Older pages already loaded stay.
  */
 const refresh = coalesced(() =>
-  Api.listQuestions().then(
-    (list) => {
-      openQuestions = list.open
-      history.firstPage(list.history, list.next)
-      questions = [...openQuestions, ...history.shown()]
+  Api.listQuestions(listTag).then(
+    (fetched) => {
+      mount()
+      if (fetched === "unchanged") {
+        // Most change events are another store's (or the first on
+        // connecting): the list drawn is the list.
+        if (loadError === undefined) return
+      } else {
+        const { list, tag } = fetched
+        listTag = tag
+        listArrived = true
+        openQuestions = list.open
+        history.firstPage(list.history, list.next)
+        questions = [...openQuestions, ...history.shown()]
+      }
       loadError = undefined
       draw()
     },
     (e: unknown) => {
+      mount()
       loadError = message(e)
       draw()
     }
@@ -452,8 +524,13 @@ const follow = () => {
     } catch {
       revisions = {}
     }
-    // The refresh above redraws; the cards' keys include this.
-    loopRunning = loop === undefined ? undefined : typeof loop === "number"
+    // The cards' keys include this: a loop started or stopped redraws them
+    // even when the list itself did not change (the refetch is then a 304).
+    const running = loop === undefined ? undefined : typeof loop === "number"
+    if (running !== loopRunning) {
+      loopRunning = running
+      draw()
+    }
     const notices = revisions["notices"]
     if (typeof notices !== "number" || notices !== noticesRevision) {
       noticesRevision = typeof notices === "number" ? notices : undefined
@@ -522,8 +599,18 @@ setInterval(() => {
 }, 30_000)
 
 route()
-void refresh().then(() => focusFromHash())
-void refreshNotices()
+// The first screen first: the list (preloaded by the HTML) and the cards it
+// needs. Only then what can wait, each a request whose answer would
+// otherwise be handled before the first screen: the live stream (its first
+// event brings a refetch, so nothing that changed in between is missed),
+// the notices (a card's "not delivered"), and markdown (the text shows as
+// written until then; see richText.ts).
+void refresh().then(() => {
+  follow()
+  void refreshNotices()
+  void loadMarkdown()
+  return focusFromHash()
+})
 /** `#/notices/<id>` (a card's "See the notice") scrolls to that notice. */
 const focusNoticeFromHash = () => {
   const id = /^#\/notices\/(.+)$/.exec(location.hash)?.[1]
@@ -534,4 +621,3 @@ window.addEventListener("hashchange", () => {
   route()
   void focusFromHash()
 })
-follow()

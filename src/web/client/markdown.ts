@@ -13,9 +13,12 @@
  * - markdown-it's output is parsed in an inert document (nothing in it loads
  *   or runs) and copied into the page through an allowlist of elements and
  *   attributes, so even a renderer bug cannot smuggle in a handler.
+ *
+ * The page loads this module after its first screen (`richText.ts`), as a
+ * chunk of its own; it imports nothing of the page's, so the page's own
+ * script needs no second file to start.
  */
 import MarkdownIt from "markdown-it"
-import { el } from "./dom.js"
 
 const LINK_SCHEMES = /^(https?:|mailto:)/i
 
@@ -81,7 +84,11 @@ const checkbox = (li: HTMLElement) => {
   const m = CHECK.exec(first.textContent ?? "")
   if (m === null) return
   first.textContent = (first.textContent ?? "").slice(m[0].length)
-  host.insertBefore(el("input", { attrs: { type: "checkbox", disabled: true, checked: m[1] !== " " } }), first)
+  const box = document.createElement("input")
+  box.setAttribute("type", "checkbox")
+  box.setAttribute("disabled", "")
+  if (m[1] !== " ") box.setAttribute("checked", "")
+  host.insertBefore(box, first)
   host.insertBefore(document.createTextNode(" "), first)
   li.classList.add("check")
 }
