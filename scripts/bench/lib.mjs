@@ -119,7 +119,8 @@ export const launchChromium = async () => {
  * (390×844, touch) with the CPU throttled `rate`×, on the page's own clock
  * (ms from navigation): `drawn`, the first frame whose open cards reach the
  * bottom of the screen; `responding`, when a task after the next frame runs
- * (a tap's handler would); `allCards`, when `cards` open cards are built;
+ * (a tap's handler would); `allCards`, when `cards` open cards are built
+ * (not waited for when `cards` is 0);
  * `nodes`, the DOM's size then.
  *
  * The probe runs inside the page, once per frame in requestAnimationFrame
@@ -155,7 +156,7 @@ export const loadPage = async (browser, url, { rate = 4, cards = 100 } = {}) => 
     await page.goto(url, { waitUntil: "commit" })
     const responding = await until("window.__magiResponding")
     const drawn = await read("window.__magiDrawn")
-    const allCards = await until(`document.querySelectorAll("section.open-questions article.card").length >= ${cards} && performance.now()`)
+    const allCards = cards === 0 ? NaN : await until(`document.querySelectorAll("section.open-questions article.card").length >= ${cards} && performance.now()`)
     const nodes = await read(`document.getElementsByTagName("*").length`)
     return { drawn, responding, allCards, nodes }
   } finally {

@@ -229,7 +229,13 @@ describe.skipIf(!haveChromium)("one question's card in Chromium", () => {
       await page.goto(web.url)
       const card = page.locator("article.card").first()
       const body = card.locator(".detail")
-      // Rendered once the renderer is in, just after the first screen.
+      // Shown as written at first; rendered once the renderer is in, which
+      // the page fetches in idle time after its first screen (idle time runs
+      // on this file's paused clock: let some pass).
+      await body.waitFor({ timeout: 10_000 })
+      expect(await body.evaluate((d) => d.classList.contains("pending"))).toBe(true)
+      expect(await body.textContent()).toContain("## What changed")
+      await page.clock.runFor(1_000)
       await card.locator(".detail.md:not(.pending)").waitFor({ timeout: 10_000 })
       // `##` under the card's own title: a small heading (h5), never one louder than the summary.
       expect(await body.locator("h5").textContent()).toBe("What changed")

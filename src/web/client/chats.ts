@@ -63,6 +63,9 @@ const call = async <A>(url: string, body?: unknown): Promise<A> => {
 
 const chatUrl = (id: string, rest = "") => `/api/chats/${encodeURIComponent(id)}${rest}`
 
+/** Whether `hash` (`#/…`) is an address of this view. */
+export const isChatsAddress = (hash: string): boolean => /^#\/chats?(\/|$)/.test(hash)
+
 export const chatsView = (): View => {
   let visible = false
   let current: string | undefined
@@ -319,7 +322,7 @@ export const chatsView = (): View => {
 
   return {
     node,
-    matches: (hash) => /^#\/chats?(\/|$)/.test(hash),
+    matches: isChatsAddress,
     show: (hash) => {
       visible = true
       node.hidden = false

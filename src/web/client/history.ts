@@ -29,9 +29,17 @@ export interface HistoryFeed {
   readonly shown: () => ReadonlyArray<QuestionView>
   /** A question fetched on its own (a link to it); kept with the loaded history. */
   readonly keep: (q: QuestionView) => void
+  /** Every card the page has is drawn now (see `historyFeed`). */
+  readonly drawn: () => void
 }
 
-export const historyFeed = (redraw: () => void): HistoryFeed => {
+/**
+ * `redraw` draws the page again; `allDrawn` tells whether every card it has
+ * is built. The page builds its cards a few at a time, and until the last
+ * one is there the end of the list is near the top of the screen: an older
+ * page is loaded only once the list is whole and the owner nears its end.
+ */
+export const historyFeed = (redraw: () => void, allDrawn: () => boolean): HistoryFeed => {
   /** Every settled question received so far, by id: first pages and older ones. */
   const loaded = new Map<string, QuestionView>()
   /** The cursor past the oldest page loaded; null once the start of history is reached. */
@@ -148,12 +156,21 @@ export const historyFeed = (redraw: () => void): HistoryFeed => {
   })
   older.addEventListener("click", () => void loadOlder())
 
-  if (typeof IntersectionObserver !== "undefined") {
-    // A margin so the next page is on its way before the owner reaches the end.
-    new IntersectionObserver((entries) => {
-      if (entries.some((e) => e.isIntersecting)) void loadOlder()
-    }, { rootMargin: "600px 0px" }).observe(sentinel)
-  }
+  /** The end came into view while cards were still being built: look again once they are. */
+  let endSeenEarly = false
+  // A margin so the next page is on its way before the owner reaches the end.
+  const nearEnd =
+    typeof IntersectionObserver === "undefined"
+      ? undefined
+      : new IntersectionObserver(
+          (entries) => {
+            if (!entries.some((e) => e.isIntersecting)) return
+            if (allDrawn()) void loadOlder()
+            else endSeenEarly = true
+          },
+          { rootMargin: "600px 0px" }
+        )
+  nearEnd?.observe(sentinel)
 
   return {
     controls,
@@ -166,6 +183,13 @@ export const historyFeed = (redraw: () => void): HistoryFeed => {
     shown: () => (searching() ? results : [...loaded.values()]),
     keep: (q) => {
       if (q.status !== "open") loaded.set(q.id, q)
+    },
+    drawn: () => {
+      if (!endSeenEarly || nearEnd === undefined) return
+      endSeenEarly = false
+      // Observed afresh, the observer says at once whether the end is still near.
+      nearEnd.unobserve(sentinel)
+      nearEnd.observe(sentinel)
     }
   }
 }

@@ -12,19 +12,19 @@
 import * as Api from "./api.js"
 import type { QuestionView } from "./api.js"
 import type { WaiterNotice } from "./api.js"
-import { card, relative, time, type Notice } from "./card.js"
+import { card, holderText, relative, time, type Notice } from "./card.js"
 import { decisions, type Given } from "./decisions.js"
 import { failureText, undeliveredFor } from "./truth.js"
 import { decoded } from "./view.js"
 import { el } from "./dom.js"
 import { denseLayout } from "./dense.js"
 import { emptyHelp } from "./empty.js"
-import { queueView } from "./queue.js"
-import { runsView } from "./runs.js"
-import { chatsView } from "./chats.js"
+import { isQueueAddress, queueView } from "./queue.js"
+import { isRunsAddress, runsView } from "./runs.js"
+import { chatsView, isChatsAddress } from "./chats.js"
 import { historyFeed } from "./history.js"
 import { loadMarkdown } from "./richText.js"
-import { coalesced, message, type Revisions, type View } from "./view.js"
+import { coalesced, lazyView, message, type Revisions, type View } from "./view.js"
 
 /** Without live events (an old browser, a proxy that buffers), poll this often. */
 const POLL_MS = 5000
@@ -85,15 +85,18 @@ const runsLink = el("a", { attrs: { href: "#/runs" } }, "Runs")
 const queueLink = el("a", { attrs: { href: "#/queue" } }, "Queue")
 /** The views beyond questions and notices, each in its own module. */
 const views: ReadonlyArray<{ readonly view: View; readonly link: HTMLElement }> = [
-  { view: queueView(), link: queueLink },
-  { view: runsView(), link: runsLink },
-  { view: chatsView(), link: el("a", { attrs: { href: "#/chats" } }, "Plan") }
+  { view: lazyView(isQueueAddress, queueView), link: queueLink },
+  { view: lazyView(isRunsAddress, runsView), link: runsLink },
+  { view: lazyView(isChatsAddress, chatsView), link: el("a", { attrs: { href: "#/chats" } }, "Plan") }
 ]
 /** Settled questions by pages: the first with every refetch, older ones as the owner scrolls or searches. */
-const history = historyFeed(() => {
-  questions = [...openQuestions, ...history.shown()]
-  draw()
-})
+const history = historyFeed(
+  () => {
+    questions = [...openQuestions, ...history.shown()]
+    draw()
+  },
+  () => allDrawn
+)
 const questionsView = el(
   "div",
   { class: "view questions-view" },
@@ -268,6 +271,8 @@ const whenIdle = (pass: (budgetMs: number) => void) => {
 }
 /** Whether cards have once reached the bottom of the screen (see `BUILD_BUDGET_MS`). */
 let screenFilled = false
+/** Whether the last pass built every card there is. */
+let allDrawn = false
 
 const draw = (budgetMs = BUILD_BUDGET_MS) => {
   const now = Date.now()
@@ -285,7 +290,9 @@ const draw = (budgetMs = BUILD_BUDGET_MS) => {
     const notice = notices.get(q.id)
     const decision = held.of(q.id)
     const undelivered = undeliveredFor(q, waiterNotices)
-    const key = JSON.stringify([q, notice, loopRunning, decision, undelivered?.id])
+    // The loop's state only as the card words it: a loop found running or
+    // stopped rebuilds only the cards whose line about it changes.
+    const key = JSON.stringify([q, notice, holderText(q, loopRunning), decision, undelivered?.id])
     const old = drawn.get(q.id)
     if (q.id === linked) reachedLinked = true
     if (old !== undefined && old.key === key) {
@@ -366,14 +373,22 @@ const draw = (budgetMs = BUILD_BUDGET_MS) => {
   if (!openEmpty.hidden) help.shown()
   drawPrefix(openList, shown)
   drawPrefix(historyList, settled)
+  allDrawn = complete
   if (complete) {
     for (const id of drawn.keys()) if (!seen.has(id)) drawn.delete(id)
+    history.drawn()
   } else if (!continuing) {
     continuing = true
-    whenIdle((budgetMs) => {
-      continuing = false
-      draw(budgetMs)
-    })
+    // The renderer first (in idle time too), then the cards below: they are
+    // built with their markdown, instead of as text rendered again when it comes.
+    whenIdle(() =>
+      void loadMarkdown().then(() =>
+        whenIdle((budgetMs) => {
+          continuing = false
+          draw(budgetMs)
+        })
+      )
+    )
   }
   arrivingNote.hidden = arriving === 0
   arrivingNote.textContent = `${arriving} more after this answer`
@@ -500,6 +515,7 @@ const refreshNotices = coalesced(() =>
 const follow = () => {
   if (typeof EventSource === "undefined") {
     connection.textContent = "polling"
+    void refreshNotices()
     setInterval(() => {
       void refresh()
       void refreshNotices()
@@ -602,13 +618,15 @@ route()
 // The first screen first: the list (preloaded by the HTML) and the cards it
 // needs. Only then what can wait, each a request whose answer would
 // otherwise be handled before the first screen: the live stream (its first
-// event brings a refetch, so nothing that changed in between is missed),
-// the notices (a card's "not delivered"), and markdown (the text shows as
-// written until then; see richText.ts).
+// event brings a refetch, so nothing that changed in between is missed, and
+// the notices, a card's "not delivered"), and markdown (the text shows as
+// written until then; see richText.ts). The cards below the first screen
+// wait for markdown, and are built in idle time too.
 void refresh().then(() => {
   follow()
-  void refreshNotices()
-  void loadMarkdown()
+  // Its first rendering is most of a frame on a phone's CPU: in idle time,
+  // once the first screen is painted and can take a tap.
+  whenIdle(() => void loadMarkdown())
   return focusFromHash()
 })
 /** `#/notices/<id>` (a card's "See the notice") scrolls to that notice. */

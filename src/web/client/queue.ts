@@ -70,6 +70,9 @@ const blockerItem = (b: Blocker) =>
     b.kind === "missing" ? null : el("span", { class: "muted" }, ` (${b.status})`)
   )
 
+/** Whether `hash` (`#/…`) is an address of this view. */
+export const isQueueAddress = (hash: string): boolean => hash === "#/queue" || hash.startsWith("#/queue/")
+
 export const queueView = (): View => {
   // -- filing -------------------------------------------------------------------
   const instruction = el("textarea", {
@@ -499,7 +502,7 @@ export const queueView = (): View => {
 
   return {
     node,
-    matches: (hash) => hash === "#/queue" || hash.startsWith("#/queue/"),
+    matches: isQueueAddress,
     show: (hash) => {
       const wasVisible = visible
       visible = true

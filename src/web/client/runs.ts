@@ -137,6 +137,9 @@ const runPage = (r: RunDetail, now: number) => {
 const FIRST_RUNS = 50
 const MAX_RUNS = 500
 
+/** Whether `hash` (`#/…`) is an address of this view. */
+export const isRunsAddress = (hash: string): boolean => hash === "#/runs" || hash.startsWith("#/runs/")
+
 export const runsView = (): View => {
   const banner = el("p", { class: "notice error", attrs: { hidden: true, role: "alert" } })
   const list = el("div", { class: "list runs-list" })
@@ -201,7 +204,7 @@ export const runsView = (): View => {
 
   return {
     node,
-    matches: (hash) => hash === "#/runs" || hash.startsWith("#/runs/"),
+    matches: isRunsAddress,
     show: (hash) => {
       const id = /^#\/runs\/(.+)$/.exec(hash)?.[1]
       // A malformed id shows the list rather than nothing.

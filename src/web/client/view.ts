@@ -18,6 +18,32 @@ export interface View {
   readonly changed: (revisions: Revisions, loop: boolean | undefined) => void
 }
 
+/**
+ * A view built the first time its address is shown: most visits never leave
+ * the questions, and building every view's frame held the first screen back.
+ * Until then its node is an empty placeholder, and change events pass it by
+ * (the view fetches what it shows when it is shown).
+ */
+export const lazyView = (matches: (hash: string) => boolean, make: () => View): View => {
+  let built: View | undefined
+  const placeholder = document.createElement("div")
+  placeholder.hidden = true
+  const view = () => {
+    if (built === undefined) {
+      built = make()
+      placeholder.replaceWith(built.node)
+    }
+    return built
+  }
+  return {
+    node: placeholder,
+    matches,
+    show: (hash) => view().show(hash),
+    hide: () => built?.hide(),
+    changed: (revisions, loop) => built?.changed(revisions, loop)
+  }
+}
+
 /** A fetch that, asked again while running, runs exactly once more after it. */
 export const coalesced = (load: () => Promise<void>) => {
   let inFlight: Promise<void> | undefined
