@@ -110,6 +110,48 @@ describe.skipIf(!haveChromium)("history on the phone page", () => {
     }
   }, 60_000)
 
+  it("fetches no older history while the open cards are still being built, only once the owner nears the real end", async () => {
+    // Forty open questions on a phone-speed CPU: the page builds them a few
+    // at a time, and until they are all there the end of history sits just
+    // below the first screen.
+    const manyHome = tempDirSync()
+    const many = Array.from({ length: 40 }, (_, i) => ({
+      ...choiceQuestion(`20261002-1200${String(i).padStart(2, "0")}-${(0xd000 + i).toString(16)}`, new Date(2026, 9, 2, 12, 0, i)),
+      summary: `Open question ${i}`
+    }))
+    await seed(manyHome, [...settledInJuly(45).map((q) => ({ q })), ...many.map((q) => ({ q }))])
+    const manyWeb = await startWeb(manyHome)
+    const { context, page } = await phone()
+    try {
+      await eventually(
+        "the settled questions moved to their month",
+        () => (NodeFs.readdirSync(NodePath.join(manyHome, "questions")).filter((n) => n.endsWith(".json")).length === 40 ? true : undefined),
+        60_000
+      )
+      const cdp = await context.newCDPSession(page)
+      await cdp.send("Emulation.setCPUThrottlingRate", { rate: 4 })
+      const older: string[] = []
+      page.on("request", (r) => {
+        if (new URL(r.url()).pathname === "/api/questions/history") older.push(r.url())
+      })
+      await page.goto(manyWeb.url)
+      await expect.poll(() => page.locator("section.open-questions article.card").count(), { timeout: 30_000 }).toBe(40)
+      const history = page.locator("section.history article.card")
+      await expect.poll(() => history.count(), { timeout: 15_000 }).toBe(30)
+      // Every card drawn, and the page left alone a moment: still the first page only.
+      await page.waitForTimeout(1_000)
+      expect(older).toEqual([])
+      expect(await history.count()).toBe(30)
+      // The owner scrolls to the end: now the next page comes.
+      await page.evaluate(() => window.scrollTo(0, document.scrollingElement!.scrollHeight))
+      await expect.poll(() => history.count(), { timeout: 15_000 }).toBe(45)
+      expect(older.length).toBeGreaterThan(0)
+    } finally {
+      await context.close()
+      await manyWeb.stop()
+    }
+  }, 120_000)
+
   it("opens a link to a question deep in the archive, though its page of history was never loaded", async () => {
     const { context, page } = await phone()
     try {
