@@ -410,6 +410,9 @@ describe("roster", () => {
 
   it.effect("with no config, every agent CLI on PATH is an entry", () => {
     const dir = tempDir()
+    // Its own repository, so its magi.toml is the one read whatever the
+    // temp folder sits in (a `.git` above it would make that the repository).
+    NodeFs.mkdirSync(NodePath.join(dir, ".git"))
     const prev = { PATH: process.env.PATH, XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME }
     return Effect.gen(function* () {
       process.env.PATH = `${dir}:${BIN}`

@@ -3,8 +3,8 @@
  * against the built `magi web`, with real `magi ask` processes on the other
  * end: what the owner sees and taps is what the agent receives.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core"
+import { describe, expect, it } from "vitest"
+import type { Page } from "playwright-core"
 import { spawn, type ChildProcess } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeHttp from "node:http"
@@ -13,8 +13,8 @@ import type { AddressInfo } from "node:net"
 import * as Q from "../../src/questions/Question.js"
 import { answerQuestion } from "../../src/questions/Answers.js"
 import { choiceQuestion, freeQuestion, ok, tempDirSync } from "../support.js"
-import { MAGI, request, seed, startWeb, withStore, writeNotice, type Web } from "./web-support.js"
-import { CHROMIUM, FLAGS, haveChromium, PHONE, tinyPng } from "./browser-support.js"
+import { MAGI, request, seed, startWeb, withStore, writeNotice } from "./web-support.js"
+import { CHROMIUM, haveChromium, PHONE, phoneSession, tinyPng } from "./browser-support.js"
 
 // Locally a machine without Chromium skips these; in CI a missing browser is
 // a broken runner, and skipping would report the page as tested when it was not.
@@ -79,33 +79,19 @@ const otherOrigin = async (page: (port: number) => string) => {
 const TAP_DEADLINE_MS = 60_000
 
 describe.skipIf(!haveChromium)("the phone page in Chromium", () => {
-  let browser: Browser
-  let context: BrowserContext
-  let web: Web | undefined
+  const session = phoneSession()
   let page: Page
   let console: string[]
 
-  beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true })
-  })
-  afterAll(async () => {
-    await browser?.close()
-  })
-
   /** A fresh home, server and phone-sized page for one test. */
   const open = async (home = tempDirSync()) => {
-    web = await startWeb(home)
-    context = await browser.newContext({ viewport: PHONE, deviceScaleFactor: 2, isMobile: true, hasTouch: true })
-    page = await context.newPage()
+    const visit = await session.open(() => startWeb(home))
+    page = visit.page
     console = []
     page.on("console", (m) => console.push(m.text()))
-    return { home, web }
+    return { home, web: visit.web }
   }
-  const close = async () => {
-    await context?.close()
-    await web?.stop()
-    web = undefined
-  }
+  const close = session.close
 
   it("answers a waiting `magi ask` when the owner taps a choice, and the agent prints it", async () => {
     const { home, web } = await open()

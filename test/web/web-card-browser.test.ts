@@ -8,8 +8,8 @@
  * The page's timers run on Playwright's clock, paused: the Undo window ends
  * when the test says so, never because a busy machine was slow.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core"
+import { describe, expect, it } from "vitest"
+import type { BrowserContext, Page } from "playwright-core"
 import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
@@ -17,8 +17,8 @@ import * as Q from "../../src/questions/Question.js"
 import { answerQuestion } from "../../src/questions/Answers.js"
 import { UNDO_MS, DECIDED_MS } from "../../src/web/client/decisions.js"
 import { choiceQuestion, freeQuestion, ok, tempDirSync } from "../support.js"
-import { eventually, MAGI, seed, startWeb, withStore, writeNotice, type Web } from "./web-support.js"
-import { CHROMIUM, FLAGS, haveChromium, PHONE, tinyPng } from "./browser-support.js"
+import { eventually, MAGI, seed, startWeb, withStore, writeNotice } from "./web-support.js"
+import { haveChromium, PHONE, phoneSession, tinyPng } from "./browser-support.js"
 
 const shot = async (page: Page, name: string) => {
   NodeFs.mkdirSync("test-results", { recursive: true })
@@ -46,35 +46,23 @@ const asked = (id: string, minutesAgo: number, summary: string) => ({
 })
 
 describe.skipIf(!haveChromium)("one question's card in Chromium", () => {
-  let browser: Browser
+  const session = phoneSession()
   let context: BrowserContext
-  let web: Web | undefined
   let page: Page
   let errors: string[]
 
-  beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true })
-  })
-  afterAll(async () => {
-    await browser?.close()
-  })
-
   /** A fresh home, server and phone-sized page whose timers wait for the test. */
   const open = async (home = tempDirSync()) => {
-    web = await startWeb(home)
-    context = await browser.newContext({ viewport: PHONE, deviceScaleFactor: 2, isMobile: true, hasTouch: true })
-    page = await context.newPage()
+    const visit = await session.open(() => startWeb(home))
+    ;({ context, page } = visit)
+    const web = visit.web
     errors = []
     page.on("pageerror", (e) => errors.push(e.message))
     await page.clock.install()
     await page.clock.pauseAt(Date.now() + 1_000)
     return { home, web }
   }
-  const close = async () => {
-    await context?.close()
-    await web?.stop()
-    web = undefined
-  }
+  const close = session.close
 
   it("holds a tapped choice for Undo without moving any card, sends it when the window ends, and only then lets it leave", async () => {
     const { home, web } = await open()

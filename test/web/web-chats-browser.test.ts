@@ -4,21 +4,18 @@
  * see the draft pass review, file it, and follow the link to the task.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { chromium, type Browser, type Page } from "playwright-core"
+import type { Browser, Page } from "playwright-core"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { tempDirSync } from "../support.js"
 import { startWeb, type Web } from "./web-support.js"
 import { chatRepo, DRAFT } from "./chat-support.js"
-
-const CHROMIUM = "/usr/bin/chromium"
-const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
-const PHONE = { width: 390, height: 844 }
+import { launchChromium, PHONE } from "./browser-support.js"
 
 let browser: Browser
 
 beforeAll(async () => {
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS })
+  browser = await launchChromium()
 }, 60_000)
 afterAll(async () => {
   await browser?.close()

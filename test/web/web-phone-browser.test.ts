@@ -5,8 +5,8 @@
  * contrast in both themes, the manifest and icons that install it, and an
  * empty state that says how agents ask. Screenshots go to test-results/.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core"
+import { describe, expect, it } from "vitest"
+import type { BrowserContext, Page } from "playwright-core"
 import { Effect } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
@@ -14,8 +14,8 @@ import * as Q from "../../src/questions/Question.js"
 import { TaskStore } from "../../src/queue/TaskStore.js"
 import { sampleRun } from "../runSupport.js"
 import { choiceQuestion, freeQuestion, ok, tempDirSync } from "../support.js"
-import { request, seed, seedRun, startWeb, withTasks, writeNotice, type Web } from "./web-support.js"
-import { CHROMIUM, FLAGS, haveChromium, PHONE } from "./browser-support.js"
+import { request, seed, seedRun, startWeb, withTasks, writeNotice } from "./web-support.js"
+import { CHROMIUM, haveChromium, phoneSession } from "./browser-support.js"
 import { GROUP_BY_RUN_OVER } from "../../src/web/client/dense.js"
 import * as C from "../../src/chat/Chat.js"
 import { encode as encodeChat } from "../../src/chat/ChatRecords.js"
@@ -155,30 +155,17 @@ const lowContrast = (page: Page) =>
 const unfoldAll = (page: Page) => page.evaluate(() => document.querySelectorAll("details").forEach((d) => (d.open = true)))
 
 describe.skipIf(!haveChromium)("the page as a phone app in Chromium", { timeout: 180_000 }, () => {
-  let browser: Browser
+  const session = phoneSession()
   let context: BrowserContext
-  let web: Web | undefined
   let page: Page
-
-  beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true })
-  })
-  afterAll(async () => {
-    await browser?.close()
-  })
 
   /** A fresh server on `home`, started outside any repository, and a phone-sized page in `theme`. */
   const open = async (home = tempDirSync(), theme: Theme = "light") => {
-    web = await startWeb(home, 0, { cwd: tempDirSync() })
-    context = await browser.newContext({ viewport: PHONE, deviceScaleFactor: 2, isMobile: true, hasTouch: true, colorScheme: theme })
-    page = await context.newPage()
-    return web
+    const visit = await session.open(() => startWeb(home, 0, { cwd: tempDirSync() }), { colorScheme: theme })
+    ;({ context, page } = visit)
+    return visit.web
   }
-  const close = async () => {
-    await context?.close()
-    await web?.stop()
-    web = undefined
-  }
+  const close = session.close
 
   /** A home with something on every view: questions of each kind, a notice, tasks and a run. */
   const busyHome = async () => {

@@ -4,8 +4,8 @@
  * phone is what lands in `<home>/queue`, and what another process writes
  * shows up without a reload.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core"
+import { describe, expect, it } from "vitest"
+import type { Page } from "playwright-core"
 import { Effect } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
@@ -16,8 +16,8 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { appendDecision, type DecisionRecord } from "../../src/daemon/ConductorLog.js"
 import { sampleRun } from "../runSupport.js"
 import { choiceQuestion, ok, tempDirSync } from "../support.js"
-import { gitRepo, seed, seedRun, startWeb, withTasks, type Web } from "./web-support.js"
-import { CHROMIUM, FLAGS, haveChromium, PHONE } from "./browser-support.js"
+import { gitRepo, seed, seedRun, startWeb, withTasks } from "./web-support.js"
+import { CHROMIUM, haveChromium, PHONE, phoneSession } from "./browser-support.js"
 
 if (!haveChromium && process.env["CI"]) {
   describe("the queue and runs pages in Chromium", () => {
@@ -55,32 +55,18 @@ const unfold = async (card: ReturnType<Page["locator"]>) => {
 // A page test is a dozen real round trips through a browser and a server; on a
 // loaded two-core machine that can take far longer than vitest's 30 s default.
 describe.skipIf(!haveChromium)("the queue and runs pages in Chromium", { timeout: 120_000 }, () => {
-  let browser: Browser
-  let context: BrowserContext
-  let web: Web | undefined
+  const session = phoneSession()
   let page: Page
   let console: string[]
 
-  beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true })
-  })
-  afterAll(async () => {
-    await browser?.close()
-  })
-
   const open = async (cwd = gitRepo()) => {
-    web = await startWeb(tempDirSync(), 0, { cwd })
-    context = await browser.newContext({ viewport: PHONE, deviceScaleFactor: 2, isMobile: true, hasTouch: true })
-    page = await context.newPage()
+    const visit = await session.open(() => startWeb(tempDirSync(), 0, { cwd }))
+    page = visit.page
     console = []
     page.on("console", (m) => console.push(m.text()))
-    return { home: web.home, web, repo: cwd }
+    return { home: visit.web.home, web: visit.web, repo: cwd }
   }
-  const close = async () => {
-    await context?.close()
-    await web?.stop()
-    web = undefined
-  }
+  const close = session.close
 
   it("files a task from the phone into the queue, and shows one filed at a terminal without a reload", async () => {
     const { home, web, repo } = await open()
