@@ -1,5 +1,5 @@
 /** Helpers for tests that drive `magi run` and `magi serve` as real processes. */
-import { execFileSync, spawnSync } from "node:child_process"
+import { execFileSync, spawn, spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as Q from "../src/questions/Question.js"
@@ -26,6 +26,37 @@ export const magi = (cwd: string, env: Record<string, string>, ...args: string[]
     encoding: "utf8",
     timeout: 30_000
   })
+
+/** Every task record in `home`'s queue, as stored (parsed, in no particular order). */
+export const tasksOnDisk = (home: string) => {
+  const queue = NodePath.join(home, "queue")
+  return NodeFs.readdirSync(queue)
+    .filter((f) => f.endsWith(".json"))
+    .map((f) => JSON.parse(NodeFs.readFileSync(NodePath.join(queue, f), "utf8")))
+}
+
+/**
+ * `magi serve` on `home`, started in `repo` with `env` and no user config
+ * (none under `dir`): what it has written to stderr so far, and `stop`, which
+ * resolves once it has exited.
+ */
+export const serveDaemon = (repo: string, home: string, env: Record<string, string>, dir: string) => {
+  const daemon = spawn(process.execPath, [MAGI, "serve", "--home", home], {
+    cwd: repo,
+    env: { ...process.env, ...env, XDG_CONFIG_HOME: NodePath.join(dir, "no-config") },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let stderr = ""
+  daemon.stderr.on("data", (d) => (stderr += d))
+  const exited = new Promise((done) => daemon.once("exit", done))
+  return {
+    stderr: () => stderr,
+    stop: () => {
+      daemon.kill("SIGTERM")
+      return exited
+    }
+  }
+}
 
 /** A run record as `magi run` writes one, with `over` on top. */
 export const sampleRun = (id: string, over: Partial<Run> = {}): Run => ({

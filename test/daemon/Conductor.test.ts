@@ -16,17 +16,15 @@ import { Notices, listIn } from "../../src/daemon/Notices.js"
 import { QueueLoop, type QueueEvent } from "../../src/daemon/QueueLoop.js"
 import { TICK, Waiter } from "../../src/daemon/Waiter.js"
 import { MagiConfig, type Settings } from "../../src/platform/MagiConfig.js"
-import { MagiHome } from "../../src/platform/MagiHome.js"
-import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
 import * as Q from "../../src/questions/Question.js"
 import { Notifier } from "../../src/questions/Notifier.js"
 import { QuestionStore } from "../../src/questions/QuestionStore.js"
 import * as Lease from "../../src/questions/Lease.js"
 import * as T from "../../src/queue/Task.js"
 import { TaskStore } from "../../src/queue/TaskStore.js"
-import { Workspaces } from "../../src/runs/NewRun.js"
 import { RunStore } from "../../src/runs/Runs.js"
 import { sampleRun } from "../runSupport.js"
+import { homeInMemory, type Base } from "./loopSupport.js"
 
 const HOME = "/home"
 const impl: AgentSpec = { id: "fake", kind: "codex", command: ["codex"], model: null, args: [], env: {} }
@@ -40,8 +38,6 @@ interface Reply {
 }
 type Script = (input: CallInput, n: number) => Reply
 
-type Base = FileSystem.FileSystem | QuestionStore | RunStore | TaskStore | MagiHome | Workspaces
-
 interface World {
   readonly calls: Ref.Ref<ReadonlyArray<CallInput>>
   readonly conducts: Ref.Ref<ReadonlyArray<CallInput>>
@@ -50,25 +46,8 @@ interface World {
   readonly base: Context.Context<Base>
 }
 
-const folders = Layer.effect(
-  Workspaces,
-  Effect.map(FileSystem.FileSystem, (fs) => ({
-    create: (repo: string, home: string, runId: string, short: string) =>
-      fs.makeDirectory(`${home}/worktrees/${runId}`, { recursive: true }).pipe(
-        Effect.orDie,
-        Effect.as({ repo, base: "main", baseCommit: "0".repeat(40), branch: `magi/${short}`, path: `${home}/worktrees/${runId}` })
-      ),
-    branchTaken: () => Effect.succeed(false)
-  }))
-)
-
 const makeWorld = Effect.gen(function* () {
-  const questions = QuestionStore.at(`${HOME}/questions`)
-  const base = yield* Layer.build(
-    Layer.mergeAll(questions, RunStore.at(`${HOME}/runs`).pipe(Layer.provide(questions)), TaskStore.at(`${HOME}/queue`), MagiHome.at(HOME), folders).pipe(
-      Layer.provideMerge(MemoryFileSystem.layer)
-    )
-  )
+  const base = yield* Layer.build(homeInMemory(HOME))
   return {
     calls: yield* Ref.make<ReadonlyArray<CallInput>>([]),
     conducts: yield* Ref.make<ReadonlyArray<CallInput>>([]),

@@ -5,10 +5,9 @@
  * them in that order, and `magi task show` tells the owner why.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { MAGI, magi, repoWithAgent } from "../runSupport.js"
+import { magi, repoWithAgent, serveDaemon, tasksOnDisk } from "../runSupport.js"
 import { tempDirSync, until as waitUntil } from "../support.js"
 
 const QUEUE_AGENT = NodePath.resolve("test/fixtures/queue-agent.mjs")
@@ -35,23 +34,12 @@ describe("magi serve with a conductor, end to end", () => {
     }
     add(["--priority", "1", "Build the API"])
     const client = add(["--priority", "5", "Use the API"])
-    const queue = NodePath.join(home, "queue")
-    const tasks = () =>
-      NodeFs.readdirSync(queue)
-        .filter((f) => f.endsWith(".json"))
-        .map((f) => JSON.parse(NodeFs.readFileSync(NodePath.join(queue, f), "utf8")))
-    const daemon = spawn(process.execPath, [MAGI, "serve", "--home", home], {
-      cwd: repo,
-      env: { ...process.env, ...env, XDG_CONFIG_HOME: NodePath.join(dir, "no-config") },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let daemonErr = ""
-    daemon.stderr.on("data", (d) => (daemonErr += d))
+    const tasks = () => tasksOnDisk(home)
+    const daemon = serveDaemon(repo, home, env, dir)
     try {
       await until("both tasks to be done", () => tasks().length === 2 && tasks().every((t) => t.status === "done"))
     } finally {
-      daemon.kill("SIGTERM")
-      await new Promise((r) => daemon.once("exit", r))
+      await daemon.stop()
     }
     const calls = NodeFs.readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l))
     expect(calls.map((c) => c.task)).toEqual(["Build the API", "Use the API"])
@@ -61,7 +49,7 @@ describe("magi serve with a conductor, end to end", () => {
     expect(NodeFs.existsSync(NodePath.join(home, "conduct", "seat.json"))).toBe(true)
     const decisions = NodeFs.readFileSync(NodePath.join(home, "conduct", "decisions.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l))
     expect(decisions[0]).toMatchObject({ outcome: "applied", why: expect.stringMatching(/^blocked on \w+$/) })
-    expect(daemonErr).toMatch(/magi serve: conductor: applied for task \w+: blocked on \w+/)
+    expect(daemon.stderr()).toMatch(/magi serve: conductor: applied for task \w+: blocked on \w+/)
     const shown = magi(repo, env, "task", "show", client)
     expect(shown.stdout).toMatch(/conductor \(.*, turn 1\): applied: blocked on \w+/)
   }, 150_000)

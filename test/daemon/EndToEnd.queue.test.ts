@@ -5,10 +5,9 @@
  * `magi task add`, which the loop runs last.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { MAGI, magi, repoWithAgent } from "../runSupport.js"
+import { magi, repoWithAgent, serveDaemon, tasksOnDisk } from "../runSupport.js"
 import { tempDirSync, until as waitUntil } from "../support.js"
 
 const QUEUE_AGENT = NodePath.resolve("test/fixtures/queue-agent.mjs")
@@ -31,18 +30,9 @@ describe("magi serve working the queue, end to end", () => {
     short(["--priority", "5", "High task"])
     short(["--priority", "2", "Mid task: FILE A FOLLOW-UP"])
     const queue = NodePath.join(home, "queue")
-    const tasks = () =>
-      NodeFs.readdirSync(queue)
-        .filter((f) => f.endsWith(".json"))
-        .map((f) => JSON.parse(NodeFs.readFileSync(NodePath.join(queue, f), "utf8")))
+    const tasks = () => tasksOnDisk(home)
 
-    const daemon = spawn(process.execPath, [MAGI, "serve", "--home", home], {
-      cwd: repo,
-      env: { ...process.env, ...env, XDG_CONFIG_HOME: NodePath.join(dir, "no-config") },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let daemonErr = ""
-    daemon.stderr.on("data", (d) => (daemonErr += d))
+    const daemon = serveDaemon(repo, home, env, dir)
     let record: { current: unknown[]; completed: number } | undefined
     try {
       await until("four tasks to be done", () => tasks().length === 4 && tasks().every((t) => t.status === "done"))
@@ -51,8 +41,7 @@ describe("magi serve working the queue, end to end", () => {
         return record!.completed === 4
       })
     } finally {
-      daemon.kill("SIGTERM")
-      await new Promise((r) => daemon.once("exit", r))
+      await daemon.stop()
     }
     expect(record).toMatchObject({ current: [], completed: 4 })
 
@@ -72,7 +61,7 @@ describe("magi serve working the queue, end to end", () => {
       expect(run).toMatchObject({ status: "done", instruction: t.instruction })
     }
     // One line per started and per settled task.
-    const lines = daemonErr.split("\n").filter((l) => /^magi serve: (started|done) /.test(l))
+    const lines = daemon.stderr().split("\n").filter((l) => /^magi serve: (started|done) /.test(l))
     expect(lines).toHaveLength(8)
     expect(lines[0]).toMatch(/^magi serve: started \w+ High task \(priority 5, attempt 1 of 2\) as run \w+ with fake on magi\/\w+$/)
     expect(lines[1]).toMatch(/^magi serve: done \w+ High task \(run \w+\)$/)

@@ -13,17 +13,15 @@ import { Notices } from "../../src/daemon/Notices.js"
 import { QueueLoop, type QueueEvent } from "../../src/daemon/QueueLoop.js"
 import { TICK, Waiter } from "../../src/daemon/Waiter.js"
 import { MagiConfig, type Settings } from "../../src/platform/MagiConfig.js"
-import { MagiHome } from "../../src/platform/MagiHome.js"
-import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
 import * as Q from "../../src/questions/Question.js"
 import { Notifier } from "../../src/questions/Notifier.js"
 import { QuestionStore } from "../../src/questions/QuestionStore.js"
 import { archiveNow } from "../../src/questions/Archiver.js"
 import * as T from "../../src/queue/Task.js"
 import { TaskStore } from "../../src/queue/TaskStore.js"
-import { Workspaces } from "../../src/runs/NewRun.js"
 import { RunStore } from "../../src/runs/Runs.js"
 import { sampleRun } from "../runSupport.js"
+import { homeInMemory, type Base } from "./loopSupport.js"
 import { ok } from "../support.js"
 
 const HOME = "/home"
@@ -40,8 +38,6 @@ interface Turn {
 
 type Script = (input: CallInput, n: number) => Turn
 
-type Base = FileSystem.FileSystem | QuestionStore | RunStore | TaskStore | MagiHome | Workspaces
-
 interface World {
   readonly calls: Ref.Ref<ReadonlyArray<CallInput>>
   readonly script: Ref.Ref<Script>
@@ -49,29 +45,11 @@ interface World {
   readonly base: Context.Context<Base>
 }
 
-/** A workspace is a plain folder: the loop's logic is under test, not git. */
-const folders = Layer.effect(
-  Workspaces,
-  Effect.map(FileSystem.FileSystem, (fs) => ({
-    create: (repo: string, home: string, runId: string, short: string) =>
-      fs.makeDirectory(`${home}/worktrees/${runId}`, { recursive: true }).pipe(
-        Effect.orDie,
-        Effect.as({ repo, base: "main", baseCommit: "0".repeat(40), branch: `magi/${short}`, path: `${home}/worktrees/${runId}` })
-      ),
-    branchTaken: () => Effect.succeed(false)
-  }))
-)
-
 const makeWorld = Effect.gen(function* () {
   const calls = yield* Ref.make<ReadonlyArray<CallInput>>([])
   const script = yield* Ref.make<Script>(() => ({ text: "Done." }))
   const events = yield* Ref.make<ReadonlyArray<QueueEvent>>([])
-  const questions = QuestionStore.at(`${HOME}/questions`)
-  const base = yield* Layer.build(
-    Layer.mergeAll(questions, RunStore.at(`${HOME}/runs`).pipe(Layer.provide(questions)), TaskStore.at(`${HOME}/queue`), MagiHome.at(HOME), folders).pipe(
-      Layer.provideMerge(MemoryFileSystem.layer)
-    )
-  )
+  const base = yield* Layer.build(homeInMemory(HOME))
   return { calls, script, events, base } satisfies World
 })
 
