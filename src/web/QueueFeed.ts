@@ -25,7 +25,7 @@ import * as T from "../queue/Task.js"
 import type { Task } from "../queue/Task.js"
 import { TaskStore, type TaskStoreError } from "../queue/TaskStore.js"
 import { git } from "../runs/Worktree.js"
-import type { StoreError } from "../questions/QuestionStore.js"
+import { QuestionStore, type StoreError } from "../questions/QuestionStore.js"
 import type { RunStoreError } from "../runs/Runs.js"
 import { RunFeed } from "./RunFeed.js"
 import { Snapshots } from "./Snapshot.js"
@@ -148,6 +148,7 @@ export class QueueFeed extends Context.Tag("magi/web/QueueFeed")<
     QueueFeed,
     Effect.gen(function* () {
       const store = yield* TaskStore
+      const questionStore = yield* QuestionStore
       const snapshots = yield* Snapshots
       const runs = yield* RunFeed
       const executor = yield* CommandExecutor.CommandExecutor
@@ -170,6 +171,22 @@ export class QueueFeed extends Context.Tag("magi/web/QueueFeed")<
         Effect.provideService(CommandExecutor.CommandExecutor, executor),
         Effect.option
       )
+      /**
+       * The questions the blockers of `of` name that neither `tasks` nor the
+       * hot listing holds: settled and moved to a month's shelf (a blocker is
+       * usually answered by the time anyone looks). Looked up by their exact
+       * id, one read each, only for the few blockers named; an id found
+       * nowhere stays "missing".
+       */
+      const shelvedBlockers = (of: ReadonlyArray<Task>, tasks: ReadonlyArray<Task>, hot: ReadonlyArray<Question>) => {
+        const known = new Set([...tasks.map((t) => t.id), ...hot.map((q) => q.id)])
+        const wanted = [...new Set(of.flatMap((t) => t.blocked_by))].filter((id) => !known.has(id))
+        return Effect.forEach(wanted, (id) =>
+          // `get` also takes a prefix; a blocker names a whole id or nothing.
+          questionStore.get(id).pipe(Effect.option, Effect.map(Option.filter((q) => q.id === id)))
+        ).pipe(Effect.map((found) => found.flatMap((q) => (Option.isSome(q) ? [q.value] : []))))
+      }
+
       /** The last snapshot built, what it was built from, and its build's sequence number. */
       const latest = yield* Ref.make(
         Option.none<{
@@ -201,7 +218,9 @@ export class QueueFeed extends Context.Tag("magi/web/QueueFeed")<
             // Read once per build, never once per task.
             const decided = yield* decisions
             const same = Option.filter(last, (l) => l.tasks === tasks && l.questions === questions && l.decisions.key === decided.key)
-            const snapshot = Option.isSome(same) ? same.value.snapshot : render(views(tasks, questions, decided.latest))
+            const snapshot = Option.isSome(same)
+              ? same.value.snapshot
+              : render(views(tasks, [...questions, ...(yield* shelvedBlockers(tasks, tasks, questions))], decided.latest))
             yield* Ref.set(latest, Option.some({ tasks, questions, decisions: decided, snapshot, seq }))
             return snapshot
           })
@@ -217,7 +236,8 @@ export class QueueFeed extends Context.Tag("magi/web/QueueFeed")<
           const tasks = Option.isSome(last) ? last.value.tasks : yield* store.list
           const questions = (yield* snapshots.current).questions
           const decided = Option.isSome(last) ? last.value.decisions.latest : (yield* decisions).latest
-          return views([t, ...tasks.filter((x) => x.id !== t.id)], questions, decided).find((v) => v.id === t.id)!
+          const all = [t, ...tasks.filter((x) => x.id !== t.id)]
+          return views(all, [...questions, ...(yield* shelvedBlockers([t], all, questions))], decided).find((v) => v.id === t.id)!
         })
 
       const taskOfRun = (run: string) =>

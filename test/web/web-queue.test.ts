@@ -15,7 +15,7 @@ import { TaskStore } from "../../src/queue/TaskStore.js"
 import { appendDecision, type DecisionRecord } from "../../src/daemon/ConductorLog.js"
 import { sampleRun } from "../runSupport.js"
 import { choiceQuestion, ok, tempDirSync } from "../support.js"
-import { gitRepo, postJson, readEvents, request, seed, seedRun, startWeb, withTasks, type Web } from "./web-support.js"
+import { eventually, gitRepo, postJson, readEvents, request, seed, seedRun, startWeb, withTasks, type Web } from "./web-support.js"
 
 let web: Web
 let repo: string
@@ -143,6 +143,25 @@ describe("GET /api/queue", () => {
         { id: "20990101-000000-dead", kind: "missing", title: "", status: "missing" }
       ])
       expect(list.map((t) => t.id)).toEqual([high.id, blocked.id, newerLow.id, low.id, finished.id])
+    } finally {
+      await own.stop()
+    }
+  })
+
+  it("names a blocker that is a question settled onto a month's shelf, not as missing", async () => {
+    const home = tempDirSync()
+    const long = new Date(Date.now() - 3 * 3600_000)
+    const settled = { ...ok(Q.answer({ ...choiceQuestion("20260903-090001-e0e1", long), summary: "Which cache?" }, { choice: "SQLite" }, long)), answer_delivered: true }
+    await seed(home, [{ q: settled }])
+    const own = await startWeb(home)
+    try {
+      // Read by its agent hours ago: the start's pass shelves it.
+      await eventually("the answered question on its month's shelf", () =>
+        NodeFs.existsSync(NodePath.join(home, "questions", `${settled.id}.json`)) ? undefined : true
+      )
+      const blocked = await file(home, { instruction: "Waits on the cache decision", priority: 1 }, (t) => ok(T.block(t, [settled.id], "needs it")))
+      const listed = (await queue(own.url)).find((t) => t.id === blocked.id)!
+      expect(listed.blockers).toEqual([{ id: settled.id, kind: "question", title: "Which cache?", status: "answered" }])
     } finally {
       await own.stop()
     }
