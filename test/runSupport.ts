@@ -37,8 +37,8 @@ export const tasksOnDisk = (home: string) => {
 
 /**
  * `magi serve` on `home`, started in `repo` with `env` and no user config
- * (none under `dir`): what it has written to stderr so far, and `stop`, which
- * resolves once it has exited.
+ * (none under `dir`): its pid, what it has written to stderr so far, and
+ * `stop`, which resolves once it has exited.
  */
 export const serveDaemon = (repo: string, home: string, env: Record<string, string>, dir: string) => {
   const daemon = spawn(process.execPath, [MAGI, "serve", "--home", home], {
@@ -50,6 +50,7 @@ export const serveDaemon = (repo: string, home: string, env: Record<string, stri
   daemon.stderr.on("data", (d) => (stderr += d))
   const exited = new Promise((done) => daemon.once("exit", done))
   return {
+    pid: daemon.pid,
     stderr: () => stderr,
     stop: () => {
       daemon.kill("SIGTERM")

@@ -4,10 +4,9 @@
  * `magi answer`, and `magi serve` resumes that same seat with the answer.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { MAGI, magi, repoWithAgent } from "../runSupport.js"
+import { magi, repoWithAgent, serveDaemon } from "../runSupport.js"
 import { tempDirSync, until as waitUntil } from "../support.js"
 
 const ASK_AGENT = NodePath.resolve("test/fixtures/ask-agent.mjs")
@@ -47,13 +46,7 @@ describe("magi serve, end to end", () => {
       NodeFs.writeFileSync(lease, JSON.stringify({ ...readJson(lease), beat_at: "2000-01-01T00:00:00Z" }))
 
     // 3. The daemon carries the answer to the same seat.
-    const daemon = spawn(process.execPath, [MAGI, "serve", "--home", home], {
-      cwd: repo,
-      env: { ...process.env, ...env, XDG_CONFIG_HOME: NodePath.join(dir, "no-config") },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let daemonErr = ""
-    daemon.stderr.on("data", (d) => (daemonErr += d))
+    const daemon = serveDaemon(repo, home, env, dir)
     try {
       await until("the answer to be delivered", () => readJson(NodePath.join(qdir, qfile!)).answer_delivered === true)
       await until("the run to finish", () => readJson(runFile).status === "done")
@@ -63,10 +56,9 @@ describe("magi serve, end to end", () => {
       expect(second.status).toBe(1)
       expect(second.stderr).toContain(`pid ${daemon.pid}`)
     } finally {
-      daemon.kill("SIGTERM")
-      await new Promise((r) => daemon.once("exit", r))
+      await daemon.stop()
     }
-    expect(daemonErr).toContain("delivered the owner's answer")
+    expect(daemon.stderr()).toContain("delivered the owner's answer")
     expect(NodeFs.existsSync(NodePath.join(home, "daemon.json"))).toBe(false)
 
     const run = readJson(runFile)
