@@ -191,7 +191,11 @@ export interface RecordStore<A, NotFound, Unreadable, Failed> {
     wanted: string,
     change: (current: A) => Either.Either<A, E> | Effect.Effect<A, E, R>
   ) => Effect.Effect<A, E | NotFound | Unreadable | Failed, R>
-  /** Remove leftovers clearly abandoned now; how many. Also run by `scan`, at most every `SWEEP_EVERY_MS`. */
+  /**
+   * Remove leftovers clearly abandoned now, on the shelves too; how many.
+   * `scan` also sweeps the root and the records' folders, at most every
+   * `SWEEP_EVERY_MS`; the shelves, only this (the question mover runs it).
+   */
   readonly sweep: Effect.Effect<number>
   /** Changes whenever a record is written into the folder (flat layout); 0 before the first. */
   readonly revision: Effect.Effect<number>
@@ -510,7 +514,11 @@ export const make = <A, NotFound, Unreadable, Failed>(
         return removed
       }).pipe(Effect.catchAllCause(() => Effect.succeed(0)))
 
-    const sweep = Effect.flatMap(Effect.orElseSucceed(names, () => [] as string[]), sweepNames)
+    /** Everything: the root, the records' folders, and the shelves. */
+    const sweep = Effect.gen(function* () {
+      const removed = yield* sweepNames(yield* Effect.orElseSucceed(names, () => [] as string[]))
+      return removed + (yield* sweepArchive(yield* Clock.currentTimeMillis))
+    })
 
     // -- listing ------------------------------------------------------------
 
@@ -667,29 +675,62 @@ export const make = <A, NotFound, Unreadable, Failed>(
             Effect.map((all) => all.filter((n) => isSafeId(n) && !n.includes(".")).sort().reverse())
           )
 
-    /** Each shelf's sorted names, reused while its folder is unchanged (the racy rule of `scan`): a month is 10,000 names to sort. */
-    const shelfNames = new Map<string, { readonly mtime: number; readonly ids: ReadonlyArray<string> }>()
+    interface ShelfListing {
+      /** The records' ids, newest first. */
+      readonly ids: ReadonlyArray<string>
+      /** Names a killed write left (a shelved record's scratch), for the sweep. */
+      readonly leftovers: ReadonlyArray<string>
+    }
 
-    const shelfIds = (shelf: string): Effect.Effect<ReadonlyArray<string>, Failed> =>
+    /** Each shelf's sorted names, reused while its folder is unchanged (the racy rule of `scan`): a month is 10,000 names to sort. */
+    const shelfNames = new Map<string, { readonly mtime: number; readonly listing: ShelfListing }>()
+
+    const shelfListing = (shelf: string): Effect.Effect<ShelfListing, Failed> =>
       archiveRoot === undefined || !isSafeId(shelf)
-        ? Effect.succeed([])
+        ? Effect.succeed({ ids: [], leftovers: [] })
         : Effect.gen(function* () {
             const dir = shelfDirOf(shelf)
             const mtimeNow = fs.stat(dir).pipe(Effect.map(mtimeMs), Effect.orElseSucceed(() => -1))
             const before = yield* mtimeNow
             const memo = shelfNames.get(shelf)
-            if (memo !== undefined && before !== -1 && memo.mtime === before) return memo.ids
+            if (memo !== undefined && before !== -1 && memo.mtime === before) return memo.listing
             const takenAt = Date.now()
-            const ids = yield* fs.readDirectory(dir).pipe(
+            const listing = yield* fs.readDirectory(dir).pipe(
               Effect.catchIf(isNotFound, () => Effect.succeed<string[]>([])),
               Effect.mapError(failed(`list ${dir}`)),
-              Effect.map((all) => all.filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5)).sort().reverse())
+              Effect.map((all) => ({
+                ids: all.filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5)).sort().reverse(),
+                leftovers: all.filter(isLeftover)
+              }))
             )
             const after = yield* mtimeNow
-            if (after === before && after !== -1 && after < takenAt - MTIME_SLACK_MS) shelfNames.set(shelf, { mtime: after, ids })
+            if (after === before && after !== -1 && after < takenAt - MTIME_SLACK_MS) shelfNames.set(shelf, { mtime: after, listing })
             else shelfNames.delete(shelf)
-            return ids
+            return listing
           })
+
+    const shelfIds = (shelf: string): Effect.Effect<ReadonlyArray<string>, Failed> => Effect.map(shelfListing(shelf), (l) => l.ids)
+
+    /**
+     * The leftovers beside the shelves (a month index's scratch) and on them
+     * (a write to a shelved record killed midway). A shelf's names come from
+     * its memo while it is unchanged, so a sweep reads no shelf of 10,000
+     * names that nothing wrote to.
+     */
+    const sweepArchive = (now: number): Effect.Effect<number> =>
+      archiveRoot === undefined
+        ? Effect.succeed(0)
+        : Effect.gen(function* () {
+            const beside = yield* fs.readDirectory(archiveRoot).pipe(Effect.orElseSucceed((): string[] => []))
+            let removed = yield* sweepIn(archiveRoot, beside, now)
+            for (const shelf of yield* shelves) {
+              const { leftovers } = yield* shelfListing(shelf)
+              if (leftovers.length === 0) continue
+              removed += yield* sweepIn(shelfDirOf(shelf), leftovers, now)
+              shelfNames.delete(shelf)
+            }
+            return removed
+          }).pipe(Effect.catchAllCause(() => Effect.succeed(0)))
 
     const whereIs = (id: string) =>
       Effect.gen(function* () {

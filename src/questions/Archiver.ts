@@ -25,7 +25,7 @@ export const BATCH = 500
  */
 export const EVERY = Duration.minutes(5)
 
-/** Move everything movable now, batch by batch, then index the months filled; how many moved. */
+/** Move everything movable now, batch by batch, index the months filled, and sweep leftovers; how many moved. */
 export const archiveNow = Effect.gen(function* () {
   const store = yield* QuestionStore
   const months = new Set<string>()
@@ -39,6 +39,8 @@ export const archiveNow = Effect.gen(function* () {
     yield* Effect.yieldNow()
   }
   if (months.size > 0) yield* store.indexHistory(months)
+  // What killed writes left, on the shelves too (nothing else looks there).
+  yield* store.sweep
   return total
 }).pipe(Effect.withSpan("Archiver.archiveNow"))
 

@@ -38,6 +38,35 @@ for (const backend of backends) {
     const shelfFile = (store: QuestionStore["Type"], id: string) =>
       NodePath.join(store.root, "history", History.monthOf(id)!, `${id}.json`)
 
+    it.scoped("sweeps scratch a killed write left on a shelf and beside the shelves once it is clearly abandoned, and nothing else", () =>
+      withStore(({ store, fs }) =>
+        Effect.gen(function* () {
+          const asked = new Date("2026-09-02T10:00:00Z")
+          const q = settled(idAt(asked, "5c5c"), asked)
+          yield* store.put(q)
+          yield* TestClock.setTime(asked.getTime() + HOUR + 1000)
+          expect(yield* archiveNow).toBe(1)
+          // A write to the shelved question, and one to its month's index, both killed midway.
+          const onShelf = `${shelfFile(store, q.id)}.4242.abcdefgh.tmp`
+          const besideShelves = NodePath.join(store.root, "history", `${History.monthOf(q.id)}.index.json.4242.abcdefgh.tmp`)
+          yield* fs.writeFileString(onShelf, "half a rec")
+          yield* fs.writeFileString(besideShelves, "half an index")
+          // Young: a live writer may still own them.
+          yield* TestClock.setTime(Date.now())
+          expect(yield* archiveNow).toBe(0)
+          expect(yield* fs.exists(onShelf)).toBe(true)
+          expect(yield* fs.exists(besideShelves)).toBe(true)
+          // Long past any live writer: the mover's next round takes them.
+          yield* TestClock.setTime(Date.now() + 2 * HOUR)
+          expect(yield* archiveNow).toBe(0)
+          expect(yield* fs.exists(onShelf)).toBe(false)
+          expect(yield* fs.exists(besideShelves)).toBe(false)
+          expect((yield* store.get(q.id)).answer).toEqual({ choice: "SQLite" })
+          expect(yield* fs.exists(shelfFile(store, q.id))).toBe(true)
+        })
+      )
+    )
+
     it.scoped("moves a question settled over an hour ago to its month's shelf, where get, update and every kind of id still find it", () =>
       withStore(({ store, fs }) =>
         Effect.gen(function* () {
