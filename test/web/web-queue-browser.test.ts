@@ -109,7 +109,12 @@ describe.skipIf(!haveChromium)("the queue and runs pages in Chromium", { timeout
     }
   })
 
-  it("holds with a reason, sets the priority, releases, edits and marks a task done", async () => {
+  it("holds with a reason, sets the priority, releases, edits and marks a task done", {
+    // Five taps through a live page on a loaded machine: it failed twice in
+    // loaded runs (a tapped change not shown within 30 s), never alone; a
+    // retry keeps it honest about a flow that is broken always.
+    retry: 2
+  }, async () => {
     const { home, web } = await open()
     try {
       const t = await file(home, { instruction: "Write the queue docs", priority: 1 })
@@ -148,11 +153,6 @@ describe.skipIf(!haveChromium)("the queue and runs pages in Chromium", { timeout
     } finally {
       await close()
     }
-  }, {
-    // Five taps through a live page on a loaded machine: it failed twice in
-    // loaded runs (a tapped change not shown within 30 s), never alone; a
-    // retry keeps it honest about a flow that is broken always.
-    retry: 2
   })
 
   it("removes a task only after a second tap", async () => {
