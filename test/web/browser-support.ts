@@ -22,22 +22,7 @@ export const haveChromium = NodeFs.existsSync(CHROMIUM)
 export const PHONE_CONTEXT: BrowserContextOptions = { viewport: PHONE, deviceScaleFactor: 2, isMobile: true, hasTouch: true }
 
 /** Chromium as the tests launch it. */
-const launchChromium = (): Promise<Browser> => chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true })
-
-/**
- * One Chromium for the tests of the `describe` (or file) it is called in:
- * launched before them, closed after them; the browser while they run.
- */
-export const sharedChromium = (): (() => Browser) => {
-  let browser: Browser | undefined
-  beforeAll(async () => {
-    browser = await launchChromium()
-  }, 60_000)
-  afterAll(async () => {
-    await browser?.close()
-  })
-  return () => browser!
-}
+export const launchChromium = (): Promise<Browser> => chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true })
 
 /** One test's server and phone-sized page. */
 export interface PhoneVisit {
@@ -54,13 +39,19 @@ export interface PhoneVisit {
  * in a `finally`, as an open page holds the server's event stream.
  */
 export const phoneSession = () => {
-  const browser = sharedChromium()
+  let browser: Browser | undefined
   let visit: PhoneVisit | undefined
+  beforeAll(async () => {
+    browser = await launchChromium()
+  }, 60_000)
+  afterAll(async () => {
+    await browser?.close()
+  })
   return {
-    browser,
+    browser: (): Browser => browser!,
     open: async (start: () => Promise<Web>, options: BrowserContextOptions = {}): Promise<PhoneVisit> => {
       const web = await start()
-      const context = await browser().newContext({ ...PHONE_CONTEXT, ...options })
+      const context = await browser!.newContext({ ...PHONE_CONTEXT, ...options })
       visit = { web, context, page: await context.newPage() }
       return visit
     },

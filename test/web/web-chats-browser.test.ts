@@ -3,19 +3,26 @@
  * scripted interviewer: start a chat, watch the reply arrive live, answer,
  * see the draft pass review, file it, and follow the link to the task.
  */
-import { describe, expect, it } from "vitest"
-import type { Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { Browser, Page } from "playwright-core"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { tempDirSync } from "../support.js"
 import { startWeb, type Web } from "./web-support.js"
 import { chatRepo, DRAFT } from "./chat-support.js"
-import { PHONE, sharedChromium } from "./browser-support.js"
+import { launchChromium, PHONE } from "./browser-support.js"
 
-const browser = sharedChromium()
+let browser: Browser
+
+beforeAll(async () => {
+  browser = await launchChromium()
+}, 60_000)
+afterAll(async () => {
+  await browser?.close()
+})
 
 const open = async (web: Web): Promise<Page> => {
-  const context = await browser().newContext({ viewport: PHONE, isMobile: true, hasTouch: true })
+  const context = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true })
   const page = await context.newPage()
   page.on("dialog", (d) => void d.accept())
   await page.goto(`${web.url}/#/chats`)

@@ -6,12 +6,13 @@
  * task. Against the built `magi web`, in Chromium for the words.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { Browser } from "playwright-core"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as Q from "../../src/questions/Question.js"
 import { tempDirSync } from "../support.js"
 import { eventually, request, seed, startWeb, type Web } from "./web-support.js"
-import { haveChromium, PHONE_CONTEXT, sharedChromium } from "./browser-support.js"
+import { haveChromium, launchChromium, PHONE_CONTEXT } from "./browser-support.js"
 
 const ID = "20260903-101500-dep1"
 const conductorQuestion = Q.make({
@@ -65,10 +66,16 @@ describe("a conductor question's holder", () => {
 })
 
 describe.skipIf(!haveChromium)("a conductor question's card in Chromium", () => {
-  const browser = sharedChromium()
+  let browser: Browser
+  beforeAll(async () => {
+    browser = await launchChromium()
+  }, 60_000)
+  afterAll(async () => {
+    await browser?.close()
+  })
 
   it("says a deputy is with the owner while one runs, and that the conductor moved on once it has gone", async () => {
-    const context = await browser().newContext(PHONE_CONTEXT)
+    const context = await browser.newContext(PHONE_CONTEXT)
     try {
       const page = await context.newPage()
       beatAsDeputy()

@@ -5,12 +5,13 @@
  * change that refetches only the first page and keeps what was scrolled in.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { Browser } from "playwright-core"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as Q from "../../src/questions/Question.js"
 import { choiceQuestion, ok, tempDirSync } from "../support.js"
 import { eventually, seed, startWeb, type Web } from "./web-support.js"
-import { haveChromium, PHONE, PHONE_CONTEXT, sharedChromium } from "./browser-support.js"
+import { haveChromium, launchChromium, PHONE, PHONE_CONTEXT } from "./browser-support.js"
 
 /** `count` questions settled in July 2026, a minute apart, read by their agents: on the month's shelf once the server starts. */
 const settledInJuly = (count: number) =>
@@ -22,7 +23,7 @@ const settledInJuly = (count: number) =>
   })
 
 describe.skipIf(!haveChromium)("history on the phone page", () => {
-  const browser = sharedChromium()
+  let browser: Browser
   let web: Web
   const home = tempDirSync()
   const old = settledInJuly(75)
@@ -36,13 +37,15 @@ describe.skipIf(!haveChromium)("history on the phone page", () => {
       () => (NodeFs.readdirSync(NodePath.join(home, "questions")).filter((n) => n.endsWith(".json")).length === 2 ? true : undefined),
       60_000
     )
+    browser = await launchChromium()
   }, 90_000)
   afterAll(async () => {
+    await browser?.close()
     await web?.stop()
   })
 
   const phone = async () => {
-    const context = await browser().newContext(PHONE_CONTEXT)
+    const context = await browser.newContext(PHONE_CONTEXT)
     return { context, page: await context.newPage() }
   }
 
