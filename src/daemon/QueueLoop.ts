@@ -22,7 +22,7 @@ import * as Prompts from "../agents/Prompts.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as Q from "../questions/Question.js"
-import { QuestionStore, withIds } from "../questions/QuestionStore.js"
+import { QuestionStore } from "../questions/QuestionStore.js"
 import { IMPL_SEAT, RUN_TURN_TIMEOUT, Workspaces, createRun, driveTurn, type TurnOutcome } from "../runs/NewRun.js"
 import { outstanding, RunStore, type Run } from "../runs/Runs.js"
 import { seatBusy } from "../runs/RunTurns.js"
@@ -159,8 +159,11 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       const qs = new Map((yield* questions.list.pipe(Effect.orElseSucceed(() => []))).map((q) => [q.id, q]))
       // A question answered long ago is on its month's shelf, not in the hot
       // listing: looked up by id before it is called missing.
-      const unlisted = blocked.flatMap((t) => t.blocked_by).filter((id) => !byId.has(id) && !qs.has(id))
-      for (const q of yield* withIds(questions, unlisted)) qs.set(q.id, q)
+      for (const id of new Set(blocked.flatMap((t) => t.blocked_by)))
+        if (!byId.has(id) && !qs.has(id)) {
+          const shelved = yield* Effect.option(questions.get(id))
+          if (Option.isSome(shelved) && shelved.value.id === id) qs.set(id, shelved.value)
+        }
       const lookup = (id: string): BlockerState => {
         const t = byId.get(id)
         if (t !== undefined) return { kind: "task", status: t.status }

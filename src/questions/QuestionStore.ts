@@ -178,18 +178,6 @@ export class QuestionStore extends Context.Tag("magi/QuestionStore")<QuestionSto
 }
 
 /**
- * The questions with exactly these ids, in the hot folder or on a month's
- * shelf; an id that names none (or only as a prefix or short id) is left
- * out. What a record names (a task's blocker) is a whole id, and a question
- * answered long ago is on its shelf, not in `list`: looked up one by one,
- * so call it only for the few ids a listing lacks.
- */
-export const withIds = (store: QuestionStoreShape, ids: Iterable<string>): Effect.Effect<ReadonlyArray<Question>> =>
-  Effect.forEach([...new Set(ids)], (id) => Effect.map(Effect.option(store.get(id)), Option.filter((q) => q.id === id))).pipe(
-    Effect.map((found) => found.flatMap(Option.toArray))
-  )
-
-/**
  * Largest question file read. A question magi writes is capped at
  * `Q.RECORD_MAX_BYTES`; four times that leaves room for a hand-edited or
  * older one, and still refuses the 100 MiB detail an agent once stored.

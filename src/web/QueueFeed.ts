@@ -25,7 +25,7 @@ import * as T from "../queue/Task.js"
 import type { Task } from "../queue/Task.js"
 import { TaskStore, type TaskStoreError } from "../queue/TaskStore.js"
 import { git } from "../runs/Worktree.js"
-import { QuestionStore, type StoreError, withIds } from "../questions/QuestionStore.js"
+import { QuestionStore, type StoreError } from "../questions/QuestionStore.js"
 import type { RunStoreError } from "../runs/Runs.js"
 import { RunFeed } from "./RunFeed.js"
 import { Snapshots } from "./Snapshot.js"
@@ -180,10 +180,11 @@ export class QueueFeed extends Context.Tag("magi/web/QueueFeed")<
        */
       const shelvedBlockers = (of: ReadonlyArray<Task>, tasks: ReadonlyArray<Task>, hot: ReadonlyArray<Question>) => {
         const known = new Set([...tasks.map((t) => t.id), ...hot.map((q) => q.id)])
-        return withIds(
-          questionStore,
-          of.flatMap((t) => t.blocked_by).filter((id) => !known.has(id))
-        )
+        const wanted = [...new Set(of.flatMap((t) => t.blocked_by))].filter((id) => !known.has(id))
+        return Effect.forEach(wanted, (id) =>
+          // `get` also takes a prefix; a blocker names a whole id or nothing.
+          questionStore.get(id).pipe(Effect.option, Effect.map(Option.filter((q) => q.id === id)))
+        ).pipe(Effect.map((found) => found.flatMap((q) => (Option.isSome(q) ? [q.value] : []))))
       }
 
       /** The last snapshot built, what it was built from, and its build's sequence number. */
