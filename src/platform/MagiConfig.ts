@@ -54,6 +54,11 @@ export interface Settings {
   readonly implementer: string | null
   /** `[roles] conductor`: the roster id of the agent that arranges the queue; null means no conductor. */
   readonly conductor: string | null
+  /**
+   * `[store] url`: the PostgreSQL database (`postgres://…`) to keep the
+   * records in; null means the home folder. `MAGI_STORE_URL` overrides it.
+   */
+  readonly storeUrl: string | null
   /** The files that were read, lowest precedence first. */
   readonly files: ReadonlyArray<string>
 }
@@ -67,6 +72,7 @@ export const defaults: Settings = {
   maxDeputies: 2,
   implementer: null,
   conductor: null,
+  storeUrl: null,
   files: []
 }
 
@@ -235,6 +241,12 @@ export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, file
       message: `\`roles.conductor\` must name an agent of the roster ([agents.<id>]), not ${JSON.stringify(roles.conductor)} (in ${files.join(" or ")})`
     })
   const conductor = typeof roles.conductor === "string" ? roles.conductor.trim() : null
+  const store = isTable(merged.store) ? merged.store : {}
+  if (store.url !== undefined && (typeof store.url !== "string" || store.url.trim() === ""))
+    return yield* new ConfigError({
+      message: `\`store.url\` must be a postgres://… URL, or left out to keep the records in the home folder (in ${files.join(" or ")})`
+    })
+  const storeUrl = typeof store.url === "string" ? store.url.trim() : null
   return {
     answerTimeoutSecs,
     waitSliceSecs,
@@ -244,6 +256,7 @@ export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, file
     maxDeputies,
     implementer,
     conductor,
+    storeUrl,
     files
   } satisfies Settings
 })

@@ -158,19 +158,24 @@ export interface Scan<A> {
   readonly skipped: ReadonlyArray<Skipped>
 }
 
+/**
+ * The record store's contract: what every backend (this module's files,
+ * `PgRecordStore`'s rows, the files over `MemoryFileSystem` in tests)
+ * promises, saying nothing about where records live. The contract tests
+ * (`test/platform/RecordStoreContract.ts`) hold each backend to it.
+ */
 export interface RecordStore<A, NotFound, Unreadable, Failed> {
+  /** Where the records live, for messages: a folder, or a database with its password masked. */
   readonly root: string
-  /** The file a record with this id lives in. */
-  readonly pathOf: (id: string) => string
-  /** Its lock file. */
-  readonly lockOf: (id: string) => string
-  /** Ids of every stored record file, readable or not. */
+  /** Ids of every stored hot record, readable or not. */
   readonly ids: Effect.Effect<ReadonlyArray<string>, Failed>
+  /** Whether a record with exactly this id is stored, hot or archived. */
+  readonly exists: (id: string) => Effect.Effect<boolean, Failed>
   /** One record by its exact id. */
   readonly read: (id: string) => Effect.Effect<A, NotFound | Unreadable | Failed>
   /**
-   * Every record, plus every file that is not one, explained. Reused while
-   * the folder is unchanged (flat layout; see `revision`).
+   * Every hot record, plus every stored one that is not readable, explained.
+   * Reused while nothing was written (see `revision`).
    */
   readonly scan: Effect.Effect<Scan<A>, Failed>
   /** Expand an id, unique prefix or unique suffix to exactly one stored id. */
@@ -181,11 +186,16 @@ export interface RecordStore<A, NotFound, Unreadable, Failed> {
   readonly put: (record: A) => Effect.Effect<void, Failed>
   /** Write a new record unless its id is taken (false then): atomic and durable. */
   readonly create: (record: A) => Effect.Effect<boolean, Failed>
-  /** Hold one record's lock (and this process's queue for it) while `body` runs. */
+  /** Remove a record (hot or archived); fine when there is none. */
+  readonly remove: (id: string) => Effect.Effect<void, Failed>
+  /**
+   * Hold one record's writer claim while `body` runs: no other writer of
+   * that record, in this process or another, runs meanwhile.
+   */
   readonly withLock: <B, E, R>(id: string, body: Effect.Effect<B, E, R>) => Effect.Effect<B, E | Failed, R>
   /**
-   * Read-modify-write under the lock. `change` sees the record as it is on
-   * disk now; returning the same object writes nothing.
+   * Read-modify-write under the lock. `change` sees the record as it is
+   * stored now; returning the same object writes nothing.
    */
   readonly update: <E, R = never>(
     wanted: string,
@@ -193,38 +203,42 @@ export interface RecordStore<A, NotFound, Unreadable, Failed> {
   ) => Effect.Effect<A, E | NotFound | Unreadable | Failed, R>
   /**
    * Remove leftovers clearly abandoned now, on the shelves too; how many.
-   * `scan` also sweeps the root and the records' folders, at most every
-   * `SWEEP_EVERY_MS`; the shelves, only this (the question mover runs it).
+   * (A backend whose writes leave nothing behind removes nothing.)
    */
   readonly sweep: Effect.Effect<number>
-  /** Changes whenever a record is written into the folder (flat layout); 0 before the first. */
+  /** Changes whenever a record is written; 0 before the first. */
   readonly revision: Effect.Effect<number>
-  /** The archived file of a record with this id, when the kind archives and the id has a shelf. */
-  readonly archivedPathOf: (id: string) => string | undefined
-  /** The folder a record with this id is in now (hot or its shelf), or none when it is in neither. */
-  readonly whereIs: (id: string) => Effect.Effect<Option.Option<{ readonly place: Place; readonly dir: string }>>
   /**
    * Move one hot record to its shelf, under its lock, if `movable` says so
-   * of the record as it is on disk then: its companions renamed there, then
-   * the record itself (one rename: never in neither place). Durable once
-   * `flushShelves` ran. True when it moved.
+   * of the record as it is stored then. True when it moved.
    */
   readonly archive: (id: string, movable: (current: A) => boolean) => Effect.Effect<boolean, Failed>
-  /** Make the moves onto these shelves so far durable: one flush of each folder and of the hot one. */
+  /** Make the moves onto these shelves so far durable (where a move is not durable by itself). */
   readonly flushShelves: (shelves: Iterable<string>) => Effect.Effect<void>
   /** Records on one shelf by id, in the order given; unreadable ones left out (they are explained when asked for by id). */
   readonly readShelf: (shelf: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<A>>
   /** Shelf names, newest (greatest) first. */
   readonly shelves: Effect.Effect<ReadonlyArray<string>, Failed>
-  /** Ids on one shelf, greatest first (newest first for ids that start with their time), without reading a file. */
+  /** Ids on one shelf, greatest first (newest first for ids that start with their time), without decoding a record. */
   readonly shelfIds: (shelf: string) => Effect.Effect<ReadonlyArray<string>, Failed>
   /**
-   * Each id on the shelf with its digest. Read from `<archive.dir>/<shelf>.index.json`,
-   * checked against the shelf's listing: an id missing from it is read and
-   * added, an id no longer there dropped, and the file rewritten if it
-   * changed (any two writers at once leave a file the next reader repairs).
+   * Each id on the shelf with its digest (the kind's searchable words),
+   * every id on the shelf included; `known` hands over records just moved,
+   * so they need not be read back.
    */
   readonly shelfIndex: (shelf: string, known?: ReadonlyMap<string, A>) => Effect.Effect<ReadonlyMap<string, string>, Failed>
+}
+
+/** The file backend's store: the contract, plus where each record's files are. */
+export interface FileRecordStore<A, NotFound, Unreadable, Failed> extends RecordStore<A, NotFound, Unreadable, Failed> {
+  /** The file a record with this id lives in. */
+  readonly pathOf: (id: string) => string
+  /** Its lock file. */
+  readonly lockOf: (id: string) => string
+  /** The archived file of a record with this id, when the kind archives and the id has a shelf. */
+  readonly archivedPathOf: (id: string) => string | undefined
+  /** The folder a record with this id is in now (hot or its shelf), or none when it is in neither. */
+  readonly whereIs: (id: string) => Effect.Effect<Option.Option<{ readonly place: Place; readonly dir: string }>>
 }
 
 /**
@@ -306,7 +320,7 @@ export class BoundedReader extends Context.Tag("magi/BoundedReader")<
 /** Build a store of one kind of record. */
 export const make = <A, NotFound, Unreadable, Failed>(
   options: RecordStoreOptions<A, NotFound, Unreadable, Failed>
-): Effect.Effect<RecordStore<A, NotFound, Unreadable, Failed>, never, FileSystem.FileSystem> =>
+): Effect.Effect<FileRecordStore<A, NotFound, Unreadable, Failed>, never, FileSystem.FileSystem> =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
     const reader = yield* Effect.serviceOption(BoundedReader)
@@ -598,9 +612,34 @@ export const make = <A, NotFound, Unreadable, Failed>(
       return Effect.zipRight(
         refuseUnsafe(id),
         withFs(writeAtomically(path, kind.encode(record), { durable: true })).pipe(
-          Effect.mapError(failed(`write ${kind.noun} ${id}`))
+          Effect.mapError(failed(`write ${kind.noun} ${id}`)),
+          Effect.zipRight(path === pathOf(id) ? Effect.void : forgetDigest(id))
         )
       ).pipe(Effect.withSpan("RecordStore.put", { attributes: { id } }))
+    }
+
+    /**
+     * A shelved record was rewritten: its words in the shelf's index are
+     * dropped, so the next search reads the record again rather than
+     * matching what it used to say. (A reader rewriting the index at the
+     * same moment can put the old words back; the next write drops them
+     * again. Shelved records are settled and rarely written.)
+     */
+    const forgetDigest = (id: string): Effect.Effect<void> => {
+      const shelf = archiveOpts?.shelfOf(id)
+      if (archiveRoot === undefined || shelf === undefined || !isSafeId(shelf)) return Effect.void
+      const file = NodePath.join(archiveRoot, `${shelf}.index.json`)
+      return Effect.gen(function* () {
+        indexes.delete(shelf)
+        const text = yield* fs.readFileString(file)
+        const stored: unknown = JSON.parse(text)
+        if (typeof stored !== "object" || stored === null || !Object.hasOwn(stored, id)) return
+        const { [id]: _dropped, ...rest } = stored as Record<string, unknown>
+        yield* withFs(writeAtomically(file, JSON.stringify(rest)))
+      }).pipe(
+        // No index yet, or a torn one: the next reader builds it from the files.
+        Effect.catchAllCause(() => Effect.void)
+      )
     }
 
     /** Where a whole write of this id goes: where the record is, hot unless only its archived copy exists. */
@@ -623,6 +662,29 @@ export const make = <A, NotFound, Unreadable, Failed>(
         )
       )
     }
+
+    const exists = (id: string): Effect.Effect<boolean, Failed> =>
+      Effect.gen(function* () {
+        if (!isSafeId(id)) return false
+        const there = (path: string) => fs.exists(path).pipe(Effect.mapError(failed(`look for ${path}`)))
+        if (yield* there(pathOf(id))) return true
+        const archived = archivedPathOf(id)
+        return archived !== undefined && (yield* there(archived))
+      })
+
+    /** The record's file (or, in the folder layout, its whole folder), hot and archived. */
+    const remove = (id: string): Effect.Effect<void, Failed> =>
+      Effect.gen(function* () {
+        yield* refuseUnsafe(id)
+        const gone = (path: string) =>
+          fs.remove(path, { recursive: !flat }).pipe(
+            Effect.catchIf(isNotFound, () => Effect.void),
+            Effect.mapError(failed(`remove ${kind.noun} ${id}`))
+          )
+        yield* gone(flat ? pathOf(id) : NodePath.join(root, id))
+        const archived = archivedPathOf(id)
+        if (archived !== undefined) yield* gone(archived)
+      })
 
     const queue = RecordLock.makeLocalQueue()
 
@@ -895,6 +957,8 @@ export const make = <A, NotFound, Unreadable, Failed>(
       pathOf,
       lockOf,
       ids,
+      exists,
+      remove,
       read,
       scan,
       resolve,
@@ -905,5 +969,5 @@ export const make = <A, NotFound, Unreadable, Failed>(
       update,
       sweep,
       revision
-    } satisfies RecordStore<A, NotFound, Unreadable, Failed>
+    } satisfies FileRecordStore<A, NotFound, Unreadable, Failed>
   })

@@ -1,0 +1,368 @@
+/**
+ * The record store's contract (`RecordStore.RecordStore`) on PostgreSQL: one
+ * row per record in `magi_records`, keyed by kind and id, holding the
+ * record's JSON exactly as the file backend writes it.
+ *
+ * - **Writes** are single statements or transactions: a reader sees the old
+ *   record or the new one, and a write that returned is committed (the
+ *   server's `fsync`).
+ * - **The writer claim** of one record is a transaction-scoped advisory lock
+ *   on (kind, id): exactly one writer at a time across every process and
+ *   host on the database, and a writer killed mid-update loses it with its
+ *   connection, so there is no stale lock to break. A claim that stays busy
+ *   past `RecordLock.LOCK_GIVE_UP_MS` is reported, as the file lock does.
+ * - **Versioned decoding** is the kind's, unchanged; the "source" a message
+ *   names is `<noun> <id> in PostgreSQL`.
+ * - **Listing** decodes every hot row, memoised while the kind's revision
+ *   (bumped in every write's transaction) is unchanged.
+ * - **Archive**: a shelf is a column; a row moves by one update, so it is
+ *   never in neither place nor in both, and its digest is kept beside it.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { SqlError } from "@effect/sql/SqlError"
+import { Effect, Either, Option } from "effect"
+import { LOCK_GIVE_UP_MS } from "./RecordLock.js"
+import type { RecordErrors, RecordKind, RecordStore, Scan, Skipped } from "./RecordStore.js"
+import { CHANGES_CHANNEL } from "./Postgres.js"
+
+export interface PgRecordStoreOptions<A, NotFound, Unreadable, Failed> {
+  /** The kind's key in the table: the file backend's folder name ("questions", "tasks"). */
+  readonly table: string
+  /** Where, for messages: the masked URL. */
+  readonly where: string
+  readonly kind: RecordKind<A>
+  readonly errors: RecordErrors<NotFound, Unreadable, Failed>
+  /** The kind archives: its shelf per id and its searchable words. */
+  readonly archive?: {
+    readonly shelfOf: (id: string) => string | undefined
+    readonly digest: (record: A) => string
+  }
+}
+
+/** Ids an ambiguous lookup names before "and N more" (as the file backend). */
+const AMBIGUOUS_NAMED = 10
+
+/** Longest reason kept from a decoder (as the file backend). */
+const REASON_MAX_CHARS = 400
+
+const clip = (text: string) => (text.length > REASON_MAX_CHARS ? `${text.slice(0, REASON_MAX_CHARS)}…` : text)
+
+/** `LIKE` takes `%` and `_` as wildcards; an id typed by a person is matched as written. */
+const likeEscaped = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`)
+
+interface Row {
+  readonly id: string
+  readonly body: string
+}
+
+export const make = <A, NotFound, Unreadable, Failed>(
+  options: PgRecordStoreOptions<A, NotFound, Unreadable, Failed>
+): Effect.Effect<RecordStore<A, NotFound, Unreadable, Failed>, never, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const { kind, errors, table } = options
+    const plural = kind.plural ?? `${kind.noun}s`
+    const root = `${options.where} (${table})`
+    const failed = (what: string) => (e: SqlError) =>
+      errors.failed(`${what} in PostgreSQL at ${options.where}: ${e.message}${e.cause instanceof Error ? ` (${e.cause.message})` : ""}`)
+    const run = <B>(what: string, effect: Effect.Effect<B, SqlError>) => Effect.mapError(effect, failed(what))
+
+    const sourceOf = (id: string) => `${kind.noun} ${id} in PostgreSQL`
+
+    /** A row to a record, or why not: total, whatever the decoder does. */
+    const fromRow = (row: Row): Either.Either<A, Unreadable> => {
+      const source = sourceOf(row.id)
+      if (row.body.length > kind.maxBytes)
+        return Either.left(
+          errors.unreadable(`${source} is ${row.body.length} bytes, over the ${kind.maxBytes}-byte cap for a ${kind.noun}; it is not read`)
+        )
+      try {
+        const decoded = kind.decode(row.body, source)
+        if (Either.isLeft(decoded)) return Either.left(errors.unreadable(clip(String(decoded.left.message))))
+        const inside = kind.idOf(decoded.right)
+        if (inside !== row.id)
+          return Either.left(errors.unreadable(`${source} holds ${kind.noun} \`${clip(String(inside))}\`, not the one its row says`))
+        return Either.right(decoded.right)
+      } catch (thrown) {
+        const why = thrown instanceof RangeError ? "it is nested too deeply to decode" : thrown instanceof Error ? clip(thrown.message) : "an unknown failure"
+        return Either.left(errors.unreadable(`${source} cannot be read: ${why}`))
+      }
+    }
+    const reasonOf = (e: unknown) => clip(String((e as { message?: unknown }).message ?? "unreadable"))
+
+    /** Bump the kind's revision and tell listeners, inside the write's transaction. */
+    const touched = (id: string) =>
+      Effect.zipRight(
+        sql`INSERT INTO magi_revisions (kind, revision) VALUES (${table}, 1)
+            ON CONFLICT (kind) DO UPDATE SET revision = magi_revisions.revision + 1`,
+        sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${`${table}/${id}`})`
+      )
+
+    /** A write and its revision bump, committed together. */
+    const writing = <B>(id: string, effect: Effect.Effect<B, SqlError>) =>
+      sql.withTransaction(Effect.tap(effect, () => touched(id)))
+
+    const readRow = (id: string) =>
+      Effect.map(sql<Row>`SELECT id, body FROM magi_records WHERE kind = ${table} AND id = ${id}`, (rows) => Option.fromNullable(rows[0]))
+
+    const read = (id: string): Effect.Effect<A, NotFound | Unreadable | Failed> =>
+      Effect.flatMap(run(`read ${kind.noun} ${id}`, readRow(id)), (row) =>
+        Option.isNone(row)
+          ? Effect.fail<NotFound | Unreadable>(errors.notFound(`no ${kind.noun} ${id} in PostgreSQL at ${options.where}`))
+          : fromRow(row.value)
+      )
+
+    const exists = (id: string) =>
+      run(
+        `look for ${kind.noun} ${id}`,
+        Effect.map(sql`SELECT 1 FROM magi_records WHERE kind = ${table} AND id = ${id}`, (rows) => rows.length > 0)
+      )
+
+    const ids = run(
+      `list ${plural}`,
+      Effect.map(sql<{ readonly id: string }>`SELECT id FROM magi_records WHERE kind = ${table} AND shelf IS NULL`, (rows) =>
+        rows.map((r) => r.id)
+      )
+    )
+
+    const revisionNow = Effect.map(
+      sql<{ readonly revision: string }>`SELECT revision FROM magi_revisions WHERE kind = ${table}`,
+      (rows) => Number(rows[0]?.revision ?? 0)
+    )
+    const revision = revisionNow.pipe(Effect.orElseSucceed(() => 0))
+
+    /** The last listing and the revision read before it was taken: reused while the revision is unchanged. */
+    let cached: { readonly revision: number; readonly scan: Scan<A> } | undefined
+    const scan: Effect.Effect<Scan<A>, Failed> = run(
+      `list ${plural}`,
+      Effect.gen(function* () {
+        const before = yield* revisionNow
+        if (cached !== undefined && cached.revision === before) return cached.scan
+        const rows = yield* sql<Row>`SELECT id, body FROM magi_records WHERE kind = ${table} AND shelf IS NULL`
+        const records: Array<A> = []
+        const skipped: Array<Skipped> = []
+        for (const row of rows) {
+          const got = fromRow(row)
+          if (Either.isRight(got)) records.push(got.right)
+          else skipped.push({ id: row.id, reason: reasonOf(got.left) })
+        }
+        const result: Scan<A> = { records, skipped }
+        // Keyed by the revision read *before* the rows: a write that landed
+        // in between makes the next call list again, never miss it.
+        cached = { revision: before, scan: result }
+        return result
+      })
+    )
+
+    const resolve = (wanted: string): Effect.Effect<string, NotFound | Failed> =>
+      Effect.gen(function* () {
+        if (wanted === "") return yield* Effect.fail(errors.notFound(`no ${kind.noun} matches \`\``))
+        if (yield* exists(wanted)) return wanted
+        // The short id is the last segment: the owner types what they saw
+        // (`ab12`), or the start of it (`ab`). Hot and shelved alike.
+        const like = likeEscaped(wanted)
+        const hits = yield* run(
+          `look up ${kind.noun} ${wanted}`,
+          sql<{ readonly id: string; readonly total: string }>`
+            SELECT id, count(*) OVER () AS total FROM magi_records
+            WHERE kind = ${table}
+              AND (id LIKE ${`${like}%`} OR id LIKE ${`%${like}`} OR regexp_replace(id, '^.*-', '') LIKE ${`${like}%`})
+            ORDER BY id LIMIT ${AMBIGUOUS_NAMED}`
+        )
+        const total = Number(hits[0]?.total ?? 0)
+        if (total === 1) return hits[0]!.id
+        if (total === 0) return yield* Effect.fail(errors.notFound(`no ${kind.noun} matches \`${clip(wanted)}\``))
+        const named = hits.map((h) => h.id).join(", ") + (total > AMBIGUOUS_NAMED ? ` and ${total - AMBIGUOUS_NAMED} more` : "")
+        return yield* Effect.fail(errors.notFound(`\`${clip(wanted)}\` matches ${total} ${plural}: ${named}; type more of the id`))
+      })
+
+    const get = (wanted: string) => Effect.flatMap(resolve(wanted), read)
+
+    const put = (record: A) => {
+      const id = kind.idOf(record)
+      return run(
+        `write ${kind.noun} ${id}`,
+        writing(
+          id,
+          // Written where it is: an archived record stays on its shelf.
+          sql`INSERT INTO magi_records (kind, id, body) VALUES (${table}, ${id}, ${kind.encode(record)})
+              ON CONFLICT (kind, id) DO UPDATE SET body = EXCLUDED.body, digest = NULL`
+        )
+      )
+    }
+
+    const create = (record: A) => {
+      const id = kind.idOf(record)
+      return run(
+        `create ${kind.noun} ${id}`,
+        sql.withTransaction(
+          Effect.gen(function* () {
+            const made = yield* sql`INSERT INTO magi_records (kind, id, body) VALUES (${table}, ${id}, ${kind.encode(record)})
+                                    ON CONFLICT (kind, id) DO NOTHING RETURNING id`
+            if (made.length === 0) return false
+            yield* touched(id)
+            return true
+          })
+        )
+      )
+    }
+
+    const remove = (id: string) =>
+      run(`remove ${kind.noun} ${id}`, writing(id, sql`DELETE FROM magi_records WHERE kind = ${table} AND id = ${id}`))
+
+    /**
+     * The claim: a transaction holding the advisory lock of (kind, id) for
+     * `body`, which runs inside it (its own statements included). The lock
+     * timeout turns a claim held by a live writer for too long into "busy".
+     */
+    const withLock = <B, E, R>(id: string, body: Effect.Effect<B, E, R>): Effect.Effect<B, E | Failed, R> => {
+      const claim = run(
+        `hold ${kind.noun} ${id}`,
+        Effect.zipRight(
+          sql`SELECT set_config('lock_timeout', ${`${LOCK_GIVE_UP_MS}ms`}, true)`,
+          sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${table}/${id}`}, 0))`
+        )
+      )
+      // BEGIN and COMMIT can fail too (the connection dropped): said as the store's failure.
+      return sql
+        .withTransaction(Effect.zipRight(claim, body))
+        .pipe(Effect.catchIf((e): e is SqlError => e instanceof SqlError, (e) => Effect.fail(failed(`hold ${kind.noun} ${id}`)(e))))
+    }
+
+    const update = <E, R = never>(
+      wanted: string,
+      change: (current: A) => Either.Either<A, E> | Effect.Effect<A, E, R>
+    ): Effect.Effect<A, E | NotFound | Unreadable | Failed, R> =>
+      Effect.flatMap(resolve(wanted), (id) =>
+        withLock(
+          id,
+          Effect.gen(function* () {
+            const current = yield* read(id)
+            const changed = change(current)
+            const next: A = Either.isEither(changed) ? yield* changed : yield* changed
+            if (next !== current)
+              yield* run(
+                `write ${kind.noun} ${id}`,
+                Effect.zipRight(sql`UPDATE magi_records SET body = ${kind.encode(next)}, digest = NULL WHERE kind = ${table} AND id = ${id}`, touched(id))
+              )
+            return next
+          })
+        )
+      ).pipe(Effect.withSpan("PgRecordStore.update", { attributes: { id: wanted } }))
+
+    // -- the archive -----------------------------------------------------------
+
+    const archiveOpts = options.archive
+
+    const digestOf = (record: A): string => {
+      try {
+        return archiveOpts?.digest(record) ?? ""
+      } catch {
+        return ""
+      }
+    }
+
+    const archive = (id: string, movable: (current: A) => boolean): Effect.Effect<boolean, Failed> => {
+      const shelf = archiveOpts?.shelfOf(id)
+      if (archiveOpts === undefined || shelf === undefined) return Effect.succeed(false)
+      return withLock(
+        id,
+        Effect.gen(function* () {
+          const row = yield* run(
+            `read ${kind.noun} ${id}`,
+            sql<Row>`SELECT id, body FROM magi_records WHERE kind = ${table} AND id = ${id} AND shelf IS NULL`
+          )
+          if (row[0] === undefined) return false
+          const current = fromRow(row[0])
+          if (Either.isLeft(current) || !movable(current.right)) return false
+          yield* run(
+            `move ${kind.noun} ${id}`,
+            Effect.zipRight(
+              sql`UPDATE magi_records SET shelf = ${shelf}, digest = ${digestOf(current.right)} WHERE kind = ${table} AND id = ${id}`,
+              touched(id)
+            )
+          )
+          return true
+        })
+      )
+    }
+
+    const shelves = run(
+      `list ${plural}' shelves`,
+      Effect.map(
+        sql<{ readonly shelf: string }>`SELECT DISTINCT shelf FROM magi_records WHERE kind = ${table} AND shelf IS NOT NULL ORDER BY shelf DESC`,
+        (rows) => rows.map((r) => r.shelf)
+      )
+    )
+
+    const shelfIds = (shelf: string) =>
+      run(
+        `list shelf ${shelf}`,
+        Effect.map(
+          sql<{ readonly id: string }>`SELECT id FROM magi_records WHERE kind = ${table} AND shelf = ${shelf} ORDER BY id DESC`,
+          (rows) => rows.map((r) => r.id)
+        )
+      )
+
+    const readShelf = (shelf: string, wantedIds: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<A>> =>
+      wantedIds.length === 0
+        ? Effect.succeed([])
+        : sql<Row>`SELECT id, body FROM magi_records WHERE kind = ${table} AND shelf = ${shelf} AND id IN ${sql.in(wantedIds)}`.pipe(
+            Effect.map((rows) => {
+              const byId = new Map(rows.map((r) => [r.id, r]))
+              return wantedIds.flatMap((id) => {
+                const row = byId.get(id)
+                const got = row === undefined ? undefined : fromRow(row)
+                return got !== undefined && Either.isRight(got) ? [got.right] : []
+              })
+            }),
+            Effect.orElseSucceed((): ReadonlyArray<A> => [])
+          )
+
+    const shelfIndex = (shelf: string, known?: ReadonlyMap<string, A>) =>
+      run(
+        `read shelf ${shelf}'s index`,
+        Effect.gen(function* () {
+          const rows = yield* sql<{ readonly id: string; readonly digest: string | null; readonly body: string }>`
+            SELECT id, digest, CASE WHEN digest IS NULL THEN body ELSE '' END AS body
+            FROM magi_records WHERE kind = ${table} AND shelf = ${shelf} ORDER BY id DESC`
+          const index = new Map<string, string>()
+          for (const row of rows) {
+            if (row.digest !== null) {
+              index.set(row.id, row.digest)
+              continue
+            }
+            // A row shelved without its words (by hand, or an older build): worked out now.
+            const inHand = known?.get(row.id)
+            const record = inHand !== undefined ? Either.right(inHand) : fromRow(row)
+            index.set(row.id, Either.isRight(record) ? digestOf(record.right) : "")
+          }
+          return index as ReadonlyMap<string, string>
+        })
+      )
+
+    return {
+      root,
+      ids,
+      exists,
+      read,
+      scan,
+      resolve,
+      get,
+      put,
+      create,
+      remove,
+      withLock,
+      update,
+      // Every write is one transaction: nothing is left behind to sweep.
+      sweep: Effect.succeed(0),
+      revision,
+      archive,
+      // A committed move is durable already.
+      flushShelves: () => Effect.void,
+      readShelf,
+      shelves,
+      shelfIds,
+      shelfIndex
+    } satisfies RecordStore<A, NotFound, Unreadable, Failed>
+  })

@@ -1,0 +1,198 @@
+/**
+ * The PostgreSQL connection magi's stores share: one pool per process, the
+ * schema brought up to date by migrations before any store uses it, and
+ * change notifications on a connection of their own.
+ *
+ * Credentials come only from the URL (`[store] url` or `MAGI_STORE_URL`) and
+ * are never printed: every message names the database by `maskUrl`, and the
+ * URL itself travels as a `Redacted`. `sslmode` in the URL is honoured by
+ * `pg`'s own connection-string parser.
+ */
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { Data, Duration, Effect, Layer, Redacted, Schedule, Stream } from "effect"
+import Pg from "pg"
+
+/** The backend could not be reached or set up; `where` is the masked URL. */
+export class StoreUnavailable extends Data.TaggedError("StoreUnavailable")<{
+  readonly where: string
+  readonly message: string
+  readonly cause?: unknown
+}> {}
+
+/** The store URL is not one magi can use; nothing was connected. */
+export class StoreUrlInvalid extends Data.TaggedError("StoreUrlInvalid")<{
+  readonly url: string
+  readonly message: string
+}> {}
+
+/** The URL with its password (and any `password=` parameter) replaced by `***`. */
+export const maskUrl = (url: string): string => {
+  try {
+    const u = new URL(url)
+    if (u.password !== "") u.password = "***"
+    if (u.searchParams.has("password")) u.searchParams.set("password", "***")
+    return u.toString()
+  } catch {
+    // Not a URL at all: nothing of it is shown but its scheme, if any.
+    const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0]
+    return scheme === undefined ? "(not a URL)" : `${scheme}… (not a valid URL)`
+  }
+}
+
+/** The URL, checked to be a PostgreSQL one. */
+export const parseUrl = (url: string): Effect.Effect<Redacted.Redacted<string>, StoreUrlInvalid> => {
+  const masked = maskUrl(url)
+  let u: URL
+  try {
+    u = new URL(url)
+  } catch {
+    return Effect.fail(new StoreUrlInvalid({ url: masked, message: `the store URL ${masked} is not a URL; write it as postgres://user:password@host:5432/database` }))
+  }
+  if (u.protocol !== "postgres:" && u.protocol !== "postgresql:")
+    return Effect.fail(
+      new StoreUrlInvalid({
+        url: masked,
+        message: `the store URL ${masked} is not a PostgreSQL URL; magi keeps records in the home folder or in PostgreSQL (postgres://…)`
+      })
+    )
+  return Effect.succeed(Redacted.make(url))
+}
+
+/**
+ * How long a first connection may take before the store is reported
+ * unavailable: a database across a VPN answers in well under a second, and
+ * a command that hangs for longer on a wrong address helps nobody.
+ */
+export const CONNECT_TIMEOUT = Duration.seconds(10)
+
+/**
+ * Connections per process. A process runs a handful of queries at once (a
+ * page's requests, the waiter, the loop); the server's default limit of 100
+ * leaves room for a dozen magi processes.
+ */
+export const POOL_SIZE = 8
+
+/** The channel every write notifies, with `<kind>/<id>` as its payload. */
+export const CHANGES_CHANNEL = "magi_changes"
+
+/**
+ * The schema, one migration per step, never edited once released: a
+ * database written by this build is read by the next. Each record keeps its
+ * body exactly as the file backend writes it (the kind's JSON, with its
+ * `schema` number inside), so the same versioned decoding applies: a row
+ * written by a newer magi is refused with the words a newer file gets.
+ */
+const migrations = {
+  "0001_records": Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.all(
+      [
+        sql`CREATE TABLE IF NOT EXISTS magi_records (
+          kind text NOT NULL,
+          id text NOT NULL,
+          body text NOT NULL,
+          shelf text,
+          digest text,
+          PRIMARY KEY (kind, id)
+        )`,
+        sql`CREATE INDEX IF NOT EXISTS magi_records_shelf ON magi_records (kind, shelf, id)`,
+        // One row per kind, bumped by every write of that kind in the same
+        // transaction: the revision a listing is memoised on.
+        sql`CREATE TABLE IF NOT EXISTS magi_revisions (kind text PRIMARY KEY, revision bigint NOT NULL)`,
+        // A record's files (a question's panel: html and assets), bytes capped by the kind.
+        sql`CREATE TABLE IF NOT EXISTS magi_files (
+          kind text NOT NULL,
+          owner text NOT NULL,
+          name text NOT NULL,
+          bytes bytea NOT NULL,
+          PRIMARY KEY (kind, owner, name)
+        )`
+      ],
+      { discard: true }
+    )
+  )
+} satisfies Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
+
+/** The migrations table's name: ours, so a database shared with another app stays readable. */
+const MIGRATIONS_TABLE = "magi_migrations"
+
+/** Bring the schema up to date; two processes starting at once take turns (the migrator locks its table). */
+export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: MIGRATIONS_TABLE }).pipe(
+  // Two first starts racing on `CREATE TABLE IF NOT EXISTS` can see a
+  // duplicate-type error from the loser: the second try finds it done.
+  Effect.retry(Schedule.intersect(Schedule.exponential("50 millis"), Schedule.recurs(4)))
+)
+
+/** The latest migration this build knows; `magi doctor` compares it with the database's. */
+export const LATEST_MIGRATION = Object.keys(migrations).length
+
+/** The migrations applied to the database, by id. */
+export const appliedMigrations = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql<{ readonly migration_id: number }>`SELECT migration_id FROM ${sql(MIGRATIONS_TABLE)} ORDER BY migration_id`.pipe(
+    Effect.map((rows) => rows.map((r) => Number(r.migration_id)))
+  )
+)
+
+const unavailable = (where: string) => (e: SqlError | Migrator.MigrationError) =>
+  new StoreUnavailable({ where, message: `PostgreSQL at ${where}: ${e.message}${causeWords(e.cause)}`, cause: e })
+
+/** The driver's own words for a failure (connection refused, auth failed), which the wrapper's message leaves out. */
+const causeWords = (cause: unknown): string => {
+  const text = cause instanceof Error ? cause.message : undefined
+  return text === undefined || text === "" ? "" : ` (${text})`
+}
+
+/** The pool for `url`, its schema migrated; fails with `StoreUnavailable` naming the masked URL. */
+export const layer = (url: Redacted.Redacted<string>): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, StoreUnavailable> => {
+  const where = maskUrl(Redacted.value(url))
+  const client = PgClient.layer({
+    url,
+    maxConnections: POOL_SIZE,
+    connectTimeout: CONNECT_TIMEOUT,
+    // Idle connections are closed, so an idle `magi web` holds one, not eight.
+    idleTimeout: Duration.seconds(30),
+    applicationName: "magi"
+  }).pipe(Layer.mapError(unavailable(where)))
+  const migrated = Layer.effectDiscard(migrate.pipe(Effect.mapError(unavailable(where))))
+  return Layer.provideMerge(migrated, client)
+}
+
+/**
+ * Notifications on `channel`, each payload once, on a connection of this
+ * stream's own. A dropped connection is reconnected (with backoff), so a
+ * listener outlives a database restart; what was notified while it was
+ * down is missed, which is why every listener also polls.
+ */
+export const listen = (url: Redacted.Redacted<string>, channel: string): Stream.Stream<string> =>
+  Stream.asyncPush<string, Error>((emit) =>
+    Effect.acquireRelease(
+      Effect.tryPromise({
+        try: async () => {
+          const client = new Pg.Client({ connectionString: Redacted.value(url), connectionTimeoutMillis: Duration.toMillis(CONNECT_TIMEOUT) })
+          client.on("notification", (msg: Pg.Notification) => {
+            if (msg.channel === channel && msg.payload !== undefined) emit.single(msg.payload)
+          })
+          client.on("error", (e: Error) => emit.fail(e))
+          client.on("end", () => emit.fail(new Error("the listening connection closed")))
+          await client.connect()
+          await client.query(`LISTEN ${Pg.escapeIdentifier(channel)}`)
+          return client
+        },
+        catch: (e) => (e instanceof Error ? e : new Error(String(e)))
+      }),
+      (client) =>
+        Effect.promise(() => {
+          client.removeAllListeners("end")
+          client.removeAllListeners("error")
+          client.on("error", () => {})
+          return client.end().catch(() => undefined)
+        })
+    )
+  ).pipe(
+    // Backoff from 200 ms, never more than 5 s apart: a database back from a
+    // restart is heard from again within seconds.
+    Stream.retry(Schedule.exponential("200 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))),
+    Stream.orDie
+  )

@@ -1,0 +1,95 @@
+/**
+ * Where a magi installation keeps its records: the home folder (the default,
+ * nothing to install) or a PostgreSQL database (`[store] url` in the config,
+ * or `MAGI_STORE_URL`, which wins). The stores ask this service for their
+ * records (`records`) and never learn which backend answered: both keep the
+ * one contract of `RecordStore`.
+ *
+ * What is local to a machine stays in the home folder whichever backend
+ * holds the records: worktrees, agent artifacts, config, and the leases a
+ * waiting `magi ask` beats.
+ */
+import type { FileSystem } from "@effect/platform"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
+import * as NodePath from "node:path"
+import { MagiConfig } from "./MagiConfig.js"
+import { MagiHome } from "./MagiHome.js"
+import * as PgRecordStore from "./PgRecordStore.js"
+import * as Postgres from "./Postgres.js"
+import * as RecordStore from "./RecordStore.js"
+
+export type Backend =
+  | { readonly _tag: "files"; readonly home: string }
+  | {
+      readonly _tag: "postgres"
+      /** The URL with its password masked: the only form that is ever shown. */
+      readonly where: string
+      readonly url: Redacted.Redacted<string>
+      readonly sql: SqlClient.SqlClient
+    }
+
+export class StoreBackend extends Context.Tag("magi/StoreBackend")<StoreBackend, Backend>() {
+  /** The records in the home's folders. */
+  static files: Layer.Layer<StoreBackend, never, MagiHome> = Layer.effect(
+    StoreBackend,
+    Effect.map(MagiHome, (home) => ({ _tag: "files" as const, home: home.dir }))
+  )
+
+  /** The records in the database at `url`, its schema migrated first. */
+  static postgres = (url: Redacted.Redacted<string>): Layer.Layer<StoreBackend, Postgres.StoreUnavailable> =>
+    Layer.effect(
+      StoreBackend,
+      Effect.map(SqlClient.SqlClient, (sql) => ({
+        _tag: "postgres" as const,
+        where: Postgres.maskUrl(Redacted.value(url)),
+        url,
+        sql
+      }))
+    ).pipe(Layer.provide(Postgres.layer(url)))
+
+  /**
+   * The backend this process is configured for: `MAGI_STORE_URL`, else the
+   * config's `[store] url` (when a config is provided), else the home folder.
+   */
+  static layer: Layer.Layer<StoreBackend, Postgres.StoreUnavailable | Postgres.StoreUrlInvalid, MagiHome> = Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const url = yield* configuredUrl
+      if (Option.isNone(url)) return StoreBackend.files
+      return StoreBackend.postgres(yield* Postgres.parseUrl(url.value))
+    })
+  )
+}
+
+/** The store URL from the environment, else from the config when one is provided. */
+export const configuredUrl = Effect.gen(function* () {
+  const fromEnv = yield* Config.option(Config.nonEmptyString("MAGI_STORE_URL")).pipe(Effect.orDie)
+  if (Option.isSome(fromEnv)) return Option.some(fromEnv.value.trim())
+  const config = yield* Effect.serviceOption(MagiConfig)
+  return Option.flatMap(config, (c) => Option.fromNullable(c.storeUrl))
+})
+
+/** What a kind of record tells the backend; `folder` is its folder in the home (and its key in the database). */
+export interface KindOptions<A, NotFound, Unreadable, Failed> extends Omit<RecordStore.RecordStoreOptions<A, NotFound, Unreadable, Failed>, "root"> {
+  readonly folder: string
+}
+
+/** One kind's records on whichever backend is configured. */
+export const records = <A, NotFound, Unreadable, Failed>(
+  options: KindOptions<A, NotFound, Unreadable, Failed>
+): Effect.Effect<RecordStore.RecordStore<A, NotFound, Unreadable, Failed>, never, StoreBackend | FileSystem.FileSystem> =>
+  Effect.flatMap(StoreBackend, (backend) =>
+    backend._tag === "files"
+      ? RecordStore.make({ ...options, root: NodePath.join(backend.home, options.folder) })
+      : PgRecordStore.make({
+          table: options.folder,
+          where: backend.where,
+          kind: options.kind,
+          errors: options.errors,
+          ...(options.archive === undefined ? {} : { archive: options.archive })
+        }).pipe(Effect.provideService(SqlClient.SqlClient, backend.sql))
+  )
+
+/** How the backend is named to a person: the home's folder, or the database's masked URL. */
+export const describe = (backend: Backend): string =>
+  backend._tag === "files" ? `the home folder ${backend.home}` : `PostgreSQL at ${backend.where}`
