@@ -1,7 +1,7 @@
 /**
  * What `magi ask` prints for each way it can end, and its exit code: the
  * table an agent acts on. One definition for `magi ask --help` and the
- * README's table (a test holds the README to it).
+ * table in docs/protocol.md (a test holds the page to it).
  */
 
 export interface AskOutcome {
@@ -32,7 +32,7 @@ export const ASK_OUTCOMES: ReadonlyArray<AskOutcome> = [
   { outcome: "usage mistake", stdout: "nothing; stderr says what was wrong", exit: "2" }
 ]
 
-/** The table as the README has it. */
+/** The table as docs/protocol.md has it. */
 export const outcomesMarkdown = (): string =>
   ["| outcome | stdout | exit |", "|---|---|---|", ...ASK_OUTCOMES.map((o) => `| ${o.outcome} | ${o.stdout} | ${o.exit} |`)].join("\n")
 

@@ -171,7 +171,7 @@ const add = Command.make(
         if (!fileable(problems))
           return yield* CliFailure.refused(
             `${o.file.value === "-" ? "stdin" : o.file.value} does not pass the task-file review:\n${describeProblems(problems)}\n` +
-              "fix it (see README, Planning: the task-file shape), or file it as it is with --no-review"
+              "fix it (see docs/planning.md: the task-file shape), or file it as it is with --no-review"
           )
         if (problems.length > 0) yield* writeErr(`magi: warning: the task file is filed, but:\n${describeProblems(problems)}\n`)
       }

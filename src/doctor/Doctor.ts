@@ -141,7 +141,7 @@ const agentChecks = (agent: AgentSpec, input: DoctorInput, binDir: string | unde
           : fail(
               `${label}: magi's argv`,
               `\`${dry.join(" ")}\` was refused (${Either.isLeft(parsed) ? parsed.left : why(parsed.right)})`,
-              `this ${agent.kind} version does not take the flags magi passes; install the version the README names for ${agent.kind}, or adjust args under [agents.${agent.id}]`
+              `this ${agent.kind} version does not take the flags magi passes; install the version docs/agents/${agent.kind}.md names, or adjust args under [agents.${agent.id}]`
             )
       )
       const root = facts.rootProblem(agent, argv, merged, input.uid)

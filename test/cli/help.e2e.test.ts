@@ -69,7 +69,7 @@ describe("magi --help", () => {
     expect(help.stdout).toContain("Usage:\n  magi task show [options] ID\n")
   })
 
-  it("gives magi ask its forms, how panels name their files, examples, and the exit-code table the README has", async () => {
+  it("gives magi ask its forms, how panels name their files, examples, and the exit-code table docs/protocol.md has", async () => {
     const o = owner()
     const { stdout } = await o.run(["ask", "--help"])
     expect(stdout).toContain("magi ask --wait ID")
@@ -81,8 +81,9 @@ describe("magi --help", () => {
     expect(entriesIn(stdout, "Options:").find((e) => e.name.startsWith("--summary"))!.text).toContain("required")
   })
 
-  it("keeps the README's exit-code table the same as the one magi ask --help prints", () => {
-    expect(NodeFs.readFileSync("README.md", "utf8")).toContain(outcomesMarkdown())
+  // The agent protocol's reference is docs/protocol.md; the README only links to it.
+  it("keeps docs/protocol.md's exit-code table the same as the one magi ask --help prints", () => {
+    expect(NodeFs.readFileSync("docs/protocol.md", "utf8")).toContain(outcomesMarkdown())
   })
 
   it("prints bold headings on a terminal, and none when NO_COLOR is set", () => {

@@ -186,8 +186,9 @@ export interface AgentAdapter {
 }
 
 /**
- * A slice that ends safely before a shell tool limit of `tool`: 20 s (or a
- * sixth, for short limits) is left for `magi ask` to start, file and notify.
+ * A slice that ends safely before a shell tool limit of `tool`: 20 s, or a
+ * sixth of the limit when that is more (limits over two minutes), is left
+ * for `magi ask` to start, file and notify; never under 1 s.
  */
 export const sliceBefore = (tool: Duration.Duration): Duration.Duration => {
   const secs = Duration.toSeconds(tool)
