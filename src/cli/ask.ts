@@ -140,7 +140,7 @@ const fileFresh = (draft: (id: string) => Question, panel: Option.Option<string>
         .pipe(Effect.catchTags({ StoreError: (e) => Effect.fail(CliFailure.refused(e.message)) }))
       if (Option.isSome(filed)) return filed.value
     }
-    return yield* CliFailure.refused(`every one of ${ID_DRAWS} question ids drawn was already taken in ${store.root}; try again`)
+    return yield* CliFailure.refused(`every one of ${ID_DRAWS} question ids drawn was already taken in ${store.where}; try again`)
   })
 
 /**

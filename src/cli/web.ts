@@ -48,7 +48,7 @@ export const runWeb = (options: WebRun) => {
       if (Option.isSome(running.warning)) yield* Effect.logWarning(running.warning.value)
       const store = yield* QuestionStore
       yield* writeErr(
-        `magi web: serving the questions in ${store.root} at ${running.url}\n` +
+        `magi web: serving the questions in ${store.where} at ${running.url}\n` +
           `magi web: export MAGI_WEB_URL=${running.url} so notifications link here\n`
       )
       yield* writeOut(`${running.url}\n`)

@@ -20,6 +20,11 @@ import type { Question } from "./Question.js"
 import * as History from "./History.js"
 import { MagiHome, questionsDir } from "../platform/MagiHome.js"
 import * as RecordStore from "../platform/RecordStore.js"
+import * as PgRecordStore from "../platform/PgRecordStore.js"
+import * as Postgres from "../platform/Postgres.js"
+import * as StoreBackend from "../platform/StoreBackend.js"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
 import { type RunStatus, resumable } from "../runs/RunStatus.js"
 
 /**
@@ -61,8 +66,14 @@ const isNotFound = (e: PlatformError.PlatformError) => e._tag === "SystemError" 
 // The service
 
 export interface QuestionStoreShape {
-  /** The directory holding the question files. */
+  /**
+   * This machine's questions folder: the question files on the home-folder
+   * backend, and on any backend the leases and notification marks, which
+   * belong to the machine the waiting process runs on.
+   */
   readonly root: string
+  /** Where the questions are, for messages: that folder, or the database with its password masked. */
+  readonly where: string
   /** Write a question whole, atomically and durably. */
   readonly put: (q: Question) => Effect.Effect<void, StoreError>
   /** Write a new question unless its id is taken (false then: draw another id). */
@@ -170,11 +181,18 @@ export class QuestionStore extends Context.Tag("magi/QuestionStore")<QuestionSto
   /** A store at an explicit root, over whichever `FileSystem` is provided. */
   static at = (root: string) => Layer.effect(QuestionStore, make(root))
 
-  /** The owner's store, `<home>/questions`. */
+  /**
+   * The owner's store on the configured backend: `<home>/questions`, or the
+   * database of `[store] url` / `MAGI_STORE_URL`.
+   */
   static layer = Layer.effect(
     QuestionStore,
-    Effect.flatMap(MagiHome, (home) => make(questionsDir(home)))
-  )
+    Effect.gen(function* () {
+      const home = yield* MagiHome
+      const backend = yield* StoreBackend.StoreBackend
+      return backend._tag === "files" ? yield* make(questionsDir(home)) : yield* makeOnPostgres(questionsDir(home), backend)
+    })
+  ).pipe(Layer.provide(StoreBackend.StoreBackend.layer))
 }
 
 /**
@@ -198,36 +216,49 @@ const chunksOf = <A>(all: ReadonlyArray<A>, size: number): ReadonlyArray<Readonl
   return out
 }
 
-/** Build a store rooted at `root`. */
+/** The question kind, as every backend stores it. */
+const questionKind = {
+  noun: "question",
+  label: Q.shortId,
+  decode: Q.decode,
+  encode: Q.encode,
+  idOf: (q: Question) => q.id,
+  maxBytes: QUESTION_FILE_MAX_BYTES
+}
+
+const questionErrors: RecordStore.RecordErrors<QuestionNotFound, Q.UnreadableQuestion, StoreError> = {
+  notFound: (message) => new QuestionNotFound({ message }),
+  unreadable: (message) => new Q.UnreadableQuestion({ message }),
+  failed: (message) => new StoreError({ message })
+}
+
+/** Settled questions move to a shelf per month, searched by their digest. */
+const questionShelves = { dir: History.HISTORY_DIR, shelfOf: History.monthOf, digest: History.digest }
+
+/** How a backend keeps a question's panel: the html and its assets, bytes checked and capped before a byte is written. */
+interface PanelKeeping {
+  /** Replace the panel of `id` with these files (the html first), all or nothing. */
+  readonly write: (id: string, html: string, assets: ReadonlyArray<{ readonly name: string; readonly src: string }>) => Effect.Effect<void, StoreError>
+  /** One file of the panel, none when it is not there. */
+  readonly read: (id: string, name: string) => Effect.Effect<Option.Option<Uint8Array>, StoreError>
+  /** The whole panel, and any scratch. */
+  readonly drop: (id: string) => Effect.Effect<void, StoreError>
+}
+
+/** Build a store rooted at `root`: the home folder's backend. */
 export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
   const fs = yield* FileSystem.FileSystem
   const records = yield* RecordStore.make({
     root,
-    kind: {
-      noun: "question",
-      label: Q.shortId,
-      decode: Q.decode,
-      encode: Q.encode,
-      idOf: (q: Question) => q.id,
-      maxBytes: QUESTION_FILE_MAX_BYTES
-    },
-    errors: {
-      notFound: (message) => new QuestionNotFound({ message }),
-      unreadable: (message) => new Q.UnreadableQuestion({ message }),
-      failed: (message) => new StoreError({ message })
-    },
+    kind: questionKind,
+    errors: questionErrors,
     // A panel being assembled lives in its own scratch folder beside the
     // record until it is renamed into place.
     leftover: (name) => PANEL_SCRATCH.test(name),
     // Settled questions move to a shelf per month, their panel with them
     // (the panel is part of the record of why; a hot folder holding 100,000
     // panel folders would be listed on every change just the same).
-    archive: {
-      dir: History.HISTORY_DIR,
-      shelfOf: History.monthOf,
-      digest: History.digest,
-      companions: (q) => (q.panel ? [`${q.id}${PANEL_DIR}`] : [])
-    }
+    archive: { ...questionShelves, companions: (q) => (q.panel ? [`${q.id}${PANEL_DIR}`] : []) }
   })
   const panelDir = (id: string) => NodePath.join(root, `${id}${PANEL_DIR}`)
   /** Where the panel is: beside the hot record, else beside the archived one. */
@@ -238,8 +269,134 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
       if (archived === undefined || (yield* fs.exists(hot).pipe(Effect.orElseSucceed(() => false)))) return hot
       return NodePath.join(NodePath.dirname(archived), `${id}${PANEL_DIR}`)
     })
-
   const ensureRoot = fs.makeDirectory(root, { recursive: true }).pipe(Effect.mapError(io(`create ${root}`)))
+
+  const clearDir = (path: string) =>
+    fs.remove(path, { recursive: true }).pipe(
+      Effect.catchIf(isNotFound, () => Effect.void),
+      Effect.mapError(io(`remove ${path}`))
+    )
+
+  const panels: PanelKeeping = {
+    write: (id, html, named) =>
+      Effect.gen(function* () {
+        // A scratch directory of this call's own: two calls assembling at once
+        // must not write into each other's half-built panel.
+        const tmp = NodePath.join(root, `${id}${PANEL_TMP}-${Math.random().toString(36).slice(2, 10)}`)
+        const dir = panelDir(id)
+        yield* ensureRoot
+        yield* clearDir(tmp)
+        const fill = Effect.gen(function* () {
+          yield* fs.makeDirectory(tmp).pipe(Effect.mapError(io(`create ${tmp}`)))
+          yield* fs.writeFileString(NodePath.join(tmp, PANEL_HTML), html).pipe(Effect.mapError(io(`write panel html`)))
+          for (const { name, src } of named) {
+            // Copied, not referenced: the worktree the agent authored it in is
+            // deleted later, and the panel is the record of why.
+            yield* fs.copyFile(src, NodePath.join(tmp, name)).pipe(Effect.mapError(io(`copy ${src}`)))
+          }
+        })
+        // A copy that dies halfway must neither become the panel nor leave
+        // scratch for the next call to inherit.
+        yield* fill.pipe(Effect.tapError(() => clearDir(tmp).pipe(Effect.ignore)))
+        yield* clearDir(dir)
+        yield* fs.rename(tmp, dir).pipe(Effect.mapError(io(`move panel into ${dir}`)))
+      }),
+    read: (id, name) =>
+      Effect.gen(function* () {
+        const path = NodePath.join(yield* panelDirNow(id), name)
+        return yield* fs.readFile(path).pipe(
+          Effect.map(Option.some),
+          Effect.catchIf(isNotFound, () => Effect.succeedNone),
+          Effect.mapError(io(`read ${path}`))
+        )
+      }),
+    drop: (id) =>
+      Effect.zipRight(
+        clearDir(panelDir(id)),
+        // Any scratch a killed `putPanel` left behind.
+        fs.readDirectory(root).pipe(
+          Effect.orElseSucceed((): string[] => []),
+          Effect.flatMap((names) =>
+            Effect.forEach(
+              names.filter((n) => n.startsWith(`${id}${PANEL_TMP}`)),
+              (n) => clearDir(NodePath.join(root, n)),
+              { discard: true }
+            )
+          )
+        )
+      )
+  }
+
+  const changes = Stream.unwrap(
+    Effect.as(Effect.ignore(ensureRoot), fs.watch(root).pipe(Stream.map((event) => NodePath.basename(event.path))))
+  ).pipe(Stream.catchAll(() => Stream.empty))
+
+  return yield* assemble({ root, where: root, records, panels, changes })
+})
+
+/**
+ * A store on PostgreSQL: the records and their panels in the database at
+ * `url`; `root` is the home's questions folder, for what stays on this
+ * machine (the leases a waiting asker beats, the notification marks).
+ * Changes are heard through `LISTEN`, as `<id>.json` names like the folder's.
+ */
+export const makeOnPostgres = Effect.fn("QuestionStore.makeOnPostgres")(function* (
+  root: string,
+  backend: Extract<StoreBackend.Backend, { readonly _tag: "postgres" }>
+) {
+  const sql = backend.sql
+  const records = yield* PgRecordStore.make({ table: "questions", where: backend.where, kind: questionKind, errors: questionErrors, archive: questionShelves }).pipe(
+    Effect.provideService(SqlClient.SqlClient, sql)
+  )
+  const fs = yield* FileSystem.FileSystem
+  const failed = (what: string) => (e: SqlError) => new StoreError({ message: `${what} in PostgreSQL at ${backend.where}: ${e.message}` })
+  const panels: PanelKeeping = {
+    write: (id, html, named) =>
+      Effect.gen(function* () {
+        // Read before the transaction: a file that cannot be read leaves the old panel as it was.
+        const files: Array<{ readonly name: string; readonly bytes: Uint8Array }> = [{ name: PANEL_HTML, bytes: new TextEncoder().encode(html) }]
+        for (const { name, src } of named) files.push({ name, bytes: yield* fs.readFile(src).pipe(Effect.mapError(io(`copy ${src}`))) })
+        // One transaction: the old panel and the new one never mix, and a
+        // failure leaves the old one whole.
+        yield* sql
+          .withTransaction(
+            Effect.zipRight(
+              sql`DELETE FROM magi_files WHERE kind = 'questions' AND owner = ${id}`,
+              Effect.forEach(files, (file) => sql`INSERT INTO magi_files (kind, owner, name, bytes) VALUES ('questions', ${id}, ${file.name}, ${file.bytes})`, {
+                discard: true
+              })
+            )
+          )
+          .pipe(Effect.mapError(failed(`store the panel of question ${Q.shortId(id)}`)))
+      }),
+    read: (id, name) =>
+      sql<{ readonly bytes: Uint8Array }>`SELECT bytes FROM magi_files WHERE kind = 'questions' AND owner = ${id} AND name = ${name}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (r) => new Uint8Array(r.bytes))),
+        Effect.mapError(failed(`read the panel of question ${Q.shortId(id)}`))
+      ),
+    drop: (id) =>
+      sql`DELETE FROM magi_files WHERE kind = 'questions' AND owner = ${id}`.pipe(
+        Effect.asVoid,
+        Effect.mapError(failed(`remove the panel of question ${Q.shortId(id)}`))
+      )
+  }
+  const changes = Postgres.listen(backend.url, Postgres.CHANGES_CHANNEL).pipe(
+    Stream.filter((payload) => payload.startsWith("questions/")),
+    Stream.map((payload) => `${payload.slice("questions/".length)}.json`)
+  )
+  return yield* assemble({ root, where: `PostgreSQL at ${backend.where}`, records, panels, changes })
+})
+
+/** What every backend shares: the listing order, runs' questions, counts, panels' rules and history. */
+const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
+  readonly root: string
+  readonly where: string
+  readonly records: RecordStore.RecordStore<Question, QuestionNotFound, Q.UnreadableQuestion, StoreError>
+  readonly panels: PanelKeeping
+  readonly changes: Stream.Stream<string>
+}) {
+  const fs = yield* FileSystem.FileSystem
+  const { root, where, records, panels, changes } = parts
 
   const put = records.put
 
@@ -259,7 +416,7 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
     records.withLock(
       q.id,
       Effect.gen(function* () {
-        if (yield* fs.exists(records.pathOf(q.id)).pipe(Effect.orElseSucceed(() => true))) return Option.none<Question>()
+        if (yield* records.exists(q.id).pipe(Effect.orElseSucceed(() => true))) return Option.none<Question>()
         const ready = yield* prepare(q)
         return (yield* records.create(ready)) ? Option.some(ready) : Option.none<Question>()
       })
@@ -300,12 +457,6 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
 
   const badId = (id: string) =>
     new PanelRefused({ message: `question id \`${id}\` is not a name magi will build a panel path from` })
-
-  const clearDir = (path: string) =>
-    fs.remove(path, { recursive: true }).pipe(
-      Effect.catchIf(isNotFound, () => Effect.void),
-      Effect.mapError(io(`remove ${path}`))
-    )
 
   const putPanel = (q: Question, html: string, assets: ReadonlyArray<string>) =>
     Effect.gen(function* () {
@@ -350,32 +501,16 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
           message: `panel for question ${Q.shortId(q.id)} is ${total} bytes, over magi's cap of ${PANEL_MAX_BYTES} bytes; nothing was written`
         })
 
-      // A scratch directory of this call's own: two calls assembling at once
-      // must not write into each other's half-built panel.
-      const tmp = NodePath.join(root, `${q.id}${PANEL_TMP}-${Math.random().toString(36).slice(2, 10)}`)
-      const dir = panelDir(q.id)
-      yield* ensureRoot
-      yield* clearDir(tmp)
-      const fill = Effect.gen(function* () {
-        yield* fs.makeDirectory(tmp).pipe(Effect.mapError(io(`create ${tmp}`)))
-        yield* fs.writeFileString(NodePath.join(tmp, PANEL_HTML), html).pipe(Effect.mapError(io(`write panel html`)))
-        for (const { name, src } of named) {
-          // Copied, not referenced: the worktree the agent authored it in is
-          // deleted later, and the panel is the record of why.
-          yield* fs.copyFile(src, NodePath.join(tmp, name)).pipe(Effect.mapError(io(`copy ${src}`)))
-        }
-      })
-      // A copy that dies halfway must neither become the panel nor leave
-      // scratch for the next call to inherit.
-      yield* fill.pipe(Effect.tapError(() => clearDir(tmp).pipe(Effect.ignore)))
-      yield* clearDir(dir)
-      yield* fs.rename(tmp, dir).pipe(Effect.mapError(io(`move panel into ${dir}`)))
+      yield* panels.write(q.id, html, named)
       return { ...q, panel: true, assets: named.map((n) => n.name).sort() }
     }).pipe(Effect.withSpan("QuestionStore.putPanel"))
 
   const panelHtml = (id: string) =>
     Q.validAssetName(id)
-      ? panelDirNow(id).pipe(Effect.flatMap((dir) => fs.readFileString(NodePath.join(dir, PANEL_HTML))), Effect.option)
+      ? panels.read(id, PANEL_HTML).pipe(
+          Effect.map(Option.map((bytes) => new TextDecoder().decode(bytes))),
+          Effect.orElseSucceed(() => Option.none<string>())
+        )
       : Effect.succeedNone
 
   const panelAsset = (id: string, name: string) =>
@@ -384,31 +519,10 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
       if (!Q.validAssetName(name))
         return yield* new InvalidAssetName({ message: `\`${name}\` is not a panel file name; it must match ${Q.ASSET_NAME_RULE}` })
       if (!Q.validAssetName(id)) return Option.none<Uint8Array>()
-      const path = NodePath.join(yield* panelDirNow(id), name)
-      return yield* fs.readFile(path).pipe(
-        Effect.map(Option.some),
-        Effect.catchIf(isNotFound, () => Effect.succeedNone),
-        Effect.mapError(io(`read ${path}`))
-      )
+      return yield* panels.read(id, name)
     })
 
-  const dropPanel = (id: string) =>
-    Q.validAssetName(id)
-      ? Effect.zipRight(
-          clearDir(panelDir(id)),
-          // Any scratch a killed `putPanel` left behind.
-          fs.readDirectory(root).pipe(
-            Effect.orElseSucceed((): string[] => []),
-            Effect.flatMap((names) =>
-              Effect.forEach(
-                names.filter((n) => n.startsWith(`${id}${PANEL_TMP}`)),
-                (n) => clearDir(NodePath.join(root, n)),
-                { discard: true }
-              )
-            )
-          )
-        )
-      : Effect.fail(badId(id))
+  const dropPanel = (id: string) => (Q.validAssetName(id) ? panels.drop(id) : Effect.fail(badId(id)))
 
   // -- history --------------------------------------------------------------
 
@@ -526,12 +640,9 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
       return { moved, more: false, months: [...months] }
     }).pipe(Effect.withSpan("QuestionStore.archiveSettled"))
 
-  const changes = Stream.unwrap(
-    Effect.as(Effect.ignore(ensureRoot), fs.watch(root).pipe(Stream.map((event) => NodePath.basename(event.path))))
-  ).pipe(Stream.catchAll(() => Stream.empty))
-
   return {
     root,
+    where,
     put,
     create: records.create,
     fileNew,
