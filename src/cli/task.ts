@@ -252,7 +252,7 @@ const release = Command.make("release", { id: idArg }, (o) =>
 
 const priority = Command.make(
   "priority",
-  { id: idArg, priority: Args.integer({ name: "n" }).pipe(Args.withDescription("the new priority, a whole number; higher runs first")) },
+  { id: idArg, priority: Args.integer({ name: "priority" }).pipe(Args.withDescription("higher runs first (10 before 0, 0 before -5)")) },
   (o) => change(o.id, (t) => T.reprioritize(t, o.priority), (t) => `priority ${t.priority} for ${T.shortId(t.id)} ${t.title}`)
 ).pipe(Command.withDescription("Set a task's priority (higher runs first)"))
 
