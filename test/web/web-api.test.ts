@@ -496,6 +496,15 @@ describe("the process", () => {
     }
   })
 
+  it("names, in its health check, the config file it reads for the notification command", async () => {
+    const own = await startWeb()
+    try {
+      expect((await request(`${own.url}/api/health`)).json().notify_config).toBe(NodePath.join(own.home, "config", "magi", "config.toml"))
+    } finally {
+      await own.stop()
+    }
+  })
+
   it("shuts down promptly on SIGTERM, ending the event stream a page was following", async () => {
     const own = await startWeb()
     const stream = readEvents(`${own.url}/api/events`, () => false, 5_000)
