@@ -9,7 +9,7 @@
  * mistake found here is one line naming what was wrong and what would be
  * right; the caller prints it after `magi: ` and exits 2.
  */
-import { optionNamed, type CommandSpec, type OptionSpec } from "./CommandSpec.js"
+import { optionNamed, type ArgSpec, type CommandSpec, type OptionSpec } from "./CommandSpec.js"
 
 export type Reading =
   | { readonly _tag: "Help"; readonly spec: CommandSpec }
@@ -24,25 +24,26 @@ const BUILT_INS: Record<string, boolean> = { "--version": false, "--completions"
 
 const HELP = new Set(["--help", "-h"])
 
-/** Levenshtein distance, for "did you mean". */
+/**
+ * Edit distance counting two swapped neighbours as one slip (optimal string
+ * alignment), for "did you mean": `--prot` is one slip from `--port`, not two.
+ */
 const distance = (a: string, b: string): number => {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    let diagonal = row[0]!
-    row[0] = i
+  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)))
+  for (let i = 1; i <= a.length; i++)
     for (let j = 1; j <= b.length; j++) {
-      const above = row[j]!
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1))
-      diagonal = above
+      const row = d[i]!
+      row[j] = Math.min(d[i - 1]![j]! + 1, row[j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) row[j] = Math.min(row[j]!, d[i - 2]![j - 2]! + 1)
     }
-  }
-  return row[b.length]!
+  return d[a.length]![b.length]!
 }
 
 /**
  * The known name `typed` most likely meant: a unique one it starts, or the
  * nearest within a third of its length (a slip or two, never a different
- * word).
+ * word). Between two as near, the one that starts with the same letter:
+ * a first letter is the one people rarely get wrong (`tsk` is `task`, not `ask`).
  */
 export const closest = (typed: string, known: ReadonlyArray<string>): string | undefined => {
   const bare = (s: string) => s.replace(/^-+/, "").toLowerCase()
@@ -50,10 +51,12 @@ export const closest = (typed: string, known: ReadonlyArray<string>): string | u
   if (t === "") return undefined
   const started = known.filter((k) => bare(k).startsWith(t))
   if (started.length === 1) return started[0]
-  let best: { name: string; d: number } | undefined
+  let best: { name: string; d: number; sameStart: boolean } | undefined
   for (const k of known) {
     const d = distance(t, bare(k))
-    if (d <= Math.max(1, Math.floor(bare(k).length / 3)) && (best === undefined || d < best.d)) best = { name: k, d }
+    if (d > Math.max(1, Math.floor(bare(k).length / 3))) continue
+    const sameStart = bare(k)[0] === t[0]
+    if (best === undefined || d < best.d || (d === best.d && sameStart && !best.sameStart)) best = { name: k, d, sameStart }
   }
   return best?.name
 }
@@ -96,6 +99,14 @@ const badValue = (o: OptionSpec, value: string): string | undefined => {
       return undefined
   }
 }
+
+/**
+ * An argument that is not a whole number, said by what it is (`the
+ * priority`, not `<n>`) and what it takes: someone who typed `high` needs
+ * to hear that it is a number, and which way it counts.
+ */
+const notWhole = (spec: CommandSpec, a: ArgSpec, value: string): string =>
+  `${where(spec)}: the ${a.name.replace(/^<|>$/g, "")} is a whole number${a.description ? `, ${a.description}` : ""}; \`${value}\` is not one`
 
 /** Read `args` (the command line after `magi`) against `root`. */
 export const read = (root: CommandSpec, args: ReadonlyArray<string>): Reading => {
@@ -177,7 +188,7 @@ export const read = (root: CommandSpec, args: ReadonlyArray<string>): Reading =>
   for (const [k, a] of spec.args.entries()) {
     if (a.repeated || k >= positionals.length) break
     if (a.kind === "integer" && !/^[+-]?\d+$/.test(positionals[k]!))
-      return { _tag: "Mistake", message: `${a.name} takes a whole number, not \`${positionals[k]}\`` }
+      return { _tag: "Mistake", message: notWhole(spec, a, positionals[k]!) }
   }
   const needed = spec.args.filter((a) => a.required)
   if (positionals.length < needed.length) {

@@ -4,12 +4,13 @@
  * question's own message on stderr, exit 1, and nothing written.
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Clock, Effect, Either, Option, Stream } from "effect"
+import { Clock, Config, Effect, Either, Option, Stream } from "effect"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { answerWithText, openQuestions, sayToQuestion, soleOpen } from "../questions/Answers.js"
 import * as Lease from "../questions/Lease.js"
 import { mayBeHeld } from "../questions/Holding.js"
+import { WEB_URL_ENV } from "../questions/Notifier.js"
 import { CliFailure } from "./CliFailure.js"
 import { questionsLayer } from "./AppLayer.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
@@ -119,10 +120,26 @@ const show = (id: string) =>
     if (q.detail.trim() !== "") parts.push("", forTerminal(q.detail.trimEnd()))
     for (const turn of q.thread)
       parts.push("", `${turn.who === "operator" ? "you" : "agent"} (${localTime(new Date(turn.at))}):`, forTerminal(turn.body))
+    if (q.panel) parts.push("", yield* panelLine(q.id))
     parts.push("")
     if (Q.isOpen(q)) parts.push(Q.isFreeText(q) ? "free text" : `choices: ${q.choices.map(forTerminalLine).join(" | ")}`)
     else if (Q.resolution(q) !== undefined) parts.push(`answer: ${forTerminal(Q.resolution(q)!)}`)
     yield* writeOut(parts.join("\n") + "\n")
+  })
+
+/**
+ * Where a question's panel opens. A terminal cannot show one (it is a web
+ * page the agent wrote), and the page frames it with nothing allowed to
+ * run, so the way to it is the page: at `MAGI_WEB_URL` when the owner set
+ * it, else the address `magi web` prints.
+ */
+const panelLine = (id: string) =>
+  Effect.map(Config.option(Config.nonEmptyString(WEB_URL_ENV)).pipe(Effect.orDie), (base) => {
+    const at = `#/questions/${encodeURIComponent(id)}`
+    return Option.match(base, {
+      onSome: (url) => `panel: the agent attached a panel; open it at ${url.trim().replace(/\/+$/, "")}/${at}`,
+      onNone: () => `panel: the agent attached a panel; open it on the page: run magi web and go to the address it prints, then ${at}`
+    })
   })
 
 const target = (id: Option.Option<string>) =>

@@ -16,7 +16,7 @@ import { latestFor, readDecisions } from "../daemon/ConductorLog.js"
 import * as LocalContext from "../platform/LocalContext.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
-import { fileWork } from "../queue/Filing.js"
+import { fileWorkSaying } from "../queue/Filing.js"
 import { describeProblems, fileable, reviewDraft } from "../queue/TaskFileReview.js"
 import * as T from "../queue/Task.js"
 import { TaskStore } from "../queue/TaskStore.js"
@@ -180,7 +180,7 @@ const add = Command.make(
         MAGI_NODE: Config.string("MAGI_NODE").pipe(Config.withDefault(""))
       }).pipe(Effect.orDie)
       const source = T.sourceFromEnv(env)
-      const t = yield* fileWork({
+      const { task: t, alreadyDone } = yield* fileWorkSaying({
         instruction,
         title: Option.getOrUndefined(o.title),
         priority: Option.getOrUndefined(o.priority),
@@ -190,6 +190,8 @@ const add = Command.make(
       }).pipe(Effect.mapError(refused))
       if (o.json) return yield* writeOut(JSON.stringify(t, null, 2) + "\n")
       yield* writeOut(`filed ${T.shortId(t.id)} [${T.sourceLabel(t.source)}] ${t.title}\n`)
+      for (const id of alreadyDone)
+        yield* writeErr(`task ${T.shortId(id)} is done already, so ${T.shortId(t.id)} does not wait on it\n`)
       if (t.status === "blocked") yield* writeErr(`task ${T.shortId(t.id)} ${blockLine(t)} before it runs\n`)
     })
 ).pipe(Command.withDescription("File work for magi serve to do, in priority order"))
@@ -250,7 +252,7 @@ const release = Command.make("release", { id: idArg }, (o) =>
 
 const priority = Command.make(
   "priority",
-  { id: idArg, priority: Args.integer({ name: "n" }).pipe(Args.withDescription("the new priority, a whole number; higher runs first")) },
+  { id: idArg, priority: Args.integer({ name: "priority" }).pipe(Args.withDescription("higher runs first (10 before 0, 0 before -5)")) },
   (o) => change(o.id, (t) => T.reprioritize(t, o.priority), (t) => `priority ${t.priority} for ${T.shortId(t.id)} ${t.title}`)
 ).pipe(Command.withDescription("Set a task's priority (higher runs first)"))
 

@@ -8,7 +8,7 @@
  */
 import { Command, Options } from "@effect/cli"
 import * as LocalContext from "../platform/LocalContext.js"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Ref } from "effect"
 import { MagiHome } from "../platform/MagiHome.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { serve } from "../web/WebServer.js"
@@ -16,6 +16,7 @@ import { CliFailure } from "./CliFailure.js"
 import { writeErr, writeOut } from "./io.js"
 import { inProcessWaiter } from "./InProcessWaiter.js"
 import { archiveLoop } from "../questions/Archiver.js"
+import { receivedSignal } from "./Signals.js"
 
 export const DEFAULT_PORT = 7878
 
@@ -40,11 +41,14 @@ const storeLayer = (home: Layer.Layer<MagiHome>) =>
 /** Serve until interrupted. */
 export const runWeb = (options: WebRun) => {
   const home = homeLayer(options.home)
+  // The address once the page is up, for the line said on the way out.
+  const served = Ref.unsafeMake(Option.none<string>())
   return Effect.scoped(
     Effect.gen(function* () {
       const running = yield* serve({ bind: options.bind, port: options.port }).pipe(
         Effect.mapError((e) => CliFailure.refused(e.message))
       )
+      yield* Ref.set(served, Option.some(running.url))
       if (Option.isSome(running.warning)) yield* Effect.logWarning(running.warning.value)
       const store = yield* QuestionStore
       yield* writeErr(
@@ -60,7 +64,24 @@ export const runWeb = (options: WebRun) => {
       yield* Effect.forkScoped(archiveLoop)
       return yield* Effect.never
     })
-  ).pipe(Effect.provide(storeLayer(home)))
+  ).pipe(
+    // Said once everything is closed: a terminal that went quiet would
+    // otherwise leave the owner wondering whether the page still answers.
+    Effect.onInterrupt(() =>
+      Effect.flatMap(Ref.get(served), (url) =>
+        Option.match(url, {
+          onNone: () => Effect.void,
+          onSome: (at) => writeErr(`magi web: stopped${signalWords()}; ${at} no longer answers\n`).pipe(Effect.ignore)
+        })
+      )
+    ),
+    Effect.provide(storeLayer(home))
+  )
+}
+
+const signalWords = () => {
+  const signal = receivedSignal()
+  return signal === undefined ? "" : ` by ${signal}`
 }
 
 const options = {

@@ -16,7 +16,7 @@ import * as NodeFsPromises from "node:fs/promises"
 import * as NodePath from "node:path"
 import { type AgentSpec, load as loadRoster, which } from "../agents/AgentRoster.js"
 import { ownBinDir, plan } from "../agents/Agents.js"
-import { load as loadConfig, type Settings } from "../platform/MagiConfig.js"
+import { load as loadConfig, type Settings, userConfigFile } from "../platform/MagiConfig.js"
 import * as Notify from "../questions/Notifier.js"
 import * as Q from "../questions/Question.js"
 import { type Check, fail, ok, warn } from "./Check.js"
@@ -179,9 +179,11 @@ const notifyChecks = (settings: Settings, input: DoctorInput) =>
   Effect.gen(function* () {
     const name = "notifications"
     const command = settings.notifyCommand
+    // The file magi reads, which `XDG_CONFIG_HOME` moves: a hint naming
+    // `~/.config` would send the owner to edit a file nothing reads.
     if (command.length === 0)
       return [
-        warn(name, "no notification command is configured: the web UI is the only place questions show up", 'set [notify] command = ["ntfy", "publish", "my-topic", "{summary}"] (argv) in ~/.config/magi/config.toml')
+        warn(name, "no notification command is configured: the web UI is the only place questions show up", `set [notify] command = ["ntfy", "publish", "my-topic", "{summary}"] (argv) in ${yield* userConfigFile}`)
       ]
     const program = command[0]!
     const found = NodePath.isAbsolute(program) ? Option.some(program) : yield* which(program, input.env.PATH ?? "")

@@ -14,6 +14,8 @@ import { Config, Context, Data, Effect, Layer, Option } from "effect"
 import * as NodePath from "node:path"
 import * as NodeOs from "node:os"
 import { parse, TomlError } from "smol-toml"
+// The same "did you mean" as a mistyped flag: one slip, never another word.
+import { closest } from "../cli/CommandLine.js"
 
 /** A day: an owner asleep through the night still answers in time. */
 export const DEFAULT_ANSWER_TIMEOUT_SECS = 86_400
@@ -125,6 +127,117 @@ const configDir = Effect.gen(function* () {
 /** The owner's own config file, `<config_dir>/magi/config.toml`, whether or not it exists. */
 export const userConfigFile = Effect.map(configDir, (dir) => NodePath.join(dir, "magi", "config.toml"))
 
+/**
+ * Every table and key magi reads, for telling a typo from a setting: a
+ * `[deamon]` table parses fine and does nothing, so without this warning
+ * the owner never learns why their setting has no effect. `true` is a key;
+ * a table lists its own. `agents` holds one table per roster id, each with
+ * the keys `AgentRoster` reads (`env` is the agent's own, any names).
+ * `[store] url` is read by the store that keeps questions elsewhere.
+ */
+type Known = { readonly [key: string]: true | Known | "any" }
+const AGENT: Known = { kind: true, command: true, model: true, args: true, env: "any", wait_slice: true }
+const KNOWN: Known = {
+  // The Rust magi kept `answer_timeout` at the top level; `settingsOf` still reads it there.
+  answer_timeout: true,
+  ask: { answer_timeout: true, wait_slice: true },
+  notify: { command: true },
+  daemon: { max_concurrent_runs: true, max_attempts: true, max_deputies: true },
+  roles: { implementer: true, conductor: true, chatter: true, planner: true },
+  agents: "any",
+  store: { url: true }
+}
+
+/** What one unknown name in a config file is: its dotted path, and whether it names a table. */
+interface Unknown {
+  readonly path: ReadonlyArray<string>
+  readonly table: boolean
+  /** The names magi reads beside it. */
+  readonly known: Known
+}
+
+/** The tables and keys of `table` that magi does not read, with the names it does read at that level. */
+export const unknownKeys = (table: Table, known: Known = KNOWN, prefix: ReadonlyArray<string> = []): ReadonlyArray<Unknown> =>
+  Object.entries(table).flatMap(([key, value]): ReadonlyArray<Unknown> => {
+    const path = [...prefix, key]
+    const expected = known[key]
+    if (expected === undefined) return [{ path, table: isTable(value), known }]
+    if (expected === true || expected === "any" || !isTable(value)) {
+      // Each roster entry's own keys are checked under its id.
+      if (prefix.length === 0 && key === "agents" && isTable(value))
+        return Object.entries(value).flatMap(([id, agent]) => (isTable(agent) ? unknownKeys(agent, AGENT, [...path, id]) : []))
+      return []
+    }
+    return unknownKeys(value, expected, path)
+  })
+
+/**
+ * The 1-based line of `text` where the name `u` is written: its table
+ * header, or its key in its table; else the line of the nearest table or key
+ * around it (a key inside an inline table is on its table's line).
+ */
+const lineOf = (text: string, u: Unknown): number | undefined => {
+  for (let n = u.path.length; n > 0; n--) {
+    const at = lineOfPath(text, u.path.slice(0, n))
+    if (at !== undefined) return at
+  }
+  return undefined
+}
+
+const lineOfPath = (text: string, path: ReadonlyArray<string>): number | undefined => {
+  const lines = text.split(/\r?\n/)
+  const name = (raw: string) =>
+    raw
+      .split(".")
+      .map((p) => p.trim().replace(/^["']|["']$/g, ""))
+      .join(".")
+  const whole = path.join(".")
+  let current = ""
+  for (const [i, line] of lines.entries()) {
+    const header = /^\s*\[\[?([^\]]+)\]\]?/.exec(line)
+    if (header !== null) {
+      current = name(header[1]!)
+      if (current === whole || current.startsWith(`${whole}.`)) return i + 1
+      continue
+    }
+    const key = /^\s*([A-Za-z0-9_\-."' ]+?)\s*=/.exec(line)
+    if (key === null) continue
+    const full = current === "" ? name(key[1]!) : `${current}.${name(key[1]!)}`
+    if (full === whole || full.startsWith(`${whole}.`)) return i + 1
+  }
+  return undefined
+}
+
+/**
+ * Mistakes already warned about in this process: a long-running loop reads
+ * the config again and again (the roster once a tick), and one warning per
+ * mistake is enough to be read.
+ */
+const warned = new Set<string>()
+
+/** One warning per unknown table or key of `file`, naming its line and the nearest name magi knows. */
+const warnUnknown = (file: string, text: string, table: Table) =>
+  Effect.forEach(
+    unknownKeys(table),
+    (u) => {
+      const line = lineOf(text, u)
+      const last = u.path.at(-1)!
+      const parent = u.path.slice(0, -1)
+      const spell = (k: string, table: boolean) => (table ? `[${[...parent, k].join(".")}]` : `\`${[...parent, k].join(".")}\``)
+      const known = (k: string) => spell(k, u.known[k] !== true)
+      const names = Object.keys(u.known)
+      const near = closest(last, names)
+      const what = `unknown ${u.table ? "table" : "key"} ${spell(last, u.table)}`
+      const message =
+        `${file}${line === undefined ? "" : `:${line}`}: ${what}, ignored; ` +
+        (near !== undefined ? `did you mean ${known(near)}?` : `magi reads ${names.map(known).join(", ")} here`)
+      if (warned.has(message)) return Effect.void
+      warned.add(message)
+      return Effect.logWarning(message)
+    },
+    { discard: true }
+  )
+
 const readLayer = Effect.fn("readConfigLayer")(function* (file: string) {
   const fs = yield* FileSystem.FileSystem
   const text = yield* fs.readFileString(file).pipe(
@@ -136,8 +249,8 @@ const readLayer = Effect.fn("readConfigLayer")(function* (file: string) {
     Effect.mapError((e) => new ConfigError({ message: `cannot read ${file}: ${e.message}` }))
   )
   if (Option.isNone(text)) return Option.none<Table>()
-  return yield* Effect.try({
-    try: () => Option.some(parse(text.value) as Table),
+  const table = yield* Effect.try({
+    try: () => parse(text.value) as Table,
     catch: (e) =>
       new ConfigError({
         message:
@@ -146,6 +259,8 @@ const readLayer = Effect.fn("readConfigLayer")(function* (file: string) {
             : `${file}: ${(e as Error).message}`
       })
   })
+  yield* warnUnknown(file, text.value, table)
+  return Option.some(table)
 })
 
 /** Every key path holding an array, e.g. `notify.command`. */

@@ -73,7 +73,14 @@ export const resolveBlocker = (wanted: string) =>
   })
 
 /** File new work: checked, blocked on its `after` ids if any, written once; the task as filed. */
-export const fileWork = Effect.fn("fileWork")(function* (work: NewWork) {
+export const fileWork = (work: NewWork) => Effect.map(fileWorkSaying(work), (filed) => filed.task)
+
+/**
+ * `fileWork`, and which `after` tasks it did not wait on because they are
+ * done already: waiting on finished work would only say the task waits
+ * when it does not, so the filer is told instead.
+ */
+export const fileWorkSaying = Effect.fn("fileWork")(function* (work: NewWork) {
   const tasks = yield* TaskStore
   if (work.instruction.trim() === "")
     return yield* new FilingRefused({ message: "a task needs an instruction; an empty one tells the agent nothing" })
@@ -84,12 +91,15 @@ export const fileWork = Effect.fn("fileWork")(function* (work: NewWork) {
   if (work.priority !== undefined && !Number.isSafeInteger(work.priority))
     return yield* new FilingRefused({ message: `a priority is a whole number, not ${work.priority}` })
   const repo = yield* repoOf(work.repo)
-  const blockers: Blocker[] = []
-  for (const wanted of work.after ?? []) blockers.push(yield* resolveBlocker(wanted))
+  const named: Blocker[] = []
+  for (const wanted of work.after ?? []) named.push(yield* resolveBlocker(wanted))
+  const all = named.length === 0 ? [] : yield* tasks.list.pipe(Effect.mapError((e) => new FilingRefused({ message: e.message })))
+  const finished = new Set(all.filter((t) => t.status === "done").map((t) => t.id))
+  const blockers = named.filter((b) => !(b.kind === "task" && finished.has(b.id)))
+  const alreadyDone = [...new Set(named.filter((b) => !blockers.includes(b)).map((b) => b.id))]
   const ids = [...new Set(blockers.map((b) => b.id))]
-  const all = ids.length === 0 ? [] : yield* tasks.list.pipe(Effect.mapError((e) => new FilingRefused({ message: e.message })))
   const reason = blockers.map((b) => `${b.kind} ${T.shortId(b.id)}`).join(", ")
-  return yield* tasks
+  const task = yield* tasks
     .add({ instruction: work.instruction, title: work.title, priority: work.priority, repo, source: work.source }, (t) => {
       if (ids.length === 0) return Either.right(t)
       // A fresh task cannot be waited on yet; the check stands here so the
@@ -102,4 +112,5 @@ export const fileWork = Effect.fn("fileWork")(function* (work: NewWork) {
       return T.block(t, ids, `after ${reason}`)
     })
     .pipe(Effect.mapError((e) => new FilingRefused({ message: e.message })))
+  return { task, alreadyDone }
 })

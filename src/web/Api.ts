@@ -225,6 +225,7 @@ const health = Effect.gen(function* () {
   // `daemon.json` per request.
   const snapshot = yield* (yield* Snapshots).counts
   const { revisions, loop } = yield* (yield* Live).latest
+  const notify = yield* NotifySetting
   return Responses.json({
     ok: true,
     revisions: { ...revisions, questions: snapshot.revision },
@@ -232,8 +233,10 @@ const health = Effect.gen(function* () {
     loop,
     questions_open: snapshot.open,
     questions_needs_owner: snapshot.needsOwner,
-    // Whether a `[notify] command` is configured: the page's empty state says so.
-    notifications: yield* (yield* NotifySetting).configured
+    // Whether a `[notify] command` is configured: the page's empty state says so,
+    // and names the file to set one in.
+    notifications: yield* notify.configured,
+    notify_config: notify.file
   })
 }).pipe(Effect.catchAll(failure))
 

@@ -8,7 +8,7 @@
  * file reads on most calls.
  */
 import { Context, Duration, Effect, Layer } from "effect"
-import { load } from "../platform/MagiConfig.js"
+import { load, userConfigFile } from "../platform/MagiConfig.js"
 
 /**
  * Long enough that health checks and page loads rarely read the config;
@@ -19,12 +19,20 @@ export const NOTIFY_SETTING_TTL = Duration.seconds(30)
 
 export class NotifySetting extends Context.Tag("magi/web/NotifySetting")<
   NotifySetting,
-  { readonly configured: Effect.Effect<boolean> }
+  {
+    readonly configured: Effect.Effect<boolean>
+    /**
+     * The owner's config file as this server reads it (`XDG_CONFIG_HOME`
+     * moves it): where the page says to set a notifier, so it never names
+     * a file nothing reads.
+     */
+    readonly file: string
+  }
 >() {
   static layer = Layer.effect(
     NotifySetting,
-    Effect.map(
-      Effect.cachedWithTTL(
+    Effect.all({
+      configured: Effect.cachedWithTTL(
         // A config that cannot be read notifies nobody either.
         Effect.suspend(() => load(process.cwd())).pipe(
           Effect.map((settings) => settings.notifyCommand.length > 0),
@@ -32,7 +40,7 @@ export class NotifySetting extends Context.Tag("magi/web/NotifySetting")<
         ),
         NOTIFY_SETTING_TTL
       ),
-      (configured) => ({ configured })
-    )
+      file: userConfigFile
+    })
   )
 }

@@ -64,5 +64,9 @@ describe("the command line read against them", () => {
     expect(closest("--sum", ["--summary", "--detail"])).toBe("--summary")
     expect(closest("--colour", ["--summary", "--detail"])).toBeUndefined()
     expect(closest("anwser", ["ask", "answer", "show"])).toBe("answer")
+    // One slip from both: the first letter is the one people rarely get wrong.
+    expect(closest("tsk", ["ask", "answer", "task"])).toBe("task")
+    // Two letters swapped are one slip, not two.
+    expect(closest("--prot", ["--bind", "--port", "--home"])).toBe("--port")
   })
 })

@@ -74,6 +74,22 @@ describe("magi as real processes", { timeout: 120_000 }, () => {
     expect(again.stdout).toBe("yes\n")
   })
 
+  it("says, when showing a question with a panel, that it has one and where to open it", async () => {
+    const o = owner()
+    NodeFs.writeFileSync(NodePath.join(o.cwd, "p.html"), "<h1>Latency before and after</h1>")
+    const asked = await o.run(["ask", "--summary", "Ship it?", "--choice", "yes", "--panel", "p.html"], { MAGI_WAIT_SLICE: "1" })
+    expect(asked.code).toBe(0)
+    const [id] = await o.filedId()
+    const shown = await o.run(["answer", id!])
+    expect(shown.stdout).toContain(`panel: the agent attached a panel; open it on the page: run magi web and go to the address it prints, then #/questions/${id}`)
+    const linked = await o.run(["answer", id!], { MAGI_WEB_URL: "http://100.64.0.7:7878/" })
+    expect(linked.stdout).toContain(`panel: the agent attached a panel; open it at http://100.64.0.7:7878/#/questions/${id}`)
+    // A question without one says nothing of panels.
+    await o.run(["ask", "--summary", "Plain?", "--choice", "yes"], { MAGI_WAIT_SLICE: "1" })
+    const plain = (await o.filedId(2)).find((q) => q !== id)!
+    expect((await o.run(["answer", plain])).stdout).not.toContain("panel")
+  })
+
   it("never lets --wait stretch the deadline the question was asked with", async () => {
     const o = owner()
     const started = Date.now()

@@ -119,6 +119,17 @@ describe("usage mistakes", () => {
     expect(await mistake(["answer", "--rply", "yes"])).toContain("did you mean --reply?")
   })
 
+  it("suggests the command or flag a slip meant: a dropped letter or two swapped ones", async () => {
+    expect(await mistake(["tsk"])).toContain("magi has no command `tsk`; did you mean `magi task`?")
+    expect(await mistake(["web", "--prot", "8080"])).toBe("magi: magi web has no option --prot; did you mean --port?")
+  })
+
+  it("says what a priority is when given a word for one", async () => {
+    expect(await mistake(["task", "priority", "ab12", "high"])).toBe(
+      "magi: magi task priority: the priority is a whole number, higher runs first (10 before 0, 0 before -5); `high` is not one"
+    )
+  })
+
   it("never takes an unknown flag for a question id", async () => {
     const line = await mistake(["answer", "--bogus"])
     expect(line).toContain("magi answer has no option --bogus; its options: --reply, --say, --list, --all, --json")

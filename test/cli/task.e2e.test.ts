@@ -184,6 +184,17 @@ describe("magi task add", { timeout: 180_000 }, () => {
     })
     refusedWith(w, ["task", "add", "--after", "zzzz", "third"], "--after `zzzz`: no task or question has that id")
   })
+
+  it("--after a task that is done already files it to run now, and says it does not wait", () => {
+    const w = world()
+    const first = filed(w, "first")
+    expect(magi(w.repo, w.env, "task", "done", first).status).toBe(0)
+    const r = magi(w.repo, w.env, "task", "add", "--after", first, "second")
+    expect(r.status).toBe(0)
+    const second = /^filed (\w+)/.exec(r.stdout)![1]!
+    expect(r.stderr).toBe(`task ${first} is done already, so ${second} does not wait on it\n`)
+    expect(stored(w, second)).toMatchObject({ status: "queued", blocked_by: [] })
+  })
 })
 
 /** Block until the wall clock enters a new second, so the next filing is strictly newer. */

@@ -89,6 +89,13 @@ describe("magi doctor with fake agent CLIs", () => {
     expect(line).toContain(`export PATH="${MAGI_BIN}:$PATH"`)
   })
 
+  it("names the config file it reads when it says to set a notification command, wherever XDG_CONFIG_HOME puts it", { timeout: 120_000 }, () => {
+    const r = doctor({ toml: claudeAgent('IS_SANDBOX = "1"') })
+    const line = r.stdout.split("\n").find((l) => l.includes("no notification command is configured"))!
+    expect(line).toContain(`in ${NodePath.join(r.top, "config", "magi", "config.toml")}`)
+    expect(line).not.toContain("~/.config")
+  })
+
   it("says a program that is not installed is not on PATH", { timeout: 120_000 }, () => {
     const r = doctor({ toml: `[agents.gone]\nkind = "codex"\ncommand = "codex-not-installed"\n` })
     expect(r.code).toBe(1)

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { ConfigProvider, Effect, Layer } from "effect"
+import { ConfigProvider, Effect, Layer, Logger } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { load } from "../../src/platform/MagiConfig.js"
@@ -110,6 +110,37 @@ describe("MagiConfig", () => {
       expect(yield* set.run(load(set.repo))).toMatchObject({ conductor: "boss", maxDeputies: 1 })
       const blank = world({ "magi.toml": '[roles]\nconductor = ""\n' })
       expect((yield* blank.run(Effect.flip(load(blank.repo)))).message).toContain("`roles.conductor` must name an agent")
+    })
+  )
+
+  it.effect("warns about a table or key it does not know, naming the file, the line and the nearest known name, once", () =>
+    Effect.gen(function* () {
+      const w = world({
+        "user:config.toml": '[notify]\ncomand = ["ntfy"]\n',
+        "magi.toml":
+          '[ask]\nwait_slice = 30\n\n[deamon]\nmax_attempts = 3\n\n[agents.fast]\nkind = "claude"\nmodle = "haiku"\n\n[store]\nurl = "postgres://db/magi"\n\n[colour]\ntheme = "dark"\n'
+      })
+      const warnings: Array<string> = []
+      const capture = Logger.replace(
+        Logger.defaultLogger,
+        Logger.make(({ logLevel, message }) => {
+          if (logLevel._tag === "Warning") warnings.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
+        })
+      )
+      const settings = yield* w.run(load(w.repo)).pipe(Effect.provide(capture))
+      // The settings still load: an unknown name is ignored, never fatal.
+      expect(settings.waitSliceSecs).toBe(30)
+      const user = NodePath.join(w.configHome, "magi", "config.toml")
+      const repo = NodePath.join(w.repo, "magi.toml")
+      expect(warnings).toEqual([
+        `${user}:2: unknown key \`notify.comand\`, ignored; did you mean \`notify.command\`?`,
+        `${repo}:4: unknown table [deamon], ignored; did you mean [daemon]?`,
+        `${repo}:9: unknown key \`agents.fast.modle\`, ignored; did you mean \`agents.fast.model\`?`,
+        `${repo}:14: unknown table [colour], ignored; magi reads \`answer_timeout\`, [ask], [notify], [daemon], [roles], [agents], [store] here`
+      ])
+      // Read again (a loop reads its config every tick): no second warning.
+      yield* w.run(load(w.repo)).pipe(Effect.provide(capture))
+      expect(warnings).toHaveLength(4)
     })
   )
 

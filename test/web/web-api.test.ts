@@ -496,6 +496,23 @@ describe("the process", () => {
     }
   })
 
+  it("says in one line, when it stops, that it stopped and which address no longer answers", async () => {
+    const own = await startWeb()
+    expect(await own.stop()).toBe(143)
+    await new Promise<void>((r) => (own.child.stdout!.readableEnded && own.child.stderr!.readableEnded ? r() : own.child.once("close", () => r())))
+    expect(own.stderr().split("\n").filter((l) => l.includes("stopped"))).toEqual([`magi web: stopped by SIGTERM; ${own.url} no longer answers`])
+    expect(own.stdout()).toBe(`${own.url}\n`)
+  })
+
+  it("names, in its health check, the config file it reads for the notification command", async () => {
+    const own = await startWeb()
+    try {
+      expect((await request(`${own.url}/api/health`)).json().notify_config).toBe(NodePath.join(own.home, "config", "magi", "config.toml"))
+    } finally {
+      await own.stop()
+    }
+  })
+
   it("shuts down promptly on SIGTERM, ending the event stream a page was following", async () => {
     const own = await startWeb()
     const stream = readEvents(`${own.url}/api/events`, () => false, 5_000)

@@ -285,7 +285,9 @@ describe.skipIf(!haveChromium)("the phone page in Chromium", () => {
       // server runs no loop, so the page promises nothing.
       await expect
         .poll(() => card.locator(".holder").textContent())
-        .toBe("No agent is waiting, and no magi loop is running to resume it: start `magi serve` (or magi web without --no-loop).")
+        .toBe("No agent is waiting, and no magi loop is running to resume it: start magi serve (or magi web without --no-loop).")
+      // The commands are code, not words in backticks.
+      expect(await card.locator(".holder code").allTextContents()).toEqual(["magi serve", "magi web", "--no-loop"])
       // A loop takes the home (its heartbeat file appears): now magi will.
       const beat = new Date().toISOString().replace(/\.\d+Z$/, "Z")
       NodeFs.writeFileSync(

@@ -453,7 +453,7 @@ describe.skipIf(!haveChromium)("the page as a phone app in Chromium", { timeout:
     }
   })
 
-  it("says on the empty page how agents ask, and whether anyone is notified (from /api/health)", async () => {
+  it("says on the empty page how agents ask, whether anyone is notified, and in which file to set it (from /api/health)", async () => {
     const web = await open()
     try {
       expect((await request(`${web.url}/api/health`)).json().notifications).toBe(false)
@@ -465,7 +465,10 @@ describe.skipIf(!haveChromium)("the page as a phone app in Chromium", { timeout:
       expect(await empty.textContent()).toContain('--choice "ship it"')
       const line = empty.locator(".notify-state")
       await expect.poll(() => line.textContent()).toContain("Notifications are off: nobody is told when a question arrives")
-      expect(await line.textContent()).toContain("Set [notify] command in ~/.config/magi/config.toml; magi notify --test checks it.")
+      // The file the server reads (here under its XDG_CONFIG_HOME), as code: never a `~/.config` nothing reads.
+      const file = NodePath.join(web.home, "config", "magi", "config.toml")
+      expect(await line.textContent()).toContain(`Set [notify] command in ${file}; magi notify --test checks it.`)
+      expect(await line.locator("code").allTextContents()).toEqual(["[notify] command", file, "magi notify --test"])
       await shot(page, "phone-empty-no-notify-light.png")
       // A question arrives: the help goes with the empty line.
       await seed(web.home, [{ q: asked(1, RUN_A, "Ship the release tonight?") }])

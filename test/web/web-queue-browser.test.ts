@@ -155,6 +155,31 @@ describe.skipIf(!haveChromium)("the queue and runs pages in Chromium", { timeout
     }
   })
 
+  it("says an empty queue and an empty runs list in words with the commands as code, and shows no Done heading over nothing", async () => {
+    const { home, web } = await open()
+    try {
+      await page.goto(`${web.url}/#/queue`)
+      const empty = page.locator("section.open-tasks .empty")
+      await empty.waitFor()
+      expect(await empty.textContent()).toBe("Nothing queued. File something above, or with magi task add at a terminal.")
+      expect(await empty.locator("code").allTextContents()).toEqual(["magi task add"])
+      const done = page.locator("section.task-history")
+      expect(await done.isVisible()).toBe(false)
+      // Something done: now the heading has a list under it.
+      await file(home, { instruction: "Write the queue docs" }, (t) => ({ ...t, status: "done" }))
+      await done.locator("article.task").waitFor({ timeout: 15_000 })
+      expect(await done.locator("h2").isVisible()).toBe(true)
+
+      await page.goto(`${web.url}/#/runs`)
+      const noRuns = page.locator(".runs-index .empty")
+      await noRuns.waitFor()
+      expect(await noRuns.textContent()).toBe("No runs yet. magi run TEXT starts one; the queue starts them for you.")
+      expect(await noRuns.locator("code").allTextContents()).toEqual(["magi run TEXT"])
+    } finally {
+      await close()
+    }
+  })
+
   it("removes a task only after a second tap", async () => {
     const { home, web } = await open()
     try {

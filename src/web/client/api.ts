@@ -83,8 +83,8 @@ const getJson = async <A>(url: string): Promise<A> => {
   return (await response.json()) as A
 }
 
-/** From `/api/health`, what the empty state says: whether a notification command is configured. */
-export const health = () => getJson<{ readonly notifications?: boolean }>("/api/health")
+/** From `/api/health`, what the empty state says: whether a notification command is configured, and in which file to set one. */
+export const health = () => getJson<{ readonly notifications?: boolean; readonly notify_config?: string }>("/api/health")
 
 /** The newest runs, newest first. */
 export const listRuns = (limit = 50) => getJson<ReadonlyArray<RunListEntry>>(`/api/runs?limit=${limit}`)

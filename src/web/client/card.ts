@@ -4,7 +4,7 @@
  */
 import * as Api from "./api.js"
 import type { QuestionView, WaiterNotice } from "./api.js"
-import { el } from "./dom.js"
+import { el, withCode } from "./dom.js"
 import { markdownBlock } from "./richText.js"
 import { givenText, type Decision, type Given } from "./decisions.js"
 import { isConductorQuestion, mayBeHeld } from "../../questions/Holding.js"
@@ -117,7 +117,7 @@ export const holderText = (q: QuestionView, loopRunning: boolean | undefined): s
     : q.holder === "daemon"
       ? `magi is delivering ${yours} to the agent.`
       : loopRunning === false
-        ? "No agent is waiting, and no magi loop is running to resume it: start `magi serve` (or magi web without --no-loop)."
+        ? "No agent is waiting, and no magi loop is running to resume it: start `magi serve` (or `magi web` without `--no-loop`)."
         : q.status === "answered"
           ? "No agent is waiting; magi will resume it with your answer."
           : "No agent is waiting; magi will resume it when you answer."
@@ -125,7 +125,7 @@ export const holderText = (q: QuestionView, loopRunning: boolean | undefined): s
 
 const holderLine = (q: QuestionView, loopRunning: boolean | undefined) => {
   const text = holderText(q, loopRunning)
-  return text === undefined ? null : el("p", { class: `holder ${q.holder}`, attrs: { "data-holder": q.holder } }, text)
+  return text === undefined ? null : el("p", { class: `holder ${q.holder}`, attrs: { "data-holder": q.holder } }, ...withCode(text))
 }
 
 const resolution = (q: QuestionView): string | undefined =>

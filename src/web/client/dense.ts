@@ -15,7 +15,7 @@
  */
 import type { QuestionView } from "./api.js"
 import { holderText, time } from "./card.js"
-import { el } from "./dom.js"
+import { el, withCode } from "./dom.js"
 
 export type Layout = "cards" | "list"
 
@@ -90,7 +90,7 @@ const row = (q: QuestionView, now: number, loopRunning: boolean | undefined, gro
       where === "" ? null : el("span", { class: "row-run" }, where),
       time(q.asked_at, now)
     ),
-    holder === undefined ? null : el("span", { class: `holder ${q.holder}`, attrs: { "data-holder": q.holder } }, holder)
+    holder === undefined ? null : el("span", { class: `holder ${q.holder}`, attrs: { "data-holder": q.holder } }, ...withCode(holder))
   )
 }
 

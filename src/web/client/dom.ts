@@ -36,3 +36,12 @@ export const el = <K extends keyof HTMLElementTagNameMap>(
   }
   return node
 }
+
+/**
+ * magi's own sentences with a command in backticks (`magi serve`), as text
+ * with each command in a `<code>`: the page shows the command as code, never
+ * the backticks. For magi's fixed words only; agent text goes through
+ * markdown or stays plain.
+ */
+export const withCode = (text: string): ReadonlyArray<Node | string> =>
+  text.split("`").map((part, i) => (i % 2 === 1 ? el("code", {}, part) : part)).filter((part) => part !== "")

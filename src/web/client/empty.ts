@@ -43,7 +43,8 @@ const askHealth = (notify: HTMLElement) =>
           "Notifications are off: nobody is told when a question arrives. Set ",
           el("code", {}, "[notify] command"),
           " in ",
-          el("code", {}, "~/.config/magi/config.toml"),
+          // The file the server reads; an older server does not say, and the repository's own file works for any.
+          el("code", {}, h.notify_config ?? "magi.toml"),
           "; ",
           el("code", {}, "magi notify --test"),
           " checks it."

@@ -16,7 +16,7 @@
 import * as Api from "./api.js"
 import type { Blocker, DecisionRecord, TaskView } from "./api.js"
 import { time } from "./card.js"
-import { el } from "./dom.js"
+import { el, withCode } from "./dom.js"
 import { coalesced, decoded, message, type Revisions, type View } from "./view.js"
 
 const short = (id: string) => id.slice(id.lastIndexOf("-") + 1)
@@ -102,11 +102,13 @@ export const queueView = (): View => {
   const banner = el("p", { class: "notice error", attrs: { hidden: true, role: "alert" } })
   const openList = el("div", { class: "list" })
   const historyList = el("div", { class: "list" })
-  const openEmpty = el("p", { class: "empty muted" }, "Nothing queued. File something above, or with `magi task add` at a terminal.")
+  // Hidden while nothing is done: a heading over nothing reads as a list that failed to load.
+  const doneSection = el("section", { class: "history task-history", attrs: { "aria-label": "Done", hidden: true } }, el("h2", {}, "Done"), historyList)
+  const openEmpty = el("p", { class: "empty muted" }, ...withCode("Nothing queued. File something above, or with `magi task add` at a terminal."))
   const noLoop = el(
     "p",
     { class: "notice waiting no-loop", attrs: { hidden: true, role: "status" } },
-    "No magi loop is running, so nothing here will start: run `magi serve` (or magi web without --no-loop)."
+    ...withCode("No magi loop is running, so nothing here will start: run `magi serve` (or `magi web` without `--no-loop`).")
   )
   const decisionList = el("ul", { class: "decisions" })
   // Folded: the conductor's log is for when the owner wonders why a task moved.
@@ -124,7 +126,7 @@ export const queueView = (): View => {
     banner,
     el("section", { class: "open-tasks", attrs: { "aria-label": "Open tasks" } }, el("h2", {}, "Queue"), noLoop, openEmpty, openList),
     el("section", { class: "conductor-log", attrs: { "aria-label": "Conductor" } }, conductor),
-    el("section", { class: "history task-history", attrs: { "aria-label": "Done" } }, el("h2", {}, "Done"), historyList)
+    doneSection
   )
 
   let visible = false
@@ -403,6 +405,7 @@ export const queueView = (): View => {
     place(historyList, tasks.filter((t) => t.status === "done").map(nodeFor))
     for (const id of drawn.keys()) if (!seen.has(id)) drawn.delete(id)
     openEmpty.hidden = tasks.some((t) => t.status !== "done")
+    doneSection.hidden = !tasks.some((t) => t.status === "done")
     noLoop.hidden = loopRunning !== false || !tasks.some((t) => t.runnable)
     if (focused !== undefined) {
       const box = node.querySelector<HTMLInputElement | HTMLTextAreaElement>(`[data-draft="${CSS.escape(focused)}"]`)

@@ -12,7 +12,7 @@
 import * as Api from "./api.js"
 import type { RunDetail, RunListEntry } from "./api.js"
 import { time } from "./card.js"
-import { el } from "./dom.js"
+import { el, withCode } from "./dom.js"
 import { coalesced, decoded, message, type Revisions, type View } from "./view.js"
 
 const short = (id: string) => id.slice(id.lastIndexOf("-") + 1)
@@ -143,7 +143,7 @@ export const isRunsAddress = (hash: string): boolean => hash === "#/runs" || has
 export const runsView = (): View => {
   const banner = el("p", { class: "notice error", attrs: { hidden: true, role: "alert" } })
   const list = el("div", { class: "list runs-list" })
-  const empty = el("p", { class: "empty muted", attrs: { hidden: true } }, "No runs yet. `magi run TEXT` starts one; the queue starts them for you.")
+  const empty = el("p", { class: "empty muted", attrs: { hidden: true } }, ...withCode("No runs yet. `magi run TEXT` starts one; the queue starts them for you."))
   const more = el("button", { class: "more-runs", attrs: { type: "button", hidden: true } }, "Show older runs")
   const listPart = el("section", { class: "runs-index", attrs: { "aria-label": "Runs" } }, el("h2", {}, "Runs"), empty, list, more)
   const back = el("a", { class: "back", attrs: { href: "#/runs" } }, "← All runs")
