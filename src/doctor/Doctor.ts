@@ -20,6 +20,7 @@ import { load as loadConfig, type Settings, userConfigFile } from "../platform/M
 import * as Notify from "../questions/Notifier.js"
 import * as Q from "../questions/Question.js"
 import { type Check, fail, ok, warn } from "./Check.js"
+import * as Postgres from "../platform/Postgres.js"
 import { type Env, factsFor } from "./AgentFacts.js"
 
 /** A `--version` or `--help` returns in well under a second; a minute covers a cold npm shim on a busy machine. */
@@ -270,6 +271,42 @@ const homeChecks = (input: DoctorInput) =>
   })
 
 /** Every check, in the order they are printed. */
+/** A round trip slower than this makes every listing and answer feel it: worth a warning. */
+export const SLOW_STORE_MS = 50
+
+/**
+ * Where the records are: the home folder (nothing to check beyond the home),
+ * or a database: reachable, its schema this build's, and how far away.
+ */
+const storeChecks = (input: DoctorInput, configured: string | null) =>
+  Effect.gen(function* () {
+    const raw = input.env.MAGI_STORE_URL?.trim() || configured
+    if (raw === null || raw === undefined || raw === "") return [ok("store", `the home folder ${input.home}`)]
+    const url = yield* Effect.either(Postgres.parseUrl(raw))
+    if (Either.isLeft(url)) return [fail("store", url.left.message, "set [store] url (or MAGI_STORE_URL) to postgres://user:password@host:5432/database")]
+    const where = Postgres.maskUrl(raw)
+    const probed = yield* Effect.either(Postgres.probe(url.right))
+    if (Either.isLeft(probed))
+      return [fail("store", probed.left.message, "start the database or fix [store] url / MAGI_STORE_URL; every magi command needs it")]
+    const { applied, roundTripsMs } = probed.right
+    const newest = Math.max(0, ...applied)
+    const checks: Check[] = [ok("store", `PostgreSQL at ${where}`)]
+    if (newest > Postgres.LATEST_MIGRATION)
+      checks.push(fail("store: schema", `migrated by a newer magi (step ${newest}; this build knows up to ${Postgres.LATEST_MIGRATION})`, "upgrade magi on this machine"))
+    else if (newest < Postgres.LATEST_MIGRATION)
+      checks.push(warn("store: schema", `${applied.length} of ${Postgres.LATEST_MIGRATION} migrations applied`, "the next magi command applies the rest; nothing to do by hand"))
+    else checks.push(ok("store: schema", `all ${Postgres.LATEST_MIGRATION} migrations applied`))
+    const sorted = [...roundTripsMs].sort((a, b) => a - b)
+    const median = sorted[sorted.length >> 1] ?? 0
+    const words = `round trip ${median.toFixed(1)} ms (median of ${sorted.length})`
+    checks.push(
+      median > SLOW_STORE_MS
+        ? warn("store: latency", words, "a database this far away slows every listing; run it nearer the hosts")
+        : ok("store: latency", words)
+    )
+    return checks
+  })
+
 export const runDoctor = (input: DoctorInput) =>
   Effect.gen(function* () {
     const checks: Check[] = []
@@ -288,6 +325,7 @@ export const runDoctor = (input: DoctorInput) =>
     else for (const agent of roster.right.agents) checks.push(...(yield* agentChecks(agent, input, binDir)))
     if (Either.isRight(settings)) checks.push(...(yield* notifyChecks(settings.right, input)))
     checks.push(...(yield* homeChecks(input)))
+    checks.push(...(yield* storeChecks(input, Either.isRight(settings) ? settings.right.storeUrl : null)))
     return checks as ReadonlyArray<Check>
   })
 

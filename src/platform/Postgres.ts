@@ -196,3 +196,34 @@ export const listen = (url: Redacted.Redacted<string>, channel: string): Stream.
     Stream.retry(Schedule.exponential("200 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))),
     Stream.orDie
   )
+
+/** What `magi doctor` learns of a database, without changing it. */
+export interface Probe {
+  /** Migration ids applied there (none: never used by magi). */
+  readonly applied: ReadonlyArray<number>
+  /** Round trips of `SELECT 1`, in milliseconds. */
+  readonly roundTripsMs: ReadonlyArray<number>
+}
+
+/** Round trips timed by the doctor: enough for a median that one slow packet does not move. */
+const PROBE_ROUND_TRIPS = 5
+
+/** Connect to `url` (no migration), time a few round trips and read which migrations are applied. */
+export const probe = (url: Redacted.Redacted<string>): Effect.Effect<Probe, StoreUnavailable> => {
+  const where = maskUrl(Redacted.value(url))
+  return Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const roundTripsMs: Array<number> = []
+    for (let i = 0; i < PROBE_ROUND_TRIPS; i++) {
+      const t0 = performance.now()
+      yield* sql`SELECT 1`
+      roundTripsMs.push(performance.now() - t0)
+    }
+    const table = yield* sql<{ readonly present: boolean }>`SELECT to_regclass(${MIGRATIONS_TABLE}) IS NOT NULL AS present`
+    const applied = table[0]?.present === true ? yield* appliedMigrations : []
+    return { applied, roundTripsMs }
+  }).pipe(
+    Effect.provide(PgClient.layer({ url, maxConnections: 1, connectTimeout: CONNECT_TIMEOUT, applicationName: "magi doctor" })),
+    Effect.mapError(unavailable(where))
+  )
+}

@@ -4,6 +4,7 @@
  * test's own, so the machine's own setup never decides the outcome.
  */
 import { describe, expect, it } from "vitest"
+import { freshDatabaseSync } from "../pgSupport.js"
 import { spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
@@ -125,6 +126,35 @@ describe("magi doctor with fake agent CLIs", () => {
     const r = doctor({ toml: claudeAgent('IS_SANDBOX = "1"'), env: { MAGI_HOME: home } })
     expect(r.stdout).toContain(`warn  home ${home}: permissions: mode 755: other users can read the questions and answers — chmod 700 ${home}`)
     expect(r.stdout).toMatch(new RegExp(`ok {4}home ${home}: free disk: \\d+ MiB free`))
+  })
+})
+
+describe("magi doctor and the store", () => {
+  it("checks a PostgreSQL store: reachable, schema migrated, round trip; never printing the password", { timeout: 120_000 }, async () => {
+    const db = await freshDatabaseSync()
+    try {
+      const fresh = doctor({ toml: claudeAgent('IS_SANDBOX = "1"'), args: ["--json"], env: { MAGI_STORE_URL: db.url } })
+      const line = (report: { checks: Array<{ name: string }> }, name: string) => report.checks.find((c) => c.name === name)
+      const before = JSON.parse(fresh.stdout)
+      expect(line(before, "store")).toMatchObject({ status: "ok", detail: `PostgreSQL at ${db.url.replace(":magi_test@", ":***@")}` })
+      // Never used by magi yet: the next command migrates it.
+      expect(line(before, "store: schema")).toMatchObject({ status: "warn" })
+      expect(line(before, "store: latency")).toMatchObject({ status: "ok" })
+      expect(fresh.stdout).not.toContain(":magi_test@")
+      // Any command migrates; then the doctor finds every step applied.
+      spawnSync(process.execPath, [MAGI, "answer", "--list"], { env: { PATH: process.env.PATH, HOME: fresh.top, MAGI_HOME: fresh.home, MAGI_STORE_URL: db.url } })
+      const after = JSON.parse(doctor({ toml: claudeAgent('IS_SANDBOX = "1"'), args: ["--json"], env: { MAGI_STORE_URL: db.url } }).stdout)
+      expect(line(after, "store: schema")).toMatchObject({ status: "ok" })
+    } finally {
+      await db.drop()
+    }
+  })
+
+  it("fails a store it cannot reach, naming it masked and saying what to do", { timeout: 120_000 }, () => {
+    const r = doctor({ toml: claudeAgent('IS_SANDBOX = "1"'), env: { MAGI_STORE_URL: "postgres://magi:pa55word@127.0.0.1:9/magi" } })
+    expect(r.code).toBe(1)
+    expect(r.stdout).toMatch(/FAIL {2}store: PostgreSQL at postgres:\/\/magi:\*\*\*@127\.0\.0\.1:9\/magi: .*start the database or fix \[store\] url/)
+    expect(r.stdout + r.stderr).not.toContain("pa55word")
   })
 })
 
