@@ -34,7 +34,7 @@ const cleanUp = async () => {
   await admin.end().catch(() => {})
   server.stop()
 }
-process.on("SIGINT", () => cleanUp().then(() => process.exit(130)))
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => cleanUp().then(() => process.exit(130)))
 
 const owner = () => {
   const o = isolatedEnv()
@@ -46,7 +46,7 @@ const start = (o, args, extra = {}) => {
   child.on("close", () => children.delete(child))
   return child
 }
-const openIds = async () => (await db.query("SELECT id FROM magi_records WHERE kind = 'questions' AND body LIKE '%\"status\":\"open\"%' ORDER BY id")).rows.map((r) => r.id)
+const openIds = async () => (await db.query("SELECT id FROM magi_records WHERE kind = 'questions' AND (body::json->>'status') = 'open' ORDER BY id")).rows.map((r) => r.id)
 
 try {
   // The first command migrates the schema.

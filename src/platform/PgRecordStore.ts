@@ -22,7 +22,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Either, Option } from "effect"
 import { LOCK_GIVE_UP_MS } from "./RecordLock.js"
-import type { RecordErrors, RecordKind, RecordStore, Scan, Skipped } from "./RecordStore.js"
+import type { RecordErrors, RecordKind, RecordStore, Scan, ShelvedQuery, Skipped } from "./RecordStore.js"
 import { CHANGES_CHANNEL } from "./Postgres.js"
 
 export interface PgRecordStoreOptions<A, NotFound, Unreadable, Failed> {
@@ -180,13 +180,15 @@ export const make = <A, NotFound, Unreadable, Failed>(
 
     const put = (record: A) => {
       const id = kind.idOf(record)
+      const words = digestOf(record)
       return run(
         `write ${kind.noun} ${id}`,
         writing(
           id,
           // Written where it is: an archived record stays on its shelf.
           sql`INSERT INTO magi_records (kind, id, body) VALUES (${table}, ${id}, ${kind.encode(record)})
-              ON CONFLICT (kind, id) DO UPDATE SET body = EXCLUDED.body, digest = NULL`
+              ON CONFLICT (kind, id) DO UPDATE SET body = EXCLUDED.body,
+                digest = CASE WHEN magi_records.shelf IS NULL THEN NULL ELSE ${words} END`
         )
       )
     }
@@ -243,7 +245,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
             if (next !== current)
               yield* run(
                 `write ${kind.noun} ${id}`,
-                Effect.zipRight(sql`UPDATE magi_records SET body = ${kind.encode(next)}, digest = NULL WHERE kind = ${table} AND id = ${id}`, touched(id))
+                Effect.zipRight(sql`UPDATE magi_records SET body = ${kind.encode(next)}, digest = CASE WHEN shelf IS NULL THEN NULL ELSE ${digestOf(next)} END WHERE kind = ${table} AND id = ${id}`, touched(id))
               )
             return next
           })
@@ -341,6 +343,36 @@ export const make = <A, NotFound, Unreadable, Failed>(
         })
       )
 
+    /** Rows per round trip of a history page: a page and its look-ahead, plus room for a few skipped. */
+    const SHELVED_BATCH_MIN = 64
+
+    const shelvedIds = (query: ShelvedQuery) =>
+      run(
+        `page through ${plural}' shelves`,
+        Effect.gen(function* () {
+          const words = query.words ?? []
+          const found: Array<string> = []
+          let before = query.before
+          const batch = Math.max(SHELVED_BATCH_MIN, query.limit + 1)
+          // Newest first by the primary key; a row shelved without its words
+          // (an older build, a copy) is searched by its whole body, lowercased.
+          for (;;) {
+            const rows = yield* sql<{ readonly id: string }>`
+              SELECT id FROM magi_records
+              WHERE kind = ${table} AND shelf IS NOT NULL
+                ${before === undefined ? sql`` : sql`AND id < ${before}`}
+                ${words.length === 0 ? sql`` : sql`AND NOT EXISTS (SELECT 1 FROM json_array_elements_text(${JSON.stringify(words)}::json) AS w(word) WHERE strpos(coalesce(digest, lower(body)), w.word) = 0)`}
+              ORDER BY id DESC LIMIT ${batch}`
+            for (const { id } of rows) {
+              if (found.length >= query.limit) break
+              if (!(query.skip?.(id) ?? false)) found.push(id)
+            }
+            if (found.length >= query.limit || rows.length < batch) return found
+            before = rows[rows.length - 1]!.id
+          }
+        })
+      )
+
     return {
       root,
       ids,
@@ -363,6 +395,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
       readShelf,
       shelves,
       shelfIds,
-      shelfIndex
+      shelfIndex,
+      shelvedIds
     } satisfies RecordStore<A, NotFound, Unreadable, Failed>
   })

@@ -222,12 +222,29 @@ export interface RecordStore<A, NotFound, Unreadable, Failed> {
   /** Ids on one shelf, greatest first (newest first for ids that start with their time), without decoding a record. */
   readonly shelfIds: (shelf: string) => Effect.Effect<ReadonlyArray<string>, Failed>
   /**
+   * Shelved ids older than `before` (from the newest when none), newest
+   * first across every shelf, at most `limit`, leaving out those `skip`
+   * says; with `words` (lowercase), only those whose digest contains every
+   * one. What a history page reads, without listing whole shelves.
+   */
+  readonly shelvedIds: (options: ShelvedQuery) => Effect.Effect<ReadonlyArray<string>, Failed>
+  /**
    * Each id on the shelf with its digest (the kind's searchable words),
    * every id on the shelf included; `known` hands over records just moved,
    * so they need not be read back.
    */
   readonly shelfIndex: (shelf: string, known?: ReadonlyMap<string, A>) => Effect.Effect<ReadonlyMap<string, string>, Failed>
 }
+
+export interface ShelvedQuery {
+  readonly before?: string | undefined
+  readonly limit: number
+  readonly words?: ReadonlyArray<string> | undefined
+  readonly skip?: ((id: string) => boolean) | undefined
+}
+
+/** Does a digest (lowercase) contain every word? The one search rule every backend keeps. */
+export const digestMatches = (digest: string, words: ReadonlyArray<string>): boolean => words.every((w) => digest.includes(w))
 
 /** The file backend's store: the contract, plus where each record's files are. */
 export interface FileRecordStore<A, NotFound, Unreadable, Failed> extends RecordStore<A, NotFound, Unreadable, Failed> {
@@ -936,6 +953,30 @@ export const make = <A, NotFound, Unreadable, Failed>(
         return index
       }).pipe(Effect.withSpan("RecordStore.shelfIndex", { attributes: { shelf } }))
 
+    const shelvedIds = (query: ShelvedQuery): Effect.Effect<ReadonlyArray<string>, Failed> =>
+      Effect.gen(function* () {
+        const { before, limit } = query
+        const words = query.words ?? []
+        const lastShelf = before === undefined ? undefined : archiveOpts?.shelfOf(before)
+        const found: Array<string> = []
+        // Shelves sort as their ids do, newest first, and every id on a
+        // shelf is older than every id on the shelf before it: once the page
+        // is full, no older shelf can change it.
+        for (const shelf of yield* shelves) {
+          if (found.length >= limit) break
+          if (lastShelf !== undefined && shelf > lastShelf) continue
+          const ids =
+            words.length === 0
+              ? yield* shelfIds(shelf)
+              : [...(yield* shelfIndex(shelf))].filter(([, text]) => digestMatches(text, words)).map(([id]) => id)
+          for (const id of ids) {
+            if (found.length >= limit) break
+            if ((before === undefined || id < before) && !(query.skip?.(id) ?? false)) found.push(id)
+          }
+        }
+        return found
+      })
+
     const safeDigest = (record: A): string => {
       try {
         return archiveOpts?.digest(record) ?? ""
@@ -953,6 +994,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
       shelves,
       shelfIds,
       shelfIndex,
+      shelvedIds,
       root,
       pathOf,
       lockOf,

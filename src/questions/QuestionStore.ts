@@ -542,23 +542,8 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
       // A move a crash cut short leaves a question in both places; the hot copy is the one shown.
       const inHot = new Set(hotAll.map((q) => q.id))
       for (const k of (yield* records.scan).skipped) inHot.add(k.id)
-      const lastMonth = before === undefined ? undefined : History.monthOf(before)
-      const shelved: Array<string> = []
-      // Shelves are months, newest first, and every id on a shelf is older
-      // than every id on the shelf before it: once one more than a page is
-      // in hand, no older shelf can change the page.
-      for (const shelf of yield* records.shelves) {
-        if (shelved.length > limit) break
-        if (lastMonth !== undefined && shelf > lastMonth) continue
-        const ids =
-          wanted.length === 0
-            ? yield* records.shelfIds(shelf)
-            : [...(yield* records.shelfIndex(shelf))].filter(([, text]) => History.matches(text, wanted)).map(([id]) => id)
-        for (const id of ids) {
-          if (shelved.length > limit) break
-          if (older(id) && !inHot.has(id)) shelved.push(id)
-        }
-      }
+      // One more than a page, to know whether there is a next.
+      const shelved = yield* records.shelvedIds({ before, limit: limit + 1, words: wanted, skip: (id) => inHot.has(id) })
       // Merge the two newest-first lists, one more than the page to know if there is a next.
       const merged: Array<{ readonly id: string; readonly hot?: Question }> = []
       let h = 0

@@ -263,6 +263,25 @@ for (const harness of harnesses) {
       })
     )
 
+    it.scopedLive("pages through the shelves newest first, by search words, skipping what it is told", () =>
+      Effect.gen(function* () {
+        const { notes } = yield* harness.open
+        const ids = ["2026-07-01-aa01", "2026-07-02-aa02", "2026-08-01-bb01", "2026-08-02-bb02", "2026-09-01-cc01"]
+        for (const id of ids) yield* notes.create(note(id, id.endsWith("2") ? `Redis ${id}` : `SQLite ${id}`))
+        for (const id of ids) yield* notes.archive(id, () => true)
+        expect(yield* notes.shelvedIds({ limit: 2 })).toEqual(["2026-09-01-cc01", "2026-08-02-bb02"])
+        expect(yield* notes.shelvedIds({ before: "2026-08-02-bb02", limit: 2 })).toEqual(["2026-08-01-bb01", "2026-07-02-aa02"])
+        expect(yield* notes.shelvedIds({ limit: 10, words: ["redis"] })).toEqual(["2026-08-02-bb02", "2026-07-02-aa02"])
+        expect(yield* notes.shelvedIds({ limit: 10, words: ["sqlite", "2026-07"] })).toEqual(["2026-07-01-aa01"])
+        expect(yield* notes.shelvedIds({ limit: 10, words: ["redis", "nowhere"] })).toEqual([])
+        expect(yield* notes.shelvedIds({ limit: 3, skip: (id) => id.startsWith("2026-08") })).toEqual([
+          "2026-09-01-cc01",
+          "2026-07-02-aa02",
+          "2026-07-01-aa01"
+        ])
+      })
+    )
+
     it.scopedLive("holds one record's claim against a writer in another process until the holder is done", () =>
       Effect.gen(function* () {
         const { notes, other } = yield* harness.open
