@@ -9,9 +9,9 @@
  * holds the records: worktrees, agent artifacts, config, and the leases a
  * waiting `magi ask` beats.
  */
-import type { FileSystem } from "@effect/platform"
+import { FileSystem } from "@effect/platform"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
+import { Config, Context, Effect, Layer, Option, Redacted, Stream } from "effect"
 import * as NodePath from "node:path"
 import { MagiConfig } from "./MagiConfig.js"
 import { MagiHome } from "./MagiHome.js"
@@ -89,6 +89,28 @@ export const records = <A, NotFound, Unreadable, Failed>(
           ...(options.archive === undefined ? {} : { archive: options.archive })
         }).pipe(Effect.provideService(SqlClient.SqlClient, backend.sql))
   )
+
+/**
+ * Names of what changed among one kind's records, as `<id>.json` on every
+ * backend (the folder's own names on the file backend, which may include
+ * other files of the folder; `LISTEN` on PostgreSQL). Ends quietly where
+ * watching is unavailable: callers poll as well.
+ */
+export const changes = (folder: string): Stream.Stream<string, never, StoreBackend | FileSystem.FileSystem> =>
+  Stream.unwrap(
+    Effect.gen(function* () {
+      const backend = yield* StoreBackend
+      if (backend._tag === "postgres")
+        return Postgres.listen(backend.url, Postgres.CHANGES_CHANNEL).pipe(
+          Stream.filter((payload) => payload.startsWith(`${folder}/`)),
+          Stream.map((payload) => `${payload.slice(folder.length + 1)}.json`)
+        )
+      const fs = yield* FileSystem.FileSystem
+      const dir = NodePath.join(backend.home, folder)
+      yield* Effect.ignore(fs.makeDirectory(dir, { recursive: true }))
+      return fs.watch(dir).pipe(Stream.map((event) => NodePath.basename(event.path)))
+    })
+  ).pipe(Stream.catchAll(() => Stream.empty))
 
 /** How the backend is named to a person: the home's folder, or the database's masked URL. */
 export const describe = (backend: Backend): string =>

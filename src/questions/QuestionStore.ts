@@ -21,7 +21,6 @@ import * as History from "./History.js"
 import { MagiHome, questionsDir } from "../platform/MagiHome.js"
 import * as RecordStore from "../platform/RecordStore.js"
 import * as PgRecordStore from "../platform/PgRecordStore.js"
-import * as Postgres from "../platform/Postgres.js"
 import * as StoreBackend from "../platform/StoreBackend.js"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -380,9 +379,9 @@ export const makeOnPostgres = Effect.fn("QuestionStore.makeOnPostgres")(function
         Effect.mapError(failed(`remove the panel of question ${Q.shortId(id)}`))
       )
   }
-  const changes = Postgres.listen(backend.url, Postgres.CHANGES_CHANNEL).pipe(
-    Stream.filter((payload) => payload.startsWith("questions/")),
-    Stream.map((payload) => `${payload.slice("questions/".length)}.json`)
+  const changes = StoreBackend.changes("questions").pipe(
+    Stream.provideService(StoreBackend.StoreBackend, backend),
+    Stream.provideService(FileSystem.FileSystem, fs)
   )
   return yield* assemble({ root, where: `PostgreSQL at ${backend.where}`, records, panels, changes })
 })
