@@ -112,6 +112,19 @@ const migrations = {
       ],
       { discard: true }
     )
+  ),
+  // Claims (`Claims.postgres`): a row per key, judged stale on the
+  // database's clock, the one clock every host shares.
+  "0002_claims": Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.asVoid(
+      sql`CREATE TABLE IF NOT EXISTS magi_claims (
+        key text PRIMARY KEY,
+        host text NOT NULL,
+        pid integer NOT NULL,
+        token text NOT NULL,
+        renewed_at timestamptz NOT NULL
+      )`
+    )
   )
 } satisfies Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
 
