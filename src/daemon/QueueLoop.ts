@@ -326,7 +326,6 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
 
   const tick = Effect.gen(function* () {
     const events: QueueEvent[] = []
-    yield* tasks.sweepClaims
     let all = yield* tasks.list.pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<T.Task>))
     yield* resolveAll(events, all)
     const mine = yield* Ref.get(inFlight)

@@ -89,7 +89,7 @@ export const pidAlive = (pid: number): boolean => {
 }
 
 /** Gone on its own machine: a dead pid there needs no ttl to be known. */
-const deadHere = (owner: Owner) => owner.host === NodeOs.hostname() && !pidAlive(owner.pid)
+const deadHere = (owner: Owner, alive: (pid: number) => boolean = pidAlive) => owner.host === NodeOs.hostname() && !alive(owner.pid)
 
 const newToken = Effect.map(Random.nextIntBetween(0, 2 ** 31), (n) => `${process.pid}-${n.toString(36)}-${Date.now().toString(36)}`)
 
@@ -127,7 +127,11 @@ const parseBody = (text: string): Option.Option<FileBody> => {
   }
 }
 
-const makeFiles = (pathOf: (key: string) => string) =>
+/**
+ * Claims as files placed by `pathOf`; `alive` judges a pid on this machine
+ * (tests stand in for a crashed process with it).
+ */
+export const makeFiles = (pathOf: (key: string) => string, alive: (pid: number) => boolean = pidAlive) =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
     const watch = FileClaim.makeWatch()
@@ -142,7 +146,10 @@ const makeFiles = (pathOf: (key: string) => string) =>
         const owner = { host: body.value.host, pid: body.value.pid }
         const dated = Number.isFinite(body.value.renewed_at) ? body.value.renewed_at : seen.mtime
         const holding: Holding = { key, owner, renewedAt: dated }
-        if (deadHere(owner)) return { stale: true, holding: Option.some(holding) }
+        if (deadHere(owner, alive)) return { stale: true, holding: Option.some(holding) }
+        // Written by an older magi (a bare pid, no renewals): its process
+        // held it for as long as it lived, so that is how it is judged.
+        if (body.value.token === "" && owner.host === NodeOs.hostname()) return { stale: false, holding: Option.some(holding) }
         return { stale: (yield* watch.ageOf(pathOf(key), seen, dated)) > ttlMs, holding: Option.some(holding) }
       })
 
@@ -197,10 +204,18 @@ const makeFiles = (pathOf: (key: string) => string) =>
         if (yield* mine(claim.key, claim.token)) yield* fs.remove(pathOf(claim.key)).pipe(Effect.ignore)
       })
 
+    /** Looks at a claim being rewritten (a renewal) before it is called unsure: each needs a rewrite inside the look. */
+    const LOOK_TRIES = 5
+
     const holder = (key: string, rule: Staleness): Effect.Effect<Option.Option<Holding>, ClaimsError> =>
       Effect.gen(function* () {
-        const seen = yield* FileClaim.look(fs, pathOf(key))
+        let seen = yield* FileClaim.look(fs, pathOf(key))
+        for (let tries = 1; seen._tag === "unsure" && tries < LOOK_TRIES; tries++) {
+          yield* Effect.yieldNow()
+          seen = yield* FileClaim.look(fs, pathOf(key))
+        }
         if (seen._tag === "gone") return Option.none()
+        // Changing under every look: someone is at it, so it is not free.
         if (seen._tag === "unsure") return Option.some({ key, owner: { host: "", pid: 0 }, renewedAt: yield* Clock.currentTimeMillis })
         const judged = yield* judge(key, seen, Duration.toMillis(rule.ttl))
         if (judged.stale) return Option.none()
@@ -222,19 +237,21 @@ interface ClaimRow {
   readonly age_ms: string
 }
 
-const makePostgres = (sql: SqlClient.SqlClient) =>
+/** Claims as rows of `magi_claims`, keys prefixed by `namespace/`. */
+export const makePostgres = (sql: SqlClient.SqlClient, namespace = "") =>
   Effect.gen(function* () {
     const failed = (key: string, what: string) => (e: SqlError) =>
       new ClaimsError({ key, message: `${what} the claim ${key} in PostgreSQL: ${e.message}`, cause: e })
 
-    const holdingOf = (row: ClaimRow): Holding => ({ key: row.key, owner: { host: row.host, pid: row.pid }, renewedAt: Number(row.renewed_ms) })
+    const holdingOf = (row: ClaimRow): Holding => ({ key: row.key.slice(namespace.length), owner: { host: row.host, pid: row.pid }, renewedAt: Number(row.renewed_ms) })
+    const rowKey = (key: string) => `${namespace}${key}`
 
     const current = (key: string) =>
       sql<ClaimRow>`
         SELECT key, host, pid, token,
                (extract(epoch from renewed_at) * 1000)::bigint::text AS renewed_ms,
                (extract(epoch from (now() - renewed_at)) * 1000)::bigint::text AS age_ms
-        FROM magi_claims WHERE key = ${key}`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])))
+        FROM magi_claims WHERE key = ${rowKey(key)}`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])))
 
     const staleRow = (row: ClaimRow, ttlMs: number) => Number(row.age_ms) > ttlMs || deadHere({ host: row.host, pid: row.pid })
 
@@ -246,7 +263,7 @@ const makePostgres = (sql: SqlClient.SqlClient) =>
         // Free, or stale by the database's clock: one statement decides, so
         // of two takers exactly one gets the row.
         const took = yield* sql`
-          INSERT INTO magi_claims (key, host, pid, token, renewed_at) VALUES (${key}, ${host}, ${pid}, ${token}, now())
+          INSERT INTO magi_claims (key, host, pid, token, renewed_at) VALUES (${rowKey(key)}, ${host}, ${pid}, ${token}, now())
           ON CONFLICT (key) DO UPDATE SET host = EXCLUDED.host, pid = EXCLUDED.pid, token = EXCLUDED.token, renewed_at = now()
           WHERE magi_claims.renewed_at < now() - (${ttlMs} * interval '1 millisecond')
           RETURNING key`
@@ -257,19 +274,19 @@ const makePostgres = (sql: SqlClient.SqlClient) =>
         if (deadHere({ host: row.value.host, pid: row.value.pid })) {
           const stolen = yield* sql`
             UPDATE magi_claims SET host = ${host}, pid = ${pid}, token = ${token}, renewed_at = now()
-            WHERE key = ${key} AND token = ${row.value.token} RETURNING key`
+            WHERE key = ${rowKey(key)} AND token = ${row.value.token} RETURNING key`
           if (stolen.length > 0) return Either.right({ key, token })
         }
         return Either.left(holdingOf(row.value))
       }).pipe(Effect.mapError((e) => (e instanceof ClaimsError ? e : failed(key, "take")(e))))
 
     const renew = (claim: Claim) =>
-      sql`UPDATE magi_claims SET renewed_at = now() WHERE key = ${claim.key} AND token = ${claim.token} RETURNING key`.pipe(
+      sql`UPDATE magi_claims SET renewed_at = now() WHERE key = ${rowKey(claim.key)} AND token = ${claim.token} RETURNING key`.pipe(
         Effect.map((rows) => rows.length > 0),
         Effect.mapError(failed(claim.key, "renew"))
       )
 
-    const release = (claim: Claim) => sql`DELETE FROM magi_claims WHERE key = ${claim.key} AND token = ${claim.token}`.pipe(Effect.ignore)
+    const release = (claim: Claim) => sql`DELETE FROM magi_claims WHERE key = ${rowKey(claim.key)} AND token = ${claim.token}`.pipe(Effect.ignore)
 
     const holder = (key: string, rule: Staleness) =>
       current(key).pipe(
@@ -285,5 +302,5 @@ export class Claims extends Context.Tag("magi/Claims")<Claims, ClaimsShape>() {
   /** Claims as files; `pathOf` places each key (it must give a path inside an existing or creatable folder). */
   static files = (pathOf: (key: string) => string) => Layer.effect(Claims, makeFiles(pathOf))
   /** Claims as rows of the database the `SqlClient` reaches. */
-  static postgres = Layer.effect(Claims, Effect.flatMap(SqlClient.SqlClient, makePostgres))
+  static postgres = Layer.effect(Claims, Effect.flatMap(SqlClient.SqlClient, (sql) => makePostgres(sql)))
 }

@@ -15,6 +15,7 @@ import { Config, Context, Effect, Layer, Option, Redacted, Stream } from "effect
 import * as NodePath from "node:path"
 import { MagiConfig } from "./MagiConfig.js"
 import { MagiHome } from "./MagiHome.js"
+import * as Claims from "./Claims.js"
 import * as PgRecordStore from "./PgRecordStore.js"
 import * as Postgres from "./Postgres.js"
 import * as RecordStore from "./RecordStore.js"
@@ -111,6 +112,18 @@ export const changes = (folder: string): Stream.Stream<string, never, StoreBacke
       return fs.watch(dir).pipe(Stream.map((event) => NodePath.basename(event.path)))
     })
   ).pipe(Stream.catchAll(() => Stream.empty))
+
+/**
+ * One kind's claims on the configured backend: files `<home>/<folder>/<key><suffix>`
+ * (where magi has always kept them, so a loop of the build before is seen),
+ * or rows keyed `<folder>/<key>`.
+ */
+export const claims = (folder: string, suffix: string): Effect.Effect<Claims.ClaimsShape, never, StoreBackend | FileSystem.FileSystem> =>
+  Effect.flatMap(StoreBackend, (backend) =>
+    backend._tag === "files"
+      ? Claims.makeFiles((key) => NodePath.join(backend.home, folder, `${key}${suffix}`))
+      : Claims.makePostgres(backend.sql, `${folder}/`)
+  )
 
 /** How the backend is named to a person: the home's folder, or the database's masked URL. */
 export const describe = (backend: Backend): string =>

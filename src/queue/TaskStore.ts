@@ -16,24 +16,30 @@
  * (`<id>.lock`) for as long as a loop has the task running, hours maybe,
  * during which the owner may still hold or reprioritize it.
  */
-import { FileSystem, Error as PlatformError } from "@effect/platform"
-import { Clock, Context, Data, Effect, Either, Layer, Option, Random } from "effect"
+import { Clock, Context, Data, Duration, Effect, Either, FiberMap, Layer, Option, Random, Schedule } from "effect"
 import * as NodePath from "node:path"
-import { createAtomically } from "../platform/AtomicFile.js"
+import * as Claims from "../platform/Claims.js"
+import * as StoreBackend from "../platform/StoreBackend.js"
 import * as RecordStore from "../platform/RecordStore.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as T from "./Task.js"
 import type { Task } from "./Task.js"
 
-/**
- * A claim whose content cannot be read is someone's until it is this old: a
- * create-new caught between create and fill on a filesystem without hard
- * links looks the same for an instant.
- */
-const UNREADABLE_CLAIM_GRACE_MS = 10_000
+/** The queue's folder in the home, and its key in the database. */
+const QUEUE_FOLDER = "queue"
 
 /** `<home>/queue`. */
-export const queueDir = (home: { readonly dir: string }) => NodePath.join(home.dir, "queue")
+export const queueDir = (home: { readonly dir: string }) => NodePath.join(home.dir, QUEUE_FOLDER)
+
+/**
+ * A task's claim is the loop's for as long as it renews it. Two minutes
+ * survives a stalled disk or a busy database without two loops running one
+ * task, while a loop on a machine that went away is replaced within
+ * minutes; a loop that died on this machine is replaced at once (its pid).
+ */
+export const TASK_CLAIM = { ttl: Duration.minutes(2) } as const
+/** A sixth of the ttl: five renewals may fail in a row before the claim is lost. */
+export const TASK_CLAIM_RENEW = Duration.seconds(20)
 
 // ---------------------------------------------------------------------------
 // Errors
@@ -45,18 +51,9 @@ export class TaskNotFound extends Data.TaggedError("TaskNotFound")<{ readonly me
 
 export type TaskReadError = TaskNotFound | T.UnreadableTask | TaskStoreError
 
-const io = (what: string) => (e: PlatformError.PlatformError) => new TaskStoreError({ message: `${what}: ${e.message}` })
 
-/** Is the process `pid` alive on this machine? EPERM means alive but not ours. */
-export const pidAlive = (pid: number): boolean => {
-  if (!Number.isInteger(pid) || pid <= 0) return false
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
+/** Is the process `pid` alive on this machine? (The claims' rule, here for the queue's callers.) */
+export const pidAlive = Claims.pidAlive
 
 // ---------------------------------------------------------------------------
 // The service
@@ -97,26 +94,26 @@ export interface TaskStoreShape {
    * holds its claim; the task as it was.
    */
   readonly remove: (idOrPrefix: string) => Effect.Effect<Task, T.TaskRefused | TaskReadError>
-  /** Take the claim on `id` for this process (create-new); false when someone holds it. */
+  /**
+   * Take the claim on `id` for this process, kept fresh until `unclaim`;
+   * false when a live holder has it. A holder is gone once its renewals
+   * stop for `TASK_CLAIM_TTL`, or at once when its process is dead on this
+   * machine.
+   */
   readonly claim: (id: string) => Effect.Effect<boolean, TaskStoreError>
   /** Give up this process's claim on `id`; another's is left alone. */
   readonly unclaim: (id: string) => Effect.Effect<void>
   /** The pid holding the claim on `id`, if a live one does. */
   readonly claimant: (id: string) => Effect.Effect<Option.Option<number>>
-  /** Remove every claim whose process is gone; the ids swept. */
-  readonly sweepClaims: Effect.Effect<ReadonlyArray<string>>
   /** Changes whenever a task file is added, removed or rewritten; 0 when there are none. */
   readonly revision: Effect.Effect<number>
 }
 
 export class TaskStore extends Context.Tag("magi/TaskStore")<TaskStore, TaskStoreShape>() {
   /** A store at an explicit root, over whichever `FileSystem` is provided. */
-  static at = (root: string, alive: (pid: number) => boolean = pidAlive) => Layer.effect(TaskStore, make(root, alive))
-  /** The owner's queue, `<home>/queue`. */
-  static layer = Layer.effect(
-    TaskStore,
-    Effect.flatMap(MagiHome, (home) => make(queueDir(home)))
-  )
+  static at = (root: string, alive: (pid: number) => boolean = pidAlive) => Layer.scoped(TaskStore, make(root, alive))
+  /** The owner's queue on the configured backend: `<home>/queue`, or the database of `[store] url`. */
+  static layer = Layer.scoped(TaskStore, Effect.suspend(() => onBackend)).pipe(Layer.provide(StoreBackend.StoreBackend.layer))
 }
 
 /**
@@ -125,22 +122,37 @@ export class TaskStore extends Context.Tag("magi/TaskStore")<TaskStore, TaskStor
  */
 export const TASK_MAX_BYTES = 1024 * 1024
 
+const taskKind = { noun: "task", label: T.shortId, decode: T.decode, encode: T.encode, idOf: (t: Task) => t.id, maxBytes: TASK_MAX_BYTES }
+
+const taskErrors: RecordStore.RecordErrors<TaskNotFound, T.UnreadableTask, TaskStoreError> = {
+  notFound: (message) => new TaskNotFound({ message }),
+  unreadable: (message) => new T.UnreadableTask({ message }),
+  failed: (message) => new TaskStoreError({ message })
+}
+
+/** `<id>.lock` is the claim, held for a whole run; the writer lock of one update lives beside it under its own name. */
+const writeLockName = (id: string) => `${id}.write.lock`
+
+/** The store in the folder `root`, its claims beside the tasks; `alive` judges a claim's pid on this machine. */
 export const make = Effect.fn("TaskStore.make")(function* (root: string, alive: (pid: number) => boolean = pidAlive) {
-  const fs = yield* FileSystem.FileSystem
-  const records = yield* RecordStore.make({
-    root,
-    kind: { noun: "task", label: T.shortId, decode: T.decode, encode: T.encode, idOf: (t: Task) => t.id, maxBytes: TASK_MAX_BYTES },
-    errors: {
-      notFound: (message) => new TaskNotFound({ message }),
-      unreadable: (message) => new T.UnreadableTask({ message }),
-      failed: (message) => new TaskStoreError({ message })
-    },
-    // `<id>.lock` is the claim, held for a whole run; the writer lock of one
-    // update lives beside it under its own name.
-    lockName: (id) => `${id}.write.lock`
-  })
-  const claimPath = (id: string) => NodePath.join(root, `${id}.lock`)
-  const bound = <A, E>(e: Effect.Effect<A, E, FileSystem.FileSystem>) => Effect.provideService(e, FileSystem.FileSystem, fs)
+  const records = yield* RecordStore.make({ root, kind: taskKind, errors: taskErrors, lockName: writeLockName })
+  const claims = yield* Claims.makeFiles((id) => NodePath.join(root, `${id}.lock`), alive)
+  return yield* assemble(root, records, claims)
+})
+
+/** The owner's queue on the configured backend: `<home>/queue`, or the database. */
+const onBackend = Effect.gen(function* () {
+  const home = yield* MagiHome
+  const records = yield* StoreBackend.records({ folder: QUEUE_FOLDER, kind: taskKind, errors: taskErrors, lockName: writeLockName })
+  const claims = yield* StoreBackend.claims(QUEUE_FOLDER, ".lock")
+  return yield* assemble(queueDir(home), records, claims)
+})
+
+const assemble = Effect.fn("TaskStore.assemble")(function* (
+  root: string,
+  records: RecordStore.RecordStore<Task, TaskNotFound, T.UnreadableTask, TaskStoreError>,
+  claims: Claims.ClaimsShape
+) {
   const nowDate = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
   const stamp = (t: Task) => Effect.map(nowDate, (now): Task => ({ ...t, updated_at: T.timestamp(now) }))
@@ -183,63 +195,48 @@ export const make = Effect.fn("TaskStore.make")(function* (root: string, alive: 
 
   // -- claims -------------------------------------------------------------------
 
-  /** Whose the claim on `id` is: none when there is no claim, `unreadable` when it says nothing yet. */
-  const claimHolder = (id: string) =>
-    fs.readFileString(claimPath(id)).pipe(
-      Effect.map((text) => {
-        const pid = Number(text.trim().split(/\s+/)[0])
-        return Option.some(Number.isInteger(pid) && pid > 0 ? pid : ("unreadable" as const))
-      }),
-      Effect.orElseSucceed(() => Option.none<number | "unreadable">())
-    )
+  /** This process's claims, each kept fresh by a fiber of its own until it is given up. */
+  const held = new Map<string, Claims.Claim>()
+  const renewals = yield* FiberMap.make<string>()
 
-  const claimLive = (id: string) =>
-    Effect.gen(function* () {
-      const holder = yield* claimHolder(id)
-      if (Option.isNone(holder)) return false
-      if (holder.value !== "unreadable") return alive(holder.value)
-      const mtime = yield* fs.stat(claimPath(id)).pipe(
-        Effect.map((s) => Option.getOrElse(Option.map(s.mtime, (d) => d.getTime()), () => 0)),
-        Effect.orElseSucceed(() => 0)
-      )
-      return Date.now() - mtime < UNREADABLE_CLAIM_GRACE_MS
-    })
+  const keepFresh = (id: string, mine: Claims.Claim) =>
+    claims.renew(mine).pipe(
+      Effect.flatMap((still) =>
+        still
+          ? Effect.void
+          : // Taken over (this process was paused past the ttl): the next
+            // loop to look finds the task run by the new holder.
+            Effect.zipRight(Effect.logWarning(`queue: the claim on task ${T.shortId(id)} was taken over while this loop was not renewing it`), Effect.fail("lost" as const))
+      ),
+      Effect.catchTag("ClaimsError", (e) => Effect.logWarning(`queue: could not renew the claim on task ${T.shortId(id)}: ${e.message}`)),
+      Effect.repeat(Schedule.spaced(TASK_CLAIM_RENEW)),
+      Effect.ignore
+    )
 
   const claim = (id: string) =>
     Effect.gen(function* () {
-      const take = bound(createAtomically(claimPath(id), `${process.pid}\n`)).pipe(Effect.mapError(io(`claim task ${id}`)))
-      if (yield* take) return true
-      if (yield* claimLive(id)) return false
-      // Left by a loop that died: sweep it and take it now.
-      yield* fs.remove(claimPath(id)).pipe(Effect.ignore)
-      return yield* take
+      const got = yield* claims.acquire(id, TASK_CLAIM).pipe(Effect.mapError((e) => new TaskStoreError({ message: e.message })))
+      if (Either.isLeft(got)) return false
+      held.set(id, got.right)
+      yield* FiberMap.run(renewals, id, Effect.delay(keepFresh(id, got.right), TASK_CLAIM_RENEW))
+      return true
     })
 
   const unclaim = (id: string) =>
     Effect.gen(function* () {
-      const holder = yield* claimHolder(id)
-      if (Option.isSome(holder) && holder.value === process.pid) yield* fs.remove(claimPath(id)).pipe(Effect.ignore)
+      const mine = held.get(id)
+      if (mine === undefined) return
+      held.delete(id)
+      yield* FiberMap.remove(renewals, id)
+      yield* claims.release(mine)
     })
 
   const claimant = (id: string) =>
-    Effect.gen(function* () {
-      const holder = yield* claimHolder(id)
-      if (Option.isNone(holder) || holder.value === "unreadable" || !alive(holder.value)) return Option.none<number>()
-      return Option.some(holder.value)
-    })
-
-  const sweepClaims = Effect.gen(function* () {
-    const names = yield* fs.readDirectory(root).pipe(Effect.orElseSucceed((): string[] => []))
-    const swept: string[] = []
-    for (const name of names) {
-      if (!name.endsWith(".lock") || name.endsWith(".write.lock")) continue
-      const id = name.slice(0, -5)
-      if (yield* claimLive(id)) continue
-      yield* fs.remove(claimPath(id)).pipe(Effect.ignore)
-      swept.push(id)
-    }
-    return swept
-  })
+    claims.holder(id, TASK_CLAIM).pipe(
+      Effect.map(Option.map((h) => h.owner.pid)),
+      // Unreadable is not free: someone may be in the middle of taking it.
+      Effect.orElseSucceed(() => Option.none<number>())
+    )
 
   const remove = (wanted: string) =>
     Effect.gen(function* () {
@@ -255,7 +252,7 @@ export const make = Effect.fn("TaskStore.make")(function* (root: string, alive: 
               reason: "running",
               message: `task ${T.shortId(id)} is claimed by a live magi loop (pid ${holder.value}); hold it, or stop that loop first`
             })
-          yield* fs.remove(records.pathOf(id)).pipe(Effect.mapError(io(`remove task ${id}`)))
+          yield* records.remove(id)
           return current
         })
       )
@@ -280,7 +277,6 @@ export const make = Effect.fn("TaskStore.make")(function* (root: string, alive: 
     claim,
     unclaim,
     claimant,
-    sweepClaims,
     revision
   } satisfies TaskStoreShape
 })

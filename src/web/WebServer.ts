@@ -2,6 +2,7 @@
  * `magi web`'s server: bind, listen (waiting out a port still held by the
  * previous run), and serve the API and the page behind the security checks.
  */
+import type { StoreUnavailable, StoreUrlInvalid } from "../platform/Postgres.js"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import type { CommandExecutor } from "@effect/platform/CommandExecutor"
 import type { FileSystem } from "@effect/platform/FileSystem"
@@ -130,7 +131,7 @@ const app = HttpRouter.toHttpApp(HttpRouter.concatAll(Api.router, RunsApi.router
  */
 export const serve = (
   options: WebOptions
-): Effect.Effect<Running, CannotListen | BadBind, QuestionStore | MagiHome | FileSystem | CommandExecutor | Scope.Scope> =>
+): Effect.Effect<Running, CannotListen | BadBind | StoreUnavailable | StoreUrlInvalid, QuestionStore | MagiHome | FileSystem | CommandExecutor | Scope.Scope> =>
   Effect.gen(function* () {
     const binding = yield* resolveBind(options.bind)
     const { server, node } = yield* listen(binding.address, options.port, options.limits ?? defaultLimits)

@@ -243,7 +243,7 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       const idle = yield* file(w, "Idle work")
       yield* runs.put(sampleRun("19700101-010000-bbbb", { created_at: "1970-01-01T01:00:00Z", updated_at: "1970-01-01T01:00:00Z" }))
       yield* store(w).update(idle.id, (t) => T.start(t, "19700101-010000-bbbb"))
-      yield* fs.writeFileString(`${HOME}/queue/${idle.id}.lock`, `${process.pid}\n`)
+      expect(yield* store(w).claim(idle.id)).toBe(true)
       // The orphan goes at once (and, its attempt refunded, runs again as
       // attempt 1 of a new run); the idle one only once 30 minutes have passed.
       yield* Ref.set(w.script, () => ({ text: "Done." }))

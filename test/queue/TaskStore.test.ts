@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process"
 import * as NodePath from "node:path"
 import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
 import * as T from "../../src/queue/Task.js"
-import { TaskStore, pidAlive } from "../../src/queue/TaskStore.js"
+import { TASK_CLAIM_RENEW, TaskStore, pidAlive } from "../../src/queue/TaskStore.js"
 import { tempDir } from "../support.js"
 
 /** A pid that was real a moment ago and is now certainly gone. */
@@ -160,31 +160,53 @@ for (const backend of backends) {
       )
     )
 
-    it.scoped("a claim is create-new with the pid; a second claim is refused; a dead pid's claim is stale and swept", () =>
+    it.scoped("a claim names its process; a second claim is refused; a dead pid's claim, or one from a loop of the build before, is judged by its process", () =>
       withStore((root) =>
         Effect.gen(function* () {
           const store = yield* TaskStore
           const fs = yield* FileSystem.FileSystem
           const t = yield* store.add({ instruction: "one", repo: "/r" })
+          const claimFile = NodePath.join(root, `${t.id}.lock`)
           expect(yield* store.claim(t.id)).toBe(true)
-          expect(yield* fs.readFileString(NodePath.join(root, `${t.id}.lock`))).toBe(`${process.pid}\n`)
+          expect(JSON.parse(yield* fs.readFileString(claimFile))).toMatchObject({ pid: process.pid })
           expect(yield* store.claim(t.id)).toBe(false)
           expect(yield* store.claimant(t.id)).toEqual(Option.some(process.pid))
-          expect(yield* store.sweepClaims).toEqual([])
 
           const dead = deadPid()
           expect(pidAlive(dead)).toBe(false)
-          yield* fs.writeFileString(NodePath.join(root, `${t.id}.lock`), `${dead}\n`)
+          // As a loop of the build before left it: a bare pid.
+          yield* fs.writeFileString(claimFile, `${dead}\n`)
           expect(yield* store.claimant(t.id)).toEqual(Option.none())
-          expect(yield* store.sweepClaims).toEqual([t.id])
-          expect(yield* fs.exists(NodePath.join(root, `${t.id}.lock`))).toBe(false)
-          // A dead claim does not stand in the way of the next loop either.
-          yield* fs.writeFileString(NodePath.join(root, `${t.id}.lock`), `${dead}\n`)
+          // A dead claim does not stand in the way of the next loop.
           expect(yield* store.claim(t.id)).toBe(true)
-          // Unclaiming another process's claim leaves it alone.
-          yield* fs.writeFileString(NodePath.join(root, `${t.id}.lock`), `1\n`)
+          expect(yield* store.claimant(t.id)).toEqual(Option.some(process.pid))
+          // A live loop of the build before keeps its claim for as long as it lives.
           yield* store.unclaim(t.id)
-          expect(yield* fs.exists(NodePath.join(root, `${t.id}.lock`))).toBe(true)
+          yield* fs.writeFileString(claimFile, `1\n`)
+          expect(yield* store.claimant(t.id)).toEqual(Option.some(1))
+          expect(yield* store.claim(t.id)).toBe(false)
+          // Unclaiming another process's claim leaves it alone.
+          yield* store.unclaim(t.id)
+          expect(yield* fs.exists(claimFile)).toBe(true)
+        })
+      )
+    )
+
+    it.scoped("keeps its claim fresh while it holds it, and gives it up on unclaim", () =>
+      withStore((root) =>
+        Effect.gen(function* () {
+          const store = yield* TaskStore
+          const fs = yield* FileSystem.FileSystem
+          const t = yield* store.add({ instruction: "one", repo: "/r" })
+          const claimFile = NodePath.join(root, `${t.id}.lock`)
+          expect(yield* store.claim(t.id)).toBe(true)
+          const first = JSON.parse(yield* fs.readFileString(claimFile)).renewed_at
+          // Hours of a running task in virtual time: renewed all along, never free.
+          for (let i = 0; i < 30; i++) yield* TestClock.adjust(TASK_CLAIM_RENEW)
+          expect(JSON.parse(yield* fs.readFileString(claimFile)).renewed_at).toBeGreaterThan(first)
+          expect(yield* store.claimant(t.id)).toEqual(Option.some(process.pid))
+          yield* store.unclaim(t.id)
+          expect(yield* fs.exists(claimFile)).toBe(false)
         })
       )
     )
