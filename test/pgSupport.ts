@@ -5,12 +5,13 @@
  */
 import { Effect } from "effect"
 import Pg from "pg"
+import { inject } from "vitest"
 
 /** The server's URL; fails the test (never skips it) when the run has no server. */
 export const serverUrl = (): string => {
-  const url = process.env.MAGI_TEST_PG_URL
+  const url = inject("pgUrl")
   if (url === undefined || url === "")
-    throw new Error(`no PostgreSQL server for the tests: ${process.env.MAGI_TEST_PG_ERROR ?? "the global setup (test/pgServer.ts) did not run"}`)
+    throw new Error(`no PostgreSQL server for the tests: ${inject("pgError") || "the global setup (test/pgServer.ts) did not run"}`)
   return url
 }
 
