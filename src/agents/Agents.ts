@@ -20,6 +20,7 @@ import { Command, CommandExecutor, FileSystem } from "@effect/platform"
 import { Context, Data, Duration, Effect, Fiber, Layer, Option, Random, Ref, Schedule, Stream } from "effect"
 import * as NodePath from "node:path"
 import type { AgentKind, AgentSpec } from "./AgentRoster.js"
+import type { MagiName } from "./Prompts.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import { type AgentAdapter, plainMessage, type Plan, type PlanInput } from "./adapters/Adapter.js"
 import { agy } from "./adapters/agy.js"
@@ -242,6 +243,14 @@ export const ownBinDir = Effect.gen(function* () {
 export const magiCommand: Effect.Effect<string, never, FileSystem.FileSystem> = Effect.map(ownBinDir, (dir) =>
   dir === undefined ? "magi" : NodePath.join(dir, "magi")
 )
+
+/**
+ * How the prompts given to `agent` name magi: plain `magi` in the commands
+ * (with a note of the path), or, for a CLI whose shell loses PATH, the
+ * absolute path in every command, so its first `magi ask` already works.
+ */
+export const magiNameFor = (agent: AgentSpec): Effect.Effect<MagiName, never, FileSystem.FileSystem> =>
+  Effect.map(magiCommand, (path) => ({ path, run: ADAPTERS[agent.kind].shellLosesPath === true ? path : "magi" }))
 
 export const make = Effect.fn("Agents.make")(function* (home: string) {
   const fs = yield* FileSystem.FileSystem

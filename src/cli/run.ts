@@ -12,7 +12,7 @@ import { FileSystem } from "@effect/platform"
 import * as NodePath from "node:path"
 import { Clock, Effect, Option } from "effect"
 import { Rosters } from "../agents/AgentRoster.js"
-import { magiCommand } from "../agents/Agents.js"
+import { magiNameFor } from "../agents/Agents.js"
 import * as Prompts from "../agents/Prompts.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
@@ -21,7 +21,7 @@ import { IMPL_SEAT, createRun, driveTurn, repoRootOf } from "../runs/NewRun.js"
 import { removeRun } from "../runs/RemoveRun.js"
 import { COMMITS_SHOWN, changesOf, durationMs, nextSteps } from "../runs/RunReport.js"
 import * as Artifacts from "../runs/Artifacts.js"
-import { outstandingFor, seatBusy } from "../runs/RunTurns.js"
+import { outstandingFor, seatBusy, type TurnPrompt } from "../runs/RunTurns.js"
 import { RunStore, type Run } from "../runs/Runs.js"
 import { CliFailure } from "./CliFailure.js"
 import { runsLayer } from "./RunLayer.js"
@@ -84,11 +84,11 @@ const startRun = (instruction: string, agentId: Option.Option<string>, repoDir: 
       )
     const run = yield* createRun(instruction, agent.value, repoDir).pipe(Effect.mapError(refused))
     yield* writeErr(`run ${Q.shortId(run.id)}: ${agent.value.id} is working in ${run.worktree} on ${run.branch}\n`)
-    return yield* turn(run.id, Prompts.runPrompt(instruction, run.worktree, run.branch, yield* magiCommand))
+    return yield* turn(run.id, Prompts.runPrompt(instruction, run.worktree, run.branch, yield* magiNameFor(agent.value)))
   })
 
 /** Run the impl seat's turn and settle the run by how it went. */
-const turn = (runId: string, prompt: string) =>
+const turn = (runId: string, prompt: TurnPrompt) =>
   driveTurn(runId, prompt).pipe(
     Effect.map((o) => o.run),
     // Another turn (the waiter's delivery) got the seat first: the run is
@@ -110,7 +110,7 @@ const resumeRun = (wanted: string, text: string) =>
       return yield* CliFailure.refused(`run ${Q.shortId(run.id)}'s worktree ${run.worktree} is gone`)
     yield* runs.setStatus(run.id, "running").pipe(Effect.mapError(refused))
     yield* writeErr(`run ${Q.shortId(run.id)}: resuming seat ${IMPL_SEAT}\n`)
-    return yield* turn(run.id, Prompts.resumePrompt(text, yield* magiCommand))
+    return yield* turn(run.id, (magi) => Prompts.resumePrompt(text, magi))
   })
 
 export const run = Command.make(

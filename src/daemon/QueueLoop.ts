@@ -17,7 +17,7 @@
  */
 import { Clock, Context, Effect, Either, FiberSet, Layer, Option, Ref } from "effect"
 import { Rosters, type AgentSpec } from "../agents/AgentRoster.js"
-import { Agents, magiCommand } from "../agents/Agents.js"
+import { Agents, magiNameFor } from "../agents/Agents.js"
 import * as Prompts from "../agents/Prompts.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
@@ -304,7 +304,7 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       const run = made.right
       // The prompt from the task as it was queued: its answers, its review
       // branch, its fresh-start flag (which `start` then clears).
-      const prompt = Prompts.runPrompt(taskInstruction(t), run.worktree, run.branch, yield* magiCommand)
+      const prompt = Prompts.runPrompt(taskInstruction(t), run.worktree, run.branch, yield* magiNameFor(agent))
       const started = yield* Effect.either(tasks.update(t.id, (x) => T.start(x, run.id)))
       if (Either.isLeft(started)) {
         yield* runs.setStatus(run.id, "superseded", `its task changed before the run began: ${started.left.message}`).pipe(Effect.ignore)

@@ -14,7 +14,8 @@
 import { FileSystem } from "@effect/platform"
 import { Clock, Data, Duration, Effect, Either, Fiber, Option, Random, Schedule, Schema } from "effect"
 import { Rosters } from "../agents/AgentRoster.js"
-import { Agents, mintUuid, sessionEnvOf, type CallResult } from "../agents/Agents.js"
+import { Agents, magiNameFor, mintUuid, sessionEnvOf, type CallResult } from "../agents/Agents.js"
+import type { MagiName } from "../agents/Prompts.js"
 import { createAtomically, writeAtomically } from "../platform/AtomicFile.js"
 import * as Lease from "../questions/Lease.js"
 import { timestamp } from "../questions/Question.js"
@@ -121,10 +122,16 @@ export const beating = <A, E, R, R2>(beat: Effect.Effect<void, never, R2>, body:
     return yield* body.pipe(Effect.ensuring(Fiber.interrupt(beater)))
   })
 
+/**
+ * A turn's prompt, or how to write it once the seat's agent is known: the
+ * prompt names magi as that agent's shell can run it (`Agents.magiNameFor`).
+ */
+export type TurnPrompt = string | ((magi: MagiName) => string)
+
 export interface TurnInput {
   readonly run: string
   readonly seat: string
-  readonly prompt: string
+  readonly prompt: TurnPrompt
   readonly timeout: Duration.Duration
   /** Extra work to keep alive during the turn (the waiter beats its question lease). */
   readonly alsoBeat?: Effect.Effect<void>
@@ -178,7 +185,7 @@ export const runTurn = Effect.fn("runTurn")(function* (input: TurnInput) {
         agents.call({
           agent: agent.value,
           seat: seated,
-          prompt: input.prompt,
+          prompt: typeof input.prompt === "string" ? input.prompt : input.prompt(yield* bound(magiNameFor(agent.value))),
           cwd: run.worktree,
           allowWrite: current.write,
           timeout: input.timeout,

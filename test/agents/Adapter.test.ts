@@ -105,10 +105,11 @@ describe("the session environment", () => {
 describe("the prompt", () => {
   it("names magi's absolute path, so an agent whose shell resets PATH still finds it, and says how to wait again", async () => {
     const { runPrompt, resumePrompt } = await import("../../src/agents/Prompts.js")
-    const p = runPrompt("Do it.", "/w", "magi/ab12", "/opt/magi/dist/bin/magi")
+    const magi = { path: "/opt/magi/dist/bin/magi", run: "magi" }
+    const p = runPrompt("Do it.", "/w", "magi/ab12", magi)
     expect(p).toContain("`magi` is /opt/magi/dist/bin/magi")
     expect(p).toContain("magi ask --wait <id>")
-    expect(resumePrompt("", "/opt/magi/dist/bin/magi")).toContain("/opt/magi/dist/bin/magi")
+    expect(resumePrompt("", magi)).toContain("/opt/magi/dist/bin/magi")
     // From source (no build), plain `magi` and no path.
     expect(runPrompt("Do it.", "/w", "magi/ab12")).not.toContain("is magi")
   })
