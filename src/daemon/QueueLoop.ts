@@ -32,7 +32,7 @@ import { taskInstruction } from "../queue/TaskPrompt.js"
 import { TaskStore } from "../queue/TaskStore.js"
 import { Conductor } from "./Conductor.js"
 import { Deputies } from "./Deputies.js"
-import { type BlockerState, resetAt, resolveBlockers, settle, settlementFor, stallReason } from "./QueueDecide.js"
+import { type BlockerState, resetAt, resolveBlockers, retryPaused, settle, settlementFor, stallReason } from "./QueueDecide.js"
 import { FileSystem } from "@effect/platform"
 
 /** One thing the loop did to a task, as `magi serve` prints it. */
@@ -322,6 +322,24 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       return true
     })
 
+  /**
+   * Failed tasks whose pause before a retry (`RETRY_PAUSE`) has not run out.
+   * A run is read only for a task failed within the pause, to tell a failure
+   * from a stall.
+   */
+  const pausedRetries = (all: ReadonlyArray<T.Task>) =>
+    Effect.gen(function* () {
+      const now = yield* nowMs
+      const paused = new Set<string>()
+      for (const t of all) {
+        if (!retryPaused(t, false, now)) continue
+        const last = t.runs.at(-1)
+        const run = last === undefined ? Option.none<Run>() : yield* Effect.option(runs.get(last))
+        if (retryPaused(t, Option.exists(run, (r) => r.status === "stalled"), now)) paused.add(t.id)
+      }
+      return paused
+    })
+
   // -- the tick -------------------------------------------------------------------------
 
   const tick = Effect.gen(function* () {
@@ -341,7 +359,8 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
     // Conductor questions nobody waits on get a deputy, in the background.
     if (Option.isSome(deputies)) yield* deputies.value.tick
     if (events.length > 0) all = yield* tasks.list.pipe(Effect.orElseSucceed(() => all))
-    const tried = new Set<string>()
+    // Failed tasks still in their pause are not tried this tick.
+    const tried = yield* pausedRetries(all)
     // A roster is read from the repo's config files: once per repo per tick,
     // however many of its tasks wait behind a resting agent.
     const agents = new Map<string, Either.Either<AgentSpec, string>>()

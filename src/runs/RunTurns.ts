@@ -231,11 +231,14 @@ export const outstandingFor = Effect.fn("outstandingFor")(function* (runId: stri
  * Settle the run's status after a turn: failed or stalled by how the turn
  * went (never hidden behind `waiting`), else `waiting` while any of its
  * questions is outstanding, else done. The
- * agent's printed reply becomes the run's summary.
+ * agent's printed reply, when the turn was usable, becomes the run's summary.
  */
 export const finishTurn = Effect.fn("finishTurn")(function* (runId: string, result: CallResult) {
   const runs = yield* RunStore
-  if (result.text.trim() !== "") yield* runs.update(runId, (r) => ({ ...r, summary: result.text.trim() }))
+  // Only a usable turn's reply is the agent's account of its work. What a
+  // failed turn printed (stdout empty, it is the whole stderr) is no summary:
+  // the reason says what went wrong in one line, the `.err` holds the rest.
+  if (result.usable && result.text.trim() !== "") yield* runs.update(runId, (r) => ({ ...r, summary: result.text.trim() }))
   // A failed or limited turn settles the run whatever is outstanding.
   const open = result.usable ? yield* Effect.either(outstandingFor(runId)) : Either.right(0)
   if (Either.isLeft(open)) {

@@ -62,6 +62,25 @@ describe("magi show", () => {
     expect(out).toContain(`next:\n  magi run rm ${id}\n`)
   })
 
+  it("says in one line why an agent failed, not its whole stderr, in magi show and magi runs alike", { timeout: 120_000 }, () => {
+    const dir = tempDirSync()
+    const noisy = 'for i in $(seq 1 60); do echo "debug: loading plugin $i" >&2; done; echo "Error: no API key; set ANTHROPIC_API_KEY" >&2; echo bye >&2; exit 1'
+    const repo = repoWithAgent(dir, ["sh", "-c", noisy])
+    const env = { MAGI_HOME: NodePath.join(dir, "home") }
+    expect(magi(repo, env, "run", "add a hello file").status).toBe(1)
+    const [id] = NodeFs.readdirSync(NodePath.join(env.MAGI_HOME, "runs"))
+
+    const shown = magi(repo, env, "show").stdout
+    expect(shown).toContain(`run ${id}  failed (the agent's turn failed (exit 1): Error: no API key; set ANTHROPIC_API_KEY)\n`)
+    expect(shown).not.toContain("debug: loading plugin")
+    // The whole log is still there, named among the artifacts.
+    expect(shown).toContain(NodePath.join(env.MAGI_HOME, "runs", id!, "artifacts", "impl-1.err"))
+    const rows = magi(repo, env, "runs").stdout.trimEnd().split("\n")
+    expect(rows).toHaveLength(1)
+    expect(rows[0]).not.toContain("debug")
+    expect(rows[0]).toContain("add a hello file")
+  })
+
   it("names the task the queue started the run for", { timeout: 120_000 }, async () => {
     const t = setup()
     expect(t.magi("task", "add", "--title", "Say hello", "add a hello file").status).toBe(0)
