@@ -20,6 +20,8 @@ import { Command, CommandExecutor, FileSystem } from "@effect/platform"
 import { Context, Data, Duration, Effect, Fiber, Layer, Option, Random, Ref, Schedule, Stream } from "effect"
 import * as NodePath from "node:path"
 import type { AgentKind, AgentSpec } from "./AgentRoster.js"
+import type { MagiName } from "./Prompts.js"
+import { errorLine } from "./ErrorLine.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import { type AgentAdapter, plainMessage, type Plan, type PlanInput } from "./adapters/Adapter.js"
 import { agy } from "./adapters/agy.js"
@@ -121,8 +123,6 @@ export interface Reply {
   readonly problem?: string
 }
 
-/** The last few lines of a message: where CLIs put the error, short enough for a status line. */
-const lastLines = (text: string, n = 3): string => text.split("\n").slice(-n).join("\n")
 
 /** Read one call's output the way its CLI prints it. */
 export const parse = (kind: AgentKind, stdout: string, stderr: string, exitCode: number | null, timedOut: boolean): Reply => {
@@ -139,7 +139,10 @@ export const parse = (kind: AgentKind, stdout: string, stderr: string, exitCode:
       ? "the agent's turn timed out"
       : exitCode === 0 && !p.error
         ? "the agent ended its turn without an answer"
-        : `the agent's turn failed (${exitCode === null ? "killed by a signal" : `exit ${exitCode}`})${said === "" ? "" : `: ${lastLines(said)}`}`)
+        : // One line of what it said, not all of it: the reason becomes the
+          // run's, the task's last error and its hold, each shown in a row or
+          // a card; the whole output stays in the turn's `.err`.
+          `the agent's turn failed (${exitCode === null ? "killed by a signal" : `exit ${exitCode}`})${said === "" ? "" : `: ${errorLine(said)}`}`)
   return { text: p.error ? plainMessage(text) : text, session: p.session, usable, quota: p.quota, problem }
 }
 
@@ -242,6 +245,14 @@ export const ownBinDir = Effect.gen(function* () {
 export const magiCommand: Effect.Effect<string, never, FileSystem.FileSystem> = Effect.map(ownBinDir, (dir) =>
   dir === undefined ? "magi" : NodePath.join(dir, "magi")
 )
+
+/**
+ * How the prompts given to `agent` name magi: plain `magi` in the commands
+ * (with a note of the path), or, for a CLI whose shell loses PATH, the
+ * absolute path in every command, so its first `magi ask` already works.
+ */
+export const magiNameFor = (agent: AgentSpec): Effect.Effect<MagiName, never, FileSystem.FileSystem> =>
+  Effect.map(magiCommand, (path) => ({ path, run: ADAPTERS[agent.kind].shellLosesPath === true ? path : "magi" }))
 
 export const make = Effect.fn("Agents.make")(function* (home: string) {
   const fs = yield* FileSystem.FileSystem

@@ -6,55 +6,77 @@ import * as Q from "../questions/Question.js"
 import { KEEP_CHOICES, threadCommand } from "../questions/AgentHints.js"
 
 /**
+ * How a prompt names magi. `path` is this build's magi by its absolute path
+ * (plain `magi` when magi runs from source); `run` is the word the prompt's
+ * commands start with: `magi` for an agent whose shell keeps the PATH magi
+ * gives it, the path itself for one whose shell is known to lose it (codex
+ * runs every command as `bash -lc`), so that agent's first `magi ask` works
+ * instead of failing once and being retried by the path.
+ */
+export interface MagiName {
+  readonly path: string
+  readonly run: string
+}
+
+/** Plain `magi`: magi runs from source, so no path is known. */
+export const PLAIN_MAGI: MagiName = { path: "magi", run: "magi" }
+
+/** The note after the commands: where magi is, when the commands do not already say. */
+const whereMagiIs = (magi: MagiName): string =>
+  magi.path === "magi"
+    ? ""
+    : magi.run === magi.path
+      ? `
+
+The commands here name magi by its path, ${magi.path}: run them as written,
+since your shell loses the PATH plain \`magi\` is on.`
+      : `
+
+\`magi\` is ${magi.path}: if your shell does not find \`magi\` on PATH (a login
+shell may reset it), run it by that path.`
+
+/**
  * The "asking the owner" instructions every run prompt carries. Each rule
  * answers a way an agent loses the owner's answer: a backgrounded ask ends
  * with nobody reading, a second fresh ask after a slice files a duplicate
  * the owner must answer twice, a fresh ask after the owner spoke back loses
  * the thread.
  */
-export const askingTheOwner = (magi = "magi"): string => `## Asking the owner
+export const askingTheOwner = (magi: MagiName = PLAIN_MAGI): string => `## Asking the owner
 
 You work unattended; the owner reads questions on their phone. When the next
 step is a decision that is theirs — product behaviour, scope, anything
 destructive or hard to undo, or an ambiguity the code and docs cannot settle —
 ask instead of guessing:
 
-    magi ask --summary "one-line question" --detail "why, with the options" --choice "A" --choice "B"
+    ${magi.run} ask --summary "one-line question" --detail "why, with the options" --choice "A" --choice "B"
 
 (no --choice means a free-text answer). Do not ask about what you can find
 out yourself. Evidence that does not fit in a few lines (a table, a chart, a
 diff) can go in an HTML panel: \`--panel report.html --asset chart.png --asset
 panel.css\`, where the HTML names each asset by its bare file name
 (\`<img src="chart.png">\`, \`<link rel="stylesheet" href="panel.css">\`). The
-panel runs no script and loads nothing from elsewhere.${
-  magi === "magi"
-    ? ""
-    : `
-
-\`magi\` is ${magi}: if your shell does not find \`magi\` on PATH (a login
-shell may reset it), run it by that path.`
-}
+panel runs no script and loads nothing from elsewhere.${whereMagiIs(magi)}
 
 - Run \`magi ask\` in the foreground and read its output. Never background it,
   never pipe it away, never end your turn while it is waiting: the answer is
   printed to the process that waits, and nobody else reads it.
 - Each \`magi ask\` returns within one wait slice, before your shell tool
   gives up on it. If it prints that its wait slice ran out, the question is
-  still open: keep waiting with \`magi ask --wait <id>\`, again in the
+  still open: keep waiting with \`${magi.run} ask --wait <id>\`, again in the
   foreground, as often as it takes — do not ask the same question again.
 - If the owner replies without deciding (the output says so), answer them on
-  the same question with \`magi ask --thread <id> --summary "..."\`, which
+  the same question with \`${magi.run} ask --thread <id> --summary "..."\`, which
   waits again; repeat the question's \`--choice\`s on it (the output shows
   them), or it becomes a free-text question.
 - When it prints the answer, carry on with it.
 `
 
 /**
- * The first turn of a run: the owner's instruction, then how to ask. `magi`
- * is the absolute path of the magi command when known, so an agent whose
- * shell loses PATH can still ask.
+ * The first turn of a run: the owner's instruction, then how to ask, naming
+ * magi as the agent's shell can run it.
  */
-export const runPrompt = (instruction: string, worktree: string, branch: string, magi = "magi"): string =>
+export const runPrompt = (instruction: string, worktree: string, branch: string, magi: MagiName = PLAIN_MAGI): string =>
   `${instruction.trim()}
 
 ## Where you work
@@ -65,12 +87,12 @@ your work there. When you are done, reply with a short summary of what you did.
 ${askingTheOwner(magi)}`
 
 /** A resumed turn of a run the owner picked back up. */
-export const resumePrompt = (text: string, magi = "magi"): string =>
+export const resumePrompt = (text: string, magi: MagiName = PLAIN_MAGI): string =>
   `${text.trim() === "" ? "Continue where you left off, and finish the task." : text.trim()}
 
 When you are done, reply with a short summary of what you did. The rules for
-asking the owner (\`magi ask\`, foreground only, \`magi ask --wait <id>\` when a
-slice runs out) still hold.${magi === "magi" ? "" : ` \`magi\` is ${magi}.`}
+asking the owner (\`${magi.run} ask\`, foreground only, \`${magi.run} ask --wait <id>\` when a
+slice runs out) still hold.${magi.path === "magi" || magi.run === magi.path ? "" : ` \`magi\` is ${magi.path}.`}
 `
 
 /** What the agent has not read yet: the owner spoke back, or decided. */
@@ -86,7 +108,7 @@ const turnLine = (t: Q.Turn) => `**${t.who === "operator" ? "owner" : "you"}** (
  * word without a decision, the agent answers on the thread; for an answer,
  * it carries on.
  */
-export const deliveryPrompt = (q: Q.Question, word: Word, magi = "magi"): string => {
+export const deliveryPrompt = (q: Q.Question, word: Word, magi: MagiName = PLAIN_MAGI): string => {
   const seen = word._tag === "Said" ? q.thread.slice(0, q.delivered_turns) : q.thread
   const thread = seen.length === 0 ? "" : `\n### The conversation so far\n\n${seen.map(turnLine).join("\n\n")}\n`
   const head = `Your \`magi ask\` on question ${q.id} is no longer running (its process ended before the owner responded), so magi is bringing you the owner's response in this turn instead.
@@ -111,7 +133,7 @@ ${word.text}
 
 Answer them on the same question, which stays open:
 
-    ${threadCommand(magi, q, `"your reply"`)}
+    ${threadCommand(magi.path, q, `"your reply"`)}
 ${q.choices.length > 0 ? `\n${KEEP_CHOICES}\n` : ""}
 and read what it prints, in the foreground. If you cannot, reply here and
 magi records your reply on the question for the owner.

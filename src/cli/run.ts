@@ -12,7 +12,7 @@ import { FileSystem } from "@effect/platform"
 import * as NodePath from "node:path"
 import { Clock, Effect, Option } from "effect"
 import { Rosters } from "../agents/AgentRoster.js"
-import { magiCommand } from "../agents/Agents.js"
+import { magiNameFor } from "../agents/Agents.js"
 import * as Prompts from "../agents/Prompts.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
@@ -21,8 +21,10 @@ import { IMPL_SEAT, createRun, driveTurn, repoRootOf } from "../runs/NewRun.js"
 import { removeRun } from "../runs/RemoveRun.js"
 import { COMMITS_SHOWN, changesOf, durationMs, nextSteps } from "../runs/RunReport.js"
 import * as Artifacts from "../runs/Artifacts.js"
-import { outstandingFor, seatBusy } from "../runs/RunTurns.js"
+import { outstandingFor, seatBusy, type TurnPrompt } from "../runs/RunTurns.js"
 import { RunStore, type Run } from "../runs/Runs.js"
+import * as T from "../queue/Task.js"
+import { TaskStore } from "../queue/TaskStore.js"
 import { CliFailure } from "./CliFailure.js"
 import { runsLayer } from "./RunLayer.js"
 import { formatSeconds, localTime, writeErr, writeOut } from "./io.js"
@@ -38,13 +40,21 @@ const options = {
   resume: Options.text("resume").pipe(Options.withDescription("continue this resumable run in the same seat"), Options.optional)
 }
 
-const describeRun = (run: Run, open: number): string =>
+/**
+ * The head of `magi show`: the record, the task the queue started it for
+ * (when it did), and each seat's session. A run that cannot come back gets
+ * no more sessions, so its missing one is "none", not "none yet".
+ */
+const describeRun = (run: Run, open: number, task: T.Task | undefined): string =>
   [
     `run ${run.id}  ${run.status}${run.reason ? ` (${forTerminalLine(run.reason)})` : ""}`,
+    ...(task === undefined ? [] : [`  task      ${T.shortId(task.id)} ${forTerminalLine(task.title)} (${task.status}; magi task show ${T.shortId(task.id)})`]),
     `  repo      ${run.repo} (${run.base} @ ${run.base_commit.slice(0, 12)})`,
     `  worktree  ${run.worktree}`,
     `  branch    ${run.branch}`,
-    ...run.seats.map((s) => `  seat      ${s.key}: ${s.agent}, ${s.turns} turn(s), session ${forTerminalLine(s.session ?? "none yet")}`),
+    ...run.seats.map(
+      (s) => `  seat      ${s.key}: ${s.agent}, ${s.turns} turn(s), session ${forTerminalLine(s.session ?? (resumable(run.status) ? "none yet" : "none"))}`
+    ),
     `  created   ${run.created_at}, updated ${run.updated_at}`,
     ...(open > 0 ? [`  questions ${open} waiting on the owner or on delivery`] : []),
     ...(run.summary ? ["", forTerminal(run.summary)] : [])
@@ -84,11 +94,11 @@ const startRun = (instruction: string, agentId: Option.Option<string>, repoDir: 
       )
     const run = yield* createRun(instruction, agent.value, repoDir).pipe(Effect.mapError(refused))
     yield* writeErr(`run ${Q.shortId(run.id)}: ${agent.value.id} is working in ${run.worktree} on ${run.branch}\n`)
-    return yield* turn(run.id, Prompts.runPrompt(instruction, run.worktree, run.branch, yield* magiCommand))
+    return yield* turn(run.id, Prompts.runPrompt(instruction, run.worktree, run.branch, yield* magiNameFor(agent.value)))
   })
 
 /** Run the impl seat's turn and settle the run by how it went. */
-const turn = (runId: string, prompt: string) =>
+const turn = (runId: string, prompt: TurnPrompt) =>
   driveTurn(runId, prompt).pipe(
     Effect.map((o) => o.run),
     // Another turn (the waiter's delivery) got the seat first: the run is
@@ -110,7 +120,7 @@ const resumeRun = (wanted: string, text: string) =>
       return yield* CliFailure.refused(`run ${Q.shortId(run.id)}'s worktree ${run.worktree} is gone`)
     yield* runs.setStatus(run.id, "running").pipe(Effect.mapError(refused))
     yield* writeErr(`run ${Q.shortId(run.id)}: resuming seat ${IMPL_SEAT}\n`)
-    return yield* turn(run.id, Prompts.resumePrompt(text, yield* magiCommand))
+    return yield* turn(run.id, (magi) => Prompts.resumePrompt(text, magi))
   })
 
 export const run = Command.make(
@@ -177,7 +187,9 @@ export const show = Command.make(
         : (yield* store.list.pipe(Effect.mapError(refused)))[0]
       if (r === undefined) return yield* CliFailure.refused("no runs yet; start one with magi run TEXT")
       if (json) return yield* writeOut(JSON.stringify(r, null, 2) + "\n")
-      yield* writeOut(describeRun(r, yield* outstandingFor(r.id).pipe(Effect.orElseSucceed(() => 0))))
+      // The task the queue started this run for: the one whose runs name it.
+      const task = (yield* Effect.flatMap(TaskStore, (s) => s.list).pipe(Effect.orElseSucceed(() => []))).find((t) => t.runs.includes(r.id))
+      yield* writeOut(describeRun(r, yield* outstandingFor(r.id).pipe(Effect.orElseSucceed(() => 0)), task))
       const questions = yield* Effect.flatMap(QuestionStore, (s) => s.list).pipe(Effect.orElseSucceed(() => []))
       for (const q of questions.filter((q) => q.run === r.id))
         yield* writeOut(`  question ${Q.shortId(q.id)} ${q.status}${q.status === "answered" && !q.answer_delivered ? " (not yet delivered)" : ""}: ${forTerminalLine(q.summary)}\n`)
@@ -191,9 +203,9 @@ const workReport = (r: Run) =>
     const out: string[] = ["", "instruction:", ...forTerminal(r.instruction.trimEnd()).split("\n").map((l) => `  ${l}`)]
     const took = formatSeconds(durationMs(r, new Date(yield* Clock.currentTimeMillis)) / 1000)
     out.push("", `${resumable(r.status) ? "running for" : "took"} ${took} (started ${localTime(new Date(r.created_at))})`)
+    const changes = r.removed_at === undefined ? yield* changesOf(r) : undefined
     if (r.removed_at !== undefined) out.push("", `removed ${localTime(new Date(r.removed_at))}: its worktree and branch are gone`)
     else {
-      const changes = yield* changesOf(r)
       if (changes === undefined) out.push("", `commits: git cannot read ${r.branch} in ${r.repo}`)
       else if (changes.commits.length === 0) out.push("", `commits: none on ${r.branch} yet`)
       else {
@@ -206,7 +218,7 @@ const workReport = (r: Run) =>
     const dir = (yield* RunStore).artifactsDir(r.id)
     const artifacts = yield* Artifacts.list(dir).pipe(Effect.orElseSucceed(() => []))
     if (artifacts.length > 0) out.push("", "artifacts (each call's prompt, stdout and stderr):", ...artifacts.map((a) => `  ${NodePath.join(dir, a.name)}  (${a.size} bytes)`))
-    const steps = nextSteps(r)
+    const steps = nextSteps(r, changes)
     if (steps.length > 0) out.push("", "next:", ...steps.flatMap(([command, why]) => [`  ${command}`, `      ${why}`]))
     return out.join("\n") + "\n"
   })

@@ -21,6 +21,7 @@ import { describeProblems, fileable, reviewDraft } from "../queue/TaskFileReview
 import * as T from "../queue/Task.js"
 import { TaskStore } from "../queue/TaskStore.js"
 import { RunStore } from "../runs/Runs.js"
+import { errorLine, reasonLine } from "../agents/ErrorLine.js"
 import { CliFailure } from "./CliFailure.js"
 import { readStdinUpTo, writeErr, writeOut } from "./io.js"
 
@@ -84,11 +85,11 @@ const line = (waiting: ReadonlyMap<string, string>) => (t: T.Task): string => {
     run !== undefined
       ? `  (waiting on the owner: run ${Q.shortId(run)} asked a question)`
       : t.status === "held"
-      ? `  (${t.hold_source === "machine" ? "held by magi" : "held"}${t.hold_reason ? `: ${t.hold_reason}` : ""})`
+      ? `  (${t.hold_source === "machine" ? "held by magi" : "held"}${t.hold_reason ? `: ${reasonLine(t.hold_reason, t.last_error)}` : ""})`
       : t.status === "blocked"
         ? `  (${blockLine(t)})`
         : t.status === "failed" && t.last_error
-          ? `  (last error: ${t.last_error})`
+          ? `  (last error: ${errorLine(t.last_error)})`
           : ""
   return `${T.shortId(t.id)}  ${t.status.padEnd(7)}  p${String(t.priority).padEnd(3)} ${t.attempts}x  [${T.sourceLabel(t.source)}] ${t.title}${why}\n`
 }
@@ -102,7 +103,7 @@ const describe = (t: T.Task): string =>
     `  priority   ${t.priority}`,
     `  attempts   ${t.attempts}`,
     ...(t.runs.length > 0 ? [`  runs       ${t.runs.join(", ")}`] : []),
-    ...(t.last_error ? [`  last error ${t.last_error}`] : []),
+    ...(t.last_error ? [`  last error ${errorLine(t.last_error)}`] : []),
     ...(t.status === "held" ? [`  held       by ${t.hold_source === "machine" ? "magi" : "the owner"}${t.hold_reason ? `: ${t.hold_reason}` : ""}`] : []),
     ...(t.blocked_by.length > 0 ? [`  blocked    ${blockLine(t)}${t.block_reason ? ` (${t.block_reason})` : ""}`] : []),
     ...t.answers.map((a) => `  answered   ${Q.shortId(a.question)}: ${a.answer}`),

@@ -13,7 +13,7 @@ import { FileSystem } from "@effect/platform"
 import { Clock, Context, Data, Duration, Effect, FiberSet, Layer, Option, Ref } from "effect"
 import * as NodePath from "node:path"
 import { Rosters } from "../agents/AgentRoster.js"
-import { Agents, newSeat } from "../agents/Agents.js"
+import { Agents, magiNameFor, newSeat } from "../agents/Agents.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as RecordStore from "../platform/RecordStore.js"
@@ -114,7 +114,7 @@ export const make = Effect.gen(function* () {
       yield* agents.call({
         agent: spec.value,
         seat: newSeat(Deputy.deputySeat(q.id), spec.value.id),
-        prompt: Deputy.deputyPrompt(q),
+        prompt: Deputy.deputyPrompt(q, yield* magiNameFor(spec.value).pipe(Effect.provideService(FileSystem.FileSystem, fs))),
         cwd: repo,
         allowWrite: false,
         timeout: DEPUTY_TURN_TIMEOUT,

@@ -13,6 +13,7 @@
 import { Either, Schema } from "effect"
 import { parseVersioned } from "../platform/VersionedJson.js"
 import * as Q from "../questions/Question.js"
+import { type MagiName, PLAIN_MAGI } from "../agents/Prompts.js"
 import { NODE as CONDUCT } from "./ConductorDecide.js"
 
 /** The seat of the deputy for question `id`: `deputy-<short id>`. */
@@ -183,8 +184,11 @@ const briefFromQuestion = (q: Q.Question): string =>
     q.choices.length > 0 ? `Choices: ${q.choices.map((c) => `\`${c}\``).join(", ")}.` : "It asks for free text."
   ].join("\n")
 
-/** What a deputy is told: the conductor's brief as stored on the question, and how to keep the owner company. */
-export const deputyPrompt = (q: Q.Question): string =>
+/**
+ * What a deputy is told: the conductor's brief as stored on the question, and
+ * how to keep the owner company, naming magi as its shell can run it.
+ */
+export const deputyPrompt = (q: Q.Question, magi: MagiName = PLAIN_MAGI): string =>
   [
     `You are the deputy for conductor question ${q.id}. Nobody else waits on it: the conductor moved on.`,
     "",
@@ -194,7 +198,7 @@ export const deputyPrompt = (q: Q.Question): string =>
     "",
     "## What you do",
     "",
-    `- Wait with \`magi ask --wait ${q.id}\`. When the owner asks something back, answer with \`magi ask --thread ${q.id} --summary "…"\`.`,
-    `- Only when the owner's own words clearly pick one choice, settle it: \`magi ask --settle ${q.id} --choice LABEL --quote '<their words, exactly>'\`.`,
+    `- Wait with \`${magi.run} ask --wait ${q.id}\`. When the owner asks something back, answer with \`${magi.run} ask --thread ${q.id} --summary "…"\`.`,
+    `- Only when the owner's own words clearly pick one choice, settle it: \`${magi.run} ask --settle ${q.id} --choice LABEL --quote '<their words, exactly>'\`.`,
     "- Change no file and decide nothing for the owner; the task itself is left to magi."
   ].join("\n")

@@ -21,6 +21,28 @@ export const IDLE_STALL = Duration.minutes(30)
 /** How long an agent that hit its usage limit without saying when it resets is left alone. */
 export const USAGE_PAUSE = Duration.minutes(15)
 
+/**
+ * How long a task whose attempt failed waits before the loop tries it again.
+ * A failure that comes back within seconds is nearly always the same one (a
+ * missing key, the provider down, a setup the agent cannot fix), and an
+ * immediate retry spends the last of the default two attempts on it before
+ * the owner has read the first error. Five minutes outlasts a provider's
+ * brief outage or rate limit and gives the owner time to hold or edit the
+ * task from the phone, yet costs little next to a turn that may run for two
+ * hours.
+ */
+export const RETRY_PAUSE = Duration.minutes(5)
+
+/**
+ * Is a failed task still in its pause before a retry? Only an attempt the
+ * task spent (its last run failed) pauses it, counted from when it failed
+ * (its last write); a stall refunded the attempt and is no fault of the
+ * task's (a usage limit rests the agent instead, a loop that stopped has
+ * nothing to wait out), so it runs again at once.
+ */
+export const retryPaused = (t: T.Task, lastRunStalled: boolean, nowMs: number): boolean =>
+  t.status === "failed" && !lastRunStalled && nowMs - Date.parse(t.updated_at) < Duration.toMillis(RETRY_PAUSE)
+
 /** What one blocker id names now. */
 export type BlockerState =
   | { readonly kind: "task"; readonly status: T.TaskStatus }

@@ -17,7 +17,7 @@
  */
 import { Clock, Context, Effect, Either, FiberSet, Layer, Option, Ref } from "effect"
 import { Rosters, type AgentSpec } from "../agents/AgentRoster.js"
-import { Agents, magiCommand } from "../agents/Agents.js"
+import { Agents, magiNameFor } from "../agents/Agents.js"
 import * as Prompts from "../agents/Prompts.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
@@ -32,7 +32,7 @@ import { taskInstruction } from "../queue/TaskPrompt.js"
 import { TaskStore } from "../queue/TaskStore.js"
 import { Conductor } from "./Conductor.js"
 import { Deputies } from "./Deputies.js"
-import { type BlockerState, resetAt, resolveBlockers, settle, settlementFor, stallReason } from "./QueueDecide.js"
+import { type BlockerState, resetAt, resolveBlockers, retryPaused, settle, settlementFor, stallReason } from "./QueueDecide.js"
 import { FileSystem } from "@effect/platform"
 
 /** One thing the loop did to a task, as `magi serve` prints it. */
@@ -304,7 +304,7 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       const run = made.right
       // The prompt from the task as it was queued: its answers, its review
       // branch, its fresh-start flag (which `start` then clears).
-      const prompt = Prompts.runPrompt(taskInstruction(t), run.worktree, run.branch, yield* magiCommand)
+      const prompt = Prompts.runPrompt(taskInstruction(t), run.worktree, run.branch, yield* magiNameFor(agent))
       const started = yield* Effect.either(tasks.update(t.id, (x) => T.start(x, run.id)))
       if (Either.isLeft(started)) {
         yield* runs.setStatus(run.id, "superseded", `its task changed before the run began: ${started.left.message}`).pipe(Effect.ignore)
@@ -320,6 +320,24 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       })
       yield* FiberSet.run(turns, work(started.right, run, prompt))
       return true
+    })
+
+  /**
+   * Failed tasks whose pause before a retry (`RETRY_PAUSE`) has not run out.
+   * A run is read only for a task failed within the pause, to tell a failure
+   * from a stall.
+   */
+  const pausedRetries = (all: ReadonlyArray<T.Task>) =>
+    Effect.gen(function* () {
+      const now = yield* nowMs
+      const paused = new Set<string>()
+      for (const t of all) {
+        if (!retryPaused(t, false, now)) continue
+        const last = t.runs.at(-1)
+        const run = last === undefined ? Option.none<Run>() : yield* Effect.option(runs.get(last))
+        if (retryPaused(t, Option.exists(run, (r) => r.status === "stalled"), now)) paused.add(t.id)
+      }
+      return paused
     })
 
   // -- the tick -------------------------------------------------------------------------
@@ -340,7 +358,8 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
     // Conductor questions nobody waits on get a deputy, in the background.
     if (Option.isSome(deputies)) yield* deputies.value.tick
     if (events.length > 0) all = yield* tasks.list.pipe(Effect.orElseSucceed(() => all))
-    const tried = new Set<string>()
+    // Failed tasks still in their pause are not tried this tick.
+    const tried = yield* pausedRetries(all)
     // A roster is read from the repo's config files: once per repo per tick,
     // however many of its tasks wait behind a resting agent.
     const agents = new Map<string, Either.Either<AgentSpec, string>>()

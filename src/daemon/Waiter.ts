@@ -21,7 +21,7 @@ import { FileSystem } from "@effect/platform"
 import { Clock, Context, Duration, Effect, Either, FiberSet, Layer, Option, Queue, Ref, Stream } from "effect"
 import * as NodePath from "node:path"
 import { Rosters } from "../agents/AgentRoster.js"
-import { hasSession, magiCommand } from "../agents/Agents.js"
+import { hasSession } from "../agents/Agents.js"
 import * as Lease from "../questions/Lease.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import * as Announcements from "../questions/Announcements.js"
@@ -264,7 +264,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
         const result = yield* runTurn({
           run: q.run,
           seat: q.seat,
-          prompt: Prompts.deliveryPrompt(q, word, yield* magiCommand.pipe(Effect.provideService(FileSystem.FileSystem, fs))),
+          prompt: (magi) => Prompts.deliveryPrompt(q, word, magi),
           timeout: DELIVERY_TIMEOUT,
           alsoBeat: Lease.beat(root, q.id, "daemon").pipe(Effect.provideService(FileSystem.FileSystem, fs))
         }).pipe(Effect.either)

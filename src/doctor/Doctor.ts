@@ -3,9 +3,10 @@
  * over, each run for real and reported as one `Check`. The agents come from
  * the roster (configured, or found on PATH); each is asked its version, made
  * to parse magi's own argv without starting a session, checked for what it
- * refuses as root and for where its sessions live, and its login shell is
- * asked whether it finds `magi` at all. Then the notification command, the
- * home, and the config files.
+ * refuses as root and for where its sessions live, and asked whether it
+ * finds `magi` the way it runs it: an agent CLI's login shell, a `command`
+ * agent's PATH. Then the notification command, the home, and the config
+ * files.
  *
  * Every call is bounded (`CALL_TIMEOUT`), gets no stdin, and keeps only the
  * tail of what it prints; none of them needs the network.
@@ -98,6 +99,42 @@ export const magiArgv = (agent: AgentSpec, cwd: string): ReadonlyArray<string> =
   return p.argv.filter((a) => a !== prompt)
 }
 
+/**
+ * Whether an agent CLI's shell finds `magi`. Its shell tool may start from
+ * the login profile (codex runs every command as `bash -lc`), and a profile
+ * that resets PATH loses the magi the agent was given.
+ */
+const magiInLoginShell = (label: string, env: Record<string, string>, repo: string, binDir: string | undefined) =>
+  Effect.gen(function* () {
+    const shell = yield* call(["bash", "-lc", "command -v magi"], env, repo)
+    return Either.isRight(shell) && shell.right.code === 0 && shell.right.stdout.trim() !== ""
+      ? ok(`${label}: magi in its login shell`, shell.right.stdout.trim())
+      : fail(
+          `${label}: magi in its login shell`,
+          `\`bash -lc 'command -v magi'\` finds no magi${Either.isLeft(shell) ? ` (${shell.left})` : ""}`,
+          binDir === undefined
+            ? "install magi on PATH (npm link in the magi checkout), or add its dist/bin to PATH in ~/.profile"
+            : `a login profile resets PATH: add export PATH="${binDir}:$PATH" to ~/.profile (or ~/.bash_profile), or install magi on PATH`
+        )
+  })
+
+/**
+ * Whether a `command` agent finds `magi`. magi starts its argv directly, no
+ * shell and no login profile in between, with `PATH` (this build's bin
+ * folder first) and `MAGI_BIN` set: what matters is that `magi` resolves on
+ * exactly that PATH. A login shell's view would fail a program that works.
+ */
+const magiOnItsPath = (label: string, path: string, binDir: string | undefined) =>
+  Effect.map(which("magi", path), (found) =>
+    Option.isSome(found)
+      ? ok(`${label}: magi on its PATH`, `${found.value} (it runs with no shell, so no login profile resets it${binDir === undefined ? "" : "; also given as MAGI_BIN"})`)
+      : fail(
+          `${label}: magi on its PATH`,
+          "no magi on the PATH magi gives the program",
+          "install magi on PATH (npm link in the magi checkout), or run magi from its build (dist/magi.js), which puts its bin folder first on the agent's PATH"
+        )
+  )
+
 const agentChecks = (agent: AgentSpec, input: DoctorInput, binDir: string | undefined) =>
   Effect.gen(function* () {
     const facts = factsFor(agent.kind)
@@ -159,20 +196,7 @@ const agentChecks = (agent: AgentSpec, input: DoctorInput, binDir: string | unde
         )
       }
     }
-    // codex runs its shell as `bash -lc`, and a login profile that resets
-    // PATH loses the magi the agent was given.
-    const shell = yield* call(["bash", "-lc", "command -v magi"], env, input.repo)
-    checks.push(
-      Either.isRight(shell) && shell.right.code === 0 && shell.right.stdout.trim() !== ""
-        ? ok(`${label}: magi in its login shell`, shell.right.stdout.trim())
-        : fail(
-            `${label}: magi in its login shell`,
-            `\`bash -lc 'command -v magi'\` finds no magi${Either.isLeft(shell) ? ` (${shell.left})` : ""}`,
-            binDir === undefined
-              ? "install magi on PATH (npm link in the magi checkout), or add its dist/bin to PATH in ~/.profile"
-              : `a login profile resets PATH: add export PATH="${binDir}:$PATH" to ~/.profile (or ~/.bash_profile), or install magi on PATH`
-          )
-    )
+    checks.push(agent.kind === "command" ? yield* magiOnItsPath(label, path, binDir) : yield* magiInLoginShell(label, env, input.repo, binDir))
     return checks
   })
 

@@ -10,7 +10,7 @@ import type { AgentSpec } from "../agents/AgentRoster.js"
 import type { CallResult } from "../agents/Agents.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as Q from "../questions/Question.js"
-import { finishTurn, runTurn } from "./RunTurns.js"
+import { finishTurn, runTurn, type TurnPrompt } from "./RunTurns.js"
 import { RUN_SCHEMA, RunStore, type Run } from "./Runs.js"
 import * as Worktree from "./Worktree.js"
 
@@ -112,7 +112,7 @@ export interface TurnOutcome {
  * keeps its session, so it can be picked up again rather than sit "running".
  * Fails with `SeatBusy` only when another turn holds the seat.
  */
-export const driveTurn = Effect.fn("driveTurn")(function* (runId: string, prompt: string, timeout: Duration.Duration = RUN_TURN_TIMEOUT) {
+export const driveTurn = Effect.fn("driveTurn")(function* (runId: string, prompt: TurnPrompt, timeout: Duration.Duration = RUN_TURN_TIMEOUT) {
   const runs = yield* RunStore
   const result = yield* runTurn({ run: runId, seat: IMPL_SEAT, prompt, timeout }).pipe(
     Effect.map((r): CallResult | undefined => r),

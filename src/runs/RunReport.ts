@@ -38,15 +38,23 @@ export const durationMs = (run: Run, now: Date): number => {
   return Math.max(0, end - Date.parse(run.created_at))
 }
 
-/** The commands that move a run on from where it is, each with why. */
-export const nextSteps = (run: Run): ReadonlyArray<readonly [string, string]> => {
+/**
+ * The commands that move a run on from where it is, each with why. `changes`
+ * is what `changesOf` read: a diff and a merge are offered only for a branch
+ * with commits on it, since of a branch with none (a run that failed before
+ * committing anything) they show nothing and merge nothing.
+ */
+export const nextSteps = (run: Run, changes: Changes | undefined): ReadonlyArray<readonly [string, string]> => {
   if (run.removed_at !== undefined) return []
   const repo = shellWord(run.repo)
   const branch = shellWord(run.branch)
-  const review: Array<readonly [string, string]> = [
-    [`git -C ${repo} diff ${shellWord(run.base)}...${branch}`, "see what it changed"],
-    [`git -C ${repo} merge ${branch}`, `take the work into ${run.base} (from a checkout of it)`]
-  ]
+  const review: Array<readonly [string, string]> =
+    changes === undefined || changes.commits.length === 0
+      ? []
+      : [
+          [`git -C ${repo} diff ${shellWord(run.base)}...${branch}`, "see what it changed"],
+          [`git -C ${repo} merge ${branch}`, `take the work into ${run.base} (from a checkout of it)`]
+        ]
   switch (run.status) {
     case "done":
     case "failed":

@@ -14,7 +14,8 @@
 import { FileSystem } from "@effect/platform"
 import { Clock, Data, Duration, Effect, Either, Fiber, Option, Random, Schedule, Schema } from "effect"
 import { Rosters } from "../agents/AgentRoster.js"
-import { Agents, mintUuid, sessionEnvOf, type CallResult } from "../agents/Agents.js"
+import { Agents, magiNameFor, mintUuid, sessionEnvOf, type CallResult } from "../agents/Agents.js"
+import type { MagiName } from "../agents/Prompts.js"
 import { createAtomically, writeAtomically } from "../platform/AtomicFile.js"
 import * as Lease from "../questions/Lease.js"
 import { timestamp } from "../questions/Question.js"
@@ -121,10 +122,16 @@ export const beating = <A, E, R, R2>(beat: Effect.Effect<void, never, R2>, body:
     return yield* body.pipe(Effect.ensuring(Fiber.interrupt(beater)))
   })
 
+/**
+ * A turn's prompt, or how to write it once the seat's agent is known: the
+ * prompt names magi as that agent's shell can run it (`Agents.magiNameFor`).
+ */
+export type TurnPrompt = string | ((magi: MagiName) => string)
+
 export interface TurnInput {
   readonly run: string
   readonly seat: string
-  readonly prompt: string
+  readonly prompt: TurnPrompt
   readonly timeout: Duration.Duration
   /** Extra work to keep alive during the turn (the waiter beats its question lease). */
   readonly alsoBeat?: Effect.Effect<void>
@@ -178,7 +185,7 @@ export const runTurn = Effect.fn("runTurn")(function* (input: TurnInput) {
         agents.call({
           agent: agent.value,
           seat: seated,
-          prompt: input.prompt,
+          prompt: typeof input.prompt === "string" ? input.prompt : input.prompt(yield* bound(magiNameFor(agent.value))),
           cwd: run.worktree,
           allowWrite: current.write,
           timeout: input.timeout,
@@ -224,11 +231,14 @@ export const outstandingFor = Effect.fn("outstandingFor")(function* (runId: stri
  * Settle the run's status after a turn: failed or stalled by how the turn
  * went (never hidden behind `waiting`), else `waiting` while any of its
  * questions is outstanding, else done. The
- * agent's printed reply becomes the run's summary.
+ * agent's printed reply, when the turn was usable, becomes the run's summary.
  */
 export const finishTurn = Effect.fn("finishTurn")(function* (runId: string, result: CallResult) {
   const runs = yield* RunStore
-  if (result.text.trim() !== "") yield* runs.update(runId, (r) => ({ ...r, summary: result.text.trim() }))
+  // Only a usable turn's reply is the agent's account of its work. What a
+  // failed turn printed (stdout empty, it is the whole stderr) is no summary:
+  // the reason says what went wrong in one line, the `.err` holds the rest.
+  if (result.usable && result.text.trim() !== "") yield* runs.update(runId, (r) => ({ ...r, summary: result.text.trim() }))
   // A failed or limited turn settles the run whatever is outstanding.
   const open = result.usable ? yield* Effect.either(outstandingFor(runId)) : Either.right(0)
   if (Either.isLeft(open)) {

@@ -67,6 +67,17 @@ describe("a failed turn says why, plainly", () => {
     expect(r.problem).toBe("the agent's turn failed (exit 2): model not found")
   })
 
+  it("the reason is one line of a long stderr: the last that looks like an error, else the last, capped", () => {
+    const debug = Array.from({ length: 200 }, (_, i) => `debug: step ${i}`).join("\n")
+    const r = parse("command", "", `${debug}\nError: no API key; set ANTHROPIC_API_KEY\n    at main (agent.js:3:9)\nbye\n`, 1, false)
+    expect(r.problem).toBe("the agent's turn failed (exit 1): Error: no API key; set ANTHROPIC_API_KEY")
+    expect(parse("command", "", `${debug}\n`, 1, false).problem).toBe("the agent's turn failed (exit 1): debug: step 199")
+    const long = parse("command", "", `fatal: ${"x".repeat(1000)}\n`, 1, false).problem!
+    expect(long).not.toContain("\n")
+    expect(long.length).toBeLessThanOrEqual("the agent's turn failed (exit 1): ".length + 160)
+    expect(long.endsWith("…")).toBe(true)
+  })
+
   it("a timed-out turn says so, and a usable one has no problem", () => {
     expect(parse("command", "fine", "", 0, true).problem).toBe("the agent's turn timed out")
     expect(parse("command", "fine", "", 0, false).problem).toBeUndefined()
@@ -105,10 +116,11 @@ describe("the session environment", () => {
 describe("the prompt", () => {
   it("names magi's absolute path, so an agent whose shell resets PATH still finds it, and says how to wait again", async () => {
     const { runPrompt, resumePrompt } = await import("../../src/agents/Prompts.js")
-    const p = runPrompt("Do it.", "/w", "magi/ab12", "/opt/magi/dist/bin/magi")
+    const magi = { path: "/opt/magi/dist/bin/magi", run: "magi" }
+    const p = runPrompt("Do it.", "/w", "magi/ab12", magi)
     expect(p).toContain("`magi` is /opt/magi/dist/bin/magi")
     expect(p).toContain("magi ask --wait <id>")
-    expect(resumePrompt("", "/opt/magi/dist/bin/magi")).toContain("/opt/magi/dist/bin/magi")
+    expect(resumePrompt("", magi)).toContain("/opt/magi/dist/bin/magi")
     // From source (no build), plain `magi` and no path.
     expect(runPrompt("Do it.", "/w", "magi/ab12")).not.toContain("is magi")
   })

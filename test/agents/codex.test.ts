@@ -6,6 +6,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { tempDirSync } from "../support.js"
+import { magi, repoWithAgent } from "../runSupport.js"
 import type { AgentSpec } from "../../src/agents/AgentRoster.js"
 import { parse, plan, sessionEnvOf, waitSliceSecs } from "../../src/agents/Agents.js"
 import { codex } from "../../src/agents/adapters/codex.js"
@@ -161,5 +165,31 @@ describe("codex's wait slice and sessions", () => {
       HOME: "/home/me",
       CODEX_HOME: "/seat/codex"
     })
+  })
+})
+
+describe("codex is told magi by its absolute path", () => {
+  const MAGI_BIN = NodePath.resolve("dist/bin/magi")
+  /** The first prompt a `magi run` gives an agent of `kind` (the fake CLI in test/fixtures/bin). */
+  const firstPrompt = (kind: "codex" | "claude") => {
+    const dir = tempDirSync()
+    const repo = repoWithAgent(dir, ["unused"])
+    NodeFs.writeFileSync(NodePath.join(repo, "magi.toml"), `[agents.a]\nkind = "${kind}"\ncommand = "${NodePath.resolve("test/fixtures/bin", kind)}"\n`)
+    const home = NodePath.join(dir, "home")
+    const ran = magi(repo, { MAGI_HOME: home }, "run", "Do it.")
+    expect(ran.status, ran.stderr).toBe(0)
+    const [id] = NodeFs.readdirSync(NodePath.join(home, "runs"))
+    return NodeFs.readFileSync(NodePath.join(home, "runs", id!, "artifacts", "impl-1.prompt.md"), "utf8")
+  }
+
+  it("in every command of its first prompt, since its login shell loses the PATH plain `magi` is on; claude's keep plain `magi`", { timeout: 60_000 }, () => {
+    const codexPrompt = firstPrompt("codex")
+    expect(codexPrompt).toContain(`\n    ${MAGI_BIN} ask --summary "one-line question"`)
+    expect(codexPrompt).toContain(`\`${MAGI_BIN} ask --wait <id>\``)
+    expect(codexPrompt).toContain(`\`${MAGI_BIN} ask --thread <id> --summary "..."\``)
+    expect(codexPrompt).not.toContain("\n    magi ask")
+    const claudePrompt = firstPrompt("claude")
+    expect(claudePrompt).toContain('\n    magi ask --summary "one-line question"')
+    expect(claudePrompt).toContain(`\`magi\` is ${MAGI_BIN}`)
   })
 })

@@ -6,8 +6,8 @@ import { describe, expect, it } from "vitest"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { tempDirSync } from "../support.js"
-import { magi, repoWithAgent, sampleRun } from "../runSupport.js"
+import { tempDirSync, until } from "../support.js"
+import { magi, repoWithAgent, sampleRun, serveDaemon, tasksOnDisk } from "../runSupport.js"
 
 /** An agent that adds a file and says so; magi commits what it left. */
 const HELLO_AGENT = ["sh", "-c", "echo hello > hello.txt; echo Added hello.txt"]
@@ -42,6 +42,58 @@ describe("magi show", () => {
     expect(out).toContain(`  magi run rm ${id}\n`)
     // The same run by the start of its short id.
     expect(t.magi("show", short.slice(0, 3)).stdout).toBe(out)
+  })
+
+  it("offers no diff or merge for a failed run that committed nothing, and says its seat has no session rather than none yet", { timeout: 120_000 }, () => {
+    const dir = tempDirSync()
+    const repo = repoWithAgent(dir, ["sh", "-c", "echo 'error: no API key' >&2; exit 1"])
+    const env = { MAGI_HOME: NodePath.join(dir, "home") }
+    expect(magi(repo, env, "run", "add a hello file").status).toBe(1)
+    const [id] = NodeFs.readdirSync(NodePath.join(env.MAGI_HOME, "runs"))
+    const short = id!.split("-").at(-1)!
+
+    const out = magi(repo, env, "show").stdout
+    expect(out).toContain(`run ${id}  failed`)
+    expect(out).toContain(`commits: none on magi/${short} yet`)
+    expect(out).toContain("  seat      impl: fake, 1 turn(s), session none\n")
+    expect(out).not.toContain("none yet\n")
+    expect(out).not.toContain(" diff ")
+    expect(out).not.toContain(" merge ")
+    expect(out).toContain(`next:\n  magi run rm ${id}\n`)
+  })
+
+  it("says in one line why an agent failed, not its whole stderr, in magi show and magi runs alike", { timeout: 120_000 }, () => {
+    const dir = tempDirSync()
+    const noisy = 'for i in $(seq 1 60); do echo "debug: loading plugin $i" >&2; done; echo "Error: no API key; set ANTHROPIC_API_KEY" >&2; echo bye >&2; exit 1'
+    const repo = repoWithAgent(dir, ["sh", "-c", noisy])
+    const env = { MAGI_HOME: NodePath.join(dir, "home") }
+    expect(magi(repo, env, "run", "add a hello file").status).toBe(1)
+    const [id] = NodeFs.readdirSync(NodePath.join(env.MAGI_HOME, "runs"))
+
+    const shown = magi(repo, env, "show").stdout
+    expect(shown).toContain(`run ${id}  failed (the agent's turn failed (exit 1): Error: no API key; set ANTHROPIC_API_KEY)\n`)
+    expect(shown).not.toContain("debug: loading plugin")
+    // The whole log is still there, named among the artifacts.
+    expect(shown).toContain(NodePath.join(env.MAGI_HOME, "runs", id!, "artifacts", "impl-1.err"))
+    const rows = magi(repo, env, "runs").stdout.trimEnd().split("\n")
+    expect(rows).toHaveLength(1)
+    expect(rows[0]).not.toContain("debug")
+    expect(rows[0]).toContain("add a hello file")
+  })
+
+  it("names the task the queue started the run for", { timeout: 120_000 }, async () => {
+    const t = setup()
+    expect(t.magi("task", "add", "--title", "Say hello", "add a hello file").status).toBe(0)
+    const [task] = tasksOnDisk(t.env.MAGI_HOME)
+    const daemon = serveDaemon(t.repo, t.env.MAGI_HOME, t.env, t.dir)
+    try {
+      await until("the task is done", () => tasksOnDisk(t.env.MAGI_HOME)[0].status === "done", 60_000)
+    } finally {
+      await daemon.stop()
+    }
+    const taskShort = task.id.split("-").at(-1)
+    const out = t.magi("show").stdout
+    expect(out).toContain(`  task      ${taskShort} Say hello (done; magi task show ${taskShort})\n`)
   })
 
   it("says there is nothing to show before the first run", () => {

@@ -253,6 +253,27 @@ describe("magi task list and show", { timeout: 180_000 }, () => {
     )
   })
 
+  it("keeps one row per task when an agent's whole stderr is its last error, showing the line that says what went wrong", () => {
+    const w = world()
+    const stderr = [...Array.from({ length: 40 }, (_, i) => `debug: loading plugin ${i}`), "Error: no API key; set ANTHROPIC_API_KEY", "bye"].join("\n")
+    const failed = filed(w, "Add a cache")
+    rewrite(w, failed, { status: "failed", attempts: 1, last_error: `the agent's turn failed (exit 1): ${stderr}` })
+    const held = filed(w, "Add a queue")
+    rewrite(w, held, {
+      status: "held",
+      attempts: 2,
+      hold_source: "machine",
+      last_error: `the agent's turn failed (exit 1): ${stderr}`,
+      hold_reason: `failed 2 of 2 attempts; last: the agent's turn failed (exit 1): ${stderr}`
+    })
+    const rows = magi(w.repo, w.env, "task", "list").stdout.trimEnd().split("\n")
+    expect(rows).toHaveLength(2)
+    const row = (short: string) => rows.find((r) => r.startsWith(short))!
+    expect(row(failed)).toContain("(last error: Error: no API key; set ANTHROPIC_API_KEY)")
+    expect(row(held)).toContain("(held by magi: failed 2 of 2 attempts; last: Error: no API key; set ANTHROPIC_API_KEY)")
+    expect(magi(w.repo, w.env, "task", "show", failed).stdout).toContain("  last error Error: no API key; set ANTHROPIC_API_KEY\n")
+  })
+
   it("shows one task in full, and as JSON", () => {
     const w = world()
     const t = filed(w, "--priority", "1", "Add a cache")

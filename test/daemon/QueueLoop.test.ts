@@ -11,6 +11,7 @@ import { Rosters, type AgentSpec } from "../../src/agents/AgentRoster.js"
 import { Agents, type CallInput, type CallResult } from "../../src/agents/Agents.js"
 import { Notices } from "../../src/daemon/Notices.js"
 import { QueueLoop, type QueueEvent } from "../../src/daemon/QueueLoop.js"
+import { RETRY_PAUSE } from "../../src/daemon/QueueDecide.js"
 import { TICK, Waiter } from "../../src/daemon/Waiter.js"
 import { MagiConfig, type Settings } from "../../src/platform/MagiConfig.js"
 import * as Q from "../../src/questions/Question.js"
@@ -149,7 +150,7 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
     })
   )
 
-  it.scoped("retries a failed task once, then holds it for the owner with the last error, and runs it no more", () =>
+  it.scoped("retries a failed task once after a pause, not within seconds, then holds it for the owner with the last error, and runs it no more", () =>
     Effect.gen(function* () {
       const w = yield* makeWorld
       yield* Ref.set(w.script, () => ({ text: "tests fail", usable: false }))
@@ -157,7 +158,12 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       const s = yield* startServe(w)
       yield* s.beats(1)
       expect(yield* task(w, t.id)).toMatchObject({ status: "failed", attempts: 1, last_error: "the agent's turn failed (exit 1)" })
-      yield* s.beats(1)
+      // Not retried while the pause lasts, so the same failure does not
+      // spend the last attempt before the owner has read the first.
+      yield* s.pass(Duration.subtract(RETRY_PAUSE, "20 seconds"))
+      expect(yield* Ref.get(w.calls)).toHaveLength(1)
+      expect(yield* task(w, t.id)).toMatchObject({ status: "failed", attempts: 1 })
+      yield* s.pass("30 seconds")
       const held = yield* task(w, t.id)
       expect(held).toMatchObject({ status: "held", hold_source: "machine", attempts: 2, last_error: "the agent's turn failed (exit 1)" })
       expect(held.hold_reason).toContain("failed 2 of 2 attempts")
@@ -180,7 +186,7 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       yield* Ref.set(w.script, () => ({ text: "no", usable: false }))
       const t = yield* file(w, "Hard work")
       const s = yield* startServe(w, { maxAttempts: 3 })
-      yield* s.beats(5)
+      yield* s.pass(Duration.sum(Duration.times(RETRY_PAUSE, 2), "30 seconds"))
       expect(yield* task(w, t.id)).toMatchObject({ status: "held", attempts: 3 })
       expect(yield* Ref.get(w.calls)).toHaveLength(3)
       yield* stop(s)

@@ -90,6 +90,22 @@ describe("magi doctor with fake agent CLIs", () => {
     expect(line).toContain(`export PATH="${MAGI_BIN}:$PATH"`)
   })
 
+  it("passes a working command agent whose login shell would lose magi: magi is found on the PATH magi gives it, which no shell resets", { timeout: 120_000 }, () => {
+    const r = doctor({
+      toml: `[agents.mine]\nkind = "command"\ncommand = ["${BIN}/command", "{prompt_file}"]\n`,
+      profile: "export PATH=/usr/bin:/bin\n",
+      args: ["--json"]
+    })
+    const report = JSON.parse(r.stdout)
+    const line = (name: string) => report.checks.find((c: { name: string }) => c.name === name)
+    expect(line("agent mine (command): program")).toMatchObject({ status: "ok", detail: `${BIN}/command` })
+    expect(line("agent mine (command): magi on its PATH")).toMatchObject({ status: "ok" })
+    expect(line("agent mine (command): magi on its PATH").detail).toContain(NodePath.join(MAGI_BIN, "magi"))
+    expect(line("agent mine (command): magi in its login shell")).toBeUndefined()
+    expect(report.checks.filter((c: { status: string }) => c.status === "fail")).toEqual([])
+    expect(r.code).toBe(0)
+  })
+
   it("names the config file it reads when it says to set a notification command, wherever XDG_CONFIG_HOME puts it", { timeout: 120_000 }, () => {
     const r = doctor({ toml: claudeAgent('IS_SANDBOX = "1"') })
     const line = r.stdout.split("\n").find((l) => l.includes("no notification command is configured"))!

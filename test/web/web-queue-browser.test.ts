@@ -396,6 +396,37 @@ describe.skipIf(!haveChromium)("the queue and runs pages in Chromium", { timeout
     }
   })
 
+  it("shows an agent's failure in one line on its card, once, and links the run page's reason to the whole log", async () => {
+    const { home, web } = await open()
+    try {
+      const id = "20260903-210000-5e5e"
+      const stderr = [...Array.from({ length: 80 }, (_, i) => `debug: loading plugin ${i}`), "Error: no API key; set ANTHROPIC_API_KEY"].join("\n")
+      // As the error was kept before it was cut to one line.
+      const why = `the agent's turn failed (exit 1): ${stderr}`
+      seedRun(home, sampleRun(id, { status: "failed", reason: "the agent's turn failed (exit 1): Error: no API key; set ANTHROPIC_API_KEY" }), {
+        "impl-1.out": "",
+        "impl-1.err": `${stderr}\n`
+      })
+      const failed = await file(home, { instruction: "Add a cache" }, (t) => ok(T.fail(ok(T.start(t, id)), why, 2)))
+      const held = await file(home, { instruction: "Add a queue" }, (t) => ok(T.fail(ok(T.start(ok(T.fail(ok(T.start(t, id)), why, 2)), id)), why, 2)))
+      await page.goto(`${web.url}/#/queue`)
+      const card = (t: T.Task) => page.locator(`article.task[data-id="${t.id}"]`)
+      await card(held).waitFor({ timeout: 10_000 })
+      expect(await card(failed).locator(".last-error").textContent()).toBe("Last error: Error: no API key; set ANTHROPIC_API_KEY")
+      expect(await card(held).locator(".hold").textContent()).toBe("magi gave up on it: failed 2 of 2 attempts; last: Error: no API key; set ANTHROPIC_API_KEY")
+      expect(await card(held).locator(".last-error").count()).toBe(0)
+      expect(await page.locator("article.task").allTextContents()).not.toContainEqual(expect.stringContaining("debug: loading plugin"))
+
+      await page.goto(`${web.url}/#/runs/${id}`)
+      const reason = page.locator("article.run-detail .reason")
+      await reason.waitFor()
+      expect(await reason.textContent()).toBe("the agent's turn failed (exit 1): Error: no API key; set ANTHROPIC_API_KEY Full log (impl-1.err)")
+      expect(await reason.getByRole("link", { name: "Full log (impl-1.err)" }).getAttribute("href")).toContain(`/api/runs/${id}/artifacts/impl-1.err`)
+    } finally {
+      await close()
+    }
+  })
+
   it("fits a 390×844 phone, and leaves screenshots of the queue and a run in test-results/", async () => {
     const { home, web } = await open()
     try {

@@ -168,6 +168,13 @@ export interface AgentAdapter {
    * seat starts, so a resume finds the session whoever resumes it.
    */
   readonly sessionEnv: ReadonlyArray<string>
+  /**
+   * This CLI's shell tool is known to lose the PATH magi gives it (codex runs
+   * every command as `bash -lc`, and a login profile may reset PATH): its
+   * prompts name magi by its absolute path in every command, not plain
+   * `magi`, which that shell would not find.
+   */
+  readonly shellLosesPath?: boolean
   /** The headless argv for one call, exactly as this CLI wants it. */
   readonly plan: (agent: AgentSpec, input: PlanInput) => Plan
   /**

@@ -99,6 +99,8 @@ export const codex: AgentAdapter = {
   // codex keeps sessions (rollouts and its thread database) in CODEX_HOME,
   // else ~/.codex; CODEX_SQLITE_HOME moves the database.
   sessionEnv: ["HOME", "CODEX_HOME", "CODEX_SQLITE_HOME"],
+  // `bash -lc`: a login profile that resets PATH loses plain `magi`.
+  shellLosesPath: true,
   plan: (agent, input) => {
     const { program, lead, model } = commandOf(agent)
     return {

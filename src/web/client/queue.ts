@@ -13,6 +13,7 @@
  * redrawn only when its task or its notice changed, so a half-typed edit
  * survives other tasks moving around it.
  */
+import { errorLine, reasonLine } from "../../agents/ErrorLine.js"
 import * as Api from "./api.js"
 import type { Blocker, DecisionRecord, TaskView } from "./api.js"
 import { time } from "./card.js"
@@ -347,10 +348,14 @@ export const queueView = (): View => {
             "p",
             { class: "notice waiting hold" },
             t.hold_source === "machine" ? "magi gave up on it" : "You held it",
-            t.hold_reason === null ? "." : `: ${t.hold_reason}`
+            t.hold_reason === null ? "." : `: ${t.hold_source === "machine" ? reasonLine(t.hold_reason, t.last_error) : t.hold_reason}`
           )
         : null,
-      t.last_error === null ? null : el("p", { class: "notice error last-error" }, `Last error: ${t.last_error}`),
+      // One line of it (the run page has the whole reason and the log), and
+      // not again under a hold that already quotes it.
+      t.last_error === null || (t.status === "held" && (t.hold_reason ?? "").includes(t.last_error))
+        ? null
+        : el("p", { class: "notice error last-error" }, `Last error: ${errorLine(t.last_error)}`),
       t.conductor === null ? null : el("p", { class: "muted conductor-line" }, decisionLine(t.conductor)),
       t.blockers.length === 0
         ? null

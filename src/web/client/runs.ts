@@ -56,6 +56,23 @@ const runItem = (r: RunListEntry, now: number) => {
 const field = (label: string, value: Node | string | null) =>
   value === null || value === "" ? null : el("div", { class: "field" }, el("dt", {}, label), el("dd", {}, value))
 
+/**
+ * Where the whole story of a failure is: the newest non-empty stderr (the
+ * reason quotes one line of it), else the newest non-empty stdout.
+ */
+const fullLog = (r: RunDetail) => {
+  const newest = (suffix: string) => [...r.artifacts].reverse().find((a) => a.name.endsWith(suffix) && a.size > 0)
+  return newest(".err") ?? newest(".out")
+}
+
+/** " Full log" after a failure's one line, one tap from the whole output. */
+const logLink = (r: RunDetail): Array<Node | string> => {
+  const log = fullLog(r)
+  return log === undefined
+    ? []
+    : [" ", el("a", { class: "full-log", attrs: { href: Api.artifactUrl(r.id, log.name), target: "_blank", rel: "noopener noreferrer" } }, `Full log (${log.name})`)]
+}
+
 const runPage = (r: RunDetail, now: number) => {
   const [label, kind] = statusOf(r.status)
   const out = r.last_output
@@ -64,7 +81,7 @@ const runPage = (r: RunDetail, now: number) => {
     { class: `card run-detail ${kind}`, attrs: { "data-id": r.id } },
     el("header", { class: "card-head" }, el("span", { class: `status ${kind}` }, label), " ", time(r.created_at, now), el("span", { class: "short" }, short(r.id))),
     el("h3", { class: "summary" }, titleOf(r.instruction)),
-    r.reason === "" ? null : el("p", { class: "notice error reason" }, r.reason),
+    r.reason === "" ? null : el("p", { class: "notice error reason" }, r.reason, ...logLink(r)),
     el(
       "dl",
       { class: "fields" },
