@@ -28,9 +28,9 @@ import * as Announcements from "../questions/Announcements.js"
 import { Notifier } from "../questions/Notifier.js"
 import { Notices } from "./Notices.js"
 import * as Prompts from "../agents/Prompts.js"
+import * as Claims from "../platform/Claims.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
-import { createAtomically } from "../platform/AtomicFile.js"
 import { resumable } from "../runs/RunStatus.js"
 import { finishTurn, runTurn, seatBusy } from "../runs/RunTurns.js"
 import { RunStore } from "../runs/Runs.js"
@@ -55,6 +55,9 @@ export const RETRY_AFTER = Duration.minutes(10)
 
 /** A delivery claim older than this outlived any turn (15 min) and is taken over. */
 export const CLAIM_STALE = Duration.minutes(16)
+
+/** A delivery is claimed once, never renewed: its turn ends within `DELIVERY_TIMEOUT`, inside the claim's life. */
+const DELIVERY_CLAIM = { ttl: CLAIM_STALE } as const
 
 /** What one tick did, for logs and tests. */
 export interface TickReport {
@@ -173,44 +176,24 @@ export const make = Effect.fn("Waiter.make")(function* () {
 
   // -- claim --------------------------------------------------------------------
 
-  const claimPath = (id: string) => NodePath.join(root, `${id}.claim`)
+  /** This waiter's delivery claims, by question. */
+  const claimed = new Map<string, Claims.Claim>()
 
-  /**
-   * When the claim on `id` was made; none once it is gone. The time inside
-   * the file, not its mtime: the claim is judged on the same clock that
-   * wrote it. A claim that cannot be read (a create-new caught before its
-   * content on a filesystem without hard links, a hand edit) is dated by its
-   * mtime instead: someone's until it has aged like one, never free at once.
-   */
-  const claimedAt = (id: string, now: number) =>
-    fs.readFileString(claimPath(id)).pipe(
-      Effect.flatMap((text) => Effect.try(() => (JSON.parse(text) as { at?: unknown } | null)?.at)),
-      Effect.flatMap((at) => (typeof at === "number" && Number.isFinite(at) ? Effect.succeed(at) : Effect.fail("unreadable"))),
-      Effect.orElse(() =>
-        fs.stat(claimPath(id)).pipe(Effect.map((info) => Option.getOrElse(Option.map(info.mtime, (d) => d.getTime()), () => now)))
-      ),
-      Effect.option
-    )
-
-  /** Take `<id>.claim` (create-new, content and all), taking over one older than `CLAIM_STALE`. */
+  /** Claim delivering `id`'s words; a claim older than `CLAIM_STALE` (or whose daemon died here) is taken over. */
   const claim = (id: string) =>
     Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
-      const body = JSON.stringify({ pid: process.pid, at: now }) + "\n"
-      const take = createAtomically(claimPath(id), body).pipe(
-        Effect.provideService(FileSystem.FileSystem, fs),
-        Effect.orElseSucceed(() => false)
-      )
-      if (yield* take) return true
-      const at = yield* claimedAt(id, now)
-      // Released since the first look: free for the taking.
-      if (Option.isNone(at)) return yield* take
-      if (now - at.value <= Duration.toMillis(CLAIM_STALE)) return false
-      yield* fs.remove(claimPath(id)).pipe(Effect.ignore)
-      return yield* take
-    })
+      const got = yield* store.claims.acquire(id, DELIVERY_CLAIM)
+      if (Either.isLeft(got)) return false
+      claimed.set(id, got.right)
+      return true
+    }).pipe(Effect.catchTag("ClaimsError", (e) => Effect.as(Effect.logWarning(`cannot claim question ${Q.shortId(id)}: ${e.message}`), false)))
 
-  const release = (id: string) => fs.remove(claimPath(id)).pipe(Effect.ignore)
+  const release = (id: string) =>
+    Effect.suspend(() => {
+      const mine = claimed.get(id)
+      claimed.delete(id)
+      return mine === undefined ? Effect.void : store.claims.release(mine)
+    })
 
   // -- delivery -----------------------------------------------------------------
 

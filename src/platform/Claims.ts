@@ -94,8 +94,8 @@ const deadHere = (owner: Owner, alive: (pid: number) => boolean = pidAlive) => o
 const newToken = Effect.map(Random.nextIntBetween(0, 2 ** 31), (n) => `${process.pid}-${n.toString(36)}-${Date.now().toString(36)}`)
 
 /**
- * A claim file's content this build cannot read (being written, an older
- * format) is someone's until it has sat unchanged this long: a create-new
+ * A claim file's content this build cannot read is someone's until it has
+ * sat unchanged for its rule's ttl, and never less than this: a create-new
  * caught between create and fill looks the same for an instant.
  */
 export const UNREADABLE_GRACE_MS = 10_000
@@ -142,7 +142,9 @@ export const makeFiles = (pathOf: (key: string) => string, alive: (pid: number) 
     const judge = (key: string, seen: FileClaim.There, ttlMs: number) =>
       Effect.gen(function* () {
         const body = parseBody(seen.content)
-        if (Option.isNone(body)) return { stale: (yield* watch.ageOf(pathOf(key), seen, seen.mtime)) > UNREADABLE_GRACE_MS, holding: Option.none<Holding>() }
+        // Unreadable (a create-new caught before its content, a hand edit):
+        // someone's until it has aged like a claim, by its mtime.
+        if (Option.isNone(body)) return { stale: (yield* watch.ageOf(pathOf(key), seen, seen.mtime)) > Math.max(ttlMs, UNREADABLE_GRACE_MS), holding: Option.none<Holding>() }
         const owner = { host: body.value.host, pid: body.value.pid }
         const dated = Number.isFinite(body.value.renewed_at) ? body.value.renewed_at : seen.mtime
         const holding: Holding = { key, owner, renewedAt: dated }

@@ -19,6 +19,7 @@ import * as Q from "./Question.js"
 import type { Question } from "./Question.js"
 import * as History from "./History.js"
 import { MagiHome, questionsDir } from "../platform/MagiHome.js"
+import * as Claims from "../platform/Claims.js"
 import * as RecordStore from "../platform/RecordStore.js"
 import * as PgRecordStore from "../platform/PgRecordStore.js"
 import * as StoreBackend from "../platform/StoreBackend.js"
@@ -169,6 +170,12 @@ export interface QuestionStoreShape {
   readonly panelAsset: (id: string, name: string) => Effect.Effect<Option.Option<Uint8Array>, InvalidAssetName | StoreError>
   /** Delete a question's panel and any scratch; fine when there is none. */
   readonly dropPanel: (id: string) => Effect.Effect<void, PanelRefused | StoreError>
+  /**
+   * Claims on questions (`<key>.claim` beside them, or rows): the waiter's
+   * claim on delivering one question's words, so two daemons never resume
+   * one seat with the same answer.
+   */
+  readonly claims: Claims.ClaimsShape
   /**
    * Names of files that changed in the store, as the filesystem reports them.
    * Ends quietly where watching is unavailable: callers poll as well.
@@ -330,7 +337,8 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
     Effect.as(Effect.ignore(ensureRoot), fs.watch(root).pipe(Stream.map((event) => NodePath.basename(event.path))))
   ).pipe(Stream.catchAll(() => Stream.empty))
 
-  return yield* assemble({ root, where: root, records, panels, changes })
+  const claims = yield* Claims.makeFiles((key) => NodePath.join(root, `${key}.claim`))
+  return yield* assemble({ root, where: root, records, panels, changes, claims })
 })
 
 /**
@@ -383,7 +391,8 @@ export const makeOnPostgres = Effect.fn("QuestionStore.makeOnPostgres")(function
     Stream.provideService(StoreBackend.StoreBackend, backend),
     Stream.provideService(FileSystem.FileSystem, fs)
   )
-  return yield* assemble({ root, where: `PostgreSQL at ${backend.where}`, records, panels, changes })
+  const claims = yield* Claims.makePostgres(sql, "questions/")
+  return yield* assemble({ root, where: `PostgreSQL at ${backend.where}`, records, panels, changes, claims })
 })
 
 /** What every backend shares: the listing order, runs' questions, counts, panels' rules and history. */
@@ -393,9 +402,10 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
   readonly records: RecordStore.RecordStore<Question, QuestionNotFound, Q.UnreadableQuestion, StoreError>
   readonly panels: PanelKeeping
   readonly changes: Stream.Stream<string>
+  readonly claims: Claims.ClaimsShape
 }) {
   const fs = yield* FileSystem.FileSystem
-  const { root, where, records, panels, changes } = parts
+  const { root, where, records, panels, changes, claims } = parts
 
   const put = records.put
 
@@ -650,6 +660,7 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
     panelHtml,
     panelAsset,
     dropPanel,
+    claims,
     changes
   } satisfies QuestionStoreShape
 })
