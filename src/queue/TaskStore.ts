@@ -21,6 +21,7 @@ import { Clock, Context, Data, Effect, Either, Layer, Option, Random } from "eff
 import * as NodePath from "node:path"
 import { createAtomically } from "../platform/AtomicFile.js"
 import * as RecordStore from "../platform/RecordStore.js"
+import type * as StoreBackend from "../platform/StoreBackend.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as T from "./Task.js"
 import type { Task } from "./Task.js"
@@ -125,20 +126,24 @@ export class TaskStore extends Context.Tag("magi/TaskStore")<TaskStore, TaskStor
  */
 export const TASK_MAX_BYTES = 1024 * 1024
 
+/** The task kind in the home folder (`<home>/queue`), as `StoreBackend.records` and `magi store migrate` take a kind. */
+export const taskRecords: StoreBackend.KindOptions<Task, TaskNotFound, T.UnreadableTask, TaskStoreError> = {
+  folder: "queue",
+  kind: { noun: "task", label: T.shortId, decode: T.decode, encode: T.encode, idOf: (t: Task) => t.id, maxBytes: TASK_MAX_BYTES },
+  errors: {
+    notFound: (message) => new TaskNotFound({ message }),
+    unreadable: (message) => new T.UnreadableTask({ message }),
+    failed: (message) => new TaskStoreError({ message })
+  },
+  // `<id>.lock` is the claim, held for a whole run; the writer lock of one
+  // update lives beside it under its own name.
+  lockName: (id) => `${id}.write.lock`
+}
+
 export const make = Effect.fn("TaskStore.make")(function* (root: string, alive: (pid: number) => boolean = pidAlive) {
   const fs = yield* FileSystem.FileSystem
-  const records = yield* RecordStore.make({
-    root,
-    kind: { noun: "task", label: T.shortId, decode: T.decode, encode: T.encode, idOf: (t: Task) => t.id, maxBytes: TASK_MAX_BYTES },
-    errors: {
-      notFound: (message) => new TaskNotFound({ message }),
-      unreadable: (message) => new T.UnreadableTask({ message }),
-      failed: (message) => new TaskStoreError({ message })
-    },
-    // `<id>.lock` is the claim, held for a whole run; the writer lock of one
-    // update lives beside it under its own name.
-    lockName: (id) => `${id}.write.lock`
-  })
+  const { folder: _folder, ...options } = taskRecords
+  const records = yield* RecordStore.make({ ...options, root })
   const claimPath = (id: string) => NodePath.join(root, `${id}.lock`)
   const bound = <A, E>(e: Effect.Effect<A, E, FileSystem.FileSystem>) => Effect.provideService(e, FileSystem.FileSystem, fs)
   const nowDate = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
