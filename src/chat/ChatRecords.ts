@@ -7,6 +7,7 @@ import { FileSystem } from "@effect/platform"
 import { Clock, Data, Effect, Either, Schema, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as RecordStore from "../platform/RecordStore.js"
+import type * as StoreBackend from "../platform/StoreBackend.js"
 import { parseVersioned } from "../platform/VersionedJson.js"
 import * as Q from "../questions/Question.js"
 import { CHAT_SCHEMA, Chat } from "./Chat.js"
@@ -30,6 +31,17 @@ export const encode = (chat: Chat): string => JSON.stringify(chat, null, 2) + "\
 /** Largest chat file read: a long interview is tens of KiB; a MiB is no chat magi wrote. */
 export const CHAT_MAX_BYTES = 4 * 1024 * 1024
 
+/** The chat kind in the home folder (`<home>/chats`), as `StoreBackend.records` and `magi store migrate` take a kind. */
+export const chatRecords: StoreBackend.KindOptions<Chat, ChatNotFound, ChatStoreError, ChatStoreError> = {
+  folder: "chats",
+  kind: { noun: "chat", decode, encode, idOf: (c: Chat) => c.id, maxBytes: CHAT_MAX_BYTES },
+  errors: {
+    notFound: (message) => new ChatNotFound({ message }),
+    unreadable: (message) => new ChatStoreError({ message }),
+    failed: (message) => new ChatStoreError({ message })
+  }
+}
+
 /**
  * Chats on the shared record store (`<root>/<id>.json`, `<id>.lock` beside
  * it), plus the two things the chat needs on top: `updated_at` stamped on
@@ -38,15 +50,8 @@ export const CHAT_MAX_BYTES = 4 * 1024 * 1024
 export const ChatRecords = {
   make: Effect.fn("ChatRecords.make")(function* (root: string) {
     const fs = yield* FileSystem.FileSystem
-    const store = yield* RecordStore.make({
-      root,
-      kind: { noun: "chat", decode, encode, idOf: (c: Chat) => c.id, maxBytes: CHAT_MAX_BYTES },
-      errors: {
-        notFound: (message) => new ChatNotFound({ message }),
-        unreadable: (message) => new ChatStoreError({ message }),
-        failed: (message) => new ChatStoreError({ message })
-      }
-    })
+    const { folder: _folder, ...options } = chatRecords
+    const store = yield* RecordStore.make({ ...options, root })
 
     /** Read, change and write back under the chat's lock; `updated_at` is set here. */
     const update = <E>(wanted: string, change: (chat: Chat) => Either.Either<Chat, E>) =>

@@ -125,7 +125,8 @@ const PLACEHOLDERS: Record<string, string> = {
   after: "ID",
   priority: "N",
   "max-attempts": "N",
-  choice: "CHOICE"
+  choice: "CHOICE",
+  to: "URL|DIR"
 }
 
 const placeholderFor = (name: string, kind: ValueKind, primitive: Node): string => {

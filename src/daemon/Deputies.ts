@@ -17,6 +17,7 @@ import { Agents, magiNameFor, newSeat } from "../agents/Agents.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as RecordStore from "../platform/RecordStore.js"
+import type * as StoreBackend from "../platform/StoreBackend.js"
 import * as Lease from "../questions/Lease.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
@@ -46,6 +47,29 @@ export const deputiesDir = (home: { readonly dir: string }) => NodePath.join(con
 /** The deputy record's store failed (or it is unreadable); the tick logs it and starts nothing for that question. */
 class DeputyRecordError extends Data.TaggedError("DeputyRecordError")<{ readonly message: string }> {}
 
+/**
+ * The deputy record kind in the home folder (`<home>/conduct/deputies`), as
+ * `StoreBackend.records` and `magi store migrate` take a kind: one folder
+ * per conductor question, its `deputy.json` the record (the folder also
+ * holds the deputy's artifacts, which stay on this machine).
+ */
+export const deputyRecords: StoreBackend.KindOptions<Deputy.DeputyRecord, DeputyRecordError, DeputyRecordError, DeputyRecordError> = {
+  folder: "conduct/deputies",
+  layout: { _tag: "folder", file: "deputy.json" },
+  kind: {
+    noun: "deputy record",
+    decode: Deputy.decodeRecord,
+    encode: Deputy.encodeRecord,
+    idOf: (r: Deputy.DeputyRecord) => r.question,
+    maxBytes: 64 * 1024
+  },
+  errors: {
+    notFound: (message) => new DeputyRecordError({ message }),
+    unreadable: (message) => new DeputyRecordError({ message }),
+    failed: (message) => new DeputyRecordError({ message })
+  }
+}
+
 export const make = Effect.gen(function* () {
   const questions = yield* QuestionStore
   const tasks = yield* TaskStore
@@ -58,22 +82,8 @@ export const make = Effect.gen(function* () {
   const dir = deputiesDir(home)
   // The counts live on disk, one record per conductor question, so a
   // restarted `magi serve` keeps to the 3 starts, the 30 s and the one notice.
-  const records = yield* RecordStore.make({
-    root: dir,
-    layout: { _tag: "folder", file: "deputy.json" },
-    kind: {
-      noun: "deputy record",
-      decode: Deputy.decodeRecord,
-      encode: Deputy.encodeRecord,
-      idOf: (r: Deputy.DeputyRecord) => r.question,
-      maxBytes: 64 * 1024
-    },
-    errors: {
-      notFound: (message) => new DeputyRecordError({ message }),
-      unreadable: (message) => new DeputyRecordError({ message }),
-      failed: (message) => new DeputyRecordError({ message })
-    }
-  })
+  const { folder: _folder, ...options } = deputyRecords
+  const records = yield* RecordStore.make({ ...options, root: dir })
   const withFs = <A, E>(e: Effect.Effect<A, E, FileSystem.FileSystem>) => Effect.provideService(e, FileSystem.FileSystem, fs)
   /** The deputies this process runs now; a restarted one knows the others by their leases. */
   const running = yield* Ref.make(new Set<string>())

@@ -8,6 +8,7 @@
 import { Clock, Context, Data, Effect, Either, Layer, Option, Random, Schema } from "effect"
 import * as NodePath from "node:path"
 import * as RecordStore from "../platform/RecordStore.js"
+import type * as StoreBackend from "../platform/StoreBackend.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import { Notifier } from "../questions/Notifier.js"
 import * as Q from "../questions/Question.js"
@@ -55,24 +56,29 @@ const NOTICE_FILE_MAX_BYTES = 256 * 1024
 
 class NoticeUnreadable extends Data.TaggedError("NoticeUnreadable")<{ readonly message: string }> {}
 
+/** The notice kind in the home folder (`<home>/notices`), as `StoreBackend.records` and `magi store migrate` take a kind. */
+export const noticeRecords: StoreBackend.KindOptions<Notice, NoticeUnreadable, NoticeUnreadable, NoticeUnreadable> = {
+  folder: "notices",
+  kind: {
+    noun: "notice",
+    decode: (body: string, source: string) =>
+      Either.mapLeft(decodeNotice(body), (e) => ({ message: `${source} is not a notice magi can read: ${e.message}` })),
+    encode: (notice: Notice) => JSON.stringify(notice, null, 2) + "\n",
+    idOf: (notice: Notice) => notice.id,
+    maxBytes: NOTICE_FILE_MAX_BYTES
+  },
+  errors: {
+    notFound: (message) => new NoticeUnreadable({ message }),
+    unreadable: (message) => new NoticeUnreadable({ message }),
+    failed: (message) => new NoticeUnreadable({ message })
+  }
+}
+
 /** The notices folder in the shared record store (atomic writes, bounded reads, skipped files explained). */
-const recordsAt = (root: string) =>
-  RecordStore.make({
-    root,
-    kind: {
-      noun: "notice",
-      decode: (body: string, source: string) =>
-        Either.mapLeft(decodeNotice(body), (e) => ({ message: `${source} is not a notice magi can read: ${e.message}` })),
-      encode: (notice: Notice) => JSON.stringify(notice, null, 2) + "\n",
-      idOf: (notice: Notice) => notice.id,
-      maxBytes: NOTICE_FILE_MAX_BYTES
-    },
-    errors: {
-      notFound: (message) => new NoticeUnreadable({ message }),
-      unreadable: (message) => new NoticeUnreadable({ message }),
-      failed: (message) => new NoticeUnreadable({ message })
-    }
-  })
+const recordsAt = (root: string) => {
+  const { folder: _folder, ...options } = noticeRecords
+  return RecordStore.make({ ...options, root })
+}
 
 const newestFirst = (notices: ReadonlyArray<Notice>) =>
   [...notices].sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))

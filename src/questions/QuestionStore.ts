@@ -251,21 +251,32 @@ interface PanelKeeping {
   readonly drop: (id: string) => Effect.Effect<void, StoreError>
 }
 
+/** The folder beside a question's record holding its panel (html and assets): `<id>.panel`. */
+export const panelDirName = (id: string) => `${id}${PANEL_DIR}`
+
+/**
+ * The question kind in the home folder (`<home>/questions`), as
+ * `StoreBackend.records` and `magi store migrate` take a kind: its folder,
+ * its record rules and its shelves.
+ */
+export const questionRecords: StoreBackend.KindOptions<Question, QuestionNotFound, Q.UnreadableQuestion, StoreError> = {
+  folder: "questions",
+  kind: questionKind,
+  errors: questionErrors,
+  // A panel being assembled lives in its own scratch folder beside the
+  // record until it is renamed into place.
+  leftover: (name) => PANEL_SCRATCH.test(name),
+  // Settled questions move to a shelf per month, their panel with them
+  // (the panel is part of the record of why; a hot folder holding 100,000
+  // panel folders would be listed on every change just the same).
+  archive: { ...questionShelves, companions: (q) => (q.panel ? [panelDirName(q.id)] : []) }
+}
+
 /** Build a store rooted at `root`: the home folder's backend. */
 export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
   const fs = yield* FileSystem.FileSystem
-  const records = yield* RecordStore.make({
-    root,
-    kind: questionKind,
-    errors: questionErrors,
-    // A panel being assembled lives in its own scratch folder beside the
-    // record until it is renamed into place.
-    leftover: (name) => PANEL_SCRATCH.test(name),
-    // Settled questions move to a shelf per month, their panel with them
-    // (the panel is part of the record of why; a hot folder holding 100,000
-    // panel folders would be listed on every change just the same).
-    archive: { ...questionShelves, companions: (q) => (q.panel ? [`${q.id}${PANEL_DIR}`] : []) }
-  })
+  const { folder: _folder, ...options } = questionRecords
+  const records = yield* RecordStore.make({ ...options, root })
   const panelDir = (id: string) => NodePath.join(root, `${id}${PANEL_DIR}`)
   /** Where the panel is: beside the hot record, else beside the archived one. */
   const panelDirNow = (id: string) =>

@@ -122,20 +122,24 @@ export class TaskStore extends Context.Tag("magi/TaskStore")<TaskStore, TaskStor
  */
 export const TASK_MAX_BYTES = 1024 * 1024
 
-const taskKind = { noun: "task", label: T.shortId, decode: T.decode, encode: T.encode, idOf: (t: Task) => t.id, maxBytes: TASK_MAX_BYTES }
-
-const taskErrors: RecordStore.RecordErrors<TaskNotFound, T.UnreadableTask, TaskStoreError> = {
-  notFound: (message) => new TaskNotFound({ message }),
-  unreadable: (message) => new T.UnreadableTask({ message }),
-  failed: (message) => new TaskStoreError({ message })
+/** The task kind in the home folder (`<home>/queue`), as `StoreBackend.records` and `magi store migrate` take a kind. */
+export const taskRecords: StoreBackend.KindOptions<Task, TaskNotFound, T.UnreadableTask, TaskStoreError> = {
+  folder: QUEUE_FOLDER,
+  kind: { noun: "task", label: T.shortId, decode: T.decode, encode: T.encode, idOf: (t: Task) => t.id, maxBytes: TASK_MAX_BYTES },
+  errors: {
+    notFound: (message) => new TaskNotFound({ message }),
+    unreadable: (message) => new T.UnreadableTask({ message }),
+    failed: (message) => new TaskStoreError({ message })
+  },
+  // `<id>.lock` is the claim, held for a whole run; the writer lock of one
+  // update lives beside it under its own name.
+  lockName: (id) => `${id}.write.lock`
 }
-
-/** `<id>.lock` is the claim, held for a whole run; the writer lock of one update lives beside it under its own name. */
-const writeLockName = (id: string) => `${id}.write.lock`
 
 /** The store in the folder `root`, its claims beside the tasks; `alive` judges a claim's pid on this machine. */
 export const make = Effect.fn("TaskStore.make")(function* (root: string, alive: (pid: number) => boolean = pidAlive) {
-  const records = yield* RecordStore.make({ root, kind: taskKind, errors: taskErrors, lockName: writeLockName })
+  const { folder: _folder, ...options } = taskRecords
+  const records = yield* RecordStore.make({ ...options, root })
   const claims = yield* Claims.makeFiles((id) => NodePath.join(root, `${id}.lock`), alive)
   return yield* assemble(root, records, claims)
 })
@@ -143,7 +147,7 @@ export const make = Effect.fn("TaskStore.make")(function* (root: string, alive: 
 /** The owner's queue on the configured backend: `<home>/queue`, or the database. */
 const onBackend = Effect.gen(function* () {
   const home = yield* MagiHome
-  const records = yield* StoreBackend.records({ folder: QUEUE_FOLDER, kind: taskKind, errors: taskErrors, lockName: writeLockName })
+  const records = yield* StoreBackend.records(taskRecords)
   const claims = yield* StoreBackend.claims(QUEUE_FOLDER, ".lock")
   return yield* assemble(queueDir(home), records, claims)
 })

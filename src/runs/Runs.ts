@@ -12,6 +12,7 @@
 import { Clock, Context, Data, Effect, Either, Layer, Schema } from "effect"
 import * as NodePath from "node:path"
 import * as RecordStore from "../platform/RecordStore.js"
+import type * as StoreBackend from "../platform/StoreBackend.js"
 import { parseVersioned } from "../platform/VersionedJson.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as Q from "../questions/Question.js"
@@ -145,20 +146,27 @@ export class RunStore extends Context.Tag("magi/RunStore")<RunStore, RunStoreSha
 
 export const runsDir = (home: { readonly dir: string }) => NodePath.join(home.dir, "runs")
 
+/**
+ * The run kind in the home folder (`<home>/runs`), as `StoreBackend.records`
+ * and `magi store migrate` take a kind. A run is a folder (its record, its
+ * lock, its artifacts) in the shared record store's folder layout; only
+ * `run.json` is the record, the artifacts stay on the machine that made them.
+ */
+export const runRecords: StoreBackend.KindOptions<Run, RunNotFound, RunStoreError, RunStoreError> = {
+  folder: "runs",
+  layout: { _tag: "folder", file: "run.json" },
+  kind: { noun: "run", decode, encode, idOf: (run: Run) => run.id, maxBytes: RUN_FILE_MAX_BYTES },
+  errors: {
+    notFound: (message) => new RunNotFound({ message }),
+    unreadable: (message) => new RunStoreError({ message }),
+    failed: (message) => new RunStoreError({ message })
+  }
+}
+
 export const make = Effect.fn("RunStore.make")(function* (root: string) {
   const questions = yield* QuestionStore
-  // A run is a folder (its record, its lock, its artifacts) in the shared
-  // record store's folder layout.
-  const records = yield* RecordStore.make({
-    root,
-    layout: { _tag: "folder", file: "run.json" },
-    kind: { noun: "run", decode, encode, idOf: (run: Run) => run.id, maxBytes: RUN_FILE_MAX_BYTES },
-    errors: {
-      notFound: (message) => new RunNotFound({ message }),
-      unreadable: (message) => new RunStoreError({ message }),
-      failed: (message) => new RunStoreError({ message })
-    }
-  })
+  const { folder: _folder, ...options } = runRecords
+  const records = yield* RecordStore.make({ ...options, root })
   const dir = (id: string) => NodePath.join(root, id)
 
   const list = Effect.map(records.scan, (scan) =>
