@@ -71,6 +71,7 @@ import { FileSystem, Error as PlatformError } from "@effect/platform"
 import { Clock, Context, Effect, Either, Option } from "effect"
 import * as NodePath from "node:path"
 import { SCRATCH_SUFFIX, createAtomically, syncDirectory, writeAtomically } from "./AtomicFile.js"
+import * as Memo from "./Memo.js"
 import * as RecordLock from "./RecordLock.js"
 
 /** What a kind of record brings to the store. */
@@ -274,9 +275,6 @@ export const ABANDONED_AFTER_MS = 60 * 60 * 1000
 
 /** How often a listing looks for leftovers: they are rare, and a sweep stats each one. */
 export const SWEEP_EVERY_MS = 10 * 60 * 1000
-
-/** Filesystem timestamps are coarse on some filesystems; older than this is settled. */
-const MTIME_SLACK_MS = 50
 
 /** Longest reason kept from a decoder: a message quoting a hostile value can be as big as the file. */
 const REASON_MAX_CHARS = 400
@@ -554,38 +552,28 @@ export const make = <A, NotFound, Unreadable, Failed>(
     // -- listing ------------------------------------------------------------
 
     /**
-     * The last full listing, and the folder's mtime when it was taken. Every
-     * write lands by a rename into the root, which moves the root's mtime, so
-     * an unchanged mtime means an unchanged store and the listing is reused.
-     * The mtime is only trusted once it is safely older than the listing (by
-     * `MTIME_SLACK_MS`), since two writes inside one timestamp tick would
-     * otherwise look like one. Wall time, not `Clock`: this compares against
-     * the filesystem's own timestamps. Flat layout only: a folder-per-record
-     * rewrite does not move the root's mtime.
+     * The last full listing, reused while the folder is unchanged (`Memo`):
+     * every write lands by a rename into the root, which moves its mtime.
+     * Flat layout only: a folder-per-record rewrite does not move the root's
+     * mtime, so that layout lists every time.
      */
-    let cached: { readonly mtime: number; readonly scan: Scan<A> } | undefined
-    const rootMtime = fs.stat(root).pipe(
-      Effect.map(mtimeMs),
-      Effect.orElseSucceed(() => -1)
-    )
+    const listings = Memo.make<Scan<A>>()
+    const rootMtime = Memo.mtimeOf(fs, root)
 
     const scan: Effect.Effect<Scan<A>, Failed> = Effect.gen(function* () {
-      const before = flat ? yield* rootMtime : -1
-      if (cached !== undefined && before !== -1 && cached.mtime === before) return cached.scan
-      const takenAt = Date.now()
-      const all = yield* names
-      const slots = yield* readAll(idsIn(all))
-      const result: Scan<A> = {
-        records: slots.flatMap((s) => (Either.isRight(s) ? [s.right] : [])),
-        skipped: slots.flatMap((s) => (Either.isLeft(s) ? [s.left] : []))
-      }
-      const after = flat ? yield* rootMtime : -1
-      cached = after === before && after !== -1 && after < takenAt - MTIME_SLACK_MS ? { mtime: after, scan: result } : undefined
-      const now = yield* Clock.currentTimeMillis
-      // A folder layout's leftovers are inside the records' folders, which
-      // only the sweep itself lists.
-      if (now - lastSweep > SWEEP_EVERY_MS && (!flat || all.some(isLeftover))) yield* sweepNames(all)
-      return result
+      const list = Effect.gen(function* () {
+        const all = yield* names
+        const slots = yield* readAll(idsIn(all))
+        const now = yield* Clock.currentTimeMillis
+        // A folder layout's leftovers are inside the records' folders, which
+        // only the sweep itself lists.
+        if (now - lastSweep > SWEEP_EVERY_MS && (!flat || all.some(isLeftover))) yield* sweepNames(all)
+        return {
+          records: slots.flatMap((s) => (Either.isRight(s) ? [s.right] : [])),
+          skipped: slots.flatMap((s) => (Either.isLeft(s) ? [s.left] : []))
+        } satisfies Scan<A>
+      })
+      return flat ? yield* listings.get(root, rootMtime, list) : yield* list
     }).pipe(Effect.withSpan("RecordStore.scan", { attributes: { root } }))
 
     const revision = Effect.map(rootMtime, (m) => Math.max(m, 0))
@@ -647,7 +635,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
       if (archiveRoot === undefined || shelf === undefined || !isSafeId(shelf)) return Effect.void
       const file = NodePath.join(archiveRoot, `${shelf}.index.json`)
       return Effect.gen(function* () {
-        indexes.delete(shelf)
+        indexes.forget(shelf)
         const text = yield* fs.readFileString(file)
         const stored: unknown = JSON.parse(text)
         if (typeof stored !== "object" || stored === null || !Object.hasOwn(stored, id)) return
@@ -761,32 +749,25 @@ export const make = <A, NotFound, Unreadable, Failed>(
       readonly leftovers: ReadonlyArray<string>
     }
 
-    /** Each shelf's sorted names, reused while its folder is unchanged (the racy rule of `scan`): a month is 10,000 names to sort. */
-    const shelfNames = new Map<string, { readonly mtime: number; readonly listing: ShelfListing }>()
+    /** Each shelf's sorted names, reused while its folder is unchanged (`Memo`): a month is 10,000 names to sort. */
+    const shelfNames = Memo.make<ShelfListing>()
 
-    const shelfListing = (shelf: string): Effect.Effect<ShelfListing, Failed> =>
-      archiveRoot === undefined || !isSafeId(shelf)
-        ? Effect.succeed({ ids: [], leftovers: [] })
-        : Effect.gen(function* () {
-            const dir = shelfDirOf(shelf)
-            const mtimeNow = fs.stat(dir).pipe(Effect.map(mtimeMs), Effect.orElseSucceed(() => -1))
-            const before = yield* mtimeNow
-            const memo = shelfNames.get(shelf)
-            if (memo !== undefined && before !== -1 && memo.mtime === before) return memo.listing
-            const takenAt = Date.now()
-            const listing = yield* fs.readDirectory(dir).pipe(
-              Effect.catchIf(isNotFound, () => Effect.succeed<string[]>([])),
-              Effect.mapError(failed(`list ${dir}`)),
-              Effect.map((all) => ({
-                ids: all.filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5)).sort().reverse(),
-                leftovers: all.filter(isLeftover)
-              }))
-            )
-            const after = yield* mtimeNow
-            if (after === before && after !== -1 && after < takenAt - MTIME_SLACK_MS) shelfNames.set(shelf, { mtime: after, listing })
-            else shelfNames.delete(shelf)
-            return listing
-          })
+    const shelfListing = (shelf: string): Effect.Effect<ShelfListing, Failed> => {
+      if (archiveRoot === undefined || !isSafeId(shelf)) return Effect.succeed({ ids: [], leftovers: [] })
+      const dir = shelfDirOf(shelf)
+      return shelfNames.get(
+        shelf,
+        Memo.mtimeOf(fs, dir),
+        fs.readDirectory(dir).pipe(
+          Effect.catchIf(isNotFound, () => Effect.succeed<string[]>([])),
+          Effect.mapError(failed(`list ${dir}`)),
+          Effect.map((all) => ({
+            ids: all.filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5)).sort().reverse(),
+            leftovers: all.filter(isLeftover)
+          }))
+        )
+      )
+    }
 
     const shelfIds = (shelf: string): Effect.Effect<ReadonlyArray<string>, Failed> => Effect.map(shelfListing(shelf), (l) => l.ids)
 
@@ -806,7 +787,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
               const { leftovers } = yield* shelfListing(shelf)
               if (leftovers.length === 0) continue
               removed += yield* sweepIn(shelfDirOf(shelf), leftovers, now)
-              shelfNames.delete(shelf)
+              shelfNames.forget(shelf)
             }
             return removed
           }).pipe(Effect.catchAllCause(() => Effect.succeed(0)))
@@ -901,19 +882,21 @@ export const make = <A, NotFound, Unreadable, Failed>(
         )
       )
 
-    /** Parsed indexes, reused while their shelf's folder is unchanged (the racy rule of `scan`). */
-    const indexes = new Map<string, { readonly mtime: number; readonly index: ReadonlyMap<string, string> }>()
+    /** Parsed indexes, reused while their shelf's folder is unchanged (`Memo`). */
+    const indexes = Memo.make<ReadonlyMap<string, string>>()
 
     const shelfIndex = (shelf: string, given?: ReadonlyMap<string, A>): Effect.Effect<ReadonlyMap<string, string>, Failed> =>
+      archiveOpts === undefined || archiveRoot === undefined || !isSafeId(shelf)
+        ? Effect.succeed(new Map<string, string>())
+        : indexes
+            .get(shelf, Memo.mtimeOf(fs, shelfDirOf(shelf)), buildIndex(shelf, archiveRoot, given))
+            .pipe(Effect.withSpan("RecordStore.shelfIndex", { attributes: { shelf } }))
+
+    /** A shelf's index from its stored file, checked against its listing, and written back if it changed. */
+    const buildIndex = (shelf: string, archiveDir: string, given?: ReadonlyMap<string, A>): Effect.Effect<ReadonlyMap<string, string>, Failed> =>
       Effect.gen(function* () {
-        if (archiveOpts === undefined || archiveRoot === undefined || !isSafeId(shelf)) return new Map<string, string>()
         const dir = shelfDirOf(shelf)
-        const dirMtime = () => fs.stat(dir).pipe(Effect.map(mtimeMs), Effect.orElseSucceed(() => -1))
-        const before = yield* dirMtime()
-        const memo = indexes.get(shelf)
-        if (memo !== undefined && before !== -1 && memo.mtime === before) return memo.index
-        const takenAt = Date.now()
-        const file = NodePath.join(archiveRoot, `${shelf}.index.json`)
+        const file = NodePath.join(archiveDir, `${shelf}.index.json`)
         const stored = yield* fs.readFileString(file).pipe(
           Effect.map((text): Record<string, unknown> => {
             try {
@@ -947,11 +930,8 @@ export const make = <A, NotFound, Unreadable, Failed>(
         }
         if (changed || Object.keys(stored).length !== index.size)
           yield* withFs(writeAtomically(file, JSON.stringify(Object.fromEntries(index)))).pipe(Effect.ignore)
-        const after = yield* dirMtime()
-        if (after === before && after !== -1 && after < takenAt - MTIME_SLACK_MS) indexes.set(shelf, { mtime: after, index })
-        else indexes.delete(shelf)
-        return index
-      }).pipe(Effect.withSpan("RecordStore.shelfIndex", { attributes: { shelf } }))
+        return index as ReadonlyMap<string, string>
+      })
 
     const shelvedIds = (query: ShelvedQuery): Effect.Effect<ReadonlyArray<string>, Failed> =>
       Effect.gen(function* () {

@@ -21,6 +21,7 @@
 import { FileSystem } from "@effect/platform"
 import { Effect, Layer, Option, Ref, Stream } from "effect"
 import * as NodePath from "node:path"
+import * as Memo from "../platform/Memo.js"
 import * as Lease from "./Lease.js"
 import { Leases, type LeasesShape } from "./Lease.js"
 
@@ -30,6 +31,8 @@ interface Known {
   readonly leases: ReadonlyMap<string, Lease.Lease>
   /** The folder's mtime as last looked at. */
   readonly mtime: number
+  /** When (wall time) the leases were read: an mtime not safely older than this proves nothing. */
+  readonly takenAt: number
 }
 
 /** Two turns of the event loop: enough for a watch event already queued to be delivered. */
@@ -57,17 +60,15 @@ export const make = Effect.fn("LeaseIndex.make")(function* (root: string) {
     Effect.forkScoped
   )
 
-  const mtimeOf = fs.stat(dir).pipe(
-    Effect.map((info) => Option.getOrElse(Option.map(info.mtime, (d) => d.getTime()), () => -1)),
-    Effect.orElseSucceed(() => -1)
-  )
+  const mtimeOf = Memo.mtimeOf(fs, dir)
 
   /** Re-read everything: the first look, and any change no event explained. */
   const readWhole = (mtime: number) =>
     Effect.gen(function* () {
+      const takenAt = Date.now()
       yield* Ref.set(changed, new Set())
       const leases = yield* bound(Lease.readAll(root))
-      yield* Ref.set(known, Option.some({ leases, mtime }))
+      yield* Ref.set(known, Option.some({ leases, mtime, takenAt }))
       return leases
     })
 
@@ -75,6 +76,7 @@ export const make = Effect.fn("LeaseIndex.make")(function* (root: string) {
   const readChanged = (before: Known, mtime: number) =>
     Effect.gen(function* () {
       // Taken before reading: an event during the reads names its file again.
+      const takenAt = Date.now()
       const ids = yield* Ref.getAndSet(changed, new Set())
       const leases = new Map(before.leases)
       for (const id of ids) {
@@ -82,7 +84,7 @@ export const make = Effect.fn("LeaseIndex.make")(function* (root: string) {
         if (Option.isSome(lease)) leases.set(id, lease.value)
         else leases.delete(id)
       }
-      yield* Ref.set(known, Option.some({ leases, mtime }))
+      yield* Ref.set(known, Option.some({ leases, mtime, takenAt }))
       return leases as ReadonlyMap<string, Lease.Lease>
     })
 
@@ -93,7 +95,10 @@ export const make = Effect.fn("LeaseIndex.make")(function* (root: string) {
       const mtime = yield* mtimeOf
       if (Option.isNone(cached)) return yield* readWhole(mtime)
       if ((yield* Ref.get(changed)).size > 0) return yield* readChanged(cached.value, mtime)
-      if (mtime === cached.value.mtime) return cached.value.leases
+      // The same mtime proves nothing unchanged while it is as young as the
+      // read (`Memo.trusted`): a lease removed in the same timestamp tick as
+      // the read leaves the folder's mtime where it was.
+      if (mtime === cached.value.mtime && Memo.trusted(mtime, cached.value.takenAt)) return cached.value.leases
       // The folder moved but no event said what: give a queued event its
       // turn, then, if none came (watching does not work here), read it all.
       if (yield* Ref.get(watching)) yield* letEventsIn
