@@ -80,7 +80,7 @@ await writeFile(
   "dist/bin/magi",
   `#!/bin/sh
 # magi for the agents magi starts; see scripts/build.mjs.
-exec "\${MAGI_NODEJS:-node}" "\${0%/*}/../magi.js" "\$@"
+exec "\${MAGI_NODEJS:-node}" "\${0%/*}/../magi.js" "$@"
 `,
   { mode: 0o755 }
 )

@@ -1,7 +1,7 @@
 // Listing at scale: 10,000 questions on disk, 100 of them open.
 // `magi answer --list` wall time, and the in-process `list` cold and warm.
 import * as LocalContext from "../../src/platform/LocalContext.js"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { spawnSync } from "node:child_process"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -42,7 +42,7 @@ const timeList = Effect.gen(function* () {
   }
   return times
 })
-const times = await Effect.runPromise(timeList.pipe(Effect.provide(QuestionStore.at(root)), Effect.provide(LocalContext.layer)))
+const times = await Effect.runPromise(timeList.pipe(Effect.provide(QuestionStore.at(root).pipe(Layer.provideMerge(LocalContext.layer)))))
 console.log(
   `list of ${TOTAL} questions (${OPEN} open): magi answer --list median ${ms(median(walls))} wall; ` +
     `in-process list first ${ms(times[0]!)}, warm median ${ms(median(times.slice(1)))}`

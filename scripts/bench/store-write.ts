@@ -4,7 +4,7 @@
 // the flushes off for comparison; medians and p99.
 import * as LocalContext from "../../src/platform/LocalContext.js"
 import { writeAtomically } from "../../src/platform/AtomicFile.js"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import * as Q from "../../src/questions/Question.js"
@@ -38,7 +38,7 @@ const bench = Effect.gen(function* () {
   }
   return { answers, says, plain }
 })
-const { answers, says, plain } = await Effect.runPromise(bench.pipe(Effect.provide(QuestionStore.at(root)), Effect.provide(LocalContext.layer)))
+const { answers, says, plain } = await Effect.runPromise(bench.pipe(Effect.provide(QuestionStore.at(root).pipe(Layer.provideMerge(LocalContext.layer)))))
 console.log(
   `store writes (${N} each, durable): answer median ${ms(median(answers))} p99 ${ms(p99(answers))}; ` +
     `say median ${ms(median(says))} p99 ${ms(p99(says))}; unflushed atomic write median ${ms(median(plain))}`

@@ -118,6 +118,7 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
 
   const lastRun = (t: T.Task) => {
     const id = t.runs.at(-1)
+    // @effect-diagnostics-next-line effectSucceedWithVoid:off -- the value is "no run", not "no result"
     return id === undefined ? Effect.succeed(undefined) : runs.get(id).pipe(Effect.orElseSucceed(() => undefined))
   }
 

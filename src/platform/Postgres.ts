@@ -22,6 +22,12 @@ export class StoreUnavailable extends Data.TaggedError("StoreUnavailable")<{
   readonly cause?: unknown
 }> {}
 
+/** The listening connection failed or closed; `listen` reconnects after it. */
+class ListenLost extends Data.TaggedError("ListenLost")<{
+  readonly message: string
+  readonly cause?: unknown
+}> {}
+
 /** The store URL is not one magi can use; nothing was connected. */
 export class StoreUrlInvalid extends Data.TaggedError("StoreUrlInvalid")<{
   readonly url: string
@@ -179,7 +185,7 @@ export const layer = (url: Redacted.Redacted<string>): Layer.Layer<PgClient.PgCl
  * down is missed, which is why every listener also polls.
  */
 export const listen = (url: Redacted.Redacted<string>, channel: string): Stream.Stream<string> =>
-  Stream.asyncPush<string, Error>((emit) =>
+  Stream.asyncPush<string, ListenLost>((emit) =>
     Effect.acquireRelease(
       Effect.tryPromise({
         try: async () => {
@@ -187,13 +193,13 @@ export const listen = (url: Redacted.Redacted<string>, channel: string): Stream.
           client.on("notification", (msg: Pg.Notification) => {
             if (msg.channel === channel && msg.payload !== undefined) emit.single(msg.payload)
           })
-          client.on("error", (e: Error) => emit.fail(e))
-          client.on("end", () => emit.fail(new Error("the listening connection closed")))
+          client.on("error", (e: Error) => emit.fail(new ListenLost({ message: e.message, cause: e })))
+          client.on("end", () => emit.fail(new ListenLost({ message: "the listening connection closed" })))
           await client.connect()
           await client.query(`LISTEN ${Pg.escapeIdentifier(channel)}`)
           return client
         },
-        catch: (e) => (e instanceof Error ? e : new Error(String(e)))
+        catch: (e) => new ListenLost({ message: e instanceof Error ? e.message : String(e), cause: e })
       }),
       (client) =>
         Effect.promise(() => {

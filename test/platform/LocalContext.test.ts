@@ -18,6 +18,7 @@ describe("LocalContext", () => {
       expect(missing._tag === "SystemError" && missing.reason).toBe("NotFound")
       // The read is the synchronous one: it completes within the same tick.
       let done = false
+      // @effect-diagnostics-next-line runEffectInsideEffect:off -- run on its own, to see it finish synchronously
       Effect.runFork(Effect.map(fs.readFileString(NodePath.join(dir, "q.json")), () => (done = true)))
       expect(done).toBe(true)
     }).pipe(Effect.provide(LocalContext.layer))

@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Option, TestClock } from "effect"
+import { Duration, Effect, Layer, Option, TestClock } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
@@ -103,6 +103,6 @@ describe("Lease files", () => {
       expect(Option.map(yield* leases.read("q2"), (l) => l.kind)).toEqual(Option.some("asker"))
       yield* leases.clear("q2")
       expect(Option.isNone(yield* leases.read("q2"))).toBe(true)
-    }).pipe(Effect.provide(Lease.Leases.at(root)), Effect.provide(NodeContext.layer))
+    }).pipe(Effect.provide(Lease.Leases.at(root).pipe(Layer.provideMerge(NodeContext.layer))))
   })
 })

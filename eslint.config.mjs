@@ -1,0 +1,52 @@
+// Lint (`npm run lint`, part of `npm test`): ESLint's and typescript-eslint's
+// recommended rules, tuned the way the Effect repository tunes them, plus the
+// few type-aware rules that catch a promise nobody waits for. Formatting is
+// not checked here but by eslint.format.config.mjs (`npm run format:check`).
+import js from "@eslint/js"
+import { defineConfig } from "eslint/config"
+import globals from "globals"
+import tseslint from "typescript-eslint"
+
+export default defineConfig(
+  { ignores: ["dist/", "test-results/", "scripts/bench/.*.bundle.mjs"] },
+  js.configs.recommended,
+  tseslint.configs.recommended,
+  {
+    languageOptions: { globals: globals.node },
+    linterOptions: { reportUnusedDisableDirectives: "error" },
+    rules: {
+      // Effect code: `{}` cases in Data.TaggedEnum, `any` where a type is erased on purpose.
+      "@typescript-eslint/no-empty-object-type": "off",
+      "@typescript-eslint/no-explicit-any": "off",
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrorsIgnorePattern: "^_", ignoreRestSiblings: true }
+      ],
+      // Terminal text is escape sequences: regexes match control characters on purpose.
+      "no-control-regex": "off",
+      // A best-effort step that may fail silently is written `try { … } catch {}`.
+      "no-empty": ["error", { allowEmptyCatch: true }],
+      // Effect.gen bodies need not yield.
+      "require-yield": "off"
+    }
+  },
+  {
+    files: ["**/*.ts"],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      "@typescript-eslint/await-thenable": "error",
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": "error"
+    }
+  },
+  {
+    // The phone page's client runs in the browser; the benches' page scripts too.
+    files: ["src/web/client/**/*.ts", "scripts/bench/**/*.mjs"],
+    languageOptions: { globals: globals.browser }
+  },
+  {
+    files: ["**/*.cjs"],
+    languageOptions: { sourceType: "commonjs" },
+    rules: { "@typescript-eslint/no-require-imports": "off" }
+  }
+)
