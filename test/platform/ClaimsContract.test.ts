@@ -57,14 +57,14 @@ const pgHarness: Harness = {
         Effect.provide(Claims, ctx)
       ),
       plant: (key, h) =>
-        Effect.gen(function* () {
-          // The schema is made by the first store that opens the database.
-          yield* query(
+        // The schema is made by the first store that opens the database.
+        Effect.asVoid(
+          query(
             db.url,
             "INSERT INTO magi_claims (key, host, pid, token, renewed_at) VALUES ($1, $2, $3, 'planted', now() - ($4 * interval '1 millisecond'))",
             [key, h.host, h.pid, h.agoMs]
           )
-        })
+        )
     }
   })
 }
