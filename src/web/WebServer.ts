@@ -32,6 +32,7 @@ import { Chats } from "../chat/Chats.js"
 import * as ChatsApi from "./ChatsApi.js"
 import { Agents } from "../agents/Agents.js"
 import { Rosters } from "../agents/AgentRoster.js"
+import type { StoreUnavailable, StoreUrlInvalid } from "../platform/Postgres.js"
 
 /**
  * A restarted `magi web` often finds its port still held by the process it
@@ -130,7 +131,7 @@ const app = HttpRouter.toHttpApp(HttpRouter.concatAll(Api.router, RunsApi.router
  */
 export const serve = (
   options: WebOptions
-): Effect.Effect<Running, CannotListen | BadBind, QuestionStore | MagiHome | FileSystem | CommandExecutor | Scope.Scope> =>
+): Effect.Effect<Running, CannotListen | BadBind | StoreUnavailable | StoreUrlInvalid, QuestionStore | MagiHome | FileSystem | CommandExecutor | Scope.Scope> =>
   Effect.gen(function* () {
     const binding = yield* resolveBind(options.bind)
     const { server, node } = yield* listen(binding.address, options.port, options.limits ?? defaultLimits)
