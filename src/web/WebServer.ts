@@ -32,6 +32,7 @@ import { Chats } from "../chat/Chats.js"
 import * as ChatsApi from "./ChatsApi.js"
 import { Agents } from "../agents/Agents.js"
 import { Rosters } from "../agents/AgentRoster.js"
+import { ConductorLog } from "../daemon/ConductorLog.js"
 import type { StoreUnavailable, StoreUrlInvalid } from "../platform/Postgres.js"
 
 /**
@@ -109,6 +110,8 @@ const listen = (address: string, port: number, limits: Limits) =>
  */
 const services = Live.layer.pipe(
   Layer.provideMerge(QueueFeed.layer),
+  // The conductor's decisions, for the queue's view and `GET /api/conduct`.
+  Layer.provideMerge(ConductorLog.layer),
   Layer.provideMerge(Layer.mergeAll(Snapshots.layer, NoticeFeed.layer, RunFeed.layer, NotifySetting.layer)),
   // The planning chats, with what their turns and filing use; each chat's
   // agent roster is read from its own repository's config.
