@@ -1,5 +1,6 @@
 /**
- * The chat record kind on disk: `<root>/<id>.json`, decoded like every other
+ * The chat record kind: `<root>/<id>.json` on the home-folder backend (a row
+ * on PostgreSQL), decoded like every other
  * magi record (a newer schema refused by name, unknown fields refused, an
  * older one read with defaults).
  */
@@ -7,7 +8,7 @@ import { FileSystem } from "@effect/platform"
 import { Clock, Data, Effect, Either, Schema, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as RecordStore from "../platform/RecordStore.js"
-import type * as StoreBackend from "../platform/StoreBackend.js"
+import * as StoreBackend from "../platform/StoreBackend.js"
 import { parseVersioned } from "../platform/VersionedJson.js"
 import * as Q from "../questions/Question.js"
 import { CHAT_SCHEMA, Chat } from "./Chat.js"
@@ -31,9 +32,12 @@ export const encode = (chat: Chat): string => JSON.stringify(chat, null, 2) + "\
 /** Largest chat file read: a long interview is tens of KiB; a MiB is no chat magi wrote. */
 export const CHAT_MAX_BYTES = 4 * 1024 * 1024
 
+/** The chats' folder in the home, and their key in the database. */
+export const CHATS_FOLDER = "chats"
+
 /** The chat kind in the home folder (`<home>/chats`), as `StoreBackend.records` and `magi store migrate` take a kind. */
 export const chatRecords: StoreBackend.KindOptions<Chat, ChatNotFound, ChatStoreError, ChatStoreError> = {
-  folder: "chats",
+  folder: CHATS_FOLDER,
   kind: { noun: "chat", decode, encode, idOf: (c: Chat) => c.id, maxBytes: CHAT_MAX_BYTES },
   errors: {
     notFound: (message) => new ChatNotFound({ message }),
@@ -43,40 +47,61 @@ export const chatRecords: StoreBackend.KindOptions<Chat, ChatNotFound, ChatStore
 }
 
 /**
- * Chats on the shared record store (`<root>/<id>.json`, `<id>.lock` beside
- * it), plus the two things the chat needs on top: `updated_at` stamped on
- * every change, and the file-change stream the web follows.
+ * Chats on the shared record store, plus the two things the chat needs on
+ * top: `updated_at` stamped on every change, and the change stream the web
+ * follows (`<id>.json` names).
  */
+const assemble = (
+  store: RecordStore.RecordStore<Chat, ChatNotFound, ChatStoreError, ChatStoreError>,
+  changes: Stream.Stream<string>
+) => {
+  /** Read, change and write back under the chat's lock; `updated_at` is set here. */
+  const update = <E>(wanted: string, change: (chat: Chat) => Either.Either<Chat, E>) =>
+    store.update(wanted, (current) =>
+      Effect.flatMap(change(current), (next) =>
+        Effect.map(Clock.currentTimeMillis, (ms) => ({ ...next, updated_at: Q.timestamp(new Date(ms)) }))
+      )
+    )
+
+  return {
+    /** Where the chats are, for messages: their folder, or the database with its password masked. */
+    where: store.root,
+    get: store.get,
+    list: Effect.map(store.scan, (s) => s.records),
+    /** Write a new chat; false when its id is taken (draw another). */
+    create: store.create,
+    update,
+    revision: store.revision.pipe(Effect.orElseSucceed(() => 0)),
+    changes
+  }
+}
+
+export type ChatRecords = ReturnType<typeof assemble>
+
 export const ChatRecords = {
+  /** Chats in the folder `root` (`<root>/<id>.json`, `<id>.lock` beside it), watched there. */
   make: Effect.fn("ChatRecords.make")(function* (root: string) {
     const fs = yield* FileSystem.FileSystem
     const { folder: _folder, ...options } = chatRecords
     const store = yield* RecordStore.make({ ...options, root })
-
-    /** Read, change and write back under the chat's lock; `updated_at` is set here. */
-    const update = <E>(wanted: string, change: (chat: Chat) => Either.Either<Chat, E>) =>
-      store.update(wanted, (current) =>
-        Effect.flatMap(change(current), (next) =>
-          Effect.map(Clock.currentTimeMillis, (ms) => ({ ...next, updated_at: Q.timestamp(new Date(ms)) }))
-        )
-      )
-
     const changes = Stream.unwrap(
       Effect.as(
         Effect.ignore(fs.makeDirectory(root, { recursive: true })),
         fs.watch(root).pipe(Stream.map((event) => NodePath.basename(event.path)))
       )
     ).pipe(Stream.catchAll(() => Stream.empty))
+    return assemble(store, changes)
+  }),
 
-    return {
-      root,
-      get: store.get,
-      list: Effect.map(store.scan, (s) => s.records),
-      /** Write a new chat; false when its id is taken (draw another). */
-      create: store.create,
-      update,
-      revision: store.revision.pipe(Effect.orElseSucceed(() => 0)),
-      changes
-    }
+  /** Chats on the configured backend: `<home>/chats`, or the database (changes heard through `LISTEN`). */
+  onBackend: Effect.gen(function* () {
+    const backend = yield* StoreBackend.StoreBackend
+    const fs = yield* FileSystem.FileSystem
+    const store = yield* StoreBackend.records(chatRecords)
+    const changes = StoreBackend.changes(CHATS_FOLDER).pipe(
+      Stream.provideService(StoreBackend.StoreBackend, backend),
+      Stream.provideService(FileSystem.FileSystem, fs)
+    )
+    return assemble(store, changes)
   })
 }

@@ -1,12 +1,14 @@
 /**
- * The planning chats on disk, and the agent turns that move them: all of the
- * chat's I/O, built on a root (`<home>/chats`), so every test drives a real
- * store in a temp directory and none touches the owner's home.
+ * The planning chats, and the agent turns that move them: all of the chat's
+ * I/O, built on a root (`<home>/chats`), so every test drives a real store in
+ * a temp directory and none touches the owner's home.
  *
- * One conversation is one `<id>.json`, written atomically: `magi web` and
- * whatever else reads it are separate processes, and a rename is the only
- * cross-process write that needs no coordination between them. What each
- * turn told the agent and what it printed go under `<id>.artifacts/turn-<n>/`.
+ * One conversation is one record of the configured backend, written
+ * atomically: `<id>.json` in the home folder (`magi web` and whatever else
+ * reads it are separate processes, and a rename is the only cross-process
+ * write that needs no coordination between them), or a row in PostgreSQL.
+ * What each turn told the agent and what it printed go under
+ * `<root>/<id>.artifacts/turn-<n>/` on the machine that ran the turn.
  *
  * The rule that shapes every function here: the operator's words are on disk
  * before any agent runs. A turn that fails in any way (the agent cannot
@@ -27,12 +29,13 @@ import { Agents, hasSession, type CallResult } from "../agents/Agents.js"
 import { createAtomically } from "../platform/AtomicFile.js"
 import { loadTable } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
+import * as StoreBackend from "../platform/StoreBackend.js"
 import * as Q from "../questions/Question.js"
 import type { Task } from "../queue/Task.js"
 import { TaskStore } from "../queue/TaskStore.js"
 import type { DraftProblem } from "../queue/TaskFileReview.js"
 import * as C from "./Chat.js"
-import { ChatStoreError, ChatNotFound, ChatRecords } from "./ChatRecords.js"
+import { CHATS_FOLDER, ChatStoreError, ChatNotFound, ChatRecords } from "./ChatRecords.js"
 
 export { ChatNotFound, ChatStoreError }
 
@@ -86,7 +89,10 @@ export interface OpenInput {
 export type ChatReadError = ChatNotFound | ChatStoreError
 
 export interface ChatsShape {
+  /** This machine's chats folder: each turn's prompt and output, and the turn locks (the chats themselves are wherever the backend keeps them). */
   readonly root: string
+  /** Where the chats are, for messages: that folder, or the database with its password masked. */
+  readonly where: string
   /** Where turn `n`'s prompt and output go. */
   readonly turnDir: (id: string, n: number) => string
   /** Open chats first, then newest first. */
@@ -95,7 +101,7 @@ export interface ChatsShape {
   readonly get: (id: string) => Effect.Effect<C.Chat, ChatReadError>
   /** Moves whenever a chat is written; 0 before the first. */
   readonly revision: Effect.Effect<number>
-  /** Names of files changing under the root, while watching works. */
+  /** Names of chats changing (`<id>.json`; on the file backend, any file of the folder), while watching works. */
   readonly changes: Stream.Stream<string>
   readonly countOpen: Effect.Effect<number, ChatStoreError>
   /** Is an agent turn of this chat running (or waiting its turn) in this process? */
@@ -132,11 +138,25 @@ export interface ChatsShape {
 }
 
 export class Chats extends Context.Tag("magi/Chats")<Chats, ChatsShape>() {
-  static at = (root: string) => Layer.scoped(Chats, make(root))
-  static layer = Layer.scoped(Chats, Effect.flatMap(MagiHome, (home) => make(chatsDir(home))))
+  /** Chats in the folder `root`, their turns' artifacts and locks beside them. */
+  static at = (root: string) => Layer.scoped(Chats, Effect.suspend(() => Effect.flatMap(ChatRecords.make(root), (records) => make(root, records))))
+  /**
+   * The owner's chats on the configured backend (`<home>/chats`, or the
+   * database); what each turn told the agent and the turn locks stay in
+   * `<home>/chats` on this machine either way.
+   */
+  static layer = Layer.scoped(
+    Chats,
+    Effect.suspend(() =>
+      Effect.gen(function* () {
+        const home = yield* MagiHome
+        return yield* make(chatsDir(home), yield* ChatRecords.onBackend)
+      })
+    )
+  ).pipe(Layer.provide(StoreBackend.StoreBackend.layer))
 }
 
-export const chatsDir = (home: { readonly dir: string }) => NodePath.join(home.dir, "chats")
+export const chatsDir = (home: { readonly dir: string }) => NodePath.join(home.dir, CHATS_FOLDER)
 
 /** The interviewer the repository's config names: `[roles] chatter` (or `planner`). */
 const configuredChatter = (repo: string) =>
@@ -164,12 +184,16 @@ export const interviewerFor = (repo: string, asked: string | null) =>
     return roster.get(chosen.agent).pipe(Option.getOrThrow)
   })
 
-export const make = Effect.fn("Chats.make")(function* (root: string) {
+/**
+ * The chats of `records`; `root` is this machine's chats folder, where each
+ * turn's prompt and output and the turn locks go, whichever backend holds
+ * the chats themselves.
+ */
+export const make = Effect.fn("Chats.make")(function* (root: string, records: ChatRecords) {
   const fs = yield* FileSystem.FileSystem
   const agents = yield* Agents
   const rosters = yield* Rosters
   const tasks = yield* TaskStore
-  const records = yield* ChatRecords.make(root)
   const background = yield* FiberSet.make()
   /** One agent turn at a time per chat; a turn asked for meanwhile waits its turn. */
   const turnLocks = new Map<string, Effect.Semaphore>()
@@ -300,7 +324,9 @@ export const make = Effect.fn("Chats.make")(function* (root: string) {
    * The chat's turn lock on disk, `<id>.turn` (create-new, holding the pid):
    * another process hosting the same chat (a second `magi web` on this home)
    * waits for it rather than resuming the same CLI session at the same time.
-   * A lock whose process is gone, or older than any turn, is broken.
+   * A lock whose process is gone, or older than any turn, is broken. It is
+   * this machine's (a pid means nothing elsewhere), like the agent's session
+   * the turn resumes: on a shared database, a chat is hosted by one `magi web`.
    */
   const turnFile = (id: string) => NodePath.join(root, `${id}.turn`)
   const holdTurnFile = <A, E>(id: string, body: Effect.Effect<A, E>) => {
@@ -389,6 +415,7 @@ export const make = Effect.fn("Chats.make")(function* (root: string) {
 
   return {
     root,
+    where: records.where,
     turnDir,
     list,
     get: records.get,

@@ -11,8 +11,7 @@ import { Config, Effect, Either, Layer, Option } from "effect"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { MagiHome } from "../platform/MagiHome.js"
-import { conductDir } from "../daemon/Conductor.js"
-import { latestFor, readDecisions } from "../daemon/ConductorLog.js"
+import { ConductorLog, latestFor } from "../daemon/ConductorLog.js"
 import * as LocalContext from "../platform/LocalContext.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
@@ -27,7 +26,7 @@ import { readStdinUpTo, writeErr, writeOut } from "./io.js"
 
 /** The stores `magi task` works on, over the owner's home. */
 export const queueLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>
-  Layer.mergeAll(TaskStore.layer, RunStore.layer).pipe(
+  Layer.mergeAll(TaskStore.layer, RunStore.layer, ConductorLog.layer).pipe(
     Layer.provideMerge(QuestionStore.layer),
     Layer.provideMerge(home),
     Layer.provideMerge(LocalContext.layer)
@@ -219,8 +218,7 @@ const show = Command.make("show", { id: idArg, json }, (o) =>
     if (o.json) return yield* writeOut(JSON.stringify(t, null, 2) + "\n")
     yield* writeOut(describe(t))
     // What the conductor last decided about it, applied or refused.
-    const home = yield* MagiHome
-    const latest = latestFor(yield* readDecisions(conductDir(home)), t.id)
+    const latest = latestFor(yield* (yield* ConductorLog).read, t.id)
     if (latest !== undefined) yield* writeOut(`\nconductor (${latest.at}, turn ${latest.turn}): ${latest.outcome}: ${latest.why}\n`)
     // A running task whose run waits on the owner: which questions.
     const run = t.status === "running" ? t.runs.at(-1) : undefined

@@ -10,10 +10,12 @@
  * an unreadable reply is logged and the cycle changes nothing; `cycle` never
  * fails, and the loop goes on to its own next task whatever happened here.
  *
- * On disk, under `<home>/conduct/`: `seat.json` (its CLI conversation, so it
- * keeps its context between turns), `artifacts/turn-<n>/` (each turn's
- * prompt and output) and `decisions.jsonl` (every decision, applied or
- * refused with why).
+ * On this machine, under `<home>/conduct/`: `seat.json` (its CLI
+ * conversation, so it keeps its context between turns: the CLI's session is
+ * this machine's too) and `artifacts/turn-<n>/` (each turn's prompt and
+ * output). Every decision, applied or refused with why, goes to the
+ * `ConductorLog`: `decisions.jsonl` there too, or the database when the
+ * records are in PostgreSQL.
  */
 import { FileSystem } from "@effect/platform"
 import { Clock, Context, Duration, Effect, Either, Layer, Option, Random, Ref } from "effect"
@@ -32,7 +34,7 @@ import { RunStore, type Run } from "../runs/Runs.js"
 import { git } from "../runs/Worktree.js"
 import { CommandExecutor } from "@effect/platform"
 import * as D from "./ConductorDecide.js"
-import { appendDecision, type DecisionRecord } from "./ConductorLog.js"
+import { ConductorLog, type DecisionRecord } from "./ConductorLog.js"
 import { parseVerdict, type Decision } from "./ConductorVerdict.js"
 import * as Deputy from "./Deputy.js"
 
@@ -73,7 +75,9 @@ export interface ConductorShape {
 }
 
 export class Conductor extends Context.Tag("magi/Conductor")<Conductor, ConductorShape>() {
-  static layer = (options: ConductorOptions = {}) => Layer.effect(Conductor, Effect.suspend(() => make(options)))
+  /** The conductor, its decisions logged on the configured backend. */
+  static layer = (options: ConductorOptions = {}) =>
+    Layer.effect(Conductor, Effect.suspend(() => make(options))).pipe(Layer.provide(ConductorLog.layer))
   /** No conductor at all (tests of the loop alone, embedding). */
   static off = Layer.succeed(Conductor, { cycle: Effect.succeed([]), busy: Effect.succeed(false) })
 }
@@ -94,6 +98,7 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
   const config = yield* MagiConfig
   const home = yield* MagiHome
   const fs = yield* FileSystem.FileSystem
+  const log = yield* ConductorLog
   const executor = yield* Effect.serviceOption(CommandExecutor.CommandExecutor)
   const survivingBranch: SurvivingBranch =
     options.survivingBranch ?? (Option.isSome(executor) ? gitSurvivingBranch(executor.value) : () => Effect.succeed(Option.none()))
@@ -123,7 +128,7 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
   }
 
   const record = (r: DecisionRecord) =>
-    withFs(appendDecision(dir, r)).pipe(Effect.catchAll((e) => Effect.logWarning(`conductor: could not record a decision: ${String(e)}`)))
+    log.append(r).pipe(Effect.catchAll((e) => Effect.logWarning(`conductor: could not record a decision: ${e.message}`)))
 
   /** Abandon open conductor questions no task waits on any more: nobody would read their answer. */
   const abandonOrphans = (all: ReadonlyArray<T.Task>) =>

@@ -2,9 +2,9 @@
  * The deputies: a short-lived seat (`deputy-<short>`, node `deputy`) per
  * open conductor question nobody waits on, at most `[daemon] max_deputies`
  * at once, each started at most `MAX_STARTS` times and never within
- * `RESTART_AFTER_MS` of its last start. The counts are kept on disk and the
- * running deputies are known by their `deputy` leases, so all of it holds
- * across a restart of `magi serve`. Which question gets one is
+ * `RESTART_AFTER_MS` of its last start. The counts are stored (on the
+ * configured backend) and the running deputies are known by their `deputy`
+ * leases, so all of it holds across a restart of `magi serve`. Which question gets one is
  * `Deputy.deputiesToStart`; this is the I/O around it. The deputy applies
  * nothing: an answer it carries is picked up by the loop's blocker
  * resolution like any other.
@@ -16,8 +16,7 @@ import { Rosters } from "../agents/AgentRoster.js"
 import { Agents, magiNameFor, newSeat } from "../agents/Agents.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
-import * as RecordStore from "../platform/RecordStore.js"
-import type * as StoreBackend from "../platform/StoreBackend.js"
+import * as StoreBackend from "../platform/StoreBackend.js"
 import * as Lease from "../questions/Lease.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
@@ -38,10 +37,18 @@ export interface DeputiesShape {
 }
 
 export class Deputies extends Context.Tag("magi/Deputies")<Deputies, DeputiesShape>() {
-  static layer = Layer.scoped(Deputies, Effect.suspend(() => make))
+  /** The deputies, their records on the configured backend. */
+  static layer = Layer.scoped(Deputies, Effect.suspend(() => make)).pipe(Layer.provide(StoreBackend.StoreBackend.layer))
 }
 
-/** The deputies' folder: `<home>/conduct/deputies/<question id>/` holds one question's record and artifacts. */
+/** The deputies' records' folder in the home (`conduct/deputies`), and their key in the database. */
+export const DEPUTIES_FOLDER = NodePath.join("conduct", "deputies")
+
+/**
+ * The deputies' folder: `<home>/conduct/deputies/<question id>/` holds one
+ * question's artifacts on this machine, and its record too on the
+ * home-folder backend (`deputy.json`; a row in PostgreSQL otherwise).
+ */
 export const deputiesDir = (home: { readonly dir: string }) => NodePath.join(conductDir(home), "deputies")
 
 /** The deputy record's store failed (or it is unreadable); the tick logs it and starts nothing for that question. */
@@ -54,7 +61,7 @@ class DeputyRecordError extends Data.TaggedError("DeputyRecordError")<{ readonly
  * holds the deputy's artifacts, which stay on this machine).
  */
 export const deputyRecords: StoreBackend.KindOptions<Deputy.DeputyRecord, DeputyRecordError, DeputyRecordError, DeputyRecordError> = {
-  folder: "conduct/deputies",
+  folder: DEPUTIES_FOLDER,
   layout: { _tag: "folder", file: "deputy.json" },
   kind: {
     noun: "deputy record",
@@ -80,10 +87,9 @@ export const make = Effect.gen(function* () {
   const notices = yield* Notices
   const fs = yield* FileSystem.FileSystem
   const dir = deputiesDir(home)
-  // The counts live on disk, one record per conductor question, so a
+  // The counts are stored, one record per conductor question, so a
   // restarted `magi serve` keeps to the 3 starts, the 30 s and the one notice.
-  const { folder: _folder, ...options } = deputyRecords
-  const records = yield* RecordStore.make({ ...options, root: dir })
+  const records = yield* StoreBackend.records(deputyRecords)
   const withFs = <A, E>(e: Effect.Effect<A, E, FileSystem.FileSystem>) => Effect.provideService(e, FileSystem.FileSystem, fs)
   /** The deputies this process runs now; a restarted one knows the others by their leases. */
   const running = yield* Ref.make(new Set<string>())
@@ -96,7 +102,7 @@ export const make = Effect.gen(function* () {
       // read as never started, rather than stopping every deputy.
       Effect.catchAll((e) =>
         Effect.as(
-          fs.exists(records.pathOf(id)).pipe(
+          records.exists(id).pipe(
             Effect.orElseSucceed(() => false),
             Effect.flatMap((there) => (there ? Effect.logWarning(`deputies: ${e.message}`) : Effect.void))
           ),
@@ -105,7 +111,11 @@ export const make = Effect.gen(function* () {
       )
     )
 
-  /** Change one question's record under its lock, making its folder first. */
+  /**
+   * Change one question's record under its lock, making its folder first
+   * (the record's own on the home-folder backend; on any, where this
+   * machine keeps the deputy's artifacts).
+   */
   const change = (id: string, next: (before: Option.Option<Deputy.DeputyRecord>) => Deputy.DeputyRecord) =>
     Effect.gen(function* () {
       yield* fs.makeDirectory(NodePath.join(dir, id), { recursive: true }).pipe(Effect.mapError((e) => new DeputyRecordError({ message: e.message })))

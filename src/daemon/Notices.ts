@@ -1,15 +1,16 @@
 /**
  * Notices: what magi tells the owner about its own failures to act, as
  * opposed to the questions agents ask. Today one kind: the waiter could not
- * carry the owner's words to the agent, and why. Each is a file under
- * `<home>/notices/` (for the web's notices page) and goes out through the
+ * carry the owner's words to the agent, and why. Each is a record of the
+ * configured backend (a file under `<home>/notices/`, or a row in
+ * PostgreSQL), for the web's notices page, and goes out through the
  * notification command (so the owner hears it without looking).
  */
-import { Clock, Context, Data, Effect, Either, Layer, Option, Random, Schema } from "effect"
+import { FileSystem } from "@effect/platform"
+import { Clock, Context, Data, Effect, Either, Layer, Option, Random, Schema, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as RecordStore from "../platform/RecordStore.js"
-import type * as StoreBackend from "../platform/StoreBackend.js"
-import { MagiHome } from "../platform/MagiHome.js"
+import * as StoreBackend from "../platform/StoreBackend.js"
 import { Notifier } from "../questions/Notifier.js"
 import * as Q from "../questions/Question.js"
 
@@ -30,7 +31,8 @@ export const Notice = Schema.Struct({
 export type Notice = typeof Notice.Type
 
 export interface NoticesShape {
-  readonly root: string
+  /** Where the notices are, for messages: their folder, or the database with its password masked. */
+  readonly where: string
   /**
    * Write the notice and send it through the notification command, unless
    * the same notice (question, input, reason) was already raised: a seat that
@@ -43,11 +45,16 @@ export interface NoticesShape {
 }
 
 export class Notices extends Context.Tag("magi/Notices")<Notices, NoticesShape>() {
-  static at = (root: string) => Layer.effect(Notices, make(root))
-  static layer = Layer.effect(Notices, Effect.flatMap(MagiHome, (home) => make(noticesDir(home))))
+  /** Notices in the folder `root`, over whichever `FileSystem` is provided. */
+  static at = (root: string) => Layer.effect(Notices, Effect.suspend(() => Effect.flatMap(recordsAt(root), make)))
+  /** The owner's notices on the configured backend: `<home>/notices`, or the database. */
+  static layer = Layer.effect(Notices, Effect.suspend(() => Effect.flatMap(onBackend, make))).pipe(Layer.provide(StoreBackend.StoreBackend.layer))
 }
 
-export const noticesDir = (home: { readonly dir: string }) => NodePath.join(home.dir, "notices")
+/** The notices' folder in the home, and their key in the database. */
+export const NOTICES_FOLDER = "notices"
+
+export const noticesDir = (home: { readonly dir: string }) => NodePath.join(home.dir, NOTICES_FOLDER)
 
 const decodeNotice = Schema.decodeUnknownEither(Schema.parseJson(Notice), { errors: "first" })
 
@@ -58,7 +65,7 @@ class NoticeUnreadable extends Data.TaggedError("NoticeUnreadable")<{ readonly m
 
 /** The notice kind in the home folder (`<home>/notices`), as `StoreBackend.records` and `magi store migrate` take a kind. */
 export const noticeRecords: StoreBackend.KindOptions<Notice, NoticeUnreadable, NoticeUnreadable, NoticeUnreadable> = {
-  folder: "notices",
+  folder: NOTICES_FOLDER,
   kind: {
     noun: "notice",
     decode: (body: string, source: string) =>
@@ -74,11 +81,20 @@ export const noticeRecords: StoreBackend.KindOptions<Notice, NoticeUnreadable, N
   }
 }
 
-/** The notices folder in the shared record store (atomic writes, bounded reads, skipped files explained). */
-const recordsAt = (root: string) => {
+export type NoticeRecords = RecordStore.RecordStore<Notice, NoticeUnreadable, NoticeUnreadable, NoticeUnreadable>
+
+/** The notices folder `root` in the shared record store (atomic writes, bounded reads, skipped files explained). */
+const recordsAt = (root: string): Effect.Effect<NoticeRecords, never, FileSystem.FileSystem> => {
   const { folder: _folder, ...options } = noticeRecords
   return RecordStore.make({ ...options, root })
 }
+
+/** The notices on the configured backend. */
+export const onBackend: Effect.Effect<NoticeRecords, never, StoreBackend.StoreBackend | FileSystem.FileSystem> = StoreBackend.records(noticeRecords)
+
+/** Names of what changed among the notices on the configured backend (`<id>.json`); ends where watching is unavailable. */
+export const changesOnBackend: Stream.Stream<string, never, StoreBackend.StoreBackend | FileSystem.FileSystem> =
+  StoreBackend.changes(NOTICES_FOLDER)
 
 const newestFirst = (notices: ReadonlyArray<Notice>) =>
   [...notices].sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
@@ -90,14 +106,18 @@ const newestFirst = (notices: ReadonlyArray<Notice>) =>
  * torn write never hides the rest.
  */
 export const listIn = Effect.fn("Notices.list")(function* (root: string) {
-  const records = yield* recordsAt(root)
-  const scan = yield* records.scan.pipe(Effect.orElseSucceed((): RecordStore.Scan<Notice> => ({ records: [], skipped: [] })))
-  return newestFirst(scan.records)
+  return yield* listOf(yield* recordsAt(root))
 })
 
-export const make = Effect.fn("Notices.make")(function* (root: string) {
+/** Every readable notice of `records`, newest first; none when they cannot be listed. */
+export const listOf = (records: NoticeRecords): Effect.Effect<ReadonlyArray<Notice>> =>
+  Effect.map(
+    records.scan.pipe(Effect.orElseSucceed((): RecordStore.Scan<Notice> => ({ records: [], skipped: [] }))),
+    (scan) => newestFirst(scan.records)
+  )
+
+export const make = Effect.fn("Notices.make")(function* (records: NoticeRecords) {
   const notifier = yield* Notifier
-  const records = yield* recordsAt(root)
 
   const raise = (about: Q.Question, input: string, summary: string, reason: string) =>
     Effect.gen(function* () {
@@ -135,10 +155,7 @@ export const make = Effect.fn("Notices.make")(function* (root: string) {
       return Option.some(notice)
     })
 
-  const list = Effect.map(
-    records.scan.pipe(Effect.orElseSucceed((): RecordStore.Scan<Notice> => ({ records: [], skipped: [] }))),
-    (scan) => newestFirst(scan.records)
-  )
+  const list = listOf(records)
 
-  return { root, raise, list } satisfies NoticesShape
+  return { where: records.root, raise, list } satisfies NoticesShape
 })

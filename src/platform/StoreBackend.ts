@@ -52,9 +52,14 @@ export class StoreBackend extends Context.Tag("magi/StoreBackend")<StoreBackend,
   /**
    * The backend this process is configured for: `MAGI_STORE_URL`, else the
    * config's `[store] url` (when a config is provided), else the home folder.
+   * A backend already provided around it wins (a test's database, or the one
+   * a command built once for all its stores): each store's layer provides
+   * this one, and must not replace the backend it was given with another.
    */
   static layer: Layer.Layer<StoreBackend, Postgres.StoreUnavailable | Postgres.StoreUrlInvalid, MagiHome> = Layer.unwrapEffect(
     Effect.gen(function* () {
+      const given = yield* Effect.serviceOption(StoreBackend)
+      if (Option.isSome(given)) return Layer.succeed(StoreBackend, given.value)
       const url = yield* configuredUrl
       if (Option.isNone(url)) return StoreBackend.files
       return StoreBackend.postgres(yield* Postgres.parseUrl(url.value))

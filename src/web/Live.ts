@@ -9,8 +9,8 @@
  * connected page; a page then refetches the list.
  *
  * What a page shows changes with the questions, the notices the waiter
- * writes and the queue (same watch-and-poll, on `<home>/notices/` and
- * `<home>/queue/`), the runs (a record per run folder: the poll alone), and
+ * writes, the chats and the queue (same watch-and-poll: each store's change
+ * feed, a folder's watch or PostgreSQL's `LISTEN`), the runs (a record per run folder: the poll alone), and
  * who holds a question's wait. The last can change with no file written at all (an
  * asker killed mid-wait just stops beating its lease, which goes stale), so
  * the poll also compares the holders.

@@ -1,24 +1,26 @@
 /**
- * The notices page's side of `<home>/notices/`: what the waiter could not
- * deliver and why, read-only. The waiter (in this process or in `magi serve`)
- * writes them; the web lists them and tells open pages when one lands.
+ * The notices page's side of the notices (`<home>/notices/`, or their rows
+ * in PostgreSQL): what the waiter could not deliver and why, read-only. The
+ * waiter (in this process, in `magi serve`, or on another machine sharing
+ * the database) writes them; the web lists them and tells open pages when
+ * one lands.
  */
 import { FileSystem } from "@effect/platform"
-import { Context, Effect, Layer, Option, Stream } from "effect"
-import * as NodePath from "node:path"
-import { MagiHome } from "../platform/MagiHome.js"
-import { listIn, type Notice, noticesDir } from "../daemon/Notices.js"
+import { Context, Effect, Layer, Stream } from "effect"
+import { changesOnBackend, listOf, type Notice, onBackend } from "../daemon/Notices.js"
+import * as StoreBackend from "../platform/StoreBackend.js"
 
 export class NoticeFeed extends Context.Tag("magi/web/NoticeFeed")<
   NoticeFeed,
   {
-    readonly root: string
+    /** Where the notices are, for messages. */
+    readonly where: string
     /** Every readable notice, newest first. */
     readonly list: Effect.Effect<ReadonlyArray<Notice>>
-    /** The directory's mtime (0 before the first notice): moves with every notice written. */
+    /** Moves with every notice written (the folder's mtime, or the database's count of writes); 0 before the first notice. */
     readonly revision: Effect.Effect<number>
     /**
-     * Names of files changing in the directory, while watching works. Ends
+     * Names of notices changing (`<id>.json`), while watching works. Ends
      * quietly where it does not: `Live` also polls `revision`.
      */
     readonly changes: Stream.Stream<string>
@@ -28,21 +30,15 @@ export class NoticeFeed extends Context.Tag("magi/web/NoticeFeed")<
     NoticeFeed,
     Effect.gen(function* () {
       const fs = yield* FileSystem.FileSystem
-      const root = noticesDir(yield* MagiHome)
-      const list = Effect.provideService(listIn(root), FileSystem.FileSystem, fs)
-      const revision = fs.stat(root).pipe(
-        Effect.map((s) => Option.getOrElse(Option.map(s.mtime, (d) => d.getTime()), () => 0)),
-        Effect.orElseSucceed(() => 0)
+      const backend = yield* StoreBackend.StoreBackend
+      const records = yield* onBackend
+      // On the file backend the folder is made up front, so it can be
+      // watched before the waiter writes its first notice.
+      const changes = changesOnBackend.pipe(
+        Stream.provideService(StoreBackend.StoreBackend, backend),
+        Stream.provideService(FileSystem.FileSystem, fs)
       )
-      // The directory is made up front so it can be watched before the
-      // waiter writes its first notice.
-      const changes = Stream.unwrap(
-        Effect.as(
-          Effect.ignore(fs.makeDirectory(root, { recursive: true })),
-          fs.watch(root).pipe(Stream.map((event) => NodePath.basename(event.path)))
-        )
-      ).pipe(Stream.catchAll(() => Stream.empty))
-      return { root, list, revision, changes }
+      return { where: records.root, list: listOf(records), revision: records.revision, changes }
     })
-  )
+  ).pipe(Layer.provide(StoreBackend.StoreBackend.layer))
 }

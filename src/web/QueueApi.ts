@@ -18,9 +18,7 @@ import { FilingRefused, fileWork } from "../queue/Filing.js"
 import { type BadBody, type BodyTooLarge, bodyAs, failure as bodyFailure } from "./Api.js"
 import { QueueFeed } from "./QueueFeed.js"
 import * as Responses from "./Responses.js"
-import { conductDir } from "../daemon/Conductor.js"
-import { readDecisions } from "../daemon/ConductorLog.js"
-import { MagiHome } from "../platform/MagiHome.js"
+import { ConductorLog } from "../daemon/ConductorLog.js"
 
 /** A body the route understood but whose content cannot be filed. */
 class BadTask extends Error {
@@ -143,8 +141,7 @@ const repos = Effect.gen(function* () {
 
 /** Every decision the conductor recorded, newest first, for a Conductor view. */
 const conduct = Effect.gen(function* () {
-  const home = yield* MagiHome
-  return Responses.json({ decisions: yield* readDecisions(conductDir(home)) })
+  return Responses.json({ decisions: yield* (yield* ConductorLog).read })
 })
 
 // A change the owner tapped is recorded even if the phone drops the

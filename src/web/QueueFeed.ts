@@ -13,12 +13,10 @@
  * works, which repositories this home has seen, and which one `magi web` was
  * started in (where a task filed from the phone goes by default).
  */
-import { CommandExecutor, FileSystem } from "@effect/platform"
+import { CommandExecutor } from "@effect/platform"
 import { Context, Effect, Layer, Option, Ref } from "effect"
 import * as NodeZlib from "node:zlib"
-import { conductDir } from "../daemon/Conductor.js"
-import { type DecisionRecord, readDecisions } from "../daemon/ConductorLog.js"
-import { MagiHome } from "../platform/MagiHome.js"
+import { ConductorLog, type DecisionRecord } from "../daemon/ConductorLog.js"
 import * as Q from "../questions/Question.js"
 import type { Question } from "../questions/Question.js"
 import * as T from "../queue/Task.js"
@@ -152,16 +150,14 @@ export class QueueFeed extends Context.Tag("magi/web/QueueFeed")<
       const snapshots = yield* Snapshots
       const runs = yield* RunFeed
       const executor = yield* CommandExecutor.CommandExecutor
-      const fs = yield* FileSystem.FileSystem
-      const home = yield* MagiHome
+      const log = yield* ConductorLog
       /**
        * The conductor's latest decision per task, with a key that moves when
        * the log does: it is append-only, so its record count and newest
        * record say whether anything was added (a refused decision changes no
        * task, so the tasks alone cannot say).
        */
-      const decisions = readDecisions(conductDir(home)).pipe(
-        Effect.provideService(FileSystem.FileSystem, fs),
+      const decisions = log.read.pipe(
         Effect.map((records) => ({
           key: `${records.length}:${records.length === 0 ? "" : JSON.stringify(records[0])}`,
           latest: latestDecisions(records)

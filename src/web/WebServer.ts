@@ -2,7 +2,6 @@
  * `magi web`'s server: bind, listen (waiting out a port still held by the
  * previous run), and serve the API and the page behind the security checks.
  */
-import type { StoreUnavailable, StoreUrlInvalid } from "../platform/Postgres.js"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import type { CommandExecutor } from "@effect/platform/CommandExecutor"
 import type { FileSystem } from "@effect/platform/FileSystem"
@@ -33,6 +32,8 @@ import { Chats } from "../chat/Chats.js"
 import * as ChatsApi from "./ChatsApi.js"
 import { Agents } from "../agents/Agents.js"
 import { Rosters } from "../agents/AgentRoster.js"
+import { ConductorLog } from "../daemon/ConductorLog.js"
+import type { StoreUnavailable, StoreUrlInvalid } from "../platform/Postgres.js"
 
 /**
  * A restarted `magi web` often finds its port still held by the process it
@@ -109,6 +110,8 @@ const listen = (address: string, port: number, limits: Limits) =>
  */
 const services = Live.layer.pipe(
   Layer.provideMerge(QueueFeed.layer),
+  // The conductor's decisions, for the queue's view and `GET /api/conduct`.
+  Layer.provideMerge(ConductorLog.layer),
   Layer.provideMerge(Layer.mergeAll(Snapshots.layer, NoticeFeed.layer, RunFeed.layer, NotifySetting.layer)),
   // The planning chats, with what their turns and filing use; each chat's
   // agent roster is read from its own repository's config.

@@ -46,6 +46,8 @@ describe("the question store on PostgreSQL", () => {
   it.scopedLive("keeps a panel byte for byte, replaces it whole, serves it to another process, and drops it", () =>
     Effect.gen(function* () {
       const { store, fs, base, other } = yield* onPostgres
+      // The database provided, not the backend the environment would pick.
+      expect(store.where).toMatch(/^PostgreSQL at postgres:/)
       const work = NodePath.join(base, "worktree")
       yield* fs.makeDirectory(work, { recursive: true })
       yield* fs.writeFile(NodePath.join(work, "table.png"), new Uint8Array([0x89, 0x50, 0x4e, 0x47]))

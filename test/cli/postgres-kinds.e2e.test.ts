@@ -1,0 +1,156 @@
+/**
+ * The built `magi` as real processes on the PostgreSQL backend
+ * (`MAGI_STORE_URL`, the real server the test run started), for the kinds
+ * beyond questions: the conductor's decisions written by `magi serve` and
+ * read back by `magi task show`, a planning chat opened and answered
+ * through `magi web`, and the waiter's notice raised by `magi serve` and
+ * listed by another home's `magi web`; each a row in the database, no file
+ * in the home.
+ */
+import { describe, expect, it } from "vitest"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { Effect } from "effect"
+import { owner } from "./cliSupport.js"
+import { magi, repoWithAgent, serveDaemon, tasksOnDisk } from "../runSupport.js"
+import { tempDirSync, until } from "../support.js"
+import { chatRepo } from "../web/chat-support.js"
+import { eventually, postJson, request, startWeb } from "../web/web-support.js"
+import { freshDatabaseSync, query } from "../pgSupport.js"
+
+const QUEUE_AGENT = NodePath.resolve("test/fixtures/queue-agent.mjs")
+const CONDUCTOR_AGENT = NodePath.resolve("test/fixtures/conductor-agent.mjs")
+
+const rows = (url: string, kind: string) =>
+  Effect.runPromise(query(url, "SELECT id, body FROM magi_records WHERE kind = $1 ORDER BY id", [kind])).then((all) =>
+    all.map((r) => ({ id: String(r.id), body: JSON.parse(String(r.body)) }))
+  )
+
+describe("magi on PostgreSQL, the kinds beyond questions, as real processes", () => {
+  it("magi serve records the conductor's decision in the database, and magi task show reads it from there", async () => {
+    const db = await freshDatabaseSync()
+    try {
+      const dir = tempDirSync()
+      const home = NodePath.join(dir, "home")
+      const repo = repoWithAgent(dir, ["node", QUEUE_AGENT])
+      NodeFs.appendFileSync(
+        NodePath.join(repo, "magi.toml"),
+        `\n[agents.boss]\nkind = "command"\ncommand = ${JSON.stringify(["node", CONDUCTOR_AGENT])}\n\n[roles]\nimplementer = "fake"\nconductor = "boss"\n`
+      )
+      const env = {
+        MAGI_HOME: home,
+        MAGI_STORE_URL: db.url,
+        FAKE_AGENT_LOG: NodePath.join(dir, "agent.jsonl"),
+        CONDUCTOR_LOG: NodePath.join(dir, "conductor.jsonl"),
+        MAGI_RUN: "",
+        MAGI_NODE: ""
+      }
+      const add = (args: string[]) => {
+        const r = magi(repo, env, "task", "add", ...args)
+        expect(r.status).toBe(0)
+        return /^filed (\w+) /.exec(r.stdout)![1]!
+      }
+      add(["--priority", "1", "Build the API"])
+      const client = add(["--priority", "5", "Use the API"])
+      const tasks = () => tasksOnDisk(home)
+      const daemon = serveDaemon(repo, home, env, dir)
+      try {
+        await until("both tasks to be done", () => tasks().length === 2 && tasks().every((t) => t.status === "done"), 90_000)
+      } finally {
+        await daemon.stop()
+      }
+      const decisions = await rows(db.url, "conductor-log")
+      expect(decisions.map((d) => d.body)).toEqual([
+        expect.objectContaining({ task: expect.stringMatching(new RegExp(`-${client}$`)), outcome: "applied", why: expect.stringMatching(/^blocked on \w+$/) })
+      ])
+      expect(NodeFs.existsSync(NodePath.join(home, "conduct", "decisions.jsonl"))).toBe(false)
+      // The conductor's own seat and artifacts stay on this machine.
+      expect(NodeFs.existsSync(NodePath.join(home, "conduct", "seat.json"))).toBe(true)
+      const shown = magi(repo, env, "task", "show", client)
+      expect(shown.status).toBe(0)
+      expect(shown.stdout).toMatch(/conductor \(.*, turn 1\): applied: blocked on \w+/)
+    } finally {
+      await db.drop()
+    }
+  }, 150_000)
+
+  it("magi web keeps a planning chat in the database: opened, answered by the agent, listed, and no chat file in the home", async () => {
+    const db = await freshDatabaseSync()
+    const setup = chatRepo([{ reply: "Which fetcher?" }])
+    const home = tempDirSync()
+    const web = await startWeb(home, 0, { cwd: setup.repo, env: { MAGI_STORE_URL: db.url } })
+    try {
+      const api = (path: string) => `${web.url}${path}`
+      const created = await postJson(api("/api/chats"), { idea: "retry the fetcher" })
+      expect(created.status).toBe(202)
+      const id = created.json().id as string
+      const answered = await eventually(
+        "the agent's turn",
+        async () => {
+          const chat = (await request(api(`/api/chats/${id}`))).json()
+          return chat.turns.some((t: { who: string }) => t.who === "agent") && !chat.thinking ? chat : undefined
+        },
+        30_000
+      )
+      expect(answered.turns.map((t: { who: string; body: string }) => `${t.who}: ${t.body}`)).toEqual([
+        "operator: retry the fetcher",
+        "agent: Which fetcher?"
+      ])
+      const [row] = await rows(db.url, "chats")
+      expect(row).toMatchObject({ id, body: { id, turns: [{ body: "retry the fetcher" }, { body: "Which fetcher?" }] } })
+      expect((await request(api("/api/chats"))).json().map((c: { id: string }) => c.id)).toEqual([id])
+      const chatsDir = NodePath.join(home, "chats")
+      const files = NodeFs.existsSync(chatsDir) ? NodeFs.readdirSync(chatsDir).filter((n) => n.endsWith(".json")) : []
+      expect(files).toEqual([])
+      // What the turn told the agent stays in this machine's chats folder.
+      expect(NodeFs.existsSync(NodePath.join(chatsDir, `${id}.artifacts`))).toBe(true)
+    } finally {
+      await web.stop()
+      await db.drop()
+    }
+  }, 90_000)
+
+  it("magi serve raises the waiter's notice in the database, and another home's magi web lists it", async () => {
+    const db = await freshDatabaseSync()
+    const laptop = owner()
+    const store = { MAGI_STORE_URL: db.url }
+    let web: Awaited<ReturnType<typeof startWeb>> | undefined
+    let daemon: ReturnType<typeof serveDaemon> | undefined
+    try {
+      // Asked from a worktree, one slice, then the asker is gone.
+      const asked = await laptop.run(["ask", "--summary", "Ship it?", "--choice", "yes", "--choice", "no"], {
+        ...store,
+        MAGI_RUN: "20260902-201256-9fb7",
+        MAGI_NODE: "impl",
+        MAGI_SEAT: "impl",
+        MAGI_WAIT_SLICE: "1"
+      })
+      expect(asked.code).toBe(0)
+      const answered = await laptop.run(["answer", "--reply", "yes"], store)
+      expect(answered.code).toBe(0)
+      // The worktree is removed before the waiter can carry the answer back.
+      NodeFs.rmSync(laptop.cwd, { recursive: true, force: true })
+      const elsewhere = tempDirSync()
+      daemon = serveDaemon(elsewhere, laptop.home, { ...store, MAGI_HOME: laptop.home }, elsewhere)
+      const notices = await eventually(
+        "the waiter's notice in the database",
+        async () => {
+          const found = await rows(db.url, "notices")
+          return found.length > 0 ? found : undefined
+        },
+        30_000
+      )
+      expect(notices).toHaveLength(1)
+      expect(notices[0]!.body).toMatchObject({ seat: "impl", input: expect.stringMatching(/^Answered@/), reason: expect.stringContaining("is gone") })
+      expect(NodeFs.existsSync(NodePath.join(laptop.home, "notices"))).toBe(false)
+      // Another machine's page lists it from the database.
+      web = await startWeb(tempDirSync(), 0, { env: store })
+      const listed = (await request(`${web.url}/api/notices`)).json()
+      expect(listed.map((n: { id: string }) => n.id)).toEqual([notices[0]!.id])
+    } finally {
+      await daemon?.stop()
+      await web?.stop()
+      await db.drop()
+    }
+  }, 90_000)
+})
