@@ -157,11 +157,15 @@ const until = async (what: string, ok: () => boolean, ms = DEADLINE) => {
 // Scripting the model
 
 /**
- * How the prompt tells the agent to run magi: the absolute path it names (a
- * login shell may have reset PATH), else plain `magi`. What a model reading
+ * How the prompt tells the agent to run magi: the absolute path it names
+ * (codex's login shell resets PATH, so its prompt's commands name magi by
+ * path; other agents get a note), else plain `magi`. What a model reading
  * the prompt would type.
  */
-const magiIn = (prompt: string): string => /`magi` is (.+?): /.exec(prompt)?.[1] ?? "magi"
+const magiIn = (prompt: string): string => {
+  const found = /`magi` is (.+?): |name magi by its path, (.+?): /.exec(prompt)
+  return found?.[1] ?? found?.[2] ?? "magi"
+}
 
 const ask = (prompt: string, summary: string) =>
   `${magiIn(prompt)} ask --summary ${JSON.stringify(summary)} --detail "Both already work here." --choice A --choice B`
