@@ -10,6 +10,7 @@ import { Command as PlatformCommand, FileSystem } from "@effect/platform"
 import { Config, Effect, Either, Layer, Option } from "effect"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
+import { MagiConfig } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import { ConductorLog, latestFor } from "../daemon/ConductorLog.js"
 import * as LocalContext from "../platform/LocalContext.js"
@@ -24,11 +25,15 @@ import { errorLine, reasonLine } from "../agents/ErrorLine.js"
 import { CliFailure } from "./CliFailure.js"
 import { readStdinUpTo, writeErr, writeOut } from "./io.js"
 
-/** The stores `magi task` works on, over the owner's home. */
+/**
+ * The stores `magi task` works on, over the owner's home, on the backend the
+ * config names (a broken config is warned about: filing and listing need
+ * none of the rest of it).
+ */
 export const queueLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>
   Layer.mergeAll(TaskStore.layer, RunStore.layer, ConductorLog.layer).pipe(
     Layer.provideMerge(QuestionStore.layer),
-    Layer.provideMerge(home),
+    Layer.provideMerge(Layer.merge(home, MagiConfig.fromFilesOrDefaults(process.cwd(), "the queue"))),
     Layer.provideMerge(LocalContext.layer)
   )
 

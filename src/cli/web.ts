@@ -9,6 +9,7 @@
 import { Command, Options } from "@effect/cli"
 import * as LocalContext from "../platform/LocalContext.js"
 import { Effect, Layer, Option, Ref } from "effect"
+import { MagiConfig } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { serve } from "../web/WebServer.js"
@@ -31,12 +32,16 @@ export interface WebRun {
 const homeLayer = (home: Option.Option<string>) => Option.match(home, { onNone: () => MagiHome.fromEnv, onSome: MagiHome.at })
 
 /**
- * Only the store, not the config files: a broken `magi.toml` in whatever
- * directory the server was started from must not keep the owner from
+ * The store, on the backend the config names (`[store] url`); a broken
+ * `magi.toml` in whatever directory the server was started from is warned
+ * about and otherwise ignored, since it must not keep the owner from
  * answering.
  */
 const storeLayer = (home: Layer.Layer<MagiHome>) =>
-  QuestionStore.layer.pipe(Layer.provideMerge(home), Layer.provideMerge(LocalContext.layer))
+  QuestionStore.layer.pipe(
+    Layer.provideMerge(Layer.merge(home, MagiConfig.fromFilesOrDefaults(process.cwd(), "serving the page"))),
+    Layer.provideMerge(LocalContext.layer)
+  )
 
 /** Serve until interrupted. */
 export const runWeb = (options: WebRun) => {

@@ -4,6 +4,7 @@
  * `MAGI_STORE_URL`, against the real server the test run started.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { Effect } from "effect"
@@ -89,6 +90,23 @@ describe("magi on PostgreSQL, as real processes", { timeout: 120_000 }, () => {
     expect(asked.code).toBe(1)
     expect(asked.stderr).toContain("is not a PostgreSQL URL")
     expect(asked.stderr).not.toContain("hunter2")
+  })
+
+  it("keeps the queue in the database named only by the config file, for `magi task` as for every command", async () => {
+    const laptop = owner()
+    const configDir = NodePath.join(laptop.top, "config", "magi")
+    NodeFs.mkdirSync(configDir, { recursive: true })
+    NodeFs.writeFileSync(NodePath.join(configDir, "config.toml"), `[store]\nurl = "${db.url}"\n`)
+    spawnSync("git", ["init", "-q", laptop.cwd])
+    const filed = await laptop.run(["task", "add", "Document the retries", "--repo", laptop.cwd])
+    expect(filed.code, filed.stderr).toBe(0)
+    const rows = await Effect.runPromise(query(db.url, "SELECT body FROM magi_records WHERE kind = 'queue'"))
+    expect(rows.map((r) => JSON.parse(String(r.body)).instruction)).toEqual(["Document the retries"])
+    // Another machine, told by the environment: the same queue.
+    const other = owner()
+    const listed = await other.run(["task", "list"], { MAGI_STORE_URL: db.url })
+    expect(listed.stdout).toContain("Document the retries")
+    expect(NodeFs.existsSync(NodePath.join(laptop.home, "queue")) ? NodeFs.readdirSync(NodePath.join(laptop.home, "queue")).filter((n) => n.endsWith(".json")) : []).toEqual([])
   })
 
   it("takes the database from `[store] url` in the config file", async () => {
