@@ -12,8 +12,8 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { Effect } from "effect"
 import { owner } from "./cliSupport.js"
-import { magi, repoWithAgent, serveDaemon, tasksOnDisk } from "../runSupport.js"
-import { tempDirSync, until } from "../support.js"
+import { magi, repoWithAgent, serveDaemon } from "../runSupport.js"
+import { tempDirSync } from "../support.js"
 import { chatRepo } from "../web/chat-support.js"
 import { eventually, postJson, request, startWeb } from "../web/web-support.js"
 import { freshDatabaseSync, query } from "../pgSupport.js"
@@ -52,13 +52,20 @@ describe("magi on PostgreSQL, the kinds beyond questions, as real processes", ()
       }
       add(["--priority", "1", "Build the API"])
       const client = add(["--priority", "5", "Use the API"])
-      const tasks = () => tasksOnDisk(home)
+      // The queue is the database's too: its tasks are rows, not files.
+      const tasks = async () => (await rows(db.url, "queue")).map((r) => r.body as { status: string })
       const daemon = serveDaemon(repo, home, env, dir)
       try {
-        await until("both tasks to be done", () => tasks().length === 2 && tasks().every((t) => t.status === "done"), 90_000)
+        for (const end = Date.now() + 90_000; ; ) {
+          const now = await tasks()
+          if (now.length === 2 && now.every((t) => t.status === "done")) break
+          if (Date.now() > end) throw new Error(`timed out waiting for both tasks to be done: ${JSON.stringify(now.map((t) => t.status))}`)
+          await new Promise((r) => setTimeout(r, 100))
+        }
       } finally {
         await daemon.stop()
       }
+      expect(NodeFs.existsSync(NodePath.join(home, "queue")) ? NodeFs.readdirSync(NodePath.join(home, "queue")).filter((n) => n.endsWith(".json")) : []).toEqual([])
       const decisions = await rows(db.url, "conductor-log")
       expect(decisions.map((d) => d.body)).toEqual([
         expect.objectContaining({ task: expect.stringMatching(new RegExp(`-${client}$`)), outcome: "applied", why: expect.stringMatching(/^blocked on \w+$/) })
