@@ -1,17 +1,19 @@
 /**
  * One loop per home. Two waiters over the same questions would each resume
  * the same seat, which is the one thing the waiter exists to prevent, so the
- * loop that runs (`magi serve`, or `magi web` in-process) holds
- * `<home>/daemon.json` and refreshes it every `HEARTBEAT`; a second is refused
- * with the owner's pid while that heartbeat is fresh. A loop that was killed
- * stops beating, and after `STALE_AFTER` the next one takes the home over.
- * A loop that was only paused (SIGSTOP, a debugger) finds the new owner's
- * record at its next beat and stops, rather than run beside it.
+ * loop that runs (`magi serve`, or `magi web` in-process) holds the home's
+ * claim, `<home>/daemon.json` (`Claims`), and renews it every `HEARTBEAT`; a
+ * second is refused with the owner's pid while it is held. A loop killed on
+ * this machine is known gone at once by its pid, so a restart a moment
+ * later is let in; one that stopped beating otherwise is taken over after
+ * `STALE_AFTER`. A loop that was only paused (SIGSTOP, a debugger) finds at
+ * its next renewal that the home was taken over, and stops rather than run
+ * beside the new owner.
  */
 import { FileSystem } from "@effect/platform"
-import { Clock, Data, Deferred, Duration, Effect, Option, Random, Schedule, Schema } from "effect"
+import { Clock, Data, Deferred, Duration, Effect, Either, Option, Schedule, Schema } from "effect"
 import * as NodePath from "node:path"
-import { writeAtomically } from "../platform/AtomicFile.js"
+import * as Claims from "../platform/Claims.js"
 import * as Q from "../questions/Question.js"
 
 /** How often the owning loop says it is alive. */
@@ -45,9 +47,22 @@ export const read = Effect.fn("Daemon.read")(function* (home: string) {
   return Option.flatMap(yield* fs.readFileString(daemonFile(home)).pipe(Effect.option), decodeRecord)
 })
 
-/** Is the loop that wrote `record` still alive at `now`? */
-export const isLive = (record: DaemonRecord, now: Date): boolean =>
-  now.getTime() - Date.parse(record.beat_at) <= Duration.toMillis(STALE_AFTER)
+/** A loop holds its home while it beats; six missed heartbeats and it is gone. */
+const HOME_CLAIM = { ttl: STALE_AFTER } as const
+
+/** The home's claim: `daemon.json`, which is also the record the page reads (its detail says what the loop is doing). */
+const claimsOf = (home: string) => Claims.makeFiles(() => daemonFile(home))
+
+/**
+ * The pid of the loop that owns `home` now, if a live one does: its beat
+ * fresher than `STALE_AFTER`, and, on this machine, its process alive (a
+ * loop killed with -9 is gone at once, not half a minute later).
+ */
+export const liveOwner = Effect.fn("Daemon.liveOwner")(function* (home: string) {
+  const claims = yield* claimsOf(home)
+  const holder = yield* claims.holder("daemon", HOME_CLAIM).pipe(Effect.orElseSucceed(() => Option.none<Claims.Holding>()))
+  return Option.map(holder, (h) => h.owner.pid)
+})
 
 /** Owning a home: this loop's token, and an effect that fails once it no longer owns it. */
 export interface Owned {
@@ -76,60 +91,53 @@ const idle: Effect.Effect<Doing> = Effect.succeed({ current: [], completed: 0 })
  */
 export const own = Effect.fn("Daemon.own")(function* (home: string, doing: Effect.Effect<Doing> = idle) {
   const fs = yield* FileSystem.FileSystem
-  const token = `${process.pid}-${(yield* Random.nextIntBetween(0, 2 ** 31)).toString(36)}`
+  const claims = yield* claimsOf(home)
   const startedAt = Q.timestamp(new Date(yield* Clock.currentTimeMillis))
   const file = daemonFile(home)
 
-  const taken = (other: DaemonRecord) =>
-    new HomeTaken({
-      pid: other.pid,
-      message: `another magi loop (pid ${other.pid}, since ${other.started_at}) already owns ${home}; only one may wait on its questions at a time`
-    })
-
-  const write = Effect.gen(function* () {
-    const now = Q.timestamp(new Date(yield* Clock.currentTimeMillis))
+  /** What the record says beside the claim: what the page shows of the loop. */
+  const detail = Effect.gen(function* () {
     const { current, completed } = yield* doing
-    const record: DaemonRecord = { pid: process.pid, token, started_at: startedAt, beat_at: now, current, completed }
-    yield* writeAtomically(file, JSON.stringify(record, null, 2) + "\n")
-  }).pipe(Effect.provideService(FileSystem.FileSystem, fs))
+    return { started_at: startedAt, beat_at: Q.timestamp(new Date(yield* Clock.currentTimeMillis)), current, completed }
+  })
 
-  const current = yield* read(home)
-  const now = new Date(yield* Clock.currentTimeMillis)
-  if (Option.isSome(current) && current.value.token !== token && isLive(current.value, now))
-    return yield* taken(current.value)
-  yield* write.pipe(Effect.orDie)
-  // Two loops that found the home free at once both wrote; the last rename
-  // won, and the other learns it here.
-  const after = yield* read(home)
-  if (Option.isSome(after) && after.value.token !== token) return yield* taken(after.value)
-
-  yield* Effect.addFinalizer(() =>
-    Effect.gen(function* () {
-      const mine = yield* read(home)
-      if (Option.isSome(mine) && mine.value.token === token) yield* fs.remove(file).pipe(Effect.ignore)
+  const got = yield* claims.acquire("daemon", HOME_CLAIM, yield* detail).pipe(Effect.orDie)
+  if (Either.isLeft(got)) {
+    const other = got.left
+    const since = typeof other.detail.started_at === "string" ? other.detail.started_at : "a while"
+    return yield* new HomeTaken({
+      pid: other.owner.pid,
+      message: `another magi loop (pid ${other.owner.pid}, since ${since}) already owns ${home}; only one may wait on its questions at a time`
     })
-  )
+  }
+  const mine = got.right
+  yield* Effect.addFinalizer(() => claims.release(mine))
+
   const lost = yield* Deferred.make<never, HomeTaken>()
-  // Each beat looks before it writes: a record with another token means this
-  // loop was given up for dead and replaced, and writing over it would make
-  // two owners. A missing or unreadable record is still ours to rewrite.
+  /** The loop that took the home over, as its record names it (alive or not, it is not this one). */
+  const takenOver = Effect.gen(function* () {
+    const now = yield* read(home).pipe(Effect.provideService(FileSystem.FileSystem, fs))
+    const pid = Option.getOrElse(Option.map(now, (r) => r.pid), () => 0)
+    const since = Option.getOrElse(Option.map(now, (r) => r.started_at), () => "a moment ago")
+    return new HomeTaken({
+      pid,
+      message: `another magi loop (pid ${pid}, since ${since}) took ${home} over while this one was not beating (paused?); this one stops`
+    })
+  })
+  // Each beat renews the claim, which fails once another loop has taken the
+  // home over (this one was given up for dead): writing on would make two owners.
   const beat = Effect.gen(function* () {
-    const seen = yield* read(home)
-    if (Option.isSome(seen) && seen.value.token !== token)
-      return yield* new HomeTaken({
-        pid: seen.value.pid,
-        message: `another magi loop (pid ${seen.value.pid}, since ${seen.value.started_at}) took ${home} over while this one was not beating (paused?); this one stops`
-      })
-    yield* write.pipe(Effect.catchAll((e) => Effect.logWarning(`could not refresh ${file}: ${e.message}`)))
+    const still = yield* claims.renew(mine, yield* detail).pipe(
+      Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not refresh ${file}: ${e.message}`), true))
+    )
+    if (!still) return yield* Effect.flip(takenOver)
   })
   yield* Effect.forkScoped(
     Effect.repeat(beat, Schedule.spaced(HEARTBEAT)).pipe(
+      Effect.delay(HEARTBEAT),
       Effect.catchAll((e) => Effect.zipRight(Effect.logWarning(e.message), Deferred.fail(lost, e)))
     )
   )
-  const refresh = Effect.gen(function* () {
-    const seen = yield* read(home)
-    if (Option.isNone(seen) || seen.value.token === token) yield* write.pipe(Effect.ignore)
-  }).pipe(Effect.provideService(FileSystem.FileSystem, fs))
-  return { token, lost: Deferred.await(lost), refresh } satisfies Owned
+  const refresh = Effect.flatMap(detail, (d) => claims.renew(mine, d)).pipe(Effect.ignore)
+  return { token: mine.token, lost: Deferred.await(lost), refresh } satisfies Owned
 })

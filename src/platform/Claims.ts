@@ -41,7 +41,12 @@ export interface Holding {
   readonly owner: Owner
   /** When the holder last renewed it (ms since the epoch, on the backend's clock). */
   readonly renewedAt: number
+  /** What the holder says it is doing, as it last renewed (the daemon's turns in flight). */
+  readonly detail: Readonly<Record<string, unknown>>
 }
+
+/** What a holder may say beside its claim: plain JSON fields, never the claim's own. */
+export type Detail = Readonly<Record<string, unknown>>
 
 /** A claim this process holds: what renew and release need. */
 export interface Claim {
@@ -64,9 +69,9 @@ export class ClaimsError extends Data.TaggedError("ClaimsError")<{
 
 export interface ClaimsShape {
   /** Take `key` unless a live holder has it (which is returned instead); a stale holder's claim is taken over. */
-  readonly acquire: (key: string, rule: Staleness) => Effect.Effect<Either.Either<Claim, Holding>, ClaimsError>
-  /** Keep `claim` fresh; false when it is no longer this holder's (taken over, or gone). */
-  readonly renew: (claim: Claim) => Effect.Effect<boolean, ClaimsError>
+  readonly acquire: (key: string, rule: Staleness, detail?: Detail) => Effect.Effect<Either.Either<Claim, Holding>, ClaimsError>
+  /** Keep `claim` fresh (saying `detail`, when given); false when it is no longer this holder's (taken over, or gone). */
+  readonly renew: (claim: Claim, detail?: Detail) => Effect.Effect<boolean, ClaimsError>
   /** Let go of `claim`; another holder's claim on the same key is left alone. */
   readonly release: (claim: Claim) => Effect.Effect<void>
   /** The live holder of `key` under `rule`, if any. */
@@ -108,22 +113,31 @@ interface FileBody {
   readonly pid: number
   readonly token: string
   readonly renewed_at: number
+  readonly detail: Detail
 }
+
+/** The claim's own fields in a claim file; everything else in it is the holder's detail. */
+const OWN_FIELDS = new Set(["host", "pid", "token", "renewed_at"])
 
 /** A claim file's content; older formats are read for their pid (a task claim was `<pid>\n`, a delivery claim `{pid, at}`). */
 const parseBody = (text: string): Option.Option<FileBody> => {
+  const bare = (pid: number): Option.Option<FileBody> => Option.some({ host: NodeOs.hostname(), pid, token: "", renewed_at: Number.NaN, detail: {} })
   try {
     const raw: unknown = JSON.parse(text)
-    if (typeof raw === "number" && Number.isInteger(raw)) return Option.some({ host: NodeOs.hostname(), pid: raw, token: "", renewed_at: Number.NaN })
-    if (typeof raw !== "object" || raw === null) return Option.none()
+    if (typeof raw === "number" && Number.isInteger(raw)) return bare(raw)
+    if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return Option.none()
     const r = raw as Record<string, unknown>
     const pid = typeof r.pid === "number" ? r.pid : Number.NaN
-    const at = typeof r.renewed_at === "number" ? r.renewed_at : typeof r.at === "number" ? r.at : Number.NaN
+    // The time of the last renewal; older formats said it as `at` (a
+    // delivery claim) or `beat_at` (the daemon's record).
+    const at =
+      typeof r.renewed_at === "number" ? r.renewed_at : typeof r.at === "number" ? r.at : typeof r.beat_at === "string" ? Date.parse(r.beat_at) : Number.NaN
     if (!Number.isInteger(pid)) return Option.none()
-    return Option.some({ host: typeof r.host === "string" ? r.host : NodeOs.hostname(), pid, token: typeof r.token === "string" ? r.token : "", renewed_at: at })
+    const detail = Object.fromEntries(Object.entries(r).filter(([k]) => !OWN_FIELDS.has(k)))
+    return Option.some({ host: typeof r.host === "string" ? r.host : NodeOs.hostname(), pid, token: typeof r.token === "string" ? r.token : "", renewed_at: at, detail })
   } catch {
     const pid = Number(text.trim().split(/\s+/)[0])
-    return Number.isInteger(pid) && pid > 0 ? Option.some({ host: NodeOs.hostname(), pid, token: "", renewed_at: Number.NaN }) : Option.none()
+    return Number.isInteger(pid) && pid > 0 ? bare(pid) : Option.none()
   }
 }
 
@@ -147,7 +161,7 @@ export const makeFiles = (pathOf: (key: string) => string, alive: (pid: number) 
         if (Option.isNone(body)) return { stale: (yield* watch.ageOf(pathOf(key), seen, seen.mtime)) > Math.max(ttlMs, UNREADABLE_GRACE_MS), holding: Option.none<Holding>() }
         const owner = { host: body.value.host, pid: body.value.pid }
         const dated = Number.isFinite(body.value.renewed_at) ? body.value.renewed_at : seen.mtime
-        const holding: Holding = { key, owner, renewedAt: dated }
+        const holding: Holding = { key, owner, renewedAt: dated, detail: body.value.detail }
         if (deadHere(owner, alive)) return { stale: true, holding: Option.some(holding) }
         // Written by an older magi (a bare pid, no renewals): its process
         // held it for as long as it lived, so that is how it is judged.
@@ -155,13 +169,14 @@ export const makeFiles = (pathOf: (key: string) => string, alive: (pid: number) 
         return { stale: (yield* watch.ageOf(pathOf(key), seen, dated)) > ttlMs, holding: Option.some(holding) }
       })
 
-    const bodyOf = (token: string, now: number) =>
-      JSON.stringify({ ...self(), token, renewed_at: now } satisfies FileBody) + "\n"
+    /** The holder's detail first, the claim's own fields last: a detail can never pose as them. */
+    const bodyOf = (token: string, now: number, detail: Detail = {}) =>
+      JSON.stringify({ ...detail, ...self(), token, renewed_at: now }, null, 2) + "\n"
 
     /** Tries before a claim that keeps vanishing between the take and the look is reported as held: each needs a release in a window of microseconds. */
     const TAKE_TRIES = 3
 
-    const acquire = (key: string, rule: Staleness): Effect.Effect<Either.Either<Claim, Holding>, ClaimsError> =>
+    const acquire = (key: string, rule: Staleness, detail?: Detail): Effect.Effect<Either.Either<Claim, Holding>, ClaimsError> =>
       Effect.gen(function* () {
         const path = pathOf(key)
         const ttlMs = Duration.toMillis(rule.ttl)
@@ -169,14 +184,14 @@ export const makeFiles = (pathOf: (key: string) => string, alive: (pid: number) 
         yield* fs.makeDirectory(NodePath.dirname(path), { recursive: true }).pipe(Effect.mapError(failed(key, "create the folder of")))
         for (let tries = 1; ; tries++) {
           const now = yield* Clock.currentTimeMillis
-          const took = yield* FileClaim.take(fs, path, bodyOf(token, now), (seen) => Effect.map(judge(key, seen, ttlMs), (j) => j.stale), watch, UNREADABLE_GRACE_MS).pipe(
+          const took = yield* FileClaim.take(fs, path, bodyOf(token, now, detail), (seen) => Effect.map(judge(key, seen, ttlMs), (j) => j.stale), watch, UNREADABLE_GRACE_MS).pipe(
             Effect.mapError(failed(key, "take"))
           )
           if (took) return Either.right({ key, token })
           const live = yield* holder(key, rule)
           if (Option.isSome(live)) return Either.left(live.value)
           // Released (or judged stale) between the take and the look: try again.
-          if (tries >= TAKE_TRIES) return Either.left({ key, owner: { host: "", pid: 0 }, renewedAt: now })
+          if (tries >= TAKE_TRIES) return Either.left({ key, owner: { host: "", pid: 0 }, renewedAt: now, detail: {} })
         }
       })
 
@@ -186,12 +201,15 @@ export const makeFiles = (pathOf: (key: string) => string, alive: (pid: number) 
         Effect.orElseSucceed(() => false)
       )
 
-    const renew = (claim: Claim) =>
+    const renew = (claim: Claim, detail?: Detail) =>
       Effect.gen(function* () {
-        if (!(yield* mine(claim.key, claim.token))) return false
+        const now = yield* Clock.currentTimeMillis
+        const current = yield* fs.readFileString(pathOf(claim.key)).pipe(Effect.map(parseBody), Effect.orElseSucceed(() => Option.none<FileBody>()))
+        if (!Option.exists(current, (b) => b.token === claim.token)) return false
         // A rewrite, not a touch: the new identity tells a breaker that
         // judged the old file that it is gone, so it removes nothing.
-        yield* writeAtomically(pathOf(claim.key), bodyOf(claim.token, yield* Clock.currentTimeMillis)).pipe(
+        const said = detail ?? Option.getOrElse(Option.map(current, (b) => b.detail), () => ({}))
+        yield* writeAtomically(pathOf(claim.key), bodyOf(claim.token, now, said)).pipe(
           Effect.provideService(FileSystem.FileSystem, fs),
           Effect.mapError(failed(claim.key, "renew"))
         )
@@ -218,10 +236,10 @@ export const makeFiles = (pathOf: (key: string) => string, alive: (pid: number) 
         }
         if (seen._tag === "gone") return Option.none()
         // Changing under every look: someone is at it, so it is not free.
-        if (seen._tag === "unsure") return Option.some({ key, owner: { host: "", pid: 0 }, renewedAt: yield* Clock.currentTimeMillis })
+        if (seen._tag === "unsure") return Option.some({ key, owner: { host: "", pid: 0 }, renewedAt: yield* Clock.currentTimeMillis, detail: {} })
         const judged = yield* judge(key, seen, Duration.toMillis(rule.ttl))
         if (judged.stale) return Option.none()
-        return Option.some(Option.getOrElse(judged.holding, () => ({ key, owner: { host: "", pid: 0 }, renewedAt: seen.mtime })))
+        return Option.some(Option.getOrElse(judged.holding, () => ({ key, owner: { host: "", pid: 0 }, renewedAt: seen.mtime, detail: {} })))
       })
 
     return { acquire, renew, release, holder } satisfies ClaimsShape
@@ -237,6 +255,7 @@ interface ClaimRow {
   readonly token: string
   readonly renewed_ms: string
   readonly age_ms: string
+  readonly detail: string
 }
 
 /** Claims as rows of `magi_claims`, keys prefixed by `namespace/`. */
@@ -245,45 +264,62 @@ export const makePostgres = (sql: SqlClient.SqlClient, namespace = "") =>
     const failed = (key: string, what: string) => (e: SqlError) =>
       new ClaimsError({ key, message: `${what} the claim ${key} in PostgreSQL: ${e.message}`, cause: e })
 
-    const holdingOf = (row: ClaimRow): Holding => ({ key: row.key.slice(namespace.length), owner: { host: row.host, pid: row.pid }, renewedAt: Number(row.renewed_ms) })
+    const detailOf = (text: string): Detail => {
+      try {
+        const parsed: unknown = JSON.parse(text)
+        return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Detail) : {}
+      } catch {
+        return {}
+      }
+    }
+    const holdingOf = (row: ClaimRow): Holding => ({
+      key: row.key.slice(namespace.length),
+      owner: { host: row.host, pid: row.pid },
+      renewedAt: Number(row.renewed_ms),
+      detail: detailOf(row.detail)
+    })
     const rowKey = (key: string) => `${namespace}${key}`
 
     const current = (key: string) =>
       sql<ClaimRow>`
-        SELECT key, host, pid, token,
+        SELECT key, host, pid, token, detail,
                (extract(epoch from renewed_at) * 1000)::bigint::text AS renewed_ms,
                (extract(epoch from (now() - renewed_at)) * 1000)::bigint::text AS age_ms
         FROM magi_claims WHERE key = ${rowKey(key)}`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])))
 
     const staleRow = (row: ClaimRow, ttlMs: number) => Number(row.age_ms) > ttlMs || deadHere({ host: row.host, pid: row.pid })
 
-    const acquire = (key: string, rule: Staleness): Effect.Effect<Either.Either<Claim, Holding>, ClaimsError> =>
+    const acquire = (key: string, rule: Staleness, detail: Detail = {}): Effect.Effect<Either.Either<Claim, Holding>, ClaimsError> =>
       Effect.gen(function* () {
         const ttlMs = Duration.toMillis(rule.ttl)
         const token = yield* newToken
         const { host, pid } = self()
+        const said = JSON.stringify(detail)
         // Free, or stale by the database's clock: one statement decides, so
         // of two takers exactly one gets the row.
         const took = yield* sql`
-          INSERT INTO magi_claims (key, host, pid, token, renewed_at) VALUES (${rowKey(key)}, ${host}, ${pid}, ${token}, now())
-          ON CONFLICT (key) DO UPDATE SET host = EXCLUDED.host, pid = EXCLUDED.pid, token = EXCLUDED.token, renewed_at = now()
+          INSERT INTO magi_claims (key, host, pid, token, renewed_at, detail) VALUES (${rowKey(key)}, ${host}, ${pid}, ${token}, now(), ${said})
+          ON CONFLICT (key) DO UPDATE SET host = EXCLUDED.host, pid = EXCLUDED.pid, token = EXCLUDED.token, renewed_at = now(), detail = EXCLUDED.detail
           WHERE magi_claims.renewed_at < now() - (${ttlMs} * interval '1 millisecond')
           RETURNING key`
         if (took.length > 0) return Either.right({ key, token })
         const row = yield* current(key)
-        if (Option.isNone(row)) return yield* acquire(key, rule)
+        if (Option.isNone(row)) return yield* acquire(key, rule, detail)
         // Held by a process this host knows is gone: taken over now, if it is still that holder's.
         if (deadHere({ host: row.value.host, pid: row.value.pid })) {
           const stolen = yield* sql`
-            UPDATE magi_claims SET host = ${host}, pid = ${pid}, token = ${token}, renewed_at = now()
+            UPDATE magi_claims SET host = ${host}, pid = ${pid}, token = ${token}, renewed_at = now(), detail = ${said}
             WHERE key = ${rowKey(key)} AND token = ${row.value.token} RETURNING key`
           if (stolen.length > 0) return Either.right({ key, token })
         }
         return Either.left(holdingOf(row.value))
       }).pipe(Effect.mapError((e) => (e instanceof ClaimsError ? e : failed(key, "take")(e))))
 
-    const renew = (claim: Claim) =>
-      sql`UPDATE magi_claims SET renewed_at = now() WHERE key = ${rowKey(claim.key)} AND token = ${claim.token} RETURNING key`.pipe(
+    const renew = (claim: Claim, detail?: Detail) =>
+      (detail === undefined
+        ? sql`UPDATE magi_claims SET renewed_at = now() WHERE key = ${rowKey(claim.key)} AND token = ${claim.token} RETURNING key`
+        : sql`UPDATE magi_claims SET renewed_at = now(), detail = ${JSON.stringify(detail)} WHERE key = ${rowKey(claim.key)} AND token = ${claim.token} RETURNING key`
+      ).pipe(
         Effect.map((rows) => rows.length > 0),
         Effect.mapError(failed(claim.key, "renew"))
       )

@@ -128,7 +128,8 @@ const migrations = {
         host text NOT NULL,
         pid integer NOT NULL,
         token text NOT NULL,
-        renewed_at timestamptz NOT NULL
+        renewed_at timestamptz NOT NULL,
+        detail text NOT NULL DEFAULT '{}'
       )`
     )
   )

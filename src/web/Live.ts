@@ -58,9 +58,8 @@ export type Message =
 /** The live loop owning `home` now, from its heartbeat file. */
 export const loopNow = (home: string) =>
   Effect.gen(function* () {
-    const record = yield* Daemon.read(home)
-    const now = new Date(yield* Clock.currentTimeMillis)
-    return Option.isSome(record) && Daemon.isLive(record.value, now) ? record.value.pid : null
+    const owner = yield* Daemon.liveOwner(home)
+    return Option.getOrNull(owner)
   })
 
 /**

@@ -1,6 +1,7 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Exit, Fiber, Scope, TestClock } from "effect"
+import { ConfigProvider, Duration, Effect, Exit, Fiber, Option, Scope, TestClock } from "effect"
+import { spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { waiterLayer, waiterLoop } from "../../src/cli/serve.js"
@@ -49,16 +50,34 @@ describe("one loop per home", () => {
     }).pipe(Effect.provide(NodeContext.layer))
   )
 
+  it.effect("a loop killed a moment ago on this machine is taken over at once, its beat still fresh", () =>
+    Effect.gen(function* () {
+      const home = tempDirSync()
+      yield* TestClock.setTime(Date.parse("2026-01-01T00:01:00Z"))
+      const dead = spawnSync(process.execPath, ["-e", ""]).pid!
+      NodeFs.writeFileSync(
+        Daemon.daemonFile(home),
+        JSON.stringify({ pid: dead, token: "killed", started_at: "2026-01-01T00:00:00Z", beat_at: "2026-01-01T00:00:59Z" })
+      )
+      expect(yield* Daemon.liveOwner(home)).toEqual(Option.none())
+      const taken = yield* ownIn(home)
+      expect(Exit.isSuccess(taken.exit)).toBe(true)
+      expect(yield* Daemon.liveOwner(home)).toEqual(Option.some(process.pid))
+      yield* Scope.close(taken.scope, Exit.void)
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
+
   it.effect("exactly thirty seconds without a beat is still alive", () =>
     Effect.gen(function* () {
       const home = tempDirSync()
       yield* TestClock.setTime(Date.parse("2026-01-01T00:01:00Z"))
       NodeFs.writeFileSync(
         Daemon.daemonFile(home),
-        JSON.stringify({ pid: 4242, token: "old", started_at: "2026-01-01T00:00:00Z", beat_at: "2026-01-01T00:00:30Z" })
+        // Pid 1 is alive on every machine: a loop that is still there.
+        JSON.stringify({ pid: 1, token: "old", started_at: "2026-01-01T00:00:00Z", beat_at: "2026-01-01T00:00:30Z" })
       )
       const refused = yield* ownIn(home)
-      expect(JSON.stringify(refused.exit)).toContain("pid 4242")
+      expect(JSON.stringify(refused.exit)).toContain("pid 1,")
     }).pipe(Effect.provide(NodeContext.layer))
   )
 
@@ -99,13 +118,13 @@ describe("one loop per home", () => {
       expect(JSON.parse(NodeFs.readFileSync(Daemon.daemonFile(home), "utf8")).pid).toBe(process.pid)
       NodeFs.writeFileSync(
         Daemon.daemonFile(home),
-        JSON.stringify({ pid: 4242, token: "other", started_at: "2026-01-01T00:00:10Z", beat_at: "2026-01-01T00:00:10Z" })
+        JSON.stringify({ pid: 1, token: "other", started_at: "2026-01-01T00:00:10Z", beat_at: "2026-01-01T00:00:10Z" })
       )
       yield* advance(Duration.seconds(10))
       const exit = loop.unsafePoll()
       expect(exit).not.toBeNull()
       expect(JSON.stringify(exit)).toContain("took")
-      expect(JSON.stringify(exit)).toContain("pid 4242")
+      expect(JSON.stringify(exit)).toContain("pid 1,")
       yield* Fiber.interrupt(loop)
     }).pipe(Effect.provide(NodeContext.layer))
   )

@@ -292,7 +292,7 @@ describe.skipIf(!haveChromium)("the phone page in Chromium", () => {
       const beat = new Date().toISOString().replace(/\.\d+Z$/, "Z")
       NodeFs.writeFileSync(
         NodePath.join(home, "daemon.json"),
-        JSON.stringify({ pid: 4242, token: "a-loop", started_at: beat, beat_at: beat })
+        JSON.stringify({ pid: 1, token: "a-loop", started_at: beat, beat_at: beat })
       )
       await expect
         .poll(() => card.locator(".holder").textContent(), { timeout: 5_000 })

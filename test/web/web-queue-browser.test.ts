@@ -96,7 +96,7 @@ describe.skipIf(!haveChromium)("the queue and runs pages in Chromium", { timeout
       await expect.poll(() => noLoop.isVisible()).toBe(true)
       expect(await noLoop.textContent()).toContain("No magi loop is running, so nothing here will start")
       const beat = new Date().toISOString().replace(/\.\d+Z$/, "Z")
-      NodeFs.writeFileSync(NodePath.join(home, "daemon.json"), JSON.stringify({ pid: 4242, token: "a-loop", started_at: beat, beat_at: beat }))
+      NodeFs.writeFileSync(NodePath.join(home, "daemon.json"), JSON.stringify({ pid: 1, token: "a-loop", started_at: beat, beat_at: beat }))
       await expect.poll(() => noLoop.isVisible(), { timeout: 15_000 }).toBe(false)
 
       // An empty instruction is refused by the form itself.
