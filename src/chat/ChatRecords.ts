@@ -14,7 +14,7 @@ import * as Q from "../questions/Question.js"
 import { CHAT_SCHEMA, Chat } from "./Chat.js"
 
 export class ChatNotFound extends Data.TaggedError("ChatNotFound")<{ readonly message: string }> {}
-export class ChatStoreError extends Data.TaggedError("ChatStoreError")<{ readonly message: string }> {}
+export class ChatStoreError extends Data.TaggedError("ChatStoreError")<{ readonly message: string; readonly cause?: unknown }> {}
 
 const decodeStrict = Schema.decodeUnknownEither(Chat, { onExcessProperty: "error", errors: "first" })
 
@@ -42,7 +42,7 @@ export const chatRecords: StoreBackend.KindOptions<Chat, ChatNotFound, ChatStore
   errors: {
     notFound: (message) => new ChatNotFound({ message }),
     unreadable: (message) => new ChatStoreError({ message }),
-    failed: (message) => new ChatStoreError({ message })
+    failed: (message, cause) => new ChatStoreError({ message, cause })
   }
 }
 

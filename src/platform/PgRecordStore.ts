@@ -64,7 +64,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
     const plural = kind.plural ?? `${kind.noun}s`
     const root = `${options.where} (${table})`
     const failed = (what: string) => (e: SqlError) =>
-      errors.failed(`${what} in PostgreSQL at ${options.where}: ${e.message}${e.cause instanceof Error ? ` (${e.cause.message})` : ""}`)
+      errors.failed(`${what} in PostgreSQL at ${options.where}: ${e.message}${e.cause instanceof Error ? ` (${e.cause.message})` : ""}`, e)
     const run = <B>(what: string, effect: Effect.Effect<B, SqlError>) => Effect.mapError(effect, failed(what))
 
     const sourceOf = (id: string) => `${kind.noun} ${id} in PostgreSQL`

@@ -103,8 +103,11 @@ export interface RecordErrors<NotFound, Unreadable, Failed> {
   readonly notFound: (message: string) => NotFound
   /** A file is there but is not a record this build can read. */
   readonly unreadable: (message: string) => Unreadable
-  /** The disk said no (or the lock stayed busy). */
-  readonly failed: (message: string) => Failed
+  /**
+   * The backend said no (the disk, the database, or a claim that stayed
+   * busy); `cause` is what it said, kept for whoever reports it.
+   */
+  readonly failed: (message: string, cause?: unknown) => Failed
 }
 
 export type Layout = { readonly _tag: "flat" } | { readonly _tag: "folder"; readonly file: string }
@@ -348,7 +351,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
     const pathOf = (id: string) => (flat ? NodePath.join(root, `${id}.json`) : NodePath.join(root, id, layout.file))
     const lockOf = (id: string) =>
       flat ? NodePath.join(root, options.lockName?.(id) ?? `${id}.lock`) : NodePath.join(root, id, `${NodePath.parse(layout.file).name}.lock`)
-    const failed = (what: string) => (e: { readonly message: string }) => errors.failed(`${what}: ${e.message}`)
+    const failed = (what: string) => (e: { readonly message: string }) => errors.failed(`${what}: ${e.message}`, e)
     const ensureRoot = fs.makeDirectory(root, { recursive: true }).pipe(Effect.mapError(failed(`create ${root}`)))
     const withFs = <B, E, R>(effect: Effect.Effect<B, E, R>) => Effect.provideService(effect, FileSystem.FileSystem, fs)
 
@@ -397,7 +400,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
       Effect.gen(function* () {
         const info = yield* fs.stat(path).pipe(
           Effect.mapError((e) =>
-            isNotFound(e) ? errors.notFound(`no ${kind.noun} file at ${path}`) : errors.failed(`read ${path}: ${e.message}`)
+            isNotFound(e) ? errors.notFound(`no ${kind.noun} file at ${path}`) : errors.failed(`read ${path}: ${e.message}`, e)
           )
         )
         if (info.type !== "File") return yield* Effect.fail(notRegular(path, typeWords(info.type)))
@@ -408,7 +411,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
               ? errors.notFound(`no ${kind.noun} file at ${path}`)
               : e._tag === "SystemError" && e.reason === "BadResource"
                 ? errors.unreadable(`${path} cannot be read as a ${kind.noun}: ${e.message}`)
-                : errors.failed(`read ${path}: ${e.message}`)
+                : errors.failed(`read ${path}: ${e.message}`, e)
           )
         )
         // A file that grew after the look is still not read as a record.
@@ -705,7 +708,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
           return yield* withFs(RecordLock.hold(lockOf(id), `${kind.noun} ${label(id)}`, body)).pipe(
             Effect.catchIf(
               (e): e is RecordLock.LockError => e instanceof RecordLock.LockError,
-              (e) => Effect.fail(errors.failed(e.message))
+              (e) => Effect.fail(errors.failed(e.message, e))
             )
           )
         })

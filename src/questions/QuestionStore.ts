@@ -44,8 +44,8 @@ const PANEL_HTML = "index.html"
 // ---------------------------------------------------------------------------
 // Errors
 
-/** The disk said no. */
-export class StoreError extends Data.TaggedError("StoreError")<{ readonly message: string }> {}
+/** The backend said no (the disk, the database); `cause` is what it said. */
+export class StoreError extends Data.TaggedError("StoreError")<{ readonly message: string; readonly cause?: unknown }> {}
 
 /** No question, or more than one, matches what was asked for. */
 export class QuestionNotFound extends Data.TaggedError("QuestionNotFound")<{ readonly message: string }> {}
@@ -58,7 +58,7 @@ export class InvalidAssetName extends Data.TaggedError("InvalidAssetName")<{ rea
 
 export type ReadError = QuestionNotFound | Q.UnreadableQuestion | StoreError
 
-const io = (what: string) => (e: PlatformError.PlatformError) => new StoreError({ message: `${what}: ${e.message}` })
+const io = (what: string) => (e: PlatformError.PlatformError) => new StoreError({ message: `${what}: ${e.message}`, cause: e })
 
 const isNotFound = (e: PlatformError.PlatformError) => e._tag === "SystemError" && e.reason === "NotFound"
 
@@ -235,7 +235,7 @@ const questionKind = {
 const questionErrors: RecordStore.RecordErrors<QuestionNotFound, Q.UnreadableQuestion, StoreError> = {
   notFound: (message) => new QuestionNotFound({ message }),
   unreadable: (message) => new Q.UnreadableQuestion({ message }),
-  failed: (message) => new StoreError({ message })
+  failed: (message, cause) => new StoreError({ message, cause })
 }
 
 /** Settled questions move to a shelf per month, searched by their digest. */
@@ -367,7 +367,7 @@ export const makeOnPostgres = Effect.fn("QuestionStore.makeOnPostgres")(function
     Effect.provideService(SqlClient.SqlClient, sql)
   )
   const fs = yield* FileSystem.FileSystem
-  const failed = (what: string) => (e: SqlError) => new StoreError({ message: `${what} in PostgreSQL at ${backend.where}: ${e.message}` })
+  const failed = (what: string) => (e: SqlError) => new StoreError({ message: `${what} in PostgreSQL at ${backend.where}: ${e.message}`, cause: e })
   const panels: PanelKeeping = {
     write: (id, html, named) =>
       Effect.gen(function* () {

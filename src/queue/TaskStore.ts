@@ -44,7 +44,8 @@ export const TASK_CLAIM_RENEW = Duration.seconds(20)
 // ---------------------------------------------------------------------------
 // Errors
 
-export class TaskStoreError extends Data.TaggedError("TaskStoreError")<{ readonly message: string }> {}
+/** The backend said no (the disk, the database); `cause` is what it said. */
+export class TaskStoreError extends Data.TaggedError("TaskStoreError")<{ readonly message: string; readonly cause?: unknown }> {}
 
 /** No task, or more than one, matches what was asked for. */
 export class TaskNotFound extends Data.TaggedError("TaskNotFound")<{ readonly message: string }> {}
@@ -129,7 +130,7 @@ export const taskRecords: StoreBackend.KindOptions<Task, TaskNotFound, T.Unreada
   errors: {
     notFound: (message) => new TaskNotFound({ message }),
     unreadable: (message) => new T.UnreadableTask({ message }),
-    failed: (message) => new TaskStoreError({ message })
+    failed: (message, cause) => new TaskStoreError({ message, cause })
   },
   // `<id>.lock` is the claim, held for a whole run; the writer lock of one
   // update lives beside it under its own name.
@@ -219,7 +220,7 @@ const assemble = Effect.fn("TaskStore.assemble")(function* (
 
   const claim = (id: string) =>
     Effect.gen(function* () {
-      const got = yield* claims.acquire(id, TASK_CLAIM).pipe(Effect.mapError((e) => new TaskStoreError({ message: e.message })))
+      const got = yield* claims.acquire(id, TASK_CLAIM).pipe(Effect.mapError((e) => new TaskStoreError({ message: e.message, cause: e })))
       if (Either.isLeft(got)) return false
       held.set(id, got.right)
       yield* FiberMap.run(renewals, id, Effect.delay(keepFresh(id, got.right), TASK_CLAIM_RENEW))

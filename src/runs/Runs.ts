@@ -64,7 +64,7 @@ export const Run = Schema.Struct({
 export type Run = typeof Run.Type
 
 export class RunNotFound extends Data.TaggedError("RunNotFound")<{ readonly message: string }> {}
-export class RunStoreError extends Data.TaggedError("RunStoreError")<{ readonly message: string }> {}
+export class RunStoreError extends Data.TaggedError("RunStoreError")<{ readonly message: string; readonly cause?: unknown }> {}
 
 const decodeStrict = Schema.decodeUnknownEither(Run, { onExcessProperty: "error", errors: "first" })
 
@@ -159,7 +159,7 @@ export const runRecords: StoreBackend.KindOptions<Run, RunNotFound, RunStoreErro
   errors: {
     notFound: (message) => new RunNotFound({ message }),
     unreadable: (message) => new RunStoreError({ message }),
-    failed: (message) => new RunStoreError({ message })
+    failed: (message, cause) => new RunStoreError({ message, cause })
   }
 }
 

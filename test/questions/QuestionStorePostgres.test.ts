@@ -13,7 +13,7 @@ import { archiveNow } from "../../src/questions/Archiver.js"
 import { PANEL_MAX_BYTES, QuestionStore } from "../../src/questions/QuestionStore.js"
 import { MagiHome } from "../../src/platform/MagiHome.js"
 import { StoreBackend } from "../../src/platform/StoreBackend.js"
-import { freshDatabase } from "../pgSupport.js"
+import { freshDatabase, query } from "../pgSupport.js"
 import { choiceQuestion, ok, tempDir } from "../support.js"
 
 const HOUR = 60 * 60 * 1000
@@ -32,7 +32,7 @@ const onPostgres = Effect.gen(function* () {
     (context) => Effect.provide(Effect.all([QuestionStore, FileSystem.FileSystem]), context)
   )
   const [store, fs] = yield* open
-  return { store, fs, base, other: Effect.map(open, ([s]) => s) }
+  return { store, fs, base, url: db.url, other: Effect.map(open, ([s]) => s) }
 })
 
 const settled = (id: string, asked: Date, summary: string): Q.Question => ({
@@ -103,6 +103,20 @@ describe("the question store on PostgreSQL", () => {
       expect(redis.questions.map((q) => q.summary)).toEqual(["Queue on Redis 5", "Queue on Redis 3", "Queue on Redis 1"])
       // A shelved question is still found by its short id, and answered questions stay where they are.
       expect((yield* store.get(ids[0]!.slice(-4))).id).toBe(ids[0])
+    })
+  )
+
+  it.scopedLive("says a database that fails under it by tag, naming it with the password masked, and keeps what the database said", () =>
+    Effect.gen(function* () {
+      const { store, url } = yield* onPostgres
+      yield* store.put(choiceQuestion())
+      // Someone drops the table under a running magi.
+      yield* query(url, "DROP TABLE magi_records")
+      const failed = yield* Effect.flip(store.get(choiceQuestion().id))
+      expect(failed._tag).toBe("StoreError")
+      expect(failed.message).toContain(":***@127.0.0.1")
+      expect(failed.message).not.toContain(":magi_test@")
+      expect((failed as { cause?: { _tag?: string } }).cause?._tag).toBe("SqlError")
     })
   )
 
