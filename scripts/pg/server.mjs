@@ -82,6 +82,10 @@ export const startServer = async () => {
   ].join(" ")
   runAs("pg_ctl", ["-D", data, "-l", join(dir, "server.log"), "-o", options, "-w", "-t", "120", "start"])
   let stopped = false
+  /** Stop the server but keep its data, as a database restart or outage would. */
+  const pause = () => runAs("pg_ctl", ["-D", data, "-m", "fast", "-w", "stop"])
+  /** Start it again on the same port and data. */
+  const resume = () => runAs("pg_ctl", ["-D", data, "-l", join(dir, "server.log"), "-o", options, "-w", "-t", "120", "start"])
   const stop = () => {
     if (stopped) return
     stopped = true
@@ -92,7 +96,7 @@ export const startServer = async () => {
     }
     rmSync(dir, { recursive: true, force: true })
   }
-  return { url: `postgres://magi_test:magi_test@127.0.0.1:${port}/postgres`, port, dir, stop }
+  return { url: `postgres://magi_test:magi_test@127.0.0.1:${port}/postgres`, port, dir, stop, pause, resume }
 }
 
 /** The same server's URL for another database. */

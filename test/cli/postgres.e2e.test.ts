@@ -118,3 +118,31 @@ describe("magi on PostgreSQL, as real processes", { timeout: 120_000 }, () => {
     expect(await filedIds()).toHaveLength(1)
   })
 })
+
+describe("magi on PostgreSQL when the database goes away mid-wait", { timeout: 180_000 }, () => {
+  it("ends the slice pending with the exact --wait hint, and the answer given once it is back reaches the next --wait", async () => {
+    // A server of this test's own, since it is stopped under a waiting asker.
+    // @ts-expect-error: a plain .mjs script without types
+    const { startServer } = (await import("../../scripts/pg/server.mjs")) as {
+      startServer: () => Promise<{ url: string; stop: () => void; pause: () => void; resume: () => void }>
+    }
+    const server = await startServer()
+    try {
+      const laptop = owner()
+      const store = { MAGI_STORE_URL: server.url }
+      const ask = laptop.start(["ask", "--summary", "Still there?", "--choice", "yes", "--choice", "no"], { ...store, MAGI_WAIT_SLICE: "8" })
+      for (let i = 0; i < 1200 && !ask.stderr().includes("waiting up to"); i++) await new Promise((r) => setTimeout(r, 25))
+      server.pause()
+      const pending = await ask.done
+      expect(pending.code, pending.stderr).toBe(0)
+      const id = /magi ask --wait (\S+)/.exec(pending.stdout)?.[1]
+      expect(id).toBeDefined()
+      server.resume()
+      expect((await laptop.run(["answer", id!, "--reply", "yes"], store)).code).toBe(0)
+      const again = await laptop.run(["ask", "--wait", id!], store)
+      expect(again.stdout).toBe("yes\n")
+    } finally {
+      server.stop()
+    }
+  })
+})
