@@ -70,7 +70,13 @@ export interface WaiterShape {
   readonly tick: Effect.Effect<TickReport>
   /** Wait until no delivery is in flight (tests, orderly shutdown). */
   readonly settle: Effect.Effect<void>
-  /** Tick every `TICK` until interrupted. */
+  /**
+   * The loop until interrupted: a tick, then `after` (the queue's turn in
+   * `magi serve`), then again at once when something the waiter acts on
+   * changes, or after `TICK` when nothing did.
+   */
+  readonly beats: <E, R>(after: Effect.Effect<void, E, R>) => Effect.Effect<never, E, R>
+  /** `beats` with nothing after the tick. */
   readonly run: Effect.Effect<never>
 }
 
@@ -112,6 +118,10 @@ export const make = Effect.fn("Waiter.make")(function* () {
   // Questions whose notification this loop is sending right now.
   const announcing = yield* Ref.make(new Set<string>())
   const root = store.root
+  // One pending wake-up is enough: a burst of changes during a tick costs
+  // one more tick, not one per change.
+  const wake = yield* Queue.sliding<void>(1)
+  const wakeNow = Effect.asVoid(Queue.offer(wake, undefined))
   const nowDate = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
   const busyFor = (q: Q.Question) =>
@@ -396,7 +406,12 @@ export const make = Effect.fn("Waiter.make")(function* () {
           deliveries,
           deliver(q, action.word).pipe(
             Effect.asVoid,
-            Effect.ensuring(Effect.zipRight(Ref.update(inFlight, without(q.id)), Ref.update(seatsInFlight, without(seatKey(q))))),
+            // The seat is free here once the delivery is over: look again at
+            // once, since another answer on it was skipped while it was busy
+            // (the delivery's own writes woke a tick that still saw it taken).
+            Effect.ensuring(
+              Effect.zipRight(Ref.update(inFlight, without(q.id)), Ref.update(seatsInFlight, without(seatKey(q)))).pipe(Effect.zipRight(wakeNow))
+            ),
             Effect.interruptible
           )
         )
@@ -434,19 +449,19 @@ export const make = Effect.fn("Waiter.make")(function* () {
       yield* Stream.merge(questionChanged, leaseGone).pipe(Stream.runForEach(() => wake))
     })
 
-  const run = Effect.scoped(
-    Effect.gen(function* () {
-      // One pending wake-up is enough: a burst of changes during a tick
-      // costs one more tick, not one per change.
-      const wake = yield* Queue.sliding<void>(1)
-      yield* Effect.forkScoped(wakeups(Queue.offer(wake, undefined)))
-      const once = tick.pipe(Effect.catchAllCause((c) => Effect.logWarning(`waiter tick failed: ${c}`)))
-      for (;;) {
-        yield* once
-        yield* Effect.raceFirst(Queue.take(wake), Effect.sleep(TICK))
-      }
-    })
-  )
+  const once = tick.pipe(Effect.catchAllCause((c) => Effect.logWarning(`waiter tick failed: ${c}`)))
 
-  return { tick, settle: FiberSet.awaitEmpty(deliveries), run } satisfies WaiterShape
+  const beats = <E, R>(after: Effect.Effect<void, E, R>): Effect.Effect<never, E, R> =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        yield* Effect.forkScoped(wakeups(wakeNow))
+        for (;;) {
+          yield* once
+          yield* after
+          yield* Effect.raceFirst(Queue.take(wake), Effect.sleep(TICK))
+        }
+      })
+    )
+
+  return { tick, settle: FiberSet.awaitEmpty(deliveries), beats, run: beats(Effect.void) } satisfies WaiterShape
 })
