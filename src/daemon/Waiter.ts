@@ -405,13 +405,14 @@ export const make = Effect.fn("Waiter.make")(function* () {
         yield* FiberSet.run(
           deliveries,
           deliver(q, action.word).pipe(
+            Effect.ensuring(Effect.zipRight(Ref.update(inFlight, without(q.id)), Ref.update(seatsInFlight, without(seatKey(q))))),
+            // Delivered: the seat is free again, so look at once, since an
+            // answer on it that landed meanwhile was passed over while it was
+            // taken. Only then: a delivery skipped because another process
+            // holds the claim or the seat would otherwise be retried in a
+            // loop with no pause, where `TICK` paces it.
+            Effect.tap((outcome) => (outcome === "delivered" ? wakeNow : Effect.void)),
             Effect.asVoid,
-            // The seat is free here once the delivery is over: look again at
-            // once, since another answer on it was skipped while it was busy
-            // (the delivery's own writes woke a tick that still saw it taken).
-            Effect.ensuring(
-              Effect.zipRight(Ref.update(inFlight, without(q.id)), Ref.update(seatsInFlight, without(seatKey(q)))).pipe(Effect.zipRight(wakeNow))
-            ),
             Effect.interruptible
           )
         )
