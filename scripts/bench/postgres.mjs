@@ -13,15 +13,18 @@ import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import Pg from "pg"
 import { startServer, databaseUrl } from "../pg/server.mjs"
-import { MAGI, isolatedEnv, median, ms, run } from "./lib.mjs"
+import { MAGI, isolatedEnv, median, ms, onExit, run, size, track } from "./lib.mjs"
 
-const ROUNDS = Number(process.env.MAGI_BENCH_ROUNDS ?? 20)
-const RACE_ROUNDS = Number(process.env.MAGI_BENCH_RACES ?? 30)
-const QUESTIONS = Number(process.env.MAGI_BENCH_QUESTIONS ?? 100_000)
+const ROUNDS = size("ROUNDS", 20)
+const RACE_ROUNDS = size("RACES", 30)
+const QUESTIONS = Math.max(100, size("QUESTIONS", 100_000))
 const sleep = (n) => new Promise((r) => setTimeout(r, n))
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]
 
 const server = await startServer()
+// However the bench ends (a throw before the try below, Ctrl-C): `stop` is
+// synchronous, so it can run as the process exits, and does nothing twice.
+onExit(() => server.stop())
 const admin = new Pg.Client({ connectionString: server.url })
 await admin.connect()
 await admin.query("CREATE DATABASE magi_bench")
@@ -34,14 +37,13 @@ const cleanUp = async () => {
   await admin.end().catch(() => {})
   server.stop()
 }
-process.on("SIGINT", () => cleanUp().then(() => process.exit(130)))
 
 const owner = () => {
   const o = isolatedEnv()
   return { ...o, env: { ...o.env, MAGI_STORE_URL: url } }
 }
 const start = (o, args, extra = {}) => {
-  const child = spawn(process.execPath, [MAGI, ...args], { cwd: o.cwd, env: { ...o.env, ...extra }, stdio: ["ignore", "pipe", "pipe"] })
+  const child = track(spawn(process.execPath, [MAGI, ...args], { cwd: o.cwd, env: { ...o.env, ...extra }, stdio: ["ignore", "pipe", "pipe"] }))
   children.add(child)
   child.on("close", () => children.delete(child))
   return child
@@ -72,7 +74,7 @@ try {
     let t0
     if (i % 2 === 0) {
       t0 = performance.now()
-      const answered = spawn(process.execPath, [MAGI, "answer", id, "--reply", "yes"], { cwd: phone.cwd, env: phone.env, stdio: "ignore" })
+      const answered = track(spawn(process.execPath, [MAGI, "answer", id, "--reply", "yes"], { cwd: phone.cwd, env: phone.env, stdio: "ignore" }))
       // From the answer's commit: the answering process exits right after it.
       await new Promise((r) => answered.on("close", r))
       viaCli.push((await printed) - t0)
@@ -178,6 +180,7 @@ try {
     console.log(`postgres ${path} at ${QUESTIONS}, 20 connections × 20: p50 ${ms(pct(samples, 50))}, p99 ${ms(pct(samples, 99))}`)
   }
   server2.kill("SIGTERM")
+  await new Promise((r) => (server2.exitCode === null && server2.signalCode === null ? server2.once("exit", r) : r()))
 } finally {
   await cleanUp()
 }
