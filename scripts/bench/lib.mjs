@@ -71,8 +71,11 @@ process.once("exit", () => {
   }
   for (const dir of folders) rmSync(dir, { recursive: true, force: true })
 })
-// Signals end the process without "exit" unless handled: turn them into an exit.
-for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]]) process.once(signal, () => process.exit(code))
+// Signals end the process without "exit" unless handled: turn them into an
+// exit. Kept handled (`on`, not `once`): `timeout` signals the child and then
+// its whole group, and a second SIGTERM unhandled would kill the process
+// half-way through the clean-up the first one started.
+for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]]) process.on(signal, () => process.exit(code))
 
 export const isolatedEnv = () => {
   const top = tempDir("magi-bench-")

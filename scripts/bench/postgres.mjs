@@ -4,8 +4,8 @@
 // - answer latency: `magi answer --reply` in one process (another home, as
 //   another machine) → the waiting `magi ask` printing it, over LISTEN/NOTIFY;
 //   also from the answer's commit (a row written directly) to the print.
-// - 20 concurrent `magi answer` processes on one question: exactly one wins,
-//   every round.
+// - 20 concurrent `magi answer` processes (MAGI_BENCH_RACERS) on one question:
+//   exactly one wins, every round (MAGI_BENCH_RACES rounds).
 // - `magi answer --list` with N questions in the database (N = MAGI_BENCH_QUESTIONS,
 //   default 100,000; open ones few, the rest settled on month shelves).
 // - `/api/questions` and a history page under 20 connections: p50/p99.
@@ -17,6 +17,7 @@ import { MAGI, isolatedEnv, median, ms, onExit, run, size, track } from "./lib.m
 
 const ROUNDS = size("ROUNDS", 20)
 const RACE_ROUNDS = size("RACES", 30)
+const RACERS = size("RACERS", 20)
 const QUESTIONS = Math.max(100, size("QUESTIONS", 100_000))
 const sleep = (n) => new Promise((r) => setTimeout(r, n))
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]
@@ -48,7 +49,8 @@ const start = (o, args, extra = {}) => {
   child.on("close", () => children.delete(child))
   return child
 }
-const openIds = async () => (await db.query("SELECT id FROM magi_records WHERE kind = 'questions' AND body LIKE '%\"status\":\"open\"%' ORDER BY id")).rows.map((r) => r.id)
+// The body is the question's JSON as magi writes it (indented): read its field, not its spelling.
+const openIds = async () => (await db.query("SELECT id FROM magi_records WHERE kind = 'questions' AND body::jsonb ->> 'status' = 'open' ORDER BY id")).rows.map((r) => r.id)
 
 try {
   // The first command migrates the schema.
@@ -106,12 +108,12 @@ try {
     })
     const id = /--wait (\S+)/.exec(asked.out)?.[1]
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, k) => run(process.execPath, [MAGI, "answer", id, "--reply", k % 2 ? "a" : "b"], { cwd: agent.cwd, env: owner().env }))
+      Array.from({ length: RACERS }, (_, k) => run(process.execPath, [MAGI, "answer", id, "--reply", k % 2 ? "a" : "b"], { cwd: agent.cwd, env: owner().env }))
     )
     rounds++
     if (results.filter((x) => x.code === 0).length === 1) exactlyOne++
   }
-  console.log(`postgres 20 concurrent answers to one question: exactly one winner in ${exactlyOne} of ${rounds} rounds`)
+  console.log(`postgres ${RACERS} concurrent answers to one question: exactly one winner in ${exactlyOne} of ${rounds} rounds`)
 
   // -- 100,000 questions -------------------------------------------------------
   const t = Date.parse("2026-01-01T00:00:00Z")
