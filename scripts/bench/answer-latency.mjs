@@ -1,17 +1,17 @@
 // Answer latency: from the moment the answer's file lands (the rename) to the
-// waiting `magi ask` printing it. 20 runs; median and max.
+// waiting `magi ask` printing it. 20 runs (MAGI_BENCH_RUNS); median and max.
 import { spawn } from "node:child_process"
 import { existsSync, readFileSync, readdirSync, renameSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { MAGI, isolatedEnv, median, ms } from "./lib.mjs"
+import { MAGI, isolatedEnv, median, ms, size, track } from "./lib.mjs"
 
-const RUNS = 20
+const RUNS = size("RUNS", 20)
 const sleep = (n) => new Promise((r) => setTimeout(r, n))
 const samples = []
 for (let i = 0; i < RUNS; i++) {
   const { cwd, env, home } = isolatedEnv()
   const dir = join(home, "questions")
-  const ask = spawn(process.execPath, [MAGI, "ask", "--summary", "bench", "--choice", "yes"], { cwd, env, stdio: ["ignore", "pipe", "ignore"] })
+  const ask = track(spawn(process.execPath, [MAGI, "ask", "--summary", "bench", "--choice", "yes"], { cwd, env, stdio: ["ignore", "pipe", "ignore"] }))
   let id
   while (!id) {
     await sleep(10)

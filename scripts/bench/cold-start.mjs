@@ -1,7 +1,8 @@
-// Cold start: `magi --help` against a bare `node -e 0`, 20 runs each, medians.
-import { MAGI, median, ms, run } from "./lib.mjs"
+// Cold start: `magi --help` against a bare `node -e 0`, 20 runs each
+// (MAGI_BENCH_RUNS), medians.
+import { MAGI, median, ms, run, size } from "./lib.mjs"
 
-const RUNS = 20
+const RUNS = size("RUNS", 20)
 const time = async (args) => {
   const xs = []
   for (let i = 0; i < RUNS; i++) {

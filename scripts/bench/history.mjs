@@ -8,6 +8,10 @@
 //
 //   node scripts/bench/history.mjs            (MAGI_BENCH_SETTLED=N for a smaller run)
 //
+// MAGI_BENCH_PAGE_RUNS page loads (9; 0 skips Chromium), MAGI_BENCH_CLI_RUNS
+// `magi answer` processes (7); the home is removed at the end unless
+// MAGI_BENCH_KEEP=1, which keeps it for MAGI_BENCH_HOME or page-ab.mjs.
+//
 // Goals (issue 11): page interactive < 1 s at 4×; < 50 KB per change;
 // `magi answer` < 300 ms; `--list --all --json` streams.
 import { spawn } from "node:child_process"
@@ -15,13 +19,15 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs"
 import { request } from "node:http"
 import { join } from "node:path"
 import { gunzipSync } from "node:zlib"
-import { CHROMIUM, MAGI, isolatedEnv, launchChromium, loadPage, median, ms, startWeb } from "./lib.mjs"
+import { CHROMIUM, MAGI, isolatedEnv, launchChromium, loadPage, median, ms, size, startWeb, track } from "./lib.mjs"
 
 const MONTHS = 10
-const PER_MONTH = Number(process.env.MAGI_BENCH_SETTLED ?? 100_000) / MONTHS
+const PER_MONTH = size("SETTLED", 100_000) / MONTHS
 const OPEN = 100
 /** Page loads measured; the page figure is their median (a 2-core machine is noisy). */
-const RUNS = Number(process.env.MAGI_BENCH_PAGE_RUNS ?? 9)
+const RUNS = size("PAGE_RUNS", 9)
+/** `magi answer` processes timed, each beside a `magi --version`. */
+const CLI_RUNS = size("CLI_RUNS", 7)
 
 const pad = (n) => String(n).padStart(2, "0")
 /** `YYYYMMDD-HHMMSS-xxxx` in local time, as `Question.makeId` draws them. */
@@ -168,7 +174,7 @@ try {
       let stderr = ""
       const chunks = []
       const argv = TIME ? [TIME, "-f", "CPU %U %S", process.execPath, MAGI, ...args] : [process.execPath, MAGI, ...args]
-      const child = spawn(argv[0], argv.slice(1), { cwd, env, stdio: ["ignore", "pipe", "pipe"] })
+      const child = track(spawn(argv[0], argv.slice(1), { cwd, env, stdio: ["ignore", "pipe", "pipe"] }))
       child.stderr.on("data", (c) => (stderr += c))
       child.stdout.on("data", (c) => {
         firstByte ??= performance.now() - t
@@ -179,13 +185,13 @@ try {
     })
   const listed = []
   const bare = []
-  for (let i = 0; i < 7; i++) {
+  for (let i = 0; i < CLI_RUNS; i++) {
     listed.push(await cli(["answer"]))
     // The same process doing nothing but start: what a listing adds is the difference.
     bare.push(await cli(["--version"]))
   }
   console.log(
-    `magi answer (open list of ${OPEN}): median ${ms(median(listed.map((r) => r.wall)))} wall, ${ms(median(listed.map((r) => r.cpu)))} CPU over 7 runs (min wall ${ms(Math.min(...listed.map((r) => r.wall)))}); ` +
+    `magi answer (open list of ${OPEN}): median ${ms(median(listed.map((r) => r.wall)))} wall, ${ms(median(listed.map((r) => r.cpu)))} CPU over ${CLI_RUNS} runs (min wall ${ms(Math.min(...listed.map((r) => r.wall)))}); ` +
       `magi --version alongside: median ${ms(median(bare.map((r) => r.wall)))} wall, ${ms(median(bare.map((r) => r.cpu)))} CPU`
   )
 
@@ -196,11 +202,15 @@ try {
   )
 
   // -- the page, interactive at 4× CPU throttling ---------------------------------------
-  if (existsSync(CHROMIUM)) {
+  if (RUNS === 0) console.log("page interactive: skipped, MAGI_BENCH_PAGE_RUNS=0")
+  else if (existsSync(CHROMIUM)) {
     const browser = await launchChromium()
     const runs = []
-    for (let i = 0; i < RUNS; i++) runs.push(await loadPage(browser, web.url, { cards: OPEN }))
-    await browser.close()
+    try {
+      for (let i = 0; i < RUNS; i++) runs.push(await loadPage(browser, web.url, { cards: OPEN }))
+    } finally {
+      await browser.close()
+    }
     const of = (key) => median(runs.map((r) => r[key]))
     console.log(
       `page at 4× CPU (390×844, ${OPEN} open cards + 30 history, ${runs.at(-1).nodes} DOM nodes), medians of ${RUNS} cold loads from navigation: ` +

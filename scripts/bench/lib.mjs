@@ -1,14 +1,84 @@
-// Shared bits for the benchmarks: an isolated magi home and process helpers.
+// Shared bits for the benchmarks: an isolated magi home, process helpers,
+// and the clean-up every bench gets whichever way it ends.
 import { spawn } from "node:child_process"
-import { mkdtempSync, mkdirSync } from "node:fs"
+import { mkdtempSync, mkdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 
 // MAGI_BENCH_BUNDLE runs another build (e.g. the one before a change) under the same load, for a before/after.
 export const MAGI = resolve(process.env.MAGI_BENCH_BUNDLE ?? "dist/magi.js")
 
+/**
+ * `MAGI_BENCH_<NAME>` as a number, else `fallback`: each bench's size, so the
+ * test suite can run every one of them small (test/bench/benches.test.ts).
+ */
+export const size = (name, fallback) => {
+  const raw = process.env[`MAGI_BENCH_${name}`]
+  return raw === undefined || raw === "" ? fallback : Number(raw)
+}
+
+// -- clean-up ---------------------------------------------------------------------
+//
+// A bench that throws half-way used to leave its `magi web` listening and its
+// temp folders behind. Whatever it started is recorded here and undone when
+// the process exits, however it exits: normally, on an uncaught error, or on
+// Ctrl-C / SIGTERM. The exit handler can only run synchronous code, so
+// children get SIGKILL there (a bench that finishes stops them properly
+// first) and folders go with rmSync, after the children that write to them.
+
+const children = new Set()
+const folders = new Set()
+const atExit = new Set()
+
+/**
+ * Stop `child` (and, with `group`, every process in its process group: spawn
+ * it `detached` for that) if it is still running when this process exits.
+ */
+export const track = (child, { group = false } = {}) => {
+  const entry = { child, group }
+  children.add(entry)
+  child.once("exit", () => children.delete(entry))
+  return child
+}
+
+/** Remove `dir` when this process exits, unless MAGI_BENCH_KEEP=1 (to measure a home again later). */
+export const removeAtExit = (dir) => {
+  if (process.env.MAGI_BENCH_KEEP !== "1") folders.add(dir)
+  return dir
+}
+
+/** Run `f` (synchronous) when this process exits: a server to stop, say. */
+export const onExit = (f) => atExit.add(f)
+
+/** A fresh folder under the temp dir, removed at exit. */
+export const tempDir = (prefix) => removeAtExit(mkdtempSync(join(tmpdir(), prefix)))
+
+process.once("exit", () => {
+  for (const { child, group } of children) {
+    try {
+      if (group) process.kill(-child.pid, "SIGKILL")
+      else child.kill("SIGKILL")
+    } catch {
+      // Gone already.
+    }
+  }
+  for (const f of atExit) {
+    try {
+      f()
+    } catch {
+      // Best effort: the next clean-up still runs.
+    }
+  }
+  for (const dir of folders) rmSync(dir, { recursive: true, force: true })
+})
+// Signals end the process without "exit" unless handled: turn them into an
+// exit. Kept handled (`on`, not `once`): `timeout` signals the child and then
+// its whole group, and a second SIGTERM unhandled would kill the process
+// half-way through the clean-up the first one started.
+for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]]) process.on(signal, () => process.exit(code))
+
 export const isolatedEnv = () => {
-  const top = mkdtempSync(join(tmpdir(), "magi-bench-"))
+  const top = tempDir("magi-bench-")
   mkdirSync(join(top, "work"))
   return {
     top,
@@ -26,7 +96,7 @@ export const median = (xs) => {
 
 export const run = (cmd, args, opts = {}) =>
   new Promise((done) => {
-    const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"], ...opts })
+    const child = track(spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"], ...opts }))
     let out = ""
     child.stdout.on("data", (c) => (out += c))
     child.on("close", (code) => done({ code, out }))
@@ -43,11 +113,13 @@ export const startWeb = async (home, { cwd } = {}) => {
   const argv = [process.execPath, MAGI, "web", "--bind", "127.0.0.1", "--port", "0", "--home", home, "--no-loop"]
   // MAGI_BENCH_NOFILE runs the server under `ulimit -n N` (1024 is the usual default).
   const limit = process.env.MAGI_BENCH_NOFILE
-  const server = spawn(limit ? "/bin/sh" : argv[0], limit ? ["-c", `ulimit -n ${Number(limit)} && exec "$@"`, "sh", ...argv] : argv.slice(1), {
-    stdio: ["ignore", "pipe", "inherit"],
-    env: { ...process.env, MAGI_HOME: home, XDG_CONFIG_HOME: join(home, "config") },
-    ...(cwd === undefined ? {} : { cwd })
-  })
+  const server = track(
+    spawn(limit ? "/bin/sh" : argv[0], limit ? ["-c", `ulimit -n ${Number(limit)} && exec "$@"`, "sh", ...argv] : argv.slice(1), {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, MAGI_HOME: home, XDG_CONFIG_HOME: join(home, "config") },
+      ...(cwd === undefined ? {} : { cwd })
+    })
+  )
   const url = await new Promise((done, fail) => {
     let out = ""
     server.stdout.on("data", (d) => {
@@ -59,7 +131,7 @@ export const startWeb = async (home, { cwd } = {}) => {
   })
   const { hostname, port } = new URL(url)
   const exited = new Promise((done) => server.once("exit", done))
-  const stop = () => (server.kill("SIGTERM"), exited)
+  const stop = () => (server.exitCode === null && server.signalCode === null && server.kill("SIGTERM"), exited)
   return { url, hostname, port: Number(port), pid: server.pid, stop }
 }
 

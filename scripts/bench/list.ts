@@ -1,5 +1,6 @@
-// Listing at scale: 10,000 questions on disk, 100 of them open.
-// `magi answer --list` wall time, and the in-process `list` cold and warm.
+// Listing at scale: 10,000 questions on disk (MAGI_BENCH_QUESTIONS), 100 of
+// them open. `magi answer --list` wall time (MAGI_BENCH_RUNS processes), and
+// the in-process `list` cold and warm.
 import * as LocalContext from "../../src/platform/LocalContext.js"
 import { Effect, Layer } from "effect"
 import { spawnSync } from "node:child_process"
@@ -8,10 +9,11 @@ import { join } from "node:path"
 import * as Q from "../../src/questions/Question.js"
 import { QuestionStore } from "../../src/questions/QuestionStore.js"
 // @ts-expect-error plain JS helper
-import { MAGI, isolatedEnv, median, ms } from "./lib.mjs"
+import { MAGI, isolatedEnv, median, ms, size } from "./lib.mjs"
 
-const TOTAL = 10_000
-const OPEN = 100
+const TOTAL: number = size("QUESTIONS", 10_000)
+const OPEN = Math.min(100, TOTAL)
+const RUNS: number = size("RUNS", 5)
 const { cwd, env, home } = isolatedEnv()
 const root = join(home, "questions")
 mkdirSync(root, { recursive: true })
@@ -24,7 +26,7 @@ for (let i = 0; i < TOTAL; i++) {
 }
 
 const walls: number[] = []
-for (let i = 0; i < 5; i++) {
+for (let i = 0; i < RUNS; i++) {
   const t0 = performance.now()
   const r = spawnSync(process.execPath, [MAGI, "answer", "--list"], { cwd, env })
   walls.push(performance.now() - t0)

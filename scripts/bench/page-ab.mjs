@@ -8,7 +8,7 @@
 // (A home: one `scripts/bench/history.mjs` built, printed by it; MAGI_BENCH_PAGE_RUNS loads each, 20 by default.)
 import { join } from "node:path"
 import { spawn } from "node:child_process"
-import { launchChromium, loadPage, median, ms } from "./lib.mjs"
+import { launchChromium, loadPage, median, ms, track } from "./lib.mjs"
 
 const home = process.env.MAGI_BENCH_HOME
 const RUNS = Number(process.env.MAGI_BENCH_PAGE_RUNS ?? 20)
@@ -22,15 +22,18 @@ if (home === undefined || process.env.A === undefined || process.env.B === undef
 /** `magi web --no-loop` from the build `bundle` on the shared home: { url, stop }. */
 const serve = (bundle) =>
   new Promise((done, fail) => {
-    const server = spawn(process.execPath, [bundle, "web", "--bind", "127.0.0.1", "--port", "0", "--home", home, "--no-loop"], {
-      stdio: ["ignore", "pipe", "inherit"],
-      env: { ...process.env, MAGI_HOME: home, XDG_CONFIG_HOME: join(home, "config") }
-    })
+    const server = track(
+      spawn(process.execPath, [bundle, "web", "--bind", "127.0.0.1", "--port", "0", "--home", home, "--no-loop"], {
+        stdio: ["ignore", "pipe", "inherit"],
+        env: { ...process.env, MAGI_HOME: home, XDG_CONFIG_HOME: join(home, "config") }
+      })
+    )
+    const exited = new Promise((r) => server.once("exit", r))
     let out = ""
     server.stdout.on("data", (d) => {
       out += d
       const m = /^(http:\/\/127\.0\.0\.1:\d+)\n/.exec(out)
-      if (m) done({ url: m[1], stop: () => server.kill("SIGTERM") })
+      if (m) done({ url: m[1], stop: () => (server.kill("SIGTERM"), exited) })
     })
     server.once("exit", (code) => fail(new Error(`magi web (${bundle}) exited with ${code}`)))
   })
@@ -50,7 +53,7 @@ try {
   }
 } finally {
   await browser.close()
-  for (const { stop } of Object.values(builds)) stop()
+  await Promise.all(Object.values(builds).map(({ stop }) => stop()))
 }
 for (const which of ["A", "B"]) {
   const of = (key) => median(loads[which].map((r) => r[key]))

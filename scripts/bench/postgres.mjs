@@ -4,8 +4,8 @@
 // - answer latency: `magi answer --reply` in one process (another home, as
 //   another machine) → the waiting `magi ask` printing it, over LISTEN/NOTIFY;
 //   also from the answer's commit (a row written directly) to the print.
-// - 20 concurrent `magi answer` processes on one question: exactly one wins,
-//   every round.
+// - 20 concurrent `magi answer` processes (MAGI_BENCH_RACERS) on one question:
+//   exactly one wins, every round (MAGI_BENCH_RACES rounds).
 // - `magi answer --list` with N questions in the database (N = MAGI_BENCH_QUESTIONS,
 //   default 100,000; open ones few, the rest settled on month shelves).
 // - `/api/questions` and a history page under 20 connections: p50/p99.
@@ -13,15 +13,19 @@ import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import Pg from "pg"
 import { startServer, databaseUrl } from "../pg/server.mjs"
-import { MAGI, isolatedEnv, median, ms, run } from "./lib.mjs"
+import { MAGI, isolatedEnv, median, ms, onExit, run, size, track } from "./lib.mjs"
 
-const ROUNDS = Number(process.env.MAGI_BENCH_ROUNDS ?? 20)
-const RACE_ROUNDS = Number(process.env.MAGI_BENCH_RACES ?? 30)
-const QUESTIONS = Number(process.env.MAGI_BENCH_QUESTIONS ?? 100_000)
+const ROUNDS = size("ROUNDS", 20)
+const RACE_ROUNDS = size("RACES", 30)
+const RACERS = size("RACERS", 20)
+const QUESTIONS = Math.max(100, size("QUESTIONS", 100_000))
 const sleep = (n) => new Promise((r) => setTimeout(r, n))
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]
 
 const server = await startServer()
+// However the bench ends (a throw before the try below, Ctrl-C): `stop` is
+// synchronous, so it can run as the process exits, and does nothing twice.
+onExit(() => server.stop())
 const admin = new Pg.Client({ connectionString: server.url })
 await admin.connect()
 await admin.query("CREATE DATABASE magi_bench")
@@ -34,19 +38,19 @@ const cleanUp = async () => {
   await admin.end().catch(() => {})
   server.stop()
 }
-for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => cleanUp().then(() => process.exit(130)))
 
 const owner = () => {
   const o = isolatedEnv()
   return { ...o, env: { ...o.env, MAGI_STORE_URL: url } }
 }
 const start = (o, args, extra = {}) => {
-  const child = spawn(process.execPath, [MAGI, ...args], { cwd: o.cwd, env: { ...o.env, ...extra }, stdio: ["ignore", "pipe", "pipe"] })
+  const child = track(spawn(process.execPath, [MAGI, ...args], { cwd: o.cwd, env: { ...o.env, ...extra }, stdio: ["ignore", "pipe", "pipe"] }))
   children.add(child)
   child.on("close", () => children.delete(child))
   return child
 }
-const openIds = async () => (await db.query("SELECT id FROM magi_records WHERE kind = 'questions' AND (body::json->>'status') = 'open' ORDER BY id")).rows.map((r) => r.id)
+// The body is the question's JSON as magi writes it (indented): read its field, not its spelling.
+const openIds = async () => (await db.query("SELECT id FROM magi_records WHERE kind = 'questions' AND body::jsonb ->> 'status' = 'open' ORDER BY id")).rows.map((r) => r.id)
 
 try {
   // The first command migrates the schema.
@@ -72,7 +76,7 @@ try {
     let t0
     if (i % 2 === 0) {
       t0 = performance.now()
-      const answered = spawn(process.execPath, [MAGI, "answer", id, "--reply", "yes"], { cwd: phone.cwd, env: phone.env, stdio: "ignore" })
+      const answered = track(spawn(process.execPath, [MAGI, "answer", id, "--reply", "yes"], { cwd: phone.cwd, env: phone.env, stdio: "ignore" }))
       // From the answer's commit: the answering process exits right after it.
       await new Promise((r) => answered.on("close", r))
       viaCli.push((await printed) - t0)
@@ -104,12 +108,12 @@ try {
     })
     const id = /--wait (\S+)/.exec(asked.out)?.[1]
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, k) => run(process.execPath, [MAGI, "answer", id, "--reply", k % 2 ? "a" : "b"], { cwd: agent.cwd, env: owner().env }))
+      Array.from({ length: RACERS }, (_, k) => run(process.execPath, [MAGI, "answer", id, "--reply", k % 2 ? "a" : "b"], { cwd: agent.cwd, env: owner().env }))
     )
     rounds++
     if (results.filter((x) => x.code === 0).length === 1) exactlyOne++
   }
-  console.log(`postgres 20 concurrent answers to one question: exactly one winner in ${exactlyOne} of ${rounds} rounds`)
+  console.log(`postgres ${RACERS} concurrent answers to one question: exactly one winner in ${exactlyOne} of ${rounds} rounds`)
 
   // -- 100,000 questions -------------------------------------------------------
   const t = Date.parse("2026-01-01T00:00:00Z")
@@ -178,6 +182,7 @@ try {
     console.log(`postgres ${path} at ${QUESTIONS}, 20 connections × 20: p50 ${ms(pct(samples, 50))}, p99 ${ms(pct(samples, 99))}`)
   }
   server2.kill("SIGTERM")
+  await new Promise((r) => (server2.exitCode === null && server2.signalCode === null ? server2.once("exit", r) : r()))
 } finally {
   await cleanUp()
 }

@@ -1,5 +1,6 @@
-// The queue at scale: 10,000 tasks on disk (100 queued, 100 blocked on open
-// questions, 10 held, the rest done) beside 10,000 questions (100 open).
+// The queue at scale: 10,000 tasks on disk (MAGI_BENCH_TASKS; 100 queued, 100
+// blocked on open questions, 10 held, the rest done) beside as many
+// questions (100 open).
 // `magi task list` wall time from a cold process, and one loop tick once warm
 // (a turn in flight, so the tick decides and starts nothing, as in steady state).
 import * as LocalContext from "../../src/platform/LocalContext.js"
@@ -19,9 +20,11 @@ import { TaskStore } from "../../src/queue/TaskStore.js"
 import { Workspaces } from "../../src/runs/NewRun.js"
 import { RunStore } from "../../src/runs/Runs.js"
 // @ts-expect-error plain JS helper
-import { MAGI, isolatedEnv, median, ms } from "./lib.mjs"
+import { MAGI, isolatedEnv, median, ms, size } from "./lib.mjs"
 
-const TOTAL = 10_000
+// At least 300: the fixed 100 queued, 100 blocked and 10 held come first.
+const TOTAL: number = Math.max(300, size("TASKS", 10_000))
+const RUNS: number = size("RUNS", 5)
 const { cwd, env, home } = isolatedEnv()
 const queue = join(home, "queue")
 const questions = join(home, "questions")
@@ -51,7 +54,7 @@ for (let i = 0; i < TOTAL; i++) {
 // work, while the CPU time is roughly what the wall would be with the cores free.
 const walls: number[] = []
 const cpus: number[] = []
-for (let i = 0; i < 5; i++) {
+for (let i = 0; i < RUNS; i++) {
   const t0 = performance.now()
   const r = spawnSync("/usr/bin/time", ["-f", "cpu %U %S", process.execPath, MAGI, "task", "list"], { cwd, env, encoding: "utf8" })
   walls.push(performance.now() - t0)

@@ -1,4 +1,4 @@
-// Store writes: what durability costs. 200 answers and 200 owner words, each
+// Store writes: what durability costs. 200 answers and 200 owner words (MAGI_BENCH_WRITES), each
 // a locked read-modify-write through the record store on a real folder
 // (temp file, fsync, rename, fsync of the folder), and the same write with
 // the flushes off for comparison; medians and p99.
@@ -10,9 +10,9 @@ import { join } from "node:path"
 import * as Q from "../../src/questions/Question.js"
 import { QuestionStore } from "../../src/questions/QuestionStore.js"
 // @ts-expect-error plain JS helper
-import { isolatedEnv, median, ms } from "./lib.mjs"
+import { isolatedEnv, median, ms, size } from "./lib.mjs"
 
-const N = 200
+const N: number = size("WRITES", 200)
 const { home } = isolatedEnv()
 const root = join(home, "questions")
 mkdirSync(root, { recursive: true })

@@ -9,14 +9,16 @@
 // shared machine's load disturbs less than the latencies.
 //
 //   node scripts/bench/web-leases.mjs [questions=1000] [seconds=10]
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+//
+// (or MAGI_BENCH_QUESTIONS, MAGI_BENCH_SECONDS; MAGI_BENCH_WARMUP, 3 s.)
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { loadTest, startWeb } from "./lib.mjs"
+import { loadTest, size, startWeb, tempDir } from "./lib.mjs"
 
-const QUESTIONS = Number(process.argv[2] ?? 1000)
-const SECONDS = Number(process.argv[3] ?? 10)
-const home = mkdtempSync(join(tmpdir(), "magi-bench-leases-"))
+const QUESTIONS = Number(process.argv[2] ?? size("QUESTIONS", 1000))
+const SECONDS = Number(process.argv[3] ?? size("SECONDS", 10))
+const WARMUP = size("WARMUP", 3)
+const home = tempDir("magi-bench-leases-")
 const dir = join(home, "questions")
 const leases = join(dir, "leases")
 mkdirSync(leases, { recursive: true })
@@ -64,18 +66,21 @@ const cpuMs = (pid) => {
 
 const web = await startWeb(home)
 const results = []
-for (const [path, headers] of [["/api/health", {}], ["/api/questions", { "accept-encoding": "gzip" }]]) {
-  // Warm-up, not counted: until the first listing is read, then three
-  // seconds more, past the shelf pass \`magi web\` makes as it starts (it reads
-  // every hot question once, and moves none of these: they await an agent).
-  await loadTest(web, path, { seconds: 0.001, connections: 1, headers })
-  await loadTest(web, path, { seconds: 3, headers })
-  const cpuBefore = cpuMs(web.pid)
-  const result = await loadTest(web, path, { seconds: SECONDS, headers })
-  const cpuPerRequest = +((cpuMs(web.pid) - cpuBefore) / result.requests).toFixed(3)
-  results.push({ ...result, gzip: headers["accept-encoding"] === "gzip", cpuMsPerReq: cpuPerRequest })
+try {
+  for (const [path, headers] of [["/api/health", {}], ["/api/questions", { "accept-encoding": "gzip" }]]) {
+    // Warm-up, not counted: until the first listing is read, then three
+    // seconds more, past the shelf pass \`magi web\` makes as it starts (it reads
+    // every hot question once, and moves none of these: they await an agent).
+    await loadTest(web, path, { seconds: 0.001, connections: 1, headers })
+    await loadTest(web, path, { seconds: WARMUP, headers })
+    const cpuBefore = cpuMs(web.pid)
+    const result = await loadTest(web, path, { seconds: SECONDS, headers })
+    const cpuPerRequest = +((cpuMs(web.pid) - cpuBefore) / result.requests).toFixed(3)
+    results.push({ ...result, gzip: headers["accept-encoding"] === "gzip", cpuMsPerReq: cpuPerRequest })
+  }
+} finally {
+  clearInterval(beater)
+  await web.stop()
 }
-clearInterval(beater)
-web.stop()
 console.log(`${QUESTIONS} undelivered questions with leases, 20 connections, ${SECONDS} s per route:`)
 console.table(results)

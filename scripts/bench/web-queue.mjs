@@ -13,21 +13,23 @@
 //
 // Everything listens on and connects to 127.0.0.1 only.
 //
-//   node scripts/bench/web-queue.mjs [--tasks 1000] [--questions 1000] [--runs 200] [--seconds 10] [--connections 20] [--write-every 1000]
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+//   node scripts/bench/web-queue.mjs [--tasks 1000] [--questions 1000] [--runs 200] [--seconds 10] [--connections 20] [--write-every 1000] [--warmup 1]
+//
+// (or MAGI_BENCH_TASKS, _QUESTIONS, _RUNS, _SECONDS, _CONNECTIONS, _WRITE_EVERY, _WARMUP).
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
-import { loadTest, startWeb } from "./lib.mjs"
+import { loadTest, size, startWeb, tempDir } from "./lib.mjs"
 
 const { values: args } = parseArgs({
   options: {
-    tasks: { type: "string", default: "1000" },
-    questions: { type: "string", default: "1000" },
-    runs: { type: "string", default: "200" },
-    seconds: { type: "string", default: "10" },
-    connections: { type: "string", default: "20" },
-    "write-every": { type: "string", default: "1000" }
+    tasks: { type: "string", default: String(size("TASKS", 1000)) },
+    questions: { type: "string", default: String(size("QUESTIONS", 1000)) },
+    runs: { type: "string", default: String(size("RUNS", 200)) },
+    seconds: { type: "string", default: String(size("SECONDS", 10)) },
+    connections: { type: "string", default: String(size("CONNECTIONS", 20)) },
+    "write-every": { type: "string", default: String(size("WRITE_EVERY", 1000)) },
+    warmup: { type: "string", default: String(size("WARMUP", 1)) }
   }
 })
 const TASKS = Number(args.tasks)
@@ -36,11 +38,12 @@ const RUNS = Number(args.runs)
 const SECONDS = Number(args.seconds)
 const CONNECTIONS = Number(args.connections)
 const WRITE_EVERY = Number(args["write-every"])
+const WARMUP = Number(args.warmup)
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
 // -- the home ---------------------------------------------------------------------
 
-const home = mkdtempSync(join(tmpdir(), "magi-bench-queue-"))
+const home = tempDir("magi-bench-queue-")
 const pad = (n, w = 2) => String(n).padStart(w, "0")
 const base = Date.UTC(2026, 0, 1)
 const idAt = (i, salt) => {
@@ -187,16 +190,17 @@ const cpuMs = () => {
 }
 
 const results = []
-// Warm-up (JIT and the caches), not counted.
-for (const path of ["/api/queue", "/api/runs", `/api/runs/${runIds[0] ?? "none"}`]) await loadTest(server, path, { seconds: 1, connections: CONNECTIONS })
-for (const [name, run] of cases) {
-  const before = cpuMs()
-  const result = await run()
-  results.push({ name, ...result, cpu: (cpuMs() - before) / result.requests })
+try {
+  // Warm-up (JIT and the caches), not counted.
+  for (const path of ["/api/queue", "/api/runs", `/api/runs/${runIds[0] ?? "none"}`]) await loadTest(server, path, { seconds: WARMUP, connections: CONNECTIONS })
+  for (const [name, run] of cases) {
+    const before = cpuMs()
+    const result = await run()
+    results.push({ name, ...result, cpu: (cpuMs() - before) / result.requests })
+  }
+} finally {
+  await server.stop()
 }
-
-await server.stop()
-rmSync(home, { recursive: true, force: true })
 
 console.log(`magi web, ${TASKS} tasks, ${QUESTIONS} questions, ${RUNS} runs, ${CONNECTIONS} connections × ${SECONDS} s each`)
 console.log(`load average at the end: ${(await import("node:os")).loadavg().map((l) => l.toFixed(1)).join(", ")}`)

@@ -14,37 +14,40 @@
 // Everything listens on and connects to 127.0.0.1 only. The load loop is our
 // own (node's http Agent), bounded by time and connection count.
 //
-//   node scripts/bench/web.mjs [--questions 1000] [--seconds 10] [--connections 20] [--sse 50] [--rounds 10]
+//   node scripts/bench/web.mjs [--questions 1000] [--seconds 10] [--connections 20] [--sse 50] [--rounds 10] [--warmup 1]
+//
+// (or MAGI_BENCH_QUESTIONS, _SECONDS, _CONNECTIONS, _SSE, _ROUNDS, _WARMUP).
 import { spawn } from "node:child_process"
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { mkdirSync, statSync, writeFileSync } from "node:fs"
 import { Agent, get, request } from "node:http"
-import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { join } from "node:path"
 import { performance } from "node:perf_hooks"
 import { parseArgs } from "node:util"
 import { gunzipSync } from "node:zlib"
+import { MAGI, size, startWeb, tempDir, track } from "./lib.mjs"
 
 const { values: args } = parseArgs({
   options: {
-    questions: { type: "string", default: "1000" },
-    seconds: { type: "string", default: "10" },
-    connections: { type: "string", default: "20" },
-    sse: { type: "string", default: "50" },
-    rounds: { type: "string", default: "10" }
+    questions: { type: "string", default: String(size("QUESTIONS", 1000)) },
+    seconds: { type: "string", default: String(size("SECONDS", 10)) },
+    connections: { type: "string", default: String(size("CONNECTIONS", 20)) },
+    sse: { type: "string", default: String(size("SSE", 50)) },
+    rounds: { type: "string", default: String(size("ROUNDS", 10)) },
+    warmup: { type: "string", default: String(size("WARMUP", 1)) }
   }
 })
 const QUESTIONS = Number(args.questions)
 const SECONDS = Number(args.seconds)
 const CONNECTIONS = Number(args.connections)
 const SSE_CLIENTS = Number(args.sse)
-const ROUNDS = Number(args.rounds)
-const MAGI = resolve("dist/magi.js")
+const ROUNDS = Math.min(Number(args.rounds), Math.ceil(QUESTIONS / 20))
+const WARMUP = Number(args.warmup)
 const now = () => performance.timeOrigin + performance.now()
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
 // -- a store of QUESTIONS questions: 5% open, the rest answered history --------
 
-const home = mkdtempSync(join(tmpdir(), "magi-bench-web-"))
+const home = tempDir("magi-bench-web-")
 const dir = join(home, "questions")
 mkdirSync(dir, { recursive: true })
 const pad = (n, w = 2) => String(n).padStart(w, "0")
@@ -79,19 +82,9 @@ for (let i = 0; i < QUESTIONS; i++) {
 
 // -- the server -----------------------------------------------------------------
 
-const server = spawn(process.execPath, [MAGI, "web", "--bind", "127.0.0.1", "--port", "0", "--home", home, "--no-loop"], {
-  stdio: ["ignore", "pipe", "inherit"]
-})
-const url = await new Promise((resolve, reject) => {
-  let out = ""
-  server.stdout.on("data", (d) => {
-    out += d
-    const m = /^(http:\/\/127\.0\.0\.1:\d+)\n/.exec(out)
-    if (m) resolve(m[1])
-  })
-  server.once("exit", (code) => reject(new Error(`magi web exited with ${code}`)))
-})
-const { hostname, port } = new URL(url)
+// Stopped however the bench ends (lib.mjs), and before the report when it ends well.
+const server = await startWeb(home)
+const { hostname, port } = server
 
 // -- 1. request load ------------------------------------------------------------
 
@@ -150,7 +143,7 @@ const load = async (path, seconds, headers = {}) => {
 const results = []
 // The list both as a bare client asks for it and as a browser does (gzip).
 for (const [path, headers] of [["/api/questions", {}], ["/api/questions", { "accept-encoding": "gzip" }], ["/api/health", {}]]) {
-  await load(path, 1, headers) // warm-up: JIT and the list cache, not counted
+  await load(path, WARMUP, headers) // warm-up: JIT and the list cache, not counted
   results.push(await load(path, SECONDS, headers))
 }
 
@@ -203,8 +196,11 @@ const refetch = (agent, id, check) =>
       res.on("end", () => {
         const at = now()
         if (check) {
-          const list = JSON.parse(gunzipSync(Buffer.concat(chunks)).toString("utf8"))
-          if (list.find((q) => q.id === id)?.status !== "answered") return reject(new Error(`the list after the change does not show ${id} answered`))
+          // `{open, history, next}`: the open questions, then the newest page
+          // of history, where an answer to an old question need not appear.
+          const { open, history } = JSON.parse(gunzipSync(Buffer.concat(chunks)).toString("utf8"))
+          const answered = !open.some((q) => q.id === id) && (history.find((q) => q.id === id)?.status ?? "answered") === "answered"
+          if (!answered) return reject(new Error(`the list after the change still shows ${id} open`))
         }
         resolve(at)
       })
@@ -224,10 +220,12 @@ for (let i = 0; i < ROUNDS; i++) {
   const refreshed = Promise.all(
     clients.map((c, k) => c.next(spawned).then(() => refetch(c.agent, id, k === 0)))
   )
-  const answer = spawn(process.execPath, [MAGI, "answer", id, "--reply", "Redis"], {
-    env: { ...process.env, MAGI_HOME: home },
-    stdio: "ignore"
-  })
+  const answer = track(
+    spawn(process.execPath, [MAGI, "answer", id, "--reply", "Redis"], {
+      env: { ...process.env, MAGI_HOME: home, XDG_CONFIG_HOME: join(home, "config") },
+      stdio: "ignore"
+    })
+  )
   const [times, listed, code] = await Promise.all([arrivals, refreshed, new Promise((r) => answer.once("exit", r))])
   if (code !== 0) throw new Error(`magi answer exited with ${code}`)
   const written = statSync(join(dir, `${id}.json`)).ctimeMs
@@ -245,9 +243,7 @@ for (const c of clients) {
   c.agent.destroy()
 }
 
-server.kill("SIGTERM")
-await new Promise((r) => server.once("exit", r))
-rmSync(home, { recursive: true, force: true })
+await server.stop()
 
 // -- report -----------------------------------------------------------------------
 

@@ -73,7 +73,13 @@ export interface WaiterShape {
   readonly tick: Effect.Effect<TickReport>
   /** Wait until no delivery is in flight (tests, orderly shutdown). */
   readonly settle: Effect.Effect<void>
-  /** Tick every `TICK` until interrupted. */
+  /**
+   * The loop until interrupted: a tick, then `after` (the queue's turn in
+   * `magi serve`), then again at once when something the waiter acts on
+   * changes, or after `TICK` when nothing did.
+   */
+  readonly beats: <E, R>(after: Effect.Effect<void, E, R>) => Effect.Effect<never, E, R>
+  /** `beats` with nothing after the tick. */
   readonly run: Effect.Effect<never>
 }
 
@@ -115,6 +121,10 @@ export const make = Effect.fn("Waiter.make")(function* () {
   // Questions whose notification this loop is sending right now.
   const announcing = yield* Ref.make(new Set<string>())
   const root = store.root
+  // One pending wake-up is enough: a burst of changes during a tick costs
+  // one more tick, not one per change.
+  const wake = yield* Queue.sliding<void>(1)
+  const wakeNow = Effect.asVoid(Queue.offer(wake, undefined))
   const nowDate = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
   const busyFor = (q: Q.Question) =>
@@ -378,8 +388,14 @@ export const make = Effect.fn("Waiter.make")(function* () {
         yield* FiberSet.run(
           deliveries,
           deliver(q, action.word).pipe(
-            Effect.asVoid,
             Effect.ensuring(Effect.zipRight(Ref.update(inFlight, without(q.id)), Ref.update(seatsInFlight, without(seatKey(q))))),
+            // Delivered: the seat is free again, so look at once, since an
+            // answer on it that landed meanwhile was passed over while it was
+            // taken. Only then: a delivery skipped because another process
+            // holds the claim or the seat would otherwise be retried in a
+            // loop with no pause, where `TICK` paces it.
+            Effect.tap((outcome) => (outcome === "delivered" ? wakeNow : Effect.void)),
+            Effect.asVoid,
             Effect.interruptible
           )
         )
@@ -417,19 +433,19 @@ export const make = Effect.fn("Waiter.make")(function* () {
       yield* Stream.merge(questionChanged, leaseGone).pipe(Stream.runForEach(() => wake))
     })
 
-  const run = Effect.scoped(
-    Effect.gen(function* () {
-      // One pending wake-up is enough: a burst of changes during a tick
-      // costs one more tick, not one per change.
-      const wake = yield* Queue.sliding<void>(1)
-      yield* Effect.forkScoped(wakeups(Queue.offer(wake, undefined)))
-      const once = tick.pipe(Effect.catchAllCause((c) => Effect.logWarning(`waiter tick failed: ${c}`)))
-      for (;;) {
-        yield* once
-        yield* Effect.raceFirst(Queue.take(wake), Effect.sleep(TICK))
-      }
-    })
-  )
+  const once = tick.pipe(Effect.catchAllCause((c) => Effect.logWarning(`waiter tick failed: ${c}`)))
 
-  return { tick, settle: FiberSet.awaitEmpty(deliveries), run } satisfies WaiterShape
+  const beats = <E, R>(after: Effect.Effect<void, E, R>): Effect.Effect<never, E, R> =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        yield* Effect.forkScoped(wakeups(wakeNow))
+        for (;;) {
+          yield* once
+          yield* after
+          yield* Effect.raceFirst(Queue.take(wake), Effect.sleep(TICK))
+        }
+      })
+    )
+
+  return { tick, settle: FiberSet.awaitEmpty(deliveries), beats, run: beats(Effect.void) } satisfies WaiterShape
 })

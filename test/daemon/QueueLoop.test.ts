@@ -24,6 +24,8 @@ import { RunStore } from "../../src/runs/Runs.js"
 import { sampleRun } from "../runSupport.js"
 import { homeInMemory, type Base } from "./loopSupport.js"
 import { ok } from "../support.js"
+import { waiterLoop } from "../../src/cli/serve.js"
+import * as Lease from "../../src/questions/Lease.js"
 
 const HOME = "/home"
 const agent: AgentSpec = { id: "fake", kind: "codex", command: ["codex"], model: null, args: [], env: {} }
@@ -105,7 +107,7 @@ const startServe = (w: World, settings: Partial<Settings> = {}) =>
     const beats = (n: number) => Effect.repeatN(beat, n - 1)
     /** Beat for `total` of virtual time. */
     const pass = (total: Duration.DurationInput) => beats(Math.ceil(Duration.toMillis(total) / Duration.toMillis(TICK)))
-    return { scope, waiter, queue, beat, beats, pass }
+    return { scope, ctx, waiter, queue, beat, beats, pass }
   })
 
 const stop = (s: { readonly scope: Scope.CloseableScope }) => Scope.close(s.scope, Exit.void)
@@ -502,6 +504,73 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       expect(yield* Context.get(w.base, FileSystem.FileSystem).exists(`${HOME}/queue/${t.id}.lock`)).toBe(false)
       expect(Option.isNone(yield* store(w).claimant(t.id))).toBe(true)
       expect(Either.isRight(Either.right(1))).toBe(true)
+    })
+  )
+})
+
+describe("magi serve's beat", { timeout: 120_000 }, () => {
+  /**
+   * Real time passes, virtual time does not: whatever happens here happens
+   * on a wake-up, never because `TICK` went by. A few real milliseconds per
+   * look, since the watch's events come through fibers of their own.
+   */
+  const withoutTheClock = (what: string, done: Effect.Effect<boolean>) =>
+    Effect.gen(function* () {
+      for (let i = 0; i < 400; i++) {
+        if (yield* done) return
+        yield* Effect.promise(() => new Promise((r) => setTimeout(r, 5)))
+      }
+      throw new Error(`${what} did not happen without the clock moving`)
+    })
+
+  it.scoped("resumes every round on the answer (or the asker letting go), not at the next TICK", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      const questions = Context.get(w.base, QuestionStore)
+      const idOf = (round: number) => `19700101-00000${round}-ab1${round}`
+      // As test/fixtures/pending-agent.mjs: each turn asks the next round and
+      // ends (its `magi ask` handed back pending); the fourth is done.
+      yield* Ref.set(w.script, (_, n) =>
+        n <= 3
+          ? {
+              text: `I asked round ${n}.`,
+              during: (i) =>
+                Effect.flatMap(QuestionStore, (st) =>
+                  st.put({
+                    ...Q.make({ id: idOf(n), run: i.run, node: i.node, seat: i.seat.key, summary: `Round ${n}?`, detail: "", choices: [], now: new Date(0), cwd: i.cwd }),
+                    answer_timeout: 86_400
+                  })
+                ).pipe(Effect.orDie)
+            }
+          : { text: "Done." }
+      )
+      yield* file(w, "Asking task")
+      const s = yield* startServe(w)
+      const started = yield* TestClock.currentTimeMillis
+      yield* Effect.forkIn(waiterLoop(() => "").pipe(Effect.provide(s.ctx)), s.scope)
+      const calls = Effect.map(Ref.get(w.calls), (c) => c.length)
+      const asked = (round: number) => questions.get(idOf(round)).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
+      const answer = (round: number) => questions.update(idOf(round), (x) => Q.answer(x, { text: `Redis ${round}` }, new Date(0))).pipe(Effect.orDie)
+      // The first beat starts the task; its turn asks round 1.
+      yield* withoutTheClock("the task's turn", Effect.zipWith(calls, asked(1), (n, a) => n === 1 && a))
+      yield* answer(1)
+      yield* withoutTheClock("resuming round 1", Effect.zipWith(calls, asked(2), (n, a) => n === 2 && a))
+      // Answered while the delivery that asked it may still be in flight on
+      // the seat: its end wakes the loop.
+      yield* answer(2)
+      yield* withoutTheClock("resuming round 2", Effect.zipWith(calls, asked(3), (n, a) => n === 3 && a))
+      // An asker still waits on round 3 when the answer lands: its own
+      // `magi ask` takes it. It is killed and lets go: the lease's going wakes the loop.
+      yield* Lease.beat(questions.root, idOf(3), "asker").pipe(Effect.provide(w.base))
+      yield* answer(3)
+      for (let i = 0; i < 20; i++) yield* Effect.promise(() => new Promise((r) => setTimeout(r, 5)))
+      expect(yield* calls).toBe(3)
+      yield* Lease.clear(questions.root, idOf(3)).pipe(Effect.provide(w.base))
+      yield* withoutTheClock("resuming round 3", Effect.map(calls, (n) => n === 4))
+      const prompts = (yield* Ref.get(w.calls)).map((c) => /## The owner's answer\n\n(.*)/.exec(c.prompt)?.[1] ?? null)
+      expect(prompts).toEqual([null, "Redis 1", "Redis 2", "Redis 3"])
+      expect(yield* TestClock.currentTimeMillis).toBe(started)
+      yield* stop(s)
     })
   )
 })
