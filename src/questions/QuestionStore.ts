@@ -580,11 +580,22 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
         }
       }
       const page = merged.slice(0, limit)
+      // The shelved ones a month at a time: one read per shelf (a query on
+      // PostgreSQL), not one per question.
+      const byMonth = new Map<string, Array<string>>()
+      for (const slot of page) {
+        const month = slot.hot === undefined ? History.monthOf(slot.id) : undefined
+        if (month !== undefined) byMonth.set(month, [...(byMonth.get(month) ?? []), slot.id])
+      }
+      const fromShelves = new Map<string, Question>()
+      for (const [month, ids] of byMonth) for (const q of yield* records.readShelf(month, ids)) fromShelves.set(q.id, q)
       const questions: Array<Question> = []
       for (const slot of page) {
-        if (slot.hot !== undefined) questions.push(slot.hot)
+        const found = slot.hot ?? fromShelves.get(slot.id)
+        if (found !== undefined) questions.push(found)
         else {
-          // One unreadable file costs its slot, not the page.
+          // Not where its month says (moved back by hand), or unreadable:
+          // looked up by id, and one unreadable record costs its slot, not the page.
           const got = yield* Effect.either(records.read(slot.id))
           if (Either.isRight(got)) questions.push(got.right)
         }
