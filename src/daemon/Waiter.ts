@@ -105,9 +105,9 @@ export const make = Effect.fn("Waiter.make")(function* () {
   const config = yield* MagiConfig
   const notifier = yield* Notifier
   const driver = yield* RunDriver
-  // The question's lease (`Lease.*`) is plain module functions over the
-  // filesystem, like the announcements below: they get this one, and need
-  // nothing else from whoever runs the waiter.
+  // A question's lease and announcement records (`Lease`, `Announcements`)
+  // are plain module functions over the filesystem: they get this one, so
+  // the waiter needs nothing from whoever runs it.
   const bound = <A, E>(e: Effect.Effect<A, E, FileSystem.FileSystem>) => Effect.provideService(e, FileSystem.FileSystem, fs)
   const failedAt = yield* Ref.make(new Map<string, number>())
   const inFlight = yield* Ref.make(new Set<string>())
@@ -316,9 +316,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
   const announce = (q: Q.Question) =>
     Effect.gen(function* () {
       const record = (state: "sending" | "sent" | "failed", reason = "") =>
-        Announcements.write(root, q.id, { turns: q.thread.length, state, by: "loop", reason }).pipe(
-          Effect.provideService(FileSystem.FileSystem, fs)
-        )
+        bound(Announcements.write(root, q.id, { turns: q.thread.length, state, by: "loop", reason }))
       yield* record("sending")
       const sent = yield* Effect.either(notifier.notify(q))
       if (Either.isRight(sent)) {
@@ -332,7 +330,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
   const maybeAnnounce = (q: Q.Question) =>
     Effect.gen(function* () {
       if (!Q.isOpen(q) || (yield* Ref.get(announcing)).has(q.id)) return false
-      const record = yield* Announcements.read(root, q.id).pipe(Effect.provideService(FileSystem.FileSystem, fs))
+      const record = yield* bound(Announcements.read(root, q.id))
       if (!Announcements.loopShouldNotify(q, record, yield* nowDate)) return false
       yield* Ref.update(announcing, (s) => new Set(s).add(q.id))
       yield* FiberSet.run(
