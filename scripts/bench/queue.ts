@@ -18,6 +18,7 @@ import { QuestionStore } from "../../src/questions/QuestionStore.js"
 import * as T from "../../src/queue/Task.js"
 import { TaskStore } from "../../src/queue/TaskStore.js"
 import { Workspaces } from "../../src/runs/NewRun.js"
+import { RunDriver } from "../../src/runs/RunDriver.js"
 import { RunStore } from "../../src/runs/Runs.js"
 // @ts-expect-error plain JS helper
 import { MAGI, isolatedEnv, median, ms, size } from "./lib.mjs"
@@ -66,6 +67,7 @@ for (let i = 0; i < RUNS; i++) {
 // A workspace is a folder and the agent's turn never ends: the first tick
 // starts one task, and every later tick is the steady state it measures.
 const workspaces = Layer.succeed(Workspaces, {
+  repoRoot: (dir) => Effect.succeed(dir),
   create: (repo, h, runId, short) =>
     Effect.sync(() => {
       mkdirSync(join(h, "worktrees", runId), { recursive: true })
@@ -74,6 +76,7 @@ const workspaces = Layer.succeed(Workspaces, {
   branchTaken: () => Effect.succeed(false)
 })
 const layer = QueueLoop.layer({ announce: () => Effect.void }).pipe(
+  Layer.provide(RunDriver.layer),
   Layer.provide(
     Layer.mergeAll(
       Rosters.fixed([{ id: "fake", kind: "command", command: ["true"], model: null, args: [], env: {} }]),

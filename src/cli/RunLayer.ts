@@ -1,6 +1,7 @@
 /**
  * The services `magi run`, `magi runs`, `magi show` and `magi serve` run
- * against: the questions layer plus runs, agents and the roster.
+ * against: the questions layer plus runs, agents and the roster, and the
+ * driver that sets runs up and runs their turns over them.
  */
 import * as LocalContext from "../platform/LocalContext.js"
 import { Layer } from "effect"
@@ -13,11 +14,13 @@ import { Notifier } from "../questions/Notifier.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { RunStore } from "../runs/Runs.js"
 import { Workspaces } from "../runs/NewRun.js"
+import { RunDriver } from "../runs/RunDriver.js"
 import { TaskStore } from "../queue/TaskStore.js"
 
 /** Everything a run needs, over `home` (the owner's, from the environment, when not given). */
 export const runsLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>
-  Layer.mergeAll(RunStore.layer, Agents.layer, Leases.layer, Workspaces.git, TaskStore.layer).pipe(
+  RunDriver.layer.pipe(
+    Layer.provideMerge(Layer.mergeAll(RunStore.layer, Agents.layer, Leases.layer, Workspaces.git, TaskStore.layer)),
     Layer.provideMerge(Layer.mergeAll(QuestionStore.layer, Notifier.layer, Rosters.fromFiles)),
     Layer.provideMerge(Layer.mergeAll(MagiConfig.fromFiles(), home)),
     Layer.provideMerge(LocalContext.layer)

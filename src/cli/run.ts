@@ -17,11 +17,12 @@ import * as Prompts from "../agents/Prompts.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { resumable } from "../runs/RunStatus.js"
-import { IMPL_SEAT, createRun, driveTurn, repoRootOf } from "../runs/NewRun.js"
+import { IMPL_SEAT } from "../runs/NewRun.js"
+import { RunDriver } from "../runs/RunDriver.js"
 import { removeRun } from "../runs/RemoveRun.js"
 import { COMMITS_SHOWN, changesOf, durationMs, nextSteps } from "../runs/RunReport.js"
 import * as Artifacts from "../runs/Artifacts.js"
-import { outstandingFor, seatBusy, type TurnPrompt } from "../runs/RunTurns.js"
+import type { TurnPrompt } from "../runs/RunTurns.js"
 import { RunStore, type Run } from "../runs/Runs.js"
 import * as T from "../queue/Task.js"
 import { TaskStore } from "../queue/TaskStore.js"
@@ -82,8 +83,9 @@ const reportEnd = (run: Run) =>
 
 const startRun = (instruction: string, agentId: Option.Option<string>, repoDir: string) =>
   Effect.gen(function* () {
+    const driver = yield* RunDriver
     // First: with no repository, which agent would have run is beside the point.
-    yield* repoRootOf(repoDir).pipe(Effect.mapError(refused))
+    yield* driver.repoRoot(repoDir).pipe(Effect.mapError(refused))
     const roster = yield* Effect.flatMap(Rosters, (r) => r.forRepo(repoDir)).pipe(Effect.mapError(refused))
     const agent = Option.isSome(agentId) ? roster.get(agentId.value) : roster.first
     if (Option.isNone(agent))
@@ -92,14 +94,14 @@ const startRun = (instruction: string, agentId: Option.Option<string>, repoDir: 
           ? `no agent \`${agentId.value}\` in the roster (have: ${roster.agents.map((a) => a.id).join(", ") || "none"})`
           : "no agent to run: configure [agents.<id>] in magi.toml, or put claude, codex, opencode or agy on PATH"
       )
-    const run = yield* createRun(instruction, agent.value, repoDir).pipe(Effect.mapError(refused))
+    const run = yield* driver.create(instruction, agent.value, repoDir).pipe(Effect.mapError(refused))
     yield* writeErr(`run ${Q.shortId(run.id)}: ${agent.value.id} is working in ${run.worktree} on ${run.branch}\n`)
     return yield* turn(run.id, Prompts.runPrompt(instruction, run.worktree, run.branch, yield* magiNameFor(agent.value)))
   })
 
 /** Run the impl seat's turn and settle the run by how it went. */
 const turn = (runId: string, prompt: TurnPrompt) =>
-  driveTurn(runId, prompt).pipe(
+  Effect.flatMap(RunDriver, (driver) => driver.drive(runId, prompt)).pipe(
     Effect.map((o) => o.run),
     // Another turn (the waiter's delivery) got the seat first: the run is
     // fine, only this turn did not start.
@@ -113,7 +115,7 @@ const resumeRun = (wanted: string, text: string) =>
     const run = yield* runs.get(wanted).pipe(Effect.mapError(refused))
     if (!resumable(run.status))
       return yield* CliFailure.refused(`run ${Q.shortId(run.id)} is ${run.status} and cannot be resumed`)
-    if (yield* seatBusy(run, IMPL_SEAT))
+    if (yield* Effect.flatMap(RunDriver, (driver) => driver.seatBusy(run, IMPL_SEAT)))
       return yield* CliFailure.refused(`run ${Q.shortId(run.id)} has a turn running right now; wait for it to end`)
     const fs = yield* FileSystem.FileSystem
     if (!(yield* fs.exists(run.worktree).pipe(Effect.orElseSucceed(() => false))))
@@ -189,7 +191,8 @@ export const show = Command.make(
       if (json) return yield* writeOut(JSON.stringify(r, null, 2) + "\n")
       // The task the queue started this run for: the one whose runs name it.
       const task = (yield* Effect.flatMap(TaskStore, (s) => s.list).pipe(Effect.orElseSucceed(() => []))).find((t) => t.runs.includes(r.id))
-      yield* writeOut(describeRun(r, yield* outstandingFor(r.id).pipe(Effect.orElseSucceed(() => 0)), task))
+      const open = yield* Effect.flatMap(RunDriver, (driver) => driver.outstanding(r.id)).pipe(Effect.orElseSucceed(() => 0))
+      yield* writeOut(describeRun(r, open, task))
       const questions = yield* Effect.flatMap(QuestionStore, (s) => s.list).pipe(Effect.orElseSucceed(() => []))
       for (const q of questions.filter((q) => q.run === r.id))
         yield* writeOut(`  question ${Q.shortId(q.id)} ${q.status}${q.status === "answered" && !q.answer_delivered ? " (not yet delivered)" : ""}: ${forTerminalLine(q.summary)}\n`)

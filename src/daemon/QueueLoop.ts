@@ -6,7 +6,7 @@
  * answered, settles or stalls running tasks that nobody is working on, and
  * starts the next runnable task while fewer than `[daemon]
  * max_concurrent_runs` of its turns are going. A task runs exactly like
- * `magi run` (`runs/NewRun`): its own worktree, branch and run record. A run
+ * `magi run` (`runs/RunDriver`): its own worktree, branch and run record. A run
  * left waiting on the owner keeps its task running but frees its slot; the
  * waiter carries the answer to it, and a later tick settles the task by the
  * same rules once that delivery has ended the run.
@@ -17,15 +17,14 @@
  */
 import { Clock, Context, Effect, Either, FiberSet, Layer, Option, Ref } from "effect"
 import { Rosters, type AgentSpec } from "../agents/AgentRoster.js"
-import { Agents, magiNameFor } from "../agents/Agents.js"
 import * as Prompts from "../agents/Prompts.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
-import { MagiHome } from "../platform/MagiHome.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
-import { IMPL_SEAT, RUN_TURN_TIMEOUT, Workspaces, createRun, driveTurn, type TurnOutcome } from "../runs/NewRun.js"
+import { IMPL_SEAT, RUN_TURN_TIMEOUT, type TurnOutcome } from "../runs/NewRun.js"
+import { RunDriver } from "../runs/RunDriver.js"
 import { outstanding, RunStore, type Run } from "../runs/Runs.js"
-import { seatBusy } from "../runs/RunTurns.js"
+import type { TurnPrompt } from "../runs/RunTurns.js"
 import { resumable } from "../runs/RunStatus.js"
 import * as T from "../queue/Task.js"
 import { taskInstruction } from "../queue/TaskPrompt.js"
@@ -33,7 +32,6 @@ import { TaskStore } from "../queue/TaskStore.js"
 import { Conductor } from "./Conductor.js"
 import { Deputies } from "./Deputies.js"
 import { type BlockerState, resetAt, resolveBlockers, retryPaused, settle, settlementFor, stallReason } from "./QueueDecide.js"
-import { FileSystem } from "@effect/platform"
 
 /** One thing the loop did to a task, as `magi serve` prints it. */
 export interface QueueEvent {
@@ -80,9 +78,7 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
   const config = yield* MagiConfig
   const conductor = yield* Effect.serviceOption(Conductor)
   const deputies = yield* Effect.serviceOption(Deputies)
-  const context = yield* Effect.context<
-    TaskStore | QuestionStore | RunStore | Rosters | Agents | MagiHome | Workspaces | FileSystem.FileSystem
-  >()
+  const driver = yield* RunDriver
   const maxAttempts = options.maxAttempts ?? config.maxAttempts
   const announce = options.announce ?? ((e: QueueEvent) => Effect.logInfo(e.line))
   /** Task id → run id, for the turns this loop has going. */
@@ -208,7 +204,7 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       if (waitingOnOwner && resumable(run.right.status)) return yield* settleTask(events, t.id, { ...run.right, status: "waiting" })
       if (settlementFor(run.right)._tag !== "Wait" || run.right.status === "waiting") return yield* settleTask(events, t.id, run.right)
       const why = stallReason({
-        turnInFlight: yield* seatBusy(run.right, IMPL_SEAT).pipe(Effect.orElseSucceed(() => false)),
+        turnInFlight: yield* driver.seatBusy(run.right, IMPL_SEAT),
         waitingOnOwner,
         lastMovedMs: Math.max(Date.parse(run.right.updated_at), Date.parse(t.updated_at)),
         nowMs: yield* nowMs,
@@ -241,9 +237,9 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
     })
 
   /** The turn of a started task, in the background: drive it, then settle the task by it. */
-  const work = (t: T.Task, run: Run, prompt: string) =>
+  const work = (t: T.Task, run: Run, prompt: TurnPrompt) =>
     Effect.gen(function* () {
-      const outcome: Either.Either<TurnOutcome, unknown> = yield* Effect.either(driveTurn(run.id, prompt, RUN_TURN_TIMEOUT))
+      const outcome: Either.Either<TurnOutcome, unknown> = yield* Effect.either(driver.drive(run.id, prompt, RUN_TURN_TIMEOUT))
       const events: QueueEvent[] = []
       if (Either.isLeft(outcome)) {
         // Could not even run (the seat taken, the record unreadable): not the task's fault.
@@ -274,8 +270,7 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
         })
       ),
       Effect.ensuring(Ref.update(inFlight, (m) => { const n = new Map(m); n.delete(t.id); return n })),
-      Effect.catchAllCause((c) => Effect.logWarning(`queue: the turn of task ${T.shortId(t.id)} ended badly: ${c}`)),
-      Effect.provide(context)
+      Effect.catchAllCause((c) => Effect.logWarning(`queue: the turn of task ${T.shortId(t.id)} ended badly: ${c}`))
     )
 
   /** Try to start `t`; true when it started. `agents` remembers each repo's implementer for this tick. */
@@ -295,7 +290,7 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
 
   const begin = (events: Array<QueueEvent>, t: T.Task, agent: AgentSpec) =>
     Effect.gen(function* () {
-      const made = yield* Effect.either(createRun(t.instruction, agent, t.repo))
+      const made = yield* Effect.either(driver.create(t.instruction, agent, t.repo))
       if (Either.isLeft(made)) {
         yield* tasks.unclaim(t.id)
         yield* holdForOwner(events, t, `a run cannot be set up: ${made.left.message}`)
@@ -303,8 +298,10 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       }
       const run = made.right
       // The prompt from the task as it was queued: its answers, its review
-      // branch, its fresh-start flag (which `start` then clears).
-      const prompt = Prompts.runPrompt(taskInstruction(t), run.worktree, run.branch, yield* magiNameFor(agent))
+      // branch, its fresh-start flag (which `start` then clears). It names
+      // magi as the seat's agent runs it, which the turn works out.
+      const instruction = taskInstruction(t)
+      const prompt: TurnPrompt = (magi) => Prompts.runPrompt(instruction, run.worktree, run.branch, magi)
       const started = yield* Effect.either(tasks.update(t.id, (x) => T.start(x, run.id)))
       if (Either.isLeft(started)) {
         yield* runs.setStatus(run.id, "superseded", `its task changed before the run began: ${started.left.message}`).pipe(Effect.ignore)
@@ -373,7 +370,6 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
     return events
   }).pipe(
     Effect.catchAllCause((c) => Effect.as(Effect.logWarning(`queue tick failed: ${c}`), [] as ReadonlyArray<QueueEvent>)),
-    Effect.provide(context),
     Effect.withSpan("QueueLoop.tick")
   )
 

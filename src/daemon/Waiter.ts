@@ -32,7 +32,7 @@ import * as Claims from "../platform/Claims.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { resumable } from "../runs/RunStatus.js"
-import { finishTurn, runTurn, seatBusy } from "../runs/RunTurns.js"
+import { RunDriver } from "../runs/RunDriver.js"
 import { RunStore } from "../runs/Runs.js"
 import { decide, type Action, type Word } from "./WaiterDecide.js"
 
@@ -110,7 +110,11 @@ export const make = Effect.fn("Waiter.make")(function* () {
   const notices = yield* Notices
   const config = yield* MagiConfig
   const notifier = yield* Notifier
-  const context = yield* Effect.context<FileSystem.FileSystem | QuestionStore | RunStore | Rosters | import("../agents/Agents.js").Agents>()
+  const driver = yield* RunDriver
+  // A question's lease and announcement records (`Lease`, `Announcements`)
+  // are plain module functions over the filesystem: they get this one, so
+  // the waiter needs nothing from whoever runs it.
+  const bound = <A, E>(e: Effect.Effect<A, E, FileSystem.FileSystem>) => Effect.provideService(e, FileSystem.FileSystem, fs)
   const failedAt = yield* Ref.make(new Map<string, number>())
   const inFlight = yield* Ref.make(new Set<string>())
   // Seats with a delivery in flight here. The seat's own lock is only taken
@@ -131,7 +135,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
     q.run === ""
       ? Effect.succeed(false)
       : runs.get(q.run).pipe(
-          Effect.flatMap((run) => seatBusy(run, q.seat)),
+          Effect.flatMap((run) => driver.seatBusy(run, q.seat)),
           Effect.orElseSucceed(() => false)
         )
 
@@ -254,12 +258,12 @@ export const make = Effect.fn("Waiter.make")(function* () {
         yield* store.update(q.id, (fresh) => Either.right({ ...fresh, waiter: { kind: "daemon" as const, since } }))
         yield* Lease.beat(root, q.id, "daemon")
         const carried = q.thread.length
-        const result = yield* runTurn({
+        const result = yield* driver.turn({
           run: q.run,
           seat: q.seat,
           prompt: (magi) => Prompts.deliveryPrompt(q, word, magi),
           timeout: DELIVERY_TIMEOUT,
-          alsoBeat: Lease.beat(root, q.id, "daemon").pipe(Effect.provideService(FileSystem.FileSystem, fs))
+          alsoBeat: bound(Lease.beat(root, q.id, "daemon"))
         }).pipe(Effect.either)
         // Another process started a turn on the seat since it was looked
         // at: not a failure, the words go once that turn has ended.
@@ -296,7 +300,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
         const now = yield* nowDate
         yield* store.update(q.id, (fresh) => Either.right(markDelivered(word, carried, result.right.text)(fresh, now)))
         yield* Lease.clear(root, q.id)
-        yield* finishTurn(q.run, result.right).pipe(
+        yield* driver.finish(q.run, result.right).pipe(
           Effect.catchAll((e) => Effect.logWarning(`delivered to ${Q.shortId(q.id)} but could not update run ${q.run}: ${e.message}`))
         )
         yield* Effect.logInfo(`delivered the owner's ${word._tag === "Answered" ? "answer" : "words"} on ${Q.shortId(q.id)} to seat ${q.seat}`)
@@ -309,7 +313,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
       )
     }).pipe(
       Effect.catchAll((e) => Effect.as(Effect.logWarning(`delivery on ${Q.shortId(q0.id)} stopped: ${e.message}`), "refused" as const)),
-      Effect.provide(context)
+      bound
     )
 
   // -- notifying in the asker's place ------------------------------------------
@@ -322,9 +326,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
   const announce = (q: Q.Question) =>
     Effect.gen(function* () {
       const record = (state: "sending" | "sent" | "failed", reason = "") =>
-        Announcements.write(root, q.id, { turns: q.thread.length, state, by: "loop", reason }).pipe(
-          Effect.provideService(FileSystem.FileSystem, fs)
-        )
+        bound(Announcements.write(root, q.id, { turns: q.thread.length, state, by: "loop", reason }))
       yield* record("sending")
       const sent = yield* Effect.either(notifier.notify(q))
       if (Either.isRight(sent)) {
@@ -338,7 +340,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
   const maybeAnnounce = (q: Q.Question) =>
     Effect.gen(function* () {
       if (!Q.isOpen(q) || (yield* Ref.get(announcing)).has(q.id)) return false
-      const record = yield* Announcements.read(root, q.id).pipe(Effect.provideService(FileSystem.FileSystem, fs))
+      const record = yield* bound(Announcements.read(root, q.id))
       if (!Announcements.loopShouldNotify(q, record, yield* nowDate)) return false
       yield* Ref.update(announcing, (s) => new Set(s).add(q.id))
       yield* FiberSet.run(
@@ -376,7 +378,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
         if (yield* recentlyFailed(q, action.word)) continue
         // Refusals that need no process are settled here, in the tick, so
         // the report says so; a real delivery runs beside the next ticks.
-        const found = yield* target(q).pipe(Effect.provide(context))
+        const found = yield* target(q)
         if (Either.isLeft(found)) {
           yield* refuse(q, action.word, found.left)
           refused.push(q.id)
@@ -406,7 +408,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
     // A tick is finished before a stop takes effect; a delivery in flight is
     // interrupted (and marks nothing), because it was never confirmed.
     Effect.uninterruptible,
-    Effect.provide(context),
+    bound,
     Effect.withSpan("Waiter.tick")
   )
 

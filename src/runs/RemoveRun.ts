@@ -7,7 +7,7 @@ import { FileSystem } from "@effect/platform"
 import { Clock, Data, Effect, Option } from "effect"
 import * as Q from "../questions/Question.js"
 import { resumable } from "./RunStatus.js"
-import { seatBusy } from "./RunTurns.js"
+import { RunDriver } from "./RunDriver.js"
 import { RunStore, type Run } from "./Runs.js"
 import { git } from "./Worktree.js"
 
@@ -30,10 +30,11 @@ export const removalRefusal = (run: Run, turnRunning: boolean): string | undefin
 export const removeRun = Effect.fn("removeRun")(function* (wanted: string) {
   const runs = yield* RunStore
   const fs = yield* FileSystem.FileSystem
+  const driver = yield* RunDriver
   const refuse = (message: string) => new RunNotRemoved({ message })
   const run = yield* runs.get(wanted).pipe(Effect.mapError((e) => refuse(e.message)))
   let busy = false
-  for (const seat of run.seats) busy ||= yield* seatBusy(run, seat.key)
+  for (const seat of run.seats) busy ||= yield* driver.seatBusy(run, seat.key)
   const why = removalRefusal(run, busy)
   if (why !== undefined) return yield* refuse(why)
 

@@ -22,6 +22,7 @@ import { QuestionStore } from "../../src/questions/QuestionStore.js"
 import * as Lease from "../../src/questions/Lease.js"
 import * as T from "../../src/queue/Task.js"
 import { TaskStore } from "../../src/queue/TaskStore.js"
+import { RunDriver } from "../../src/runs/RunDriver.js"
 import { RunStore } from "../../src/runs/Runs.js"
 import { sampleRun } from "../runSupport.js"
 import { homeInMemory, type Base } from "./loopSupport.js"
@@ -97,6 +98,7 @@ const startServe = (w: World, settings: Partial<Settings> = {}, options: Conduct
           )
         ),
         Layer.provideMerge(Notices.at(`${HOME}/notices`)),
+        Layer.provideMerge(RunDriver.layer),
         Layer.provide(Layer.mergeAll(fakeAgents(w), Rosters.fixed([impl, boss]), MagiConfig.fixed({ conductor: "boss", ...settings }), Notifier.off)),
         Layer.provideMerge(Layer.succeedContext(w.base))
       ),

@@ -20,6 +20,7 @@ import { QuestionStore } from "../../src/questions/QuestionStore.js"
 import { archiveNow } from "../../src/questions/Archiver.js"
 import * as T from "../../src/queue/Task.js"
 import { TaskStore } from "../../src/queue/TaskStore.js"
+import { RunDriver } from "../../src/runs/RunDriver.js"
 import { RunStore } from "../../src/runs/Runs.js"
 import { sampleRun } from "../runSupport.js"
 import { homeInMemory, type Base } from "./loopSupport.js"
@@ -89,6 +90,7 @@ const startServe = (w: World, settings: Partial<Settings> = {}) =>
         QueueLoop.layer({ announce: (e) => Ref.update(w.events, (all) => [...all, e]) })
       ).pipe(
         Layer.provideMerge(Notices.at(`${HOME}/notices`)),
+        Layer.provideMerge(RunDriver.layer),
         Layer.provide(Layer.mergeAll(fakeAgents(w), Rosters.fixed([agent]), MagiConfig.fixed(settings), Notifier.off)),
         Layer.provideMerge(Layer.succeedContext(w.base))
       ),

@@ -10,14 +10,16 @@ import { Agents, type CallInput, type CallResult } from "../../src/agents/Agents
 import * as Lease from "../../src/questions/Lease.js"
 import * as Announcements from "../../src/questions/Announcements.js"
 import { MagiConfig } from "../../src/platform/MagiConfig.js"
+import { MagiHome } from "../../src/platform/MagiHome.js"
 import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
 import { Notices } from "../../src/daemon/Notices.js"
 import { Notifier } from "../../src/questions/Notifier.js"
 import * as Q from "../../src/questions/Question.js"
 import { QuestionStore } from "../../src/questions/QuestionStore.js"
+import { RunDriver } from "../../src/runs/RunDriver.js"
 import { RunStore, type Run } from "../../src/runs/Runs.js"
 import { runWithSession } from "../runSupport.js"
-import { runTurn } from "../../src/runs/RunTurns.js"
+import { plainFolders } from "./loopSupport.js"
 import { TICK, Waiter } from "../../src/daemon/Waiter.js"
 
 const HOME = "/home"
@@ -112,14 +114,22 @@ const fakeAgents = (w: World) =>
       })
   })
 
+/** What turns run on over the world: the fake agent, and folders for workspaces (no run is created here). */
+const turnServices = (w: World, agents: ReadonlyArray<AgentSpec>) =>
+  Layer.mergeAll(fakeAgents(w), Rosters.fixed(agents), MagiHome.at(HOME), plainFolders)
+
+/** The run driver over the world, on its own, as a second process would have it. */
+const driverLayer = (w: World, agents: ReadonlyArray<AgentSpec> = [agent]) =>
+  RunDriver.layer.pipe(Layer.provide(turnServices(w, agents)), Layer.provide(Layer.succeedContext(w.base)))
+
 /** One daemon over the world: its own waiter, memory and in-flight deliveries. */
 const daemonLayer = (w: World, agents: ReadonlyArray<AgentSpec> = [agent]) =>
   Waiter.layer.pipe(
     Layer.provideMerge(Notices.at(`${HOME}/notices`)),
+    Layer.provideMerge(RunDriver.layer),
     Layer.provide(
       Layer.mergeAll(
-        fakeAgents(w),
-        Rosters.fixed(agents),
+        turnServices(w, agents),
         MagiConfig.fixed({}),
         Layer.succeed(Notifier, { command: ["notify"], notify: (q) => Ref.update(w.notified, (n) => [...n, q.summary]) })
       )
@@ -568,10 +578,8 @@ describe("the waiter, scenario by scenario", () => {
       const w = yield* makeWorld
       yield* seed(w)
       yield* Ref.set(w.script, { text: "On it.", takes: Duration.minutes(1) })
-      const turn = runTurn({ run: RUN_ID, seat: "impl", prompt: "carry on", timeout: Duration.minutes(15) }).pipe(
-        Effect.provide(Layer.mergeAll(fakeAgents(w), Rosters.fixed([agent]), Layer.succeedContext(w.base))),
-        Effect.either
-      )
+      const driver = Context.get(yield* Layer.build(driverLayer(w)), RunDriver)
+      const turn = driver.turn({ run: RUN_ID, seat: "impl", prompt: "carry on", timeout: Duration.minutes(15) }).pipe(Effect.either)
       const both = yield* Effect.fork(Effect.all([turn, turn], { concurrency: "unbounded" }))
       yield* pass("2 minutes")
       const [a, b] = yield* both
@@ -593,10 +601,8 @@ describe("the waiter, scenario by scenario", () => {
       yield* seed(w)
       const runsDir = Context.get(w.base, RunStore).dir(RUN_ID)
       yield* Lease.beat(runsDir, "seat-impl", "daemon").pipe(Effect.provide(w.base))
-      const turn = runTurn({ run: RUN_ID, seat: "impl", prompt: "carry on", timeout: Duration.minutes(15) }).pipe(
-        Effect.provide(Layer.mergeAll(fakeAgents(w), Rosters.fixed([agent]), Layer.succeedContext(w.base))),
-        Effect.either
-      )
+      const driver = Context.get(yield* Layer.build(driverLayer(w)), RunDriver)
+      const turn = driver.turn({ run: RUN_ID, seat: "impl", prompt: "carry on", timeout: Duration.minutes(15) }).pipe(Effect.either)
       expect(yield* turn).toMatchObject({ _tag: "Left", left: { _tag: "SeatBusy" } })
       yield* TestClock.adjust("91 seconds")
       expect(Either.isRight(yield* turn)).toBe(true)

@@ -19,6 +19,7 @@ export type Base = FileSystem.FileSystem | QuestionStore | RunStore | TaskStore 
 export const plainFolders = Layer.effect(
   Workspaces,
   Effect.map(FileSystem.FileSystem, (fs) => ({
+    repoRoot: (dir: string) => Effect.succeed(dir),
     create: (repo: string, home: string, runId: string, short: string) =>
       fs.makeDirectory(`${home}/worktrees/${runId}`, { recursive: true }).pipe(
         Effect.orDie,

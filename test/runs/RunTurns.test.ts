@@ -4,12 +4,15 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import type { CallResult } from "../../src/agents/Agents.js"
+import { Rosters } from "../../src/agents/AgentRoster.js"
+import { Agents, type CallResult } from "../../src/agents/Agents.js"
+import { MagiHome } from "../../src/platform/MagiHome.js"
 import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
 import * as Q from "../../src/questions/Question.js"
 import { QuestionStore, StoreError } from "../../src/questions/QuestionStore.js"
-import { finishTurn } from "../../src/runs/RunTurns.js"
+import { RunDriver } from "../../src/runs/RunDriver.js"
 import { RunStore, type Run } from "../../src/runs/Runs.js"
+import { plainFolders } from "../daemon/loopSupport.js"
 import { runWithSession } from "../runSupport.js"
 
 const RUN_ID = "19700101-000000-9fb7"
@@ -51,6 +54,19 @@ const stores = RunStore.at("/home/runs").pipe(
   Layer.provideMerge(MemoryFileSystem.layer)
 )
 
+/** The driver over those stores; settling a turn runs no agent and makes no run. */
+const driver = RunDriver.layer.pipe(
+  Layer.provide(
+    Layer.mergeAll(
+      Layer.succeed(Agents, { call: () => Effect.dieMessage("no agent runs when a turn is settled") }),
+      Rosters.fixed([]),
+      MagiHome.at("/home"),
+      plainFolders
+    )
+  ),
+  Layer.provideMerge(stores)
+)
+
 describe("finishing a turn", () => {
   it.effect("when the run's questions cannot be listed, the run is left waiting and its open question is not abandoned", () =>
     Effect.gen(function* () {
@@ -58,10 +74,10 @@ describe("finishing a turn", () => {
       const questions = yield* QuestionStore
       yield* runs.put(run)
       yield* questions.put(question)
-      const after = yield* finishTurn(RUN_ID, turn)
+      const after = yield* (yield* RunDriver).finish(RUN_ID, turn)
       expect(after.status).toBe("waiting")
       expect(after.reason).toContain("EIO")
       expect((yield* questions.get(question.id)).status).toBe("open")
-    }).pipe(Effect.provide(stores))
+    }).pipe(Effect.provide(driver))
   )
 })

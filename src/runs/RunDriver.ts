@@ -1,0 +1,252 @@
+/**
+ * Runs as a service: setting a run up and driving its seats' turns, for
+ * `magi run` at a terminal, the queue's loop (each task) and the waiter (each
+ * delivered answer). Written once, so a task runs exactly like `magi run`
+ * (its own worktree, branch and record; the same turn, settled the same way)
+ * and a seat's session moves forward the same way whoever drives it.
+ *
+ * The stores, the agents, the roster and the workspaces are taken once, when
+ * the layer is built; every method is a plain effect with nothing left to
+ * provide, so the long-lived loops hold the service instead of a captured
+ * context to re-provide around each call.
+ */
+import { CommandExecutor, FileSystem } from "@effect/platform"
+import { Cause, Clock, Context, Duration, Effect, Either, Layer, Option, Random } from "effect"
+import { Rosters, type AgentSpec } from "../agents/AgentRoster.js"
+import { Agents, magiNameFor, mintUuid, sessionEnvOf, type CallResult } from "../agents/Agents.js"
+import { MagiHome } from "../platform/MagiHome.js"
+import * as Q from "../questions/Question.js"
+import { QuestionStore, type StoreError } from "../questions/QuestionStore.js"
+import { IMPL_SEAT, RUN_TURN_TIMEOUT, RunNotStarted, Workspaces, type TurnOutcome } from "./NewRun.js"
+import { beatSeat, beating, releaseSeat, seatHeld, takeSeat, TurnRefused, type SeatBusy, type TurnInput, type TurnPrompt } from "./RunTurns.js"
+import { RUN_SCHEMA, RunStore, outstanding, statusAfterTurn, type Run, type RunNotFound, type RunStoreError, type Seat } from "./Runs.js"
+import { commitAfterTurn } from "./TurnCommit.js"
+
+export interface RunDriverShape {
+  /**
+   * The git root of `dir`, or why there is none: a run works in a worktree
+   * of a repository, so asked from anywhere else it is refused with the fix.
+   */
+  readonly repoRoot: (dir: string) => Effect.Effect<string, RunNotStarted>
+  /**
+   * Set a run up: a fresh id that names neither an existing run nor an
+   * existing branch, its worktree off the tip of `repoDir`'s checkout, and
+   * its record, `running`, with one implementing seat for `agent`.
+   */
+  readonly create: (instruction: string, agent: AgentSpec, repoDir: string) => Effect.Effect<Run, RunNotStarted>
+  /**
+   * Run the impl seat's turn and settle the run by how it went (`finish`).
+   * A turn that cannot start fails the run with the reason. Interrupted (the
+   * owner's Ctrl-C, the loop stopping), the run is left `stalled`: its seat
+   * keeps its session, so it can be picked up again rather than sit
+   * "running". Fails with `SeatBusy` only when another turn holds the seat.
+   */
+  readonly drive: (
+    runId: string,
+    prompt: TurnPrompt,
+    timeout?: Duration.Duration
+  ) => Effect.Effect<TurnOutcome, SeatBusy | RunNotFound | RunStoreError>
+  /**
+   * Run one turn of any seat and store the seat's new session. Fails only
+   * when it cannot start: `SeatBusy` when another turn holds the seat,
+   * `TurnRefused` otherwise.
+   */
+  readonly turn: (input: TurnInput) => Effect.Effect<CallResult, SeatBusy | TurnRefused>
+  /**
+   * Settle the run's status after a turn: failed or stalled by how the turn
+   * went (never hidden behind `waiting`), else `waiting` while any of its
+   * questions is outstanding, else done. The agent's printed reply, when the
+   * turn was usable, becomes the run's summary.
+   */
+  readonly finish: (runId: string, result: CallResult) => Effect.Effect<Run, RunNotFound | RunStoreError>
+  /** Is a turn running on this seat right now (in any process)? */
+  readonly seatBusy: (run: Pick<Run, "id">, seat: string) => Effect.Effect<boolean>
+  /** How many of the run's questions still need a seat; fails when they cannot be listed. */
+  readonly outstanding: (runId: string) => Effect.Effect<number, StoreError>
+}
+
+export class RunDriver extends Context.Tag("magi/RunDriver")<RunDriver, RunDriverShape>() {
+  static layer = Layer.effect(RunDriver, Effect.suspend(() => make()))
+}
+
+export const make = Effect.fn("RunDriver.make")(function* () {
+  const runs = yield* RunStore
+  const questions = yield* QuestionStore
+  const rosters = yield* Rosters
+  const agents = yield* Agents
+  const workspaces = yield* Workspaces
+  const home = yield* MagiHome
+  const fs = yield* FileSystem.FileSystem
+  // Optional, as it always was: with no processes to start (the in-memory
+  // tests) a turn's leftovers are simply not committed.
+  const executor = yield* Effect.serviceOption(CommandExecutor.CommandExecutor)
+  // The seat's lock and magi's own path are plain module functions over the
+  // filesystem; they get this one.
+  const bound = <A, E>(e: Effect.Effect<A, E, FileSystem.FileSystem>) => Effect.provideService(e, FileSystem.FileSystem, fs)
+  const commit = (worktree: string, summary: string, label: string) =>
+    Option.match(executor, {
+      onNone: () => Effect.void,
+      onSome: (ex) => commitAfterTurn(worktree, summary, label).pipe(Effect.provideService(CommandExecutor.CommandExecutor, ex))
+    })
+
+  const repoRoot = (dir: string) =>
+    workspaces.repoRoot(dir).pipe(
+      Effect.mapError(
+        () =>
+          new RunNotStarted({
+            message: `${dir} is not inside a git repository; a run works in a worktree of one, so run it from inside the repository or give --repo DIR`
+          })
+      )
+    )
+
+  const create = Effect.fn("RunDriver.create")(function* (instruction: string, agent: AgentSpec, repoDir: string) {
+    const at = new Date(yield* Clock.currentTimeMillis)
+    const draw = Effect.map(Random.nextIntBetween(0, 0x10000), (n) => Q.makeId(at, n))
+    let id = yield* draw
+    while (Option.isSome(yield* Effect.option(runs.get(id))) || (yield* workspaces.branchTaken(repoDir, Q.shortId(id)))) id = yield* draw
+    const tree = yield* workspaces
+      .create(repoDir, home.dir, id, Q.shortId(id))
+      .pipe(Effect.mapError((e) => new RunNotStarted({ message: e.message })))
+    const run: Run = {
+      schema: RUN_SCHEMA,
+      id,
+      status: "running",
+      instruction,
+      repo: tree.repo,
+      base: tree.base,
+      base_commit: tree.baseCommit,
+      worktree: tree.path,
+      branch: tree.branch,
+      seats: [{ key: IMPL_SEAT, agent: agent.id, turns: 0, session: null, write: true }],
+      created_at: Q.timestamp(at),
+      updated_at: Q.timestamp(at),
+      summary: "",
+      reason: ""
+    }
+    yield* runs.put(run).pipe(Effect.mapError((e) => new RunNotStarted({ message: e.message })))
+    return run
+  })
+
+  const seatBusy = (run: Pick<Run, "id">, seat: string) => bound(seatHeld(runs.dir(run.id), seat))
+
+  const turn = Effect.fn("RunDriver.turn")(function* (input: TurnInput) {
+    const run = yield* runs.get(input.run).pipe(Effect.mapError((e) => new TurnRefused({ message: e.message })))
+    const seat = run.seats.find((s) => s.key === input.seat)
+    if (seat === undefined) return yield* new TurnRefused({ message: `run ${run.id} has no seat ${input.seat}` })
+    const dir = runs.dir(run.id)
+    const refuse = (e: { readonly message: string }) => Effect.fail(new TurnRefused({ message: e.message }))
+    const underLock = (token: string) =>
+      Effect.gen(function* () {
+        // The seat as it is now, under the lock: a turn that just ended on it
+        // has moved its session and turn count on.
+        const current = (yield* runs.get(run.id).pipe(Effect.mapError((e) => new TurnRefused({ message: e.message })))).seats.find(
+          (s) => s.key === seat.key
+        ) ?? seat
+        const roster = yield* rosters.forRepo(run.repo).pipe(Effect.mapError((e) => new TurnRefused({ message: e.message })))
+        const agent = roster.get(current.agent)
+        if (Option.isNone(agent))
+          return yield* new TurnRefused({ message: `agent ${current.agent} of seat ${current.key} is no longer in the roster` })
+        // Recorded before the turn starts, so a turn killed halfway still
+        // leaves what the next one needs: the session id a claude session is
+        // created under (named by magi up front), the environment the CLI
+        // finds its sessions by, and the turn's number, so the next turn's
+        // artifacts are numbered after it instead of overwriting its own.
+        const seated = {
+          ...current,
+          session: agent.value.kind === "claude" && current.session === null ? yield* mintUuid : current.session,
+          env: current.env ?? sessionEnvOf(agent.value, process.env)
+        }
+        yield* runs.update(run.id, (r) => ({
+          ...r,
+          seats: r.seats.map((s): Seat =>
+            s.key === current.key ? { ...s, session: seated.session, env: seated.env, turns: current.turns + 1 } : s
+          )
+        }))
+        const beat = Effect.zipRight(bound(beatSeat(dir, current.key, token)), input.alsoBeat ?? Effect.void)
+        const result: CallResult = yield* beating(
+          beat,
+          agents.call({
+            agent: agent.value,
+            seat: seated,
+            prompt: typeof input.prompt === "string" ? input.prompt : input.prompt(yield* bound(magiNameFor(agent.value))),
+            cwd: run.worktree,
+            allowWrite: current.write,
+            timeout: input.timeout,
+            artifactsDir: runs.artifactsDir(run.id),
+            stem: `${current.key}-${current.turns + 1}`,
+            run: run.id,
+            node: current.key
+          })
+        ).pipe(Effect.mapError((e) => new TurnRefused({ message: e.message })))
+        yield* runs.update(run.id, (r) => ({
+          ...r,
+          seats: r.seats.map((s): Seat =>
+            s.key === current.key ? { ...s, turns: result.seat.turns, session: result.seat.session, env: result.seat.env } : s
+          )
+        }))
+        // Still under the seat's lock: no next turn can be writing meanwhile.
+        // A turn that failed gets a plain message rather than its error as the subject.
+        if (current.write) yield* commit(run.worktree, result.usable ? result.text : "", `seat ${current.key}'s turn ${result.seat.turns}`)
+        return result
+      })
+    const take: Effect.Effect<string, SeatBusy | TurnRefused> = bound(takeSeat(dir, seat.key)).pipe(
+      Effect.catchIf(
+        (e): e is Exclude<typeof e, SeatBusy> => e._tag !== "SeatBusy",
+        (e) => Effect.fail(new TurnRefused({ message: `cannot take seat ${seat.key}: ${e.message}` }))
+      )
+    )
+    return yield* Effect.acquireUseRelease(
+      take,
+      (token) => underLock(token).pipe(Effect.catchTags({ RunNotFound: refuse, RunStoreError: refuse })),
+      (token) => bound(releaseSeat(dir, seat.key, token))
+    )
+  })
+
+  const outstandingFor = Effect.fn("RunDriver.outstanding")(function* (runId: string) {
+    const all = yield* questions.list
+    return all.filter((q) => q.run === runId && outstanding(q)).length
+  })
+
+  const finish = Effect.fn("RunDriver.finish")(function* (runId: string, result: CallResult) {
+    // Only a usable turn's reply is the agent's account of its work. What a
+    // failed turn printed (stdout empty, it is the whole stderr) is no summary:
+    // the reason says what went wrong in one line, the `.err` holds the rest.
+    if (result.usable && result.text.trim() !== "") yield* runs.update(runId, (r) => ({ ...r, summary: result.text.trim() }))
+    // A failed or limited turn settles the run whatever is outstanding.
+    const open = result.usable ? yield* Effect.either(outstandingFor(runId)) : Either.right(0)
+    if (Either.isLeft(open)) {
+      // Unknown is not none: a run called done here would abandon the very
+      // questions it may still be waiting on. Waiting can still come back.
+      const why = `its questions could not be listed (${open.left.message}), so it is left waiting rather than ended`
+      yield* Effect.logWarning(`run ${runId}: ${why}`)
+      return yield* runs.setStatus(runId, "waiting", why)
+    }
+    const status = statusAfterTurn(result, open.right)
+    const reason =
+      status === "failed"
+        ? (result.problem ?? `the agent's turn failed (exit ${result.exitCode ?? "by signal"})`)
+        : status === "stalled"
+          ? `the agent hit its usage limit${result.quota ? `; it resets ${result.quota}` : ""}`
+          : undefined
+    return yield* runs.setStatus(runId, status, reason)
+  })
+
+  const drive = Effect.fn("RunDriver.drive")(function* (runId: string, prompt: TurnPrompt, timeout: Duration.Duration = RUN_TURN_TIMEOUT) {
+    const result = yield* turn({ run: runId, seat: IMPL_SEAT, prompt, timeout }).pipe(
+      Effect.map((r): CallResult | undefined => r),
+      Effect.catchTag("TurnRefused", (e) => Effect.as(runs.setStatus(runId, "failed", e.message).pipe(Effect.ignore), undefined)),
+      Effect.onInterrupt(() => runs.setStatus(runId, "stalled", "interrupted; continue with magi run --resume").pipe(Effect.ignore)),
+      // Anything else unexpected (a defect, an I/O error in between) settles
+      // the run as failed with the reason: never `running` forever.
+      Effect.tapErrorCause((cause) =>
+        Cause.isInterruptedOnly(cause) || Cause.failureOption(cause).pipe(Option.exists((e) => e._tag === "SeatBusy"))
+          ? Effect.void
+          : runs.setStatus(runId, "failed", `the turn ended unexpectedly: ${Cause.pretty(cause).split("\n")[0]}`).pipe(Effect.ignore)
+      )
+    )
+    if (result === undefined) return { run: yield* runs.get(runId), result } satisfies TurnOutcome
+    return { run: yield* finish(runId, result), result } satisfies TurnOutcome
+  })
+
+  return { repoRoot, create, drive, turn, finish, seatBusy, outstanding: outstandingFor } satisfies RunDriverShape
+})
