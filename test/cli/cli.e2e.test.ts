@@ -5,12 +5,14 @@
 import { describe, expect, it } from "vitest"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { owner } from "./cliSupport.js"
+import { storeBackends } from "./cliSupport.js"
 
+// Each test runs on both backends: the home folder, and a PostgreSQL database of its own.
+for (const backend of storeBackends)
 // Real processes on a shared 2-core machine: a generous deadline per test, so load only makes them slower.
-describe("magi as real processes", { timeout: 120_000 }, () => {
+describe(`magi as real processes, records in ${backend.name}`, { timeout: 120_000 }, () => {
   it("delivers an answer given by `magi answer` in another process to the waiting `magi ask`", async () => {
-    const o = owner()
+    const o = await backend.owner()
     const ask = o.start(["ask", "--summary", "Which backend?", "--choice", "SQLite", "--choice", "Redis"], {
       MAGI_RUN: "run-1",
       MAGI_SEAT: "impl-A"
@@ -33,7 +35,7 @@ describe("magi as real processes", { timeout: 120_000 }, () => {
   })
 
   it("returns the owner's words on a say, and answers after the agent replies with --thread", async () => {
-    const o = owner()
+    const o = await backend.owner()
     const ask = o.start(["ask", "--summary", "Which backend?", "--choice", "SQLite", "--choice", "Redis"])
     const [id] = await o.filedId()
     expect((await o.run(["answer", id!, "--say", "what about disk space?"])).code).toBe(0)
@@ -56,7 +58,7 @@ describe("magi as real processes", { timeout: 120_000 }, () => {
   })
 
   it("ends a slice with the exact --wait hint, and --wait later prints the answer", async () => {
-    const o = owner()
+    const o = await backend.owner()
     const first = await o.run(["ask", "--summary", "Ship it?", "--choice", "yes", "--choice", "no"], { MAGI_WAIT_SLICE: "1" })
     expect(first.code).toBe(0)
     const [id] = await o.filedId()
@@ -75,7 +77,7 @@ describe("magi as real processes", { timeout: 120_000 }, () => {
   })
 
   it("says, when showing a question with a panel, that it has one and where to open it", async () => {
-    const o = owner()
+    const o = await backend.owner()
     NodeFs.writeFileSync(NodePath.join(o.cwd, "p.html"), "<h1>Latency before and after</h1>")
     const asked = await o.run(["ask", "--summary", "Ship it?", "--choice", "yes", "--panel", "p.html"], { MAGI_WAIT_SLICE: "1" })
     expect(asked.code).toBe(0)
@@ -91,7 +93,7 @@ describe("magi as real processes", { timeout: 120_000 }, () => {
   })
 
   it("never lets --wait stretch the deadline the question was asked with", async () => {
-    const o = owner()
+    const o = await backend.owner()
     const started = Date.now()
     const first = await o.run(["ask", "--summary", "Quick one", "--timeout", "3"], { MAGI_WAIT_SLICE: "1" })
     expect(first.stdout).toContain("magi ask --wait")
@@ -104,7 +106,7 @@ describe("magi as real processes", { timeout: 120_000 }, () => {
   })
 
   it("prints, on a later --wait, what the owner said while nobody waited, then the answer", async () => {
-    const o = owner()
+    const o = await backend.owner()
     await o.run(["ask", "--summary", "Ship it?", "--choice", "yes", "--choice", "no"], { MAGI_WAIT_SLICE: "1" })
     const [id] = await o.filedId()
     // Nobody is waiting: the owner speaks, then decides.
@@ -121,7 +123,7 @@ describe("magi as real processes", { timeout: 120_000 }, () => {
   })
 
   it("lets exactly one of twenty concurrent `magi answer` processes win", { timeout: 90_000 }, async () => {
-    const o = owner()
+    const o = await backend.owner()
     const ask = o.start(["ask", "--summary", "Pick one", "--choice", "a", "--choice", "b", "--json"])
     const [id] = await o.filedId()
     const racers = await Promise.all(
@@ -143,7 +145,7 @@ describe("magi as real processes", { timeout: 120_000 }, () => {
   })
 
   it("exits 1 with the reason when the deadline passes unanswered", async () => {
-    const o = owner()
+    const o = await backend.owner()
     const done = await o.run(["ask", "--summary", "Anyone?", "--timeout", "1"])
     expect(done.code).toBe(1)
     expect(done.stdout).toBe("")
@@ -153,7 +155,7 @@ describe("magi as real processes", { timeout: 120_000 }, () => {
   })
 
   it("reads the detail from stdin only when told to with --detail -", async () => {
-    const o = owner()
+    const o = await backend.owner()
     const ask = o.start(["ask", "--summary", "Read this", "--detail", "-", "--timeout", "1"], {}, "long\nreasoning\n")
     await ask.done
     const [id] = await o.filedId()
@@ -161,7 +163,7 @@ describe("magi as real processes", { timeout: 120_000 }, () => {
   })
 
   it("refuses to continue another run's question, naming both runs", async () => {
-    const o = owner()
+    const o = await backend.owner()
     await o.run(["ask", "--summary", "Mine", "--timeout", "3600"], { MAGI_RUN: "run-a", MAGI_WAIT_SLICE: "1" })
     const [id] = await o.filedId()
     const other = await o.run(["ask", "--wait", id!], { MAGI_RUN: "run-b" })
@@ -171,7 +173,7 @@ describe("magi as real processes", { timeout: 120_000 }, () => {
   })
 
   it("exits 2 on a usage mistake and writes nothing", async () => {
-    const o = owner()
+    const o = await backend.owner()
     const noSummary = await o.run(["ask", "--choice", "x"])
     expect(noSummary.code).toBe(2)
     expect(noSummary.stderr).toContain("--summary")
@@ -181,7 +183,7 @@ describe("magi as real processes", { timeout: 120_000 }, () => {
   })
 
   it("says so plainly when there is nothing to answer", async () => {
-    const o = owner()
+    const o = await backend.owner()
     const list = await o.run(["answer"])
     expect(list.code).toBe(0)
     expect(list.stdout).toContain("no open questions")
@@ -191,7 +193,7 @@ describe("magi as real processes", { timeout: 120_000 }, () => {
   })
 
   it("shows what the notification test ran, and why it failed", async () => {
-    const o = owner()
+    const o = await backend.owner()
     const dir = NodePath.join(o.cwd, "..", "config", "magi")
     NodeFs.mkdirSync(dir, { recursive: true })
     NodeFs.writeFileSync(NodePath.join(dir, "config.toml"), '[notify]\ncommand = ["sh", "-c", "echo no route to ntfy >&2; exit 4"]\n')

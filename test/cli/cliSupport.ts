@@ -3,9 +3,11 @@
  * owner (a home, an empty config dir, a non-git working dir) and helpers to
  * start commands in it.
  */
-import { spawn } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
+import { onTestFinished } from "vitest"
+import { freshDatabaseSync } from "../pgSupport.js"
 import { tempDirSync } from "../support.js"
 
 export const MAGI = NodePath.resolve("dist/magi.js")
@@ -17,7 +19,28 @@ export interface Done {
   readonly stderr: string
 }
 
-export const owner = () => {
+/**
+ * Where an owner's records live: the home folder (by default), or a
+ * PostgreSQL database (`MAGI_STORE_URL`), whose rows the helpers below read
+ * with `psql` so the tests' assertions read the same either way.
+ */
+export interface OwnerOptions {
+  readonly storeUrl?: string
+}
+
+/**
+ * One query's output, unaligned, through `psql` (synchronous, like the file
+ * reads it stands in for); `:'a0'`… in the query are the arguments, quoted
+ * by psql (read from stdin, where psql substitutes variables).
+ */
+const psqlText = (url: string, sql: string, ...args: ReadonlyArray<string>): string => {
+  const vars = args.flatMap((a, i) => ["-v", `a${i}=${a}`])
+  const r = spawnSync("psql", [url, "-XAtq", "-v", "ON_ERROR_STOP=1", ...vars], { encoding: "utf8", input: sql })
+  if (r.status !== 0) throw new Error(`psql failed: ${r.stderr}`)
+  return r.stdout.replace(/\n$/, "")
+}
+
+export const owner = (options: OwnerOptions = {}) => {
   const top = tempDirSync()
   const home = NodePath.join(top, "home")
   const cwd = NodePath.join(top, "work")
@@ -26,7 +49,8 @@ export const owner = () => {
     PATH: process.env.PATH ?? "",
     HOME: top,
     MAGI_HOME: home,
-    XDG_CONFIG_HOME: NodePath.join(top, "config")
+    XDG_CONFIG_HOME: NodePath.join(top, "config"),
+    ...(options.storeUrl === undefined ? {} : { MAGI_STORE_URL: options.storeUrl })
   }
   const start = (args: ReadonlyArray<string>, extra: Record<string, string> = {}, input?: string) => {
     const child = spawn(process.execPath, [MAGI, ...args], {
@@ -48,11 +72,19 @@ export const owner = () => {
     start(args, extra, input).done
   const questionsDir = NodePath.join(home, "questions")
   /** The ids of the questions filed so far, once there are `count`. */
+  const storedIds = (): string[] => {
+    if (options.storeUrl !== undefined) {
+      try {
+        return psqlText(options.storeUrl, "SELECT id FROM magi_records WHERE kind = 'questions' ORDER BY id").split("\n").filter((l) => l !== "")
+      } catch {
+        return [] // no table yet: nothing filed
+      }
+    }
+    return NodeFs.existsSync(questionsDir) ? NodeFs.readdirSync(questionsDir).filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5)) : []
+  }
   const filedId = async (count = 1): Promise<string[]> => {
     for (let i = 0; i < 800; i++) {
-      const ids = NodeFs.existsSync(questionsDir)
-        ? NodeFs.readdirSync(questionsDir).filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5))
-        : []
+      const ids = storedIds()
       if (ids.length >= count) return ids.sort()
       await new Promise((r) => setTimeout(r, 25))
     }
@@ -66,6 +98,28 @@ export const owner = () => {
     }
     throw new Error(`timed out waiting for ${what}`)
   }
-  const read = (id: string) => JSON.parse(NodeFs.readFileSync(NodePath.join(questionsDir, `${id}.json`), "utf8"))
+  const read = (id: string) =>
+    JSON.parse(
+      options.storeUrl === undefined
+        ? NodeFs.readFileSync(NodePath.join(questionsDir, `${id}.json`), "utf8")
+        : psqlText(options.storeUrl, "SELECT body FROM magi_records WHERE kind = 'questions' AND id = :'a0'", id)
+    )
   return { start, run, filedId, until, read, cwd, home, top, env, questionsDir }
 }
+
+/**
+ * The two places an owner's records can live, for end-to-end tests that run
+ * on both: the home folder, and a fresh PostgreSQL database of the test's
+ * own on the test run's server (`MAGI_STORE_URL`), dropped when it ends.
+ */
+export const storeBackends: ReadonlyArray<{ readonly name: string; readonly owner: () => Promise<ReturnType<typeof owner>> }> = [
+  { name: "the home folder", owner: () => Promise.resolve(owner()) },
+  {
+    name: "PostgreSQL",
+    owner: async () => {
+      const db = await freshDatabaseSync()
+      onTestFinished(() => db.drop())
+      return owner({ storeUrl: db.url })
+    }
+  }
+]
