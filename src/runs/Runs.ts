@@ -9,10 +9,11 @@
  * like questions, and updated under the run's lock because the process that
  * ran the turn and the waiter delivering an answer both write it.
  */
-import { Clock, Context, Data, Effect, Either, Layer, Schema } from "effect"
+import { FileSystem } from "@effect/platform"
+import { Clock, Context, Data, Effect, Either, Layer, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import * as RecordStore from "../platform/RecordStore.js"
-import type * as StoreBackend from "../platform/StoreBackend.js"
+import * as StoreBackend from "../platform/StoreBackend.js"
 import { parseVersioned } from "../platform/VersionedJson.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as Q from "../questions/Question.js"
@@ -108,7 +109,10 @@ export const statusAfterTurn = (turn: { readonly usable: boolean; readonly quota
 export const RUN_FILE_MAX_BYTES = 4 * 1024 * 1024
 
 export interface RunStoreShape {
+  /** This machine's runs folder: each run's artifacts and seat locks live under it, whichever backend holds the records. */
   readonly root: string
+  /** Where the run records are, for messages: that folder, or the database with its password masked. */
+  readonly where: string
   readonly dir: (id: string) => string
   readonly artifactsDir: (id: string) => string
   readonly put: (run: Run) => Effect.Effect<void, RunStoreError>
@@ -137,11 +141,38 @@ export interface RunStoreShape {
    * does it too, at most every ten minutes.
    */
   readonly sweep: Effect.Effect<number>
+  /**
+   * Where the records stand: `revision` moves whenever a run is created or
+   * its record rewritten (0 with no runs); `newest` is the newest record's
+   * mtime on the file backend (a listing is trusted only once it is safely
+   * older, see `Memo`), 0 where the revision is exact (PostgreSQL).
+   */
+  readonly stamp: Effect.Effect<RunsStamp>
+}
+
+export interface RunsStamp {
+  readonly revision: number
+  readonly newest: number
 }
 
 export class RunStore extends Context.Tag("magi/RunStore")<RunStore, RunStoreShape>() {
+  /** Runs in the folder `root`, records and all. */
   static at = (root: string) => Layer.effect(RunStore, make(root))
-  static layer = Layer.effect(RunStore, Effect.flatMap(MagiHome, (home) => make(runsDir(home))))
+  /**
+   * The owner's runs on the configured backend: records in `<home>/runs`
+   * or the database of `[store] url`; the runs' folders (artifacts, seat
+   * locks) in `<home>/runs` either way, on the machine whose agent ran.
+   */
+  static layer = Layer.effect(
+    RunStore,
+    Effect.gen(function* () {
+      const home = yield* MagiHome
+      const backend = yield* StoreBackend.StoreBackend
+      if (backend._tag === "files") return yield* make(runsDir(home))
+      const records = yield* StoreBackend.records(runRecords)
+      return yield* assemble(runsDir(home), records, Effect.map(records.revision, (revision) => ({ revision, newest: 0 })))
+    })
+  ).pipe(Layer.provide(StoreBackend.StoreBackend.layer))
 }
 
 export const runsDir = (home: { readonly dir: string }) => NodePath.join(home.dir, "runs")
@@ -164,9 +195,49 @@ export const runRecords: StoreBackend.KindOptions<Run, RunNotFound, RunStoreErro
 }
 
 export const make = Effect.fn("RunStore.make")(function* (root: string) {
-  const questions = yield* QuestionStore
+  const fs = yield* FileSystem.FileSystem
   const { folder: _folder, ...options } = runRecords
   const records = yield* RecordStore.make({ ...options, root })
+  return yield* assemble(root, records, folderStamp(fs, root))
+})
+
+/**
+ * The folder layout's stamp: a hash of every run's `run.json` name and
+ * mtime, and the newest of them. A rewrite of one run's record does not move
+ * the runs folder's own mtime (it lands in the run's folder), so each
+ * record's is looked at.
+ */
+const folderStamp = (fs: FileSystem.FileSystem, root: string): Effect.Effect<RunsStamp> =>
+  Effect.gen(function* () {
+    const ids = yield* fs.readDirectory(root).pipe(Effect.orElseSucceed((): Array<string> => []))
+    const stamps = yield* Effect.forEach(
+      ids,
+      (id) =>
+        fs.stat(NodePath.join(root, id, "run.json")).pipe(
+          Effect.map((s) => Option.some([id, Option.getOrElse(Option.map(s.mtime, (d) => d.getTime()), () => 0)] as const)),
+          Effect.orElseSucceed(() => Option.none())
+        ),
+      { concurrency: 32 }
+    )
+    const found = stamps.flatMap((s) => (Option.isSome(s) ? [s.value] : [])).sort((a, b) => (a[0] < b[0] ? -1 : 1))
+    const revision = fnv1a(found.map(([id, mtime]) => `${id}:${mtime}`).join(";"))
+    const newest = found.reduce((max, [, mtime]) => Math.max(max, mtime), 0)
+    return { revision: found.length === 0 ? 0 : revision || 1, newest }
+  })
+
+/** FNV-1a, 32 bits: a cheap stable hash of the stamps. */
+const fnv1a = (text: string): number => {
+  let h = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0
+  return h
+}
+
+const assemble = Effect.fn("RunStore.assemble")(function* (
+  root: string,
+  records: RecordStore.RecordStore<Run, RunNotFound, RunStoreError, RunStoreError>,
+  stamp: Effect.Effect<RunsStamp>
+) {
+  const questions = yield* QuestionStore
   const dir = (id: string) => NodePath.join(root, id)
 
   const list = Effect.map(records.scan, (scan) =>
@@ -193,6 +264,7 @@ export const make = Effect.fn("RunStore.make")(function* (root: string) {
 
   return {
     root,
+    where: records.root,
     dir,
     artifactsDir: (id) => NodePath.join(dir(id), "artifacts"),
     put: records.put,
@@ -200,6 +272,7 @@ export const make = Effect.fn("RunStore.make")(function* (root: string) {
     list,
     update,
     setStatus,
-    sweep: records.sweep
+    sweep: records.sweep,
+    stamp
   } satisfies RunStoreShape
 })

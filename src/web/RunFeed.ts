@@ -1,33 +1,17 @@
 /**
- * The runs as the web serves them: a revision that moves whenever any
- * `run.json` is written, and the list read once per revision rather than
- * once per request.
- *
- * A run's record lives in its own folder (`<home>/runs/<id>/run.json`), so a
- * write to it moves that folder's mtime, not the runs folder's: the revision
- * is a hash of every record's name and mtime, the same rule the queue uses.
- * Open pages follow it through `Live`'s once-a-second poll.
+ * The runs as the web serves them: a revision that moves whenever any run's
+ * record is written (`RunStore.stamp`), and the list read once per revision
+ * rather than once per request. Open pages follow it through `Live`'s
+ * once-a-second poll.
  *
  * As with the question list, a listing is trusted on sight only once the
  * newest record it saw is older than `RACY_MS` (a write landing in the same
  * timestamp tick as the read would otherwise leave the hash unchanged and the
  * list stale).
  */
-import { FileSystem } from "@effect/platform"
 import { Clock, Context, Effect, Layer, Option, Ref } from "effect"
-import * as NodePath from "node:path"
 import { type Run, RunStore, type RunStoreError } from "../runs/Runs.js"
 import { RACY_MS } from "./Snapshot.js"
-
-/** FNV-1a over a string: a revision is compared for equality only. */
-const fnv1a = (text: string): number => {
-  let h = 0x811c9dc5
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i)
-    h = Math.imul(h, 0x01000193) >>> 0
-  }
-  return h
-}
 
 /** How long a scan serves list requests: `Live`'s poll, which takes a fresh one that often. */
 const SCAN_REUSE_MS = 1000
@@ -53,25 +37,9 @@ export class RunFeed extends Context.Tag("magi/web/RunFeed")<
   static layer = Layer.effect(
     RunFeed,
     Effect.gen(function* () {
-      const fs = yield* FileSystem.FileSystem
       const store = yield* RunStore
 
-      const scan: Effect.Effect<Scan> = Effect.gen(function* () {
-        const ids = yield* fs.readDirectory(store.root).pipe(Effect.orElseSucceed((): Array<string> => []))
-        const stamps = yield* Effect.forEach(
-          ids,
-          (id) =>
-            fs.stat(NodePath.join(store.root, id, "run.json")).pipe(
-              Effect.map((s) => Option.some([id, Option.getOrElse(Option.map(s.mtime, (d) => d.getTime()), () => 0)] as const)),
-              Effect.orElseSucceed(() => Option.none())
-            ),
-          { concurrency: 32 }
-        )
-        const found = stamps.flatMap((s) => (Option.isSome(s) ? [s.value] : [])).sort((a, b) => (a[0] < b[0] ? -1 : 1))
-        const revision = fnv1a(found.map(([id, mtime]) => `${id}:${mtime}`).join(";"))
-        const newest = found.reduce((max, [, mtime]) => Math.max(max, mtime), 0)
-        return { revision: found.length === 0 ? 0 : revision || 1, newest }
-      })
+      const scan: Effect.Effect<Scan> = store.stamp
 
       /** The last scan and when it was taken. */
       const scanned = yield* Ref.make(Option.none<{ readonly at: number; readonly scan: Scan }>())

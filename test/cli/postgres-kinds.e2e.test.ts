@@ -19,6 +19,7 @@ import { eventually, postJson, request, startWeb } from "../web/web-support.js"
 import { freshDatabaseSync, query } from "../pgSupport.js"
 
 const QUEUE_AGENT = NodePath.resolve("test/fixtures/queue-agent.mjs")
+const FAKE_AGENT = NodePath.resolve("test/fixtures/fake-agent.mjs")
 const CONDUCTOR_AGENT = NodePath.resolve("test/fixtures/conductor-agent.mjs")
 
 const rows = (url: string, kind: string) =>
@@ -27,6 +28,31 @@ const rows = (url: string, kind: string) =>
   )
 
 describe("magi on PostgreSQL, the kinds beyond questions, as real processes", () => {
+  it("magi run records its run in the database, its artifacts on this machine, and another home's magi runs and magi show read it", async () => {
+    const db = await freshDatabaseSync()
+    try {
+      const dir = tempDirSync()
+      const home = NodePath.join(dir, "home")
+      const repo = repoWithAgent(dir, ["node", FAKE_AGENT, "{prompt_file}", "{cwd}", "{label}"])
+      const ran = magi(repo, { MAGI_HOME: home, MAGI_STORE_URL: db.url, FAKE_AGENT_LOG: NodePath.join(dir, "log.jsonl") }, "run", "Add", "a", "cache")
+      expect(ran.status, ran.stderr).toBe(0)
+      const [run] = await rows(db.url, "runs")
+      expect(run!.body).toMatchObject({ status: "done", instruction: "Add a cache", seats: [{ key: "impl", agent: "fake", turns: 1 }] })
+      // The record is a row; the run's folder keeps only what this machine's agent left.
+      expect(NodeFs.existsSync(NodePath.join(home, "runs", run!.id, "run.json"))).toBe(false)
+      expect(NodeFs.readdirSync(NodePath.join(home, "runs", run!.id, "artifacts")).length).toBeGreaterThan(0)
+      const elsewhere = { MAGI_HOME: NodePath.join(dir, "other-home"), MAGI_STORE_URL: db.url }
+      const listed = magi(repo, elsewhere, "runs")
+      expect(listed.status, listed.stderr).toBe(0)
+      expect(listed.stdout).toContain(run!.id.split("-").at(-1))
+      const shown = magi(repo, elsewhere, "show", run!.id)
+      expect(shown.status, shown.stderr).toBe(0)
+      expect(shown.stdout).toContain("Add a cache")
+    } finally {
+      await db.drop()
+    }
+  }, 120_000)
+
   it("magi serve records the conductor's decision in the database, and magi task show reads it from there", async () => {
     const db = await freshDatabaseSync()
     try {
