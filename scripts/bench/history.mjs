@@ -20,6 +20,7 @@ import { request } from "node:http"
 import { join } from "node:path"
 import { gunzipSync } from "node:zlib"
 import { CHROMIUM, MAGI, isolatedEnv, launchChromium, loadPage, median, ms, size, startWeb, track } from "./lib.mjs"
+import { questionIdAt as idAt, questionRecord } from "./questions.mjs"
 
 const MONTHS = 10
 const PER_MONTH = size("SETTLED", 100_000) / MONTHS
@@ -29,34 +30,8 @@ const RUNS = size("PAGE_RUNS", 9)
 /** `magi answer` processes timed, each beside a `magi --version`. */
 const CLI_RUNS = size("CLI_RUNS", 7)
 
-const pad = (n) => String(n).padStart(2, "0")
-/** `YYYYMMDD-HHMMSS-xxxx` in local time, as `Question.makeId` draws them. */
-const idAt = (d, n) =>
-  `${d.getFullYear()}${pad(d.getMonth() + 1)}${pad(d.getDate())}-${pad(d.getHours())}${pad(d.getMinutes())}${pad(d.getSeconds())}-${(n & 0xffff).toString(16).padStart(4, "0")}`
-const stamp = (d) => d.toISOString().replace(/\.\d+Z$/, "Z")
-
-const question = (at, n, open) => ({
-  schema: 4,
-  id: idAt(at, n),
-  run: `20260101-000000-${(n % 500).toString(16).padStart(4, "0")}`,
-  node: "implement",
-  seat: "impl-A",
-  summary: n === 4242 ? "Should the cache evict zeppelins first?" : `Which storage backend should cache ${n} use?`,
-  detail: "Both are already dependencies. The benchmark numbers are in the panel. ".repeat(3),
-  choices: ["SQLite", "Redis"],
-  panel: false,
-  assets: [],
-  status: open ? "open" : "answered",
-  asked_at: stamp(at),
-  answered_at: open ? null : stamp(new Date(at.getTime() + 60_000)),
-  answer: open ? null : { choice: n % 2 ? "SQLite" : "Redis" },
-  thread: [],
-  answer_timeout: 0,
-  cwd: "",
-  delivered_turns: 0,
-  answer_delivered: !open,
-  waiter: null
-})
+const question = (at, n, open) =>
+  questionRecord(at, n, { open, ...(n === 4242 ? { summary: "Should the cache evict zeppelins first?" } : {}) })
 
 // MAGI_BENCH_HOME=<dir> measures a home an earlier run built and migrated (it prints its path) instead of building one.
 const isolated = isolatedEnv()

@@ -235,3 +235,4 @@ export const loadPage = async (browser, url, { rate = 4, cards = 100 } = {}) => 
     await context.close()
   }
 }
+

@@ -8,7 +8,7 @@ import { join } from "node:path"
 // every bench whose name starts with NAME. Exits non-zero when any bench did.
 const only = process.argv[2]
 /** Not benchmarks of their own: helpers, and comparisons that need two builds named. */
-const NOT_RUN = new Set(["lib.mjs", "run-all.mjs", "page-ab.mjs"])
+const NOT_RUN = new Set(["lib.mjs", "questions.mjs", "run-all.mjs", "page-ab.mjs"])
 const benches = readdirSync("scripts/bench")
   .sort()
   .filter((file) => !file.startsWith(".") && !NOT_RUN.has(file) && /\.(mjs|ts)$/.test(file))

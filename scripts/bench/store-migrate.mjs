@@ -18,6 +18,7 @@ import { join } from "node:path"
 import Pg from "pg"
 import { startServer, databaseUrl } from "../pg/server.mjs"
 import { MAGI, isolatedEnv } from "./lib.mjs"
+import { questionRecord } from "./questions.mjs"
 
 const QUESTIONS = Number(process.env.MAGI_BENCH_QUESTIONS ?? 100_000)
 const OPEN = Math.min(100, Math.floor(QUESTIONS / 100))
@@ -27,35 +28,8 @@ const MONTHS = 10
 /** One question in this many has a panel: the html and a small asset. */
 const PANEL_EVERY = 1000
 
-const pad = (n) => String(n).padStart(2, "0")
-/** `YYYYMMDD-HHMMSS-xxxx` in local time, as `Question.makeId` draws them. */
-const idAt = (d, n) =>
-  `${d.getFullYear()}${pad(d.getMonth() + 1)}${pad(d.getDate())}-${pad(d.getHours())}${pad(d.getMinutes())}${pad(d.getSeconds())}-${(n & 0xffff).toString(16).padStart(4, "0")}`
-const stamp = (d) => d.toISOString().replace(/\.\d+Z$/, "Z")
 const monthOf = (id) => `${id.slice(0, 4)}-${id.slice(4, 6)}`
-
-const question = (at, n, open, panel) => ({
-  schema: 4,
-  id: idAt(at, n),
-  run: `20260101-000000-${(n % 500).toString(16).padStart(4, "0")}`,
-  node: "implement",
-  seat: "impl-A",
-  summary: `Which storage backend should cache ${n} use?`,
-  detail: "Both are already dependencies. The benchmark numbers are in the panel. ".repeat(3),
-  choices: ["SQLite", "Redis"],
-  panel,
-  assets: panel ? ["chart.svg"] : [],
-  status: open ? "open" : "answered",
-  asked_at: stamp(at),
-  answered_at: open ? null : stamp(new Date(at.getTime() + 60_000)),
-  answer: open ? null : { choice: n % 2 ? "SQLite" : "Redis" },
-  thread: [],
-  answer_timeout: 0,
-  cwd: "",
-  delivered_turns: 0,
-  answer_delivered: !open,
-  waiter: null
-})
+const question = (at, n, open, panel) => questionRecord(at, n, { open, panel })
 
 const o = isolatedEnv()
 let server

@@ -32,7 +32,6 @@ interface Bench {
 }
 
 const CHROMIUM = NodeFs.existsSync("/usr/bin/chromium")
-const PG = NodeFs.existsSync("/usr/lib/postgresql") || process.env.MAGI_PG_BIN !== undefined
 
 const benches: ReadonlyArray<Bench> = [
   { name: "answer-latency", env: { MAGI_BENCH_RUNS: "3" }, prints: [/answer latency over 3 runs: median [\d.]+ ms, max [\d.]+ ms/] },
@@ -51,21 +50,22 @@ const benches: ReadonlyArray<Bench> = [
     ]
   },
   { name: "list", env: { MAGI_BENCH_QUESTIONS: "200", MAGI_BENCH_RUNS: "2" }, prints: [/list of 200 questions \(100 open\): magi answer --list median [\d.]+ ms wall; in-process list first [\d.]+ ms/] },
-  ...(PG
-    ? [
-        {
-          name: "postgres",
-          env: { MAGI_BENCH_ROUNDS: "2", MAGI_BENCH_RACES: "1", MAGI_BENCH_RACERS: "4", MAGI_BENCH_QUESTIONS: "200" },
-          prints: [
-            /postgres answer → ask prints, over 1 rounds from the commit: median [\d.]+ ms/,
-            /postgres magi answer started → ask prints .* 1 rounds: median [\d.]+ ms/,
-            /postgres 4 concurrent answers to one question: exactly one winner in 1 of 1 rounds/,
-            /postgres magi answer --list at 200 questions \(100 open\): median [\d.]+ ms/,
-            /postgres \/api\/questions at 200, 20 connections × 20: p50 [\d.]+ ms/
-          ]
-        }
-      ]
-    : []),
+  {
+    name: "postgres",
+    env: { MAGI_BENCH_ROUNDS: "2", MAGI_BENCH_RACES: "1", MAGI_BENCH_RACERS: "4", MAGI_BENCH_QUESTIONS: "200" },
+    prints: [
+      /postgres answer → ask prints, over 1 rounds from the commit: median [\d.]+ ms/,
+      /postgres magi answer started → ask prints .* 1 rounds: median [\d.]+ ms/,
+      /postgres 4 concurrent answers to one question: exactly one winner in 1 of 1 rounds/,
+      /postgres magi answer --list at 200 questions \(100 open\): median [\d.]+ ms/,
+      /postgres \/api\/questions at 200, 20 connections × 20: p50 [\d.]+ ms/
+    ]
+  },
+  {
+    name: "store-migrate",
+    env: { MAGI_BENCH_QUESTIONS: "300" },
+    prints: [/first migration: [\d.]+ s, peak RSS [\d.]+ MiB/, /0 differences/, /goal: under 5 minutes met, under 256 MB RSS met, checksums equal and the rerun copied nothing/]
+  },
   { name: "queue", env: { MAGI_BENCH_TASKS: "300", MAGI_BENCH_RUNS: "2" }, prints: [/queue of 300 tasks beside 300 questions .* loop tick first [\d.]+ ms/] },
   {
     name: "resume-latency",

@@ -11,6 +11,11 @@ import * as NodePath from "node:path"
 import { Effect } from "effect"
 import { owner } from "./cliSupport.js"
 import { freshDatabaseSync, query } from "../pgSupport.js"
+// @ts-expect-error: a plain .mjs script without types
+import { questionRecord as questionRecordUntyped } from "../../scripts/bench/questions.mjs"
+
+/** The benches' question generator (one shape of stored question for both). */
+const questionRecord = questionRecordUntyped as (at: Date, n: number, options: { open?: boolean; panel?: boolean }) => Record<string, unknown> & { id: string }
 
 const databases: Array<{ readonly drop: () => Promise<void> }> = []
 const database = async () => {
@@ -24,33 +29,7 @@ afterAll(async () => {
 
 const rows = (url: string, text: string, values: ReadonlyArray<unknown> = []) => Effect.runPromise(query(url, text, values))
 
-const pad = (n: number) => String(n).padStart(2, "0")
-/** `YYYYMMDD-HHMMSS-xxxx`, as `Question.makeId` draws them. */
-const idAt = (d: Date, n: number) =>
-  `${d.getFullYear()}${pad(d.getMonth() + 1)}${pad(d.getDate())}-${pad(d.getHours())}${pad(d.getMinutes())}${pad(d.getSeconds())}-${(n & 0xffff).toString(16).padStart(4, "0")}`
-
-const question = (at: Date, n: number, open: boolean, panel: boolean) => ({
-  schema: 4,
-  id: idAt(at, n),
-  run: "20260101-000000-0001",
-  node: "implement",
-  seat: "impl-A",
-  summary: `Which backend should cache ${n} use?`,
-  detail: "Both are dependencies already.",
-  choices: ["SQLite", "Redis"],
-  panel,
-  assets: panel ? ["chart.svg"] : [],
-  status: open ? "open" : "answered",
-  asked_at: at.toISOString().replace(/\.\d+Z$/, "Z"),
-  answered_at: open ? null : new Date(at.getTime() + 60_000).toISOString().replace(/\.\d+Z$/, "Z"),
-  answer: open ? null : { choice: "SQLite" },
-  thread: [],
-  answer_timeout: 0,
-  cwd: "",
-  delivered_turns: 0,
-  answer_delivered: !open,
-  waiter: null
-})
+const question = (at: Date, n: number, open: boolean, panel: boolean) => questionRecord(at, n, { open, panel })
 
 /**
  * Questions as a home holds them after months of use: `shelved` settled
@@ -127,7 +106,7 @@ describe("magi store migrate, as real processes", { timeout: 180_000 }, () => {
     expect(listed.code).toBe(0)
     expect((JSON.parse(listed.stdout) as Array<{ id: string }>).map((q) => q.id).sort()).toEqual([...ids].sort())
     const open = await phone.run(["answer", "--list"], store)
-    expect(open.stdout).toContain("Which backend should cache 31 use?")
+    expect(open.stdout).toContain("Which storage backend should cache 31 use?")
     for (const id of [ids[0]!, ids[17]!, ids.at(-1)!]) {
       const shown = await phone.run(["answer", id], store)
       expect(shown.code).toBe(0)
