@@ -27,6 +27,13 @@ export const magi = (cwd: string, env: Record<string, string>, ...args: string[]
     timeout: 30_000
   })
 
+/** `magi task add ARGS…` in `repo`, which must succeed; the filed task's short id. */
+export const fileTask = (repo: string, env: Record<string, string>, args: ReadonlyArray<string>): string => {
+  const r = magi(repo, env, "task", "add", ...args)
+  if (r.status !== 0) throw new Error(`magi task add failed (${r.status}): ${r.stderr}`)
+  return /^filed (\w+) /.exec(r.stdout)![1]!
+}
+
 /** Every task record in `home`'s queue, as stored (parsed, in no particular order). */
 export const tasksOnDisk = (home: string) => {
   const queue = NodePath.join(home, "queue")

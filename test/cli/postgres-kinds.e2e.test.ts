@@ -12,7 +12,7 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { Effect } from "effect"
 import { owner } from "./cliSupport.js"
-import { magi, repoWithAgent, serveDaemon } from "../runSupport.js"
+import { fileTask, magi, repoWithAgent, serveDaemon } from "../runSupport.js"
 import { tempDirSync } from "../support.js"
 import { chatRepo } from "../web/chat-support.js"
 import { eventually, postJson, request, startWeb } from "../web/web-support.js"
@@ -71,11 +71,7 @@ describe("magi on PostgreSQL, the kinds beyond questions, as real processes", ()
         MAGI_RUN: "",
         MAGI_NODE: ""
       }
-      const add = (args: string[]) => {
-        const r = magi(repo, env, "task", "add", ...args)
-        expect(r.status).toBe(0)
-        return /^filed (\w+) /.exec(r.stdout)![1]!
-      }
+      const add = (args: string[]) => fileTask(repo, env, args)
       add(["--priority", "1", "Build the API"])
       const client = add(["--priority", "5", "Use the API"])
       // The queue is the database's too: its tasks are rows, not files.

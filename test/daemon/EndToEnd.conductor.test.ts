@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { magi, repoWithAgent, serveDaemon, tasksOnDisk } from "../runSupport.js"
+import { fileTask, magi, repoWithAgent, serveDaemon, tasksOnDisk } from "../runSupport.js"
 import { tempDirSync, until as waitUntil } from "../support.js"
 
 const QUEUE_AGENT = NodePath.resolve("test/fixtures/queue-agent.mjs")
@@ -27,11 +27,7 @@ describe("magi serve with a conductor, end to end", () => {
       `\n[agents.boss]\nkind = "command"\ncommand = ${JSON.stringify(["node", CONDUCTOR_AGENT])}\n\n[roles]\nimplementer = "fake"\nconductor = "boss"\n`
     )
     const env = { MAGI_HOME: home, FAKE_AGENT_LOG: log, CONDUCTOR_LOG: conductorLog, MAGI_RUN: "", MAGI_NODE: "" }
-    const add = (args: string[]) => {
-      const r = magi(repo, env, "task", "add", ...args)
-      expect(r.status).toBe(0)
-      return /^filed (\w+) /.exec(r.stdout)![1]!
-    }
+    const add = (args: string[]) => fileTask(repo, env, args)
     add(["--priority", "1", "Build the API"])
     const client = add(["--priority", "5", "Use the API"])
     const tasks = () => tasksOnDisk(home)
