@@ -24,6 +24,10 @@ export default async function setup(project: TestProject) {
   }
   try {
     const server = await startServer()
+    // A run cut short (a timeout's SIGTERM) skips the teardown: the server
+    // is stopped on the way out all the same (stop is synchronous and runs
+    // once).
+    process.once("exit", () => server.stop())
     // Provided, not put in the environment: every process a test starts
     // (an agent's, above all) would inherit it.
     project.provide("pgUrl", server.url)
