@@ -427,10 +427,11 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
 
   /** Sorted once per listing the record store takes; reused while it reuses it. */
   let sorted: { readonly from: RecordStore.Scan<Question>; readonly questions: ReadonlyArray<Question> } | undefined
-  const list = Effect.map(records.scan, (scan) => {
+  const sortedOf = (scan: RecordStore.Scan<Question>) => {
     if (sorted?.from !== scan) sorted = { from: scan, questions: [...scan.records].sort(byOpenThenNewest) }
     return sorted.questions
-  }).pipe(Effect.withSpan("QuestionStore.list"))
+  }
+  const list = Effect.map(records.scan, sortedOf).pipe(Effect.withSpan("QuestionStore.list"))
 
   const fileNew = <E, R>(q: Question, prepare: (q: Question) => Effect.Effect<Question, E, R>) =>
     records.withLock(
@@ -555,13 +556,15 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
       const { before, limit } = options
       const wanted = options.words ?? []
       const older = (id: string) => before === undefined || id < before
-      const hotAll = yield* list
+      // One listing for the whole page (one look at the store's revision).
+      const scanned = yield* records.scan
+      const hotAll = sortedOf(scanned)
       const hot = hotAll.filter(
         (q) => !Q.isOpen(q) && older(q.id) && (wanted.length === 0 || History.matches(History.searchText(q), wanted))
       )
       // A move a crash cut short leaves a question in both places; the hot copy is the one shown.
       const inHot = new Set(hotAll.map((q) => q.id))
-      for (const k of (yield* records.scan).skipped) inHot.add(k.id)
+      for (const k of scanned.skipped) inHot.add(k.id)
       // One more than a page, to know whether there is a next.
       const shelved = yield* records.shelvedIds({ before, limit: limit + 1, words: wanted, skip: (id) => inHot.has(id) })
       // Merge the two newest-first lists, one more than the page to know if there is a next.
