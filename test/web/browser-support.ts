@@ -1,7 +1,6 @@
 /** Debian's Chromium through playwright-core, as every browser test here drives it. */
 import { afterAll, beforeAll } from "vitest"
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from "playwright-core"
-import * as NodeFs from "node:fs"
 import * as NodeZlib from "node:zlib"
 import type { Web } from "./web-support.js"
 
@@ -16,7 +15,6 @@ export const FLAGS = [
   "--no-first-run"
 ]
 export const PHONE = { width: 390, height: 844 }
-export const haveChromium = NodeFs.existsSync(CHROMIUM)
 
 /** A phone as the tests hold one: 390×844 at twice the pixels, a touch screen. */
 export const PHONE_CONTEXT: BrowserContextOptions = { viewport: PHONE, deviceScaleFactor: 2, isMobile: true, hasTouch: true }

@@ -18,7 +18,7 @@ import { answerQuestion } from "../../src/questions/Answers.js"
 import { UNDO_MS, DECIDED_MS } from "../../src/web/client/decisions.js"
 import { choiceQuestion, freeQuestion, ok, tempDirSync } from "../support.js"
 import { eventually, MAGI, seed, startWeb, withStore, writeNotice } from "./web-support.js"
-import { haveChromium, PHONE, phoneSession, tinyPng } from "./browser-support.js"
+import { PHONE, phoneSession, tinyPng } from "./browser-support.js"
 
 const shot = async (page: Page, name: string) => {
   NodeFs.mkdirSync("test-results", { recursive: true })
@@ -45,7 +45,7 @@ const asked = (id: string, minutesAgo: number, summary: string) => ({
   summary
 })
 
-describe.skipIf(!haveChromium)("one question's card in Chromium", () => {
+describe("one question's card in Chromium", () => {
   const session = phoneSession()
   let context: BrowserContext
   let page: Page

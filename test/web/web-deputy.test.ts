@@ -12,7 +12,7 @@ import * as NodePath from "node:path"
 import * as Q from "../../src/questions/Question.js"
 import { tempDirSync } from "../support.js"
 import { eventually, request, seed, startWeb, type Web } from "./web-support.js"
-import { haveChromium, launchChromium, PHONE_CONTEXT } from "./browser-support.js"
+import { launchChromium, PHONE_CONTEXT } from "./browser-support.js"
 
 const ID = "20260903-101500-dep1"
 const conductorQuestion = Q.make({
@@ -65,7 +65,7 @@ describe("a conductor question's holder", () => {
   })
 })
 
-describe.skipIf(!haveChromium)("a conductor question's card in Chromium", () => {
+describe("a conductor question's card in Chromium", () => {
   let browser: Browser
   beforeAll(async () => {
     browser = await launchChromium()

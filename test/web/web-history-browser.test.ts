@@ -11,7 +11,7 @@ import * as NodePath from "node:path"
 import * as Q from "../../src/questions/Question.js"
 import { choiceQuestion, ok, tempDirSync } from "../support.js"
 import { eventually, seed, startWeb, type Web } from "./web-support.js"
-import { haveChromium, launchChromium, PHONE, PHONE_CONTEXT } from "./browser-support.js"
+import { launchChromium, PHONE, PHONE_CONTEXT } from "./browser-support.js"
 
 /** `count` questions settled in July 2026, a minute apart, read by their agents: on the month's shelf once the server starts. */
 const settledInJuly = (count: number) =>
@@ -22,7 +22,7 @@ const settledInJuly = (count: number) =>
     return { ...ok(Q.answer({ ...choiceQuestion(id, at), summary }, { choice: "SQLite" }, at)), answer_delivered: true }
   })
 
-describe.skipIf(!haveChromium)("history on the phone page", () => {
+describe("history on the phone page", () => {
   let browser: Browser
   let web: Web
   const home = tempDirSync()

@@ -15,19 +15,12 @@ import { TaskStore } from "../../src/queue/TaskStore.js"
 import { sampleRun } from "../runSupport.js"
 import { choiceQuestion, freeQuestion, ok, tempDirSync } from "../support.js"
 import { request, seed, seedRun, startWeb, withTasks, writeNotice } from "./web-support.js"
-import { CHROMIUM, haveChromium, phoneSession } from "./browser-support.js"
+import { phoneSession } from "./browser-support.js"
 import { GROUP_BY_RUN_OVER } from "../../src/web/client/dense.js"
 import * as C from "../../src/chat/Chat.js"
 import { encode as encodeChat } from "../../src/chat/ChatRecords.js"
 import { DRAFT } from "./chat-support.js"
 
-if (!haveChromium && process.env["CI"]) {
-  describe("the page as a phone app in Chromium", () => {
-    it("needs Chromium at /usr/bin/chromium (apt-get install chromium)", () => {
-      throw new Error(`${CHROMIUM} is missing and CI is set: install the chromium package`)
-    })
-  })
-}
 
 type Theme = "light" | "dark"
 
@@ -154,7 +147,7 @@ const lowContrast = (page: Page) =>
 /** Unfold every folded section, so what it holds is measured too. */
 const unfoldAll = (page: Page) => page.evaluate(() => document.querySelectorAll("details").forEach((d) => (d.open = true)))
 
-describe.skipIf(!haveChromium)("the page as a phone app in Chromium", { timeout: 180_000 }, () => {
+describe("the page as a phone app in Chromium", { timeout: 180_000 }, () => {
   const session = phoneSession()
   let context: BrowserContext
   let page: Page

@@ -17,15 +17,8 @@ import { appendDecision, type DecisionRecord } from "../../src/daemon/ConductorL
 import { sampleRun } from "../runSupport.js"
 import { choiceQuestion, ok, tempDirSync } from "../support.js"
 import { gitRepo, seed, seedRun, startWeb, withTasks } from "./web-support.js"
-import { CHROMIUM, haveChromium, PHONE, phoneSession } from "./browser-support.js"
+import { PHONE, phoneSession } from "./browser-support.js"
 
-if (!haveChromium && process.env["CI"]) {
-  describe("the queue and runs pages in Chromium", () => {
-    it("needs Chromium at /usr/bin/chromium (apt-get install chromium)", () => {
-      throw new Error(`${CHROMIUM} is missing and CI is set: install the chromium package`)
-    })
-  })
-}
 
 /** The task files in `home`, read as the loop would. */
 const stored = (home: string): Array<T.Task> => {
@@ -54,7 +47,7 @@ const unfold = async (card: ReturnType<Page["locator"]>) => {
 
 // A page test is a dozen real round trips through a browser and a server; on a
 // loaded two-core machine that can take far longer than vitest's 30 s default.
-describe.skipIf(!haveChromium)("the queue and runs pages in Chromium", { timeout: 120_000 }, () => {
+describe("the queue and runs pages in Chromium", { timeout: 120_000 }, () => {
   const session = phoneSession()
   let page: Page
   let console: string[]
