@@ -104,7 +104,27 @@ export const owner = (options: OwnerOptions = {}) => {
         ? NodeFs.readFileSync(NodePath.join(questionsDir, `${id}.json`), "utf8")
         : psqlText(options.storeUrl, "SELECT body FROM magi_records WHERE kind = 'questions' AND id = :'a0'", id)
     )
-  return { start, run, filedId, until, read, cwd, home, top, env, questionsDir }
+  /**
+   * A record as another process (or an older magi) left it, written behind
+   * magi's back: `<home>/<folder>/<id>.json` (or `<id>/<file>` for a kind
+   * kept a folder per record), or its row.
+   */
+  const plant = (folder: string, id: string, body: string, file?: string) => {
+    if (options.storeUrl !== undefined) {
+      psqlText(
+        options.storeUrl,
+        "INSERT INTO magi_records (kind, id, body) VALUES (:'a0', :'a1', :'a2'); UPDATE magi_revisions SET revision = revision + 1 WHERE kind = :'a0';",
+        folder,
+        id,
+        body
+      )
+      return
+    }
+    const path = file === undefined ? NodePath.join(home, folder, `${id}.json`) : NodePath.join(home, folder, id, file)
+    NodeFs.mkdirSync(NodePath.dirname(path), { recursive: true })
+    NodeFs.writeFileSync(path, body)
+  }
+  return { start, run, filedId, until, read, plant, cwd, home, top, env, questionsDir }
 }
 
 /**

@@ -63,8 +63,9 @@ for (const backend of storeBackends)
       const o = await backend.owner()
       const id = "20260902-201256-9fb7"
       const run = sampleRun(id, { status: "failed", summary: HOSTILE, reason: `turn failed: ${ESC}]0;pwned${BEL}` })
-      NodeFs.mkdirSync(NodePath.join(o.home, "runs", id), { recursive: true })
-      NodeFs.writeFileSync(NodePath.join(o.home, "runs", id, "run.json"), JSON.stringify(run, null, 2))
+      // The database's schema is made by the first command that connects.
+      await o.run(["answer", "--list"])
+      o.plant("runs", id, JSON.stringify(run, null, 2), "run.json")
       const runs = await o.run(["runs"])
       expect(runs.code).toBe(0)
       expect(hasRawControls(runs.stdout.replaceAll("\n", ""))).toBe(false)
