@@ -18,6 +18,7 @@ import { sampleRun } from "../runSupport.js"
 import { choiceQuestion, ok, tempDirSync } from "../support.js"
 import { gitRepo, seed, seedRun, startWeb, withTasks } from "./web-support.js"
 import { PHONE, phoneSession } from "./browser-support.js"
+import { UNDO_MS } from "../../src/web/client/decisions.js"
 
 
 /** The task files in `home`, read as the loop would. */
@@ -139,10 +140,54 @@ describe("the queue and runs pages in Chromium", { timeout: 120_000 }, () => {
       expect(stored(home)[0]).toMatchObject({ title: "Write the user docs for the queue", instruction: "# Write the user docs for the queue\nwith examples" })
 
       await card.getByRole("button", { name: "Done" }).tap()
+      // Held for Undo first (the test below), then sent.
       const done = page.locator(`section.task-history article.task[data-id="${t.id}"]`)
-      await done.waitFor()
+      await done.waitFor({ timeout: UNDO_MS + 15_000 })
       expect(await done.locator("button").count()).toBe(0)
       expect(stored(home)[0]!.status).toBe("done")
+    } finally {
+      await close()
+    }
+  })
+
+  it("holds a tapped Done for Undo as an answer is: Undo sends nothing, and it is sent only when the window ends", async () => {
+    const { home, web } = await open()
+    try {
+      // The page's timers on Playwright's clock: the window ends when the test says so.
+      await page.clock.install()
+      const t = await file(home, { instruction: "Ship the release notes" })
+      await page.goto(`${web.url}/#/queue`)
+      const card = page.locator(`article.task[data-id="${t.id}"]`)
+      await card.getByRole("button", { name: "Done" }).waitFor({ timeout: 10_000 })
+      await page.clock.pauseAt(Date.now() + 1_000)
+
+      await card.getByRole("button", { name: "Done" }).tap()
+      await card.getByText("Marking done… sent in 5 s").waitFor()
+      // Nothing is sent yet; Hold and Release give way to Undo, a fingertip's size.
+      expect(stored(home)[0]!.status).toBe("queued")
+      expect(await card.getByRole("button", { name: "Hold" }).count()).toBe(0)
+      const box = (await card.getByRole("button", { name: "Undo" }).boundingBox())!
+      expect(box.width).toBeGreaterThanOrEqual(43.5)
+      expect(box.height).toBeGreaterThanOrEqual(43.5)
+
+      // Undo: the card is back as it was, and nothing is ever sent.
+      await card.getByRole("button", { name: "Undo" }).tap()
+      await card.getByRole("button", { name: "Done" }).waitFor()
+      await page.clock.runFor(UNDO_MS + 1_000)
+      // A round trip after the window: a Done sent at its end would have landed by now.
+      await page.evaluate(() => fetch("/api/queue").then((r) => r.text()))
+      expect(stored(home)[0]!.status).toBe("queued")
+      expect(await card.getByRole("button", { name: "Done" }).isVisible()).toBe(true)
+
+      // The real one: sent once the window has run out.
+      await card.getByRole("button", { name: "Done" }).tap()
+      await card.getByText("Marking done… sent in 5 s").waitFor()
+      await page.clock.runFor(UNDO_MS - 1_000)
+      expect(stored(home)[0]!.status).toBe("queued")
+      await page.clock.runFor(1_000)
+      await page.locator(`section.task-history article.task[data-id="${t.id}"]`).waitFor({ timeout: 15_000 })
+      expect(stored(home)[0]!.status).toBe("done")
+      expect(console.filter((m) => /Content Security Policy|Refused|Uncaught/.test(m))).toEqual([])
     } finally {
       await close()
     }

@@ -129,8 +129,8 @@ export const fileTask = (body: { instruction: string; title?: string; priority?:
 
 export type TaskMove = "hold" | "release" | "priority" | "edit" | "done"
 
-export const moveTask = (id: string, move: TaskMove, body: unknown = {}) =>
-  send<TaskView>(`/api/queue/${encodeURIComponent(id)}/${move}`, body)
+export const moveTask = (id: string, move: TaskMove, body: unknown = {}, keepalive = false) =>
+  send<TaskView>(`/api/queue/${encodeURIComponent(id)}/${move}`, body, "POST", keepalive)
 
 export const removeTask = (id: string) => send<TaskView>(`/api/queue/${encodeURIComponent(id)}`, {}, "DELETE")
 

@@ -2,7 +2,8 @@
  * The Queue view, `#/queue`: file work from the phone, and see and steer
  * what is queued: each task's status, priority, attempts, last error and what
  * it waits on, with hold / release / priority / edit / done / remove (remove
- * asks once more first, in place: a mistaken tap must not lose a task).
+ * asks once more first, in place: a mistaken tap must not lose a task; Done
+ * is held for Undo for `UNDO_MS`, as an answer is, before it is sent).
  *
  * Each card shows the conductor's latest decision about its task, and a folded
  * Conductor section lists its latest decisions, newest first.
@@ -17,6 +18,7 @@ import { errorLine, reasonLine } from "../../agents/ErrorLine.js"
 import * as Api from "./api.js"
 import type { Blocker, DecisionRecord, TaskView } from "./api.js"
 import { time } from "./card.js"
+import { UNDO_MS } from "./decisions.js"
 import { el, withCode } from "./dom.js"
 import { coalesced, decoded, message, type Revisions, type View } from "./view.js"
 
@@ -26,6 +28,11 @@ interface Notice {
   readonly text: string
   readonly kind: "ok" | "error" | "elsewhere"
 }
+
+/** A Done tapped: held for Undo until `deadline`, then being sent. */
+type Finishing =
+  | { readonly state: "holding"; readonly deadline: number; readonly timer: ReturnType<typeof setTimeout> }
+  | { readonly state: "sending" }
 
 /** A question of the task's run that waits on the owner's answer (not on the agent, not on delivery). */
 const needsOwner = (q: TaskView["run_questions"][number]) => q.status === "open" && !q.waiting_on_agent
@@ -147,6 +154,11 @@ export const queueView = (): View => {
   /** Cards whose less frequent controls the owner unfolded. */
   const expanded = new Set<string>()
   const drawn = new Map<string, { key: string; node: HTMLElement }>()
+  /**
+   * Done tapped: held for Undo until `deadline`, as an answer is (see
+   * decisions.ts), then being sent. Nothing is sent while it is held.
+   */
+  const finishing = new Map<string, Finishing>()
 
   const act = (t: TaskView, send: () => Promise<TaskView>, done: (after: TaskView) => string, removes = false) => {
     notices.delete(t.id)
@@ -176,8 +188,76 @@ export const queueView = (): View => {
     )
   }
 
-  const controls = (t: TaskView) => {
+  /** Send a held Done now (`keepalive` when the page is going away: the owner saw it held, it must not die with the tab). */
+  const sendDone = (id: string, keepalive: boolean) => {
+    const held = finishing.get(id)
+    const t = tasks.find((x) => x.id === id)
+    if (held?.state !== "holding") return
+    clearTimeout(held.timer)
+    if (t === undefined) {
+      finishing.delete(id)
+      return
+    }
+    finishing.set(id, { state: "sending" })
+    draw()
+    act(
+      t,
+      () => Api.moveTask(id, "done", {}, keepalive).finally(() => finishing.delete(id)),
+      () => "Marked done"
+    )
+  }
+
+  /** Done tapped: hold it for Undo; sent when the window ends. */
+  const finish = (t: TaskView) => {
+    if (finishing.has(t.id)) return
+    notices.delete(t.id)
+    const deadline = Date.now() + UNDO_MS
+    finishing.set(t.id, { state: "holding", deadline, timer: setTimeout(() => sendDone(t.id, false), UNDO_MS) })
+    draw()
+  }
+
+  /** Undo: nothing was sent; the card is back as it was. */
+  const undoDone = (id: string) => {
+    const held = finishing.get(id)
+    if (held?.state !== "holding") return
+    clearTimeout(held.timer)
+    finishing.delete(id)
+    draw()
+  }
+
+  // A page being closed or put away sends the Done it holds, as it sends a held answer.
+  const flush = () => {
+    for (const [id, f] of finishing) if (f.state === "holding") sendDone(id, true)
+  }
+  window.addEventListener("pagehide", flush)
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "hidden") flush()
+  })
+
+  /** A Done held for Undo, or being sent: in place of the card's controls. */
+  const marking = (t: TaskView, f: Finishing, now: number) =>
+    el(
+      "div",
+      { class: "task-controls" },
+      f.state === "holding"
+        ? el(
+            "div",
+            { class: "deciding", attrs: { role: "status" } },
+            el(
+              "p",
+              {},
+              "Marking done… sent in ",
+              el("span", { attrs: { "data-deadline": String(f.deadline) } }, `${Math.max(1, Math.ceil((f.deadline - now) / 1000))} s`)
+            ),
+            el("button", { class: "undo primary", attrs: { type: "button" }, on: { click: () => undoDone(t.id) } }, "Undo")
+          )
+        : el("div", { class: "deciding", attrs: { role: "status" } }, el("p", {}, "Marking done…"))
+    )
+
+  const controls = (t: TaskView, now: number) => {
     if (t.status === "done") return null
+    const f = finishing.get(t.id)
+    if (f !== undefined) return marking(t, f, now)
     const running = t.status === "running"
     const buttons: Array<HTMLElement> = []
     /** Changes made less often, folded away so a card stays short on a phone. */
@@ -234,7 +314,7 @@ export const queueView = (): View => {
       )
     )
     buttons.push(
-      el("button", { attrs: { type: "button" }, on: { click: () => act(t, () => Api.moveTask(t.id, "done"), () => "Marked done") } }, "Done")
+      el("button", { attrs: { type: "button" }, on: { click: () => finish(t) } }, "Done")
     )
     const removeBox = confirming.has(t.id)
       ? el(
@@ -381,7 +461,7 @@ export const queueView = (): View => {
             t.runs.length > 1 ? el("span", { class: "muted" }, ` (latest of ${t.runs.length})`) : null
           ),
       el("details", { class: "instruction" }, el("summary", {}, "Instruction"), el("div", { class: "detail text" }, t.instruction)),
-      controls(t)
+      controls(t, now)
     )
   }
 
@@ -396,10 +476,18 @@ export const queueView = (): View => {
     const now = Date.now()
     // A card redrawn under the owner's thumb keeps what they were typing in, focused.
     const focused = document.activeElement instanceof HTMLElement ? document.activeElement.dataset["draft"] : undefined
+    // A Done held for a task that was finished or removed elsewhere meanwhile: nothing to send.
+    for (const [id, f] of finishing)
+      if (f.state === "holding" && !tasks.some((t) => t.id === id && t.status !== "done")) {
+        clearTimeout(f.timer)
+        finishing.delete(id)
+      }
     const seen = new Set<string>()
     const nodeFor = (t: TaskView) => {
       seen.add(t.id)
-      const key = JSON.stringify([t, notices.get(t.id), confirming.has(t.id), editing.has(t.id), expanded.has(t.id)])
+      const f = finishing.get(t.id)
+      const held = f === undefined ? null : f.state === "holding" ? f.deadline : f.state
+      const key = JSON.stringify([t, notices.get(t.id), confirming.has(t.id), editing.has(t.id), expanded.has(t.id), held])
       const old = drawn.get(t.id)
       if (old !== undefined && old.key === key) return old.node
       const fresh = taskCard(t, now)
