@@ -9,7 +9,7 @@ import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { answerWithText, openQuestions, sayToQuestion, soleOpen } from "../questions/Answers.js"
 import * as Lease from "../questions/Lease.js"
-import { mayBeHeld } from "../questions/Holding.js"
+import { keptForNextWait, mayBeHeld } from "../questions/Holding.js"
 import { WEB_URL_ENV } from "../questions/Notifier.js"
 import { CliFailure } from "./CliFailure.js"
 import { questionsLayer } from "./AppLayer.js"
@@ -51,6 +51,10 @@ const holderWords: Record<Lease.LeaseKind | "nobody", string> = {
   nobody: "no agent is waiting (magi resumes it with your answer)"
 }
 
+/** Asked outside any run, nobody resumes it: the owner's words wait for the agent's next `--wait`. */
+const holderLine = (q: Q.Question, holder: Lease.LeaseKind | "nobody") =>
+  holder === "nobody" && keptForNextWait(q) ? "no agent is waiting (your words are kept for its next `magi ask --wait`)" : holderWords[holder]
+
 /**
  * Output is gathered up to this many characters per write: one write per
  * question would cost a round trip through stdout's callback each, 100,000
@@ -65,7 +69,7 @@ const line = (q: Q.Question, now: Date, leases: ReadonlyMap<string, Lease.Lease>
   const age = formatSeconds((now.getTime() - Date.parse(q.asked_at)) / 1000)
   const about = [`asked ${localTime(new Date(q.asked_at))} (${age} ago)`]
   if (q.run !== "") about.push(`run ${forTerminalLine(q.run)}`)
-  if (mayBeHeld(q)) about.push(holderWords[Lease.holder(Option.fromNullable(leases.get(q.id)), now)])
+  if (mayBeHeld(q)) about.push(holderLine(q, Lease.holder(Option.fromNullable(leases.get(q.id)), now)))
   return `${forTerminalLine(Q.shortId(q.id))}  ${forTerminalLine(q.summary)}${state}\n    ${options}\n    ${about.join(" · ")}\n`
 }
 

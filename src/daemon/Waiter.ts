@@ -216,7 +216,12 @@ export const make = Effect.fn("Waiter.make")(function* () {
     Effect.gen(function* () {
       if (q.cwd === "" || !(yield* fs.exists(q.cwd).pipe(Effect.orElseSucceed(() => false))))
         return Either.left(`the agent's working directory ${q.cwd || "(not recorded)"} is gone`)
-      if (q.run === "") return Either.left("it was not asked from a magi run, so there is no agent session to resume")
+      // Asked outside any run: `decide` only gets here once the deadline
+      // passed with the words unread (until then they wait for `--wait`).
+      if (q.run === "")
+        return Either.left(
+          `it was not asked from a magi run, so there is no agent session to resume, and no \`magi ask --wait ${q.id}\` read it before its deadline`
+        )
       const run = yield* Effect.either(runs.get(q.run))
       if (Either.isLeft(run)) return Either.left(`its run ${q.run} cannot be read: ${run.left.message}`)
       if (!resumable(run.right.status)) return Either.left(`its run ${q.run} is ${run.right.status} and cannot be resumed`)

@@ -47,17 +47,23 @@ export const decide = (
   if (Option.isSome(Lease.heldAt(lease, now))) return Action.Idle()
   // 3. Nothing left to carry.
   if (q.status === "abandoned") return Action.Idle()
+  // Asked outside any magi run: there is no session to resume, and the
+  // owner's words are kept for the agent's next `magi ask --wait`, which
+  // reads them whenever it comes. Only once the deadline has passed with
+  // them unread is there something to tell the owner (the delivery is then
+  // refused, with a notice).
+  const keptForWait = Q.keptForNextWait(q) && now.getTime() <= deadlineMs(q, defaultTimeoutSecs)
   // 4. Answered but the agent never read it.
   if (q.status === "answered") {
     const answer = Q.resolution(q)
-    return answer !== undefined && !q.answer_delivered && !seatBusy
+    return answer !== undefined && !q.answer_delivered && !seatBusy && !keptForWait
       ? Action.Deliver({ word: Word.Answered({ text: answer }) })
       : Action.Idle()
   }
   // 5. Open. Words said in time are delivered even if the deadline passed
   //    since, so the owner's word is checked before the clock.
   const said = unreadOwnerTurns(q)
-  if (said !== undefined) return seatBusy ? Action.Idle() : Action.Deliver({ word: Word.Said({ text: said }) })
+  if (said !== undefined) return seatBusy || keptForWait ? Action.Idle() : Action.Deliver({ word: Word.Said({ text: said }) })
   return now.getTime() > deadlineMs(q, defaultTimeoutSecs)
     ? Action.Expire({ reason: expiryReason(q, defaultTimeoutSecs) })
     : Action.Idle()

@@ -18,3 +18,13 @@ export const awaitsAgent = (q: { readonly status: string; readonly answer_delive
  * waits on it; a deputy may keep the owner company on it.
  */
 export const CONDUCTOR_NODE = "conduct"
+
+/**
+ * Asked by an agent's `magi ask` outside any magi run (from a plain shell):
+ * no daemon can resume such an agent, so what the owner says to it is kept
+ * on the question for the agent's next `magi ask --wait`, which reads it
+ * whenever it comes. Nothing is "not delivered" before the question's
+ * deadline. A conductor's question is nobody's ask and is not one of these.
+ */
+export const keptForNextWait = (q: { readonly run: string; readonly cwd: string; readonly node: string }): boolean =>
+  q.run === "" && q.cwd !== "" && q.node !== CONDUCTOR_NODE

@@ -6,6 +6,7 @@
  */
 // Not from Question.js: its schema would bring Effect into the page's bundle.
 import { awaitsAgent, CONDUCTOR_NODE } from "./Awaits.js"
+export { keptForNextWait } from "./Awaits.js"
 import type { Question } from "./Question.js"
 
 /**

@@ -330,7 +330,7 @@ export const wordsForAgent = (q: Question): string | undefined => {
 }
 
 // The rule lives in an import-free module the phone page shares.
-export { awaitsAgent } from "./Awaits.js"
+export { awaitsAgent, keptForNextWait } from "./Awaits.js"
 
 /**
  * Record what the agent has now been shown: the answer (when `answer`), and

@@ -167,13 +167,12 @@ export const make = Effect.fn("Waits.make")(function* (
       )
       if (Option.isSome(heard)) return heard.value
       if (!isTheRealDeadline) {
-        const fresh = yield* Effect.orElseSucceed(store.get(q.id), () => q)
-        // One exception to letting go: a pending slice of a question asked
-        // outside any magi run. No daemon can resume such an asker, and its
-        // `--wait` comes right back; letting go would only have the waiter
-        // tell the owner, in that gap, that their answer cannot be delivered.
-        if (q.run === "") yield* Ref.update(beaten, (ids) => new Set([...ids].filter((id) => id !== q.id)))
-        return WaitOutcome.Pending({ question: fresh })
+        // The lease goes with this process, even for a question asked
+        // outside any magi run: nobody waits once it has exited, and the
+        // owner must not read "the agent is waiting". The waiter keeps such
+        // a question's words for the next `--wait` (`WaiterDecide`), so
+        // letting go costs no "not delivered" notice.
+        return WaitOutcome.Pending({ question: yield* Effect.orElseSucceed(store.get(q.id), () => q) })
       }
       return yield* expire(q, timeout)
     })

@@ -76,6 +76,22 @@ describe(`magi as real processes, records in ${backend.name}`, { timeout: 120_00
     expect(again.stdout).toBe("yes\n")
   })
 
+  it("outside any run, an exited asker holds nothing: the answer is said to be kept for the next --wait, which reads it (issue 20.4)", async () => {
+    const o = await backend.owner()
+    const first = await o.run(["ask", "--summary", "Outside a run?", "--choice", "yes", "--choice", "no"], { MAGI_WAIT_SLICE: "1" })
+    expect(first.code).toBe(0)
+    const [id] = await o.filedId()
+    expect(o.read(id!).run).toBe("")
+    // Before: the lease stayed for its 90 s, and the page and `magi answer` said the agent was waiting.
+    expect(NodeFs.existsSync(NodePath.join(o.questionsDir, "leases", `${id}.lease`))).toBe(false)
+    const listed = await o.run(["answer"])
+    expect(listed.stdout).toContain("no agent is waiting (your words are kept for its next `magi ask --wait`)")
+    expect(listed.stdout).not.toContain("the agent is waiting")
+    expect((await o.run(["answer", "--reply", "yes"])).code).toBe(0)
+    const resumed = await o.run(["ask", "--wait", id!])
+    expect(resumed.stdout).toBe("yes\n")
+  })
+
   it("says, when showing a question with a panel, that it has one and where to open it", async () => {
     const o = await backend.owner()
     NodeFs.writeFileSync(NodePath.join(o.cwd, "p.html"), "<h1>Latency before and after</h1>")

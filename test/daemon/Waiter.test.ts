@@ -642,6 +642,47 @@ describe("the waiter, scenario by scenario", () => {
       yield* stop(d)
     })
   )
+
+  it.scoped("an answer to a question asked outside any run, its asker gone, is kept for the next --wait: no notice until its deadline passed unread", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w, { ...theQuestion(), run: "" })
+      // The asker's pending slice ended and it let go of its lease: nobody waits.
+      yield* owner(w, (q, now) => Q.answer(q, { choice: "SQLite" }, now))
+      const d = yield* startDaemon(w)
+      // Before (issue 20): a notice ("could not give the agent your answer") within the first tick.
+      yield* pass("59 minutes", "1 minute")
+      expect(yield* notices(w)).toEqual([])
+      expect(yield* Ref.get(w.calls)).toEqual([])
+      const kept = yield* question(w)
+      expect([kept.status, kept.answer_delivered]).toEqual(["answered", false])
+      // The deadline (an hour) passes with the answer unread: now, and only now, the owner is told.
+      yield* pass("2 minutes")
+      const all = yield* notices(w)
+      expect(all).toHaveLength(1)
+      expect(all[0]!.reason).toContain("not asked from a magi run")
+      expect(all[0]!.reason).toContain("before its deadline")
+      expect(yield* Ref.get(w.calls)).toEqual([])
+      yield* stop(d)
+    })
+  )
+
+  it.scoped("words said on a question asked outside any run wait for the next --wait the same way", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      yield* seed(w, { ...theQuestion(), run: "" })
+      yield* TestClock.adjust("10 minutes")
+      yield* owner(w, (q, now) => Q.say(q, "Which one is cheaper?", now))
+      const d = yield* startDaemon(w)
+      // The owner's turn restarted the hour.
+      yield* pass("59 minutes", "1 minute")
+      expect(yield* notices(w)).toEqual([])
+      expect((yield* question(w)).status).toBe("open")
+      yield* pass("2 minutes")
+      expect(yield* notices(w)).toHaveLength(1)
+      yield* stop(d)
+    })
+  )
 })
 
 describe("the loop notifies in the asker's place", () => {

@@ -111,6 +111,35 @@ describe("decide: the reference's time examples", () => {
   })
 })
 
+describe("decide: a question asked outside any magi run (issue 20)", () => {
+  const noRun = { run: "" }
+  it("keeps an answer for the agent's next --wait while its deadline has not passed: no delivery, so no notice", () => {
+    expect(decide(answered(noRun), Option.none(), false, DEFAULT, t(20))).toEqual(Idle)
+    expect(decide(answered(noRun), Option.none(), false, DEFAULT, t(1000))).toEqual(Idle)
+  })
+
+  it("keeps the owner's words for the next --wait too, the deadline counted from the owner's turn", () => {
+    const q = asked({ ...noRun, thread: [said("why?", 50)] })
+    expect(decide(q, Option.none(), false, DEFAULT, t(60))).toEqual(Idle)
+    expect(decide(q, Option.none(), false, DEFAULT, t(1050))).toEqual(Idle)
+  })
+
+  it("only once the deadline passed with them unread are they handed on (and refused with a notice)", () => {
+    expect(decide(answered(noRun), Option.none(), false, DEFAULT, t(1001))).toEqual(deliverAnswer)
+    expect(decide(asked({ ...noRun, thread: [said("why?", 50)] }), Option.none(), false, DEFAULT, t(1051))).toEqual(
+      Action.Deliver({ word: Word.Said({ text: "why?" }) })
+    )
+  })
+
+  it("expires like any other question when nobody answered", () => {
+    expect(decide(asked(noRun), Option.none(), false, DEFAULT, t(1001))).toEqual(expire)
+  })
+
+  it("a question inside a run is delivered at once, as before", () => {
+    expect(decide(answered(), Option.none(), false, DEFAULT, t(20))).toEqual(deliverAnswer)
+  })
+})
+
 describe("unreadOwnerTurns", () => {
   it("is undefined when the agent has seen every owner turn", () => {
     expect(unreadOwnerTurns(asked({ thread: [said("x", 1), said("y", 2, "agent")], delivered_turns: 1 }))).toBeUndefined()

@@ -350,14 +350,15 @@ describe("Waits let go of the asker's lease when the asking process stops waitin
     })
   )
 
-  it.effect("a pending slice of a question outside any magi run keeps its lease for the --wait that follows", () =>
+  it.effect("a pending slice of a question outside any magi run lets go of its lease too: nobody waits once it exited", () =>
     Effect.gen(function* () {
       const p = yield* oneProcess("30 seconds")
       const q = { ...(yield* asked(HOUR)), run: "" }
       const waiting = yield* Effect.fork(p.waits.askAndWait(q, Duration.seconds(HOUR)))
       expect((yield* runUntilDone(waiting))._tag).toBe("Pending")
       yield* Scope.close(p.scope, Exit.void)
-      expect(yield* p.leaseOf(q.id)).toEqual(Option.some("asker"))
+      // Before (issue 20): the lease stayed its 90 s, and the page said "the agent is waiting".
+      expect(yield* p.leaseOf(q.id)).toEqual(Option.none())
     })
   )
 

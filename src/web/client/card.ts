@@ -7,7 +7,7 @@ import type { QuestionView, WaiterNotice } from "./api.js"
 import { el, withCode } from "./dom.js"
 import { markdownBlock } from "./richText.js"
 import { givenText, type Decision, type Given } from "./decisions.js"
-import { isConductorQuestion, mayBeHeld } from "../../questions/Holding.js"
+import { isConductorQuestion, keptForNextWait, mayBeHeld } from "../../questions/Holding.js"
 
 /**
  * A line shown on a card after the owner acted, until they act again; next
@@ -116,7 +116,10 @@ export const holderText = (q: QuestionView, loopRunning: boolean | undefined): s
     ? "The agent is waiting."
     : q.holder === "daemon"
       ? `magi is delivering ${yours} to the agent.`
-      : loopRunning === false
+      : // Asked outside any run: nothing resumes it, and nothing needs to.
+        keptForNextWait(q)
+        ? `No agent is waiting; ${yours} ${q.status === "answered" ? "is" : "are"} kept for the agent's next \`magi ask --wait\`.`
+        : loopRunning === false
         ? "No agent is waiting, and no magi loop is running to resume it: start `magi serve` (or `magi web` without `--no-loop`)."
         : q.status === "answered"
           ? "No agent is waiting; magi will resume it with your answer."

@@ -1,0 +1,31 @@
+/**
+ * What the card says about who holds a question (issue 20.4): a question
+ * asked outside any run is never "resumed by magi"; its words wait for the
+ * agent's next `magi ask --wait`.
+ */
+import { describe, expect, it } from "vitest"
+import { holderText } from "../../src/web/client/card.js"
+import { view } from "../../src/web/Snapshot.js"
+import * as Q from "../../src/questions/Question.js"
+
+const asked = (run: string) =>
+  Q.make({ id: "19700101-000000-abcd", run, node: "ask", seat: "", summary: "Which?", detail: "", choices: ["a", "b"], now: new Date(0), cwd: "/w" })
+
+describe("holderText", () => {
+  it("outside any run with nobody waiting: the words are kept for the next --wait, loop or no loop", () => {
+    const open = view(asked(""), "nobody")
+    for (const loop of [true, false, undefined])
+      expect(holderText(open, loop)).toBe("No agent is waiting; your words are kept for the agent's next `magi ask --wait`.")
+    const answered = view({ ...asked(""), status: "answered", answer: { choice: "a" } }, "nobody")
+    expect(holderText(answered, true)).toBe("No agent is waiting; your answer is kept for the agent's next `magi ask --wait`.")
+  })
+
+  it("an asker that still holds its lease is waiting, in a run or not", () => {
+    expect(holderText(view(asked(""), "asker"), true)).toBe("The agent is waiting.")
+    expect(holderText(view(asked("R"), "asker"), true)).toBe("The agent is waiting.")
+  })
+
+  it("inside a run, nobody waiting still means magi resumes it, as before", () => {
+    expect(holderText(view(asked("R"), "nobody"), true)).toBe("No agent is waiting; magi will resume it when you answer.")
+  })
+})
