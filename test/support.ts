@@ -77,6 +77,26 @@ export const backends: ReadonlyArray<Backend> = [
   { name: "memory", layer: storeOver(MemoryFileSystem.layer), base: Effect.succeed("/magi") }
 ]
 
+/** The two file folders every store contract suite runs on beside PostgreSQL: one in memory, one real. */
+export const contractFolders: ReadonlyArray<{
+  readonly name: string
+  readonly fs: Layer.Layer<FileSystem.FileSystem>
+  readonly base: Effect.Effect<string, never, import("effect").Scope.Scope>
+}> = [
+  { name: "memory", fs: MemoryFileSystem.layer, base: Effect.succeed("/magi") },
+  { name: "files in a real folder", fs: NodeFileSystem.layer, base: tempDir }
+]
+
+/** A folder of one of them for one test: where it is, its filesystem, and a write that makes the parent folders first. */
+export const openFolder = (folder: (typeof contractFolders)[number]) =>
+  Effect.gen(function* () {
+    const dir = yield* folder.base
+    const fs = yield* Effect.provide(FileSystem.FileSystem, folder.fs)
+    const write = (path: string, body: string) =>
+      Effect.orDie(Effect.zipRight(fs.makeDirectory(NodePath.dirname(path), { recursive: true }), fs.writeFileString(path, body)))
+    return { dir, fs, write }
+  })
+
 /** Let real I/O (a file read, a child process) make progress for `ms`. */
 export const realPause = (ms = 2) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
 

@@ -5,16 +5,14 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FileSystem } from "@effect/platform"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect, Either, Layer, Option, Redacted, Scope } from "effect"
 import { spawnSync } from "node:child_process"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { Claims, type ClaimsShape } from "../../src/platform/Claims.js"
-import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
 import * as Postgres from "../../src/platform/Postgres.js"
 import { freshDatabase, query } from "../pgSupport.js"
-import { tempDir } from "../support.js"
+import { contractFolders, openFolder } from "../support.js"
 
 interface Harness {
   readonly name: string
@@ -29,21 +27,14 @@ interface Harness {
   >
 }
 
-const fileHarness = (name: string, fsLayer: Layer.Layer<FileSystem.FileSystem>, base: Effect.Effect<string, never, Scope.Scope>): Harness => ({
-  name,
+const fileHarness = (folder: (typeof contractFolders)[number]): Harness => ({
+  name: folder.name,
   open: Effect.gen(function* () {
-    const dir = yield* base
-    const fs = yield* Effect.provide(FileSystem.FileSystem, fsLayer)
+    const { dir, fs, write } = yield* openFolder(folder)
     const pathOf = (key: string) => NodePath.join(dir, "claims", `${key}.claim`)
     return {
       open: Effect.provide(Claims, Claims.files(pathOf).pipe(Layer.provide(Layer.succeed(FileSystem.FileSystem, fs)))),
-      plant: (key, h) =>
-        Effect.orDie(
-          Effect.zipRight(
-            fs.makeDirectory(NodePath.dirname(pathOf(key)), { recursive: true }),
-            fs.writeFileString(pathOf(key), JSON.stringify({ host: h.host, pid: h.pid, token: "planted", renewed_at: Date.now() - h.agoMs }))
-          )
-        )
+      plant: (key, h) => write(pathOf(key), JSON.stringify({ host: h.host, pid: h.pid, token: "planted", renewed_at: Date.now() - h.agoMs }))
     }
   })
 })
@@ -69,11 +60,7 @@ const pgHarness: Harness = {
   })
 }
 
-const harnesses: ReadonlyArray<Harness> = [
-  fileHarness("memory", MemoryFileSystem.layer, Effect.succeed("/magi")),
-  fileHarness("files in a real folder", NodeFileSystem.layer, tempDir),
-  pgHarness
-]
+const harnesses: ReadonlyArray<Harness> = [...contractFolders.map(fileHarness), pgHarness]
 
 /** A pid that was just alive on this machine and is not any more. */
 const deadPid = () => spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout

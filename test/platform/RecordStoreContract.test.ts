@@ -7,7 +7,6 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FileSystem } from "@effect/platform"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Data, Effect, Either, Layer, Redacted, Scope } from "effect"
 import * as NodePath from "node:path"
 import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
@@ -16,7 +15,7 @@ import type * as RecordStore from "../../src/platform/RecordStore.js"
 import * as StoreBackend from "../../src/platform/StoreBackend.js"
 import { parseVersioned } from "../../src/platform/VersionedJson.js"
 import { freshDatabase, query } from "../pgSupport.js"
-import { tempDir } from "../support.js"
+import { contractFolders, openFolder } from "../support.js"
 
 class NoteNotFound extends Data.TaggedError("NoteNotFound")<{ readonly message: string }> {}
 class NoteUnreadable extends Data.TaggedError("NoteUnreadable")<{ readonly message: string }> {}
@@ -71,23 +70,14 @@ interface Harness {
   >
 }
 
-const fileHarness = (name: string, fsLayer: Layer.Layer<FileSystem.FileSystem>, base: Effect.Effect<string, never, Scope.Scope>): Harness => ({
-  name,
+const fileHarness = (folder: (typeof contractFolders)[number]): Harness => ({
+  name: folder.name,
   open: Effect.gen(function* () {
-    const dir = yield* base
-    const fs = yield* Effect.provide(FileSystem.FileSystem, fsLayer)
+    const { dir, fs, write } = yield* openFolder(folder)
     const layer = StoreBackend.StoreBackend.files.pipe(Layer.provide(MagiHome.at(dir)))
     const context = yield* Layer.build(Layer.merge(layer, Layer.succeed(FileSystem.FileSystem, fs)))
     const build = Effect.provide(notesOn, context)
-    const notes = yield* build
-    return {
-      notes,
-      other: build,
-      plant: (id: string, body: string) =>
-        Effect.orDie(
-          Effect.zipRight(fs.makeDirectory(NodePath.join(dir, "notes"), { recursive: true }), fs.writeFileString(NodePath.join(dir, "notes", `${id}.json`), body))
-        )
-    }
+    return { notes: yield* build, other: build, plant: (id: string, body: string) => write(NodePath.join(dir, "notes", `${id}.json`), body) }
   })
 })
 
@@ -112,11 +102,7 @@ const pgHarness: Harness = {
   })
 }
 
-const harnesses: ReadonlyArray<Harness> = [
-  fileHarness("memory", MemoryFileSystem.layer, Effect.succeed("/magi")),
-  fileHarness("files in a real folder", NodeFileSystem.layer, tempDir),
-  pgHarness
-]
+const harnesses: ReadonlyArray<Harness> = [...contractFolders.map(fileHarness), pgHarness]
 
 for (const harness of harnesses) {
   describe(`the record store contract, on ${harness.name}`, () => {

@@ -19,6 +19,16 @@ const backends = [
 
 const NOW = new Date("2026-09-02T10:00:00Z").getTime()
 
+/** A task filed and claimed by this process: the store, the filesystem, the task and its claim's file. */
+const claimedTask = (root: string) =>
+  Effect.gen(function* () {
+    const store = yield* TaskStore
+    const fs = yield* FileSystem.FileSystem
+    const t = yield* store.add({ instruction: "one", repo: "/r" })
+    expect(yield* store.claim(t.id)).toBe(true)
+    return { store, fs, t, claimFile: NodePath.join(root, `${t.id}.lock`) }
+  })
+
 for (const backend of backends) {
   const withStore = <A, E>(body: (root: string) => Effect.Effect<A, E, TaskStore | FileSystem.FileSystem>) =>
     Effect.gen(function* () {
@@ -163,11 +173,7 @@ for (const backend of backends) {
     it.scoped("a claim names its process; a second claim is refused; a dead pid's claim, or one from a loop of the build before, is judged by its process", () =>
       withStore((root) =>
         Effect.gen(function* () {
-          const store = yield* TaskStore
-          const fs = yield* FileSystem.FileSystem
-          const t = yield* store.add({ instruction: "one", repo: "/r" })
-          const claimFile = NodePath.join(root, `${t.id}.lock`)
-          expect(yield* store.claim(t.id)).toBe(true)
+          const { store, fs, t, claimFile } = yield* claimedTask(root)
           expect(JSON.parse(yield* fs.readFileString(claimFile))).toMatchObject({ pid: process.pid })
           expect(yield* store.claim(t.id)).toBe(false)
           expect(yield* store.claimant(t.id)).toEqual(Option.some(process.pid))
@@ -195,11 +201,7 @@ for (const backend of backends) {
     it.scoped("keeps its claim fresh while it holds it, and gives it up on unclaim", () =>
       withStore((root) =>
         Effect.gen(function* () {
-          const store = yield* TaskStore
-          const fs = yield* FileSystem.FileSystem
-          const t = yield* store.add({ instruction: "one", repo: "/r" })
-          const claimFile = NodePath.join(root, `${t.id}.lock`)
-          expect(yield* store.claim(t.id)).toBe(true)
+          const { store, fs, t, claimFile } = yield* claimedTask(root)
           const first = JSON.parse(yield* fs.readFileString(claimFile)).renewed_at
           // Hours of a running task in virtual time: renewed all along, never free.
           for (let i = 0; i < 30; i++) yield* TestClock.adjust(TASK_CLAIM_RENEW)
