@@ -27,6 +27,7 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import * as FileClaim from "./FileClaim.js"
 import { writeAtomically } from "./AtomicFile.js"
+import { sqlWords } from "./Postgres.js"
 
 /** Who holds a claim. */
 export interface Owner {
@@ -262,7 +263,7 @@ interface ClaimRow {
 export const makePostgres = (sql: SqlClient.SqlClient, namespace = "") =>
   Effect.gen(function* () {
     const failed = (key: string, what: string) => (e: SqlError) =>
-      new ClaimsError({ key, message: `${what} the claim ${key} in PostgreSQL: ${e.message}`, cause: e })
+      new ClaimsError({ key, message: `${what} the claim ${key} in PostgreSQL: ${sqlWords(e)}`, cause: e })
 
     const detailOf = (text: string): Detail => {
       try {

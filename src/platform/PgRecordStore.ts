@@ -22,8 +22,8 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Either, Option } from "effect"
 import { LOCK_GIVE_UP_MS } from "./RecordLock.js"
-import type { RecordErrors, RecordKind, RecordStore, Scan, ShelvedQuery, Skipped } from "./RecordStore.js"
-import { CHANGES_CHANNEL } from "./Postgres.js"
+import { AMBIGUOUS_NAMED, decodeStored, reasonOf, reasons, type RecordErrors, type RecordKind, type RecordStore, type Scan, type ShelvedQuery, type Skipped } from "./RecordStore.js"
+import { CHANGES_CHANNEL, sqlWords } from "./Postgres.js"
 
 export interface PgRecordStoreOptions<A, NotFound, Unreadable, Failed> {
   /** The kind's key in the table: the file backend's folder name ("questions", "tasks"). */
@@ -38,14 +38,6 @@ export interface PgRecordStoreOptions<A, NotFound, Unreadable, Failed> {
     readonly digest: (record: A) => string
   }
 }
-
-/** Ids an ambiguous lookup names before "and N more" (as the file backend). */
-const AMBIGUOUS_NAMED = 10
-
-/** Longest reason kept from a decoder (as the file backend). */
-const REASON_MAX_CHARS = 400
-
-const clip = (text: string) => (text.length > REASON_MAX_CHARS ? `${text.slice(0, REASON_MAX_CHARS)}…` : text)
 
 /** `LIKE` takes `%` and `_` as wildcards; an id typed by a person is matched as written. */
 const likeEscaped = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`)
@@ -64,31 +56,17 @@ export const make = <A, NotFound, Unreadable, Failed>(
     const plural = kind.plural ?? `${kind.noun}s`
     const root = `${options.where} (${table})`
     const failed = (what: string) => (e: SqlError) =>
-      errors.failed(`${what} in PostgreSQL at ${options.where}: ${e.message}${e.cause instanceof Error ? ` (${e.cause.message})` : ""}`, e)
+      errors.failed(`${what} in PostgreSQL at ${options.where}: ${sqlWords(e)}`, e)
     const run = <B>(what: string, effect: Effect.Effect<B, SqlError>) => Effect.mapError(effect, failed(what))
 
     const sourceOf = (id: string) => `${kind.noun} ${id} in PostgreSQL`
 
-    /** A row to a record, or why not: total, whatever the decoder does. */
+    /** A row to a record, or why not, in the words the file backend uses. */
     const fromRow = (row: Row): Either.Either<A, Unreadable> => {
       const source = sourceOf(row.id)
-      if (row.body.length > kind.maxBytes)
-        return Either.left(
-          errors.unreadable(`${source} is ${row.body.length} bytes, over the ${kind.maxBytes}-byte cap for a ${kind.noun}; it is not read`)
-        )
-      try {
-        const decoded = kind.decode(row.body, source)
-        if (Either.isLeft(decoded)) return Either.left(errors.unreadable(clip(String(decoded.left.message))))
-        const inside = kind.idOf(decoded.right)
-        if (inside !== row.id)
-          return Either.left(errors.unreadable(`${source} holds ${kind.noun} \`${clip(String(inside))}\`, not the one its row says`))
-        return Either.right(decoded.right)
-      } catch (thrown) {
-        const why = thrown instanceof RangeError ? "it is nested too deeply to decode" : thrown instanceof Error ? clip(thrown.message) : "an unknown failure"
-        return Either.left(errors.unreadable(`${source} cannot be read: ${why}`))
-      }
+      if (row.body.length > kind.maxBytes) return Either.left(errors.unreadable(reasons.tooBig(kind, source, row.body.length)))
+      return Either.mapLeft(decodeStored(kind, row.id, source, row.body, "its row says"), errors.unreadable)
     }
-    const reasonOf = (e: unknown) => clip(String((e as { message?: unknown }).message ?? "unreadable"))
 
     /** Bump the kind's revision and tell listeners, inside the write's transaction. */
     const touched = (id: string) =>
@@ -156,7 +134,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
 
     const resolve = (wanted: string): Effect.Effect<string, NotFound | Failed> =>
       Effect.gen(function* () {
-        if (wanted === "") return yield* Effect.fail(errors.notFound(`no ${kind.noun} matches \`\``))
+        if (wanted === "") return yield* Effect.fail(errors.notFound(reasons.noMatch(kind, wanted)))
         if (yield* exists(wanted)) return wanted
         // The short id is the last segment: the owner types what they saw
         // (`ab12`), or the start of it (`ab`). Hot and shelved alike.
@@ -171,9 +149,8 @@ export const make = <A, NotFound, Unreadable, Failed>(
         )
         const total = Number(hits[0]?.total ?? 0)
         if (total === 1) return hits[0]!.id
-        if (total === 0) return yield* Effect.fail(errors.notFound(`no ${kind.noun} matches \`${clip(wanted)}\``))
-        const named = hits.map((h) => h.id).join(", ") + (total > AMBIGUOUS_NAMED ? ` and ${total - AMBIGUOUS_NAMED} more` : "")
-        return yield* Effect.fail(errors.notFound(`\`${clip(wanted)}\` matches ${total} ${plural}: ${named}; type more of the id`))
+        if (total === 0) return yield* Effect.fail(errors.notFound(reasons.noMatch(kind, wanted)))
+        return yield* Effect.fail(errors.notFound(reasons.ambiguous(wanted, total, plural, hits.map((h) => h.id))))
       })
 
     const get = (wanted: string) => Effect.flatMap(resolve(wanted), read)

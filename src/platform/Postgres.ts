@@ -156,12 +156,16 @@ export const appliedMigrations = Effect.flatMap(SqlClient.SqlClient, (sql) =>
 )
 
 const unavailable = (where: string) => (e: SqlError | Migrator.MigrationError) =>
-  new StoreUnavailable({ where, message: `PostgreSQL at ${where}: ${e.message}${causeWords(e.cause)}`, cause: e })
+  new StoreUnavailable({ where, message: `PostgreSQL at ${where}: ${sqlWords(e)}`, cause: e })
 
-/** The driver's own words for a failure (connection refused, auth failed), which the wrapper's message leaves out. */
-const causeWords = (cause: unknown): string => {
-  const text = cause instanceof Error ? cause.message : undefined
-  return text === undefined || text === "" ? "" : ` (${text})`
+/**
+ * A database failure in words: the wrapper's message and the driver's own
+ * (connection refused, auth failed, no such table), which the wrapper's
+ * leaves out. Never the URL: callers name the database by `maskUrl`.
+ */
+export const sqlWords = (e: { readonly message: string; readonly cause?: unknown }): string => {
+  const driver = e.cause instanceof Error ? e.cause.message : undefined
+  return driver === undefined || driver === "" ? e.message : `${e.message} (${driver})`
 }
 
 /** The pool for `url`, its schema migrated; fails with `StoreUnavailable` naming the masked URL. */

@@ -283,13 +283,13 @@ export const SWEEP_EVERY_MS = 10 * 60 * 1000
 const REASON_MAX_CHARS = 400
 
 /** Ids an ambiguous lookup names before "and N more". */
-const AMBIGUOUS_NAMED = 10
+export const AMBIGUOUS_NAMED = 10
 
 const isNotFound = (e: PlatformError.PlatformError) => e._tag === "SystemError" && e.reason === "NotFound"
 
 const mtimeMs = (info: FileSystem.File.Info) => Option.getOrElse(Option.map(info.mtime, (d) => d.getTime()), () => -1)
 
-const clip = (text: string) => (text.length > REASON_MAX_CHARS ? `${text.slice(0, REASON_MAX_CHARS)}…` : text)
+export const clip = (text: string) => (text.length > REASON_MAX_CHARS ? `${text.slice(0, REASON_MAX_CHARS)}…` : text)
 
 /** Words for something thrown, that cannot themselves throw. */
 const describeThrown = (thrown: unknown): string => {
@@ -301,6 +301,50 @@ const describeThrown = (thrown: unknown): string => {
     return "an unknown failure"
   }
 }
+
+/**
+ * The words every backend says of a stored record, so a record is refused
+ * the same way wherever it is kept. `source` names it (a file's path, or
+ * `<noun> <id> in PostgreSQL`).
+ */
+export const reasons = {
+  /** Over the kind's cap: never written by magi, so not worth the memory. */
+  tooBig: (kind: Pick<RecordKind<unknown>, "noun" | "maxBytes">, source: string, size: number | bigint) =>
+    `${source} is ${size} bytes, over the ${kind.maxBytes}-byte cap for a ${kind.noun}; magi never writes one that big, so it is not read`,
+  /** Nothing matches what was typed. */
+  noMatch: (kind: Pick<RecordKind<unknown>, "noun">, wanted: string) => `no ${kind.noun} matches \`${clip(wanted)}\``,
+  /**
+   * Several match: the first `AMBIGUOUS_NAMED` of them (sorted) named, a
+   * short prefix can match thousands.
+   */
+  ambiguous: (wanted: string, total: number, plural: string, firstSorted: ReadonlyArray<string>) => {
+    const named = firstSorted.slice(0, AMBIGUOUS_NAMED).join(", ") + (total > AMBIGUOUS_NAMED ? ` and ${total - AMBIGUOUS_NAMED} more` : "")
+    return `\`${clip(wanted)}\` matches ${total} ${plural}: ${named}; type more of the id`
+  }
+}
+
+/**
+ * A stored body to a record of `kind`, or why not, in words: total, whatever
+ * the decoder does (a throw, or a stack overflow on a record nested 3,000
+ * deep, stays this one record's reason). The id inside must be `id`, the one
+ * its place names (`mismatch` says what to tell the owner when it is not): a
+ * copied or hand-edited record would otherwise be written back (and its
+ * lease kept) somewhere else.
+ */
+export const decodeStored = <A>(kind: RecordKind<A>, id: string, source: string, body: string, mismatch: string): Either.Either<A, string> => {
+  try {
+    const decoded = kind.decode(body, source)
+    if (Either.isLeft(decoded)) return Either.left(clip(String(decoded.left.message)))
+    const inside = kind.idOf(decoded.right)
+    if (inside !== id) return Either.left(`${source} holds ${kind.noun} \`${clip(String(inside))}\`, not the one ${mismatch}`)
+    return Either.right(decoded.right)
+  } catch (thrown) {
+    return Either.left(`${source} cannot be read: ${describeThrown(thrown)}`)
+  }
+}
+
+/** The reason kept for a listing's skipped record: an error's message, clipped. */
+export const reasonOf = (e: unknown) => clip(String((e as { message?: unknown }).message ?? "unreadable"))
 
 /** A file type as a person reads it. */
 const typeWords = (type: FileSystem.File.Type) =>
@@ -363,37 +407,13 @@ export const make = <A, NotFound, Unreadable, Failed>(
       flat ? all.filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5)) : all.filter((n) => !n.startsWith("."))
     const ids = Effect.map(names, idsIn)
 
-    /** The decoder, made total: whatever it does, one record's failure stays a message. */
-    const decodeGuarded = (body: string, source: string): Either.Either<A, string> => {
-      try {
-        const decoded = kind.decode(body, source)
-        if (Either.isRight(decoded)) return Either.right(decoded.right)
-        return Either.left(clip(String(decoded.left.message)))
-      } catch (thrown) {
-        return Either.left(`${source} cannot be read: ${describeThrown(thrown)}`)
-      }
-    }
-
     const notRegular = (path: string, kind_: string) =>
       errors.unreadable(`${path} is ${kind_}, not a ${kind.noun} file; magi reads only regular files`)
-    const tooBig = (path: string, size: number | bigint) =>
-      errors.unreadable(
-        `${path} is ${size} bytes, over the ${kind.maxBytes}-byte cap for a ${kind.noun}; magi never writes one that big, so it is not read`
-      )
+    const tooBig = (path: string, size: number | bigint) => errors.unreadable(reasons.tooBig(kind, path, size))
 
     /** The text read becomes the record, or the reason it is not one. */
-    const fromBody = (id: string, path: string, body: string): Either.Either<A, Unreadable> => {
-      const decoded = decodeGuarded(body, path)
-      if (Either.isLeft(decoded)) return Either.left(errors.unreadable(decoded.left))
-      // The id inside must be the file's own: a copied or hand-edited record
-      // would otherwise be written back (and its lease kept) somewhere else.
-      const inside = kind.idOf(decoded.right)
-      if (inside !== id)
-        return Either.left(
-          errors.unreadable(`${path} holds ${kind.noun} \`${clip(String(inside))}\`, not the one its name says; rename it or fix its id`)
-        )
-      return Either.right(decoded.right)
-    }
+    const fromBody = (id: string, path: string, body: string): Either.Either<A, Unreadable> =>
+      Either.mapLeft(decodeStored(kind, id, path, body, "its name says; rename it or fix its id"), errors.unreadable)
 
     /** Through `FileSystem`: judged (`stat`) before it is opened, since opening a FIFO blocks and reading a device never ends. */
     const readLooking = (id: string, path: string): Effect.Effect<A, NotFound | Unreadable | Failed> =>
@@ -472,7 +492,6 @@ export const make = <A, NotFound, Unreadable, Failed>(
 
     const read = (id: string): Effect.Effect<A, NotFound | Unreadable | Failed> => Effect.map(locate(id), (l) => l.record)
 
-    const reasonOf = (e: unknown) => clip(String((e as { message?: unknown }).message ?? "unreadable"))
 
     /**
      * Every slot of a listing, each ending as a record or a reason whatever
@@ -601,11 +620,8 @@ export const make = <A, NotFound, Unreadable, Failed>(
           for (const shelf of yield* shelves) for (const id of yield* shelfIds(shelf)) if (matches(id)) found.add(id)
         const hits = [...found]
         if (hits.length === 1) return hits[0]!
-        if (hits.length === 0) return yield* Effect.fail(errors.notFound(`no ${kind.noun} matches \`${clip(wanted)}\``))
-        const sorted = [...hits].sort()
-        // A short prefix can match thousands: the first few say enough.
-        const named = sorted.length > AMBIGUOUS_NAMED ? `${sorted.slice(0, AMBIGUOUS_NAMED).join(", ")} and ${sorted.length - AMBIGUOUS_NAMED} more` : sorted.join(", ")
-        return yield* Effect.fail(errors.notFound(`\`${clip(wanted)}\` matches ${hits.length} ${plural}: ${named}; type more of the id`))
+        if (hits.length === 0) return yield* Effect.fail(errors.notFound(reasons.noMatch(kind, wanted)))
+        return yield* Effect.fail(errors.notFound(reasons.ambiguous(wanted, hits.length, plural, hits.sort())))
       })
 
     const get = (wanted: string) => Effect.flatMap(resolve(wanted), read)

@@ -34,7 +34,7 @@ import { Chunk, Data, Effect, Either, Option, Stream } from "effect"
 import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
 import { createAtomically } from "./AtomicFile.js"
-import { CHANGES_CHANNEL } from "./Postgres.js"
+import { CHANGES_CHANNEL, sqlWords } from "./Postgres.js"
 import * as RecordStore from "./RecordStore.js"
 import type * as StoreBackend from "./StoreBackend.js"
 
@@ -434,7 +434,7 @@ const postgresSide = (where: string, sql: SqlClient.SqlClient): Side => {
     new MigrationFailed({
       kind: kind.folder,
       where,
-      message: `${what} in PostgreSQL at ${where}: ${e.message}${e.cause instanceof Error ? ` (${e.cause.message})` : ""}`
+      message: `${what} in PostgreSQL at ${where}: ${sqlWords(e)}`
     })
 
   const read = (kind: MigrationKind, _digests: boolean): Stream.Stream<Read, MigrationFailed> =>

@@ -22,6 +22,7 @@ import { MagiHome, questionsDir } from "../platform/MagiHome.js"
 import * as Claims from "../platform/Claims.js"
 import * as RecordStore from "../platform/RecordStore.js"
 import * as PgRecordStore from "../platform/PgRecordStore.js"
+import * as Postgres from "../platform/Postgres.js"
 import * as StoreBackend from "../platform/StoreBackend.js"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -367,7 +368,7 @@ export const makeOnPostgres = Effect.fn("QuestionStore.makeOnPostgres")(function
     Effect.provideService(SqlClient.SqlClient, sql)
   )
   const fs = yield* FileSystem.FileSystem
-  const failed = (what: string) => (e: SqlError) => new StoreError({ message: `${what} in PostgreSQL at ${backend.where}: ${e.message}`, cause: e })
+  const failed = (what: string) => (e: SqlError) => new StoreError({ message: `${what} in PostgreSQL at ${backend.where}: ${Postgres.sqlWords(e)}`, cause: e })
   const panels: PanelKeeping = {
     write: (id, html, named) =>
       Effect.gen(function* () {
