@@ -6,7 +6,6 @@
  */
 import { FileSystem } from "@effect/platform"
 import { Clock, Data, Effect, Either, Schema, Stream } from "effect"
-import * as NodePath from "node:path"
 import * as RecordStore from "../platform/RecordStore.js"
 import * as StoreBackend from "../platform/StoreBackend.js"
 import { parseVersioned } from "../platform/VersionedJson.js"
@@ -84,13 +83,7 @@ export const ChatRecords = {
     const fs = yield* FileSystem.FileSystem
     const { folder: _folder, ...options } = chatRecords
     const store = yield* RecordStore.make({ ...options, root })
-    const changes = Stream.unwrap(
-      Effect.as(
-        Effect.ignore(fs.makeDirectory(root, { recursive: true })),
-        fs.watch(root).pipe(Stream.map((event) => NodePath.basename(event.path)))
-      )
-    ).pipe(Stream.catchAll(() => Stream.empty))
-    return assemble(store, changes)
+    return assemble(store, StoreBackend.watchFolder(fs, root))
   }),
 
   /** Chats on the configured backend: `<home>/chats`, or the database (changes heard through `LISTEN`). */

@@ -111,11 +111,18 @@ export const changes = (folder: string): Stream.Stream<string, never, StoreBacke
           Stream.filter((payload) => payload.startsWith(`${folder}/`)),
           Stream.map((payload) => `${payload.slice(folder.length + 1)}.json`)
         )
-      const fs = yield* FileSystem.FileSystem
-      const dir = NodePath.join(backend.home, folder)
-      yield* Effect.ignore(fs.makeDirectory(dir, { recursive: true }))
-      return fs.watch(dir).pipe(Stream.map((event) => NodePath.basename(event.path)))
+      return watchFolder(yield* FileSystem.FileSystem, NodePath.join(backend.home, folder))
     })
+  )
+
+/**
+ * Names of what changed in the folder `dir`, as the filesystem reports them;
+ * the folder is made first, so it can be watched before its first record.
+ * Ends quietly where watching is unavailable: callers poll as well.
+ */
+export const watchFolder = (fs: FileSystem.FileSystem, dir: string): Stream.Stream<string> =>
+  Stream.unwrap(
+    Effect.as(Effect.ignore(fs.makeDirectory(dir, { recursive: true })), fs.watch(dir).pipe(Stream.map((event) => NodePath.basename(event.path))))
   ).pipe(Stream.catchAll(() => Stream.empty))
 
 /**

@@ -345,9 +345,7 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
       )
   }
 
-  const changes = Stream.unwrap(
-    Effect.as(Effect.ignore(ensureRoot), fs.watch(root).pipe(Stream.map((event) => NodePath.basename(event.path))))
-  ).pipe(Stream.catchAll(() => Stream.empty))
+  const changes = StoreBackend.watchFolder(fs, root)
 
   const claims = yield* Claims.makeFiles((key) => NodePath.join(root, `${key}.claim`))
   return yield* assemble({ root, where: root, records, panels, changes, claims })

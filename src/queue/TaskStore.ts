@@ -16,7 +16,8 @@
  * (`<id>.lock`) for as long as a loop has the task running, hours maybe,
  * during which the owner may still hold or reprioritize it.
  */
-import { Clock, Context, Data, Duration, Effect, Either, FiberMap, Layer, Option, Random, Schedule } from "effect"
+import { FileSystem } from "@effect/platform"
+import { Clock, Context, Data, Duration, Effect, Either, FiberMap, Layer, Option, Random, Schedule, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as Claims from "../platform/Claims.js"
 import * as StoreBackend from "../platform/StoreBackend.js"
@@ -108,6 +109,8 @@ export interface TaskStoreShape {
   readonly claimant: (id: string) => Effect.Effect<Option.Option<number>>
   /** Changes whenever a task file is added, removed or rewritten; 0 when there are none. */
   readonly revision: Effect.Effect<number>
+  /** Names of what changed among the tasks (`<id>.json` among them); ends where watching is unavailable, so callers poll too. */
+  readonly changes: Stream.Stream<string>
 }
 
 export class TaskStore extends Context.Tag("magi/TaskStore")<TaskStore, TaskStoreShape>() {
@@ -142,21 +145,37 @@ export const make = Effect.fn("TaskStore.make")(function* (root: string, alive: 
   const { folder: _folder, ...options } = taskRecords
   const records = yield* RecordStore.make({ ...options, root })
   const claims = yield* Claims.makeFiles((id) => NodePath.join(root, `${id}.lock`), alive)
-  return yield* assemble(root, records, claims)
+  return yield* assemble(root, records, claims, folderRevision(records), StoreBackend.watchFolder(yield* FileSystem.FileSystem, root))
 })
+
+/** The folder's mtime, which every write moves (a rename into it); 0 with no task in it. */
+const folderRevision = (records: RecordStore.RecordStore<Task, TaskNotFound, T.UnreadableTask, TaskStoreError>) =>
+  Effect.gen(function* () {
+    const ids = yield* records.ids.pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<string>))
+    return ids.length === 0 ? 0 : yield* records.revision
+  })
 
 /** The owner's queue on the configured backend: `<home>/queue`, or the database. */
 const onBackend = Effect.gen(function* () {
   const home = yield* MagiHome
   const records = yield* StoreBackend.records(taskRecords)
   const claims = yield* StoreBackend.claims(QUEUE_FOLDER, ".lock")
-  return yield* assemble(queueDir(home), records, claims)
+  const backend = yield* StoreBackend.StoreBackend
+  const fs = yield* FileSystem.FileSystem
+  const changes = StoreBackend.changes(QUEUE_FOLDER).pipe(
+    Stream.provideService(StoreBackend.StoreBackend, backend),
+    Stream.provideService(FileSystem.FileSystem, fs)
+  )
+  // A database's revision is exact, and listing every task's id each poll would cost a query of them all.
+  return yield* assemble(queueDir(home), records, claims, backend._tag === "files" ? folderRevision(records) : records.revision, changes)
 })
 
 const assemble = Effect.fn("TaskStore.assemble")(function* (
   root: string,
   records: RecordStore.RecordStore<Task, TaskNotFound, T.UnreadableTask, TaskStoreError>,
-  claims: Claims.ClaimsShape
+  claims: Claims.ClaimsShape,
+  revision: Effect.Effect<number>,
+  changes: Stream.Stream<string>
 ) {
   const nowDate = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -263,12 +282,6 @@ const assemble = Effect.fn("TaskStore.assemble")(function* (
       )
     })
 
-  // The folder's mtime, which every write moves (a rename into it); 0 with no task in it.
-  const revision = Effect.gen(function* () {
-    const ids = yield* records.ids.pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<string>))
-    return ids.length === 0 ? 0 : yield* records.revision
-  })
-
   return {
     root,
     add,
@@ -282,6 +295,7 @@ const assemble = Effect.fn("TaskStore.assemble")(function* (
     claim,
     unclaim,
     claimant,
-    revision
+    revision,
+    changes
   } satisfies TaskStoreShape
 })

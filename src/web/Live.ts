@@ -16,7 +16,6 @@
  * the poll also compares the holders.
  */
 import { FileSystem } from "@effect/platform"
-import * as NodePath from "node:path"
 import { Clock, Context, Duration, Effect, Layer, Option, PubSub, Ref, Schedule, Stream } from "effect"
 import * as Daemon from "../daemon/Daemon.js"
 import { MagiHome } from "../platform/MagiHome.js"
@@ -150,15 +149,7 @@ export class Live extends Context.Tag("magi/web/Live")<
         else yield* remember(revisions, holders, owner, at)
       })
 
-      // The queue folder is made up front so it can be watched before the first task.
-      const queueChanges = Stream.unwrap(
-        Effect.as(
-          Effect.ignore(fs.makeDirectory(tasks.root, { recursive: true })),
-          fs.watch(tasks.root).pipe(Stream.map((event) => NodePath.basename(event.path)))
-        )
-      ).pipe(Stream.catchAll(() => Stream.empty))
-
-      yield* Stream.mergeAll([store.changes, notices.changes, queueChanges, chats.changes], { concurrency: 4 }).pipe(
+      yield* Stream.mergeAll([store.changes, notices.changes, tasks.changes, chats.changes], { concurrency: 4 }).pipe(
         Stream.filter(isRecordFile),
         Stream.runForEach(() => onFileEvent),
         Effect.forkScoped
