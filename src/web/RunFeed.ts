@@ -5,13 +5,13 @@
  * once-a-second poll.
  *
  * As with the question list, a listing is trusted on sight only once the
- * newest record it saw is older than `RACY_MS` (a write landing in the same
+ * newest record it saw is older than `Memo.MTIME_SLACK_MS` (a write landing in the same
  * timestamp tick as the read would otherwise leave the hash unchanged and the
  * list stale).
  */
 import { Clock, Context, Effect, Layer, Option, Ref } from "effect"
 import { type Run, RunStore, type RunStoreError } from "../runs/Runs.js"
-import { RACY_MS } from "./Snapshot.js"
+import * as Memo from "../platform/Memo.js"
 
 /** How long a scan serves list requests: `Live`'s poll, which takes a fresh one that often. */
 const SCAN_REUSE_MS = 1000
@@ -77,7 +77,7 @@ export class RunFeed extends Context.Tag("magi/web/RunFeed")<
             const again = Option.filter(yield* Ref.get(cached), (c) => c.revision === now.revision)
             if (Option.isSome(again)) return again.value.runs
             const runs = yield* store.list
-            yield* Ref.set(cached, now.newest < at - RACY_MS ? Option.some({ revision: now.revision, runs }) : Option.none())
+            yield* Ref.set(cached, Memo.trusted(now.newest, at) ? Option.some({ revision: now.revision, runs }) : Option.none())
             return runs
           })
         )

@@ -12,7 +12,7 @@
  * coarse kernel clock, so a write landing in the same tick as the read that
  * filled the cache would leave the revision unchanged and the cache stale
  * forever. Git's index has the same "racy" problem and the same answer: a
- * snapshot is kept only when its revision is older than `RACY_MS` at the
+ * snapshot is kept only when its revision is older than `Memo.MTIME_SLACK_MS` at the
  * moment reading began, which any later write cannot share.
  *
  * Each view also says who holds the question's wait (`holder`), which is not
@@ -24,6 +24,7 @@
  * revision *and* holders.
  */
 import { Clock, Context, Effect, Layer, Option, Ref } from "effect"
+import * as Memo from "../platform/Memo.js"
 import * as NodeCrypto from "node:crypto"
 import * as NodeZlib from "node:zlib"
 import * as Lease from "../questions/Lease.js"
@@ -33,8 +34,6 @@ import type { Question } from "../questions/Question.js"
 import { QuestionStore, type StoreError } from "../questions/QuestionStore.js"
 import { type Holder, mayBeHeld } from "../questions/Holding.js"
 
-/** Comfortably above any filesystem's timestamp tick (ext4, tmpfs: jiffies). */
-export const RACY_MS = 50
 
 export type { Holder }
 
@@ -182,7 +181,7 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
             const revision = yield* store.revision
             const snapshot = listing(revision, yield* store.list, yield* store.historyPage({ limit: HISTORY_PAGE }))
             yield* Ref.set(latest, Option.some({ snapshot, seq }))
-            const old = revision > 0 && revision < startedAt - RACY_MS
+            const old = revision > 0 && Memo.trusted(revision, startedAt)
             yield* Ref.set(settled, old ? Option.some(snapshot) : Option.none())
             return snapshot
           })
