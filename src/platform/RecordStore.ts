@@ -146,9 +146,6 @@ export interface ArchiveOptions<A> {
   readonly companions?: (record: A) => ReadonlyArray<string>
 }
 
-/** Where one record was found. */
-export type Place = "hot" | "archived"
-
 /** A file in the folder that is not a readable record, and why. */
 export interface Skipped {
   readonly id: string
@@ -250,16 +247,10 @@ export interface ShelvedQuery {
 /** Does a digest (lowercase) contain every word? The one search rule every backend keeps. */
 export const digestMatches = (digest: string, words: ReadonlyArray<string>): boolean => words.every((w) => digest.includes(w))
 
-/** The file backend's store: the contract, plus where each record's files are. */
+/** The file backend's store: the contract, plus where a record's shelved file is (a question's panel moves beside it). */
 export interface FileRecordStore<A, NotFound, Unreadable, Failed> extends RecordStore<A, NotFound, Unreadable, Failed> {
-  /** The file a record with this id lives in. */
-  readonly pathOf: (id: string) => string
-  /** Its lock file. */
-  readonly lockOf: (id: string) => string
   /** The archived file of a record with this id, when the kind archives and the id has a shelf. */
   readonly archivedPathOf: (id: string) => string | undefined
-  /** The folder a record with this id is in now (hot or its shelf), or none when it is in neither. */
-  readonly whereIs: (id: string) => Effect.Effect<Option.Option<{ readonly place: Place; readonly dir: string }>>
 }
 
 /**
@@ -811,16 +802,6 @@ export const make = <A, NotFound, Unreadable, Failed>(
             return removed
           }).pipe(Effect.catchAllCause(() => Effect.succeed(0)))
 
-    const whereIs = (id: string) =>
-      Effect.gen(function* () {
-        const exists = (path: string) => fs.exists(path).pipe(Effect.orElseSucceed(() => false))
-        if (isSafeId(id) && (yield* exists(pathOf(id)))) return Option.some({ place: "hot" as Place, dir: root })
-        const archived = archivedPathOf(id)
-        if (archived !== undefined && (yield* exists(archived)))
-          return Option.some({ place: "archived" as Place, dir: NodePath.dirname(archived) })
-        return Option.none()
-      })
-
     const madeShelves = new Set<string>()
 
     /**
@@ -986,7 +967,6 @@ export const make = <A, NotFound, Unreadable, Failed>(
 
     return {
       archivedPathOf,
-      whereIs,
       archive,
       flushShelves,
       readShelf,
@@ -995,8 +975,6 @@ export const make = <A, NotFound, Unreadable, Failed>(
       shelfIndex,
       shelvedIds,
       root,
-      pathOf,
-      lockOf,
       ids,
       exists,
       remove,
