@@ -21,10 +21,8 @@ import * as History from "./History.js"
 import { MagiHome, questionsDir } from "../platform/MagiHome.js"
 import * as Claims from "../platform/Claims.js"
 import * as RecordStore from "../platform/RecordStore.js"
-import * as PgRecordStore from "../platform/PgRecordStore.js"
 import * as Postgres from "../platform/Postgres.js"
 import * as StoreBackend from "../platform/StoreBackend.js"
-import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { type RunStatus, resumable } from "../runs/RunStatus.js"
 
@@ -223,6 +221,12 @@ const chunksOf = <A>(all: ReadonlyArray<A>, size: number): ReadonlyArray<Readonl
   return out
 }
 
+/** The questions' folder in the home, and their key in the database. */
+const QUESTIONS_FOLDER = "questions"
+
+/** A delivery claim sits beside its question, `<id>.claim` (where the waiter has always kept it). */
+const CLAIM_SUFFIX = ".claim"
+
 /** The question kind, as every backend stores it. */
 const questionKind = {
   noun: "question",
@@ -261,7 +265,7 @@ export const panelDirName = (id: string) => `${id}${PANEL_DIR}`
  * its record rules and its shelves.
  */
 export const questionRecords: StoreBackend.KindOptions<Question, QuestionNotFound, Q.UnreadableQuestion, StoreError> = {
-  folder: "questions",
+  folder: QUESTIONS_FOLDER,
   kind: questionKind,
   errors: questionErrors,
   // A panel being assembled lives in its own scratch folder beside the
@@ -347,7 +351,7 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
 
   const changes = StoreBackend.watchFolder(fs, root)
 
-  const claims = yield* Claims.makeFiles((key) => NodePath.join(root, `${key}.claim`))
+  const claims = yield* Claims.makeFiles((key) => NodePath.join(root, `${key}${CLAIM_SUFFIX}`))
   return yield* assemble({ root, where: root, records, panels, changes, claims })
 })
 
@@ -362,10 +366,13 @@ export const makeOnPostgres = Effect.fn("QuestionStore.makeOnPostgres")(function
   backend: Extract<StoreBackend.Backend, { readonly _tag: "postgres" }>
 ) {
   const sql = backend.sql
-  const records = yield* PgRecordStore.make({ table: "questions", where: backend.where, kind: questionKind, errors: questionErrors, archive: questionShelves }).pipe(
-    Effect.provideService(SqlClient.SqlClient, sql)
-  )
   const fs = yield* FileSystem.FileSystem
+  // The records, their change feed and the delivery claims as the backend
+  // makes them for every kind.
+  const onBackend = <A, E>(effect: Effect.Effect<A, E, StoreBackend.StoreBackend | FileSystem.FileSystem>) =>
+    effect.pipe(Effect.provideService(StoreBackend.StoreBackend, backend), Effect.provideService(FileSystem.FileSystem, fs))
+  const records = yield* onBackend(StoreBackend.records(questionRecords))
+  const claims = yield* onBackend(StoreBackend.claims(QUESTIONS_FOLDER, CLAIM_SUFFIX))
   const failed = (what: string) => (e: SqlError) => new StoreError({ message: `${what} in PostgreSQL at ${backend.where}: ${Postgres.sqlWords(e)}`, cause: e })
   const panels: PanelKeeping = {
     write: (id, html, named) =>
@@ -397,11 +404,10 @@ export const makeOnPostgres = Effect.fn("QuestionStore.makeOnPostgres")(function
         Effect.mapError(failed(`remove the panel of question ${Q.shortId(id)}`))
       )
   }
-  const changes = StoreBackend.changes("questions").pipe(
+  const changes = StoreBackend.changes(QUESTIONS_FOLDER).pipe(
     Stream.provideService(StoreBackend.StoreBackend, backend),
     Stream.provideService(FileSystem.FileSystem, fs)
   )
-  const claims = yield* Claims.makePostgres(sql, "questions/")
   return yield* assemble({ root, where: `PostgreSQL at ${backend.where}`, records, panels, changes, claims })
 })
 
