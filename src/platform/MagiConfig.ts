@@ -15,7 +15,7 @@ import * as NodePath from "node:path"
 import * as NodeOs from "node:os"
 import { parse, TomlError } from "smol-toml"
 // The same "did you mean" as a mistyped flag: one slip, never another word.
-import { closest } from "../cli/CommandLine.js"
+import { closest } from "./Spelling.js"
 
 /** A day: an owner asleep through the night still answers in time. */
 export const DEFAULT_ANSWER_TIMEOUT_SECS = 86_400
