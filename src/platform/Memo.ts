@@ -38,8 +38,21 @@ export interface Memo<A> {
   readonly forget: (key: string) => void
 }
 
-export const make = <A>(): Memo<A> => {
+/**
+ * A memo of at most `maxKeys` values (unbounded when not given): where keys
+ * come from requests (a history page's cursor and search words), the oldest
+ * kept value makes room for a new one.
+ */
+export const make = <A>(maxKeys = Infinity): Memo<A> => {
   const memos = new Map<string, { readonly stamp: number; readonly value: A }>()
+  const keep = (key: string, memo: { readonly stamp: number; readonly value: A }) => {
+    memos.delete(key)
+    if (memos.size >= maxKeys) {
+      const oldest = memos.keys().next()
+      if (oldest.done !== true) memos.delete(oldest.value)
+    }
+    memos.set(key, memo)
+  }
   return {
     get: (key, stamp, compute) =>
       Effect.gen(function* () {
@@ -49,7 +62,7 @@ export const make = <A>(): Memo<A> => {
         const takenAt = Date.now()
         const value = yield* compute
         const after = yield* stamp
-        if (after === before && trusted(after, takenAt)) memos.set(key, { stamp: after, value })
+        if (after === before && trusted(after, takenAt)) keep(key, { stamp: after, value })
         else memos.delete(key)
         return value
       }),

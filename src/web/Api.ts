@@ -17,7 +17,6 @@ import { answerQuestion, sayToQuestion } from "../questions/Answers.js"
 import * as Responses from "./Responses.js"
 import { HISTORY_LIMIT_MAX, HISTORY_PAGE, Snapshots } from "./Snapshot.js"
 import * as History from "../questions/History.js"
-import * as NodeZlib from "node:zlib"
 import { Live, type Message } from "./Live.js"
 import { NoticeFeed } from "./NoticeFeed.js"
 import { NotifySetting } from "./NotifySetting.js"
@@ -204,11 +203,8 @@ const historyRoute = Effect.gen(function* () {
   if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_LIMIT_MAX)
     return Responses.error(400, `limit must be a whole number from 1 to ${HISTORY_LIMIT_MAX}, not \`${rawLimit}\``)
   const before = params.get("before") ?? undefined
-  const page = yield* (yield* QuestionStore).historyPage({ before: before === "" ? undefined : before, limit, words: History.words(params.get("q") ?? "") })
-  const views = yield* (yield* Snapshots).viewsOf(page.questions)
-  const body = Buffer.from(JSON.stringify({ history: views, next: page.next }), "utf8")
-  // Gzipped per request: a page is at most a few hundred kilobytes, and it is not shared.
-  return Responses.jsonBytes(body, NodeZlib.gzipSync(body), request.headers["accept-encoding"])
+  const page = yield* (yield* Snapshots).historyPage({ before: before === "" ? undefined : before, limit, words: History.words(params.get("q") ?? "") })
+  return Responses.jsonBytes(page.body, page.gzipped, request.headers["accept-encoding"])
 }).pipe(Effect.catchAll(failure))
 
 /** `GET /api/questions/:id`: one question by its whole id, open or settled, hot or on a month's shelf (a deep link). */

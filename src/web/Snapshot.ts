@@ -124,6 +124,26 @@ type Holders = ReadonlyMap<string, Holder>
 const holdersKey = (holders: Holders): string =>
   [...holders].filter(([, h]) => h !== "nobody").map(([id, h]) => `${id}=${h}`).join(",")
 
+/** Which page of history: older than `before`, at most `limit`, matching every one of `words`. */
+export interface HistoryOptions {
+  readonly before?: string | undefined
+  readonly limit: number
+  readonly words: ReadonlyArray<string>
+}
+
+/** A history page's body as sent. */
+export interface RenderedPage {
+  readonly body: Uint8Array
+  readonly gzipped: Uint8Array
+}
+
+/**
+ * History pages kept, across cursors and searches: the first few pages are
+ * what every phone scrolls through after each change; the rest is rare
+ * enough to read again.
+ */
+const HISTORY_PAGES_KEPT = 32
+
 const render = (from: Listing, holders: Holders): Snapshot => {
   const viewed = (q: Question) => view(q, holders.get(q.id) ?? "nobody")
   const list: QuestionList = { open: from.openQuestions.map(viewed), history: from.history.map(viewed), next: from.next }
@@ -142,8 +162,14 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
     readonly counts: Effect.Effect<Pick<Snapshot, "revision" | "open" | "needsOwner">, StoreError>
     /** One question as the API shows it, its holder read now: what a write answers with. */
     readonly viewOf: (q: Question) => Effect.Effect<QuestionView>
-    /** Several, with one look at the leases: a history page. */
+    /** Several, with one look at the leases. */
     readonly viewsOf: (qs: ReadonlyArray<Question>) => Effect.Effect<ReadonlyArray<QuestionView>>
+    /**
+     * A page of history (`GET /api/questions/history`) serialised, plain and
+     * gzipped: read from the store once per revision and page, rendered once
+     * per set of holders.
+     */
+    readonly historyPage: (options: HistoryOptions) => Effect.Effect<RenderedPage, StoreError>
     /**
      * The holders of the questions last listed, as one comparable string. A
      * stale lease changes no file, so `Live` polls this to tell open pages
@@ -243,7 +269,27 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
       const viewsOf = (qs: ReadonlyArray<Question>) =>
         Effect.map(holdersOf(qs), (held) => qs.map((q) => view(q, held.get(q.id) ?? "nobody")))
 
-      return { current, counts: currentListing, viewOf, viewsOf, holders }
+      // A page is a query and thirty decodes on PostgreSQL (a shelf's read on
+      // files): under twenty phones scrolling it was most of the server's
+      // work. Kept while the store's revision stands, as the list is.
+      const pages = Memo.make<{ readonly questions: ReadonlyArray<Question>; readonly next: string | null }>(HISTORY_PAGES_KEPT)
+      const pageRenders = new WeakMap<object, { readonly key: string; readonly page: RenderedPage }>()
+      const historyPage = (options: HistoryOptions) =>
+        Effect.gen(function* () {
+          const key = JSON.stringify([options.before ?? null, options.limit, options.words])
+          const page = yield* pages.get(key, store.revision, store.historyPage(options))
+          const held = yield* holdersOf(page.questions)
+          const heldKey = holdersKey(held)
+          const last = pageRenders.get(page)
+          if (last !== undefined && last.key === heldKey) return last.page
+          const views = page.questions.map((q) => view(q, held.get(q.id) ?? "nobody"))
+          const body = Buffer.from(JSON.stringify({ history: views, next: page.next }), "utf8")
+          const rendered: RenderedPage = { body, gzipped: NodeZlib.gzipSync(body) }
+          pageRenders.set(page, { key: heldKey, page: rendered })
+          return rendered
+        })
+
+      return { current, counts: currentListing, viewOf, viewsOf, holders, historyPage }
     })
   )
 }

@@ -696,6 +696,14 @@ describe("history by pages", () => {
     expect(health.questions_open).toBe(1)
     expect(health.questions_needs_owner).toBe(1)
   })
+
+  it("shows a question settled after a page was read on the next read of that page", async () => {
+    const before = (await request(`${server.url}/api/questions/history?limit=5`)).json() as { history: Listed[] }
+    expect(before.history.map((x) => x.id)).toEqual(historyIds.slice(0, 5))
+    expect((await postJson(`${server.url}/api/questions/${open.id}/answer`, { choice: "SQLite" })).status).toBe(200)
+    const after = (await request(`${server.url}/api/questions/history?limit=5`)).json() as { history: Listed[] }
+    expect(after.history.map((x) => x.id)).toEqual([open.id, ...historyIds.slice(0, 4)])
+  })
 })
 
 describe("who holds a question's wait", () => {
