@@ -12,6 +12,7 @@ import * as NodeZlib from "node:zlib"
 import * as Q from "../../src/questions/Question.js"
 import { answerQuestion, sayToQuestion } from "../../src/questions/Answers.js"
 import { choiceQuestion, freeQuestion, ok, tempDirSync } from "../support.js"
+import { freshDatabaseSync } from "../pgSupport.js"
 import {
   eventually,
   fakeTailscale,
@@ -39,6 +40,16 @@ type Listed = { id: string; status: string; waiting_on_agent: boolean; summary: 
 const listed = (reply: { json: () => any }): Array<Listed> => {
   const body = reply.json() as { open: Array<Listed>; history: Array<Listed> }
   return [...body.open, ...body.history]
+}
+
+/**
+ * Whether the records are in the home folder: `web-api.postgres.test.ts`
+ * runs this suite again with `MAGI_STORE_URL` set. What only a home folder
+ * has is registered on the file run alone.
+ */
+const onFiles = process.env["MAGI_STORE_URL"] === undefined
+const filesOnly = (register: () => void) => {
+  if (onFiles) register()
 }
 
 let web: Web
@@ -386,11 +397,14 @@ describe("live events", () => {
   it("sends the revisions on connect, then a change event once another process answered", async () => {
     const question = choiceQuestion(nextId())
     await seed(web.home, [{ q: question }])
+    const questionsRevision = (e: { data: string }) => JSON.parse(e.data).revisions.questions as number
+    // On files the answer is seen on disk; on PostgreSQL every write moves the revision.
     const file = NodePath.join(web.home, "questions", `${question.id}.json`)
-    const answeredOnDisk = () => JSON.parse(NodeFs.readFileSync(file, "utf8")).status === "answered"
+    const answerSeen = (seen: ReadonlyArray<{ data: string }>) =>
+      onFiles ? JSON.parse(NodeFs.readFileSync(file, "utf8")).status === "answered" : questionsRevision(seen.at(-1)!) > questionsRevision(seen[0]!)
     let spawned = false
     // Other tests share this server, so an event may also be about their
-    // writes: the stream is read until an event arrives with the answer on disk.
+    // writes: the stream is read until an event arrives with the answer stored.
     const events = await readEvents(api("/api/events"), (seen) => {
       if (!spawned) {
         spawned = true
@@ -400,12 +414,13 @@ describe("live events", () => {
         })
         return false
       }
-      return seen.length >= 2 && answeredOnDisk()
+      return seen.length >= 2 && answerSeen(seen)
     })
     expect(events.every((e) => e.event === "change")).toBe(true)
     const first = JSON.parse(events[0]!.data)
     expect(first.revisions.questions).toBeGreaterThan(0)
     expect(JSON.parse(events.at(-1)!.data).revisions.questions).toBeGreaterThanOrEqual(first.revisions.questions)
+    expect((await request(api(`/api/questions/${question.id}`))).json().status).toBe("answered")
   })
 })
 
@@ -627,12 +642,16 @@ describe("history by pages", () => {
   const open = choiceQuestion(nextId())
   const historyIds = old.map((x) => x.id).sort().reverse()
 
+  /** On PostgreSQL, a database of this history's own: the other tests' questions are not in it. */
+  let own: { readonly url: string; readonly drop: () => Promise<void> } | undefined
+
   beforeAll(async () => {
     home = tempDirSync()
-    await seed(home, [...old.map((x) => ({ q: x })), { q: open }])
-    server = await startWeb(home)
+    own = onFiles ? undefined : await freshDatabaseSync()
+    await seed(home, [...old.map((x) => ({ q: x })), { q: open }], own?.url)
+    server = await startWeb(home, 0, own === undefined ? {} : { env: { MAGI_STORE_URL: own.url } })
     // The mover runs as the server starts: the hot folder keeps only the open question.
-    await eventually(
+    if (onFiles) await eventually(
       "the settled questions moved to their month",
       () => (NodeFs.readdirSync(NodePath.join(home, "questions")).filter((n) => n.endsWith(".json")).length === 1 ? true : undefined),
       60_000
@@ -640,12 +659,13 @@ describe("history by pages", () => {
   }, 90_000)
   afterAll(async () => {
     await server?.stop()
+    await own?.drop()
   })
 
-  it("moves an older home's settled questions out of the hot folder at start, into one folder per month", () => {
+  filesOnly(() => it("moves an older home's settled questions out of the hot folder at start, into one folder per month", () => {
     expect(NodeFs.readdirSync(NodePath.join(home, "questions")).filter((n) => n.endsWith(".json"))).toEqual([`${open.id}.json`])
     expect(NodeFs.readdirSync(NodePath.join(home, "questions", "history", "2026-07")).length).toBe(70)
-  })
+  }))
 
   it("sends the open questions with the first 30 of history and a cursor, and the rest page by page", async () => {
     const first = (await request(`${server.url}/api/questions`)).json() as { open: Listed[]; history: Listed[]; next: string | null }
@@ -765,7 +785,8 @@ describe("who holds a question's wait", () => {
   })
 })
 
-describe("GET /api/notices", () => {
+// Notices on PostgreSQL are rows: test/daemon/NoticesPostgres.test.ts.
+filesOnly(() => describe("GET /api/notices", () => {
   it("lists what the waiter could not deliver, newest first, skipping a file it cannot read", async () => {
     const home = tempDirSync()
     const own = await startWeb(home)
@@ -808,7 +829,7 @@ describe("GET /api/notices", () => {
       await own.stop()
     }
   })
-})
+}))
 
 describe("the waiter inside magi web", () => {
   const daemonPid = (home: string): number | undefined => {

@@ -5,7 +5,7 @@
  * either forbids setting or sets on its own.
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Redacted } from "effect"
 import { execFileSync, spawn, type ChildProcess } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeHttp from "node:http"
@@ -13,6 +13,7 @@ import * as NodePath from "node:path"
 import type * as Q from "../../src/questions/Question.js"
 import { MagiHome } from "../../src/platform/MagiHome.js"
 import { QuestionStore } from "../../src/questions/QuestionStore.js"
+import { StoreBackend } from "../../src/platform/StoreBackend.js"
 import { TaskStore } from "../../src/queue/TaskStore.js"
 import { tempDirSync } from "../support.js"
 
@@ -128,16 +129,28 @@ export const request = (url: string, ask: Ask = {}): Promise<Reply> =>
 export const postJson = (url: string, body: unknown, headers: Record<string, string> = {}) =>
   request(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) })
 
-/** Run an effect against the store in `home`, as another magi process would. */
-export const withStore = <A, E>(home: string, body: Effect.Effect<A, E, QuestionStore>) =>
+/**
+ * Run an effect against the store in `home`, as another magi process would:
+ * on the backend `MAGI_STORE_URL` names, or the database at `storeUrl`.
+ */
+export const withStore = <A, E>(home: string, body: Effect.Effect<A, E, QuestionStore>, storeUrl?: string) =>
   Effect.runPromise(
-    body.pipe(Effect.provide(QuestionStore.layer.pipe(Layer.provide(MagiHome.at(home)), Layer.provide(NodeFileSystem.layer))))
+    body.pipe(
+      Effect.provide(
+        QuestionStore.layer.pipe(
+          Layer.provide(storeUrl === undefined ? Layer.empty : StoreBackend.postgres(Redacted.make(storeUrl))),
+          Layer.provide(MagiHome.at(home)),
+          Layer.provide(NodeFileSystem.layer)
+        )
+      )
+    )
   )
 
 /** Store questions, panels first when given, as `magi ask` would leave them. */
 export const seed = (
   home: string,
-  questions: ReadonlyArray<{ q: Q.Question; panel?: string; assets?: Record<string, string | Buffer> }>
+  questions: ReadonlyArray<{ q: Q.Question; panel?: string; assets?: Record<string, string | Buffer> }>,
+  storeUrl?: string
 ) =>
   withStore(
     home,
@@ -156,7 +169,8 @@ export const seed = (
         }
         yield* store.put(stored)
       }
-    })
+    }),
+    storeUrl
   )
 
 /**
