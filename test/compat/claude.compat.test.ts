@@ -248,6 +248,40 @@ describe("the real claude, driven by magi", () => {
     420_000
   )
 
+  it(
+    "measured: with its Bash limit set to 30 s, claude stops waiting on a command at that limit, the one magi's slice is fitted to",
+    async () => {
+      // What magi's slice for claude rests on (BASH_DEFAULT_TIMEOUT_MS, 120 s
+      // unless set): measured here on the pinned CLI with the limit set
+      // shorter, so a claude whose Bash tool stops honouring it fails here.
+      // Not `sleep`: claude refuses a long sleep outright. Twice the limit,
+      // and no more: claude moves a command past its limit to the background
+      // and, printing its result, waits for it to end.
+      const OUTLAST = `node -e 'setTimeout(() => console.log("finished"), 60000)'`
+      const at: Array<number> = []
+      const w = await world(
+        (body, n) => {
+          at.push(Date.now())
+          // Once: later requests are the hand-back and the note that the
+          // backgrounded command ended.
+          if (n === 0) return { tool: "Bash", input: { command: OUTLAST, description: "Outlast the tool" } }
+          return { text: `measured: ${(lastToolResult(body) ?? "").split("\n")[0]}` }
+        },
+        { agentEnv: { BASH_DEFAULT_TIMEOUT_MS: "30000" } }
+      )
+      const ran = await runMagi(w, "run", "Sleep a long while.")
+      expect(ran.code, ran.stderr).toBe(0)
+      const toolResult = lastToolResult(w.api.turns()[1]!.body!)!
+      const handedBackAfter = (at[1]! - at[0]!) / 1000
+      console.log(`claude: Bash handed back after ${handedBackAfter.toFixed(1)} s: ${toolResult.slice(0, 80)}`)
+      expect(toolResult).toContain("did not complete within its 30s timeout")
+      // At the limit, give or take a loaded machine; well before the command's 60 s.
+      expect(handedBackAfter).toBeGreaterThanOrEqual(29)
+      expect(handedBackAfter).toBeLessThan(55)
+    },
+    420_000
+  )
+
   it.runIf(process.getuid?.() === 0)(
     "as root without IS_SANDBOX, the run fails saying exactly what to do, and magi never sets it itself",
     async () => {
