@@ -186,7 +186,15 @@ const waitOnce = (
     })
   ).pipe(Effect.mapError((e) => Asking.AskRefused.refused(e.message)))
 
-const cwd = Effect.sync(() => process.cwd())
+/**
+ * Where the agent works: `MAGI_CWD`, which magi sets when it registers this
+ * server (a CLI may start it in another folder), else this process's own.
+ */
+const cwd = Config.string("MAGI_CWD").pipe(
+  Config.withDefault(""),
+  Effect.orElseSucceed(() => ""),
+  Effect.map((dir) => (dir === "" ? process.cwd() : dir))
+)
 
 export const ask = tool({
   name: "ask",
