@@ -67,7 +67,11 @@ const mcpConfig = (server: McpServerSpec): string =>
         command: server.command,
         args: server.args,
         env: server.env,
-        timeout: Duration.toMillis(CLAUDE_MCP_TIMEOUT)
+        timeout: Duration.toMillis(CLAUDE_MCP_TIMEOUT),
+        // Offered to the model outright: claude otherwise defers MCP tools
+        // behind its ToolSearch, and a model that calls mcp__magi__ask
+        // without searching first is refused (InputValidationError).
+        alwaysLoad: true
       }
     }
   })
