@@ -171,11 +171,11 @@ const KNOWN: Known = {
   answer_timeout: true,
   ask: { answer_timeout: true, wait_slice: true },
   notify: { command: true, ntfy: { server: true, topic: true, token_env: true } },
-  web: { public_url: true },
   daemon: { max_concurrent_runs: true, max_attempts: true, max_deputies: true },
   roles: { implementer: true, conductor: true, chatter: true, planner: true },
   agents: "any",
-  store: { url: true }
+  store: { url: true },
+  web: { public_url: true }
 }
 
 /** What one unknown name in a config file is: its dotted path, and whether it names a table. */
@@ -367,17 +367,18 @@ const ntfyOf = Effect.fn("ntfyOf")(function* (value: unknown, files: ReadonlyArr
     return yield* new ConfigError({
       message: `\`notify.ntfy\` must be a table such as { server = "https://ntfy.sh", topic = "…", token_env = "NTFY_TOKEN" } ${where}`
     })
-  const server = value.server === undefined ? DEFAULT_NTFY_SERVER : yield* httpUrl(value.server, "notify.ntfy.server", files)
-  if (typeof value.topic !== "string" || !NTFY_TOPIC.test(value.topic))
+  // Every key read first, so a mistake in one never hides which others are read.
+  const { server: rawServer, topic, token_env: tokenEnv } = value
+  const server = rawServer === undefined ? DEFAULT_NTFY_SERVER : yield* httpUrl(rawServer, "notify.ntfy.server", files)
+  if (typeof topic !== "string" || !NTFY_TOPIC.test(topic))
     return yield* new ConfigError({
-      message: `\`notify.ntfy.topic\` must be an ntfy topic name (letters, digits, - and _, at most 64), not ${JSON.stringify(value.topic)} ${where}`
+      message: `\`notify.ntfy.topic\` must be an ntfy topic name (letters, digits, - and _, at most 64), not ${JSON.stringify(topic)} ${where}`
     })
-  const tokenEnv = value.token_env
   if (tokenEnv !== undefined && (typeof tokenEnv !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenEnv)))
     return yield* new ConfigError({
       message: `\`notify.ntfy.token_env\` must name an environment variable (the token itself stays out of the file), not ${JSON.stringify(tokenEnv)} ${where}`
     })
-  return { server, topic: value.topic, tokenEnv: typeof tokenEnv === "string" ? tokenEnv : null } satisfies NtfySettings
+  return { server, topic, tokenEnv: typeof tokenEnv === "string" ? tokenEnv : null } satisfies NtfySettings
 })
 
 /** Turn the merged tables into settings, checking each value's type. */
@@ -430,9 +431,9 @@ export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, file
       message: `\`store.url\` must be a postgres://… URL, or left out to keep the records in the home folder (in ${files.join(" or ")})`
     })
   const storeUrl = typeof store.url === "string" ? store.url.trim() : null
-  const ntfy = notify.ntfy === undefined ? null : yield* ntfyOf(notify.ntfy, files)
   const web = isTable(merged.web) ? merged.web : {}
   const publicUrl = web.public_url === undefined ? null : yield* httpUrl(web.public_url, "web.public_url", files)
+  const ntfy = notify.ntfy === undefined ? null : yield* ntfyOf(notify.ntfy, files)
   return {
     answerTimeoutSecs,
     waitSliceSecs,
