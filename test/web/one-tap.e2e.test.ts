@@ -228,6 +228,17 @@ describe("a capability link opened in a browser", { timeout: 120_000 }, () => {
     expect(forged.status).toBe(403)
   })
 
+  it("magi notify --test publishes a sample to ntfy and says where it went", async () => {
+    const t = await oneTapOwner(storeBackends[0]!.owner)
+    const done = await t.o.run(["notify", "--test"], { NTFY_TOKEN })
+    expect(done.code).toBe(0)
+    expect(done.stdout).toBe(`notifying: ntfy topic magi-one-tap-test at ${t.ntfy.url}\nthe notification went out\n`)
+    const sample = await t.ntfy.nth(1)
+    expect(sample.message.message).toBe("magi test notification: if you see this, notifications work")
+    expect(sample.message.actions?.map((a) => a.label)).toEqual(["Open"])
+    expect(sample.headers["authorization"]).toBe(`Bearer ${NTFY_TOKEN}`)
+  })
+
   it("keeps the key in the home, readable by the owner alone", async () => {
     const t = await oneTapOwner(storeBackends[0]!.owner)
     await t.ask("Key?", ["a", "b"], 1)
