@@ -62,9 +62,12 @@ const holderLine = (q: Q.Question, holder: Lease.LeaseKind | "nobody") =>
  */
 const FLUSH_CHARS = 64 * 1024
 
+/** How an answer came, when not from the page or a terminal: a notification's button. */
+const viaWords = (q: Q.Question) => (q.answered_via === "link" ? " by a notification button" : "")
+
 /** One question's lines: summary, choices, and when it was asked, by which run, who waits. */
 const line = (q: Q.Question, now: Date, leases: ReadonlyMap<string, Lease.Lease>) => {
-  const state = Q.isOpen(q) ? (Q.waitingOnAgent(q) ? "  (waiting on the agent)" : "") : `  [${q.status}]`
+  const state = Q.isOpen(q) ? (Q.waitingOnAgent(q) ? "  (waiting on the agent)" : "") : `  [${q.status}${viaWords(q)}]`
   const options = Q.isFreeText(q) ? "free text" : q.choices.map(forTerminalLine).join(" | ")
   const age = formatSeconds((now.getTime() - Date.parse(q.asked_at)) / 1000)
   const about = [`asked ${localTime(new Date(q.asked_at))} (${age} ago)`]
@@ -127,7 +130,7 @@ const show = (id: string) =>
     if (q.panel) parts.push("", yield* panelLine(q.id))
     parts.push("")
     if (Q.isOpen(q)) parts.push(Q.isFreeText(q) ? "free text" : `choices: ${q.choices.map(forTerminalLine).join(" | ")}`)
-    else if (Q.resolution(q) !== undefined) parts.push(`answer: ${forTerminal(Q.resolution(q)!)}`)
+    else if (Q.resolution(q) !== undefined) parts.push(`answer: ${forTerminal(Q.resolution(q)!)}${viaWords(q)}`)
     yield* writeOut(parts.join("\n") + "\n")
   })
 

@@ -109,7 +109,7 @@ const newQuestion = (o: AskOptions) =>
     }).pipe(Effect.mapError(asCli))
     yield* writeErr(`asked ${Q.shortId(q.id)} — waiting for the owner\n`)
     // Said once per question, when it is announced (never again on --wait or --thread).
-    if ((yield* Notifier).command.length === 0) yield* writeErr(`magi: ${notConfigured(yield* userConfigFile)}\n`)
+    if (!(yield* Notifier).configured) yield* writeErr(`magi: ${notConfigured(yield* userConfigFile)}\n`)
     const waits = yield* Waits
     return yield* watching(q, budgetMs, (waitingFrom) =>
       Effect.zipRight(waitingFrom, waits.announceAndWait(q, Duration.millis(budgetMs)))

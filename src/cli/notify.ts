@@ -16,7 +16,7 @@ export const notify = Command.make(
       if (!test) return yield* CliFailure.usage("magi notify only has --test for now: magi notify --test")
       const notifier = yield* Notifier
       const config = yield* MagiConfig
-      if (notifier.command.length === 0) {
+      if (!notifier.configured) {
         const read = config.files.length > 0 ? config.files.join(", ") : "none found"
         // Nothing was sent: a check that sends nothing has failed.
         return yield* CliFailure.refused(`${notConfigured(yield* userConfigFile)} (config files read: ${read})`)
@@ -31,8 +31,8 @@ export const notify = Command.make(
         choices: [],
         now: new Date(yield* Clock.currentTimeMillis)
       })
-      yield* writeOut(`running: ${JSON.stringify(notifier.command)}\n`)
+      for (const channel of notifier.channels) yield* writeOut(`notifying: ${channel}\n`)
       yield* notifier.notify(sample).pipe(Effect.mapError((e) => CliFailure.refused(e.message)))
-      yield* writeOut("the notification command finished successfully\n")
+      yield* writeOut("the notification went out\n")
     }).pipe(Effect.provide(questionsLayer()))
 ).pipe(Command.withDescription("Check the notification command"))

@@ -50,7 +50,7 @@ export const runWeb = (options: WebRun) => {
   const served = Ref.unsafeMake(Option.none<string>())
   return Effect.scoped(
     Effect.gen(function* () {
-      const running = yield* serve({ bind: options.bind, port: options.port }).pipe(
+      const running = yield* serve({ bind: options.bind, port: options.port, publicUrl: (yield* MagiConfig).publicUrl }).pipe(
         Effect.mapError((e) => CliFailure.refused(e.message))
       )
       yield* Ref.set(served, Option.some(running.url))

@@ -150,7 +150,7 @@ export const make = Effect.fn("Notices.make")(function* (records: NoticeRecords)
       // The notification reuses the question's run so `{run}` still says
       // which run it is about; the summary is the notice's, not the question's.
       yield* notifier
-        .notify({ ...about, summary })
+        .notify({ ...about, summary }, { notice: true })
         .pipe(Effect.catchAll((e) => Effect.logWarning(`could not send the notice for ${Q.shortId(about.id)}: ${e.message}`)))
       return Option.some(notice)
     })

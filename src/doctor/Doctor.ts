@@ -206,14 +206,18 @@ const notifyChecks = (settings: Settings, input: DoctorInput) =>
     const command = settings.notifyCommand
     // The file magi reads, which `XDG_CONFIG_HOME` moves: a hint naming
     // `~/.config` would send the owner to edit a file nothing reads.
+    const ntfy = settings.ntfy
+    const ntfyLine = ntfy === null ? [] : [ok(`${name}: ntfy`, `topic ${ntfy.topic} at ${ntfy.server}${settings.publicUrl === null ? " (no [web] public_url: no answer buttons)" : ""}; magi notify --test sends a sample`)]
     if (command.length === 0)
-      return [
-        warn(name, "no notification command is configured: the web UI is the only place questions show up", `set [notify] command = ["ntfy", "publish", "my-topic", "{summary}"] (argv) in ${yield* userConfigFile}`)
-      ]
+      return ntfy !== null
+        ? ntfyLine
+        : [
+            warn(name, "no notification is configured: the web UI is the only place questions show up", `set [notify] ntfy = { topic = "a-long-random-topic" } in ${yield* userConfigFile}, or a [notify] command (argv)`)
+          ]
     const program = command[0]!
     const found = NodePath.isAbsolute(program) ? Option.some(program) : yield* which(program, input.env.PATH ?? "")
     if (Option.isNone(found)) return [fail(name, `\`${program}\` is not on PATH`, "install it, or give its full path in [notify] command")]
-    const checks: Check[] = [ok(`${name}: program`, found.value)]
+    const checks: Check[] = [ok(`${name}: program`, found.value), ...ntfyLine]
     const url = input.env[Notify.WEB_URL_ENV] ?? ""
     if (url === "" && command.some((a) => a.includes("{url}")))
       checks.push(warn(`${name}: link`, `the command uses {url} but ${Notify.WEB_URL_ENV} is unset`, `export ${Notify.WEB_URL_ENV} with the address magi web prints`))

@@ -36,29 +36,35 @@ export interface WriteOptions {
    * locks, whose loss in a power cut costs nothing.
    */
   readonly durable?: boolean
+  /**
+   * The file's permission bits when it is created (default: the process's
+   * umask applied to 0o666). A secret asks for 0o600, set as the scratch file
+   * is made, so there is no instant at which another user can read it.
+   */
+  readonly mode?: number
 }
 
 /** Write a brand-new file (create-new) with `text`, flushed when `durable`. */
-const writeScratch = (fs: FileSystem.FileSystem, path: string, text: string, durable: boolean) =>
+const writeScratch = (fs: FileSystem.FileSystem, path: string, text: string, durable: boolean, mode?: number) =>
   durable
     ? Effect.scoped(
         Effect.gen(function* () {
-          const file = yield* fs.open(path, { flag: "wx" })
+          const file = yield* fs.open(path, { flag: "wx", ...(mode === undefined ? {} : { mode }) })
           yield* file.writeAll(new TextEncoder().encode(text))
           yield* file.sync
         })
       )
-    : fs.writeFileString(path, text, { flag: "wx" })
+    : fs.writeFileString(path, text, { flag: "wx", ...(mode === undefined ? {} : { mode }) })
 
 /**
  * `text` in a fresh scratch file beside `path` (its folder made first), ready
  * to be renamed or linked into place; removed again if the write fails.
  */
-const scratchBeside = (fs: FileSystem.FileSystem, path: string, text: string, durable: boolean) =>
+const scratchBeside = (fs: FileSystem.FileSystem, path: string, text: string, durable: boolean, mode?: number) =>
   Effect.gen(function* () {
     const tmp = scratchFor(path)
     yield* fs.makeDirectory(NodePath.dirname(path), { recursive: true })
-    yield* writeScratch(fs, tmp, text, durable).pipe(Effect.tapError(() => fs.remove(tmp).pipe(Effect.ignore)))
+    yield* writeScratch(fs, tmp, text, durable, mode).pipe(Effect.tapError(() => fs.remove(tmp).pipe(Effect.ignore)))
     return tmp
   })
 
@@ -80,7 +86,7 @@ export const writeAtomically = Effect.fn("writeAtomically")(function* (
 ) {
   const fs = yield* FileSystem.FileSystem
   const durable = options?.durable ?? false
-  const tmp = yield* scratchBeside(fs, path, text, durable)
+  const tmp = yield* scratchBeside(fs, path, text, durable, options?.mode)
   yield* fs.rename(tmp, path).pipe(Effect.tapError(() => fs.remove(tmp).pipe(Effect.ignore)))
   if (durable) yield* syncDirectory(NodePath.dirname(path))
 })
@@ -101,12 +107,12 @@ export const createAtomically = Effect.fn("createAtomically")(function* (
 ) {
   const fs = yield* FileSystem.FileSystem
   const durable = options?.durable ?? false
-  const tmp = yield* scratchBeside(fs, path, text, durable)
+  const tmp = yield* scratchBeside(fs, path, text, durable, options?.mode)
   const linked = yield* fs.link(tmp, path).pipe(
     Effect.as(true),
     Effect.catchIf(alreadyExists, () => Effect.succeed(false)),
     Effect.catchAll(() =>
-      fs.writeFileString(path, text, { flag: "wx" }).pipe(
+      fs.writeFileString(path, text, { flag: "wx", ...(options?.mode === undefined ? {} : { mode: options.mode }) }).pipe(
         Effect.as(true),
         Effect.catchIf(alreadyExists, () => Effect.succeed(false))
       )

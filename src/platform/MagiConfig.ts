@@ -46,6 +46,14 @@ export interface Settings {
   readonly waitSliceSecs: number
   /** The notification argv; empty means no notification. */
   readonly notifyCommand: ReadonlyArray<string>
+  /** `[notify] ntfy`: publish to an ntfy topic over its JSON API; null means not configured. */
+  readonly ntfy: NtfySettings | null
+  /**
+   * `[web] public_url`: the address the owner's phone reaches `magi web` at
+   * (a Tailscale name, a reverse proxy); notification links and buttons
+   * point there. Null means none was given.
+   */
+  readonly publicUrl: string | null
   /** `[daemon] max_concurrent_runs`: how many queue tasks may have a turn running at once. */
   readonly maxConcurrentRuns: number
   /** `[daemon] max_attempts`: failed runs before the loop holds a task for the owner. */
@@ -65,10 +73,31 @@ export interface Settings {
   readonly files: ReadonlyArray<string>
 }
 
+/** Where and how to publish to ntfy (`[notify] ntfy = { server, topic, token_env }`). */
+export interface NtfySettings {
+  /** The ntfy server's base URL, `https://ntfy.sh` unless given. */
+  readonly server: string
+  readonly topic: string
+  /** The environment variable holding an access token, if the topic needs one; the token itself is never in a file. */
+  readonly tokenEnv: string | null
+}
+
+/** The public ntfy server, when `[notify] ntfy` names no other. */
+export const DEFAULT_NTFY_SERVER = "https://ntfy.sh"
+
+/**
+ * An ntfy topic name as the server accepts it: letters, digits, `-` and
+ * `_`, at most 64. Checked here so a typo is a config error, not a
+ * notification that silently goes nowhere.
+ */
+const NTFY_TOPIC = /^[A-Za-z0-9_-]{1,64}$/
+
 export const defaults: Settings = {
   answerTimeoutSecs: DEFAULT_ANSWER_TIMEOUT_SECS,
   waitSliceSecs: DEFAULT_WAIT_SLICE_SECS,
   notifyCommand: [],
+  ntfy: null,
+  publicUrl: null,
   maxConcurrentRuns: DEFAULT_MAX_CONCURRENT_RUNS,
   maxAttempts: DEFAULT_MAX_ATTEMPTS,
   maxDeputies: 2,
@@ -141,11 +170,12 @@ const KNOWN: Known = {
   // The Rust magi kept `answer_timeout` at the top level; `settingsOf` still reads it there.
   answer_timeout: true,
   ask: { answer_timeout: true, wait_slice: true },
-  notify: { command: true },
+  notify: { command: true, ntfy: { server: true, topic: true, token_env: true } },
   daemon: { max_concurrent_runs: true, max_attempts: true, max_deputies: true },
   roles: { implementer: true, conductor: true, chatter: true, planner: true },
   agents: "any",
-  store: { url: true }
+  store: { url: true },
+  web: { public_url: true }
 }
 
 /** What one unknown name in a config file is: its dotted path, and whether it names a table. */
@@ -312,6 +342,45 @@ const positiveSeconds = (value: unknown, key: string, files: ReadonlyArray<strin
         })
       )
 
+/** An `http(s)://` URL with no trailing slash, or the error naming `key`. */
+const httpUrl = (value: unknown, key: string, files: ReadonlyArray<string>) => {
+  const text = typeof value === "string" ? value.trim() : ""
+  let url: URL | undefined
+  try {
+    url = new URL(text)
+  } catch {
+    url = undefined
+  }
+  return url !== undefined && (url.protocol === "http:" || url.protocol === "https:") && url.username === "" && url.password === ""
+    ? Effect.succeed(text.replace(/\/+$/, ""))
+    : Effect.fail(
+        new ConfigError({
+          message: `\`${key}\` must be an http:// or https:// address with no password in it, not ${JSON.stringify(value)} (in ${files.join(" or ")})`
+        })
+      )
+}
+
+/** `[notify] ntfy`, checked: a topic is required, the server defaults to ntfy.sh. */
+const ntfyOf = Effect.fn("ntfyOf")(function* (value: unknown, files: ReadonlyArray<string>) {
+  const where = `(in ${files.join(" or ")})`
+  if (!isTable(value))
+    return yield* new ConfigError({
+      message: `\`notify.ntfy\` must be a table such as { server = "https://ntfy.sh", topic = "…", token_env = "NTFY_TOKEN" } ${where}`
+    })
+  // Every key read first, so a mistake in one never hides which others are read.
+  const { server: rawServer, topic, token_env: tokenEnv } = value
+  const server = rawServer === undefined ? DEFAULT_NTFY_SERVER : yield* httpUrl(rawServer, "notify.ntfy.server", files)
+  if (typeof topic !== "string" || !NTFY_TOPIC.test(topic))
+    return yield* new ConfigError({
+      message: `\`notify.ntfy.topic\` must be an ntfy topic name (letters, digits, - and _, at most 64), not ${JSON.stringify(topic)} ${where}`
+    })
+  if (tokenEnv !== undefined && (typeof tokenEnv !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenEnv)))
+    return yield* new ConfigError({
+      message: `\`notify.ntfy.token_env\` must name an environment variable (the token itself stays out of the file), not ${JSON.stringify(tokenEnv)} ${where}`
+    })
+  return { server, topic, tokenEnv: typeof tokenEnv === "string" ? tokenEnv : null } satisfies NtfySettings
+})
+
 /** Turn the merged tables into settings, checking each value's type. */
 export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, files: ReadonlyArray<string>) {
   const ask = isTable(merged.ask) ? merged.ask : {}
@@ -362,10 +431,15 @@ export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, file
       message: `\`store.url\` must be a postgres://… URL, or left out to keep the records in the home folder (in ${files.join(" or ")})`
     })
   const storeUrl = typeof store.url === "string" ? store.url.trim() : null
+  const web = isTable(merged.web) ? merged.web : {}
+  const publicUrl = web.public_url === undefined ? null : yield* httpUrl(web.public_url, "web.public_url", files)
+  const ntfy = notify.ntfy === undefined ? null : yield* ntfyOf(notify.ntfy, files)
   return {
     answerTimeoutSecs,
     waitSliceSecs,
     notifyCommand: command as string[],
+    ntfy,
+    publicUrl,
     maxConcurrentRuns,
     maxAttempts,
     maxDeputies,

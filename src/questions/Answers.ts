@@ -5,6 +5,7 @@
  * change) live in one place.
  */
 import { Clock, Effect, Either } from "effect"
+import { choicesDigest, type Claim } from "./AnswerLinks.js"
 import * as Q from "./Question.js"
 import { QuestionStore } from "./QuestionStore.js"
 
@@ -59,4 +60,30 @@ export const answerWithText = Effect.fn("answerWithText")(function* (id: string,
   const store = yield* QuestionStore
   const at = yield* now
   return yield* store.update(id, (q) => Q.answer(q, answerFromText(q, text), at))
+})
+
+/**
+ * The answer a capability link allows, judged against the record under its
+ * lock: the choice set must still be the one the link was made for (an
+ * agent's reply with other choices voids the buttons already sent), and the
+ * question must still be open, the same rule as every other answer, so a
+ * press racing the page has exactly one winner. Recorded as given by link.
+ */
+export const answerByLink = (q: Q.Question, claim: Claim, now: Date): Either.Either<Q.Question, Q.QuestionRejected> => {
+  if (Q.isOpen(q) && (choicesDigest(q.choices) !== claim.digest || claim.index >= q.choices.length))
+    return Either.left(
+      new Q.QuestionRejected({
+        reason: "not-offered",
+        message: `the choices of question ${Q.shortId(q.id)} changed since this button was sent, so it no longer says what it would answer; open the page to answer`
+      })
+    )
+  const choice = q.choices[claim.index] ?? ""
+  return Either.map(Q.answer(q, { choice }, now), (answered) => ({ ...answered, answered_via: "link" as const }))
+}
+
+/** Answer `claim.question` as the link allows, under the question's lock. */
+export const answerWithLink = Effect.fn("answerWithLink")(function* (claim: Claim) {
+  const store = yield* QuestionStore
+  const at = yield* now
+  return yield* store.update(claim.question, (q) => answerByLink(q, claim, at))
 })

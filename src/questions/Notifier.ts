@@ -1,16 +1,24 @@
 /**
  * The tap on the owner's shoulder: run the configured notification command
- * (ntfy, a webhook script…) for a question.
+ * (a webhook script, anything), publish to ntfy (`Ntfy.ts`), or both, for a
+ * question. Both channels go through this one `notify`, so the once-only
+ * bookkeeping around it (`Announcements.ts`) covers them alike.
  *
  * The command is argv, never a shell line, and the placeholders are filled in
  * one left-to-right pass: a summary containing `; rm -rf ~` is one argument to
  * one program, and a summary mentioning `{run}` is not expanded again. That is
  * what makes it safe to put agent-written text in a notification at all.
  */
-import { Command, CommandExecutor } from "@effect/platform"
-import { Config, Context, Data, Duration, Effect, Layer, Stream } from "effect"
+import { Command, CommandExecutor, FileSystem } from "@effect/platform"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import { Config, Context, Data, Duration, Effect, Either, Layer, Option, Stream } from "effect"
+import * as Q from "./Question.js"
 import type { Question } from "./Question.js"
-import { MagiConfig } from "../platform/MagiConfig.js"
+import * as AnswerLinks from "./AnswerLinks.js"
+import * as Ntfy from "./Ntfy.js"
+import { MagiConfig, type NtfySettings } from "../platform/MagiConfig.js"
+import { MagiHome } from "../platform/MagiHome.js"
 
 /**
  * A webhook that hangs must not hang the ask: twenty seconds covers a slow
@@ -72,7 +80,8 @@ export const keepTail = <E, R>(text: Stream.Stream<string, E, R>, max: number = 
  */
 export const notConfigured = (configFile: string): string =>
   `nobody is being notified: no notification command is configured. Set one in ${configFile}, ` +
-  `for example: [notify] command = ["ntfy", "publish", "--click", "{url}", "my-topic", "{summary}"] (magi notify --test tries it)`
+  `for example: [notify] ntfy = { topic = "a-long-random-topic" } (subscribe to it in the ntfy app), ` +
+  `or [notify] command = ["my-notifier", "{summary}", "{url}"] (magi notify --test tries it)`
 
 /** The last non-blank line a failed command wrote to stderr. */
 export const lastStderrLine = (stderr: string): string =>
@@ -81,29 +90,135 @@ export const lastStderrLine = (stderr: string): string =>
     .map((l) => l.trim())
     .findLast((l) => l !== "") ?? "no output on stderr"
 
+export interface NotifyOptions {
+  /**
+   * A notice about `q` (the waiter could not deliver), not `q` itself asking:
+   * no buttons answer it.
+   */
+  readonly notice?: boolean
+}
+
 export interface NotifierShape {
-  /** The configured argv; empty means notifications are off. */
+  /** The configured argv; empty means no command is run. */
   readonly command: ReadonlyArray<string>
-  /** Run the command for `q`. Fails with the reason; succeeds when off. */
-  readonly notify: (q: Question) => Effect.Effect<void, NotifyFailed>
+  /** Whether any channel (the command, ntfy) is configured; false means nobody is told. */
+  readonly configured: boolean
+  /** Each configured channel in a few words, for `magi notify --test`. */
+  readonly channels: ReadonlyArray<string>
+  /**
+   * Tell the owner about `q` on every configured channel. Fails with the
+   * reasons only when every channel failed: one that reached the owner is a
+   * notification given, and trying again would repeat it there.
+   */
+  readonly notify: (q: Question, options?: NotifyOptions) => Effect.Effect<void, NotifyFailed>
+}
+
+/** What the ntfy channel needs beyond its settings. */
+export interface NtfyChannel {
+  readonly settings: NtfySettings
+  /** Where the phone reaches `magi web`: the card link and the buttons' target; "" for neither. */
+  readonly base: string
+  /** The access token `token_env` names, read from the environment. */
+  readonly token: string | undefined
+  readonly client: HttpClient.HttpClient
+  /** The home's capability-link secret, read (or made) when a button needs it. */
+  readonly secret: Effect.Effect<Buffer, AnswerLinks.SecretUnavailable>
+  /** `[ask] answer_timeout`, for a question that recorded none: the tokens' expiry. */
+  readonly fallbackSecs: number
 }
 
 export class Notifier extends Context.Tag("magi/Notifier")<Notifier, NotifierShape>() {
-  /** Notifications as configured, `{url}` from `MAGI_WEB_URL`. */
+  /**
+   * Notifications as configured. Links point at `[web] public_url`, else at
+   * `MAGI_WEB_URL` (the address `magi web` printed).
+   */
   static layer = Layer.effect(
     Notifier,
     Effect.gen(function* () {
       const config = yield* MagiConfig
-      const base = yield* Config.string(WEB_URL_ENV).pipe(Config.withDefault(""), Effect.orDie)
-      return yield* make(config.notifyCommand, questionUrl(base))
+      const fromEnv = yield* Config.string(WEB_URL_ENV).pipe(Config.withDefault(""), Effect.orDie)
+      const base = (config.publicUrl ?? fromEnv).trim().replace(/\/+$/, "")
+      const ntfy = config.ntfy
+      if (ntfy === null) return yield* make(config.notifyCommand, questionUrl(base))
+      const home = yield* MagiHome
+      const fs = yield* FileSystem.FileSystem
+      const token =
+        ntfy.tokenEnv === null
+          ? Option.none<string>()
+          : yield* Config.option(Config.nonEmptyString(ntfy.tokenEnv)).pipe(Effect.orDie)
+      if (ntfy.tokenEnv !== null && Option.isNone(token))
+        yield* Effect.logWarning(`[notify] ntfy names token_env = "${ntfy.tokenEnv}", but that variable is unset: publishing without a token`)
+      const secret = yield* Effect.cached(AnswerLinks.secret(home.dir).pipe(Effect.provideService(FileSystem.FileSystem, fs)))
+      return yield* make(config.notifyCommand, questionUrl(base), {
+        settings: ntfy,
+        base,
+        token: Option.getOrUndefined(token),
+        client: yield* HttpClient.HttpClient,
+        secret,
+        fallbackSecs: config.answerTimeoutSecs
+      })
+    })
+  ).pipe(Layer.provide(FetchHttpClient.layer))
+
+  /** No notifications: the web UI is the only surface. */
+  static off = Layer.succeed(Notifier, { command: [], configured: false, channels: [], notify: () => Effect.void })
+}
+
+/**
+ * Publish `q` to ntfy, with a capability token per choice when its buttons
+ * may answer. A home whose key cannot be read still notifies, without
+ * buttons: the tap on the shoulder matters more than the shortcut.
+ */
+const publishNtfy = (channel: NtfyChannel, q: Question, options: NotifyOptions) =>
+  Effect.gen(function* () {
+    const notice = options.notice === true
+    const buttons = !notice && channel.base !== "" && Q.isOpen(q) && q.choices.length > 0 && q.choices.length <= Ntfy.MAX_ACTIONS
+    let tokens: ReadonlyArray<string> | undefined
+    if (buttons) {
+      const secret = yield* Effect.either(channel.secret)
+      if (Either.isLeft(secret)) yield* Effect.logWarning(`notifying without answer buttons: ${secret.left.message}`)
+      else {
+        const expiresAt = Q.deadlineMs(q, channel.fallbackSecs)
+        tokens = q.choices.map((_, index) => AnswerLinks.mint(secret.right, { question: q.id, choices: q.choices, index, expiresAt }))
+      }
+    }
+    const msg = Ntfy.message({ question: q, topic: channel.settings.topic, base: channel.base, tokens, notice })
+    yield* Ntfy.publish(channel.settings, msg, channel.token)
+  }).pipe(
+    Effect.provideService(HttpClient.HttpClient, channel.client),
+    Effect.mapError((e) =>
+      new NotifyFailed({ message: typeof e === "string" ? e : `could not publish to ntfy at ${channel.settings.server}: ${e.message}` })
+    ),
+    Effect.timeoutFail({
+      duration: NOTIFY_TIMEOUT,
+      onTimeout: () =>
+        new NotifyFailed({ message: `ntfy at ${channel.settings.server} did not answer within ${Duration.toSeconds(NOTIFY_TIMEOUT)}s` })
     })
   )
 
-  /** No notifications: the web UI is the only surface. */
-  static off = Layer.succeed(Notifier, { command: [], notify: () => Effect.void })
-}
+export const make = Effect.fn("Notifier.make")(function* (command: ReadonlyArray<string>, url: string, ntfy?: NtfyChannel) {
+  const argv = yield* makeCommand(command, url)
+  const channels = [
+    ...(command.length === 0 ? [] : [`the command ${JSON.stringify(command)}`]),
+    ...(ntfy === undefined ? [] : [`ntfy topic ${ntfy.settings.topic} at ${ntfy.settings.server}`])
+  ]
+  const notify = (q: Question, options: NotifyOptions = {}): Effect.Effect<void, NotifyFailed> =>
+    Effect.gen(function* () {
+      const attempts = [
+        ...(command.length === 0 ? [] : [argv(q)]),
+        ...(ntfy === undefined ? [] : [publishNtfy(ntfy, q, options)])
+      ]
+      if (attempts.length === 0) return
+      const results = yield* Effect.all(attempts.map(Effect.either), { concurrency: "unbounded" })
+      const failed = results.filter(Either.isLeft).map((r) => r.left.message)
+      if (failed.length === results.length) return yield* new NotifyFailed({ message: failed.join("; ") })
+      for (const reason of failed) yield* Effect.logWarning(`one notification channel failed, the other reached the owner: ${reason}`)
+    })
+  return { command, configured: channels.length > 0, channels, notify } satisfies NotifierShape
+})
 
-export const make = Effect.fn("Notifier.make")(function* (command: ReadonlyArray<string>, url: string) {
+/** The argv channel: run `command` for a question. */
+const makeCommand = Effect.fn("Notifier.makeCommand")(function* (command: ReadonlyArray<string>, url: string) {
   const executor = yield* CommandExecutor.CommandExecutor
   const [program, ...args] = command
 
@@ -158,5 +273,5 @@ export const make = Effect.fn("Notifier.make")(function* (command: ReadonlyArray
     )
     return run.pipe(Effect.withSpan("Notifier.notify", { attributes: { question: q.id } }))
   }
-  return { command, notify } satisfies NotifierShape
+  return notify
 })

@@ -146,7 +146,13 @@ export const Question = Schema.Struct({
    * from a task that may have changed since. Absent on every other question,
    * so their files are unchanged.
    */
-  deputy_brief: Schema.optional(Schema.String)
+  deputy_brief: Schema.optional(Schema.String),
+  /**
+   * How the answer came when not from the page or `magi answer`: `link`, a
+   * notification's button (a capability link). Absent on every other
+   * question, so their files are unchanged.
+   */
+  answered_via: Schema.optional(Schema.Literal("link"))
 })
 export type Question = typeof Question.Type
 

@@ -35,7 +35,7 @@ export class NotifySetting extends Context.Tag("magi/web/NotifySetting")<
       configured: Effect.cachedWithTTL(
         // A config that cannot be read notifies nobody either.
         Effect.suspend(() => load(process.cwd())).pipe(
-          Effect.map((settings) => settings.notifyCommand.length > 0),
+          Effect.map((settings) => settings.notifyCommand.length > 0 || settings.ntfy !== null),
           Effect.orElseSucceed(() => false)
         ),
         NOTIFY_SETTING_TTL

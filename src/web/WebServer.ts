@@ -30,6 +30,7 @@ import { QueueFeed } from "./QueueFeed.js"
 import * as QueueApi from "./QueueApi.js"
 import { Chats } from "../chat/Chats.js"
 import * as ChatsApi from "./ChatsApi.js"
+import * as AnswerLinkApi from "./AnswerLinkApi.js"
 import { Agents } from "../agents/Agents.js"
 import { Rosters } from "../agents/AgentRoster.js"
 import { ConductorLog } from "../daemon/ConductorLog.js"
@@ -55,6 +56,11 @@ export interface WebOptions {
   readonly port: number
   /** Deadlines and the connection cap; tests shrink them. */
   readonly limits?: Limits
+  /**
+   * `[web] public_url`: the owner's own name for this server (a reverse
+   * proxy, `tailscale serve`), whose host is accepted beside the bound ones.
+   */
+  readonly publicUrl?: string | null
 }
 
 export interface Running {
@@ -122,8 +128,11 @@ const services = Live.layer.pipe(
   Layer.provideMerge(Layer.unwrapEffect(Effect.map(QuestionStore, (store) => LeaseIndex.layer(store.root))))
 )
 
+/** The host name of `[web] public_url`, as `Security.hostNameOf` reads a `Host` header. */
+const publicHost = (url: string) => new URL(url).hostname.replace(/^\[|\]$/g, "")
+
 /** Every route, and a JSON 404 for anything else. */
-const app = HttpRouter.toHttpApp(HttpRouter.concatAll(Api.router, RunsApi.router, QueueApi.router, ChatsApi.router, Page.router)).pipe(
+const app = HttpRouter.toHttpApp(HttpRouter.concatAll(Api.router, AnswerLinkApi.router, RunsApi.router, QueueApi.router, ChatsApi.router, Page.router)).pipe(
   Effect.map(Effect.catchTag("RouteNotFound", () => Responses.error(404, "no such page or API route")))
 )
 
@@ -168,7 +177,7 @@ export const serve = (
           )
         )
       ),
-      guard(binding.hostNames)
+      guard(options.publicUrl ? [...binding.hostNames, publicHost(options.publicUrl)] : binding.hostNames)
     )
     return {
       url: `http://${urlHost(binding.urlAddress)}:${port}`,

@@ -51,6 +51,11 @@ const benches: ReadonlyArray<Bench> = [
   },
   { name: "list", env: { MAGI_BENCH_QUESTIONS: "200", MAGI_BENCH_RUNS: "2" }, prints: [/list of 200 questions \(100 open\): magi answer --list median [\d.]+ ms wall; in-process list first [\d.]+ ms/] },
   {
+    name: "one-tap",
+    env: { MAGI_BENCH_ROUNDS: "2" },
+    prints: [/one tap over 2 rounds: magi ask started → notification published median [\d.]+ ms; button pressed → magi ask prints median [\d.]+ ms, max [\d.]+ ms/]
+  },
+  {
     name: "postgres",
     env: { MAGI_BENCH_ROUNDS: "2", MAGI_BENCH_RACES: "1", MAGI_BENCH_RACERS: "4", MAGI_BENCH_QUESTIONS: "200" },
     prints: [

@@ -144,7 +144,7 @@ for (const backend of storeBackends)
       expect(done.stdout).toBe("")
       expect(done.stderr).toMatch(/^magi: nobody is being notified: no notification command is configured\. Set one in /)
       expect(done.stderr).toContain(`${o.top}/config/magi/config.toml`)
-      expect(done.stderr).toContain('[notify] command = ["ntfy"')
+      expect(done.stderr).toContain('[notify] ntfy = { topic = ')
     })
   })
 

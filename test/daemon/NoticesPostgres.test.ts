@@ -31,7 +31,7 @@ const onPostgres = Effect.gen(function* () {
           Layer.mergeAll(
             StoreBackend.postgres(Redacted.make(db.url)),
             MagiHome.at(home),
-            Layer.succeed(Notifier, { command: ["notify"], notify: (q) => Ref.update(notified, (n) => [...n, q.summary]) })
+            Layer.succeed(Notifier, { command: ["notify"], configured: true, channels: ["notify"], notify: (q) => Ref.update(notified, (n) => [...n, q.summary]) })
           )
         ),
         Layer.provideMerge(NodeFileSystem.layer)

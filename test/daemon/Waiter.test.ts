@@ -131,7 +131,7 @@ const daemonLayer = (w: World, agents: ReadonlyArray<AgentSpec> = [agent]) =>
       Layer.mergeAll(
         turnServices(w, agents),
         MagiConfig.fixed({}),
-        Layer.succeed(Notifier, { command: ["notify"], notify: (q) => Ref.update(w.notified, (n) => [...n, q.summary]) })
+        Layer.succeed(Notifier, { command: ["notify"], configured: true, channels: ["notify"], notify: (q) => Ref.update(w.notified, (n) => [...n, q.summary]) })
       )
     ),
     Layer.provideMerge(Layer.succeedContext(w.base))

@@ -106,9 +106,9 @@ describe("magi doctor with fake agent CLIs", () => {
     expect(r.code).toBe(0)
   })
 
-  it("names the config file it reads when it says to set a notification command, wherever XDG_CONFIG_HOME puts it", { timeout: 120_000 }, () => {
+  it("names the config file it reads when it says to set up notifications, wherever XDG_CONFIG_HOME puts it", { timeout: 120_000 }, () => {
     const r = doctor({ toml: claudeAgent('IS_SANDBOX = "1"') })
-    const line = r.stdout.split("\n").find((l) => l.includes("no notification command is configured"))!
+    const line = r.stdout.split("\n").find((l) => l.includes("no notification is configured"))!
     expect(line).toContain(`in ${NodePath.join(r.top, "config", "magi", "config.toml")}`)
     expect(line).not.toContain("~/.config")
   })

@@ -136,11 +136,34 @@ describe("MagiConfig", () => {
         `${user}:2: unknown key \`notify.comand\`, ignored; did you mean \`notify.command\`?`,
         `${repo}:4: unknown table [deamon], ignored; did you mean [daemon]?`,
         `${repo}:9: unknown key \`agents.fast.modle\`, ignored; did you mean \`agents.fast.model\`?`,
-        `${repo}:14: unknown table [colour], ignored; magi reads \`answer_timeout\`, [ask], [notify], [daemon], [roles], [agents], [store] here`
+        `${repo}:14: unknown table [colour], ignored; magi reads \`answer_timeout\`, [ask], [notify], [daemon], [roles], [agents], [store], [web] here`
       ])
       // Read again (a loop reads its config every tick): no second warning.
       yield* w.run(load(w.repo)).pipe(Effect.provide(capture))
       expect(warnings).toHaveLength(4)
+    })
+  )
+
+  it.effect("reads [notify] ntfy (ntfy.sh unless a server is named) and [web] public_url, refusing a bad topic, server or token_env", () =>
+    Effect.gen(function* () {
+      const ok = world({ "magi.toml": '[notify]\nntfy = { topic = "abc_DEF-123", token_env = "NTFY_TOKEN" }\n[web]\npublic_url = "https://box.ts.net/"\n' })
+      const s = yield* ok.run(load(ok.repo))
+      expect(s.ntfy).toEqual({ server: "https://ntfy.sh", topic: "abc_DEF-123", tokenEnv: "NTFY_TOKEN" })
+      expect(s.publicUrl).toBe("https://box.ts.net")
+      const none = world({})
+      expect((yield* none.run(load(none.repo))).ntfy).toBeNull()
+      const refusals: Array<[string, RegExp]> = [
+        ['[notify]\nntfy = { topic = "has spaces" }\n', /`notify.ntfy.topic` must be an ntfy topic name/],
+        ['[notify]\nntfy = { topic = "t", server = "ftp://x" }\n', /`notify.ntfy.server` must be an http/],
+        ['[notify]\nntfy = { topic = "t", token_env = "tk_1234 secret" }\n', /`notify.ntfy.token_env` must name an environment variable/],
+        ['[notify]\nntfy = "t"\n', /`notify.ntfy` must be a table/],
+        ['[web]\npublic_url = "https://me:pw@box"\n', /`web.public_url` must be an http:\/\/ or https:\/\/ address with no password/]
+      ]
+      for (const [text, words] of refusals) {
+        const w = world({ "magi.toml": text })
+        const e = yield* Effect.flip(w.run(load(w.repo)))
+        expect(e.message).toMatch(words)
+      }
     })
   )
 

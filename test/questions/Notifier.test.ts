@@ -4,6 +4,9 @@ import { Effect, Fiber, Stream } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as Notify from "../../src/questions/Notifier.js"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import { standInNtfy } from "../web/ntfy-support.js"
 import { advance, choiceQuestion, realPause, tempDirSync } from "../support.js"
 
 /** A notifier script that records its argv and whether stdin was closed. */
@@ -135,5 +138,51 @@ describe("Notifier", () => {
       expect(Notify.lastStderrLine(tail)).toBe("last words")
       expect(largest).toBe(1024)
     })
+  )
+})
+
+describe("Notifier with ntfy beside the command", () => {
+  const channel = (server: string) =>
+    Effect.gen(function* () {
+      const client = yield* HttpClient.HttpClient
+      return {
+        settings: { server, topic: "magi-test", tokenEnv: "NTFY_TOKEN" },
+        base: "http://127.0.0.1:9",
+        token: "tk_1",
+        client,
+        secret: Effect.succeed(Buffer.alloc(32, 1)),
+        fallbackSecs: 60
+      } satisfies Notify.NtfyChannel
+    }).pipe(Effect.provide(FetchHttpClient.layer))
+
+  it.live("tells the owner on both channels, and counts one that got through as told", () =>
+    Effect.gen(function* () {
+      const ntfy = yield* Effect.promise(() => standInNtfy())
+      yield* Effect.addFinalizer(() => Effect.promise(() => ntfy.close()))
+      const { dir, script } = recorder('echo "$1" > "$(dirname "$0")/told"')
+      const both = yield* Notify.make([script, "{summary}"], "", yield* channel(ntfy.url))
+      expect(both.configured).toBe(true)
+      expect(both.channels).toHaveLength(2)
+      yield* both.notify(choiceQuestion())
+      expect(NodeFs.readFileSync(NodePath.join(dir, "told"), "utf8")).toBe(`${choiceQuestion().summary}\n`)
+      expect(ntfy.published).toHaveLength(1)
+      expect(ntfy.published[0]!.headers["authorization"]).toBe("Bearer tk_1")
+      expect(ntfy.published[0]!.message.actions).toHaveLength(2)
+
+      // The command fails, ntfy gets it: told.
+      const halfBroken = yield* Notify.make(["magi-notifier-that-does-not-exist-41c2"], "", yield* channel(ntfy.url))
+      yield* halfBroken.notify(choiceQuestion())
+      expect(ntfy.published).toHaveLength(2)
+
+      // Both fail (nothing listens on the port): not told, with both reasons.
+      const neither = yield* Notify.make(["magi-notifier-that-does-not-exist-41c2"], "", yield* channel("http://127.0.0.1:9"))
+      const failed = yield* Effect.flip(neither.notify(choiceQuestion()))
+      expect(failed.message).toMatch(/no such program; could not publish to ntfy at http:\/\/127\.0\.0\.1:9/)
+
+      // A notice carries no answering buttons.
+      const only = yield* Notify.make([], "", yield* channel(ntfy.url))
+      yield* only.notify(choiceQuestion(), { notice: true })
+      expect(ntfy.published[2]!.message.actions?.map((a) => a.action)).toEqual(["view"])
+    }).pipe(Effect.scoped, Effect.provide(NodeContext.layer))
   )
 })

@@ -415,9 +415,11 @@ describe("a deputy's wait", () => {
 describe("the asker records whether it notified, for the loop to stand in", () => {
   const failing = Layer.succeed(Notifier, {
     command: ["ntfy"],
+    configured: true,
+    channels: ["ntfy"],
     notify: () => Effect.fail(new Notify.NotifyFailed({ message: "could not resolve ntfy.sh" }))
   })
-  const working = Layer.succeed(Notifier, { command: ["ntfy"], notify: () => Effect.void })
+  const working = Layer.succeed(Notifier, { command: ["ntfy"], configured: true, channels: ["ntfy"], notify: () => Effect.void })
 
   for (const [name, notifier, state] of [
     ["a notification that fails (no network in the sandbox) is recorded as failed", failing, "failed"],

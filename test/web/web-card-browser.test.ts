@@ -14,7 +14,8 @@ import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as Q from "../../src/questions/Question.js"
-import { answerQuestion } from "../../src/questions/Answers.js"
+import { answerQuestion, answerWithLink } from "../../src/questions/Answers.js"
+import { choicesDigest } from "../../src/questions/AnswerLinks.js"
 import { UNDO_MS, DECIDED_MS } from "../../src/web/client/decisions.js"
 import { choiceQuestion, freeQuestion, ok, tempDirSync } from "../support.js"
 import { eventually, MAGI, seed, startWeb, withStore, writeNotice } from "./web-support.js"
@@ -383,6 +384,27 @@ describe("one question's card in Chromium", () => {
       await page.clock.runFor(UNDO_MS)
       await card.getByText("Answered: Name the missing file.").waitFor()
       expect(onDisk(home, question.id).answer).toEqual({ text: "Name the missing file." })
+    } finally {
+      await close()
+    }
+  })
+
+  it("shows an answer given by a notification's button like any other, saying how it came", async () => {
+    const { home, web } = await open()
+    try {
+      const question = choiceQuestion("20260902-231501-b1b1")
+      await seed(home, [{ q: question }])
+      await page.goto(web.url)
+      await page.locator(`article.card[data-id="${question.id}"]`).getByRole("button", { name: "Redis" }).waitFor({ timeout: 10_000 })
+      // The press, as the token route records it: through the same answer path, under the lock.
+      const claim = { question: question.id, index: 1, digest: choicesDigest(question.choices), expiresAt: Date.now() + 60_000 }
+      await withStore(home, answerWithLink(claim))
+      const settled = page.locator(`section.history article.card[data-id="${question.id}"]`)
+      await settled.waitFor({ timeout: 10_000 })
+      const resolution = await settled.locator(".resolution").textContent()
+      expect(resolution).toContain("Redis")
+      expect(resolution).toContain("by a notification button")
+      expect(errors).toEqual([])
     } finally {
       await close()
     }

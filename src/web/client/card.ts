@@ -366,7 +366,9 @@ export const card = (q: QuestionView, ctx: CardContext): HTMLElement => {
           { class: "resolution" },
           el("strong", {}, "Answer: "),
           el("span", { class: "text" }, answer),
-          q.answered_at === null ? null : el("span", { class: "muted" }, " · ", time(q.answered_at, ctx.now))
+          q.answered_at === null ? null : el("span", { class: "muted" }, " · ", time(q.answered_at, ctx.now)),
+          // A notification's button answered it: said so, as the terminal does.
+          q.answered_via === "link" ? el("span", { class: "muted via" }, " · by a notification button") : null
         )
   )
 }

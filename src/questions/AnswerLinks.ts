@@ -1,0 +1,145 @@
+/**
+ * Capability links: a token that allows exactly one thing, answering one
+ * question with one of its choices, so a notification's button can answer
+ * without the page, a cookie or a login.
+ *
+ * A token is `v1.<payload>.<mac>`: the payload names the question, the
+ * choice (by its place in the choice set), a digest of the whole choice set
+ * and an expiry; the mac is HMAC-SHA256 of it under a secret only this home
+ * holds. Forging one needs the secret; changing any part breaks the mac.
+ * The digest makes a token die when the agent replies with other choices
+ * (index 1 of the new set is not what the button said), and the expiry is
+ * the question's deadline when the notification went out. Being used once
+ * needs no bookkeeping: a question is answered once, so a second press finds
+ * it settled.
+ *
+ * The rules here are pure (`mint`, `verify`); the secret's file is the only
+ * I/O, made on first use with 0600 and created atomically, so two processes
+ * racing to make it agree on one.
+ */
+import { FileSystem } from "@effect/platform"
+import { Data, Effect, Either } from "effect"
+import * as NodeCrypto from "node:crypto"
+import * as NodePath from "node:path"
+import { createAtomically } from "../platform/AtomicFile.js"
+
+/** `<home>/answer-links.key`: the HMAC secret, hex, readable by the owner alone. */
+export const SECRET_FILE = "answer-links.key"
+
+/** 32 random bytes: HMAC-SHA256's own block of strength; nothing gains from more. */
+const SECRET_BYTES = 32
+
+/** Separates this use of the secret from any other one it may be given later. */
+const MAC_CONTEXT = "magi answer link v1\n"
+
+const VERSION = "v1"
+
+/** What a valid token allows. */
+export interface Claim {
+  readonly question: string
+  /** The choice's place in the set the token was made for. */
+  readonly index: number
+  /** The digest of that set (`choicesDigest`). */
+  readonly digest: string
+  /** When the token stops working, in ms since the epoch. */
+  readonly expiresAt: number
+}
+
+/**
+ * Why a token was refused before any question was read. The message is
+ * what the person pressing sees; it never repeats the token.
+ */
+export class LinkRefused extends Data.TaggedError("LinkRefused")<{
+  readonly reason: "malformed" | "forged" | "expired"
+  readonly message: string
+}> {}
+
+export class SecretUnavailable extends Data.TaggedError("SecretUnavailable")<{ readonly message: string }> {}
+
+const b64url = (bytes: Buffer) => bytes.toString("base64url")
+
+/**
+ * The digest of a choice set, order included: the same labels in another
+ * order put a different choice under the same index.
+ */
+export const choicesDigest = (choices: ReadonlyArray<string>): string =>
+  b64url(NodeCrypto.createHash("sha256").update(JSON.stringify(choices)).digest()).slice(0, 22)
+
+const mac = (secret: Buffer, payload: string) =>
+  NodeCrypto.createHmac("sha256", secret).update(MAC_CONTEXT + payload).digest()
+
+/** A token allowing `question` to be answered with `choices[index]` until `expiresAt`. */
+export const mint = (
+  secret: Buffer,
+  input: { readonly question: string; readonly choices: ReadonlyArray<string>; readonly index: number; readonly expiresAt: number }
+): string => {
+  const payload = b64url(
+    Buffer.from(
+      JSON.stringify({ q: input.question, i: input.index, h: choicesDigest(input.choices), e: Math.floor(input.expiresAt / 1000) }),
+      "utf8"
+    )
+  )
+  return `${VERSION}.${payload}.${b64url(mac(secret, payload))}`
+}
+
+/** The longest token looked at: an id, an index, a digest and a time fit in a fraction of this. */
+const TOKEN_MAX_CHARS = 1024
+
+const malformed = () =>
+  new LinkRefused({ reason: "malformed", message: "this answer link is not one magi made (it is cut short or altered); open the page to answer" })
+
+/**
+ * What `token` allows at `now`, or why not: malformed, forged (the mac does
+ * not match this home's secret), or expired. The mac is compared in
+ * constant time and checked before the payload is even parsed, so a forger
+ * learns nothing from which refusal comes back.
+ */
+export const verify = (secret: Buffer, token: string, now: number): Either.Either<Claim, LinkRefused> => {
+  if (token.length > TOKEN_MAX_CHARS) return Either.left(malformed())
+  const parts = token.split(".")
+  if (parts.length !== 3 || parts[0] !== VERSION) return Either.left(malformed())
+  const [, payload, given] = parts as [string, string, string]
+  if (!/^[A-Za-z0-9_-]+$/.test(payload) || !/^[A-Za-z0-9_-]{43}$/.test(given)) return Either.left(malformed())
+  const expected = mac(secret, payload)
+  const presented = Buffer.from(given, "base64url")
+  if (presented.length !== expected.length || !NodeCrypto.timingSafeEqual(presented, expected))
+    return Either.left(
+      new LinkRefused({ reason: "forged", message: "this answer link was not made by this magi (or its key was replaced); open the page to answer" })
+    )
+  let raw: unknown
+  try {
+    raw = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"))
+  } catch {
+    return Either.left(malformed())
+  }
+  if (typeof raw !== "object" || raw === null) return Either.left(malformed())
+  const { q, i, h, e } = raw as Record<string, unknown>
+  if (typeof q !== "string" || typeof h !== "string" || !Number.isInteger(i) || (i as number) < 0 || typeof e !== "number")
+    return Either.left(malformed())
+  if (now >= e * 1000)
+    return Either.left(
+      new LinkRefused({ reason: "expired", message: "this answer link has expired with its question's deadline; open the page to see where it stands" })
+    )
+  return Either.right({ question: q, index: i as number, digest: h, expiresAt: e * 1000 })
+}
+
+/**
+ * This home's secret, made on first use. Created with 0600 and linked into
+ * place (never replacing a file already there), then read back: when two
+ * processes make one at once, both use the one that landed.
+ */
+export const secret = Effect.fn("AnswerLinks.secret")(function* (homeDir: string) {
+  const fs = yield* FileSystem.FileSystem
+  const path = NodePath.join(homeDir, SECRET_FILE)
+  const unavailable = (e: { readonly message: string }) =>
+    new SecretUnavailable({ message: `cannot read or make the answer-link key ${path}: ${e.message}` })
+  const exists = yield* fs.exists(path).pipe(Effect.mapError(unavailable))
+  if (!exists)
+    yield* createAtomically(path, NodeCrypto.randomBytes(SECRET_BYTES).toString("hex") + "\n", { durable: true, mode: 0o600 }).pipe(
+      Effect.mapError(unavailable)
+    )
+  const text = (yield* fs.readFileString(path).pipe(Effect.mapError(unavailable))).trim()
+  if (!/^[0-9a-f]{64}$/.test(text))
+    return yield* new SecretUnavailable({ message: `the answer-link key ${path} is not 64 hex digits; remove it and magi makes a new one (old links stop working)` })
+  return Buffer.from(text, "hex")
+})
