@@ -61,6 +61,14 @@ export interface Settings {
    * records in; null means the home folder. `MAGI_STORE_URL` overrides it.
    */
   readonly storeUrl: string | null
+  /**
+   * `[web] public_url`: the address the owner's devices reach `magi web` at
+   * (a Tailscale `serve` name, a reverse proxy), e.g.
+   * `https://box.tailnet.ts.net`; null when the page is reached at the
+   * address it listens on. A public address that is not loopback makes the
+   * page ask devices to pair.
+   */
+  readonly publicUrl: string | null
   /** The files that were read, lowest precedence first. */
   readonly files: ReadonlyArray<string>
 }
@@ -75,6 +83,7 @@ export const defaults: Settings = {
   implementer: null,
   conductor: null,
   storeUrl: null,
+  publicUrl: null,
   files: []
 }
 
@@ -145,7 +154,8 @@ const KNOWN: Known = {
   daemon: { max_concurrent_runs: true, max_attempts: true, max_deputies: true },
   roles: { implementer: true, conductor: true, chatter: true, planner: true },
   agents: "any",
-  store: { url: true }
+  store: { url: true },
+  web: { public_url: true }
 }
 
 /** What one unknown name in a config file is: its dotted path, and whether it names a table. */
@@ -362,6 +372,12 @@ export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, file
       message: `\`store.url\` must be a postgres://… URL, or left out to keep the records in the home folder (in ${files.join(" or ")})`
     })
   const storeUrl = typeof store.url === "string" ? store.url.trim() : null
+  const web = isTable(merged.web) ? merged.web : {}
+  const publicUrl = typeof web.public_url === "string" ? web.public_url.trim().replace(/\/+$/, "") : null
+  if (web.public_url !== undefined && (publicUrl === null || !/^https?:\/\/[^/\s]+/.test(publicUrl)))
+    return yield* new ConfigError({
+      message: `\`web.public_url\` must be the http:// or https:// address your devices reach magi web at, not ${JSON.stringify(web.public_url)} (in ${files.join(" or ")})`
+    })
   return {
     answerTimeoutSecs,
     waitSliceSecs,
@@ -372,6 +388,7 @@ export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, file
     implementer,
     conductor,
     storeUrl,
+    publicUrl,
     files
   } satisfies Settings
 })
