@@ -125,12 +125,17 @@ const SCRIPT = `const form = document.getElementById("pair")
 const code = document.getElementById("code")
 const nameInput = document.getElementById("name")
 const result = document.getElementById("result")
-const fromHash = new URLSearchParams(location.hash.slice(1)).get("code")
-if (fromHash) {
+// The QR's link carries the code in the fragment; taken, then dropped from
+// the address (and the history) so it is not left lying about.
+const takeCode = () => {
+  const fromHash = new URLSearchParams(location.hash.slice(1)).get("code")
+  if (!fromHash) return
   code.value = fromHash
   history.replaceState(null, "", location.pathname)
   nameInput.focus()
 }
+takeCode()
+addEventListener("hashchange", takeCode)
 form.addEventListener("submit", async (event) => {
   event.preventDefault()
   result.textContent = "Pairing…"
