@@ -80,6 +80,8 @@ export const read = (root: CommandSpec, args: ReadonlyArray<string>): Reading =>
   let i = 0
   while (spec.subcommands.length > 0) {
     const next = args[i]
+    // A command that runs by itself (`magi web`), with its options or none.
+    if (spec.runsAlone && (next === undefined || (next.startsWith("-") && !HELP.has(next)))) break
     // `magi`, or `magi task`, alone: what there is to run.
     if (next === undefined || HELP.has(next)) return { _tag: "Help", spec }
     if (next.startsWith("-")) {

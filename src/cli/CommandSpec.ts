@@ -47,6 +47,12 @@ export interface CommandSpec {
   readonly options: ReadonlyArray<OptionSpec>
   readonly args: ReadonlyArray<ArgSpec>
   readonly subcommands: ReadonlyArray<CommandSpec>
+  /**
+   * Runs by itself as well as through its subcommands (`magi web` serves,
+   * `magi web pair` pairs): a command with options of its own. A bare group
+   * (`magi task`) has none, and only shows its commands.
+   */
+  readonly runsAlone: boolean
 }
 
 // -- HelpDoc and Span as plain text -----------------------------------------
@@ -240,14 +246,19 @@ const describeNode = (node: Node, parent: ReadonlyArray<string>): CommandSpec =>
         description: docText(node.description as Node),
         options: node._tag === "Standard" ? optionsOf(node.options as Node, REQUIRED) : [],
         args: node._tag === "Standard" ? argsOf(node.args as Node, REQUIRED) : [],
-        subcommands: []
+        subcommands: [],
+        runsAlone: true
       }
     }
     case "Map":
       return describeNode(node.command as Node, parent)
     case "Subcommands": {
       const self = describeNode(node.parent as Node, parent)
-      return { ...self, subcommands: (node.children as ReadonlyArray<Node>).map((c) => describeNode(c, self.path)) }
+      return {
+        ...self,
+        subcommands: (node.children as ReadonlyArray<Node>).map((c) => describeNode(c, self.path)),
+        runsAlone: self.options.length > 0 || self.args.length > 0
+      }
     }
     default:
       throw new Error(`magi cannot read @effect/cli command node ${node._tag}`)

@@ -49,7 +49,7 @@ const optionUsage = (o: OptionSpec) => (o.kind === "flag" ? o.name : `${o.name} 
 /** The usage line derived from the definitions: required parts spelled out, the rest as `[options]`. */
 const derivedUsage = (spec: CommandSpec): string => {
   const parts = [spec.path.join(" ")]
-  if (spec.subcommands.length > 0) parts.push("COMMAND")
+  if (spec.subcommands.length > 0) parts.push(spec.runsAlone ? "[COMMAND]" : "COMMAND")
   for (const o of spec.options.filter((o) => o.required)) parts.push(optionUsage(o) + (o.repeated ? "..." : ""))
   if (spec.options.some((o) => !o.required)) parts.push("[options]")
   for (const a of spec.args) {

@@ -6,7 +6,7 @@
  * it also runs the waiter in-process, so one command is enough for an answer
  * to reach an agent whose `magi ask` is gone.
  */
-import { Command, Options } from "@effect/cli"
+import { Args, Command, Options } from "@effect/cli"
 import * as LocalContext from "../platform/LocalContext.js"
 import { Effect, Layer, Option, Ref } from "effect"
 import { MagiConfig } from "../platform/MagiConfig.js"
@@ -18,6 +18,12 @@ import { writeErr, writeOut } from "./io.js"
 import { inProcessWaiter } from "./InProcessWaiter.js"
 import { archiveLoop } from "../questions/Archiver.js"
 import { receivedSignal } from "./Signals.js"
+import { Devices } from "../devices/Devices.js"
+import * as Device from "../devices/Device.js"
+import * as StoreBackend from "../platform/StoreBackend.js"
+import * as QrText from "../platform/QrText.js"
+import { forTerminal } from "../platform/TerminalText.js"
+import { localTime } from "./io.js"
 
 export const DEFAULT_PORT = 7878
 
@@ -50,7 +56,8 @@ export const runWeb = (options: WebRun) => {
   const served = Ref.unsafeMake(Option.none<string>())
   return Effect.scoped(
     Effect.gen(function* () {
-      const running = yield* serve({ bind: options.bind, port: options.port, publicUrl: (yield* MagiConfig).publicUrl }).pipe(
+      const config = yield* MagiConfig
+      const running = yield* serve({ bind: options.bind, port: options.port, publicUrl: config.publicUrl }).pipe(
         Effect.mapError((e) => CliFailure.refused(e.message))
       )
       yield* Ref.set(served, Option.some(running.url))
@@ -58,7 +65,10 @@ export const runWeb = (options: WebRun) => {
       const store = yield* QuestionStore
       yield* writeErr(
         `magi web: serving the questions in ${store.where} at ${running.url}\n` +
-          `magi web: export MAGI_WEB_URL=${running.url} so notifications link here\n`
+          `magi web: export MAGI_WEB_URL=${running.url} so notifications link here\n` +
+          (running.pairing
+            ? "magi web: reachable beyond this machine, so each device pairs first: run `magi web pair` and enter its code on the device\n"
+            : "")
       )
       yield* writeOut(`${running.url}\n`)
       // Started once the page is up, so nothing the waiter does can delay it;
@@ -109,7 +119,85 @@ const options = {
   )
 }
 
+// -- paired devices ------------------------------------------------------------
+
+/** The devices on the store the config names, for `magi web pair|devices|revoke`. */
+const devicesLayer = (home: Option.Option<string>) =>
+  Devices.layer.pipe(
+    Layer.provide(StoreBackend.StoreBackend.layer),
+    Layer.provideMerge(Layer.merge(homeLayer(home), MagiConfig.fromFiles(process.cwd()))),
+    Layer.provideMerge(LocalContext.layer),
+    Layer.mapError((e) => CliFailure.refused(e.message))
+  )
+
+const homeOption = options.home
+
+/** Where a device opens the pairing page: `--url`, else `[web] public_url`, else `MAGI_WEB_URL`. */
+const pairingBase = (given: Option.Option<string>) =>
+  Effect.map(MagiConfig, (config) =>
+    Option.orElse(given, () => Option.orElse(Option.fromNullable(config.publicUrl), () => Option.fromNullable(process.env.MAGI_WEB_URL))).pipe(
+      Option.map((url) => url.trim().replace(/\/+$/, "")),
+      Option.filter((url) => url !== "")
+    )
+  )
+
+const pair = Command.make(
+  "pair",
+  {
+    home: homeOption,
+    url: Options.text("url").pipe(
+      Options.withDescription("the address the device opens magi web at (default: [web] public_url, else MAGI_WEB_URL)"),
+      Options.optional
+    )
+  },
+  (o) =>
+    Effect.gen(function* () {
+      const issued = yield* (yield* Devices).issueCode
+      const base = yield* pairingBase(o.url)
+      const minutes = Math.round(Device.CODE_LIFETIME_MS / 60_000)
+      const link = Option.map(base, (b) => `${b}/pair#code=${issued.code}`)
+      yield* writeOut(
+        `pairing code: ${issued.code}\n` +
+          `good once, for ${minutes} minutes (until ${localTime(new Date(issued.expiresAt))})\n` +
+          Option.match(link, {
+            onNone: () => "on the device, open magi web's /pair page and enter the code, or scan it:\n",
+            onSome: (l) => `on the device, scan this or open ${l}\n`
+          }) +
+          QrText.render(Option.getOrElse(link, () => issued.code))
+      )
+    }).pipe(Effect.provide(devicesLayer(o.home)))
+).pipe(Command.withDescription("Print a one-time code (and its QR) that pairs one device with magi web"))
+
+const devices = Command.make("devices", { home: homeOption }, (o) =>
+  Effect.gen(function* () {
+    const all = yield* (yield* Devices).list.pipe(Effect.mapError((e) => CliFailure.refused(e.message)))
+    if (all.length === 0) return yield* writeOut("no device is paired (`magi web pair` pairs one)\n")
+    const width = Math.max(...all.map((d) => d.name.length))
+    yield* writeOut(
+      all
+        .map(
+          (d) =>
+            `${forTerminal(d.name).padEnd(width)}  last used ${localTime(new Date(d.last_used_at))}  paired ${localTime(new Date(d.paired_at))}\n`
+        )
+        .join("")
+    )
+  }).pipe(Effect.provide(devicesLayer(o.home)))
+).pipe(Command.withDescription("List the devices paired with magi web, most recently used first"))
+
+const revoke = Command.make(
+  "revoke",
+  { home: homeOption, name: Args.text({ name: "name" }).pipe(Args.withDescription("the device's name, as `magi web devices` lists it")) },
+  (o) =>
+    Effect.gen(function* () {
+      const gone = yield* (yield* Devices).revoke(o.name).pipe(Effect.mapError((e) => CliFailure.refused(e.message)))
+      yield* writeOut(`revoked ${forTerminal(gone.name)}: magi web refuses it from its next request\n`)
+    }).pipe(Effect.provide(devicesLayer(o.home)))
+).pipe(Command.withDescription("Unpair a device: its cookie is refused from its next request on"))
+
 export const web = Command.make("web", options, (o) => {
   if (o.port < 0 || o.port > 65535) return Effect.fail(CliFailure.usage(`--port must be 0-65535, not ${o.port}`))
   return runWeb({ bind: o.bind, port: o.port, home: o.home, loop: !o.noLoop })
-}).pipe(Command.withDescription("Serve the phone page and HTTP API for answering questions, and run the waiter unless --no-loop"))
+}).pipe(
+  Command.withDescription("Serve the phone page and HTTP API for answering questions, and run the waiter unless --no-loop"),
+  Command.withSubcommands([pair, devices, revoke])
+)

@@ -23,6 +23,7 @@ import * as Q from "../questions/Question.js"
 import { type Check, fail, ok, warn } from "./Check.js"
 import * as Postgres from "../platform/Postgres.js"
 import { type Env, factsFor } from "./AgentFacts.js"
+import * as ServiceManager from "../platform/ServiceManager.js"
 
 /** A `--version` or `--help` returns in well under a second; a minute covers a cold npm shim on a busy machine. */
 export const CALL_TIMEOUT = Duration.seconds(60)
@@ -335,6 +336,32 @@ const storeChecks = (input: DoctorInput, configured: string | null) =>
     return checks
   })
 
+/**
+ * Is the waiter running as a service? Without one, an answer given while no
+ * `magi serve` or `magi web` runs waits until one is started by hand, and a
+ * reboot stops it for good.
+ */
+const serviceChecks = (input: DoctorInput) =>
+  Effect.gen(function* () {
+    const name = "service"
+    const manager = yield* Effect.either(ServiceManager.managerFor(process.platform))
+    if (Either.isLeft(manager)) return [warn(name, manager.left.message, "start `magi serve` at boot with your system's service manager")]
+    const serve = yield* ServiceManager.status(manager.right, "serve", input.env, input.uid)
+    const web = yield* ServiceManager.status(manager.right, "web", input.env, input.uid)
+    const running = [serve, web].find((s) => s.running)
+    if (running !== undefined) return [ok(name, `${running.state}: ${running.path}`)]
+    const installed = [serve, web].find((s) => s.installed)
+    if (installed !== undefined)
+      return [warn(name, `installed but ${installed.state}: ${installed.path}`, "`magi service status` says more; the service manager's log says why")]
+    return [
+      warn(
+        name,
+        "the waiter is not running as a service: answers reach an agent whose `magi ask` is gone only while a magi serve or magi web runs, and a reboot stops it",
+        "`magi service install` (or `--web` for the page too)"
+      )
+    ]
+  }).pipe(Effect.provide(ServiceManager.ServiceRunner.layer))
+
 export const runDoctor = (input: DoctorInput) =>
   Effect.gen(function* () {
     const checks: Check[] = []
@@ -354,6 +381,7 @@ export const runDoctor = (input: DoctorInput) =>
     if (Either.isRight(settings)) checks.push(...(yield* notifyChecks(settings.right, input)))
     checks.push(...(yield* homeChecks(input)))
     checks.push(...(yield* storeChecks(input, Either.isRight(settings) ? settings.right.storeUrl : null)))
+    checks.push(...(yield* serviceChecks(input)))
     return checks as ReadonlyArray<Check>
   })
 

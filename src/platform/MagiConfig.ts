@@ -48,12 +48,6 @@ export interface Settings {
   readonly notifyCommand: ReadonlyArray<string>
   /** `[notify] ntfy`: publish to an ntfy topic over its JSON API; null means not configured. */
   readonly ntfy: NtfySettings | null
-  /**
-   * `[web] public_url`: the address the owner's phone reaches `magi web` at
-   * (a Tailscale name, a reverse proxy); notification links and buttons
-   * point there. Null means none was given.
-   */
-  readonly publicUrl: string | null
   /** `[daemon] max_concurrent_runs`: how many queue tasks may have a turn running at once. */
   readonly maxConcurrentRuns: number
   /** `[daemon] max_attempts`: failed runs before the loop holds a task for the owner. */
@@ -69,6 +63,14 @@ export interface Settings {
    * records in; null means the home folder. `MAGI_STORE_URL` overrides it.
    */
   readonly storeUrl: string | null
+  /**
+   * `[web] public_url`: the address the owner's devices reach `magi web` at
+   * (a Tailscale `serve` name, a reverse proxy), e.g.
+   * `https://box.tailnet.ts.net`; null when the page is reached at the
+   * address it listens on. Notification links and buttons point there, and
+   * a public address that is not loopback makes the page ask devices to pair.
+   */
+  readonly publicUrl: string | null
   /** The files that were read, lowest precedence first. */
   readonly files: ReadonlyArray<string>
 }
@@ -97,13 +99,13 @@ export const defaults: Settings = {
   waitSliceSecs: DEFAULT_WAIT_SLICE_SECS,
   notifyCommand: [],
   ntfy: null,
-  publicUrl: null,
   maxConcurrentRuns: DEFAULT_MAX_CONCURRENT_RUNS,
   maxAttempts: DEFAULT_MAX_ATTEMPTS,
   maxDeputies: 2,
   implementer: null,
   conductor: null,
   storeUrl: null,
+  publicUrl: null,
   files: []
 }
 
@@ -439,13 +441,13 @@ export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, file
     waitSliceSecs,
     notifyCommand: command as string[],
     ntfy,
-    publicUrl,
     maxConcurrentRuns,
     maxAttempts,
     maxDeputies,
     implementer,
     conductor,
     storeUrl,
+    publicUrl,
     files
   } satisfies Settings
 })

@@ -22,6 +22,7 @@ import { noticeRecords } from "../daemon/Notices.js"
 import { panelDirName, questionRecords } from "../questions/QuestionStore.js"
 import { taskRecords } from "../queue/TaskStore.js"
 import { runRecords } from "../runs/Runs.js"
+import { deviceRecords } from "../devices/Devices.js"
 
 /** The kinds, questions first: they are what a home mostly holds, and what the owner misses first. */
 export const kinds: ReadonlyArray<StoreMigration.MigrationKind> = [
@@ -31,5 +32,7 @@ export const kinds: ReadonlyArray<StoreMigration.MigrationKind> = [
   StoreMigration.kindOf(runRecords),
   StoreMigration.kindOf(chatRecords),
   StoreMigration.kindOf(noticeRecords),
-  StoreMigration.kindOf(deputyRecords)
+  StoreMigration.kindOf(deputyRecords),
+  // Paired phones stay paired on the new store; pairing codes live minutes and are not copied.
+  StoreMigration.kindOf(deviceRecords)
 ]

@@ -122,3 +122,35 @@ export const resolveBind = Effect.fn("resolveBind")(function* (bind: string) {
   const urlAddress = everywhere ? (external.find(inTailnetRange) ?? external[0] ?? "127.0.0.1") : address
   return { address, hostNames: [...hostNames], urlAddress, warning } satisfies Binding
 })
+
+/** An address only this machine can reach: 127.0.0.0/8, ::1 (and the IPv4-mapped form of either), `localhost`. */
+export const isLoopback = (address: string): boolean => {
+  const a = address.trim().toLowerCase().replace(/^\[|\]$/g, "")
+  if (a === "localhost" || a.endsWith(".localhost") || a === "::1") return true
+  const v4 = a.startsWith("::ffff:") ? a.slice(7) : a
+  return NodeNet.isIPv4(v4) && v4.startsWith("127.")
+}
+
+/** The host name of `[web] public_url`, lower-cased; undefined when it is not a URL. */
+export const publicHostOf = (publicUrl: string | null | undefined): string | undefined => {
+  if (publicUrl === null || publicUrl === undefined || publicUrl.trim() === "") return undefined
+  try {
+    return new URL(publicUrl).hostname.toLowerCase().replace(/^\[|\]$/g, "")
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Must a device pair before it sees anything? Yes when the page can be
+ * reached from beyond this machine: bound to an address that is not
+ * loopback, or named by a public address that is not (a proxy such as
+ * Tailscale's `serve` connects from 127.0.0.1, so a loopback peer proves
+ * nothing about who is behind it). A loopback-only page with no public
+ * address stays open, as it always was.
+ */
+export const reachableBeyondLoopback = (address: string, publicUrl: string | null | undefined): boolean => {
+  if (!isLoopback(address)) return true
+  const host = publicHostOf(publicUrl)
+  return host !== undefined && !isLoopback(host)
+}

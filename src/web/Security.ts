@@ -18,15 +18,23 @@
  *   same-origin with evil.example and can read every question. The `Host`
  *   header still says evil.example, so a request for a host this server was
  *   not bound as is refused (421 Misdirected Request) before any route runs.
+ *
+ * And when the page is reachable beyond this machine (`Pairing.ts` says
+ * when), a third: **only paired devices.** Whoever reaches the address is
+ * not thereby the owner, so every route but the pairing page and the
+ * capability links asks for a paired device's cookie first (`checkPaired`).
  */
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Option } from "effect"
+import * as Device from "../devices/Device.js"
+import type { DevicesShape } from "../devices/Devices.js"
 import * as Responses from "./Responses.js"
 import { ANSWER_BY_TOKEN_PATH } from "../questions/Ntfy.js"
 
 export interface Refusal {
-  readonly status: 403 | 421
+  readonly status: 401 | 403 | 421
   readonly message: string
 }
 
@@ -111,8 +119,66 @@ export const exemptFromWriteCheck = (url: string): boolean => {
   return (query < 0 ? url : url.slice(0, query)) === ANSWER_BY_TOKEN_PATH
 }
 
-/** Both checks in front of every route, refusals as JSON errors. */
-export const guard = (allowedHosts: ReadonlyArray<string>) => {
+/**
+ * What an unpaired device may still reach: the pairing page itself (with the
+ * page's stylesheet and icons, which hold nothing of the owner's) and its
+ * API.
+ */
+export const PAIRING_PATHS: ReadonlySet<string> = new Set([
+  "/pair",
+  "/pair.js",
+  "/api/pair",
+  "/app.css",
+  "/icon.svg",
+  "/icon-192.png",
+  "/icon-512.png",
+  "/apple-touch-icon.png",
+  "/manifest.webmanifest"
+])
+
+/**
+ * The capability links' routes, open without pairing: a notification's
+ * button answers one question with one choice by the token it carries, and
+ * that token is all the authority the route grants (a device that can press
+ * it was sent it). Every other route keeps asking for a paired device.
+ */
+export const CAPABILITY_LINK_PREFIXES: ReadonlyArray<string> = ["/api/answer-by-token", "/t/"]
+
+/** May a request for `path` pass without a paired device's cookie? */
+export const openWithoutPairing = (path: string): boolean =>
+  PAIRING_PATHS.has(path) || CAPABILITY_LINK_PREFIXES.some((prefix) => path === prefix || path.startsWith(prefix.endsWith("/") ? prefix : `${prefix}/`))
+
+/**
+ * Refuse a request from a device that is not paired: none when `paired`,
+ * or when the path is open without pairing. A page load is sent to the
+ * pairing page rather than shown an error (`redirect`).
+ */
+export const checkPaired = (
+  path: string,
+  paired: boolean
+): Option.Option<Refusal> =>
+  paired || openWithoutPairing(path)
+    ? Option.none()
+    : Option.some({
+        status: 401,
+        message: "this device is not paired with magi: open /pair and enter the code `magi web pair` prints"
+      })
+
+/** A browser loading a page (not a script fetching data), which is better sent to `/pair` than shown JSON. */
+const wantsPage = (method: string, accept: string | undefined) => method.toUpperCase() === "GET" && (accept ?? "").includes("text/html")
+
+/** The request's path, without its query. */
+const pathOf = (url: string) => {
+  const q = url.search(/[?#]/)
+  return q < 0 ? url : url.slice(0, q)
+}
+
+/**
+ * The checks in front of every route, refusals as JSON errors: the host,
+ * cross-site writes, and, when `devices` is given (the page is reachable
+ * beyond this machine), a paired device.
+ */
+export const guard = (allowedHosts: ReadonlyArray<string>, devices?: DevicesShape) => {
   const allowed = new Set(allowedHosts.map((h) => h.toLowerCase()))
   return HttpMiddleware.make((app) =>
     Effect.gen(function* () {
@@ -121,6 +187,17 @@ export const guard = (allowedHosts: ReadonlyArray<string>) => {
         exemptFromWriteCheck(request.url) ? Option.none() : checkWrite(request.method, request.headers)
       )
       if (Option.isSome(refusal)) return Responses.error(refusal.value.status, refusal.value.message)
+      if (devices !== undefined) {
+        const path = pathOf(request.url)
+        if (!openWithoutPairing(path)) {
+          const device = yield* devices.authenticate(Device.cookieFrom(request.headers["cookie"]))
+          const unpaired = checkPaired(path, Option.isSome(device))
+          if (Option.isSome(unpaired))
+            return wantsPage(request.method, request.headers["accept"])
+              ? HttpServerResponse.empty({ status: 303, headers: { location: "/pair", "cache-control": "no-store" } })
+              : Responses.error(unpaired.value.status, unpaired.value.message)
+        }
+      }
       return yield* app
     })
   )

@@ -6,13 +6,16 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import type { CommandExecutor } from "@effect/platform/CommandExecutor"
 import type { FileSystem } from "@effect/platform/FileSystem"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Cause, Data, Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
+import { Cause, Context, Data, Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
 import * as NodeHttp from "node:http"
 import * as NodeNet from "node:net"
 import * as LeaseIndex from "../questions/LeaseIndex.js"
 import type { MagiHome } from "../platform/MagiHome.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
-import { type BadBind, resolveBind } from "./Bind.js"
+import { type BadBind, publicHostOf, reachableBeyondLoopback, resolveBind } from "./Bind.js"
+import { Devices } from "../devices/Devices.js"
+import * as StoreBackend from "../platform/StoreBackend.js"
+import * as PairingApi from "./PairingApi.js"
 import * as Api from "./Api.js"
 import * as Page from "./Page.js"
 import * as Responses from "./Responses.js"
@@ -56,10 +59,7 @@ export interface WebOptions {
   readonly port: number
   /** Deadlines and the connection cap; tests shrink them. */
   readonly limits?: Limits
-  /**
-   * `[web] public_url`: the owner's own name for this server (a reverse
-   * proxy, `tailscale serve`), whose host is accepted beside the bound ones.
-   */
+  /** `[web] public_url`: where the owner's devices reach the page, when that is not the address it listens on. */
   readonly publicUrl?: string | null
 }
 
@@ -69,6 +69,8 @@ export interface Running {
   readonly address: string
   readonly port: number
   readonly warning: Option.Option<string>
+  /** Whether a device must pair first: the page is reachable beyond this machine. */
+  readonly pairing: boolean
 }
 
 const codeOf = (e: { readonly cause: unknown }) =>
@@ -122,17 +124,14 @@ const services = Live.layer.pipe(
   // The planning chats, with what their turns and filing use; each chat's
   // agent roster is read from its own repository's config.
   Layer.provideMerge(Chats.layer.pipe(Layer.provideMerge(Layer.mergeAll(Agents.layer, Rosters.fromFiles)))),
-  Layer.provideMerge(Layer.merge(RunStore.layer, TaskStore.layer)),
+  Layer.provideMerge(Layer.mergeAll(RunStore.layer, TaskStore.layer, Devices.layer.pipe(Layer.provide(StoreBackend.StoreBackend.layer)))),
   // The leases from an index kept in memory (one read per change of the
   // leases folder), never one read per question per request.
   Layer.provideMerge(Layer.unwrapEffect(Effect.map(QuestionStore, (store) => LeaseIndex.layer(store.root))))
 )
 
-/** The host name of `[web] public_url`, as `Security.hostNameOf` reads a `Host` header. */
-const publicHost = (url: string) => new URL(url).hostname.replace(/^\[|\]$/g, "")
-
 /** Every route, and a JSON 404 for anything else. */
-const app = HttpRouter.toHttpApp(HttpRouter.concatAll(Api.router, AnswerLinkApi.router, RunsApi.router, QueueApi.router, ChatsApi.router, Page.router)).pipe(
+const app = HttpRouter.toHttpApp(HttpRouter.concatAll(Api.router, AnswerLinkApi.router, RunsApi.router, QueueApi.router, ChatsApi.router, PairingApi.router, Page.router)).pipe(
   Effect.map(Effect.catchTag("RouteNotFound", () => Responses.error(404, "no such page or API route")))
 )
 
@@ -165,6 +164,10 @@ export const serve = (
     )
     const built = yield* Layer.build(services)
     const handler = yield* app
+    const pairing = reachableBeyondLoopback(binding.address, options.publicUrl)
+    // A proxy in front (Tailscale's `serve`) forwards the public name in `Host`.
+    const publicHost = publicHostOf(options.publicUrl)
+    const hostNames = publicHost === undefined ? binding.hostNames : [...binding.hostNames, publicHost]
     yield* server.serve(
       handler.pipe(
         Effect.provide(built),
@@ -177,12 +180,13 @@ export const serve = (
           )
         )
       ),
-      guard(options.publicUrl ? [...binding.hostNames, publicHost(options.publicUrl)] : binding.hostNames)
+      guard(hostNames, pairing ? Context.get(built, Devices) : undefined)
     )
     return {
       url: `http://${urlHost(binding.urlAddress)}:${port}`,
       address: binding.address,
       port,
-      warning: binding.warning
+      warning: binding.warning,
+      pairing
     } satisfies Running
   })

@@ -153,3 +153,17 @@ export const panelStatus = async (id: string): Promise<number> => {
     return 0
   }
 }
+
+/** A device paired with this magi, as `GET /api/devices` lists it. */
+export interface PairedDevice {
+  readonly id: string
+  readonly name: string
+  readonly paired_at: string
+  readonly last_used_at: string
+  /** The device this page is open on. */
+  readonly this_device: boolean
+}
+
+export const listDevices = () => getJson<{ readonly devices: ReadonlyArray<PairedDevice> }>("/api/devices").then((r) => r.devices)
+
+export const revokeDevice = (id: string) => send<{ readonly revoked: string }>(`/api/devices/${encodeURIComponent(id)}`, {}, "DELETE")

@@ -22,6 +22,7 @@ import { emptyHelp } from "./empty.js"
 import { isQueueAddress, queueView } from "./queue.js"
 import { isRunsAddress, runsView } from "./runs.js"
 import { chatsView, isChatsAddress } from "./chats.js"
+import { devicesView, isDevicesAddress } from "./devices.js"
 import { historyFeed } from "./history.js"
 import { loadMarkdown } from "./richText.js"
 import { coalesced, lazyView, message, type Revisions, type View } from "./view.js"
@@ -87,8 +88,11 @@ const queueLink = el("a", { attrs: { href: "#/queue" } }, "Queue")
 const views: ReadonlyArray<{ readonly view: View; readonly link: HTMLElement }> = [
   { view: lazyView(isQueueAddress, queueView), link: queueLink },
   { view: lazyView(isRunsAddress, runsView), link: runsLink },
-  { view: lazyView(isChatsAddress, chatsView), link: el("a", { attrs: { href: "#/chats" } }, "Plan") }
+  { view: lazyView(isChatsAddress, chatsView), link: el("a", { attrs: { href: "#/chats" } }, "Plan") },
+  // In the header rather than the tab bar: looked at rarely, and a sixth tab does not fit a phone.
+  { view: lazyView(isDevicesAddress, devicesView), link: el("a", { class: "devices-link", attrs: { href: "#/devices" } }, "Devices") }
 ]
+const navViews = views.filter((v) => !v.link.classList.contains("devices-link"))
 /** Settled questions by pages: the first with every refetch, older ones as the owner scrolls or searches. */
 const history = historyFeed(
   () => {
@@ -115,7 +119,7 @@ const noticesView = el(
 )
 
 const frame = [
-  el("header", { class: "top" }, el("h1", {}, "magi"), el("nav", {}, questionsLink, ...views.map((v) => v.link), noticesLink), connection),
+  el("header", { class: "top" }, el("h1", {}, "magi"), el("nav", {}, questionsLink, ...navViews.map((v) => v.link), noticesLink), connection, views.at(-1)!.link),
   el("main", {}, questionsView, noticesView, ...views.map((v) => v.view.node))
 ]
 

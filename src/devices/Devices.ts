@@ -1,0 +1,222 @@
+/**
+ * The paired devices and the pairing codes, on the configured backend (the
+ * home folder or PostgreSQL), so every `magi web` sharing a store knows the
+ * same phones, accepts the same codes once, and counts the same wrong
+ * guesses. The rules are `Device.ts`'s; this is the reading and writing.
+ */
+import type { FileSystem } from "@effect/platform"
+import { Clock, Context, Effect, Either, Layer, Option, Schema } from "effect"
+import * as StoreBackend from "../platform/StoreBackend.js"
+import * as Device from "./Device.js"
+
+export class DeviceStoreError extends Schema.TaggedError<DeviceStoreError>()("DeviceStoreError", {
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {}
+
+export class DeviceNotFound extends Schema.TaggedError<DeviceNotFound>()("DeviceNotFound", {
+  message: Schema.String
+}) {}
+
+/**
+ * Why a pairing was refused: `closed` (too many wrong codes lately),
+ * `wrong` (no such code), `spent` (used or expired), `name` (the name will
+ * not do, or another device has it).
+ */
+export class PairingRefused extends Schema.TaggedError<PairingRefused>()("PairingRefused", {
+  reason: Schema.Literal("closed", "wrong", "spent", "name"),
+  message: Schema.String
+}) {}
+
+const errors = {
+  notFound: (message: string) => new DeviceStoreError({ message }),
+  unreadable: (message: string) => new DeviceStoreError({ message }),
+  failed: (message: string, cause?: unknown) => new DeviceStoreError({ message, cause })
+}
+
+/** Largest record read: a name and a few hashes. */
+const RECORD_MAX_BYTES = 16 * 1024
+
+/** The paired devices' folder in the home, and their key in the database. */
+export const DEVICES_FOLDER = "devices"
+/** The pairing codes and the guess count; short-lived, so not migrated between stores. */
+export const PAIRING_FOLDER = "pairing"
+
+/** The device kind, as `StoreBackend.records` and `magi store migrate` take a kind. */
+export const deviceRecords: StoreBackend.KindOptions<Device.Device, DeviceStoreError, DeviceStoreError, DeviceStoreError> = {
+  folder: DEVICES_FOLDER,
+  kind: { noun: "paired device", decode: Device.decodeDevice, encode: Device.encode, idOf: (d) => d.id, maxBytes: RECORD_MAX_BYTES },
+  errors
+}
+
+const codeRecords: StoreBackend.KindOptions<Device.PairingCode, DeviceStoreError, DeviceStoreError, DeviceStoreError> = {
+  folder: PAIRING_FOLDER,
+  kind: { noun: "pairing code", decode: Device.decodeCode, encode: Device.encode, idOf: (c) => c.id, maxBytes: RECORD_MAX_BYTES },
+  errors
+}
+
+const guessRecords: StoreBackend.KindOptions<Device.Guesses, DeviceStoreError, DeviceStoreError, DeviceStoreError> = {
+  folder: `${PAIRING_FOLDER}-guesses`,
+  kind: { noun: "pairing guess count", decode: Device.decodeGuesses, encode: Device.encode, idOf: (g) => g.id, maxBytes: RECORD_MAX_BYTES },
+  errors
+}
+
+export interface Issued {
+  readonly code: string
+  readonly expiresAt: number
+}
+
+export interface Paired {
+  readonly device: Device.Device
+  /** The cookie's value: shown to nobody, set on the browser that paired. */
+  readonly cookie: string
+}
+
+export interface DevicesShape {
+  /** A new one-time code, good for `Device.CODE_LIFETIME_MS`. */
+  readonly issueCode: Effect.Effect<Issued, DeviceStoreError>
+  /** Pair a device named `name` with the code typed; the cookie to set. */
+  readonly pair: (typedCode: string, name: string) => Effect.Effect<Paired, PairingRefused | DeviceStoreError>
+  /** The paired device a cookie's value names, its last use noted; none for anything else (revoked, forged, malformed). */
+  readonly authenticate: (cookie: string | undefined) => Effect.Effect<Option.Option<Device.Device>>
+  /** Every paired device, most recently used first. */
+  readonly list: Effect.Effect<ReadonlyArray<Device.Device>, DeviceStoreError>
+  /** Unpair the device of this name (or id): its cookie is refused from the next request on. */
+  readonly revoke: (nameOrId: string) => Effect.Effect<Device.Device, DeviceNotFound | DeviceStoreError>
+}
+
+export class Devices extends Context.Tag("magi/Devices")<Devices, DevicesShape>() {
+  /** On the configured backend. */
+  static layer: Layer.Layer<Devices, never, StoreBackend.StoreBackend | FileSystem.FileSystem> = Layer.effect(
+    Devices,
+    Effect.suspend(() => make)
+  )
+}
+
+export const make = Effect.gen(function* () {
+  const devices = yield* StoreBackend.records(deviceRecords)
+  const codes = yield* StoreBackend.records(codeRecords)
+  const guesses = yield* StoreBackend.records(guessRecords)
+
+  const readOption = <A, E>(read: Effect.Effect<A, E>, exists: Effect.Effect<boolean, E>) =>
+    Effect.flatMap(exists, (there) => (there ? Effect.map(read, Option.some) : Effect.succeed(Option.none<A>())))
+
+  const list = Effect.map(devices.scan, (s) => [...s.records].sort((a, b) => b.last_used_at - a.last_used_at))
+
+  /** Codes whose time is over, removed when a new one is made: they are never accepted again anyway. */
+  const sweepCodes = (now: number) =>
+    Effect.flatMap(codes.scan, (s) =>
+      Effect.forEach(
+        s.records.filter((c) => now >= c.expires_at),
+        (c) => codes.remove(c.id),
+        { discard: true }
+      )
+    ).pipe(Effect.ignore)
+
+  const issueCode = Effect.gen(function* () {
+    const now = yield* Clock.currentTimeMillis
+    yield* sweepCodes(now)
+    for (;;) {
+      const code = Device.newCode()
+      const expiresAt = now + Device.CODE_LIFETIME_MS
+      const created = yield* codes.create({
+        schema: Device.DEVICE_SCHEMA,
+        id: Device.codeId(code),
+        expires_at: expiresAt,
+        used_at: null,
+        used_by: null
+      })
+      if (created) return { code, expiresAt } satisfies Issued
+    }
+  })
+
+  /** Count one wrong code, store-wide, under the count's lock. */
+  const countFailure = (now: number) =>
+    guesses.withLock(
+      Device.GUESSES_ID,
+      Effect.flatMap(readOption(guesses.read(Device.GUESSES_ID), guesses.exists(Device.GUESSES_ID)), (stored) =>
+        guesses.put(Device.withFailure(Option.getOrUndefined(stored), now))
+      )
+    )
+
+  const refuse = (reason: PairingRefused["reason"], message: string) => Effect.fail(new PairingRefused({ reason, message }))
+
+  const pair = (typedCode: string, typedName: string) =>
+    Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      const stored = yield* readOption(guesses.read(Device.GUESSES_ID), guesses.exists(Device.GUESSES_ID))
+      if (Option.isSome(stored)) {
+        const until = Device.guessingClosedUntil(stored.value, now)
+        if (until !== undefined)
+          return yield* refuse(
+            "closed",
+            `too many wrong pairing codes lately; pairing is closed until ${new Date(until).toISOString().slice(11, 16)} UTC`
+          )
+      }
+      const name = Device.checkName(typedName)
+      if (Either.isLeft(name)) return yield* refuse("name", name.left)
+      const code = Device.normalizeCode(typedCode)
+      const id = code === undefined ? undefined : Device.codeId(code)
+      if (id === undefined || !(yield* codes.exists(id))) {
+        yield* countFailure(now)
+        return yield* refuse("wrong", "that is not a pairing code magi gave; check it against `magi web pair`'s")
+      }
+      return yield* codes.withLock(
+        id,
+        Effect.gen(function* () {
+          const record = yield* codes.read(id)
+          const spent = Device.codeRefusal(record, now)
+          if (spent !== undefined) return yield* refuse("spent", spent)
+          const taken = (yield* list).some((d) => d.name.toLowerCase() === name.right.toLowerCase())
+          if (taken) return yield* refuse("name", `a device named \`${name.right}\` is paired already; pick another name`)
+          const fresh = Device.newSecret()
+          // The code is spent before the device exists: whatever fails after
+          // this, the code cannot pair a second device.
+          yield* codes.put({ ...record, used_at: now, used_by: fresh.id })
+          const device: Device.Device = {
+            schema: Device.DEVICE_SCHEMA,
+            id: fresh.id,
+            name: name.right,
+            secret_sha256: Device.secretHash(fresh.secret),
+            paired_at: now,
+            last_used_at: now
+          }
+          yield* devices.put(device)
+          return { device, cookie: Device.cookieValue(fresh.id, fresh.secret) } satisfies Paired
+        })
+      )
+    })
+
+  const authenticate = (cookie: string | undefined) =>
+    Effect.gen(function* () {
+      const parts = cookie === undefined ? undefined : Device.parseCookieValue(cookie)
+      if (parts === undefined) return Option.none<Device.Device>()
+      // Read on every request, never remembered: a revoked device is refused
+      // from its very next request, by every `magi web` on the store.
+      const device = yield* devices.read(parts.id).pipe(Effect.option)
+      if (Option.isNone(device) || !Device.secretMatches(device.value, parts.secret)) return Option.none<Device.Device>()
+      const now = yield* Clock.currentTimeMillis
+      if (now - device.value.last_used_at >= Device.LAST_USED_EVERY_MS)
+        // Revoked in between: the update finds no record and writes nothing.
+        yield* devices.update(parts.id, (d) => Either.right({ ...d, last_used_at: Math.max(d.last_used_at, now) })).pipe(Effect.ignore)
+      return device
+    })
+
+  const revoke = (nameOrId: string) =>
+    Effect.gen(function* () {
+      const all = yield* list
+      const wanted = nameOrId.trim().toLowerCase()
+      const found = all.find((d) => d.name.toLowerCase() === wanted) ?? all.find((d) => d.id === wanted)
+      if (found === undefined)
+        return yield* new DeviceNotFound({
+          message:
+            all.length === 0
+              ? `no device is paired, so none is named \`${nameOrId}\``
+              : `no paired device is named \`${nameOrId}\`; paired: ${all.map((d) => d.name).join(", ")}`
+        })
+      yield* devices.remove(found.id)
+      return found
+    })
+
+  return { issueCode, pair, authenticate, list, revoke } satisfies DevicesShape
+})
