@@ -239,6 +239,18 @@ describe("a capability link opened in a browser", { timeout: 120_000 }, () => {
     expect(sample.headers["authorization"]).toBe(`Bearer ${NTFY_TOKEN}`)
   })
 
+  it("accepts requests for the host of [web] public_url, and still refuses any other host", async () => {
+    const o = await storeBackends[0]!.owner()
+    writeNtfyConfig(o.env.XDG_CONFIG_HOME!, "http://127.0.0.1:9", "https://magi.example.ts.net")
+    const web = await startWeb(o.home, 0, { env: o.env, cwd: o.cwd })
+    onTestFinished(async () => void (await web.stop()))
+    const health = (host: string) => request(`${web.url}/api/health`, { headers: { host } })
+    expect((await health("magi.example.ts.net")).status).toBe(200)
+    expect((await health("evil.example")).status).toBe(421)
+    // The token route keeps the host check too.
+    expect((await request(`${web.url}/api/answer-by-token`, { method: "POST", headers: { host: "evil.example" }, body: "" })).status).toBe(421)
+  })
+
   it("keeps the key in the home, readable by the owner alone", async () => {
     const t = await oneTapOwner(storeBackends[0]!.owner)
     await t.ask("Key?", ["a", "b"], 1)
