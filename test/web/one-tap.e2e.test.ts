@@ -189,6 +189,40 @@ for (const backend of storeBackends)
     })
   })
 
+describe("an asker that cannot reach ntfy", { timeout: 180_000 }, () => {
+  it("is stood in for by the loop, which publishes once, with buttons that answer the still-waiting magi ask", async () => {
+    const o = await storeBackends[0]!.owner()
+    const ntfy = await standInNtfy()
+    onTestFinished(() => ntfy.close())
+    // The loop's config reaches the stand-in; the asker's names a port nothing listens on (a sandbox with no network).
+    const publicUrl = "http://127.0.0.1:1"
+    writeNtfyConfig(o.env.XDG_CONFIG_HOME!, ntfy.url, publicUrl)
+    const sandboxed = NodePath.join(o.top, "sandbox-config")
+    writeNtfyConfig(sandboxed, "http://127.0.0.1:9", publicUrl)
+    const web = await startWeb(o.home, 0, { env: o.env, cwd: o.cwd, loop: true })
+    onTestFinished(async () => void (await web.stop()))
+    const ask = o.start(["ask", "--summary", "Rebase or merge?", "--choice", "rebase", "--choice", "merge"], { XDG_CONFIG_HOME: sandboxed })
+    onTestFinished(() => void ask.child.kill("SIGKILL"))
+    const [id] = await o.filedId()
+    const published = await ntfy.nth(1, 120_000)
+    expect(published.message.click).toBe(`${publicUrl}/#/questions/${encodeURIComponent(id!)}`)
+    // The buttons point at public_url; pressed here at the server's own address, as a proxy would forward them.
+    const action = published.message.actions!.find((a) => a.label === "merge")!
+    expect(action.action).toBe("http")
+    const pressed = await request(action.url.replace(publicUrl, web.url), {
+      method: "POST",
+      headers: { ...(action as { headers: Record<string, string> }).headers },
+      body: (action as { body: string }).body
+    })
+    expect(pressed.status).toBe(200)
+    expect((await ask.done).stdout).toBe("merge\n")
+    expect(ask.stderr()).toContain("could not notify about question")
+    // A few of the loop's ticks later, still the one publication.
+    await new Promise((r) => setTimeout(r, 3_000))
+    expect(ntfy.published).toHaveLength(1)
+  })
+})
+
 describe("a capability link opened in a browser", { timeout: 120_000 }, () => {
   it("shows what it would answer and answers nothing on GET; its confirm button answers once", async () => {
     const t = await oneTapOwner(storeBackends[0]!.owner)
