@@ -273,16 +273,25 @@ describe("a capability link opened in a browser", { timeout: 120_000 }, () => {
     expect(sample.headers["authorization"]).toBe(`Bearer ${NTFY_TOKEN}`)
   })
 
-  it("accepts requests for the host of [web] public_url, and still refuses any other host", async () => {
+  it("takes a button's press for the host of [web] public_url with no cookie, and still refuses any other host", async () => {
     const o = await storeBackends[0]!.owner()
     writeNtfyConfig(o.env.XDG_CONFIG_HOME!, "http://127.0.0.1:9", "https://magi.example.ts.net")
     const web = await startWeb(o.home, 0, { env: o.env, cwd: o.cwd })
     onTestFinished(async () => void (await web.stop()))
-    const health = (host: string) => request(`${web.url}/api/health`, { headers: { host } })
-    expect((await health("magi.example.ts.net")).status).toBe(200)
-    expect((await health("evil.example")).status).toBe(421)
-    // The token route keeps the host check too.
-    expect((await request(`${web.url}/api/answer-by-token`, { method: "POST", headers: { host: "evil.example" }, body: "" })).status).toBe(421)
+    const pressAs = (host: string) =>
+      request(`${web.url}/api/answer-by-token`, { method: "POST", headers: { host, "content-type": "application/json" }, body: '{"token": "v1.a.b"}' })
+    // The public name is this server's: no 421. An unpaired device may not read the page there,
+    // but the token route needs no pairing: the token is judged (here: refused as not magi's).
+    expect((await request(`${web.url}/api/health`, { headers: { host: "magi.example.ts.net" } })).status).not.toBe(421)
+    const judged = await pressAs("magi.example.ts.net")
+    expect(judged.status).toBe(403)
+    expect(judged.json()).toEqual({ error: expect.stringMatching(/not one magi made/) })
+    const confirmPage = await request(`${web.url}/api/answer-by-token?token=v1.a.b`, { headers: { host: "magi.example.ts.net" } })
+    expect(confirmPage.status).toBe(403)
+    expect(confirmPage.text).toContain("not one magi made")
+    // Any other host is refused before any route runs, the token route included.
+    expect((await request(`${web.url}/api/health`, { headers: { host: "evil.example" } })).status).toBe(421)
+    expect((await pressAs("evil.example")).status).toBe(421)
   })
 
   it("keeps the key in the home, readable by the owner alone", async () => {
