@@ -150,7 +150,8 @@ const KNOWN: Known = {
   // The Rust magi kept `answer_timeout` at the top level; `settingsOf` still reads it there.
   answer_timeout: true,
   ask: { answer_timeout: true, wait_slice: true },
-  notify: { command: true },
+  // `ntfy` is read by the ntfy notifier (issue 18); `magi init` writes it.
+  notify: { command: true, ntfy: "any" },
   daemon: { max_concurrent_runs: true, max_attempts: true, max_deputies: true },
   roles: { implementer: true, conductor: true, chatter: true, planner: true },
   agents: "any",
