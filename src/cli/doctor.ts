@@ -21,19 +21,19 @@ const options = {
   notify: Options.boolean("notify").pipe(Options.withDescription("also send a sample notification through the configured command"))
 }
 
-export const doctor = Command.make("doctor", options, (o) =>
+/** The doctor's checks for `repo`, on this process's home and environment (`magi doctor`, and the end of `magi init`). */
+export const checksFor = (repo: string, notify: boolean) =>
   Effect.gen(function* () {
     const home = yield* MagiHome
-    const checks = yield* runDoctor({
-      repo: NodePath.resolve(Option.getOrElse(o.repo, () => process.cwd())),
-      home: home.dir,
-      env: process.env,
-      uid: process.getuid?.() ?? -1,
-      notify: o.notify
-    })
+    return yield* runDoctor({ repo, home: home.dir, env: process.env, uid: process.getuid?.() ?? -1, notify })
+  }).pipe(Effect.provide(MagiHome.fromEnv))
+
+export const doctor = Command.make("doctor", options, (o) =>
+  Effect.gen(function* () {
+    const checks = yield* checksFor(NodePath.resolve(Option.getOrElse(o.repo, () => process.cwd())), o.notify)
     const failed = checks.filter((c) => c.status === "fail").length
     if (o.json) yield* writeOut(JSON.stringify({ ok: !anyFailed(checks), checks }, null, 2) + "\n")
     else yield* writeOut(render(checks))
     if (failed > 0) return yield* CliFailure.refused(`${failed} check${failed === 1 ? "" : "s"} failed; each FAIL line says what to do`)
-  }).pipe(Effect.provide(MagiHome.fromEnv))
+  })
 ).pipe(Command.withDescription("Check the agents, the notification command, the home and the config; exit 1 if anything fails"))

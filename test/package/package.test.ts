@@ -79,4 +79,11 @@ describe("magi as an installed package", { timeout: 300_000 }, () => {
     expect(doctor.stdout).toMatch(/^(ok|warn) +home /m)
     expect(doctor.stdout).toMatch(/^warn {2}service: /m)
   })
+
+  it("runs magi init --yes with no repository, writing the config and ending with the doctor", () => {
+    const init = run(["init", "--yes"])
+    expect(init.status).toBe(0)
+    expect(init.stdout).toMatch(/config: wrote .*\/config\/magi\/config\.toml\n/)
+    expect(init.stdout).toMatch(/magi doctor:\nok {4}config: read /)
+  })
 })

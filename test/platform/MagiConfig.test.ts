@@ -3,7 +3,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import { ConfigProvider, Effect, Layer, Logger } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { load } from "../../src/platform/MagiConfig.js"
+import { load, settingsOf } from "../../src/platform/MagiConfig.js"
 import { MagiHome } from "../../src/platform/MagiHome.js"
 import { tempDirSync } from "../support.js"
 
@@ -183,5 +183,16 @@ describe("MagiConfig", () => {
       expect(yield* homeWith({ XDG_DATA_HOME: "/x", HOME: "/h" })).toBe("/x/magi")
       expect(yield* homeWith({ HOME: "/h" })).toBe("/h/.local/share/magi")
     })
+  )
+})
+
+describe("[web] public_url", () => {
+  it.effect("is read without a trailing slash, and anything but an http(s) address is refused by name", () =>
+    Effect.gen(function* () {
+      expect((yield* settingsOf({ web: { public_url: "https://box.tail1.ts.net/" } }, ["c.toml"])).publicUrl).toBe("https://box.tail1.ts.net")
+      expect((yield* settingsOf({}, [])).publicUrl).toBeNull()
+      const refused = yield* Effect.flip(settingsOf({ web: { public_url: "box.tail1.ts.net" } }, ["c.toml"]))
+      expect(refused.message).toContain("`web.public_url` must be the http:// or https:// address")
+    }).pipe(Effect.provide(NodeContext.layer))
   )
 })

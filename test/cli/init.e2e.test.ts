@@ -1,0 +1,99 @@
+/**
+ * Issue 18, point 6: `magi init` under a real pty (`script`), answering its
+ * questions as a person would, with a stand-in `claude` on PATH; then again
+ * with `--yes`, which must leave the config it wrote untouched.
+ */
+import { describe, expect, it } from "vitest"
+import { spawn, spawnSync } from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { parse } from "smol-toml"
+import * as QrText from "../../src/platform/QrText.js"
+import { MAGI } from "./cliSupport.js"
+import { tempDirSync } from "../support.js"
+
+const setup = () => {
+  const dir = tempDirSync()
+  const bin = NodePath.join(dir, "bin")
+  NodeFs.mkdirSync(bin)
+  NodeFs.writeFileSync(NodePath.join(bin, "claude"), "#!/bin/sh\necho '2.0.1 (Claude Code)'\n", { mode: 0o755 })
+  const work = NodePath.join(dir, "work")
+  NodeFs.mkdirSync(NodePath.join(work, "app", ".git"), { recursive: true })
+  const env = {
+    PATH: `${bin}:${NodePath.dirname(process.execPath)}:/usr/bin:/bin`,
+    HOME: dir,
+    TERM: "xterm",
+    XDG_CONFIG_HOME: NodePath.join(dir, "config"),
+    MAGI_HOME: NodePath.join(dir, "home")
+  }
+  return { dir, bin, work, env, config: NodePath.join(dir, "config", "magi", "config.toml") }
+}
+
+const shellQuote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`
+
+describe("magi init", { timeout: 120_000 }, () => {
+  it("asks at a terminal, shows the ntfy QR, writes a commented config, and ends with the doctor", async () => {
+    const s = setup()
+    const child = spawn("script", ["-qec", `${shellQuote(process.execPath)} ${shellQuote(MAGI)} init`, "/dev/null"], { cwd: s.work, env: s.env, stdio: ["pipe", "pipe", "pipe"] })
+    let out = ""
+    // Each prompt's nth showing gets the nth reply: ntfy yes; an address
+    // that is not one (asked again); then a real one.
+    const replies: Record<string, ReadonlyArray<string>> = {
+      "[Y/n] ": ["y\n"],
+      "Empty for nowhere yet: ": ["box.example\n", "https://box.example.ts.net/\n"]
+    }
+    const given: Record<string, number> = {}
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString()
+      for (const [prompt, answers] of Object.entries(replies)) {
+        const shown = out.split(prompt).length - 1
+        for (let n = given[prompt] ?? 0; n < Math.min(shown, answers.length); n++) child.stdin.write(answers[n]!)
+        given[prompt] = Math.max(given[prompt] ?? 0, Math.min(shown, answers.length))
+      }
+    })
+    const code = await new Promise<number | null>((done) => child.once("exit", done))
+    const text = out.replace(/\r/g, "")
+    expect(code, text).toBe(0)
+    expect(text).toContain("agent claude: 2.0.1 (Claude Code)")
+    const link = /ntfy: subscribe to (https:\/\/ntfy\.sh\/magi-[a-z2-7]{20}) in the ntfy app/.exec(text)?.[1]
+    expect(link).toBeDefined()
+    // The QR drawn is the subscribe link's.
+    const qr = text.slice(text.indexOf("(scan this with the phone):\n") + "(scan this with the phone):\n".length, text.indexOf("Where does your phone"))
+    const drawn = QrText.readBack(qr)
+    const inner = QrText.modules(link!)
+    expect(drawn.slice(QrText.QUIET_ZONE, QrText.QUIET_ZONE + inner.length).map((row) => row.slice(QrText.QUIET_ZONE, QrText.QUIET_ZONE + inner.length))).toEqual(inner)
+    expect(text).toContain("That is not an http:// or https:// address.")
+    expect(text).toContain(`config: wrote ${s.config}`)
+    expect(text).toMatch(/magi doctor:\nok {4}config: read /)
+
+    const written = NodeFs.readFileSync(s.config, "utf8")
+    expect(written).toMatch(/^# magi's config, written by `magi init`/)
+    expect(written).toContain(`#   ${NodePath.join(s.work, "app")}`)
+    expect(parse(written)).toEqual({
+      agents: { claude: { kind: "claude", command: NodePath.join(s.bin, "claude") } },
+      roles: { implementer: "claude" },
+      notify: { ntfy: { server: "https://ntfy.sh", topic: link!.slice("https://ntfy.sh/".length) } },
+      web: { public_url: "https://box.example.ts.net" }
+    })
+
+    // Again, with every default: nothing it was not asked to change is changed.
+    const again = spawnSync(process.execPath, [MAGI, "init", "--yes"], { cwd: s.work, env: s.env, encoding: "utf8" })
+    expect(again.status).toBe(0)
+    expect(again.stdout).toContain(`config: keeping ${s.config} as it is`)
+    expect(NodeFs.readFileSync(s.config, "utf8")).toBe(written)
+  })
+
+  it("with --yes takes the defaults without asking: the agents found, ntfy with a fresh topic, no page address", () => {
+    const s = setup()
+    const ran = spawnSync(process.execPath, [MAGI, "init", "--yes"], { cwd: s.work, env: s.env, encoding: "utf8", input: "" })
+    expect(ran.status).toBe(0)
+    expect(ran.stdout).not.toContain("[Y/n]")
+    const config = parse(NodeFs.readFileSync(s.config, "utf8")) as { notify: { ntfy: { topic: string } }; web?: unknown }
+    expect(config.notify.ntfy.topic).toMatch(/^magi-[a-z2-7]{20}$/)
+    expect(config.web).toBeUndefined()
+    // Each run draws its own topic.
+    const other = setup()
+    spawnSync(process.execPath, [MAGI, "init", "--yes"], { cwd: other.work, env: other.env, encoding: "utf8" })
+    expect((parse(NodeFs.readFileSync(other.config, "utf8")) as typeof config).notify.ntfy.topic).not.toBe(config.notify.ntfy.topic)
+  })
+})
