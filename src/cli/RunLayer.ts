@@ -16,11 +16,12 @@ import { RunStore } from "../runs/Runs.js"
 import { Workspaces } from "../runs/NewRun.js"
 import { RunDriver } from "../runs/RunDriver.js"
 import { TaskStore } from "../queue/TaskStore.js"
+import { Hosts } from "../platform/Hosts.js"
 
 /** Everything a run needs, over `home` (the owner's, from the environment, when not given). */
 export const runsLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>
   RunDriver.layer.pipe(
-    Layer.provideMerge(Layer.mergeAll(RunStore.layer, Agents.layer, Leases.layer, Workspaces.git, TaskStore.layer)),
+    Layer.provideMerge(Layer.mergeAll(RunStore.layer, Agents.layer, Leases.layer, Workspaces.git, TaskStore.layer, Hosts.layer)),
     Layer.provideMerge(Layer.mergeAll(QuestionStore.layer, Notifier.layer, Rosters.fromFiles)),
     Layer.provideMerge(Layer.mergeAll(MagiConfig.fromFiles(), home)),
     Layer.provideMerge(LocalContext.layer)

@@ -17,6 +17,7 @@ import { CliFailure } from "./CliFailure.js"
 import { runsLayer } from "./RunLayer.js"
 import { writeErr } from "./io.js"
 import { archiveLoop } from "../questions/Archiver.js"
+import { Hosts } from "../platform/Hosts.js"
 
 /** The waiter, the queue's loop and everything they drive, over `home`. */
 export const waiterLayer = (home: Layer.Layer<MagiHome>, queue: QueueLoopOptions = {}, conductor: { readonly disabled?: boolean } = {}) =>
@@ -44,6 +45,10 @@ export const waiterLoop = (banner: (home: string) => string) =>
       const home = yield* MagiHome
       const queue = yield* QueueLoop
       const owned = yield* Daemon.own(home.dir, queue.status)
+      // The host's name, claimed on the store every host shares: a second
+      // loop calling itself this host is refused here, before it resumes a
+      // seat or takes a task.
+      const host = yield* (yield* Hosts).register()
       const waiter = yield* Waiter
       yield* writeErr(banner(home.dir))
       // One beat: the waiter first (an answer that unblocks or finishes a
@@ -55,7 +60,7 @@ export const waiterLoop = (banner: (home: string) => string) =>
       const queueTurn = Effect.gen(function* () {
         if ((yield* queue.tick).length > 0) yield* owned.refresh
       })
-      return yield* Effect.raceFirst(waiter.beats(queueTurn), owned.lost)
+      return yield* Effect.raceAll([waiter.beats(queueTurn), owned.lost, host.lost])
     })
   )
 

@@ -33,7 +33,7 @@ import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { resumable } from "../runs/RunStatus.js"
 import { RunDriver } from "../runs/RunDriver.js"
-import { RunStore } from "../runs/Runs.js"
+import { RunStore, runsHere } from "../runs/Runs.js"
 import { decide, type Action, type Word } from "./WaiterDecide.js"
 
 /**
@@ -130,6 +130,21 @@ export const make = Effect.fn("Waiter.make")(function* () {
   const wake = yield* Queue.sliding<void>(1)
   const wakeNow = Effect.asVoid(Queue.offer(wake, undefined))
   const nowDate = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+  /**
+   * A question on a run of another host is that host's to carry: the seat's
+   * worktree and CLI session are on its machine. This waiter neither
+   * delivers, refuses nor expires it; the run's own host does, when it is
+   * up (its waiter looks at everything on start), so an answer given while
+   * it was down reaches the seat once it is back.
+   */
+  const elsewhere = (q: Q.Question) =>
+    q.run === ""
+      ? Effect.succeed(false)
+      : runs.get(q.run).pipe(
+          Effect.map((run) => !runsHere(run, config.hostName)),
+          Effect.orElseSucceed(() => false)
+        )
 
   const busyFor = (q: Q.Question) =>
     q.run === ""
@@ -370,11 +385,14 @@ export const make = Effect.fn("Waiter.make")(function* () {
     const announced: string[] = []
     const all = yield* store.list.pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<Q.Question>))
     for (const q of all) {
-      if (yield* maybeAnnounce(q)) announced.push(q.id)
+      // Notifying in an asker's place is its own host's too: that host's
+      // loop keeps the record of having done it.
+      if (Q.isOpen(q) && !(yield* elsewhere(q)) && (yield* maybeAnnounce(q))) announced.push(q.id)
       // Settled for good: skipped before any file is read, since most
       // questions on disk are these.
       if (q.cwd === "" || !Q.awaitsAgent(q)) continue
       if ((yield* Ref.get(inFlight)).has(q.id)) continue
+      if (yield* elsewhere(q)) continue
       const action = yield* decideNow(q)
       if (action._tag === "Expire") {
         if (yield* expire(q)) expired.push(q.id)
