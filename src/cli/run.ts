@@ -26,7 +26,7 @@ import type { TurnPrompt } from "../runs/RunTurns.js"
 import { RunStore, type Run } from "../runs/Runs.js"
 import * as T from "../queue/Task.js"
 import { TaskStore } from "../queue/TaskStore.js"
-import { Hosts, offlineWords, type HostView } from "../platform/Hosts.js"
+import { Hosts, offlineWords, queuedWords, type HostView } from "../platform/Hosts.js"
 import { CliFailure } from "./CliFailure.js"
 import { runsLayer } from "./RunLayer.js"
 import { formatSeconds, localTime, writeErr, writeOut } from "./io.js"
@@ -51,6 +51,7 @@ const describeRun = (run: Run, open: number, task: T.Task | undefined, hosts: Re
   [
     `run ${run.id}  ${run.status}${run.reason ? ` (${forTerminalLine(run.reason)})` : ""}`,
     ...(run.host === undefined ? [] : [`  host      ${forTerminalLine(offlineWords(hosts, run.host) ?? run.host)}`]),
+    ...(queuedWords(hosts, run.id) === undefined ? [] : [`  turn      ${queuedWords(hosts, run.id)}`]),
     ...(task === undefined ? [] : [`  task      ${T.shortId(task.id)} ${forTerminalLine(task.title)} (${task.status}; magi task show ${T.shortId(task.id)})`]),
     `  repo      ${run.repo} (${run.base} @ ${run.base_commit.slice(0, 12)})`,
     `  worktree  ${run.worktree}`,

@@ -33,6 +33,7 @@ import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { resumable } from "../runs/RunStatus.js"
 import { RunDriver } from "../runs/RunDriver.js"
+import * as TurnSlots from "../agents/TurnSlots.js"
 import { RunStore, runsHere } from "../runs/Runs.js"
 import { decide, type Action, type Word } from "./WaiterDecide.js"
 
@@ -284,7 +285,12 @@ export const make = Effect.fn("Waiter.make")(function* () {
           prompt: (magi) => Prompts.deliveryPrompt(q, word, magi),
           timeout: DELIVERY_TIMEOUT,
           alsoBeat: bound(Lease.beat(root, q.id, "daemon"))
-        }).pipe(Effect.either)
+        }).pipe(
+          // The owner is waiting on this one: it goes before tasks and the
+          // conductor when the host's turns are all taken.
+          Effect.locally(TurnSlots.priority, "resume"),
+          Effect.either
+        )
         // Another process started a turn on the seat since it was looked
         // at: not a failure, the words go once that turn has ended.
         if (Either.isLeft(result) && result.left._tag === "SeatBusy") return yield* Effect.as(letGo(q.id), "skipped" as const)

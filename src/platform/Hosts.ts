@@ -47,6 +47,8 @@ export const HostRecord = Schema.Struct({
   /** Agent turns it runs now, and turns waiting for room. */
   turns: Schema.optionalWith(Schema.Number, { default: () => 0 }),
   queued: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  /** The turns waiting for room, by run, and how many turns are ahead of each. */
+  waiting: Schema.optionalWith(Schema.Array(Schema.Struct({ run: Schema.String, ahead: Schema.Number })), { default: () => [] }),
   started_at: Schema.String,
   seen_at: Schema.String,
   /** Set when the loop stopped in order; a host killed never says so, and is judged by `seen_at`. */
@@ -105,10 +107,21 @@ export const offlineWords = (hosts: ReadonlyArray<HostView>, name: string | unde
   return `host ${name} offline since ${host.last_seen}`
 }
 
+/** "queued behind 3 turns on buildbox" for a run whose turn waits for room on its host, else nothing. */
+export const queuedWords = (hosts: ReadonlyArray<HostView>, run: string): string | undefined => {
+  for (const h of hosts) {
+    if (!h.online) continue
+    const w = h.waiting.find((x) => x.run === run)
+    if (w !== undefined) return `queued behind ${w.ahead} turn${w.ahead === 1 ? "" : "s"} on ${h.name}`
+  }
+  return undefined
+}
+
 /** What this host's loop says of itself beside its beat. */
 export interface Load {
   readonly turns: number
   readonly queued: number
+  readonly waiting: ReadonlyArray<{ readonly run: string; readonly ahead: number }>
 }
 
 export interface Registered {
@@ -148,13 +161,13 @@ export const make = Effect.fn("Hosts.make")(function* () {
     return [...all].sort((a, b) => a.name.localeCompare(b.name)).map((h) => viewOf(h, now))
   })
 
-  const register = (load: Effect.Effect<Load> = Effect.succeed({ turns: 0, queued: 0 })) =>
+  const register = (load: Effect.Effect<Load> = Effect.succeed({ turns: 0, queued: 0, waiting: [] })) =>
     Effect.gen(function* () {
       const startedAt = iso(yield* Clock.currentTimeMillis)
       const recordNow = (stopped: boolean) =>
         Effect.gen(function* () {
           const now = iso(yield* Clock.currentTimeMillis)
-          const { turns, queued } = yield* load
+          const { turns, queued, waiting } = yield* load
           const record: HostRecord = {
             schema: HOST_SCHEMA,
             name,
@@ -165,6 +178,7 @@ export const make = Effect.fn("Hosts.make")(function* () {
             max_turns: config.maxTurns,
             turns,
             queued,
+            waiting,
             started_at: startedAt,
             seen_at: now,
             ...(stopped ? { stopped_at: now } : {})

@@ -19,7 +19,7 @@ import { RunFeed } from "./RunFeed.js"
 import { HISTORY_LIMIT_MAX, type QuestionView, Snapshots } from "./Snapshot.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { QueueFeed, type TaskRef } from "./QueueFeed.js"
-import { Hosts, offlineWords, type HostView } from "../platform/Hosts.js"
+import { Hosts, offlineWords, queuedWords, type HostView } from "../platform/Hosts.js"
 
 /** `GET /api/runs` without `?limit=`: a phone's screenful many times over. */
 export const DEFAULT_RUNS = 50
@@ -32,11 +32,14 @@ export type RunListEntry = Run & {
   readonly questions_needs_owner: number
   /** "host buildbox offline since …" when the run's host is down (its seats wait for it), else null. */
   readonly host_offline: string | null
+  /** "queued behind 3 turns on buildbox" while its next turn waits for room on its host, else null. */
+  readonly queued: string | null
 }
 
 /** One run as its page shows it. */
 export type RunDetail = Run & {
   readonly host_offline: string | null
+  readonly queued: string | null
   /** The queued task this run works, if the loop started it. */
   readonly task: TaskRef | null
   /** Its questions, newest asked first, as the question list shows them. */
@@ -91,7 +94,8 @@ const list = Effect.gen(function* () {
         ...r,
         questions_open: open.get(r.id)?.open ?? 0,
         questions_needs_owner: open.get(r.id)?.needsOwner ?? 0,
-        host_offline: offlineWords(hosts, r.host) ?? null
+        host_offline: offlineWords(hosts, r.host) ?? null,
+        queued: queuedWords(hosts, r.id) ?? null
       })
     )
   )
@@ -119,9 +123,11 @@ const detail = Effect.gen(function* () {
     ? Option.none()
     : yield* Artifacts.tail(dir, latest.value).pipe(Effect.orElseSucceed(() => Option.none()))
   const task = yield* (yield* QueueFeed).taskOfRun(run.id)
+  const hosts = yield* hostsNow
   return Responses.json({
     ...run,
-    host_offline: offlineWords(yield* hostsNow, run.host) ?? null,
+    host_offline: offlineWords(hosts, run.host) ?? null,
+    queued: queuedWords(hosts, run.id) ?? null,
     task: Option.getOrNull(task),
     questions,
     artifacts,

@@ -48,6 +48,7 @@ const runItem = (r: RunListEntry, now: number) => {
     el("span", { class: "summary" }, titleOf(r.instruction)),
     el("span", { class: "who" }, [r.branch, ...r.seats.map((s) => s.agent)].filter((s) => s !== "").join(" · ")),
     r.host_offline === null ? null : el("span", { class: "notice error host-offline" }, r.host_offline),
+    r.queued === null ? null : el("span", { class: "notice waiting queued" }, r.queued),
     r.questions_needs_owner > 0
       ? el("span", { class: "notice waiting" }, r.questions_needs_owner === 1 ? "1 question waits for you" : `${r.questions_needs_owner} questions wait for you`)
       : null
@@ -83,6 +84,7 @@ const runPage = (r: RunDetail, now: number) => {
     el("header", { class: "card-head" }, el("span", { class: `status ${kind}` }, label), " ", time(r.created_at, now), el("span", { class: "short" }, short(r.id))),
     el("h3", { class: "summary" }, titleOf(r.instruction)),
     r.host_offline === null ? null : el("p", { class: "notice error host-offline" }, `${r.host_offline}: its seats resume when it is back; answers given meanwhile wait for it`),
+    r.queued === null ? null : el("p", { class: "notice waiting queued" }, `Its next turn is ${r.queued}; it starts when one ends.`),
     r.reason === "" ? null : el("p", { class: "notice error reason" }, r.reason, ...logLink(r)),
     el(
       "dl",
