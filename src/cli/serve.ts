@@ -67,7 +67,8 @@ export const waiterLoop = (banner: (home: string) => string) =>
       const queueTurn = Effect.gen(function* () {
         if ((yield* queue.tick).length > 0) yield* owned.refresh
       })
-      return yield* Effect.raceAll([waiter.beats(queueTurn), owned.lost, host.lost])
+      // The first to end, failure included: losing the home or the host name stops the loop.
+      return yield* Effect.raceFirst(waiter.beats(queueTurn), Effect.raceFirst(owned.lost, host.lost))
     })
   )
 
