@@ -30,6 +30,7 @@ import { claude } from "./adapters/claude.js"
 import { codex } from "./adapters/codex.js"
 import { command } from "./adapters/command.js"
 import { opencode } from "./adapters/opencode.js"
+import { TurnSlots } from "./TurnSlots.js"
 
 export { expandTemplate, plainMessage, usageLimit, type Plan, type PlanInput } from "./adapters/Adapter.js"
 
@@ -293,6 +294,9 @@ export const magiNameFor = (agent: AgentSpec): Effect.Effect<MagiName, never, Fi
 export const make = Effect.fn("Agents.make")(function* (home: string) {
   const fs = yield* FileSystem.FileSystem
   const executor = yield* CommandExecutor.CommandExecutor
+  // The host's capacity, when this process runs turns for the host (`magi
+  // serve`, `magi run`): every agent process takes one of its slots first.
+  const slots = yield* Effect.serviceOption(TurnSlots)
 
   /** Append what `s` prints to `into` as it arrives, so a turn cut short keeps what was said. */
   const collect = (s: Stream.Stream<Uint8Array, unknown>, into: Ref.Ref<string>) =>
@@ -496,5 +500,6 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
       } satisfies CallResult
     }).pipe(Effect.withSpan("Agents.call", { attributes: { agent: input.agent.id, seat: input.seat.key } }))
 
-  return { call } satisfies AgentsShape
+  const slotted = (input: CallInput) => (Option.isSome(slots) ? slots.value.withSlot(input.run, call(input)) : call(input))
+  return { call: slotted } satisfies AgentsShape
 })

@@ -7,6 +7,7 @@ import * as LocalContext from "../platform/LocalContext.js"
 import { Layer } from "effect"
 import { Rosters } from "../agents/AgentRoster.js"
 import { Agents } from "../agents/Agents.js"
+import { TurnSlots } from "../agents/TurnSlots.js"
 import { Leases } from "../questions/Lease.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
@@ -16,12 +17,13 @@ import { RunStore } from "../runs/Runs.js"
 import { Workspaces } from "../runs/NewRun.js"
 import { RunDriver } from "../runs/RunDriver.js"
 import { TaskStore } from "../queue/TaskStore.js"
+import { Hosts } from "../platform/Hosts.js"
 
 /** Everything a run needs, over `home` (the owner's, from the environment, when not given). */
 export const runsLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>
   RunDriver.layer.pipe(
-    Layer.provideMerge(Layer.mergeAll(RunStore.layer, Agents.layer, Leases.layer, Workspaces.git, TaskStore.layer)),
-    Layer.provideMerge(Layer.mergeAll(QuestionStore.layer, Notifier.layer, Rosters.fromFiles)),
+    Layer.provideMerge(Layer.mergeAll(RunStore.layer, Agents.layer, Leases.layer, Workspaces.git, TaskStore.layer, Hosts.layer)),
+    Layer.provideMerge(Layer.mergeAll(QuestionStore.layer, Notifier.layer, Rosters.fromFiles, TurnSlots.layer)),
     Layer.provideMerge(Layer.mergeAll(MagiConfig.fromFiles(), home)),
     Layer.provideMerge(LocalContext.layer)
   )

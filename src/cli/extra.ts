@@ -15,6 +15,7 @@ import { store } from "./store.js"
 import { mcp } from "./mcp.js"
 import { service } from "./service.js"
 import { init } from "./init.js"
+import { hosts } from "./hosts.js"
 
 /**
  * What `npm start` runs: the web UI on loopback with the owner's own home,
@@ -27,7 +28,7 @@ const start = Command.make("start", {}, () =>
 ).pipe(Command.withDescription("Run the web UI on 127.0.0.1:7878 and the waiter (what `npm start` runs)"))
 
 
-export const extraCommands = [web, start, run, runs, show, serve, task, plan, doctor, store, mcp, service, init] as const
+export const extraCommands = [web, start, run, runs, show, serve, hosts, task, plan, doctor, store, mcp, service, init] as const
 
 /** What some of these commands add to their help, by command path. */
 export const extraHelp: Record<string, HelpExtras> = {

@@ -17,8 +17,8 @@ import * as Help from "./Help.js"
 import { forTerminal } from "../platform/TerminalText.js"
 import { interruptExitCode } from "./Signals.js"
 
-import { VERSION } from "./Version.js"
-export { VERSION }
+export { VERSION } from "../platform/Version.js"
+import { VERSION } from "../platform/Version.js"
 
 const root = Command.make("magi").pipe(
   Command.withDescription("Let unattended coding agents ask their owner, and get the answer back"),

@@ -10,7 +10,7 @@ import * as Server from "../mcp/McpServer.js"
 import { MCP_CLIENTS, type McpClient, sliceFor } from "../mcp/Slices.js"
 import { questionsLayer } from "./AppLayer.js"
 import { CliFailure } from "./CliFailure.js"
-import { VERSION } from "./Version.js"
+import { VERSION } from "../platform/Version.js"
 
 const options = {
   client: Options.choice("client", MCP_CLIENTS).pipe(

@@ -26,6 +26,7 @@ import type { TurnPrompt } from "../runs/RunTurns.js"
 import { RunStore, type Run } from "../runs/Runs.js"
 import * as T from "../queue/Task.js"
 import { TaskStore } from "../queue/TaskStore.js"
+import { Hosts, offlineWords, queuedWords, type HostView } from "../platform/Hosts.js"
 import { CliFailure } from "./CliFailure.js"
 import { runsLayer } from "./RunLayer.js"
 import { formatSeconds, localTime, writeErr, writeOut } from "./io.js"
@@ -46,9 +47,11 @@ const options = {
  * (when it did), and each seat's session. A run that cannot come back gets
  * no more sessions, so its missing one is "none", not "none yet".
  */
-const describeRun = (run: Run, open: number, task: T.Task | undefined): string =>
+const describeRun = (run: Run, open: number, task: T.Task | undefined, hosts: ReadonlyArray<HostView>): string =>
   [
     `run ${run.id}  ${run.status}${run.reason ? ` (${forTerminalLine(run.reason)})` : ""}`,
+    ...(run.host === undefined ? [] : [`  host      ${forTerminalLine(offlineWords(hosts, run.host) ?? run.host)}`]),
+    ...(queuedWords(hosts, run.id) === undefined ? [] : [`  turn      ${queuedWords(hosts, run.id)}`]),
     ...(task === undefined ? [] : [`  task      ${T.shortId(task.id)} ${forTerminalLine(task.title)} (${task.status}; magi task show ${T.shortId(task.id)})`]),
     `  repo      ${run.repo} (${run.base} @ ${run.base_commit.slice(0, 12)})`,
     `  worktree  ${run.worktree}`,
@@ -192,7 +195,8 @@ export const show = Command.make(
       // The task the queue started this run for: the one whose runs name it.
       const task = (yield* Effect.flatMap(TaskStore, (s) => s.list).pipe(Effect.orElseSucceed(() => []))).find((t) => t.runs.includes(r.id))
       const open = yield* Effect.flatMap(RunDriver, (driver) => driver.outstanding(r.id)).pipe(Effect.orElseSucceed(() => 0))
-      yield* writeOut(describeRun(r, open, task))
+      const hosts = yield* Effect.flatMap(Hosts, (h) => h.list).pipe(Effect.orElseSucceed(() => []))
+      yield* writeOut(describeRun(r, open, task, hosts))
       const questions = yield* Effect.flatMap(QuestionStore, (s) => s.list).pipe(Effect.orElseSucceed(() => []))
       for (const q of questions.filter((q) => q.run === r.id))
         yield* writeOut(`  question ${Q.shortId(q.id)} ${q.status}${q.status === "answered" && !q.answer_delivered ? " (not yet delivered)" : ""}: ${forTerminalLine(q.summary)}\n`)

@@ -5,7 +5,7 @@
  * one after another.
  */
 import { Command, Options } from "@effect/cli"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Queue } from "effect"
 import * as Daemon from "../daemon/Daemon.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import { Notices } from "../daemon/Notices.js"
@@ -17,6 +17,8 @@ import { CliFailure } from "./CliFailure.js"
 import { runsLayer } from "./RunLayer.js"
 import { writeErr } from "./io.js"
 import { archiveLoop } from "../questions/Archiver.js"
+import { Hosts } from "../platform/Hosts.js"
+import { TurnSlots } from "../agents/TurnSlots.js"
 
 /** The waiter, the queue's loop and everything they drive, over `home`. */
 export const waiterLayer = (home: Layer.Layer<MagiHome>, queue: QueueLoopOptions = {}, conductor: { readonly disabled?: boolean } = {}) =>
@@ -44,6 +46,16 @@ export const waiterLoop = (banner: (home: string) => string) =>
       const home = yield* MagiHome
       const queue = yield* QueueLoop
       const owned = yield* Daemon.own(home.dir, queue.status)
+      // The host's name, claimed on the store every host shares: a second
+      // loop calling itself this host is refused here, before it resumes a
+      // seat or takes a task.
+      const slots = yield* TurnSlots
+      const host = yield* (yield* Hosts).register(
+        Effect.map(slots.load, (l) => ({ turns: l.running, queued: l.queued, waiting: l.waiting }))
+      )
+      // A turn queued or started is on the host's record at once, so the
+      // page says "queued behind N turns" without waiting for the next beat.
+      yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Queue.take(slots.changed), host.refresh)))
       const waiter = yield* Waiter
       yield* writeErr(banner(home.dir))
       // One beat: the waiter first (an answer that unblocks or finishes a
@@ -55,7 +67,8 @@ export const waiterLoop = (banner: (home: string) => string) =>
       const queueTurn = Effect.gen(function* () {
         if ((yield* queue.tick).length > 0) yield* owned.refresh
       })
-      return yield* Effect.raceFirst(waiter.beats(queueTurn), owned.lost)
+      // The first to end, failure included: losing the home or the host name stops the loop.
+      return yield* Effect.raceFirst(waiter.beats(queueTurn), Effect.raceFirst(owned.lost, host.lost))
     })
   )
 

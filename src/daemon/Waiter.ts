@@ -33,7 +33,8 @@ import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { resumable } from "../runs/RunStatus.js"
 import { RunDriver } from "../runs/RunDriver.js"
-import { RunStore } from "../runs/Runs.js"
+import * as TurnSlots from "../agents/TurnSlots.js"
+import { RunStore, runsHere } from "../runs/Runs.js"
 import { decide, type Action, type Word } from "./WaiterDecide.js"
 
 /**
@@ -130,6 +131,21 @@ export const make = Effect.fn("Waiter.make")(function* () {
   const wake = yield* Queue.sliding<void>(1)
   const wakeNow = Effect.asVoid(Queue.offer(wake, undefined))
   const nowDate = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+  /**
+   * A question on a run of another host is that host's to carry: the seat's
+   * worktree and CLI session are on its machine. This waiter neither
+   * delivers, refuses nor expires it; the run's own host does, when it is
+   * up (its waiter looks at everything on start), so an answer given while
+   * it was down reaches the seat once it is back.
+   */
+  const elsewhere = (q: Q.Question) =>
+    q.run === ""
+      ? Effect.succeed(false)
+      : runs.get(q.run).pipe(
+          Effect.map((run) => !runsHere(run, config.hostName)),
+          Effect.orElseSucceed(() => false)
+        )
 
   const busyFor = (q: Q.Question) =>
     q.run === ""
@@ -269,7 +285,12 @@ export const make = Effect.fn("Waiter.make")(function* () {
           prompt: (magi) => Prompts.deliveryPrompt(q, word, magi),
           timeout: DELIVERY_TIMEOUT,
           alsoBeat: bound(Lease.beat(root, q.id, "daemon"))
-        }).pipe(Effect.either)
+        }).pipe(
+          // The owner is waiting on this one: it goes before tasks and the
+          // conductor when the host's turns are all taken.
+          Effect.locally(TurnSlots.priority, "resume"),
+          Effect.either
+        )
         // Another process started a turn on the seat since it was looked
         // at: not a failure, the words go once that turn has ended.
         if (Either.isLeft(result) && result.left._tag === "SeatBusy") return yield* Effect.as(letGo(q.id), "skipped" as const)
@@ -370,11 +391,14 @@ export const make = Effect.fn("Waiter.make")(function* () {
     const announced: string[] = []
     const all = yield* store.list.pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<Q.Question>))
     for (const q of all) {
-      if (yield* maybeAnnounce(q)) announced.push(q.id)
+      // Notifying in an asker's place is its own host's too: that host's
+      // loop keeps the record of having done it.
+      if (Q.isOpen(q) && !(yield* elsewhere(q)) && (yield* maybeAnnounce(q))) announced.push(q.id)
       // Settled for good: skipped before any file is read, since most
       // questions on disk are these.
       if (q.cwd === "" || !Q.awaitsAgent(q)) continue
       if ((yield* Ref.get(inFlight)).has(q.id)) continue
+      if (yield* elsewhere(q)) continue
       const action = yield* decideNow(q)
       if (action._tag === "Expire") {
         if (yield* expire(q)) expired.push(q.id)

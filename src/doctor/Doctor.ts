@@ -12,7 +12,7 @@
  * tail of what it prints; none of them needs the network.
  */
 import { Command, CommandExecutor, FileSystem } from "@effect/platform"
-import { Duration, Effect, Either, Option, Stream } from "effect"
+import { Duration, Effect, Either, Layer, Option, Stream } from "effect"
 import * as NodeFsPromises from "node:fs/promises"
 import * as NodePath from "node:path"
 import { type AgentSpec, load as loadRoster, which } from "../agents/AgentRoster.js"
@@ -22,6 +22,10 @@ import * as Notify from "../questions/Notifier.js"
 import * as Q from "../questions/Question.js"
 import { type Check, fail, ok, warn } from "./Check.js"
 import * as Postgres from "../platform/Postgres.js"
+import * as Hosts from "../platform/Hosts.js"
+import { MagiConfig } from "../platform/MagiConfig.js"
+import { MagiHome } from "../platform/MagiHome.js"
+import { VERSION } from "../platform/Version.js"
 import { type Env, factsFor } from "./AgentFacts.js"
 import * as ServiceManager from "../platform/ServiceManager.js"
 
@@ -337,6 +341,28 @@ const storeChecks = (input: DoctorInput, configured: string | null) =>
   })
 
 /**
+ * This host's name and capacity, and every host the store knows: online or
+ * when last seen, and any running another magi version than this one.
+ */
+const hostChecks = (input: DoctorInput, settings: Settings) =>
+  Effect.gen(function* () {
+    const checks: Check[] = [ok("host", `this is ${settings.hostName}, running up to ${settings.maxTurns} agent turns at once${Object.keys(settings.repos).length === 0 ? "" : `; repos ${Object.keys(settings.repos).join(", ")}`}`)]
+    const hosts = yield* Effect.either(
+      Effect.flatMap(Hosts.Hosts, (h) => h.list).pipe(
+        Effect.provide(Hosts.Hosts.layer.pipe(Layer.provideMerge(Layer.merge(MagiConfig.fixed(settings), MagiHome.at(input.home)))))
+      )
+    )
+    if (Either.isLeft(hosts)) return [...checks, warn("hosts", `cannot read the hosts: ${hosts.left.message}`, "see the store check above")]
+    if (hosts.right.length === 0) return [...checks, ok("hosts", "none registered yet; each magi serve registers its host")]
+    const words = hosts.right.map((h) => (h.online ? `${h.name} online (magi ${h.version})` : `${h.name} offline since ${h.last_seen}`)).join(", ")
+    checks.push(ok("hosts", words))
+    const behind = hosts.right.filter((h) => h.online && h.version !== VERSION)
+    if (behind.length > 0)
+      checks.push(warn("hosts: versions", `${behind.map((h) => `${h.name} runs magi ${h.version}`).join(", ")}; this is ${VERSION}`, "run one magi version on every host sharing the store"))
+    return checks
+  })
+
+/**
  * Is the waiter running as a service? Without one, an answer given while no
  * `magi serve` or `magi web` runs waits until one is started by hand, and a
  * reboot stops it for good.
@@ -380,7 +406,9 @@ export const runDoctor = (input: DoctorInput) =>
     else for (const agent of roster.right.agents) checks.push(...(yield* agentChecks(agent, input, binDir)))
     if (Either.isRight(settings)) checks.push(...(yield* notifyChecks(settings.right, input)))
     checks.push(...(yield* homeChecks(input)))
-    checks.push(...(yield* storeChecks(input, Either.isRight(settings) ? settings.right.storeUrl : null)))
+    const store = yield* storeChecks(input, Either.isRight(settings) ? settings.right.storeUrl : null)
+    checks.push(...store)
+    if (Either.isRight(settings) && !store.some((c) => c.status === "fail")) checks.push(...(yield* hostChecks(input, settings.right)))
     checks.push(...(yield* serviceChecks(input)))
     return checks as ReadonlyArray<Check>
   })

@@ -37,6 +37,29 @@ export const DEFAULT_MAX_CONCURRENT_RUNS = 1
  */
 export const DEFAULT_MAX_ATTEMPTS = 2
 
+/**
+ * A host's name: what the other hosts and the page call this machine, and a
+ * key in the shared store (a claim's row, a file name), so a safe path part.
+ */
+export const HOST_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/
+
+/** The machine's own name, made a valid host name (a dotted FQDN keeps its first label). */
+export const defaultHostName = (): string => {
+  const raw = NodeOs.hostname().split(".")[0] ?? ""
+  const cleaned = raw.replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "").slice(0, 63)
+  return cleaned === "" ? "localhost" : cleaned
+}
+
+/**
+ * Agent turns one host runs at once, when `[host] max_turns` is not set:
+ * one per core, and no more than one per 1.5 GiB of memory, since a real
+ * agent CLI (node and its tools) holds several hundred megabytes while it
+ * runs; never fewer than one. A 2-core 4 GiB laptop gets 2, a 16-core 64 GiB
+ * build box 16.
+ */
+export const defaultMaxTurns = (cores: number = NodeOs.availableParallelism(), memoryBytes: number = NodeOs.totalmem()): number =>
+  Math.max(1, Math.min(cores, Math.floor(memoryBytes / (1.5 * 1024 ** 3))))
+
 export class ConfigError extends Data.TaggedError("ConfigError")<{ readonly message: string }> {}
 
 export interface Settings {
@@ -71,6 +94,12 @@ export interface Settings {
    * a public address that is not loopback makes the page ask devices to pair.
    */
   readonly publicUrl: string | null
+  /** `[host] name`: this machine's name among the hosts sharing one store (default: its hostname). */
+  readonly hostName: string
+  /** `[host] max_turns`: agent turns this host runs at once, of every kind (tasks, resumes, the conductor, deputies). */
+  readonly maxTurns: number
+  /** `[repos]`: the repositories this host can run, by the name every host knows them by, to this host's clone. */
+  readonly repos: Readonly<Record<string, string>>
   /** The files that were read, lowest precedence first. */
   readonly files: ReadonlyArray<string>
 }
@@ -106,6 +135,9 @@ export const defaults: Settings = {
   conductor: null,
   storeUrl: null,
   publicUrl: null,
+  hostName: defaultHostName(),
+  maxTurns: defaultMaxTurns(),
+  repos: {},
   files: []
 }
 
@@ -177,7 +209,9 @@ const KNOWN: Known = {
   roles: { implementer: true, conductor: true, chatter: true, planner: true },
   agents: "any",
   store: { url: true },
-  web: { public_url: true }
+  web: { public_url: true },
+  host: { name: true, max_turns: true },
+  repos: "any"
 }
 
 /** What one unknown name in a config file is: its dotted path, and whether it names a table. */
@@ -436,6 +470,23 @@ export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, file
   const web = isTable(merged.web) ? merged.web : {}
   const publicUrl = web.public_url === undefined ? null : yield* httpUrl(web.public_url, "web.public_url", files)
   const ntfy = notify.ntfy === undefined ? null : yield* ntfyOf(notify.ntfy, files)
+  const host = isTable(merged.host) ? merged.host : {}
+  if (host.name !== undefined && (typeof host.name !== "string" || !HOST_NAME.test(host.name.trim())))
+    return yield* new ConfigError({
+      message: `\`host.name\` must be 1 to 63 letters, digits, dots, dashes or underscores, starting with a letter or digit, not ${JSON.stringify(host.name)} (in ${files.join(" or ")})`
+    })
+  const hostName = typeof host.name === "string" ? host.name.trim() : defaultHostName()
+  const maxTurns = host.max_turns === undefined ? defaultMaxTurns() : yield* positiveCount(host.max_turns, "host.max_turns", files)
+  const repos: Record<string, string> = {}
+  if (merged.repos !== undefined && !isTable(merged.repos))
+    return yield* new ConfigError({ message: `\`repos\` must be a table of names to folders, e.g. [repos] app = "/srv/src/app" (in ${files.join(" or ")})` })
+  for (const [name, path] of Object.entries(isTable(merged.repos) ? merged.repos : {})) {
+    if (!HOST_NAME.test(name) || typeof path !== "string" || !NodePath.isAbsolute(path))
+      return yield* new ConfigError({
+        message: `\`repos.${name}\` must map a plain name (letters, digits, dots, dashes, underscores) to an absolute folder, not ${JSON.stringify(path)} (in ${files.join(" or ")})`
+      })
+    repos[name] = NodePath.resolve(path)
+  }
   return {
     answerTimeoutSecs,
     waitSliceSecs,
@@ -448,6 +499,9 @@ export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, file
     conductor,
     storeUrl,
     publicUrl,
+    hostName,
+    maxTurns,
+    repos,
     files
   } satisfies Settings
 })

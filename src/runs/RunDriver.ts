@@ -15,11 +15,12 @@ import { Cause, Clock, Context, Duration, Effect, Either, Layer, Option, Random 
 import { Rosters, type AgentSpec } from "../agents/AgentRoster.js"
 import { Agents, magiNameFor, mintUuid, sessionEnvOf, type CallResult } from "../agents/Agents.js"
 import { MagiHome } from "../platform/MagiHome.js"
+import { defaultHostName, MagiConfig } from "../platform/MagiConfig.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore, type StoreError } from "../questions/QuestionStore.js"
 import { IMPL_SEAT, RUN_TURN_TIMEOUT, RunNotStarted, Workspaces, type TurnOutcome } from "./NewRun.js"
 import { beatSeat, beating, releaseSeat, seatHeld, takeSeat, TurnRefused, type SeatBusy, type TurnInput, type TurnPrompt } from "./RunTurns.js"
-import { RUN_SCHEMA, RunStore, outstanding, statusAfterTurn, type Run, type RunNotFound, type RunStoreError, type Seat } from "./Runs.js"
+import { RUN_SCHEMA, RunStore, outstanding, runsHere, statusAfterTurn, type Run, type RunNotFound, type RunStoreError, type Seat } from "./Runs.js"
 import { commitAfterTurn } from "./TurnCommit.js"
 
 export interface RunDriverShape {
@@ -77,6 +78,9 @@ export const make = Effect.fn("RunDriver.make")(function* () {
   const workspaces = yield* Workspaces
   const home = yield* MagiHome
   const fs = yield* FileSystem.FileSystem
+  // The host this process runs as: recorded on every run it creates, and the
+  // only one whose runs' turns it starts (their worktrees are on its disk).
+  const self = Option.match(yield* Effect.serviceOption(MagiConfig), { onNone: defaultHostName, onSome: (c) => c.hostName })
   // Optional, as it always was: with no processes to start (the in-memory
   // tests) a turn's leftovers are simply not committed.
   const executor = yield* Effect.serviceOption(CommandExecutor.CommandExecutor)
@@ -121,7 +125,8 @@ export const make = Effect.fn("RunDriver.make")(function* () {
       created_at: Q.timestamp(at),
       updated_at: Q.timestamp(at),
       summary: "",
-      reason: ""
+      reason: "",
+      host: self
     }
     yield* runs.put(run).pipe(Effect.mapError((e) => new RunNotStarted({ message: e.message })))
     return run
@@ -131,6 +136,10 @@ export const make = Effect.fn("RunDriver.make")(function* () {
 
   const turn = Effect.fn("RunDriver.turn")(function* (input: TurnInput) {
     const run = yield* runs.get(input.run).pipe(Effect.mapError((e) => new TurnRefused({ message: e.message })))
+    if (!runsHere(run, self))
+      return yield* new TurnRefused({
+        message: `run ${Q.shortId(run.id)} lives on host ${run.host}: its worktree and its agent's session are there, so only that host's magi runs its turns (this is ${self})`
+      })
     const seat = run.seats.find((s) => s.key === input.seat)
     if (seat === undefined) return yield* new TurnRefused({ message: `run ${run.id} has no seat ${input.seat}` })
     const dir = runs.dir(run.id)

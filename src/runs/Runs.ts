@@ -60,7 +60,13 @@ export const Run = Schema.Struct({
   /** Why the run stopped, when it did not simply finish. */
   reason: Schema.optionalWith(Schema.String, { default: () => "" }),
   /** When `magi run rm` removed its worktree and branch; the record stays, as history. */
-  removed_at: Schema.optional(Q.Timestamp)
+  removed_at: Schema.optional(Q.Timestamp),
+  /**
+   * The host (`[host] name`) whose machine has its worktree and its seats'
+   * CLI sessions: only that host runs its turns. A run from before hosts
+   * has none, and any host may.
+   */
+  host: Schema.optional(Schema.String)
 })
 export type Run = typeof Run.Type
 
@@ -81,6 +87,9 @@ export const decode = (body: string, source: string): Either.Either<Run, RunStor
 export const encode = (run: Run): string => JSON.stringify(run, null, 2) + "\n"
 
 /** The branch a run works on: `magi/<short id>`, short enough to type. */
+/** May `self` run turns of `run`? Only on its own host; a run recorded before hosts, anywhere. */
+export const runsHere = (run: Pick<Run, "host">, self: string): boolean => run.host === undefined || run.host === self
+
 export const branchFor = (id: string): string => `magi/${Q.shortId(id)}`
 
 /**

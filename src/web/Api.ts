@@ -20,6 +20,7 @@ import * as History from "../questions/History.js"
 import { Live, type Message } from "./Live.js"
 import { NoticeFeed } from "./NoticeFeed.js"
 import { NotifySetting } from "./NotifySetting.js"
+import { Hosts } from "../platform/Hosts.js"
 
 /** Largest request body accepted: an answer is a sentence, not an upload. */
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -232,7 +233,9 @@ const health = Effect.gen(function* () {
     // Whether a `[notify] command` is configured: the page's empty state says so,
     // and names the file to set one in.
     notifications: yield* notify.configured,
-    notify_config: notify.file
+    notify_config: notify.file,
+    // Every host sharing the store: online or when last seen, its version, repositories and turns.
+    hosts: yield* Effect.flatMap(Hosts, (h) => h.list).pipe(Effect.orElseSucceed(() => []))
   })
 }).pipe(Effect.catchAll(failure))
 

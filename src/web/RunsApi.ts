@@ -19,6 +19,7 @@ import { RunFeed } from "./RunFeed.js"
 import { HISTORY_LIMIT_MAX, type QuestionView, Snapshots } from "./Snapshot.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { QueueFeed, type TaskRef } from "./QueueFeed.js"
+import { Hosts, offlineWords, queuedWords, type HostView } from "../platform/Hosts.js"
 
 /** `GET /api/runs` without `?limit=`: a phone's screenful many times over. */
 export const DEFAULT_RUNS = 50
@@ -26,10 +27,19 @@ export const DEFAULT_RUNS = 50
 export const MAX_RUNS = 500
 
 /** A run in the list: the record, and how many of its questions are open and wait on the owner. */
-export type RunListEntry = Run & { readonly questions_open: number; readonly questions_needs_owner: number }
+export type RunListEntry = Run & {
+  readonly questions_open: number
+  readonly questions_needs_owner: number
+  /** "host buildbox offline since …" when the run's host is down (its seats wait for it), else null. */
+  readonly host_offline: string | null
+  /** "queued behind 3 turns on buildbox" while its next turn waits for room on its host, else null. */
+  readonly queued: string | null
+}
 
 /** One run as its page shows it. */
 export type RunDetail = Run & {
+  readonly host_offline: string | null
+  readonly queued: string | null
   /** The queued task this run works, if the loop started it. */
   readonly task: TaskRef | null
   /** Its questions, newest asked first, as the question list shows them. */
@@ -59,11 +69,18 @@ const storeFailure = (e: { readonly _tag: string; readonly message: string }) =>
   }
 }
 
+/** The hosts as registered; none when they cannot be read (the runs still show, without "offline"). */
+const hostsNow = Effect.flatMap(Hosts, (h) => h.list).pipe(Effect.orElseSucceed((): ReadonlyArray<HostView> => []))
+
+/** `GET /api/hosts`: every host sharing the store, online or when last seen. */
+const hostList = Effect.map(hostsNow, Responses.json)
+
 const list = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
   const limit = parseLimit(new URL(request.url, "http://magi").searchParams.get("limit"))
   if (typeof limit === "string") return Responses.error(400, limit)
   const runs = yield* (yield* RunFeed).recent(limit)
+  const hosts = yield* hostsNow
   const questions = (yield* (yield* Snapshots).current).questions
   const open = new Map<string, { open: number; needsOwner: number }>()
   for (const q of questions) {
@@ -73,7 +90,13 @@ const list = Effect.gen(function* () {
   }
   return Responses.json(
     runs.map(
-      (r): RunListEntry => ({ ...r, questions_open: open.get(r.id)?.open ?? 0, questions_needs_owner: open.get(r.id)?.needsOwner ?? 0 })
+      (r): RunListEntry => ({
+        ...r,
+        questions_open: open.get(r.id)?.open ?? 0,
+        questions_needs_owner: open.get(r.id)?.needsOwner ?? 0,
+        host_offline: offlineWords(hosts, r.host) ?? null,
+        queued: queuedWords(hosts, r.id) ?? null
+      })
     )
   )
 }).pipe(Effect.catchAll(storeFailure))
@@ -100,8 +123,11 @@ const detail = Effect.gen(function* () {
     ? Option.none()
     : yield* Artifacts.tail(dir, latest.value).pipe(Effect.orElseSucceed(() => Option.none()))
   const task = yield* (yield* QueueFeed).taskOfRun(run.id)
+  const hosts = yield* hostsNow
   return Responses.json({
     ...run,
+    host_offline: offlineWords(hosts, run.host) ?? null,
+    queued: queuedWords(hosts, run.id) ?? null,
     task: Option.getOrNull(task),
     questions,
     artifacts,
@@ -132,6 +158,7 @@ const artifact = Effect.gen(function* () {
 
 export const router = HttpRouter.empty.pipe(
   HttpRouter.get("/api/runs", list),
+  HttpRouter.get("/api/hosts", hostList),
   HttpRouter.get("/api/runs/:id", detail),
   HttpRouter.get("/api/runs/:id/artifacts/:name", artifact),
   HttpRouter.head("/api/runs/:id/artifacts/:name", artifact)

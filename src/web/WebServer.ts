@@ -25,6 +25,7 @@ import { Live } from "./Live.js"
 import { defaultLimits, type Limits, limitConnections, serverOptions } from "./Connections.js"
 import { NotifySetting } from "./NotifySetting.js"
 import { NoticeFeed } from "./NoticeFeed.js"
+import { Hosts } from "../platform/Hosts.js"
 import { RunStore } from "../runs/Runs.js"
 import { RunFeed } from "./RunFeed.js"
 import * as RunsApi from "./RunsApi.js"
@@ -124,7 +125,7 @@ const services = Live.layer.pipe(
   // The planning chats, with what their turns and filing use; each chat's
   // agent roster is read from its own repository's config.
   Layer.provideMerge(Chats.layer.pipe(Layer.provideMerge(Layer.mergeAll(Agents.layer, Rosters.fromFiles)))),
-  Layer.provideMerge(Layer.mergeAll(RunStore.layer, TaskStore.layer, Devices.layer.pipe(Layer.provide(StoreBackend.StoreBackend.layer)))),
+  Layer.provideMerge(Layer.mergeAll(RunStore.layer, TaskStore.layer, Hosts.layer, Devices.layer.pipe(Layer.provide(StoreBackend.StoreBackend.layer)))),
   // The leases from an index kept in memory (one read per change of the
   // leases folder), never one read per question per request.
   Layer.provideMerge(Layer.unwrapEffect(Effect.map(QuestionStore, (store) => LeaseIndex.layer(store.root))))

@@ -13,6 +13,8 @@ import { Notices } from "../../src/daemon/Notices.js"
 import { QueueLoop, type QueueEvent } from "../../src/daemon/QueueLoop.js"
 import { RETRY_PAUSE } from "../../src/daemon/QueueDecide.js"
 import { TICK, Waiter } from "../../src/daemon/Waiter.js"
+import { Hosts } from "../../src/platform/Hosts.js"
+import { TurnSlots } from "../../src/agents/TurnSlots.js"
 import { MagiConfig, type Settings } from "../../src/platform/MagiConfig.js"
 import * as Q from "../../src/questions/Question.js"
 import { Notifier } from "../../src/questions/Notifier.js"
@@ -87,7 +89,9 @@ const startServe = (w: World, settings: Partial<Settings> = {}) =>
     const ctx = yield* Layer.buildWithScope(
       Layer.mergeAll(
         Waiter.layer,
-        QueueLoop.layer({ announce: (e) => Ref.update(w.events, (all) => [...all, e]) })
+        QueueLoop.layer({ announce: (e) => Ref.update(w.events, (all) => [...all, e]) }),
+        Hosts.layer,
+        TurnSlots.fixed(4)
       ).pipe(
         Layer.provideMerge(Notices.at(`${HOME}/notices`)),
         Layer.provideMerge(RunDriver.layer),

@@ -3,7 +3,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import { ConfigProvider, Effect, Layer, Logger } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { load, settingsOf } from "../../src/platform/MagiConfig.js"
+import { defaultHostName, defaultMaxTurns, load, settingsOf } from "../../src/platform/MagiConfig.js"
 import { MagiHome } from "../../src/platform/MagiHome.js"
 import { tempDirSync } from "../support.js"
 
@@ -91,6 +91,21 @@ describe("MagiConfig", () => {
     })
   )
 
+  it.effect("reads [host] and [repos]: the machine's hostname and a capacity from its cores and memory by default", () =>
+    Effect.gen(function* () {
+      const none = world({})
+      expect(yield* none.run(load(none.repo))).toMatchObject({ hostName: defaultHostName(), maxTurns: defaultMaxTurns(), repos: {} })
+      const set = world({ "user:config.toml": '[host]\nname = "buildbox"\nmax_turns = 3\n[repos]\napp = "/srv/src/app/"\n' })
+      expect(yield* set.run(load(set.repo))).toMatchObject({ hostName: "buildbox", maxTurns: 3, repos: { app: "/srv/src/app" } })
+      const bad = world({ "magi.toml": '[host]\nname = "../etc"\n' })
+      expect((yield* bad.run(Effect.flip(load(bad.repo)))).message).toContain("`host.name` must be 1 to 63 letters")
+      const relative = world({ "magi.toml": '[repos]\napp = "src/app"\n' })
+      expect((yield* relative.run(Effect.flip(load(relative.repo)))).message).toContain("`repos.app` must map a plain name")
+      // A 2-core 4 GiB laptop runs 2 turns; 8 cores with 4 GiB, still 2; one core, 1.
+      expect([defaultMaxTurns(2, 4 * 1024 ** 3), defaultMaxTurns(8, 4 * 1024 ** 3), defaultMaxTurns(1, 64 * 1024 ** 3), defaultMaxTurns(4, 512 * 1024 ** 2)]).toEqual([2, 2, 1, 1])
+    })
+  )
+
   it.effect("refuses a [daemon] count that is not a whole number above 0, and an implementer that names nothing", () =>
     Effect.gen(function* () {
       const zero = world({ "magi.toml": "[daemon]\nmax_concurrent_runs = 0\n" })
@@ -136,7 +151,7 @@ describe("MagiConfig", () => {
         `${user}:2: unknown key \`notify.comand\`, ignored; did you mean \`notify.command\`?`,
         `${repo}:4: unknown table [deamon], ignored; did you mean [daemon]?`,
         `${repo}:9: unknown key \`agents.fast.modle\`, ignored; did you mean \`agents.fast.model\`?`,
-        `${repo}:14: unknown table [colour], ignored; magi reads \`answer_timeout\`, [ask], [notify], [daemon], [roles], [agents], [store], [web] here`
+        `${repo}:14: unknown table [colour], ignored; magi reads \`answer_timeout\`, [ask], [notify], [daemon], [roles], [agents], [store], [web], [host], [repos] here`
       ])
       // Read again (a loop reads its config every tick): no second warning.
       yield* w.run(load(w.repo)).pipe(Effect.provide(capture))

@@ -4,6 +4,7 @@ import type { QuestionList, QuestionView } from "../Snapshot.js"
 import type { RunDetail, RunListEntry } from "../RunsApi.js"
 import type { Blocker, TaskView } from "../QueueFeed.js"
 import type { DecisionRecord } from "../../daemon/ConductorLog.js"
+import type { HostView } from "../../platform/Hosts.js"
 
 /** A page of `GET /api/questions/history`. */
 export interface HistoryPage {
@@ -11,6 +12,7 @@ export interface HistoryPage {
   readonly next: string | null
 }
 
+export type { HostView }
 export type { Blocker, DecisionRecord, QuestionList, QuestionView, RunDetail, RunListEntry, TaskView, WaiterNotice }
 
 /** A refusal from the server, with its status and the message it gave. */
@@ -88,6 +90,9 @@ export const health = () => getJson<{ readonly notifications?: boolean; readonly
 
 /** The newest runs, newest first. */
 export const listRuns = (limit = 50) => getJson<ReadonlyArray<RunListEntry>>(`/api/runs?limit=${limit}`)
+
+/** The hosts sharing the store, online or when last seen. */
+export const listHosts = () => getJson<ReadonlyArray<HostView>>("/api/hosts")
 
 /** One run with its seats, task, questions, artifacts and last output. */
 export const getRun = (id: string) => getJson<RunDetail>(`/api/runs/${encodeURIComponent(id)}`)

@@ -10,7 +10,7 @@
  * catches up when shown.
  */
 import * as Api from "./api.js"
-import type { RunDetail, RunListEntry } from "./api.js"
+import type { HostView, RunDetail, RunListEntry } from "./api.js"
 import { time } from "./card.js"
 import { el, withCode } from "./dom.js"
 import { coalesced, decoded, message, type Revisions, type View } from "./view.js"
@@ -47,6 +47,8 @@ const runItem = (r: RunListEntry, now: number) => {
     el("span", { class: "card-head" }, el("span", { class: `status ${kind}` }, label), " ", time(r.created_at, now), el("span", { class: "short" }, short(r.id))),
     el("span", { class: "summary" }, titleOf(r.instruction)),
     el("span", { class: "who" }, [r.branch, ...r.seats.map((s) => s.agent)].filter((s) => s !== "").join(" · ")),
+    r.host_offline === null ? null : el("span", { class: "notice error host-offline" }, r.host_offline),
+    r.queued === null ? null : el("span", { class: "notice waiting queued" }, r.queued),
     r.questions_needs_owner > 0
       ? el("span", { class: "notice waiting" }, r.questions_needs_owner === 1 ? "1 question waits for you" : `${r.questions_needs_owner} questions wait for you`)
       : null
@@ -81,12 +83,15 @@ const runPage = (r: RunDetail, now: number) => {
     { class: `card run-detail ${kind}`, attrs: { "data-id": r.id } },
     el("header", { class: "card-head" }, el("span", { class: `status ${kind}` }, label), " ", time(r.created_at, now), el("span", { class: "short" }, short(r.id))),
     el("h3", { class: "summary" }, titleOf(r.instruction)),
+    r.host_offline === null ? null : el("p", { class: "notice error host-offline" }, `${r.host_offline}: its seats resume when it is back; answers given meanwhile wait for it`),
+    r.queued === null ? null : el("p", { class: "notice waiting queued" }, `Its next turn is ${r.queued}; it starts when one ends.`),
     r.reason === "" ? null : el("p", { class: "notice error reason" }, r.reason, ...logLink(r)),
     el(
       "dl",
       { class: "fields" },
       field("Branch", el("code", {}, r.branch)),
       field("From", el("code", {}, `${r.base} @ ${r.base_commit.slice(0, 10)}`)),
+      field("Host", r.host ?? null),
       field("Repo", el("code", {}, r.repo)),
       field("Worktree", el("code", {}, r.worktree)),
       field("Updated", time(r.updated_at, now)),
@@ -162,7 +167,9 @@ export const runsView = (): View => {
   const list = el("div", { class: "list runs-list" })
   const empty = el("p", { class: "empty muted", attrs: { hidden: true } }, ...withCode("No runs yet. `magi run TEXT` starts one; the queue starts them for you."))
   const more = el("button", { class: "more-runs", attrs: { type: "button", hidden: true } }, "Show older runs")
-  const listPart = el("section", { class: "runs-index", attrs: { "aria-label": "Runs" } }, el("h2", {}, "Runs"), empty, list, more)
+  // One line of the hosts sharing the store, so a host that went down is seen before its runs are.
+  const hostsLine = el("p", { class: "hosts-line muted", attrs: { hidden: true } })
+  const listPart = el("section", { class: "runs-index", attrs: { "aria-label": "Runs" } }, el("h2", {}, "Runs"), hostsLine, empty, list, more)
   const back = el("a", { class: "back", attrs: { href: "#/runs" } }, "← All runs")
   const detailBox = el("div", { class: "run-box" })
   const detailPart = el("section", { class: "run-page", attrs: { "aria-label": "Run", hidden: true } }, back, detailBox)
@@ -194,15 +201,30 @@ export const runsView = (): View => {
     more.hidden = runs.length < limit || limit >= MAX_RUNS
   }
 
+  const drawHosts = (hosts: ReadonlyArray<HostView>) => {
+    hostsLine.hidden = hosts.length === 0
+    hostsLine.replaceChildren(
+      "Hosts: ",
+      ...hosts.flatMap((h, i) => [
+        i === 0 ? "" : " · ",
+        el("span", { class: h.online ? "host online" : "host offline", attrs: { "data-host": h.name } }, h.online ? `${h.name} (online, ${h.turns}/${h.max_turns} turns)` : `${h.name} (offline since ${new Date(h.last_seen).toLocaleString()})`)
+      ])
+    )
+  }
+
   const load = coalesced(async () => {
     stale = false
     const id = current
     if (id === undefined) {
-      await Api.listRuns(limit).then((rs) => {
-        runs = rs
-        banner.hidden = true
-        drawList()
-      }, fail("the runs"))
+      await Promise.all([
+        Api.listRuns(limit).then((rs) => {
+          runs = rs
+          banner.hidden = true
+          drawList()
+        }, fail("the runs")),
+        // The hosts line is a courtesy: an older server without it leaves the line hidden.
+        Api.listHosts().then(drawHosts, () => drawHosts([]))
+      ])
     } else {
       await Api.getRun(id).then(
         (r) => {

@@ -1,0 +1,100 @@
+// Two hosts on one PostgreSQL store (a server this bench starts itself on
+// 127.0.0.1, scripts/pg/server.mjs): host alpha runs `magi serve`, host
+// beta serves the page (`magi web`, with its own loop). Each round, a run on
+// alpha asks (the fake `command` agent of test/fixtures/ask-agent.mjs) and its
+// `magi ask` is killed; the owner answers on beta's page; alpha's waiter
+// resumes the seat. Measured: the answer's POST on beta → the resumed turn
+// starting on alpha (the agent's own log line), MAGI_BENCH_ROUNDS rounds.
+// Also checked: beta never starts a turn of alpha's run.
+//
+// Not measured yet (see docs/hosts.md, "Not yet"): 3 hosts draining N tasks
+// against one, and a page on one host seeing a change made on another.
+import { execFileSync, spawn } from "node:child_process"
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join, resolve } from "node:path"
+import Pg from "pg"
+import { startServer, databaseUrl } from "../pg/server.mjs"
+import { MAGI, isolatedEnv, median, ms, onExit, run, size, tempDir, track } from "./lib.mjs"
+
+const ROUNDS = size("ROUNDS", 10)
+const ASK_AGENT = resolve("test/fixtures/ask-agent.mjs")
+const sleep = (n) => new Promise((r) => setTimeout(r, n))
+
+const server = await startServer()
+onExit(() => server.stop())
+const admin = new Pg.Client({ connectionString: server.url })
+await admin.connect()
+await admin.query("CREATE DATABASE magi_bench_hosts")
+const url = databaseUrl(server.url, "magi_bench_hosts")
+const children = new Set()
+
+const host = (name) => {
+  const o = isolatedEnv()
+  mkdirSync(join(o.top, "config", "magi"), { recursive: true })
+  writeFileSync(join(o.top, "config", "magi", "config.toml"), `[host]\nname = "${name}"\n`)
+  return { ...o, env: { ...o.env, MAGI_STORE_URL: url } }
+}
+const start = (h, args, cwd, extra = {}) => {
+  const child = track(spawn(process.execPath, [MAGI, ...args], { cwd, env: { ...h.env, ...extra }, stdio: ["ignore", "pipe", "pipe"] }))
+  let out = ""
+  let err = ""
+  child.stdout.on("data", (d) => (out += d))
+  child.stderr.on("data", (d) => (err += d))
+  children.add(child)
+  child.on("close", () => children.delete(child))
+  return { child, out: () => out, err: () => err }
+}
+const until = async (what, ok, limit = 60_000) => {
+  for (const end = Date.now() + limit; Date.now() < end; await sleep(5)) if (await ok()) return
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+try {
+  const alpha = host("alpha")
+  const beta = host("beta")
+  const log = join(tempDir("magi-bench-log-"), "agent.jsonl")
+  const repo = join(alpha.top, "repo")
+  mkdirSync(repo)
+  const git = (...args) => execFileSync("git", args, { cwd: repo, stdio: "pipe" })
+  git("init", "-q", "-b", "trunk")
+  git("-c", "user.email=b@b", "-c", "user.name=b", "commit", "-q", "--allow-empty", "-m", "init")
+  writeFileSync(join(repo, "magi.toml"), `[agents.fake]\nkind = "command"\ncommand = ${JSON.stringify(["node", ASK_AGENT])}\n`)
+  const agentEnv = { FAKE_AGENT_LOG: log }
+  // The first command migrates the schema.
+  await run(process.execPath, [MAGI, "answer", "--list"], { cwd: repo, env: alpha.env })
+  start(alpha, ["serve"], repo, agentEnv)
+  const web = start(beta, ["web", "--bind", "127.0.0.1", "--port", "0"], beta.cwd, agentEnv)
+  await until("beta's page", () => /^http:\/\/\S+/m.test(web.out()))
+  const page = /^(http:\/\/\S+)/m.exec(web.out())[1]
+  const turns = () => (existsSync(log) ? readFileSync(log, "utf8").trim().split("\n").filter((l) => l !== "").length : 0)
+  const samples = []
+  for (let round = 0; round < ROUNDS; round++) {
+    const asked = await run(process.execPath, [MAGI, "run", `Round ${round}: pick a backend`], { cwd: repo, env: { ...alpha.env, ...agentEnv } })
+    if (asked.code !== 0) throw new Error(`magi run failed in round ${round}`)
+    // The killed asker's lease (on alpha's disk) is aged, as a dead asker's is after its ttl.
+    const leases = join(alpha.home, "questions", "leases")
+    for (const f of existsSync(leases) ? readdirSync(leases) : []) {
+      const file = join(leases, f)
+      writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, "utf8")), beat_at: "2000-01-01T00:00:00Z" }))
+    }
+    const open = (await (await fetch(`${page}/api/questions`)).json()).open
+    const q = open.find((x) => x.summary === "Which backend?")
+    const before = turns()
+    const t0 = performance.now()
+    const answered = await fetch(`${page}/api/questions/${q.id}/answer`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ choice: "SQLite" }) })
+    if (answered.status !== 200) throw new Error(`answer refused: ${answered.status}`)
+    await until("alpha to resume the seat", () => turns() > before)
+    samples.push(performance.now() - t0)
+  }
+  const calls = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l))
+  // beta's loop says each delivery it makes: it must make none of alpha's.
+  const onBeta = (web.err().match(/delivered the owner's/g) ?? []).length
+  console.log(`hosts: answer on beta → seat resumed on alpha, over ${ROUNDS} rounds: median ${ms(median(samples))}, max ${ms(Math.max(...samples))}`)
+  console.log(`hosts: turns started by beta for alpha's runs: ${onBeta}; resumed turns: ${calls.filter((c) => c.turn === 2).length} of ${ROUNDS}`)
+} finally {
+  for (const c of children) c.kill("SIGTERM")
+  await sleep(1500)
+  for (const c of children) c.kill("SIGKILL")
+  await admin.end().catch(() => {})
+  server.stop()
+}

@@ -1,0 +1,223 @@
+/**
+ * Hosts: the machines sharing one store. A worktree and an agent's CLI
+ * session exist on one machine only, while questions, answers and tasks
+ * belong to the whole installation, so each loop (`magi serve`, or `magi
+ * web` running the waiter) says which host it is:
+ *
+ * - **the name is claimed** (`hosts/<name>`, `Claims` on the configured
+ *   backend: one row on PostgreSQL, which every host sees), so two live loops
+ *   calling themselves one host are impossible: the second is refused, rather
+ *   than two daemons resuming one host's seats;
+ * - **the host's record** (`hosts/<name>`, a record kind on `StoreBackend`)
+ *   says what it is (magi version, the repositories it can run, its turn
+ *   capacity) and when it was last seen; it stays when the host goes, so
+ *   "offline since …" can be said of it;
+ * - both are renewed every `HEARTBEAT` on Effect's Clock; a host whose beats
+ *   stop for `STALE_AFTER` is offline (on its own machine a dead pid is known
+ *   at once, so a restart there is let in straight away).
+ */
+import { FileSystem } from "@effect/platform"
+import { Clock, Context, Data, Duration, Effect, Either, Layer, Option, Schedule, Schema, type Scope } from "effect"
+import * as NodeOs from "node:os"
+import { defaults, MagiConfig } from "./MagiConfig.js"
+import * as StoreBackend from "./StoreBackend.js"
+import { parseVersioned } from "./VersionedJson.js"
+import { VERSION } from "./Version.js"
+
+/** How often a host says it is alive. */
+export const HEARTBEAT = Duration.seconds(5)
+
+/** Six missed heartbeats: the host is gone, not just slow (as the home's own loop claim). */
+export const STALE_AFTER = Duration.seconds(30)
+
+export const HOST_SCHEMA = 1
+
+export const HostRecord = Schema.Struct({
+  schema: Schema.Number,
+  name: Schema.String,
+  /** The magi version the host runs. */
+  version: Schema.String,
+  /** The machine's own hostname and the loop's pid there. */
+  machine: Schema.String,
+  pid: Schema.Number,
+  /** The repository names it can run (`[repos]`). */
+  repos: Schema.Array(Schema.String),
+  /** `[host] max_turns`. */
+  max_turns: Schema.Number,
+  /** Agent turns it runs now, and turns waiting for room. */
+  turns: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  queued: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  /** The turns waiting for room, by run, and how many turns are ahead of each. */
+  waiting: Schema.optionalWith(Schema.Array(Schema.Struct({ run: Schema.String, ahead: Schema.Number })), { default: () => [] }),
+  started_at: Schema.String,
+  seen_at: Schema.String,
+  /** Set when the loop stopped in order; a host killed never says so, and is judged by `seen_at`. */
+  stopped_at: Schema.optional(Schema.String)
+})
+export type HostRecord = typeof HostRecord.Type
+
+/** A host as the page and `magi hosts` show it. */
+export type HostView = HostRecord & {
+  readonly online: boolean
+  /** When it was last heard from (its last beat, or its orderly stop). */
+  readonly last_seen: string
+}
+
+export class HostError extends Data.TaggedError("HostError")<{ readonly message: string; readonly cause?: unknown }> {}
+
+/** Another live loop holds this host's name. */
+export class HostTaken extends Data.TaggedError("HostTaken")<{ readonly name: string; readonly pid: number; readonly message: string }> {}
+
+const decodeStrict = Schema.decodeUnknownEither(HostRecord, { onExcessProperty: "ignore", errors: "first" })
+
+export const decode = (body: string, source: string): Either.Either<HostRecord, HostError> =>
+  parseVersioned(body, source, HOST_SCHEMA, () => `host ${source}`).pipe(
+    Either.mapLeft((message) => new HostError({ message })),
+    Either.flatMap((raw) => Either.mapLeft(decodeStrict(raw), (e) => new HostError({ message: `${source} is not a host record magi can read: ${e.message}` })))
+  )
+
+export const encode = (host: HostRecord): string => JSON.stringify(host, null, 2) + "\n"
+
+/** The host kind, as `StoreBackend.records` takes it. */
+export const hostRecords: StoreBackend.KindOptions<HostRecord, HostError, HostError, HostError> = {
+  folder: "hosts",
+  kind: { noun: "host", decode, encode, idOf: (h: HostRecord) => h.name, maxBytes: 64 * 1024 },
+  errors: {
+    notFound: (message) => new HostError({ message }),
+    unreadable: (message) => new HostError({ message }),
+    failed: (message, cause) => new HostError({ message, cause })
+  }
+}
+
+/** The name's claim: stale once its beats stop for `STALE_AFTER`. */
+const NAME_CLAIM = { ttl: STALE_AFTER } as const
+
+/** Online: heard from within `STALE_AFTER`, and not stopped in order since. */
+export const viewOf = (host: HostRecord, nowMs: number): HostView => {
+  const seen = Date.parse(host.seen_at)
+  const online = host.stopped_at === undefined && Number.isFinite(seen) && nowMs - seen <= Duration.toMillis(STALE_AFTER)
+  return { ...host, online, last_seen: host.stopped_at ?? host.seen_at }
+}
+
+/** "host buildbox offline since 2026-…", or nothing when `name` is online (or unknown: a run from before hosts). */
+export const offlineWords = (hosts: ReadonlyArray<HostView>, name: string | undefined): string | undefined => {
+  if (name === undefined) return undefined
+  const host = hosts.find((h) => h.name === name)
+  if (host === undefined || host.online) return undefined
+  return `host ${name} offline since ${host.last_seen}`
+}
+
+/** "queued behind 3 turns on buildbox" for a run whose turn waits for room on its host, else nothing. */
+export const queuedWords = (hosts: ReadonlyArray<HostView>, run: string): string | undefined => {
+  for (const h of hosts) {
+    if (!h.online) continue
+    const w = h.waiting.find((x) => x.run === run)
+    if (w !== undefined) return `queued behind ${w.ahead} turn${w.ahead === 1 ? "" : "s"} on ${h.name}`
+  }
+  return undefined
+}
+
+/** What this host's loop says of itself beside its beat. */
+export interface Load {
+  readonly turns: number
+  readonly queued: number
+  readonly waiting: ReadonlyArray<{ readonly run: string; readonly ahead: number }>
+}
+
+export interface Registered {
+  readonly name: string
+  /** Write the record now (after the load changed). */
+  readonly refresh: Effect.Effect<void>
+  /** Never succeeds; fails when the name was taken over while this loop was not beating (paused past `STALE_AFTER`). */
+  readonly lost: Effect.Effect<never, HostTaken>
+}
+
+export interface HostsShape {
+  /** This process's host name (`[host] name`). */
+  readonly self: string
+  /** Claim the name and beat for the rest of the scope; refused when another live loop has it. */
+  readonly register: (load?: Effect.Effect<Load>) => Effect.Effect<Registered, HostTaken | HostError, Scope.Scope>
+  /** Every host that ever registered on this store, by name. */
+  readonly list: Effect.Effect<ReadonlyArray<HostView>, HostError>
+}
+
+export class Hosts extends Context.Tag("magi/Hosts")<Hosts, HostsShape>() {
+  static layer = Layer.effect(Hosts, Effect.suspend(() => make())).pipe(Layer.provide(StoreBackend.StoreBackend.layer))
+}
+
+const iso = (ms: number) => new Date(ms).toISOString()
+
+export const make = Effect.fn("Hosts.make")(function* () {
+  // A process without a config of its own (a page served in a test) reads the hosts as the defaults' host.
+  const config = Option.getOrElse(yield* Effect.serviceOption(MagiConfig), () => defaults)
+  const records = yield* StoreBackend.records(hostRecords)
+  const claims = yield* StoreBackend.claims("hosts", ".claim")
+  const fs = yield* FileSystem.FileSystem
+  const name = config.hostName
+
+  const list = Effect.gen(function* () {
+    const now = yield* Clock.currentTimeMillis
+    const { records: all } = yield* records.scan
+    return [...all].sort((a, b) => a.name.localeCompare(b.name)).map((h) => viewOf(h, now))
+  })
+
+  const register = (load: Effect.Effect<Load> = Effect.succeed({ turns: 0, queued: 0, waiting: [] })) =>
+    Effect.gen(function* () {
+      const startedAt = iso(yield* Clock.currentTimeMillis)
+      const recordNow = (stopped: boolean) =>
+        Effect.gen(function* () {
+          const now = iso(yield* Clock.currentTimeMillis)
+          const { turns, queued, waiting } = yield* load
+          const record: HostRecord = {
+            schema: HOST_SCHEMA,
+            name,
+            version: VERSION,
+            machine: NodeOs.hostname(),
+            pid: process.pid,
+            repos: Object.keys(config.repos).sort(),
+            max_turns: config.maxTurns,
+            turns,
+            queued,
+            waiting,
+            started_at: startedAt,
+            seen_at: now,
+            ...(stopped ? { stopped_at: now } : {})
+          }
+          yield* records.put(record)
+        })
+      const got = yield* claims.acquire(name, NAME_CLAIM, { started_at: startedAt }).pipe(Effect.mapError((e) => new HostError({ message: e.message, cause: e })))
+      if (Either.isLeft(got)) {
+        const other = got.left
+        return yield* new HostTaken({
+          name,
+          pid: other.owner.pid,
+          message:
+            `host name ${name} is taken by another live magi loop (pid ${other.owner.pid} on ${other.owner.host || "another machine"}); ` +
+            "each machine sharing the store needs a name of its own: set `[host] name` in its config"
+        })
+      }
+      const mine = got.right
+      yield* recordNow(false)
+      yield* Effect.addFinalizer(() =>
+        Effect.zipRight(recordNow(true).pipe(Effect.ignore), claims.release(mine))
+      )
+      const takenOver = new HostTaken({
+        name,
+        pid: 0,
+        message: `another magi loop took the host name ${name} over while this one was not beating (paused?); this one stops`
+      })
+      const beat = Effect.gen(function* () {
+        const still = yield* claims.renew(mine).pipe(Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not renew host ${name}: ${e.message}`), true)))
+        if (!still) return yield* takenOver
+        yield* recordNow(false).pipe(Effect.catchAll((e) => Effect.logWarning(`could not record host ${name}: ${e.message}`)))
+      })
+      const beating = yield* Effect.forkScoped(Effect.repeat(beat, Schedule.spaced(HEARTBEAT)).pipe(Effect.delay(HEARTBEAT)))
+      return {
+        name,
+        refresh: recordNow(false).pipe(Effect.ignore),
+        lost: Effect.flatMap(beating.await, () => Effect.fail(takenOver))
+      } satisfies Registered
+    }).pipe(Effect.provideService(FileSystem.FileSystem, fs))
+
+  return { self: name, register, list } satisfies HostsShape
+})
