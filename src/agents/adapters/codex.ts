@@ -108,7 +108,12 @@ const mcpOverrides = (server: McpServerSpec): ReadonlyArray<string> => {
     ["command", toml(server.command)],
     ["args", `[${server.args.map(toml).join(",")}]`],
     ["env", `{${env}}`],
-    ["tool_timeout_sec", String(Duration.toSeconds(CODEX_MCP_TIMEOUT))]
+    ["tool_timeout_sec", String(Duration.toSeconds(CODEX_MCP_TIMEOUT))],
+    // codex asks before every MCP tool call by default, and with
+    // approval_policy="never" that is a refusal ("MCP tool call requires
+    // approval, but approval policy is never"): asking the owner is
+    // approved up front (one of auto, prompt, writes, approve).
+    ["default_tools_approval_mode", toml("approve")]
   ].flatMap(([field, value]) => ["-c", `${key}.${field}=${value}`])
 }
 
