@@ -92,9 +92,9 @@ const parse = (out: string): Parsed => {
 
 /**
  * The tool-call timeout magi registers its server with
- * (`mcp_servers.magi.tool_timeout_sec`); codex's own default is 60 s
- * (measured in the compat suite), which would cut every wait to under a
- * minute and a model request with it. Twelve minutes gives a ten-minute slice.
+ * (`mcp_servers.magi.tool_timeout_sec`); codex's own default is 300 s
+ * (measured: test/compat/mcp-timeouts.compat.test.ts). Twelve minutes gives
+ * a ten-minute slice: one model request per ten minutes of waiting.
  */
 export const CODEX_MCP_TIMEOUT = Duration.minutes(12)
 
