@@ -5,7 +5,9 @@
  * with the exact `wait` to make next, before that.
  *
  * Measured against the pinned CLIs (test/compat/mcp-timeouts.compat.test.ts):
- * see MCP_TOOL_TIMEOUTS.
+ * see MCP_TOOL_TIMEOUTS. By hand (`magi mcp --client X`) that gives claude
+ * 10 min (MAX_SLICE), codex 250 s and opencode 50 s; `magi run` registers
+ * the server with a 12-minute timeout on every CLI and a 10-minute slice.
  */
 import { Duration } from "effect"
 
@@ -14,12 +16,20 @@ export type McpClient = "claude" | "codex" | "opencode"
 export const MCP_CLIENTS: ReadonlyArray<McpClient> = ["claude", "codex", "opencode"]
 
 /**
- * Each client's MCP tool-call timeout with nothing configured.
- * PLACEHOLDER until measured.
+ * Each client's MCP tool-call timeout with nothing configured, for the
+ * pinned versions:
+ * - claude 2.1.328: `MCP_TOOL_TIMEOUT`, 100,000,000 ms by default, but a
+ *   stdio call with no progress for 30 minutes is given up
+ *   (`CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT`); read from the binary. The idle
+ *   limit is the one that bites.
+ * - codex 0.169.0: `tool_timeout_sec`, measured 300 s ("timed out awaiting
+ *   tools/call after 300s"; test/compat/mcp-timeouts.compat.test.ts).
+ * - opencode 1.18.33: the MCP SDK's request timeout, measured 60 s (the
+ *   model read "MCP error -32001: Request timed out" 62 s after its call).
  */
 export const MCP_TOOL_TIMEOUTS: Readonly<Record<McpClient, Duration.Duration>> = {
-  claude: Duration.seconds(60),
-  codex: Duration.seconds(60),
+  claude: Duration.minutes(30),
+  codex: Duration.seconds(300),
   opencode: Duration.seconds(60)
 }
 

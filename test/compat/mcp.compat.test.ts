@@ -190,9 +190,11 @@ describe("magi mcp with the real agent CLIs", () => {
         const outputs = toolOutputs(request.body)
         if (outputs.some((o) => o.includes("SQLite") && !o.includes("Which database"))) return { kind: "message", text: "Done: went with SQLite." }
         if (outputs.length > 0) return { kind: "message", text: `unexpected tool output: ${outputs.join(" | ")}` }
-        toolName = askToolIn((request.body.tools ?? []).map((t) => t.name ?? ""))
+        // codex offers an MCP server's tools as one namespace, `mcp__magi`, holding `ask`, `reply` and `wait`.
+        const namespace = (request.body.tools ?? []).find((t) => t.type === "namespace" && t.name === "mcp__magi")
+        toolName = namespace?.tools?.map((t) => t.name).find((n) => n === "ask")
         if (toolName === undefined) return { kind: "message", text: `no magi ask tool offered: ${JSON.stringify(request.body.tools?.map((t) => t.name ?? t.type))}` }
-        return { kind: "call", name: toolName, args: ASK }
+        return { kind: "call", namespace: "mcp__magi", name: toolName, args: ASK }
       })
       cleanups.push(() => standIn.close())
       const codexHome = NodePath.join(dir, "codex-home")
@@ -203,10 +205,10 @@ describe("magi mcp with the real agent CLIs", () => {
       const home = NodePath.join(dir, "magi-home")
       const env = { ...standIn.proxyEnv, MAGI_HOME: home, HOME: userHome, CODEX_HOME: codexHome, XDG_CONFIG_HOME: NodePath.join(dir, "no-config") }
       const running = magi(repo, env, "run", "Pick a database for the cache.")
-      await ownerAnswers(home, env, repo, running, () => JSON.stringify(standIn.requests.map((r) => toolOutputs(r.body))))
+      await ownerAnswers(home, env, repo, running, () => JSON.stringify(standIn.requests.map((r) => [r.path, toolOutputs(r.body), (r.body.input ?? []).filter((i) => i.type === "function_call")])))
       const ran = await running
       expect(ran.code, `${ran.stderr}\n${JSON.stringify(standIn.requests.map((r) => toolOutputs(r.body)))}`).toBe(0)
-      expect(toolName).toMatch(/magi/)
+      expect(toolName).toBe("ask")
       const last = standIn.requests.filter((r) => r.path.endsWith("/responses")).at(-1)!
       const output = toolOutputs(last.body).join("\n")
       expect(output).toContain("SQLite")

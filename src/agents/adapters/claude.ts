@@ -52,8 +52,8 @@ export const ROOT_ADVICE =
  * The tool-call timeout magi registers its server with. claude's own, with
  * nothing set, is MCP_TOOL_TIMEOUT's 100,000,000 ms (about 28 hours), but a
  * stdio call with no progress for 30 minutes is given up
- * (CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT's default; read from the pinned
- * 2.1.328 and proven in the compat suite). Twelve minutes sits well under
+ * (CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT's default; both read from the
+ * pinned 2.1.328's code, too long to measure in a test). Twelve minutes sits well under
  * both and gives a ten-minute slice.
  */
 export const CLAUDE_MCP_TIMEOUT = Duration.minutes(12)

@@ -92,9 +92,9 @@ const parse = (out: string): Parsed => {
 
 /**
  * The tool-call timeout magi registers its server with
- * (`mcp_servers.magi.tool_timeout_sec`); codex's own default is 60 s
- * (measured in the compat suite), which would cut every wait to under a
- * minute and a model request with it. Twelve minutes gives a ten-minute slice.
+ * (`mcp_servers.magi.tool_timeout_sec`); codex's own default is 300 s
+ * (measured: test/compat/mcp-timeouts.compat.test.ts). Twelve minutes gives
+ * a ten-minute slice: one model request per ten minutes of waiting.
  */
 export const CODEX_MCP_TIMEOUT = Duration.minutes(12)
 
@@ -108,7 +108,12 @@ const mcpOverrides = (server: McpServerSpec): ReadonlyArray<string> => {
     ["command", toml(server.command)],
     ["args", `[${server.args.map(toml).join(",")}]`],
     ["env", `{${env}}`],
-    ["tool_timeout_sec", String(Duration.toSeconds(CODEX_MCP_TIMEOUT))]
+    ["tool_timeout_sec", String(Duration.toSeconds(CODEX_MCP_TIMEOUT))],
+    // codex asks before every MCP tool call by default, and with
+    // approval_policy="never" that is a refusal ("MCP tool call requires
+    // approval, but approval policy is never"): asking the owner is
+    // approved up front (one of auto, prompt, writes, approve).
+    ["default_tools_approval_mode", toml("approve")]
   ].flatMap(([field, value]) => ["-c", `${key}.${field}=${value}`])
 }
 

@@ -33,7 +33,7 @@ export interface RecordedRequest {
 export interface ResponsesBody {
   readonly model?: string
   readonly input?: ReadonlyArray<InputItem>
-  readonly tools?: ReadonlyArray<{ readonly name?: string; readonly type?: string }>
+  readonly tools?: ReadonlyArray<{ readonly name?: string; readonly type?: string; readonly tools?: ReadonlyArray<{ readonly name?: string }> }>
   readonly [key: string]: unknown
 }
 
@@ -49,7 +49,8 @@ export interface InputItem {
 
 /** What the stand-in answers one request with. */
 export type Step =
-  | { readonly kind: "call"; readonly name: string; readonly args: Record<string, unknown> }
+  /** A function call; `namespace` for a tool codex groups under one (an MCP server's: `mcp__magi`). */
+  | { readonly kind: "call"; readonly name: string; readonly args: Record<string, unknown>; readonly namespace?: string }
   | { readonly kind: "message"; readonly text: string }
   /** An HTTP error with an OpenAI-style body, e.g. a 429 usage limit. */
   | { readonly kind: "http"; readonly status: number; readonly body: unknown }
@@ -124,7 +125,14 @@ const answer = (res: Http.ServerResponse, step: Step, n: number) => {
     case "message": {
       const item =
         step.kind === "call"
-          ? { type: "function_call", id: `fc_${n}`, call_id: `call_${n}`, name: step.name, arguments: JSON.stringify(step.args) }
+          ? {
+              type: "function_call",
+              id: `fc_${n}`,
+              call_id: `call_${n}`,
+              name: step.name,
+              ...(step.namespace === undefined ? {} : { namespace: step.namespace }),
+              arguments: JSON.stringify(step.args)
+            }
           : { type: "message", role: "assistant", id: `msg_${n}`, content: [{ type: "output_text", text: step.text, annotations: [] }] }
       res.writeHead(200, { "content-type": "text/event-stream" })
       return res.end(
