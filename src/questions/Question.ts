@@ -146,7 +146,14 @@ export const Question = Schema.Struct({
    * from a task that may have changed since. Absent on every other question,
    * so their files are unchanged.
    */
-  deputy_brief: Schema.optional(Schema.String)
+  deputy_brief: Schema.optional(Schema.String),
+  /**
+   * A tool approval's mark (`approvals/Approval.ts`): the tool, a digest of
+   * its input, and the rule "Always allow" saves. Only the owner decides an
+   * approval, never a deputy or the conductor. Absent on every other
+   * question, so their files are unchanged.
+   */
+  approval: Schema.optional(Schema.Struct({ tool: Schema.String, digest: Schema.String, rule: Schema.String }))
 })
 export type Question = typeof Question.Type
 
@@ -227,6 +234,8 @@ export interface NewQuestion {
   readonly cwd?: string
   /** A conductor question's brief for its deputy. */
   readonly deputyBrief?: string
+  /** A tool approval's mark. */
+  readonly approval?: { readonly tool: string; readonly digest: string; readonly rule: string }
 }
 
 /** A fresh, open question with no conversation and no recorded deadline yet. */
@@ -251,7 +260,8 @@ export const make = (input: NewQuestion): Question => ({
   delivered_turns: 0,
   answer_delivered: false,
   waiter: null,
-  ...(input.deputyBrief === undefined ? {} : { deputy_brief: input.deputyBrief })
+  ...(input.deputyBrief === undefined ? {} : { deputy_brief: input.deputyBrief }),
+  ...(input.approval === undefined ? {} : { approval: input.approval })
 })
 
 const decodeShape = Schema.decodeUnknownEither(Question, { errors: "first" })

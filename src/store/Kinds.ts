@@ -16,6 +16,7 @@
  * kind of its own.
  */
 import * as StoreMigration from "../platform/StoreMigration.js"
+import { savedRuleRecords } from "../approvals/SavedRules.js"
 import { chatRecords } from "../chat/ChatRecords.js"
 import { deputyRecords } from "../daemon/Deputies.js"
 import { noticeRecords } from "../daemon/Notices.js"
@@ -31,5 +32,6 @@ export const kinds: ReadonlyArray<StoreMigration.MigrationKind> = [
   StoreMigration.kindOf(runRecords),
   StoreMigration.kindOf(chatRecords),
   StoreMigration.kindOf(noticeRecords),
-  StoreMigration.kindOf(deputyRecords)
+  StoreMigration.kindOf(deputyRecords),
+  StoreMigration.kindOf(savedRuleRecords)
 ]
