@@ -11,6 +11,7 @@
  *   args = ["--verbose"]       # appended to every call
  *   env = { FOO = "bar" }
  *   wait_slice = 90            # seconds one `magi ask` may block (default: per kind)
+ *   mcp = true                 # give it magi's ask/reply/wait as MCP tools (default: where the CLI speaks MCP)
  *
  * For `kind = "command"`, `command` is the whole argv with `{prompt_file}`,
  * `{cwd}`, `{label}` and `{session}` filled in per call.
@@ -40,6 +41,12 @@ export interface AgentSpec {
    * before its shell tool gives up on the command.
    */
   readonly waitSliceSecs?: number
+  /**
+   * `[agents.<id>] mcp`: register `magi mcp` with this agent's CLI, so it
+   * asks through tools rather than its shell. Unset: on where the kind
+   * supports it (`mcpByDefault`).
+   */
+  readonly mcp?: boolean
 }
 
 export class RosterError extends Data.TaggedError("RosterError")<{ readonly message: string }> {}
@@ -73,6 +80,8 @@ export const specOf = (id: string, t: Table, files: ReadonlyArray<string>): Eith
   const slice = t.wait_slice
   if (slice !== undefined && !(typeof slice === "number" && Number.isInteger(slice) && slice > 0))
     return { error: `${where}: wait_slice must be a whole number of seconds above 0, not ${JSON.stringify(slice)}` }
+  if (t.mcp !== undefined && typeof t.mcp !== "boolean")
+    return { error: `${where}: mcp must be true or false, not ${JSON.stringify(t.mcp)}` }
   return {
     spec: {
       id,
@@ -81,7 +90,8 @@ export const specOf = (id: string, t: Table, files: ReadonlyArray<string>): Eith
       model: typeof t.model === "string" && t.model !== "" ? t.model : null,
       args,
       env: env as Record<string, string>,
-      ...(slice === undefined ? {} : { waitSliceSecs: slice })
+      ...(slice === undefined ? {} : { waitSliceSecs: slice }),
+      ...(t.mcp === undefined ? {} : { mcp: t.mcp })
     }
   }
 }

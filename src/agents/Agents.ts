@@ -23,7 +23,8 @@ import type { AgentKind, AgentSpec } from "./AgentRoster.js"
 import type { MagiName } from "./Prompts.js"
 import { errorLine } from "./ErrorLine.js"
 import { MagiHome } from "../platform/MagiHome.js"
-import { type AgentAdapter, plainMessage, type Plan, type PlanInput } from "./adapters/Adapter.js"
+import { type AgentAdapter, type McpServerSpec, plainMessage, type Plan, type PlanInput } from "./adapters/Adapter.js"
+import { sliceUnder } from "../mcp/Slices.js"
 import { agy } from "./adapters/agy.js"
 import { claude } from "./adapters/claude.js"
 import { codex } from "./adapters/codex.js"
@@ -83,6 +84,36 @@ export const plan = (agent: AgentSpec, input: PlanInput): Plan => ADAPTERS[agent
  * which ends before that CLI's shell tool stops waiting on the command (as
  * the agent's environment sets that limit, for a CLI that lets it).
  */
+/** Does this seat ask through `magi mcp`? `[agents.<id>] mcp`, else wherever its CLI speaks MCP. */
+export const usesMcp = (agent: AgentSpec): boolean => ADAPTERS[agent.kind].mcp !== undefined && agent.mcp !== false
+
+/**
+ * What the environment an MCP server needs from the agent's: magi's own
+ * variables, and where magi finds its config and store. Passed explicitly,
+ * because a CLI may start its MCP servers with a cleaned environment.
+ */
+const MCP_ENV = /^(MAGI_[A-Z_]+|PATH|HOME|XDG_CONFIG_HOME|XDG_DATA_HOME)$/
+
+/** `magi mcp` as this seat's CLI should start it, or undefined when the seat asks by shell. */
+export const mcpServer = (
+  agent: AgentSpec,
+  magi: string,
+  env: Readonly<Record<string, string>>,
+  cwd: string
+): McpServerSpec | undefined => {
+  const support = ADAPTERS[agent.kind].mcp
+  if (support === undefined || agent.mcp === false) return undefined
+  const passed: Record<string, string> = {}
+  for (const [k, v] of Object.entries({ ...process.env, ...env })) if (v !== undefined && MCP_ENV.test(k)) passed[k] = v
+  // The question records where the agent works, whatever folder its CLI starts the server in.
+  passed.MAGI_CWD = cwd
+  return {
+    command: magi,
+    args: ["mcp", "--client", support.client, "--slice", String(Duration.toSeconds(sliceUnder(support.timeout)))],
+    env: passed
+  }
+}
+
 export const waitSliceSecs = (agent: AgentSpec, processEnv: Readonly<Record<string, string | undefined>> = process.env): number =>
   agent.waitSliceSecs ??
   Math.floor(
@@ -252,7 +283,12 @@ export const magiCommand: Effect.Effect<string, never, FileSystem.FileSystem> = 
  * absolute path in every command, so its first `magi ask` already works.
  */
 export const magiNameFor = (agent: AgentSpec): Effect.Effect<MagiName, never, FileSystem.FileSystem> =>
-  Effect.map(magiCommand, (path) => ({ path, run: ADAPTERS[agent.kind].shellLosesPath === true ? path : "magi" }))
+  Effect.map(ownBinDir, (dir) => {
+    const path = dir === undefined ? "magi" : NodePath.join(dir, "magi")
+    // The tools are there only when magi can name the command that serves them.
+    const tools = dir !== undefined && usesMcp(agent)
+    return { path, run: ADAPTERS[agent.kind].shellLosesPath === true ? path : "magi", ...(tools ? { tools: true } : {}) }
+  })
 
 export const make = Effect.fn("Agents.make")(function* (home: string) {
   const fs = yield* FileSystem.FileSystem
@@ -316,19 +352,7 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
       yield* fs.makeDirectory(questionsDir, { recursive: true }).pipe(Effect.mapError(failed(`create ${questionsDir}`)))
 
       const binDir = yield* ownBinDir.pipe(Effect.provideService(FileSystem.FileSystem, fs))
-      const p = plan(agent, {
-        cwd: input.cwd,
-        promptFile,
-        prompt: input.prompt,
-        label: seat.key,
-        resume: resuming ? seat.session : null,
-        newSession,
-        allowWrite: input.allowWrite,
-        timeout: input.timeout,
-        questionsDir,
-        ...(binDir === undefined ? {} : { magi: NodePath.join(binDir, "magi") })
-      })
-      const env: Record<string, string> = {
+      const seatEnv: Record<string, string> = {
         ...agent.env,
         ...recorded,
         // The agent's `magi ask` must reach this same magi, installed on
@@ -353,9 +377,23 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         // An agent's `git push` must fail rather than wait for a password
         // nobody is there to type.
         GIT_TERMINAL_PROMPT: "0",
-        MAGI_HOME: home,
-        ...p.env
+        MAGI_HOME: home
       }
+      const mcp = binDir === undefined ? undefined : mcpServer(agent, NodePath.join(binDir, "magi"), seatEnv, input.cwd)
+      const p = plan(agent, {
+        cwd: input.cwd,
+        promptFile,
+        prompt: input.prompt,
+        label: seat.key,
+        resume: resuming ? seat.session : null,
+        newSession,
+        allowWrite: input.allowWrite,
+        timeout: input.timeout,
+        questionsDir,
+        ...(binDir === undefined ? {} : { magi: NodePath.join(binDir, "magi") }),
+        ...(mcp === undefined ? {} : { mcp })
+      })
+      const env: Record<string, string> = { ...seatEnv, ...p.env }
       const [program, ...args] = p.argv
       const command = Command.make(program!, ...args).pipe(
         Command.workingDirectory(input.cwd),

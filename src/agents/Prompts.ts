@@ -16,6 +16,12 @@ import { KEEP_CHOICES, threadCommand } from "../questions/AgentHints.js"
 export interface MagiName {
   readonly path: string
   readonly run: string
+  /**
+   * The agent has magi's MCP tools (`ask`, `reply`, `wait`; registered by
+   * magi when it starts the CLI): the prompts teach those, and the shell form
+   * stays as the fallback.
+   */
+  readonly tools?: boolean
 }
 
 /** Plain `magi`: magi runs from source, so no path is known. */
@@ -42,7 +48,39 @@ shell may reset it), run it by that path.`
  * the owner must answer twice, a fresh ask after the owner spoke back loses
  * the thread.
  */
-export const askingTheOwner = (magi: MagiName = PLAIN_MAGI): string => `## Asking the owner
+export const askingTheOwner = (magi: MagiName = PLAIN_MAGI): string => (magi.tools === true ? askingByTool(magi) : askingByShell(magi))
+
+/**
+ * The same rules for an agent with magi's MCP tools. The tool waits for the
+ * answer inside one call; the rules left are those of its outcomes.
+ */
+const askingByTool = (magi: MagiName): string => `## Asking the owner
+
+You work unattended; the owner reads questions on their phone. When the next
+step is a decision that is theirs — product behaviour, scope, anything
+destructive or hard to undo, or an ambiguity the code and docs cannot settle —
+ask instead of guessing, with the \`ask\` tool of the \`magi\` MCP server
+(summary: the question in one line; detail: why, with the options; choices:
+the answers they may pick, none for free text). Do not ask about what you can
+find out yourself. Evidence that does not fit in a few lines (a table, a
+chart, a diff) can go in its panel: HTML text, with the files it uses as
+assets, named in the HTML by their bare file names.
+
+- The call waits for the owner and returns an outcome. Act on it; never end
+  your turn while a question is pending.
+- \`pending\`: the wait slice ran out, the question is still open. Call magi's
+  \`wait\` tool with the id it gives, as often as it takes — do not ask the
+  same question again.
+- \`replied\`: the owner spoke back without deciding. Answer them on the same
+  question with magi's \`reply\` tool (its id, your words, and the question's
+  choices again, or it becomes a free-text question); it waits again.
+- \`answered\`: carry on with the answer.
+
+If the tools are missing, the same works from your shell:
+\`${magi.run} ask --summary "..." --choice "A" --choice "B"\` (see \`${magi.run} ask --help\`).
+`
+
+const askingByShell = (magi: MagiName): string => `## Asking the owner
 
 You work unattended; the owner reads questions on their phone. When the next
 step is a decision that is theirs — product behaviour, scope, anything
@@ -88,7 +126,14 @@ ${askingTheOwner(magi)}`
 
 /** A resumed turn of a run the owner picked back up. */
 export const resumePrompt = (text: string, magi: MagiName = PLAIN_MAGI): string =>
-  `${text.trim() === "" ? "Continue where you left off, and finish the task." : text.trim()}
+  magi.tools === true
+    ? `${text.trim() === "" ? "Continue where you left off, and finish the task." : text.trim()}
+
+When you are done, reply with a short summary of what you did. The rules for
+asking the owner (magi's \`ask\` tool; its \`wait\` tool when a call returns
+pending, never ending your turn on it) still hold.
+`
+    : `${text.trim() === "" ? "Continue where you left off, and finish the task." : text.trim()}
 
 When you are done, reply with a short summary of what you did. The rules for
 asking the owner (\`${magi.run} ask\`, foreground only, \`${magi.run} ask --wait <id>\` when a
@@ -111,7 +156,7 @@ const turnLine = (t: Q.Turn) => `**${t.who === "operator" ? "owner" : "you"}** (
 export const deliveryPrompt = (q: Q.Question, word: Word, magi: MagiName = PLAIN_MAGI): string => {
   const seen = word._tag === "Said" ? q.thread.slice(0, q.delivered_turns) : q.thread
   const thread = seen.length === 0 ? "" : `\n### The conversation so far\n\n${seen.map(turnLine).join("\n\n")}\n`
-  const head = `Your \`magi ask\` on question ${q.id} is no longer running (its process ended before the owner responded), so magi is bringing you the owner's response in this turn instead.
+  const head = `Your ${magi.tools === true ? "magi `ask`" : "`magi ask`"} on question ${q.id} is no longer running (its process ended before the owner responded), so magi is bringing you the owner's response in this turn instead.
 
 ## Your question
 
@@ -125,6 +170,17 @@ ${word.text}
 
 Carry on with the task using this answer. When you are done, reply with a
 short summary of what you did.
+`
+  if (magi.tools === true)
+    return `${head}
+## What the owner just said (they have not decided yet)
+
+${word.text}
+
+Answer them on the same question, which stays open, with magi's \`reply\`
+tool: id ${q.id}, your words as its summary${q.choices.length > 0 ? `, and the choices ${JSON.stringify(q.choices)} again (a reply without them turns it into a free-text question)` : ""}.
+It waits for the owner again. If you cannot, reply here and magi records
+your reply on the question for the owner.
 `
   return `${head}
 ## What the owner just said (they have not decided yet)

@@ -7,12 +7,12 @@
  * agent that acts on exactly what it is told.
  */
 import { Command, Options } from "@effect/cli"
-import { FileSystem } from "@effect/platform"
-import { Clock, Config, Duration, Effect, Either, Fiber, Option, Random, Ref, Schedule } from "effect"
+import { Clock, Config, Duration, Effect, Either, Fiber, Option, Ref, Schedule } from "effect"
 import * as Deputy from "../daemon/Deputy.js"
 import * as Q from "../questions/Question.js"
 import type { Question } from "../questions/Question.js"
-import { PANEL_MAX_BYTES, QuestionStore } from "../questions/QuestionStore.js"
+import { QuestionStore } from "../questions/QuestionStore.js"
+import * as Asking from "../questions/Asking.js"
 import { MagiConfig, userConfigFile } from "../platform/MagiConfig.js"
 import { Notifier, notConfigured } from "../questions/Notifier.js"
 import { Waits, type WaitOutcome } from "../questions/Waits.js"
@@ -72,76 +72,13 @@ type AskOptions = {
   readonly [K in keyof typeof options]: (typeof options)[K] extends Options.Options<infer A> ? A : never
 }
 
-/** Who is asking, from the environment an agent seat runs in. */
-const asker = Effect.gen(function* () {
-  const run = yield* Config.string("MAGI_RUN").pipe(Config.withDefault(""))
-  const node = yield* Config.string("MAGI_NODE").pipe(Config.withDefault("ask"))
-  const seat = yield* Config.string("MAGI_SEAT").pipe(Config.withDefault("operator"))
-  return { run, node: node || "ask", seat: seat || "operator" }
-}).pipe(Effect.orDie)
-
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-/** A question from another run is not this agent's to continue. */
-const ensureSameRun = (q: Question, run: string, flag: string) =>
-  run !== "" && q.run !== "" && q.run !== run
-    ? Effect.fail(
-        CliFailure.refused(
-          `question ${Q.shortId(q.id)} belongs to run ${q.run}, not to this run ${run}; ${flag} only continues this run's own questions`
-        )
-      )
-    : Effect.void
+/** A refusal by the asking rules, as the command's exit code says it. */
+const asCli = (e: Asking.AskRefused) => (e.kind === "usage" ? CliFailure.usage(e.message) : CliFailure.refused(e.message))
 
-const loadQuestion = (id: string) =>
-  Effect.flatMap(QuestionStore, (store) => store.get(id)).pipe(
-    Effect.mapError((e) => CliFailure.refused(e.message))
-  )
-
-/** Store the panel (when given) on `q`, before the record that claims it is written. */
-const withPanel = (q: Question, panel: Option.Option<string>, assets: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
-    if (Option.isNone(panel)) return q
-    const fs = yield* FileSystem.FileSystem
-    const cannot = (why: string) => CliFailure.refused(`cannot read the panel ${panel.value}: ${why}`)
-    // Judged before it is read: `/dev/zero` or a pipe would never end.
-    const info = yield* fs.stat(panel.value).pipe(
-      Effect.mapError((e) =>
-        e._tag === "SystemError" && e.reason === "NotFound"
-          ? CliFailure.refused(`--panel ${panel.value}: there is no such file`)
-          : cannot(e.message)
-      )
-    )
-    if (info.type !== "File") return yield* cannot(`it is not a regular file (${info.type}); a panel is an HTML file`)
-    if (Number(info.size) > PANEL_MAX_BYTES)
-      return yield* cannot(`it is ${info.size} bytes, over magi's cap of ${PANEL_MAX_BYTES} bytes for a whole panel`)
-    const html = yield* fs.readFileString(panel.value).pipe(Effect.mapError((e) => cannot(e.message)))
-    const store = yield* QuestionStore
-    return yield* store.putPanel(q, html, assets).pipe(Effect.mapError((e) => CliFailure.refused(e.message)))
-  })
-
-/**
- * Ids drawn before giving up. Two asks in one second share an id once in
- * 65,536 pairs; sixteen draws all taken means something else is wrong.
- */
-const ID_DRAWS = 16
-
-/**
- * File a fresh question: under a freshly drawn id, created new (with its
- * panel, under the id's lock), so it never overwrites another question that
- * drew the same id in the same second; a taken id is drawn again.
- */
-const fileFresh = (draft: (id: string) => Question, panel: Option.Option<string>, assets: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
-    const store = yield* QuestionStore
-    for (let draw = 0; draw < ID_DRAWS; draw++) {
-      const id = Q.makeId(yield* now, yield* Random.nextIntBetween(0, 0x10000))
-      const filed = yield* store
-        .fileNew(draft(id), (q) => withPanel(q, panel, assets))
-        .pipe(Effect.catchTags({ StoreError: (e) => Effect.fail(CliFailure.refused(e.message)) }))
-      if (Option.isSome(filed)) return filed.value
-    }
-    return yield* CliFailure.refused(`every one of ${ID_DRAWS} question ids drawn was already taken in ${store.where}; try again`)
-  })
+const panelOf = (o: AskOptions): Option.Option<Asking.PanelSource> =>
+  Option.map(o.panel, (path) => ({ _tag: "File", path, assets: o.asset }) as const)
 
 /**
  * Did the command line hold a `--choice` with an empty value? The option
@@ -159,37 +96,23 @@ const newQuestion = (o: AskOptions) =>
   Effect.gen(function* () {
     if (Option.isNone(o.summary) || o.summary.value.trim() === "")
       return yield* CliFailure.usage("magi ask needs --summary: the question in one line (or --wait ID to resume a wait)")
-    const config = yield* MagiConfig
-    const timeoutSecs = Option.getOrElse(o.timeout, () => config.answerTimeoutSecs)
-    if (timeoutSecs <= 0) return yield* CliFailure.usage(`--timeout must be a number of seconds above 0, not ${timeoutSecs}`)
+    if (Option.isSome(o.timeout) && o.timeout.value <= 0)
+      return yield* CliFailure.usage(`--timeout must be a number of seconds above 0, not ${o.timeout.value}`)
     const detail = yield* detailText(o.detail)
-    const summary = o.summary.value
-    const wrong = Q.checkNew({ summary, detail, choices: typedChoices(o) })
-    if (wrong._tag === "Left") return yield* CliFailure.refused(wrong.left.message)
-    const who = yield* asker
-    const askedAt = yield* now
-    const draft = (id: string): Question => ({
-      ...Q.make({
-        id,
-        ...who,
-        summary,
-        detail,
-        choices: o.choice,
-        now: askedAt,
-        // Where the agent runs, so the daemon can resume it there if this
-        // process is gone by the time the owner answers.
-        cwd: process.cwd()
-      }),
-      answer_timeout: timeoutSecs
-    })
-    // fileFresh put it on disk: only now is it a question the owner has.
-    const q = yield* fileFresh(draft, o.panel, o.asset)
+    const { question: q, budgetMs } = yield* Asking.fileQuestion({
+      summary: o.summary.value,
+      detail,
+      choices: typedChoices(o),
+      timeoutSecs: o.timeout,
+      panel: panelOf(o),
+      cwd: process.cwd()
+    }).pipe(Effect.mapError(asCli))
     yield* writeErr(`asked ${Q.shortId(q.id)} — waiting for the owner\n`)
     // Said once per question, when it is announced (never again on --wait or --thread).
     if ((yield* Notifier).command.length === 0) yield* writeErr(`magi: ${notConfigured(yield* userConfigFile)}\n`)
     const waits = yield* Waits
-    return yield* watching(q, timeoutSecs * 1000, (waitingFrom) =>
-      Effect.zipRight(waitingFrom, waits.announceAndWait(q, Duration.seconds(timeoutSecs)))
+    return yield* watching(q, budgetMs, (waitingFrom) =>
+      Effect.zipRight(waitingFrom, waits.announceAndWait(q, Duration.millis(budgetMs)))
     )
   })
 
@@ -218,34 +141,17 @@ const replyOnThread = (o: AskOptions, id: string) =>
       return yield* CliFailure.usage("magi ask --thread needs --summary: your reply to the owner")
     if (Option.isSome(o.timeout))
       return yield* CliFailure.usage("--timeout belongs to a fresh question; a thread keeps the deadline it was asked with")
-    const store = yield* QuestionStore
-    const config = yield* MagiConfig
-    const who = yield* asker
-    const current = yield* loadQuestion(id)
-    yield* ensureSameRun(current, who.run, "--thread")
-    if (!Q.isOpen(current)) {
-      // Checked before the panel is replaced, so a refused reply touches nothing.
-      const refused = Q.reply(current, o.summary.value, typedChoices(o), yield* now)
-      if (refused._tag === "Left") return yield* CliFailure.refused(refused.left.message)
-    }
     const detail = yield* detailText(o.detail)
-    const body = detail.trim() === "" ? o.summary.value : `${o.summary.value}\n\n${detail}`
-    const panelled = yield* withPanel(current, o.panel, o.asset)
-    const at = yield* now
-    const q = yield* store
-      .update(current.id, (fresh) =>
-        Q.reply(
-          Option.isSome(o.panel) ? { ...fresh, panel: panelled.panel, assets: panelled.assets } : fresh,
-          body,
-          typedChoices(o),
-          at
-        )
-      )
-      .pipe(Effect.mapError((e) => CliFailure.refused(e.message)))
+    const { question: q, budgetMs } = yield* Asking.replyOn(
+      id,
+      { summary: o.summary.value, detail, choices: typedChoices(o), panel: panelOf(o) },
+      "--thread"
+    ).pipe(Effect.mapError(asCli))
     yield* writeErr(`replied on ${Q.shortId(q.id)} — waiting for the owner again\n`)
-    const left = Q.budgetLeftMs(q, config.answerTimeoutSecs, at)
     const waits = yield* Waits
-    return yield* watching(q, left, (waitingFrom) => Effect.zipRight(waitingFrom, waits.announceAndWait(q, Duration.millis(left))))
+    return yield* watching(q, budgetMs, (waitingFrom) =>
+      Effect.zipRight(waitingFrom, waits.announceAndWait(q, Duration.millis(budgetMs)))
+    )
   })
 
 const resume = (o: AskOptions, id: string) =>
@@ -254,13 +160,9 @@ const resume = (o: AskOptions, id: string) =>
       return yield* CliFailure.usage(
         "magi ask --wait only resumes a wait; to say something on the question use --thread ID --summary TEXT"
       )
-    const config = yield* MagiConfig
-    const who = yield* asker
-    const q = yield* loadQuestion(id)
-    yield* ensureSameRun(q, who.run, "--wait")
-    const left = Q.budgetLeftMs(q, config.answerTimeoutSecs, yield* now)
+    const { question: q, budgetMs } = yield* Asking.openForWait(id, "--wait").pipe(Effect.mapError(asCli))
     const waits = yield* Waits
-    return yield* watching(q, left, (waitingFrom) => Effect.zipRight(waitingFrom, waits.resumeWait(q, Duration.millis(left))))
+    return yield* watching(q, budgetMs, (waitingFrom) => Effect.zipRight(waitingFrom, waits.resumeWait(q, Duration.millis(budgetMs))))
   })
 
 /**
@@ -386,10 +288,7 @@ const report = (outcome: WaitOutcome, json: boolean) =>
     }
   })
 
-const abandonedLine = (q: Question) => {
-  const why = /_Abandoned: (.*)\._\s*$/.exec(q.detail)?.[1]
-  return `question ${Q.shortId(q.id)} is abandoned${why ? `: ${why}` : ""}; no answer will come`
-}
+const abandonedLine = Asking.abandonedLine
 
 /** `--settle`: a deputy carries the owner's free-text pick onto its conductor question. */
 const settleQuestion = (o: AskOptions, id: string) =>
@@ -397,7 +296,7 @@ const settleQuestion = (o: AskOptions, id: string) =>
     if (o.choice.length !== 1) return yield* CliFailure.usage("magi ask --settle needs exactly one --choice: the label the owner's words picked")
     if (Option.isNone(o.quote)) return yield* CliFailure.usage("magi ask --settle needs --quote: the owner's own words that pick it")
     const seat = (yield* Config.string("MAGI_SEAT").pipe(Config.withDefault(""), Effect.orDie))
-    const current = yield* loadQuestion(id)
+    const current = yield* Asking.load(id).pipe(Effect.mapError(asCli))
     const at = yield* now
     const request = { seat, choice: o.choice[0]!, quote: o.quote.value }
     const refused = Deputy.settleRefusal(current, request)

@@ -13,6 +13,7 @@ import { task } from "./task.js"
 import { plan } from "./plan.js"
 import { store } from "./store.js"
 import { approvals } from "./approvals.js"
+import { mcp } from "./mcp.js"
 
 /**
  * What `npm start` runs: the web UI on loopback with the owner's own home,
@@ -24,7 +25,7 @@ const start = Command.make("start", {}, () =>
   runWeb({ bind: "127.0.0.1", port: DEFAULT_PORT, home: Option.none(), loop: true })
 ).pipe(Command.withDescription("Run the web UI on 127.0.0.1:7878 and the waiter (what `npm start` runs)"))
 
-export const extraCommands = [web, start, run, runs, show, serve, task, plan, doctor, store, approvals] as const
+export const extraCommands = [web, start, run, runs, show, serve, task, plan, doctor, store, mcp, approvals] as const
 
 /** What some of these commands add to their help, by command path. */
 export const extraHelp: Record<string, HelpExtras> = {

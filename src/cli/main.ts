@@ -17,7 +17,8 @@ import * as Help from "./Help.js"
 import { forTerminal } from "../platform/TerminalText.js"
 import { interruptExitCode } from "./Signals.js"
 
-export const VERSION = "0.1.0"
+import { VERSION } from "./Version.js"
+export { VERSION }
 
 const root = Command.make("magi").pipe(
   Command.withDescription("Let unattended coding agents ask their owner, and get the answer back"),

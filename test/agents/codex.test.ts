@@ -171,10 +171,10 @@ describe("codex's wait slice and sessions", () => {
 describe("codex is told magi by its absolute path", () => {
   const MAGI_BIN = NodePath.resolve("dist/bin/magi")
   /** The first prompt a `magi run` gives an agent of `kind` (the fake CLI in test/fixtures/bin). */
-  const firstPrompt = (kind: "codex" | "claude") => {
+  const firstPrompt = (kind: "codex" | "claude", mcp = false) => {
     const dir = tempDirSync()
     const repo = repoWithAgent(dir, ["unused"])
-    NodeFs.writeFileSync(NodePath.join(repo, "magi.toml"), `[agents.a]\nkind = "${kind}"\ncommand = "${NodePath.resolve("test/fixtures/bin", kind)}"\n`)
+    NodeFs.writeFileSync(NodePath.join(repo, "magi.toml"), `[agents.a]\nkind = "${kind}"\ncommand = "${NodePath.resolve("test/fixtures/bin", kind)}"\nmcp = ${mcp}\n`)
     const home = NodePath.join(dir, "home")
     const ran = magi(repo, { MAGI_HOME: home }, "run", "Do it.")
     expect(ran.status, ran.stderr).toBe(0)
@@ -191,5 +191,14 @@ describe("codex is told magi by its absolute path", () => {
     const claudePrompt = firstPrompt("claude")
     expect(claudePrompt).toContain('\n    magi ask --summary "one-line question"')
     expect(claudePrompt).toContain(`\`magi\` is ${MAGI_BIN}`)
+  })
+
+  it("with magi's MCP tools (the default), the prompt teaches the ask, wait and reply tools, and keeps the shell form by path as the fallback", { timeout: 60_000 }, () => {
+    const prompt = firstPrompt("codex", true)
+    expect(prompt).toContain("with the `ask` tool of the `magi` MCP server")
+    expect(prompt).toContain("Call magi's\n  `wait` tool with the id it gives")
+    expect(prompt).toContain("magi's `reply` tool")
+    expect(prompt).toContain(`\`${MAGI_BIN} ask --summary "..." --choice "A" --choice "B"\``)
+    expect(prompt).not.toContain("ask --wait <id>")
   })
 })

@@ -25,7 +25,24 @@ export interface PlanInput {
   readonly questionsDir: string
   /** The absolute path of the magi command, when known: a read-only seat may still run `<magi> ask`. */
   readonly magi?: string
+  /** `magi mcp` to register with the CLI for this call, when the seat asks through MCP. */
+  readonly mcp?: McpServerSpec
 }
+
+/**
+ * The stdio MCP server a CLI starts for this seat: `command args…` with
+ * `env` set, each value exactly as the agent's own `magi ask` would see it
+ * (some CLIs start MCP servers with a cleaned environment: codex keeps only
+ * PATH, HOME and a few more), and `slice` for the CLI's tool-call timeout.
+ */
+export interface McpServerSpec {
+  readonly command: string
+  readonly args: ReadonlyArray<string>
+  readonly env: Readonly<Record<string, string>>
+}
+
+/** The name every CLI knows magi's MCP server by: claude calls its tools `mcp__magi__ask`. */
+export const MCP_SERVER_NAME = "magi"
 
 /** What to spawn: argv, and what to feed on stdin ("" for nothing). */
 export interface Plan {
@@ -175,6 +192,13 @@ export interface AgentAdapter {
    * `magi`, which that shell would not find.
    */
   readonly shellLosesPath?: boolean
+  /**
+   * How this CLI is told about an MCP server: set when it speaks MCP, and
+   * then magi registers `magi mcp` with every seat unless `[agents.<id>]
+   * mcp = false`. `timeout` is the tool-call timeout magi sets with it, and
+   * `slice` how long one `ask`/`wait` call may wait under it.
+   */
+  readonly mcp?: McpSupport
   /** The headless argv for one call, exactly as this CLI wants it. */
   readonly plan: (agent: AgentSpec, input: PlanInput) => Plan
   /**
@@ -190,6 +214,13 @@ export interface AgentAdapter {
    * turn cut short may or may not have created it.
    */
   readonly sessionFiles?: (session: string, env: Readonly<Record<string, string | undefined>>) => SessionLookup
+}
+
+export interface McpSupport {
+  /** `magi mcp --client <client>`: the slice it takes when started by hand. */
+  readonly client: "claude" | "codex" | "opencode"
+  /** The tool-call timeout magi registers the server with (or the CLI's own, where none can be set). */
+  readonly timeout: Duration.Duration
 }
 
 /**

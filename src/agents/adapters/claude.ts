@@ -7,7 +7,7 @@
  */
 import { Duration } from "effect"
 import * as NodePath from "node:path"
-import { type AgentAdapter, commandOf, type Parsed, plainMessage, sliceBefore, str, usageLimit, wholeJson } from "./Adapter.js"
+import { type AgentAdapter, commandOf, MCP_SERVER_NAME, type McpServerSpec, type Parsed, plainMessage, sliceBefore, str, usageLimit, wholeJson } from "./Adapter.js"
 
 const CLAUDE_WRITE_TOOLS = "Edit,Write,MultiEdit,NotebookEdit"
 
@@ -20,11 +20,16 @@ const CLAUDE_WRITE_TOOLS = "Edit,Write,MultiEdit,NotebookEdit"
  * allowed, so the seat can still ask the owner. No bypass, so it also runs
  * as root without IS_SANDBOX.
  */
-const readOnly = (magi: string | undefined): string[] => [
+const readOnly = (magi: string | undefined, mcp: boolean): string[] => [
   "--permission-mode",
   "dontAsk",
   "--allowed-tools",
-  ["Bash(magi ask:*)", ...(magi === undefined || magi === "magi" ? [] : [`Bash(${magi} ask:*)`])].join(","),
+  [
+    "Bash(magi ask:*)",
+    ...(magi === undefined || magi === "magi" ? [] : [`Bash(${magi} ask:*)`]),
+    // Every tool of magi's MCP server (ask, reply, wait): asking changes nothing.
+    ...(mcp ? [`mcp__${MCP_SERVER_NAME}`] : [])
+  ].join(","),
   "--disallowed-tools",
   CLAUDE_WRITE_TOOLS
 ]
@@ -42,6 +47,30 @@ export const ROOT_ADVICE =
   "claude refuses --permission-mode bypassPermissions when run as root. Either run magi as a non-root user, " +
   'or, if this machine is a sandbox or container you are willing to let the agent act in unchecked, set IS_SANDBOX = "1" ' +
   "in the agent's env in magi.toml ([agents.<id>] env = { IS_SANDBOX = \"1\" }); magi never sets it for you"
+
+/**
+ * The tool-call timeout magi registers its server with. claude's own, with
+ * nothing set, is MCP_TOOL_TIMEOUT's 100,000,000 ms (about 28 hours), but a
+ * stdio call with no progress for 30 minutes is given up
+ * (CLAUDE_CODE_MCP_TOOL_IDLE_TIMEOUT's default; read from the pinned
+ * 2.1.328 and proven in the compat suite). Twelve minutes sits well under
+ * both and gives a ten-minute slice.
+ */
+export const CLAUDE_MCP_TIMEOUT = Duration.minutes(12)
+
+/** `--mcp-config`'s JSON: magi's server, started as the seat's `magi ask` would run. */
+const mcpConfig = (server: McpServerSpec): string =>
+  JSON.stringify({
+    mcpServers: {
+      [MCP_SERVER_NAME]: {
+        type: "stdio",
+        command: server.command,
+        args: server.args,
+        env: server.env,
+        timeout: Duration.toMillis(CLAUDE_MCP_TIMEOUT)
+      }
+    }
+  })
 
 const parse = (out: string, err: string): Parsed => {
   const j = wholeJson(out)
@@ -69,6 +98,7 @@ export const claude: AgentAdapter = {
     return Number.isFinite(ms) && ms > 0 ? sliceBefore(Duration.millis(ms)) : undefined
   },
   sessionEnv: ["HOME", "CLAUDE_CONFIG_DIR"],
+  mcp: { client: "claude", timeout: CLAUDE_MCP_TIMEOUT },
   sessionFiles: (session, env) => ({
     root: NodePath.join(env.CLAUDE_CONFIG_DIR ?? NodePath.join(env.HOME ?? "", ".claude"), "projects"),
     name: `${session}.jsonl`
@@ -82,7 +112,8 @@ export const claude: AgentAdapter = {
         "-p",
         "--output-format",
         "json",
-        ...(input.allowWrite ? ["--permission-mode", "bypassPermissions"] : readOnly(input.magi)),
+        ...(input.allowWrite ? ["--permission-mode", "bypassPermissions"] : readOnly(input.magi, input.mcp !== undefined)),
+        ...(input.mcp === undefined ? [] : ["--mcp-config", mcpConfig(input.mcp)]),
         ...model("--model"),
         ...(input.resume !== null ? ["--resume", input.resume] : input.newSession !== null ? ["--session-id", input.newSession] : []),
         ...agent.args

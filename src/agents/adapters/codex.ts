@@ -17,7 +17,7 @@
  *   after the turn (`runs/TurnCommit`).
  */
 import { Duration } from "effect"
-import { type AgentAdapter, commandOf, get, jsonLines, type Parsed, type PlanInput, str, usageLimit } from "./Adapter.js"
+import { type AgentAdapter, commandOf, get, jsonLines, MCP_SERVER_NAME, type McpServerSpec, type Parsed, type PlanInput, str, usageLimit } from "./Adapter.js"
 
 /**
  * How long codex's exec tool (`exec_command`) waits on a command before it
@@ -90,6 +90,28 @@ const parse = (out: string): Parsed => {
   }
 }
 
+/**
+ * The tool-call timeout magi registers its server with
+ * (`mcp_servers.magi.tool_timeout_sec`); codex's own default is 60 s
+ * (measured in the compat suite), which would cut every wait to under a
+ * minute and a model request with it. Twelve minutes gives a ten-minute slice.
+ */
+export const CODEX_MCP_TIMEOUT = Duration.minutes(12)
+
+/** `-c` overrides that register magi's MCP server for one codex call. */
+const mcpOverrides = (server: McpServerSpec): ReadonlyArray<string> => {
+  const key = `mcp_servers.${MCP_SERVER_NAME}`
+  const env = Object.entries(server.env)
+    .map(([k, v]) => `${k}=${toml(v as string)}`)
+    .join(",")
+  return [
+    ["command", toml(server.command)],
+    ["args", `[${server.args.map(toml).join(",")}]`],
+    ["env", `{${env}}`],
+    ["tool_timeout_sec", String(Duration.toSeconds(CODEX_MCP_TIMEOUT))]
+  ].flatMap(([field, value]) => ["-c", `${key}.${field}=${value}`])
+}
+
 export const codex: AgentAdapter = {
   // Each `magi ask` hands back within codex's exec yield, so the tool's
   // first answer always holds the outcome or the `--wait` hint, whatever
@@ -101,6 +123,7 @@ export const codex: AgentAdapter = {
   sessionEnv: ["HOME", "CODEX_HOME", "CODEX_SQLITE_HOME"],
   // `bash -lc`: a login profile that resets PATH loses plain `magi`.
   shellLosesPath: true,
+  mcp: { client: "codex", timeout: CODEX_MCP_TIMEOUT },
   plan: (agent, input) => {
     const { program, lead, model } = commandOf(agent)
     return {
@@ -115,6 +138,7 @@ export const codex: AgentAdapter = {
         ...sandbox(input),
         "-c",
         'approval_policy="never"',
+        ...(input.mcp === undefined ? [] : mcpOverrides(input.mcp)),
         ...model("-m"),
         ...agent.args,
         // `resume <id>` must be the last words before the prompt: codex

@@ -26,7 +26,7 @@
  *   `Error: …` on stderr. Both exit 1.
  */
 import { Duration } from "effect"
-import { type AgentAdapter, commandOf, get, jsonLines, type Parsed, plainMessage, resetTime, sliceBefore, str, usageLimit } from "./Adapter.js"
+import { type AgentAdapter, commandOf, get, MCP_SERVER_NAME, type McpServerSpec, jsonLines, type Parsed, plainMessage, resetTime, sliceBefore, str, usageLimit } from "./Adapter.js"
 
 /** How long its bash tool waits on a command before killing it, unless the model asks for longer. */
 const BASH_LIMIT = Duration.seconds(120)
@@ -131,6 +131,43 @@ export const parse = (out: string, err = ""): Parsed => {
   return { text: parts.join("\n"), session, error: false, quota: null }
 }
 
+/**
+ * The request timeout magi registers its server with (`mcp.magi.timeout`);
+ * with none, opencode gives up on a tool call after 60 s (the MCP SDK's
+ * default; measured in the compat suite). Twelve minutes gives a
+ * ten-minute slice.
+ */
+export const OPENCODE_MCP_TIMEOUT = Duration.minutes(12)
+
+/**
+ * `OPENCODE_CONFIG_CONTENT` with magi's server added: opencode merges it
+ * over its config files, so the owner's own servers and settings stay. One
+ * the agent's env already sets is kept, magi's entry added to it.
+ */
+const withMcp = (own: string | undefined, server: McpServerSpec): string => {
+  let base: Record<string, unknown> = {}
+  try {
+    const parsed: unknown = own === undefined ? {} : JSON.parse(own)
+    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) base = parsed as Record<string, unknown>
+  } catch {
+    // An unreadable one is what opencode itself would skip.
+  }
+  const servers = typeof base.mcp === "object" && base.mcp !== null ? (base.mcp as Record<string, unknown>) : {}
+  return JSON.stringify({
+    ...base,
+    mcp: {
+      ...servers,
+      [MCP_SERVER_NAME]: {
+        type: "local",
+        command: [server.command, ...server.args],
+        environment: server.env,
+        enabled: true,
+        timeout: Duration.toMillis(OPENCODE_MCP_TIMEOUT)
+      }
+    }
+  })
+}
+
 export const opencode: AgentAdapter = {
   // Its bash tool kills a command at 120 s (measured: see the compat suite);
   // 100 s leaves room for `magi ask` to start and notify before that.
@@ -142,6 +179,7 @@ export const opencode: AgentAdapter = {
   },
   // Where the session is (the data dir, or OPENCODE_DB) and what it runs on
   // (the config: provider, model; the state dir: the last model used).
+  mcp: { client: "opencode", timeout: OPENCODE_MCP_TIMEOUT },
   sessionEnv: ["HOME", "XDG_DATA_HOME", "OPENCODE_DB", "XDG_CONFIG_HOME", "OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR", "XDG_STATE_HOME"],
   plan: (agent, input) => {
     const { program, lead, model } = commandOf(agent)
@@ -163,7 +201,14 @@ export const opencode: AgentAdapter = {
       // No message argument: piped stdin alone is the message, unquoted and
       // unbounded by argv.
       stdin: input.prompt,
-      ...(input.allowWrite ? {} : { env: { OPENCODE_PERMISSION: readOnlyPermission(agent.env.OPENCODE_PERMISSION) } })
+      ...(input.allowWrite && input.mcp === undefined
+        ? {}
+        : {
+            env: {
+              ...(input.allowWrite ? {} : { OPENCODE_PERMISSION: readOnlyPermission(agent.env.OPENCODE_PERMISSION) }),
+              ...(input.mcp === undefined ? {} : { OPENCODE_CONFIG_CONTENT: withMcp(agent.env.OPENCODE_CONFIG_CONTENT, input.mcp) })
+            }
+          })
     }
   },
   parse

@@ -1,0 +1,50 @@
+/**
+ * How long one `ask`/`reply`/`wait` tool call may wait before it hands back
+ * `pending`, per MCP client. A client gives up on a tool call after its own
+ * timeout and tells its model the call failed, so the call must return,
+ * with the exact `wait` to make next, before that.
+ *
+ * Measured against the pinned CLIs (test/compat/mcp-timeouts.compat.test.ts):
+ * see MCP_TOOL_TIMEOUTS.
+ */
+import { Duration } from "effect"
+
+export type McpClient = "claude" | "codex" | "opencode"
+
+export const MCP_CLIENTS: ReadonlyArray<McpClient> = ["claude", "codex", "opencode"]
+
+/**
+ * Each client's MCP tool-call timeout with nothing configured.
+ * PLACEHOLDER until measured.
+ */
+export const MCP_TOOL_TIMEOUTS: Readonly<Record<McpClient, Duration.Duration>> = {
+  claude: Duration.seconds(60),
+  codex: Duration.seconds(60),
+  opencode: Duration.seconds(60)
+}
+
+/**
+ * The slice for a client: ends safely before its timeout, leaving 10 s (or
+ * a sixth of a shorter timeout) for the call to start, file and notify,
+ * never under 1 s, never over `MAX_SLICE`.
+ */
+export const sliceFor = (client: McpClient | undefined): Duration.Duration =>
+  client === undefined ? DEFAULT_SLICE : sliceUnder(MCP_TOOL_TIMEOUTS[client])
+
+/**
+ * Never more than this, however long a client waits: a stuck call is found
+ * out within minutes, and a wait costs the model one short request per slice.
+ */
+export const MAX_SLICE = Duration.minutes(10)
+
+export const sliceUnder = (timeout: Duration.Duration): Duration.Duration => {
+  const secs = Duration.toSeconds(timeout)
+  const slice = Math.max(1, Math.floor(Math.min(secs - 10, (secs * 5) / 6)))
+  return Duration.min(Duration.seconds(slice), MAX_SLICE)
+}
+
+/**
+ * An unknown client: the official MCP SDKs give up on a request after 60 s
+ * by default, so 50 s fits them.
+ */
+export const DEFAULT_SLICE = sliceUnder(Duration.seconds(60))

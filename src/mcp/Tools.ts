@@ -1,0 +1,286 @@
+/**
+ * The tools `magi mcp` offers an agent, each one definition in `TOOLS`:
+ * its name, a description written for the model that reads it, its input
+ * schema, and what it does. The server (McpServer.ts) knows nothing of any
+ * one tool, so another tool (the owner's approval of a tool call) is one
+ * more entry here.
+ *
+ * `ask`, `reply` and `wait` are `magi ask`, `magi ask --thread` and
+ * `magi ask --wait` as tools: the same rules (questions/Asking.ts), the same
+ * sliced wait (questions/Waits.ts) and the same outcomes, told as structured
+ * content for a program and as text for the model.
+ */
+import { FileSystem } from "@effect/platform"
+import { Config, Duration, Effect, JSONSchema, Option, ParseResult, Schema } from "effect"
+import * as Asking from "../questions/Asking.js"
+import * as Q from "../questions/Question.js"
+import type { Question } from "../questions/Question.js"
+import { QuestionStore } from "../questions/QuestionStore.js"
+import { Notifier } from "../questions/Notifier.js"
+import * as Lease from "../questions/Lease.js"
+import { make as makeWaits, POLL, type WaitOutcome } from "../questions/Waits.js"
+import { MagiConfig } from "../platform/MagiConfig.js"
+
+/** What every tool may use: the question store and what waiting needs. */
+export type ToolEnv = QuestionStore | Notifier | MagiConfig | FileSystem.FileSystem
+
+/** How a tool call ended: what the model reads, what a program reads, and whether it failed. */
+export interface ToolReply {
+  readonly text: string
+  readonly structured: Record<string, unknown>
+  readonly isError: boolean
+}
+
+/** What a tool's run knows beyond its input: how long one call may wait. */
+export interface CallContext {
+  readonly slice: Duration.Duration
+}
+
+export interface McpTool {
+  readonly name: string
+  readonly title: string
+  readonly description: string
+  /** The input schema as JSON Schema, for `tools/list`. */
+  readonly inputSchema: unknown
+  /** Decode the arguments and run; bad input is a refused reply, never a crash. */
+  readonly call: (args: unknown, context: CallContext) => Effect.Effect<ToolReply, never, ToolEnv>
+}
+
+/** A refusal the model can act on: what was wrong, and nothing filed or changed. */
+export const refused = (message: string): ToolReply => ({
+  text: `magi: ${message}`,
+  structured: { outcome: "refused", message },
+  isError: true
+})
+
+/** One tool from its typed parts. */
+export const tool = <A, I>(def: {
+  readonly name: string
+  readonly title: string
+  readonly description: string
+  readonly input: Schema.Schema<A, I>
+  readonly run: (input: A, context: CallContext) => Effect.Effect<ToolReply, Asking.AskRefused, ToolEnv>
+}): McpTool => {
+  const decode = Schema.decodeUnknown(def.input, { errors: "all", onExcessProperty: "error" })
+  return {
+    name: def.name,
+    title: def.title,
+    description: def.description,
+    inputSchema: inputJsonSchema(def.input),
+    call: (args, context) =>
+      decode(args ?? {}).pipe(
+        Effect.mapError((e) => refused(`the ${def.name} tool's input is not valid: ${ParseResult.ArrayFormatter.formatErrorSync(e).map((i) => `${i.path.length === 0 ? "" : `${i.path.join(".")}: `}${i.message}`).join("; ")}`)),
+        Effect.flatMap((input) => def.run(input, context).pipe(Effect.mapError((e) => refused(e.message)))),
+        Effect.merge
+      )
+  }
+}
+
+/** JSON Schema for a tool's input, without the `$schema` line clients do not need. */
+const inputJsonSchema = <A, I>(schema: Schema.Schema<A, I>): unknown => {
+  const { $schema: _, ...rest } = JSONSchema.make(schema) as unknown as Record<string, unknown>
+  return rest
+}
+
+const Id = Schema.String.pipe(Schema.minLength(1)).annotations({
+  jsonSchema: {
+    type: "string",
+    minLength: 1,
+    description: "The question's id, exactly as a magi tool returned it (e.g. 20260105-142233-ab12)."
+  }
+})
+
+const Choices = Schema.Array(Schema.String).pipe(
+  Schema.annotations({
+    description:
+      "The answers the owner may pick, each a short label. Leave out (or empty) for a free-text answer. On a reply, these replace the question's choices: repeat them to keep them."
+  })
+)
+
+const Panel = Schema.Struct({
+  html: Schema.String.annotations({
+    description:
+      "A whole HTML document shown beside the question as evidence (a comparison, a table, a diff). It is shown in a sandbox: no script runs and nothing loads from the network."
+  }),
+  assets: Schema.optional(
+    Schema.Array(Schema.String).annotations({
+      description:
+        "Absolute paths of files the panel uses (images, stylesheets); each is copied beside it, and the HTML names it by its bare file name, e.g. <img src=\"chart.png\">."
+    })
+  )
+}).annotations({ description: "Evidence for the owner beside the question (8 MiB in all)." })
+
+const Detail = Schema.String.annotations({
+  description: "The reasoning behind it, as markdown: what you found, what each choice means, what you recommend."
+})
+
+/** The owner's words the agent has not read yet, ahead of the decision. */
+const answerText = (q: Question, answer: string) => {
+  const unread = Q.unreadOwnerTurns(q)
+  return unread === undefined ? answer : `The owner said, before deciding:\n\n${unread}\n\nThe owner's answer:\n${answer}`
+}
+
+/** What one outcome tells the model, and the same for a program. */
+export const outcomeReply = (outcome: WaitOutcome): ToolReply => {
+  const q = outcome.question
+  const id = q.id
+  switch (outcome._tag) {
+    case "Answered": {
+      const unread = Q.unreadOwnerTurns(q)
+      return {
+        text: answerText(q, outcome.answer),
+        structured: { outcome: "answered", id, answer: outcome.answer, ...(unread === undefined ? {} : { said: unread }) },
+        isError: false
+      }
+    }
+    case "Replied": {
+      const next = { tool: "reply", arguments: { id, summary: "...", ...(Q.isFreeText(q) ? {} : { choices: q.choices }) } }
+      return {
+        text:
+          `The owner replied on question ${Q.shortId(id)} without deciding:\n\n${outcome.said}\n\n` +
+          `Answer them on the same question (it stays open) with magi's reply tool, which then keeps waiting:\n` +
+          `  reply ${JSON.stringify(next.arguments)}\n` +
+          (Q.isFreeText(q) ? "" : "(The choices repeat the question's current ones: a reply without them turns it into a free-text question.)\n"),
+        structured: { outcome: "replied", id, said: outcome.said, next },
+        isError: false
+      }
+    }
+    case "Pending": {
+      const next = { tool: "wait", arguments: { id } }
+      return {
+        text:
+          `No answer yet: this call's wait slice ran out (not the question's deadline); question ${Q.shortId(id)} is still open.\n` +
+          `Keep waiting by calling magi's wait tool now:\n  wait ${JSON.stringify(next.arguments)}\n`,
+        structured: { outcome: "pending", id, next },
+        isError: false
+      }
+    }
+    case "Abandoned": {
+      const message = Asking.abandonedLine(q)
+      return { text: `magi: ${message}`, structured: { outcome: "abandoned", id, message }, isError: true }
+    }
+  }
+}
+
+/**
+ * Wait one slice on `q`, as `magi ask` does in its own process: the lease
+ * this call beats is let go when the call ends however it ends (the slice
+ * ran out, the client went away), and the question stays open for the
+ * waiter to deliver the owner's answer by resuming the seat.
+ */
+const waitOnce = (
+  q: Question,
+  budgetMs: number,
+  context: CallContext,
+  how: "announce" | "resume"
+) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const node = yield* Config.string("MAGI_NODE").pipe(Config.withDefault(""), Effect.orElseSucceed(() => ""))
+      const waits = yield* makeWaits(context.slice, POLL, Lease.kindForNode(node))
+      const budget = Duration.millis(budgetMs)
+      const outcome = yield* (how === "announce" ? waits.announceAndWait(q, budget) : waits.resumeWait(q, budget))
+      // Returned to the client now: the waiter must not deliver these words again.
+      yield* waits.markDelivered(outcome)
+      return outcomeReply(outcome)
+    })
+  ).pipe(Effect.mapError((e) => Asking.AskRefused.refused(e.message)))
+
+/**
+ * Where the agent works: `MAGI_CWD`, which magi sets when it registers this
+ * server (a CLI may start it in another folder), else this process's own.
+ */
+const cwd = Config.string("MAGI_CWD").pipe(
+  Config.withDefault(""),
+  Effect.orElseSucceed(() => ""),
+  Effect.map((dir) => (dir === "" ? process.cwd() : dir))
+)
+
+export const ask = tool({
+  name: "ask",
+  title: "Ask the owner",
+  description:
+    "Ask your owner (the person you work for) a question and wait for the answer. Use it when the next decision is theirs: " +
+    "a choice between approaches, a risky or irreversible step, missing information. They are notified on their phone and answer there. " +
+    "Give a one-line summary, the reasoning in detail, and choices when the answer is one of a few; add a panel (HTML) when evidence helps. " +
+    "The call waits a while; the result's outcome is: answered (the answer, act on it), replied (the owner spoke back without " +
+    "deciding: answer with the reply tool), pending (no answer yet: call the wait tool with the id given, at once), " +
+    "abandoned (the deadline passed: decide for yourself or stop), refused (bad input: fix it and ask again). " +
+    "Ask one question at a time and do not guess instead of waiting.",
+  input: Schema.Struct({
+    summary: Schema.String.annotations({ description: "The question in one line, e.g. \"Which cache backend?\"" }),
+    detail: Schema.optional(Detail),
+    choices: Schema.optional(Choices),
+    timeout: Schema.optional(
+      Schema.Int.pipe(Schema.positive()).annotations({
+        // Plain JSON Schema: some clients do not follow `$ref`s.
+        jsonSchema: {
+          type: "integer",
+          minimum: 1,
+          description: "The question's whole deadline in seconds; leave out for the owner's default (a day)."
+        }
+      })
+    ),
+    panel: Schema.optional(Panel)
+  }),
+  run: (input, context) =>
+    Effect.gen(function* () {
+      const { question, budgetMs } = yield* Asking.fileQuestion({
+        summary: input.summary,
+        detail: input.detail ?? "",
+        choices: input.choices ?? [],
+        timeoutSecs: Option.fromNullable(input.timeout),
+        panel: Option.map(Option.fromNullable(input.panel), (p) => ({ _tag: "Html", html: p.html, assets: p.assets ?? [] }) as const),
+        cwd: yield* cwd
+      })
+      return yield* waitOnce(question, budgetMs, context, "announce")
+    })
+})
+
+export const wait = tool({
+  name: "wait",
+  title: "Keep waiting for the owner",
+  description:
+    "Keep waiting for the owner's answer to a question you asked, after ask, reply or wait returned pending. " +
+    "Call it with the id that result gave; it returns the same outcomes as ask (answered, replied, pending, abandoned, refused). " +
+    "Nothing new reaches the owner: they are not notified again.",
+  input: Schema.Struct({ id: Id }),
+  run: (input, context) =>
+    Effect.flatMap(Asking.openForWait(input.id, "wait"), ({ question, budgetMs }) =>
+      waitOnce(question, budgetMs, context, "resume")
+    )
+})
+
+export const reply = tool({
+  name: "reply",
+  title: "Reply to the owner",
+  description:
+    "Answer the owner on an open question's thread, after ask or wait returned replied (they asked something back without deciding), " +
+    "then keep waiting for their decision. The question stays the same one; its deadline is unchanged. " +
+    "Give the choices again (the result of replied lists them) unless you mean to change them: a reply without choices turns it into a free-text question. " +
+    "Returns the same outcomes as ask.",
+  input: Schema.Struct({
+    id: Id,
+    summary: Schema.String.annotations({ description: "Your reply to the owner, in a line or two." }),
+    detail: Schema.optional(Detail),
+    choices: Schema.optional(Choices),
+    panel: Schema.optional(Panel)
+  }),
+  run: (input, context) =>
+    Effect.gen(function* () {
+      const { question, budgetMs } = yield* Asking.replyOn(
+        input.id,
+        {
+          summary: input.summary,
+          detail: input.detail ?? "",
+          choices: input.choices ?? [],
+          panel: Option.map(Option.fromNullable(input.panel), (p) => ({ _tag: "Html", html: p.html, assets: p.assets ?? [] }) as const)
+        },
+        "reply"
+      )
+      return yield* waitOnce(question, budgetMs, context, "announce")
+    })
+})
+
+/** Every tool `magi mcp` offers, in the order `tools/list` gives them. */
+export const TOOLS: ReadonlyArray<McpTool> = [ask, wait, reply]
