@@ -23,6 +23,7 @@ import type { AgentKind, AgentSpec } from "./AgentRoster.js"
 import type { MagiName } from "./Prompts.js"
 import { errorLine } from "./ErrorLine.js"
 import { MagiHome } from "../platform/MagiHome.js"
+import { load as loadConfig } from "../platform/MagiConfig.js"
 import { type AgentAdapter, type McpServerSpec, plainMessage, type Plan, type PlanInput } from "./adapters/Adapter.js"
 import { sliceUnder } from "../mcp/Slices.js"
 import { agy } from "./adapters/agy.js"
@@ -368,6 +369,8 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         MAGI_RUN: input.run,
         MAGI_NODE: input.node,
         MAGI_SEAT: seat.key,
+        // The roster id, for `[approvals.agents.<id>]` rules.
+        MAGI_AGENT: agent.id,
         MAGI_TURN: String(turn),
         MAGI_PROMPT_FILE: promptFile,
         MAGI_ALLOW_WRITE: input.allowWrite ? "1" : "0",
@@ -380,6 +383,15 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         MAGI_HOME: home
       }
       const mcp = binDir === undefined ? undefined : mcpServer(agent, NodePath.join(binDir, "magi"), seatEnv, input.cwd)
+      // `[approvals] ask`, as the repository's own config says: its tool calls that need permission go to the owner.
+      const approve =
+        mcp !== undefined &&
+        input.allowWrite &&
+        (yield* loadConfig(input.cwd).pipe(
+          Effect.provideService(FileSystem.FileSystem, fs),
+          Effect.map((c) => c.approvals.ask),
+          Effect.orElseSucceed(() => false)
+        ))
       const p = plan(agent, {
         cwd: input.cwd,
         promptFile,
@@ -391,7 +403,8 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         timeout: input.timeout,
         questionsDir,
         ...(binDir === undefined ? {} : { magi: NodePath.join(binDir, "magi") }),
-        ...(mcp === undefined ? {} : { mcp })
+        ...(mcp === undefined ? {} : { mcp }),
+        ...(approve ? { approve } : {})
       })
       const env: Record<string, string> = { ...seatEnv, ...p.env }
       const [program, ...args] = p.argv

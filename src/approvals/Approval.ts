@@ -128,9 +128,9 @@ export const sameCall = (questions: ReadonlyArray<Q.Question>, seat: string, run
  * "deny", message: string, interrupt?: boolean}`; `user_permanent` tells
  * claude an "always" was picked (for its telemetry only: magi keeps the rule).
  */
-export const permissionPromptResult = (decision: Decision, input: Readonly<Record<string, unknown>>): string =>
+export const permissionPromptResult = (decision: Decision, input: Readonly<Record<string, unknown>>, byOwner = true): string =>
   JSON.stringify(
     decision._tag === "allow"
-      ? { behavior: "allow", updatedInput: input, decisionClassification: decision.always ? "user_permanent" : "user_temporary" }
-      : { behavior: "deny", message: decision.message, decisionClassification: "user_reject" }
+      ? { behavior: "allow", updatedInput: input, ...(byOwner ? { decisionClassification: decision.always ? "user_permanent" : "user_temporary" } : {}) }
+      : { behavior: "deny", message: decision.message, ...(byOwner ? { decisionClassification: "user_reject" } : {}) }
   )

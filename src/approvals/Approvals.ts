@@ -21,7 +21,7 @@ import * as NodePath from "node:path"
 import { type ApprovalSettings, MagiConfig, repoRoot } from "../platform/MagiConfig.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore, StoreError } from "../questions/QuestionStore.js"
-import { WaitOutcome, Waits } from "../questions/Waits.js"
+import { WaitOutcome, Waits, type WaitsShape } from "../questions/Waits.js"
 import * as Approval from "./Approval.js"
 import { AuditLog } from "./AuditLog.js"
 import * as Rules from "./Rules.js"
@@ -91,16 +91,17 @@ export interface ApprovalsShape {
 }
 
 export class Approvals extends Context.Tag("magi/Approvals")<Approvals, ApprovalsShape>() {
-  static layer = Layer.effect(Approvals, Effect.suspend(() => make))
+  /** Decisions waiting with the `Waits` provided (one slice per call). */
+  static layer = Layer.effect(Approvals, Effect.suspend(() => Effect.flatMap(Waits, makeWith)))
 }
 
 /** Ids drawn before giving up, as `magi ask` does. */
 const ID_DRAWS = 16
 
-export const make = Effect.gen(function* () {
+/** Decisions that wait with `waits`: `magi mcp` makes one per tool call, its slice the client's. */
+export const makeWith = (waits: WaitsShape) => Effect.gen(function* () {
   const config = yield* MagiConfig
   const store = yield* QuestionStore
-  const waits = yield* Waits
   const saved = yield* SavedRules
   const audit = yield* AuditLog
   const fs = yield* FileSystem.FileSystem
