@@ -195,6 +195,12 @@ export interface CallInput {
   /** `MAGI_RUN` and `MAGI_NODE` for the agent's own `magi ask`. */
   readonly run: string
   readonly node: string
+  /**
+   * The repository the call works for, when `cwd` is a run's worktree of
+   * it: its config's `[approvals]` applies, and its approval rules are kept
+   * for it (`MAGI_REPO`), not for one run's worktree.
+   */
+  readonly repo?: string
 }
 
 /** A call that ran: the reply, how it ended, and the seat after it. */
@@ -371,6 +377,7 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         MAGI_SEAT: seat.key,
         // The roster id, for `[approvals.agents.<id>]` rules.
         MAGI_AGENT: agent.id,
+        MAGI_REPO: input.repo ?? input.cwd,
         MAGI_TURN: String(turn),
         MAGI_PROMPT_FILE: promptFile,
         MAGI_ALLOW_WRITE: input.allowWrite ? "1" : "0",
@@ -387,7 +394,7 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
       const approve =
         mcp !== undefined &&
         input.allowWrite &&
-        (yield* loadConfig(input.cwd).pipe(
+        (yield* loadConfig(input.repo ?? input.cwd).pipe(
           Effect.provideService(FileSystem.FileSystem, fs),
           Effect.map((c) => c.approvals.ask),
           Effect.orElseSucceed(() => false)

@@ -18,7 +18,7 @@
 import { FileSystem } from "@effect/platform"
 import { Clock, Context, Duration, Effect, Layer, Option, Random } from "effect"
 import * as NodePath from "node:path"
-import { type ApprovalSettings, MagiConfig, repoRoot } from "../platform/MagiConfig.js"
+import { type ApprovalSettings, load, MagiConfig, repoRoot } from "../platform/MagiConfig.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore, StoreError } from "../questions/QuestionStore.js"
 import { WaitOutcome, Waits, type WaitsShape } from "../questions/Waits.js"
@@ -34,8 +34,10 @@ export interface ApprovalRequest {
   readonly node: string
   readonly seat: string
   readonly agent: string
-  /** The agent's working directory: its repository scopes the rules. */
+  /** The agent's working directory. */
   readonly cwd: string
+  /** The repository it works for (`MAGI_REPO`; a run's worktree is not it); "" for `cwd`'s own. */
+  readonly repo?: string
 }
 
 export type ApprovalOutcome =
@@ -181,9 +183,16 @@ export const makeWith = (waits: WaitsShape) => Effect.gen(function* () {
 
   const decide = (r: ApprovalRequest) =>
     Effect.gen(function* () {
-      const repo = yield* repoRoot(r.cwd).pipe(Effect.provideService(FileSystem.FileSystem, fs))
+      const repo = r.repo !== undefined && r.repo !== "" ? r.repo : yield* repoRoot(r.cwd).pipe(Effect.provideService(FileSystem.FileSystem, fs))
+      // The repository's own config: `magi mcp` runs wherever its CLI started it.
+      // With no config file there, the settings this process was given.
+      const settings = yield* load(repo).pipe(
+        Effect.provideService(FileSystem.FileSystem, fs),
+        Effect.map((loaded) => (loaded.files.length > 0 ? loaded : config)),
+        Effect.orElseSucceed(() => config)
+      )
       const digest = Approval.inputDigest(r.call)
-      const fromConfig = configRules(config.approvals, r.agent, repo, home)
+      const fromConfig = configRules(settings.approvals, r.agent, repo, home)
       for (const bad of fromConfig.bad) yield* Effect.logWarning(`approvals: ignoring a rule: ${bad.why}`)
       const savedRules = (yield* saved.list).flatMap((s): ReadonlyArray<Rules.SourcedRule> => {
         const rule = Rules.parseRule(s.rule)

@@ -317,12 +317,14 @@ export const approve = tool({
           node,
           seat: yield* envVar("MAGI_SEAT"),
           agent: yield* envVar("MAGI_AGENT"),
+          repo: yield* envVar("MAGI_REPO"),
           cwd: yield* cwd
         })
         const decision: Approval.Decision =
           outcome._tag === "Decided" ? outcome.decision : { _tag: "deny", message: Approvals.pendingMessage(outcome.question) }
         const text = Approval.permissionPromptResult(decision, input.input, outcome._tag === "Decided" && outcome.by === "owner")
-        return { text, structured: JSON.parse(text) as Record<string, unknown>, isError: false } satisfies ToolReply
+        // Text alone: claude reads the decision from "a single text block" and refuses a result with structured content.
+        return { text, structured: {}, isError: false } satisfies ToolReply
       })
     ).pipe(Effect.mapError((e) => Asking.AskRefused.refused(e.message)))
 })

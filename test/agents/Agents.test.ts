@@ -201,6 +201,7 @@ describe("Agents.call runs a real process", () => {
         MAGI_NODE: "impl",
         MAGI_SEAT: "impl",
         MAGI_AGENT: "claude",
+        MAGI_REPO: NodeFs.realpathSync(dir),
         MAGI_TURN: "1",
         MAGI_PROMPT_FILE: NodePath.join(dir, "artifacts", "impl-1.prompt.md"),
         MAGI_ALLOW_WRITE: "1",
