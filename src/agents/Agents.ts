@@ -23,6 +23,7 @@ import type { AgentKind, AgentSpec } from "./AgentRoster.js"
 import type { MagiName } from "./Prompts.js"
 import { errorLine } from "./ErrorLine.js"
 import { MagiHome } from "../platform/MagiHome.js"
+import { load as loadConfig } from "../platform/MagiConfig.js"
 import { type AgentAdapter, type McpServerSpec, plainMessage, type Plan, type PlanInput } from "./adapters/Adapter.js"
 import { sliceUnder } from "../mcp/Slices.js"
 import { agy } from "./adapters/agy.js"
@@ -195,6 +196,12 @@ export interface CallInput {
   /** `MAGI_RUN` and `MAGI_NODE` for the agent's own `magi ask`. */
   readonly run: string
   readonly node: string
+  /**
+   * The repository the call works for, when `cwd` is a run's worktree of
+   * it: its config's `[approvals]` applies, and its approval rules are kept
+   * for it (`MAGI_REPO`), not for one run's worktree.
+   */
+  readonly repo?: string
 }
 
 /** A call that ran: the reply, how it ended, and the seat after it. */
@@ -372,6 +379,9 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         MAGI_RUN: input.run,
         MAGI_NODE: input.node,
         MAGI_SEAT: seat.key,
+        // The roster id, for `[approvals.agents.<id>]` rules.
+        MAGI_AGENT: agent.id,
+        MAGI_REPO: input.repo ?? input.cwd,
         MAGI_TURN: String(turn),
         MAGI_PROMPT_FILE: promptFile,
         MAGI_ALLOW_WRITE: input.allowWrite ? "1" : "0",
@@ -384,6 +394,15 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         MAGI_HOME: home
       }
       const mcp = binDir === undefined ? undefined : mcpServer(agent, NodePath.join(binDir, "magi"), seatEnv, input.cwd)
+      // `[approvals] ask`, as the repository's own config says: its tool calls that need permission go to the owner.
+      const approve =
+        mcp !== undefined &&
+        input.allowWrite &&
+        (yield* loadConfig(input.repo ?? input.cwd).pipe(
+          Effect.provideService(FileSystem.FileSystem, fs),
+          Effect.map((c) => c.approvals.ask),
+          Effect.orElseSucceed(() => false)
+        ))
       const p = plan(agent, {
         cwd: input.cwd,
         promptFile,
@@ -395,7 +414,8 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         timeout: input.timeout,
         questionsDir,
         ...(binDir === undefined ? {} : { magi: NodePath.join(binDir, "magi") }),
-        ...(mcp === undefined ? {} : { mcp })
+        ...(mcp === undefined ? {} : { mcp }),
+        ...(approve ? { approve } : {})
       })
       const env: Record<string, string> = { ...seatEnv, ...p.env }
       const [program, ...args] = p.argv

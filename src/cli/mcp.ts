@@ -8,6 +8,8 @@ import { Command, Options } from "@effect/cli"
 import { Duration, Effect, Exit, Fiber, Layer, Option } from "effect"
 import * as Server from "../mcp/McpServer.js"
 import { MCP_CLIENTS, type McpClient, sliceFor } from "../mcp/Slices.js"
+import { AuditLog } from "../approvals/AuditLog.js"
+import { SavedRules } from "../approvals/SavedRules.js"
 import { questionsLayer } from "./AppLayer.js"
 import { CliFailure } from "./CliFailure.js"
 import { VERSION } from "../platform/Version.js"
@@ -34,7 +36,7 @@ export const mcp = Command.make("mcp", options, (o) =>
     // The server runs in a fiber of its own: the client closing stdin ends
     // it by interrupting that fiber, which is this command's normal end
     // (exit 0), while a signal to magi still interrupts the command itself.
-    const server = yield* Effect.fork(Layer.launch(Server.layer(slice, VERSION).pipe(Layer.provide(questionsLayer()))))
+    const server = yield* Effect.fork(Layer.launch(Server.layer(slice, VERSION).pipe(Layer.provide(Layer.mergeAll(SavedRules.layer, AuditLog.layer).pipe(Layer.provideMerge(questionsLayer()))))))
     const exit = yield* Fiber.await(server)
     if (Exit.isFailure(exit) && !Exit.isInterrupted(exit)) return yield* Effect.failCause(exit.cause)
   })

@@ -134,7 +134,7 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
   const abandonOrphans = (all: ReadonlyArray<T.Task>) =>
     Effect.gen(function* () {
       const waited = new Set(all.flatMap((t) => t.blocked_by))
-      const open = (yield* questions.list.pipe(Effect.orElseSucceed(() => []))).filter((q) => q.node === D.NODE && Q.isOpen(q))
+      const open = (yield* questions.list.pipe(Effect.orElseSucceed(() => []))).filter((q) => D.isConductorQuestion(q) && Q.isOpen(q))
       for (const q of open)
         if (!waited.has(q.id))
           yield* questions.update(q.id, (x) => Either.right(Q.abandon(x, "no task waits on this conductor question any more"))).pipe(Effect.ignore)
@@ -199,7 +199,7 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
   const ask = (base: Omit<DecisionRecord, "outcome" | "why">, t: T.Task, plan: { question: string; choices: ReadonlyArray<string> }, reason: string) =>
     Effect.gen(function* () {
       const existing = (yield* questions.list.pipe(Effect.orElseSucceed(() => []))).find(
-        (q) => q.node === D.NODE && q.run === t.id && Q.isOpen(q)
+        (q) => D.isConductorQuestion(q) && q.run === t.id && Q.isOpen(q)
       )
       let qid: string
       if (existing !== undefined) qid = existing.id
@@ -270,7 +270,7 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
         })
       }
       const open = new Set(
-        (yield* questions.list.pipe(Effect.orElseSucceed(() => []))).filter((q) => q.node === D.NODE && Q.isOpen(q)).map((q) => q.run)
+        (yield* questions.list.pipe(Effect.orElseSucceed(() => []))).filter((q) => D.isConductorQuestion(q) && Q.isOpen(q)).map((q) => q.run)
       )
       const prompt = D.conductorPrompt(lists, maxAttempts, outcomes, open)
       const saved = yield* loadSeat

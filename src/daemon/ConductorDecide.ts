@@ -11,12 +11,20 @@
  * *runnable* is a queued one.
  */
 import { Either } from "effect"
+import { isApproval } from "../approvals/Approval.js"
 import { CONDUCTOR_NODE, shortId } from "../questions/Question.js"
 import * as T from "../queue/Task.js"
 import type { Decision, Recovery } from "./ConductorVerdict.js"
 
 /** Node and seat name of the conductor, on its questions and in its agent's environment. */
 export const NODE = CONDUCTOR_NODE
+
+/**
+ * Is `q` a question the conductor filed, and so one it may reuse, list in
+ * its prompt, or abandon when no task waits on it? A tool approval its own
+ * seat raised carries the same node, but only the owner settles it.
+ */
+export const isConductorQuestion = (q: { readonly node: string; readonly approval?: unknown }): boolean => q.node === NODE && !isApproval(q)
 
 // ---------------------------------------------------------------------------
 // When a turn is worth taking

@@ -11,6 +11,7 @@
  * blocker resolution does, as for any answer.
  */
 import { Either, Schema } from "effect"
+import { isApproval } from "../approvals/Approval.js"
 import { parseVersioned } from "../platform/VersionedJson.js"
 import * as Q from "../questions/Question.js"
 import { type MagiName, PLAIN_MAGI } from "../agents/Prompts.js"
@@ -29,6 +30,7 @@ export interface SettleRequest {
 /** Why `req` may not settle `q`, if it may not. */
 export const settleRefusal = (q: Q.Question, req: SettleRequest): string | undefined => {
   const short = Q.shortId(q.id)
+  if (isApproval(q)) return `question ${short} is a tool approval; only the owner decides one, never a deputy`
   if (q.node !== CONDUCT) return `question ${short} is not a conductor question; only a conductor question's deputy settles one`
   if (!Q.isOpen(q)) return `question ${short} is ${q.status}; there is nothing left to settle`
   if (req.seat !== deputySeat(q.id))
@@ -134,7 +136,8 @@ export const deputiesToStart = (
   const notice: Q.Question[] = []
   let slots = max - running.size
   for (const { q, leased } of candidates) {
-    if (q.node !== CONDUCT || !Q.isOpen(q) || running.has(q.id) || leased) continue
+    // A tool approval is the owner's alone, even one a conductor seat's tool call raised.
+    if (q.node !== CONDUCT || isApproval(q) || !Q.isOpen(q) || running.has(q.id) || leased) continue
     if (nowMs > Q.deadlineMs(q, fallbackTimeoutSecs) && Q.unreadOwnerTurns(q) === undefined) continue
     const m = memory.get(q.id)
     if (m !== undefined && m.starts >= MAX_STARTS) {

@@ -27,7 +27,13 @@ export interface AgentFacts {
   readonly quietEnv: Readonly<Record<string, string>>
   /** A refusal this CLI makes when run as `uid`, with magi's argv, and what to do; none if it runs. */
   readonly rootProblem: (agent: AgentSpec, argv: ReadonlyArray<string>, env: Env, uid: number) => string | undefined
+  /** Which of its tool approvals magi can route to the owner (`[approvals] ask`), in plain words. */
+  readonly approvals: string
 }
+
+/** What magi says of a CLI whose pinned version offers it no way to route tool approvals. */
+const NO_APPROVALS = (how: string) =>
+  `magi routes none of its tool approvals to the owner: ${how}; [approvals] ask does not change it (docs/approvals.md)`
 
 const home = (env: Env) => env.HOME ?? ""
 const withHelp = (argv: ReadonlyArray<string>) => [...argv, "--help"]
@@ -44,28 +50,33 @@ export const FACTS: Record<Exclude<AgentKind, "command">, AgentFacts> = {
     rootProblem: (agent, argv, env, uid) =>
       uid === 0 && argv.includes("bypassPermissions") && (agent.env.IS_SANDBOX ?? env.IS_SANDBOX) !== "1"
         ? `claude refuses --permission-mode bypassPermissions as root unless IS_SANDBOX=1: if this machine is a sandbox (a container, a VM you throw away), set env = { IS_SANDBOX = "1" } under [agents.${agent.id}]; otherwise run magi as a user other than root`
-        : undefined
+        : undefined,
+    approvals:
+      "with [approvals] ask = true and its MCP on, every tool call of a writing seat that needs permission (shell commands, fetches, other MCP tools; file edits in its worktree are accepted) goes to the owner through magi mcp's approve tool"
   },
   codex: {
     versionArgs: ["--version"],
     dryCall: withHelp,
     sessionsDir: (env) => NodePath.join(env.CODEX_HOME ?? NodePath.join(home(env), ".codex"), "sessions"),
     quietEnv: {},
-    rootProblem: noProblem
+    rootProblem: noProblem,
+    approvals: NO_APPROVALS("magi runs codex exec with approval_policy \"never\" inside its workspace-write sandbox, which refuses what it does not allow instead of asking")
   },
   opencode: {
     versionArgs: ["--version"],
     dryCall: withHelp,
     sessionsDir: (env) => NodePath.join(env.XDG_DATA_HOME ?? NodePath.join(home(env), ".local", "share"), "opencode"),
     quietEnv: { OPENCODE_DISABLE_AUTOUPDATE: "1" },
-    rootProblem: noProblem
+    rootProblem: noProblem,
+    approvals: NO_APPROVALS("magi runs opencode run with its permissions set up front (a writing seat may do everything, a read-only seat is denied edits and the shell), so nothing is left to ask")
   },
   agy: {
     versionArgs: ["--version"],
     dryCall: withHelp,
     sessionsDir: () => undefined,
     quietEnv: {},
-    rootProblem: noProblem
+    rootProblem: noProblem,
+    approvals: NO_APPROVALS("agy offers magi no permission hook")
   }
 }
 

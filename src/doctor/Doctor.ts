@@ -188,6 +188,7 @@ const agentChecks = (agent: AgentSpec, input: DoctorInput, binDir: string | unde
             )
       )
       const root = facts.rootProblem(agent, argv, merged, input.uid)
+      checks.push(ok(`${label}: approvals`, facts.approvals))
       checks.push(root === undefined ? ok(`${label}: root`, input.uid === 0 ? "runs as root with magi's argv" : "not running as root") : fail(`${label}: root`, "refused as root", root))
       const sessions = facts.sessionsDir(merged)
       if (sessions !== undefined) {

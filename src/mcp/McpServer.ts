@@ -19,7 +19,9 @@ import { type McpTool, TOOLS, type ToolEnv } from "./Tools.js"
 const result = (reply: { readonly text: string; readonly structured: Record<string, unknown>; readonly isError: boolean }) =>
   new McpSchema.CallToolResult({
     content: [{ type: "text", text: reply.text }],
-    structuredContent: reply.structured,
+    // None for a reply with nothing structured: claude reads a permission
+    // prompt tool's result only as "a single text block" and refuses it otherwise.
+    ...(Object.keys(reply.structured).length === 0 ? {} : { structuredContent: reply.structured }),
     isError: reply.isError
   })
 

@@ -20,9 +20,13 @@ import { Notifier } from "../questions/Notifier.js"
 import * as Lease from "../questions/Lease.js"
 import { make as makeWaits, POLL, type WaitOutcome } from "../questions/Waits.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
+import * as Approval from "../approvals/Approval.js"
+import * as Approvals from "../approvals/Approvals.js"
+import type { AuditLog } from "../approvals/AuditLog.js"
+import type { SavedRules } from "../approvals/SavedRules.js"
 
-/** What every tool may use: the question store and what waiting needs. */
-export type ToolEnv = QuestionStore | Notifier | MagiConfig | FileSystem.FileSystem
+/** What every tool may use: the question store and what waiting needs, and what deciding an approval needs. */
+export type ToolEnv = QuestionStore | Notifier | MagiConfig | FileSystem.FileSystem | SavedRules | AuditLog
 
 /** How a tool call ended: what the model reads, what a program reads, and whether it failed. */
 export interface ToolReply {
@@ -282,5 +286,48 @@ export const reply = tool({
     })
 })
 
+/** A magi variable of the agent's environment, "" when unset. */
+const envVar = (name: string) => Config.string(name).pipe(Config.withDefault(""), Effect.orElseSucceed(() => ""))
+
+/**
+ * claude's `--permission-prompt-tool`: claude calls it with the tool call
+ * that needs permission and reads the decision from the result's text
+ * (`Approval.permissionPromptResult`). Not meant for a model to call.
+ */
+export const approve = tool({
+  name: "approve",
+  title: "Ask the owner to approve a tool call",
+  description:
+    "Used by the agent CLI itself (claude's --permission-prompt-tool), not by the model: decides whether a tool call that needs permission may run, " +
+    "by magi's approval rules or by asking the owner. Returns {\"behavior\":\"allow\",\"updatedInput\":{...}} or {\"behavior\":\"deny\",\"message\":\"...\"} as text.",
+  input: Schema.Struct({
+    tool_name: Schema.String.annotations({ description: "The name of the tool asking for permission, e.g. Bash." }),
+    input: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ description: "The tool call's input." }),
+    tool_use_id: Schema.optional(Schema.String.annotations({ description: "The tool call's id." }))
+  }),
+  run: (input, context) =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const node = yield* envVar("MAGI_NODE")
+        const waits = yield* makeWaits(context.slice, POLL, Lease.kindForNode(node))
+        const approvals = yield* Approvals.makeWith(waits)
+        const outcome = yield* approvals.decide({
+          call: { tool: input.tool_name, input: input.input },
+          run: yield* envVar("MAGI_RUN"),
+          node,
+          seat: yield* envVar("MAGI_SEAT"),
+          agent: yield* envVar("MAGI_AGENT"),
+          repo: yield* envVar("MAGI_REPO"),
+          cwd: yield* cwd
+        })
+        const decision: Approval.Decision =
+          outcome._tag === "Decided" ? outcome.decision : { _tag: "deny", message: Approvals.pendingMessage(outcome.question) }
+        const text = Approval.permissionPromptResult(decision, input.input, outcome._tag === "Decided" && outcome.by === "owner")
+        // Text alone: claude reads the decision from "a single text block" and refuses a result with structured content.
+        return { text, structured: {}, isError: false } satisfies ToolReply
+      })
+    ).pipe(Effect.mapError((e) => Asking.AskRefused.refused(e.message)))
+})
+
 /** Every tool `magi mcp` offers, in the order `tools/list` gives them. */
-export const TOOLS: ReadonlyArray<McpTool> = [ask, wait, reply]
+export const TOOLS: ReadonlyArray<McpTool> = [ask, wait, reply, approve]

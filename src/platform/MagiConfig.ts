@@ -100,6 +100,8 @@ export interface Settings {
   readonly maxTurns: number
   /** `[repos]`: the repositories this host can run, by the name every host knows them by, to this host's clone. */
   readonly repos: Readonly<Record<string, string>>
+  /** `[approvals]`: which agent tool calls need the owner's permission, and the rules that decide without asking. */
+  readonly approvals: ApprovalSettings
   /** The files that were read, lowest precedence first. */
   readonly files: ReadonlyArray<string>
 }
@@ -122,6 +124,27 @@ export const DEFAULT_NTFY_SERVER = "https://ntfy.sh"
  * notification that silently goes nowhere.
  */
 const NTFY_TOPIC = /^[A-Za-z0-9_-]{1,64}$/
+/** Allow and deny rules as written (`Bash(git status:*)`); `approvals/Rules.ts` reads them. */
+export interface ApprovalRuleLists {
+  readonly allow: ReadonlyArray<string>
+  readonly deny: ReadonlyArray<string>
+}
+
+export interface ApprovalSettings extends ApprovalRuleLists {
+  /**
+   * `[approvals] ask`: a writing seat's tool calls that need permission go to
+   * the owner as questions (claude, through `magi mcp`'s `approve` tool)
+   * instead of being allowed unchecked. Off by default: an unattended loop
+   * must not start waiting on the owner for every command after an upgrade.
+   */
+  readonly ask: boolean
+  /** `[approvals.agents.<id>]`: rules for one agent of the roster. */
+  readonly agents: Readonly<Record<string, ApprovalRuleLists>>
+  /** `[approvals.repos."<path>"]`: rules for one repository (its absolute path, or `~/…`). */
+  readonly repos: Readonly<Record<string, ApprovalRuleLists>>
+}
+
+export const noApprovals: ApprovalSettings = { ask: false, allow: [], deny: [], agents: {}, repos: {} }
 
 export const defaults: Settings = {
   answerTimeoutSecs: DEFAULT_ANSWER_TIMEOUT_SECS,
@@ -138,6 +161,7 @@ export const defaults: Settings = {
   hostName: defaultHostName(),
   maxTurns: defaultMaxTurns(),
   repos: {},
+  approvals: noApprovals,
   files: []
 }
 
@@ -211,7 +235,8 @@ const KNOWN: Known = {
   store: { url: true },
   web: { public_url: true },
   host: { name: true, max_turns: true },
-  repos: "any"
+  repos: "any",
+  approvals: { ask: true, allow: true, deny: true, agents: "any", repos: "any" }
 }
 
 /** What one unknown name in a config file is: its dotted path, and whether it names a table. */
@@ -417,6 +442,51 @@ const ntfyOf = Effect.fn("ntfyOf")(function* (value: unknown, files: ReadonlyArr
   return { server, topic, tokenEnv: typeof tokenEnv === "string" ? tokenEnv : null } satisfies NtfySettings
 })
 
+const ruleList = (value: unknown, key: string, files: ReadonlyArray<string>) =>
+  value === undefined
+    ? Effect.succeed([] as ReadonlyArray<string>)
+    : Array.isArray(value) && value.every((r) => typeof r === "string" && r.trim() !== "")
+      ? Effect.succeed(value as ReadonlyArray<string>)
+      : Effect.fail(
+          new ConfigError({
+            message: `\`${key}\` must be an array of rules such as ["Bash(git status:*)", "Read"], not ${JSON.stringify(value)} (in ${files.join(" or ")})`
+          })
+        )
+
+/** One table's `allow` and `deny`. */
+const ruleListsOf = Effect.fn("ruleListsOf")(function* (table: Table, key: string, files: ReadonlyArray<string>) {
+  return { allow: yield* ruleList(table.allow, `${key}.allow`, files), deny: yield* ruleList(table.deny, `${key}.deny`, files) }
+})
+
+/** Rule tables keyed by an agent id or a repository path. */
+const scopedRules = Effect.fn("scopedRules")(function* (value: unknown, key: string, files: ReadonlyArray<string>) {
+  const out: Record<string, ApprovalRuleLists> = {}
+  if (value === undefined) return out
+  if (!isTable(value)) return yield* new ConfigError({ message: `\`${key}\` must be a table of tables, one per name (in ${files.join(" or ")})` })
+  for (const [name, rules] of Object.entries(value)) {
+    if (!isTable(rules))
+      return yield* new ConfigError({ message: `\`${key}.${name}\` must be a table with \`allow\` and \`deny\` (in ${files.join(" or ")})` })
+    out[name] = yield* ruleListsOf(rules, `${key}.${name}`, files)
+  }
+  return out
+})
+
+/** `[approvals]`, its values' types checked; the rules' own syntax is checked where they are read (`approvals/Rules.ts`). */
+const approvalsOf = Effect.fn("approvalsOf")(function* (raw: unknown, files: ReadonlyArray<string>) {
+  if (raw === undefined) return noApprovals
+  if (!isTable(raw)) return yield* new ConfigError({ message: `\`approvals\` must be a table (in ${files.join(" or ")})` })
+  if (raw.ask !== undefined && typeof raw.ask !== "boolean")
+    return yield* new ConfigError({ message: `\`approvals.ask\` must be true or false, not ${JSON.stringify(raw.ask)} (in ${files.join(" or ")})` })
+  const { allow, deny } = yield* ruleListsOf(raw, "approvals", files)
+  return {
+    ask: raw.ask === true,
+    allow,
+    deny,
+    agents: yield* scopedRules(raw.agents, "approvals.agents", files),
+    repos: yield* scopedRules(raw.repos, "approvals.repos", files)
+  } satisfies ApprovalSettings
+})
+
 /** Turn the merged tables into settings, checking each value's type. */
 export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, files: ReadonlyArray<string>) {
   const ask = isTable(merged.ask) ? merged.ask : {}
@@ -487,6 +557,7 @@ export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, file
       })
     repos[name] = NodePath.resolve(path)
   }
+  const approvals = yield* approvalsOf(merged.approvals, files)
   return {
     answerTimeoutSecs,
     waitSliceSecs,
@@ -502,6 +573,7 @@ export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, file
     hostName,
     maxTurns,
     repos,
+    approvals,
     files
   } satisfies Settings
 })

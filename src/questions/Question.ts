@@ -152,7 +152,14 @@ export const Question = Schema.Struct({
    * notification's button (a capability link). Absent on every other
    * question, so their files are unchanged.
    */
-  answered_via: Schema.optional(Schema.Literal("link"))
+  answered_via: Schema.optional(Schema.Literal("link")),
+  /**
+   * A tool approval's mark (`approvals/Approval.ts`): the tool, a digest of
+   * its input, and the rule "Always allow" saves. Only the owner decides an
+   * approval, never a deputy or the conductor. Absent on every other
+   * question, so their files are unchanged.
+   */
+  approval: Schema.optional(Schema.Struct({ tool: Schema.String, digest: Schema.String, rule: Schema.String }))
 })
 export type Question = typeof Question.Type
 
@@ -233,6 +240,8 @@ export interface NewQuestion {
   readonly cwd?: string
   /** A conductor question's brief for its deputy. */
   readonly deputyBrief?: string
+  /** A tool approval's mark. */
+  readonly approval?: { readonly tool: string; readonly digest: string; readonly rule: string }
 }
 
 /** A fresh, open question with no conversation and no recorded deadline yet. */
@@ -257,7 +266,8 @@ export const make = (input: NewQuestion): Question => ({
   delivered_turns: 0,
   answer_delivered: false,
   waiter: null,
-  ...(input.deputyBrief === undefined ? {} : { deputy_brief: input.deputyBrief })
+  ...(input.deputyBrief === undefined ? {} : { deputy_brief: input.deputyBrief }),
+  ...(input.approval === undefined ? {} : { approval: input.approval })
 })
 
 const decodeShape = Schema.decodeUnknownEither(Question, { errors: "first" })

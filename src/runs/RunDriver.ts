@@ -184,7 +184,8 @@ export const make = Effect.fn("RunDriver.make")(function* () {
             artifactsDir: runs.artifactsDir(run.id),
             stem: `${current.key}-${current.turns + 1}`,
             run: run.id,
-            node: current.key
+            node: current.key,
+            repo: run.repo
           })
         ).pipe(Effect.mapError((e) => new TurnRefused({ message: e.message })))
         yield* runs.update(run.id, (r) => ({

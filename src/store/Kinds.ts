@@ -16,6 +16,7 @@
  * kind of its own.
  */
 import * as StoreMigration from "../platform/StoreMigration.js"
+import { savedRuleRecords } from "../approvals/SavedRules.js"
 import { chatRecords } from "../chat/ChatRecords.js"
 import { deputyRecords } from "../daemon/Deputies.js"
 import { noticeRecords } from "../daemon/Notices.js"
@@ -34,5 +35,6 @@ export const kinds: ReadonlyArray<StoreMigration.MigrationKind> = [
   StoreMigration.kindOf(noticeRecords),
   StoreMigration.kindOf(deputyRecords),
   // Paired phones stay paired on the new store; pairing codes live minutes and are not copied.
-  StoreMigration.kindOf(deviceRecords)
+  StoreMigration.kindOf(deviceRecords),
+  StoreMigration.kindOf(savedRuleRecords)
 ]

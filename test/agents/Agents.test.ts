@@ -57,6 +57,17 @@ describe("adapters build each CLI's headless call", () => {
     ])
   })
 
+  it("claude: a writing seat whose tool calls the owner approves puts them to magi's approve tool instead of bypassing permissions", () => {
+    const mcp = { command: "/opt/magi/bin/magi", args: ["mcp"], env: {} }
+    const approved = plan(spec("claude", { command: ["claude"] }), { ...planInput, newSession: "u-1", mcp, approve: true }).argv
+    expect(approved).not.toContain("bypassPermissions")
+    expect(approved.join(" ")).toContain("--permission-mode acceptEdits --permission-prompt-tool mcp__magi__approve --allowed-tools mcp__magi,Bash(magi ask:*)")
+    // Without magi's MCP server there is no approve tool to name: the seat keeps its old way.
+    expect(plan(spec("claude", { command: ["claude"] }), { ...planInput, newSession: "u-1", approve: true }).argv).toContain("bypassPermissions")
+    // A read-only seat needs no approvals: it may change nothing.
+    expect(plan(spec("claude", { command: ["claude"] }), { ...planInput, allowWrite: false, mcp, approve: true }).argv).not.toContain("--permission-prompt-tool")
+  })
+
   it("opencode: prompt on stdin, session by -s; agy: prompt by file, mode by write access", () => {
     const o = plan(spec("opencode", { command: ["opencode"] }), { ...planInput, resume: "ses_1" })
     expect(o.argv).toEqual(["opencode", "run", "--format", "json", "--dir", "/w", "--auto", "-s", "ses_1"])
@@ -189,6 +200,8 @@ describe("Agents.call runs a real process", () => {
         MAGI_RUN: "R1",
         MAGI_NODE: "impl",
         MAGI_SEAT: "impl",
+        MAGI_AGENT: "claude",
+        MAGI_REPO: NodeFs.realpathSync(dir),
         MAGI_TURN: "1",
         MAGI_PROMPT_FILE: NodePath.join(dir, "artifacts", "impl-1.prompt.md"),
         MAGI_ALLOW_WRITE: "1",

@@ -158,3 +158,12 @@ describe("each recovery against each status", () => {
     expect(D.planDecision(mk("t", { status: "failed" }), { id: "t", blocked_by: ["o"] }, ctx())._tag).toBe("Refuse")
   })
 })
+
+describe("which questions are the conductor's", () => {
+  const q = { node: D.NODE }
+  it("counts the questions it filed, never a tool approval its own seat raised", () => {
+    expect(D.isConductorQuestion(q)).toBe(true)
+    expect(D.isConductorQuestion({ ...q, approval: { tool: "Bash", digest: "0123456789abcdef", rule: "Bash(ls)" } })).toBe(false)
+    expect(D.isConductorQuestion({ node: "impl" })).toBe(false)
+  })
+})

@@ -98,3 +98,26 @@ describe("the deputy's brief and record", () => {
     expect(Either.isLeft(unknown)).toBe(true)
   })
 })
+
+describe("a tool approval is the owner's alone", () => {
+  // A conductor seat's own tool call needing permission: node `conduct`, as a conductor question's.
+  const approval: Q.Question = {
+    ...withOwner,
+    summary: "Bash: `rm -rf build/`",
+    choices: ["Allow", "Deny", "Always allow Bash(rm -rf build/)"],
+    approval: { tool: "Bash", digest: "0123456789abcdef", rule: "Bash(rm -rf build/)" }
+  }
+
+  it("gets no deputy, even when raised by the conductor's seat and nobody waits on it", () => {
+    expect(Deputy.deputiesToStart([{ q: approval, leased: false }], new Map(), new Set(), 2, 86_400, at.getTime() + 1000).start).toEqual([])
+    // The same question without the mark would get one: the mark is what keeps it off.
+    const { approval: _, ...plain } = approval
+    expect(Deputy.deputiesToStart([{ q: plain, leased: false }], new Map(), new Set(), 2, 86_400, at.getTime() + 1000).start).toHaveLength(1)
+  })
+
+  it("cannot be settled by a deputy, whatever the owner said", () => {
+    const owner = Either.getOrThrow(Q.say(approval, "Allow", at))
+    expect(settleRefusal(owner, { seat: deputySeat(approval.id), choice: "Allow", quote: "Allow" })).toContain("is a tool approval; only the owner decides one")
+    expect(Either.isLeft(settle(owner, { seat: deputySeat(approval.id), choice: "Allow", quote: "Allow" }, at))).toBe(true)
+  })
+})

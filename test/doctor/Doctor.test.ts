@@ -56,6 +56,7 @@ describe("magi doctor with fake agent CLIs", () => {
     expect(line("agent fast (claude): magi's argv")).toMatchObject({ status: "ok" })
     expect(line("agent fast (claude): magi's argv").detail).toContain("--permission-mode bypassPermissions")
     expect(line("agent fast (claude): root").status).toBe("ok")
+    expect(line("agent fast (claude): approvals").detail).toContain("goes to the owner through magi mcp's approve tool")
     expect(line("agent fast (claude): sessions").detail).toContain(NodePath.join(r.top, ".claude", "projects"))
     expect(line("agent fast (claude): magi in its login shell")).toMatchObject({ status: "ok", detail: NodePath.join(MAGI_BIN, "magi") })
     expect(line("config")).toMatchObject({ status: "ok" })

@@ -98,7 +98,17 @@ const oneAgent = (reads: Set<string>) =>
  * otherwise go unnoticed.
  */
 const READERS = {
-  "src/platform/MagiConfig.ts": (): Promise<string[]> => keysReadBy((root) => settingsOf(root, [])),
+  "src/platform/MagiConfig.ts": async (): Promise<string[]> => {
+    // `[approvals.agents.<id>]` and `[approvals.repos."<path>"]`: one entry each, so their keys are read.
+    const reads = new Set<string>()
+    const scoped = (table: string, name: string) => ({ [name]: recording(`${table}.${name}.`, new Set(), new Map(), reads) })
+    const given = new Map<string, unknown>([
+      ["approvals.agents", scoped("approvals.agents", "<id>")],
+      ["approvals.repos", scoped("approvals.repos", "<path>")]
+    ])
+    const root = await keysReadBy((r) => settingsOf(r, []), given)
+    return [...root, ...reads]
+  },
   "src/agents/AgentRoster.ts": async (): Promise<string[]> => {
     const reads = new Set<string>()
     const root = await keysReadBy((r) => fromTable(r, []), oneAgent(reads))

@@ -27,6 +27,13 @@ export interface PlanInput {
   readonly magi?: string
   /** `magi mcp` to register with the CLI for this call, when the seat asks through MCP. */
   readonly mcp?: McpServerSpec
+  /**
+   * `[approvals] ask` for a writing seat with `mcp`: its tool calls that
+   * need permission go to the owner through `magi mcp`'s `approve` tool
+   * (claude's `--permission-prompt-tool`) instead of being allowed unchecked.
+   * CLIs that offer no such hook ignore it (`magi doctor` says so).
+   */
+  readonly approve?: boolean
 }
 
 /**

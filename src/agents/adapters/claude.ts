@@ -34,6 +34,27 @@ const readOnly = (magi: string | undefined, mcp: boolean): string[] => [
   CLAUDE_WRITE_TOOLS
 ]
 
+/** claude's name for magi's `approve` tool: `mcp__<server>__<tool>`. */
+export const APPROVE_TOOL = `mcp__${MCP_SERVER_NAME}__approve`
+
+/**
+ * A writing seat whose tool calls are approved by the owner (`[approvals]
+ * ask`): file edits in its worktree are accepted (`acceptEdits`: they are
+ * committed on the run's branch, where the owner reviews them), reading is
+ * claude's own to allow, and every other call that needs permission (a
+ * shell command, a fetch, another MCP server's tool) is put to magi's
+ * `approve` tool, which decides by the rules or asks the owner. magi's own
+ * tools and `magi ask` never need approving.
+ */
+const approvedByOwner = (magi: string | undefined): string[] => [
+  "--permission-mode",
+  "acceptEdits",
+  "--permission-prompt-tool",
+  APPROVE_TOOL,
+  "--allowed-tools",
+  [`mcp__${MCP_SERVER_NAME}`, "Bash(magi ask:*)", ...(magi === undefined || magi === "magi" ? [] : [`Bash(${magi} ask:*)`])].join(",")
+]
+
 /** How claude words its usage limits (Pro/Max plans), besides the common "usage limit". */
 const LIMIT_WORDS = [/5-hour limit/i, /weekly limit/i, /opus limit/i, /session limit/i, /\blimit reached\b/i]
 
@@ -116,7 +137,11 @@ export const claude: AgentAdapter = {
         "-p",
         "--output-format",
         "json",
-        ...(input.allowWrite ? ["--permission-mode", "bypassPermissions"] : readOnly(input.magi, input.mcp !== undefined)),
+        ...(input.allowWrite
+          ? input.approve === true && input.mcp !== undefined
+            ? approvedByOwner(input.magi)
+            : ["--permission-mode", "bypassPermissions"]
+          : readOnly(input.magi, input.mcp !== undefined)),
         ...(input.mcp === undefined ? [] : ["--mcp-config", mcpConfig(input.mcp)]),
         ...model("--model"),
         ...(input.resume !== null ? ["--resume", input.resume] : input.newSession !== null ? ["--session-id", input.newSession] : []),

@@ -1,0 +1,116 @@
+/**
+ * The rules "Always allow" saved: one record per rule on the configured
+ * backend (`<home>/approval-rules/<id>.json`, or rows of the kind
+ * `approval-rules` in PostgreSQL), so every machine and process sharing a
+ * store sees the same rules, and the owner sees and removes them with
+ * `magi approvals list` / `magi approvals rm N`.
+ *
+ * One record per rule, created new under an id that sorts by time: two
+ * agents saving rules at once each create their own record, and neither can
+ * overwrite the other (no read-modify-write of a shared list). Removing is
+ * removing one record.
+ */
+import { FileSystem } from "@effect/platform"
+import { Clock, Context, Data, Effect, Either, Layer, Random, Schema } from "effect"
+import * as StoreBackend from "../platform/StoreBackend.js"
+import { parseVersioned } from "../platform/VersionedJson.js"
+
+export const SAVED_RULE_SCHEMA = 1
+
+export const SavedRule = Schema.Struct({
+  schema: Schema.Number,
+  id: Schema.String,
+  /** The rule as shown on the "Always allow" choice, e.g. `Bash(git push:*)`. */
+  rule: Schema.String,
+  /** The repository it applies in (the asking agent's). */
+  repo: Schema.String,
+  added_at: Schema.String,
+  /** The approval question whose "Always allow" saved it. */
+  question: Schema.String
+})
+export type SavedRule = typeof SavedRule.Type
+
+export class SavedRulesError extends Data.TaggedError("SavedRulesError")<{ readonly message: string }> {}
+
+/** The kind's folder in the home, and its key in the database. */
+export const SAVED_RULES_FOLDER = "approval-rules"
+
+const decodeShape = Schema.decodeUnknownEither(SavedRule, { onExcessProperty: "error" })
+
+const failed = (message: string) => new SavedRulesError({ message })
+
+/** The saved rules as `StoreBackend.records` and `magi store migrate` take a kind. */
+export const savedRuleRecords: StoreBackend.KindOptions<SavedRule, SavedRulesError, SavedRulesError, SavedRulesError> = {
+  folder: SAVED_RULES_FOLDER,
+  kind: {
+    noun: "saved approval rule",
+    decode: (body, source) =>
+      Either.flatMap(
+        Either.mapLeft(
+          parseVersioned(body, source, SAVED_RULE_SCHEMA, (raw) => `saved approval rule ${typeof raw.id === "string" ? raw.id : source}`),
+          (message) => ({ message })
+        ),
+        (raw) => Either.mapLeft(decodeShape(raw), (e) => ({ message: `${source} is not a saved approval rule magi can read: ${e.message}` }))
+      ),
+    encode: (r) => JSON.stringify(r, null, 2) + "\n",
+    idOf: (r) => r.id,
+    // A rule and a path: a few hundred bytes; 64 KiB is no rule magi saved.
+    maxBytes: 64 * 1024
+  },
+  errors: { notFound: failed, unreadable: failed, failed }
+}
+
+const pad = (n: number, width = 2) => String(n).padStart(width, "0")
+
+/** An id that sorts as the rules were saved: UTC time to the millisecond, then a random part. */
+export const ruleId = (ms: number, entropy: number): string => {
+  const d = new Date(ms)
+  return (
+    `${d.getUTCFullYear()}${pad(d.getUTCMonth() + 1)}${pad(d.getUTCDate())}` +
+    `-${pad(d.getUTCHours())}${pad(d.getUTCMinutes())}${pad(d.getUTCSeconds())}${pad(d.getUTCMilliseconds(), 3)}` +
+    `-${(entropy & 0xffffff).toString(16).padStart(6, "0")}`
+  )
+}
+
+/** Ids drawn before giving up: a collision needs the same millisecond and the same 24 random bits. */
+const ID_DRAWS = 16
+
+export interface SavedRulesShape {
+  /** Where the rules are, for messages: the folder, or the database with its password masked. */
+  readonly where: string
+  /** Every readable saved rule, oldest first: the order `magi approvals list` numbers them in. */
+  readonly list: Effect.Effect<ReadonlyArray<SavedRule>, SavedRulesError>
+  /** Save one rule for `repo`; an identical rule for the same repo is not saved twice. */
+  readonly add: (rule: string, repo: string, question: string) => Effect.Effect<SavedRule, SavedRulesError>
+  /** Remove one saved rule by id. */
+  readonly remove: (id: string) => Effect.Effect<void, SavedRulesError>
+}
+
+export class SavedRules extends Context.Tag("magi/SavedRules")<SavedRules, SavedRulesShape>() {
+  /** The saved rules on the configured backend. */
+  static layer = Layer.effect(SavedRules, Effect.suspend(() => make)).pipe(Layer.provide(StoreBackend.StoreBackend.layer))
+}
+
+export const make: Effect.Effect<SavedRulesShape, never, StoreBackend.StoreBackend | FileSystem.FileSystem> = Effect.gen(function* () {
+  const records = yield* StoreBackend.records(savedRuleRecords)
+  const list = records.scan.pipe(Effect.map((scan) => [...scan.records].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))))
+  const add = (rule: string, repo: string, question: string) =>
+    Effect.gen(function* () {
+      const same = (yield* list).find((r) => r.rule === rule && r.repo === repo)
+      if (same !== undefined) return same
+      for (let draw = 0; draw < ID_DRAWS; draw++) {
+        const ms = yield* Clock.currentTimeMillis
+        const saved: SavedRule = {
+          schema: SAVED_RULE_SCHEMA,
+          id: ruleId(ms, yield* Random.nextIntBetween(0, 0x1000000)),
+          rule,
+          repo,
+          added_at: new Date(ms).toISOString(),
+          question
+        }
+        if (yield* records.create(saved)) return saved
+      }
+      return yield* failed(`could not save the rule ${rule} in ${records.root}: every id drawn was taken`)
+    })
+  return { where: records.root, list, add, remove: records.remove }
+})

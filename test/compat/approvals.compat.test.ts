@@ -1,0 +1,134 @@
+/**
+ * Tool approvals against the real, pinned `claude` on the local Anthropic
+ * stand-in: with `[approvals] ask = true`, a writing seat's shell commands
+ * that need permission reach the owner as approval questions through
+ * `magi mcp`'s `approve` tool (claude's `--permission-prompt-tool`); Deny is
+ * obeyed, Allow runs the command, and "Always allow" saves a rule that lets
+ * the next matching command through with no question. Nothing leaves
+ * 127.0.0.1 (see claude.compat.test.ts for the isolation).
+ */
+import { execFileSync, spawn } from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import { afterEach, describe, expect, it } from "vitest"
+import { type MessagesBody, claudeEnv, startAnthropic, textOf } from "./standins/anthropic.js"
+
+const CLAUDE = process.env.MAGI_COMPAT_CLAUDE
+const MAGI = NodePath.resolve("dist/magi.js")
+
+/** A process deadline: long enough for a loaded machine, short enough to end a hang. */
+const DEADLINE_MS = 300_000
+
+const cleanups: Array<() => Promise<void> | void> = []
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c()
+})
+
+/** The commands the scripted model runs, in order; each names what the owner does with it. */
+const COMMANDS = ["git tag denied-by-owner", "git tag allowed-by-owner", "git branch always-by-owner", "git branch through-by-rule"]
+
+/** Every tool result in the conversation so far, oldest first. */
+const toolResults = (body: MessagesBody): string[] =>
+  body.messages.flatMap((m) =>
+    typeof m.content === "string" ? [] : m.content.filter((b) => b.type === "tool_result").map((b) => textOf([b]))
+  )
+
+describe("tool approvals with the real claude", () => {
+  it(
+    "puts each command that needs permission to the owner; Deny is obeyed, Allow runs it, and Always allow lets the next matching one through unasked",
+    async () => {
+      if (CLAUDE === undefined) throw new Error(process.env.MAGI_COMPAT_CLAUDE_ERROR ?? "MAGI_COMPAT_CLAUDE is not set (run through vitest's globalSetup)")
+      const dir = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "magi-approvals-")))
+      cleanups.push(() => NodeFs.rmSync(dir, { recursive: true, force: true }))
+      const results: string[][] = []
+      const api = await startAnthropic((body) => {
+        const seen = toolResults(body)
+        results.push(seen)
+        const next = COMMANDS[seen.length]
+        return next === undefined ? { text: "Done." } : { tool: "Bash", input: { command: next, description: "Mark the repository" } }
+      })
+      cleanups.push(() => api.close())
+
+      const repo = NodePath.join(dir, "repo")
+      NodeFs.mkdirSync(repo)
+      const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, encoding: "utf8" })
+      git("init", "-q", "-b", "trunk")
+      NodeFs.writeFileSync(NodePath.join(repo, "README.md"), "hello\n")
+      git("add", ".")
+      git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "init")
+      const claudeHome = NodePath.join(dir, "claude-home")
+      NodeFs.mkdirSync(claudeHome)
+      const { HOME: _h, CLAUDE_CONFIG_DIR: _c, ...network } = claudeEnv(api.url, claudeHome)
+      const envToml = Object.entries({ ...network, IS_SANDBOX: "1" })
+        .map(([k, v]) => `${k} = ${JSON.stringify(v)}`)
+        .join(", ")
+      NodeFs.writeFileSync(
+        NodePath.join(repo, "magi.toml"),
+        `[agents.claude]\nkind = "claude"\ncommand = ${JSON.stringify(CLAUDE)}\nenv = { ${envToml} }\n\n[notify]\ncommand = ["true"]\n\n[approvals]\nask = true\n`
+      )
+      const home = NodePath.join(dir, "magi-home")
+      const env: Record<string, string> = {}
+      for (const [k, v] of Object.entries({ ...process.env, IS_SANDBOX: undefined })) if (v !== undefined) env[k] = v
+      Object.assign(env, { MAGI_HOME: home, XDG_CONFIG_HOME: NodePath.join(dir, "no-config"), HOME: claudeHome, CLAUDE_CONFIG_DIR: NodePath.join(claudeHome, ".claude") })
+      const magi = (...args: string[]) => execFileSync(process.execPath, [MAGI, ...args], { cwd: repo, env, encoding: "utf8" })
+
+      const run = spawn(process.execPath, [MAGI, "run", "Mark the repository with tags and branches."], { cwd: repo, env })
+      let stderr = ""
+      run.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
+      const done = new Promise<number | null>((resolve) => run.on("close", resolve))
+      const killer = setTimeout(() => run.kill("SIGKILL"), DEADLINE_MS)
+      cleanups.push(() => {
+        clearTimeout(killer)
+        if (run.exitCode === null && run.signalCode === null) run.kill("SIGKILL")
+      })
+
+      // The owner, at the terminal: each approval as it arrives.
+      const questionsDir = NodePath.join(home, "questions")
+      const answered = new Map<string, { summary: string; choices: string[] }>()
+      let exited = false
+      void done.then(() => (exited = true))
+      while (!exited) {
+        const files = NodeFs.existsSync(questionsDir) ? NodeFs.readdirSync(questionsDir).filter((f) => f.endsWith(".json")) : []
+        for (const f of files) {
+          const q = JSON.parse(NodeFs.readFileSync(NodePath.join(questionsDir, f), "utf8"))
+          if (q.status !== "open" || answered.has(q.id)) continue
+          answered.set(q.id, { summary: q.summary, choices: q.choices })
+          const choice = q.summary.includes("denied") ? "Deny" : q.summary.includes("allowed") ? "Allow" : q.choices[2]
+          magi("answer", q.id, "--reply", choice)
+        }
+        await new Promise((r) => setTimeout(r, 250))
+      }
+      expect(await done, stderr).toBe(0)
+
+      // Three questions, the fourth command went through by the saved rule.
+      expect([...answered.values()].map((q) => q.summary)).toEqual([
+        "Bash: `git tag denied-by-owner`",
+        "Bash: `git tag allowed-by-owner`",
+        "Bash: `git branch always-by-owner`"
+      ])
+      expect([...answered.values()][2]!.choices).toEqual(["Allow", "Deny", "Always allow Bash(git branch:*)"])
+      // Deny obeyed, Allow and the rule ran their commands.
+      expect(git("tag", "--list").split("\n").filter((l) => l !== "")).toEqual(["allowed-by-owner"])
+      expect(git("branch", "--list", "always-by-owner", "through-by-rule")).toContain("always-by-owner")
+      expect(git("branch", "--list", "through-by-rule")).toContain("through-by-rule")
+      // The model was told of the denial.
+      const last = results.at(-1)!
+      expect(last).toHaveLength(4)
+      expect(last[0]).toContain("The owner denied this tool call")
+      // Every decision is in the audit log, by the owner or by the rule.
+      const log = NodeFs.readFileSync(NodePath.join(home, "approvals.jsonl"), "utf8")
+        .split("\n")
+        .filter((l) => l !== "")
+        .map((l) => JSON.parse(l))
+      expect(log.map((e) => [e.decision, e.by, e.rule ?? null])).toEqual([
+        ["deny", "owner", null],
+        ["allow", "owner", null],
+        ["allow", "owner", "Bash(git branch:*)"],
+        ["allow", "rule", "Bash(git branch:*)"]
+      ])
+      expect(magi("approvals", "list")).toContain("allow Bash(git branch:*)")
+    },
+    DEADLINE_MS + 60_000
+  )
+})
