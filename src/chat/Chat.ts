@@ -119,35 +119,7 @@ export const insertAgentTurn = (chat: Chat, seen: number, body: string, at: stri
   turns: [...chat.turns.slice(0, seen), { who: "agent", body, at }, ...chat.turns.slice(seen)]
 })
 
-/**
- * The task draft in an agent's reply: the last fenced block whose info
- * string is exactly `task` (three or more backticks, any case). A block the
- * agent never closed is still taken — a reply cut at the end should not
- * throw away the draft it was writing. None when the block is empty.
- */
-export const extractDraft = (reply: string): string | null => {
-  const lines = reply.split(/\r?\n/)
-  let found: string | null = null
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^\s*(`{3,})\s*([^`\s]*)\s*$/.exec(lines[i]!)
-    if (open === null) continue
-    const fence = open[1]!
-    const isTask = open[2]!.toLowerCase() === "task"
-    const body: string[] = []
-    let j = i + 1
-    for (; j < lines.length; j++) {
-      const close = /^\s*(`{3,})\s*$/.exec(lines[j]!)
-      if (close !== null && close[1]!.length >= fence.length) break
-      body.push(lines[j]!)
-    }
-    if (isTask) {
-      const text = body.join("\n").trim()
-      found = text === "" ? found : text
-    }
-    i = j
-  }
-  return found
-}
+export { extractDraft } from "./TaskBlock.js"
 
 /**
  * The most of one message a chat keeps. A chat is one file read whole, so a

@@ -1,21 +1,29 @@
 /**
- * The command line read against the command definitions before @effect/cli
- * parses it: a request for help, a usage mistake said in magi's words, or
- * good to run.
+ * The one place magi extends @effect/cli's reading of a command line.
  *
- * Checked here, because @effect/cli's parser takes an unknown flag for a
- * positional argument (`magi answer --rply yes` looked up a question called
- * `--rply`) and says "'abc' is not a integer" without naming the flag. Every
- * mistake found here is one line naming what was wrong and what would be
- * right; the caller prints it after `magi: ` and exits 2.
+ * @effect/cli parses every command line, once: values, required options and
+ * arguments, how many arguments. Its refusals (`ValidationError`) are said
+ * again here in magi's words (`explain`), naming the flag and what it takes
+ * where the library says only "'abc' is not a integer".
+ *
+ * Before it parses, `read` looks at the words' shape only, for what the
+ * library would get silently wrong or cannot say: a request for help
+ * (magi renders its own, `Help.ts`), a command typed wrong ("did you mean",
+ * `platform/Spelling.ts`), and a flag-shaped word that names no option of
+ * the command, or an option left without its value: @effect/cli takes
+ * either for a positional argument (`magi answer --rply yes` looked up a
+ * question called `--rply`). Each mistake is one line naming what was wrong
+ * and what would be right; the caller prints it after `magi: ` and exits 2.
  */
+import { HelpDoc, type ValidationError } from "@effect/cli"
 import { closest } from "../platform/Spelling.js"
 import { optionNamed, type ArgSpec, type CommandSpec, type OptionSpec } from "./CommandSpec.js"
 
 export type Reading =
   | { readonly _tag: "Help"; readonly spec: CommandSpec }
   | { readonly _tag: "Mistake"; readonly message: string }
-  | { readonly _tag: "Run" }
+  /** For @effect/cli to parse: the command named, for `explain`. */
+  | { readonly _tag: "Run"; readonly spec: CommandSpec }
 
 /**
  * @effect/cli's own options, hidden from magi's help and passed through
@@ -26,6 +34,9 @@ const BUILT_INS: Record<string, boolean> = { "--version": false, "--completions"
 const HELP = new Set(["--help", "-h"])
 
 const where = (spec: CommandSpec) => spec.path.join(" ")
+
+/** `-` is a value (stdin) and `-3` a number; anything else starting with `-` is a flag. */
+const isFlag = (word: string) => word.startsWith("-") && word !== "-" && !/^-\d/.test(word)
 
 const unknownCommand = (spec: CommandSpec, typed: string): string => {
   const names = spec.subcommands.map((c) => c.name)
@@ -48,31 +59,56 @@ const unknownOption = (spec: CommandSpec, typed: string): string => {
 
 const needsValue = (o: OptionSpec) => `${o.name} needs a value (${o.placeholder}): ${o.description}`
 
-/** Why `value` is no value for `o`, if it is not. */
-const badValue = (o: OptionSpec, value: string): string | undefined => {
-  switch (o.kind) {
-    case "integer":
-      return /^[+-]?\d+$/.test(value) ? undefined : `${o.name} takes a whole number (${o.placeholder}), not \`${value}\``
-    case "number":
-      return value.trim() !== "" && Number.isFinite(Number(value)) ? undefined : `${o.name} takes a number, not \`${value}\``
-    case "choice":
-      return o.choices.includes(value) ? undefined : `${o.name} takes one of ${o.choices.join(", ")}, not \`${value}\``
-    case "flag":
-      return /^(true|false)$/.test(value) ? undefined : `${o.name} is a switch and takes no value (not \`${value}\`)`
-    default:
-      return undefined
-  }
+interface Words {
+  /** Each option given, with the value it was given (a switch: none). */
+  readonly given: ReadonlyArray<{ readonly option: OptionSpec; readonly value: string | undefined }>
+  readonly positionals: ReadonlyArray<string>
 }
 
-/**
- * An argument that is not a whole number, said by what it is (`the
- * priority`, not `<n>`) and what it takes: someone who typed `high` needs
- * to hear that it is a number, and which way it counts.
- */
-const notWhole = (spec: CommandSpec, a: ArgSpec, value: string): string =>
-  `${where(spec)}: the ${a.name.replace(/^<|>$/g, "")} is a whole number${a.description ? `, ${a.description}` : ""}; \`${value}\` is not one`
+/** Sort the words after the command into options with their values and positional words, by shape. */
+const sortWords = (spec: CommandSpec, args: ReadonlyArray<string>): Words | string => {
+  const given: Array<{ option: OptionSpec; value: string | undefined }> = []
+  const positionals: string[] = []
+  for (let i = 0; i < args.length; i++) {
+    const word = args[i]!
+    if (word === "--") {
+      positionals.push(...args.slice(i + 1))
+      break
+    }
+    if (!isFlag(word)) {
+      positionals.push(word)
+      continue
+    }
+    const eq = word.startsWith("--") ? word.indexOf("=") : -1
+    const name = eq < 0 ? word : word.slice(0, eq)
+    const inline = eq < 0 ? undefined : word.slice(eq + 1)
+    if (name in BUILT_INS) {
+      if (BUILT_INS[name] && inline === undefined) i++
+      continue
+    }
+    const option = optionNamed(spec, name)
+    if (option === undefined) return unknownOption(spec, name)
+    if (!option.repeated && given.some((g) => g.option === option)) return `${option.name} was given more than once; it takes one value`
+    if (option.kind === "flag") {
+      // @effect/cli would read `--json=maybe` as the switch and a stray word `maybe`.
+      if (inline !== undefined && !/^(true|false)$/.test(inline)) return `${option.name} is a switch and takes no value (not \`${inline}\`)`
+      given.push({ option, value: inline })
+      continue
+    }
+    let value = inline
+    if (value === undefined) {
+      const next = args[i + 1]
+      // The next word is another of this command's options: the value was left out.
+      if (next === undefined || HELP.has(next) || optionNamed(spec, next.split("=")[0]!) !== undefined) return needsValue(option)
+      value = next
+      i++
+    }
+    given.push({ option, value })
+  }
+  return { given, positionals }
+}
 
-/** Read `args` (the command line after `magi`) against `root`. */
+/** Read `args` (the command line after `magi`) against `root`, by the words' shape. */
 export const read = (root: CommandSpec, args: ReadonlyArray<string>): Reading => {
   const end = args.indexOf("--")
   const wantsHelp = (end < 0 ? args : args.slice(0, end)).some((a) => HELP.has(a))
@@ -86,8 +122,11 @@ export const read = (root: CommandSpec, args: ReadonlyArray<string>): Reading =>
     if (next === undefined || HELP.has(next)) return { _tag: "Help", spec }
     if (next.startsWith("-")) {
       if (wantsHelp) return { _tag: "Help", spec }
-      if (next in BUILT_INS) return { _tag: "Run" }
-      return { _tag: "Mistake", message: `${where(spec)} needs a command before any option (${next}); the commands: ${spec.subcommands.map((c) => c.name).join(", ")}` }
+      if (next in BUILT_INS) return { _tag: "Run", spec }
+      return {
+        _tag: "Mistake",
+        message: `${where(spec)} needs a command before any option (${next}); the commands: ${spec.subcommands.map((c) => c.name).join(", ")}`
+      }
     }
     const child = spec.subcommands.find((c) => c.name === next)
     if (child === undefined) return { _tag: "Mistake", message: unknownCommand(spec, next) }
@@ -95,73 +134,71 @@ export const read = (root: CommandSpec, args: ReadonlyArray<string>): Reading =>
     i++
   }
   if (wantsHelp) return { _tag: "Help", spec }
+  const words = sortWords(spec, args.slice(i))
+  return typeof words === "string" ? { _tag: "Mistake", message: words } : { _tag: "Run", spec }
+}
 
-  let positionals: string[] = []
-  const seen = new Set<string>()
-  for (; i < args.length; i++) {
-    const token = args[i]!
-    if (token === "--") {
-      positionals = [...positionals, ...args.slice(i + 1)]
-      break
-    }
-    // `-` is a value (stdin); `-3` is a number.
-    if (!token.startsWith("-") || token === "-" || /^-\d/.test(token)) {
-      positionals.push(token)
-      continue
-    }
-    const eq = token.startsWith("--") ? token.indexOf("=") : -1
-    const name = eq < 0 ? token : token.slice(0, eq)
-    const inline = eq < 0 ? undefined : token.slice(eq + 1)
-    if (name in BUILT_INS) {
-      if (BUILT_INS[name] && inline === undefined) i++
-      continue
-    }
-    const option = optionNamed(spec, name)
-    if (option === undefined) return { _tag: "Mistake", message: unknownOption(spec, name) }
-    if (seen.has(option.name) && !option.repeated)
-      return { _tag: "Mistake", message: `${option.name} was given more than once; it takes one value` }
-    seen.add(option.name)
-    if (option.kind === "flag") {
-      const wrong = inline === undefined ? undefined : badValue(option, inline)
-      if (wrong !== undefined) return { _tag: "Mistake", message: wrong }
-      continue
-    }
-    let value = inline
-    if (value === undefined) {
-      const next = args[i + 1]
-      // The next word is another of this command's options: the value was left out.
-      if (next === undefined || HELP.has(next) || optionNamed(spec, next.split("=")[0]!) !== undefined)
-        return { _tag: "Mistake", message: needsValue(option) }
-      value = next
-      i++
-    }
-    const wrong = badValue(option, value)
-    if (wrong !== undefined) return { _tag: "Mistake", message: wrong }
-  }
+// -- @effect/cli's refusals in magi's words ---------------------------------
 
-  const max = spec.args.some((a) => a.repeated) ? Infinity : spec.args.length
-  if (positionals.length > max) {
-    const extra = positionals[max]!
-    return {
-      _tag: "Mistake",
-      message:
-        max === 0
-          ? `${where(spec)} takes options only, not \`${extra}\` (${where(spec)} --help lists them)`
-          : `${where(spec)} takes at most ${max} argument${max === 1 ? "" : "s"} (${spec.args.map((a) => a.name).join(" ")}); \`${extra}\` is one too many`
-    }
+/** What @effect/cli said, as one plain line. */
+const said = (error: ValidationError.ValidationError): string =>
+  "error" in error
+    ? HelpDoc.toAnsiText(error.error)
+      .replace(/\x1b\[[0-9;]*m/g, "")
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((l) => l !== "")
+      .join(" ")
+    : ""
+
+const argName = (a: ArgSpec) => a.name.replace(/^<|>$/g, "")
+
+const wholeOrNumber = (typeName: string) => (typeName === "integer" ? "a whole number" : "a number")
+
+/**
+ * @effect/cli's refusal of `args` (the words after the command `spec`) as
+ * one line naming what was wrong: which flag or argument, and what it takes.
+ */
+export const explain = (spec: CommandSpec, args: ReadonlyArray<string>, error: ValidationError.ValidationError): string => {
+  const text = said(error)
+  const words = sortWords(spec, args.slice(spec.path.length - 1))
+  if (typeof words === "string") return words
+  const givenAs = (value: string) => words.given.find((g) => g.value === value)
+
+  const notType = /^'(.*)' is not a (integer|float)$/s.exec(text)
+  if (notType !== null) {
+    const [, value, type] = notType as unknown as [string, string, string]
+    const option = givenAs(value)
+    if (option !== undefined) return `${option.option.name} takes ${wholeOrNumber(type)} (${option.option.placeholder}), not \`${value}\``
+    const arg = spec.args[words.positionals.indexOf(value)] ?? spec.args.find((a) => !a.repeated)
+    if (arg !== undefined)
+      return `${where(spec)}: the ${argName(arg)} is ${wholeOrNumber(type)}${arg.description ? `, ${arg.description}` : ""}; \`${value}\` is not one`
   }
-  // Arguments in a fixed place (none repeated before them) are checked like option values.
-  for (const [k, a] of spec.args.entries()) {
-    if (a.repeated || k >= positionals.length) break
-    if (a.kind === "integer" && !/^[+-]?\d+$/.test(positionals[k]!))
-      return { _tag: "Mistake", message: notWhole(spec, a, positionals[k]!) }
+  const cases = /^Expected one of the following cases: (.*)$/.exec(text)
+  if (cases !== null) {
+    const wrong = words.given.find((g) => g.option.kind === "choice" && g.value !== undefined && !g.option.choices.includes(g.value))
+    if (wrong !== undefined) return `${wrong.option.name} takes one of ${wrong.option.choices.join(", ")}, not \`${wrong.value}\``
+    // Not an option's: an argument's, said by its name.
+    const at = spec.args.findIndex((a, k) => a.choices.length > 0 && words.positionals[k] !== undefined && !a.choices.includes(words.positionals[k]!))
+    if (at >= 0) return `${where(spec)}: the ${argName(spec.args[at]!)} is one of ${cases[1]}, not \`${words.positionals[at]}\``
   }
-  const needed = spec.args.filter((a) => a.required)
-  if (positionals.length < needed.length) {
-    const missing = needed[positionals.length]!
-    return { _tag: "Mistake", message: `${where(spec)} needs ${missing.name}${missing.description ? `: ${missing.description}` : ""}` }
+  const missingOption = /^Expected to find option: '(.*)'$/.exec(text)
+  if (missingOption !== null) {
+    const o = optionNamed(spec, missingOption[1]!)
+    if (o !== undefined) return `${where(spec)} needs ${o.name} ${o.placeholder}: ${o.description}`
   }
-  const absent = spec.options.find((o) => o.required && !seen.has(o.name))
-  if (absent !== undefined) return { _tag: "Mistake", message: `${where(spec)} needs ${absent.name} ${absent.placeholder}: ${absent.description}` }
-  return { _tag: "Run" }
+  const missingArg = /^Missing argument (<[^>]*>)/.exec(text)
+  if (missingArg !== null) {
+    const a = spec.args.find((x) => x.name === missingArg[1])
+    return `${where(spec)} needs ${missingArg[1]}${a?.description ? `: ${a.description}` : ""}`
+  }
+  const extra = /^Received unknown argument: '(.*)'$/s.exec(text)
+  if (extra !== null) {
+    const max = spec.args.some((a) => a.repeated) ? Infinity : spec.args.length
+    const word = words.positionals[max] ?? extra[1]!
+    return max === 0
+      ? `${where(spec)} takes options only, not \`${word}\` (${where(spec)} --help lists them)`
+      : `${where(spec)} takes at most ${max} argument${max === 1 ? "" : "s"} (${spec.args.map((a) => a.name).join(" ")}); \`${word}\` is one too many`
+  }
+  return `${where(spec)}: ${text === "" ? "the command line could not be read" : text} (${where(spec)} --help says what it takes)`
 }

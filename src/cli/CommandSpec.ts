@@ -1,16 +1,18 @@
 /**
- * The command line as plain data, read from the very `Command`s the parser
- * runs: every command's name, description, options and arguments. magi's
- * help and its usage checks are built from this, in one place, so an option
- * added to a command is described and checked with no second list to keep.
+ * The command line as plain data, read from what @effect/cli itself says
+ * about the very `Command`s its parser runs: their usage (`Usage`: each
+ * option's names and value, whether optional or repeated, each argument) and
+ * their help (`HelpDoc`: each description and default). magi's help and its
+ * usage messages are built from this, so an option added to a command is
+ * described with no second list to keep.
  *
- * @effect/cli's own help cannot hide its built-in options (`--wizard`,
- * `--completions`, `--log-level`) and says "A user-defined piece of text"
- * about every text option; its parser takes an unknown flag for a positional
- * argument. So magi reads the definitions here and speaks for itself. This
- * is the only module that looks inside @effect/cli's descriptors (their
- * shape is internal; `test/cli/CommandSpec.test.ts` pins what it relies on).
+ * Only @effect/cli's public models are read (`Command.getUsage`,
+ * `Command.getHelp`, `Command.getSubcommands`), never its internal
+ * descriptors; `test/cli/CommandSpec.test.ts` pins what is read from them.
  */
+import { CliConfig, Command, CommandDescriptor, type HelpDoc, type Usage } from "@effect/cli"
+import type * as Span from "@effect/cli/HelpDoc/Span"
+import { Option } from "effect"
 
 export type ValueKind = "flag" | "text" | "integer" | "number" | "choice" | "path" | "date" | "secret"
 
@@ -32,11 +34,14 @@ export interface OptionSpec {
 }
 
 export interface ArgSpec {
+  /** `<id>` */
   readonly name: string
   readonly kind: ValueKind
   readonly description: string
   readonly required: boolean
   readonly repeated: boolean
+  /** When it is one of a few words: those. */
+  readonly choices: ReadonlyArray<string>
 }
 
 export interface CommandSpec {
@@ -48,226 +53,242 @@ export interface CommandSpec {
   readonly args: ReadonlyArray<ArgSpec>
   readonly subcommands: ReadonlyArray<CommandSpec>
   /**
-   * Runs by itself as well as through its subcommands (`magi web` serves,
-   * `magi web pair` pairs): a command with options of its own. A bare group
-   * (`magi task`) has none, and only shows its commands.
+   * Whether the command runs with no subcommand named: always for a leaf,
+   * and for one with subcommands when it takes options or arguments of its
+   * own (`magi web` serves; `magi web pair` is one of its subcommands).
    */
   readonly runsAlone: boolean
 }
 
-// -- HelpDoc and Span as plain text -----------------------------------------
+/**
+ * How magi reads a command line with @effect/cli: names as typed (a flag in
+ * the wrong case is a mistake, not a synonym), its built-in options kept out
+ * of the help, and the library's own "did you mean" for flags within two
+ * slips.
+ */
+export const cliConfig: CliConfig.CliConfig = CliConfig.make({ isCaseSensitive: true, showBuiltIns: false, autoCorrectLimit: 2 })
 
-type Node = { readonly _tag: string; readonly [k: string]: unknown }
+// -- HelpDoc as plain text --------------------------------------------------
 
-const spanText = (span: Node): string => {
+const spanText = (span: Span.Span): string => {
   switch (span._tag) {
     case "Text":
     case "URI":
-      return String(span.value)
+      return span.value
     case "Sequence":
-      return spanText(span.left as Node) + spanText(span.right as Node)
-    default:
-      return "value" in span && typeof span.value === "object" && span.value !== null ? spanText(span.value as Node) : ""
+      return spanText(span.left) + spanText(span.right)
+    case "Weak":
+    case "Strong":
+    case "Highlight":
+      return spanText(span.value)
   }
 }
 
-const docText = (doc: Node): string => {
+/** The paragraphs of a block, in order. */
+const paragraphs = (doc: HelpDoc.HelpDoc): ReadonlyArray<string> => {
   switch (doc._tag) {
     case "Paragraph":
     case "Header":
-      return spanText(doc.value as Node)
+      return [spanText(doc.value)]
     case "Sequence":
-      return [docText(doc.left as Node), docText(doc.right as Node)].filter((t) => t !== "").join(" ")
+      return [...paragraphs(doc.left), ...paragraphs(doc.right)]
     case "Enumeration":
-      return (doc.elements as ReadonlyArray<Node>).map(docText).join(" ")
+      return doc.elements.flatMap(paragraphs)
     default:
-      return ""
+      return []
   }
 }
 
-// -- values -----------------------------------------------------------------
+/** A help as its sections: each heading's paragraphs and description lists. */
+interface Section {
+  readonly text: Array<string>
+  readonly definitions: Array<readonly [string, HelpDoc.HelpDoc]>
+}
 
-const kindOf = (primitive: Node): ValueKind => {
-  switch (primitive._tag) {
-    case "Bool":
-      return "flag"
-    case "Integer":
-      return "integer"
-    case "Float":
-      return "number"
-    case "Choice":
-      return "choice"
-    case "Path":
-      return "path"
-    case "DateTime":
-      return "date"
-    case "Secret":
-    case "Redacted":
-      return "secret"
-    default:
-      return "text"
+const sectionsOf = (doc: HelpDoc.HelpDoc): Map<string, Section> => {
+  const sections = new Map<string, Section>()
+  let current: Section = { text: [], definitions: [] }
+  const walk = (d: HelpDoc.HelpDoc) => {
+    switch (d._tag) {
+      case "Header":
+        current = { text: [], definitions: [] }
+        sections.set(spanText(d.value), current)
+        return
+      case "Sequence":
+        walk(d.left)
+        walk(d.right)
+        return
+      case "DescriptionList":
+        for (const [span, block] of d.definitions) current.definitions.push([spanText(span), block])
+        return
+      case "Paragraph":
+        current.text.push(spanText(d.value))
+        return
+      default:
+        return
+    }
   }
+  walk(doc)
+  return sections
 }
 
 /**
- * What a value is called in usage. A kind says little (`TEXT`), so the
- * option's own name does when it names a thing (`--panel FILE`); the table
- * is small because magi's options are few.
+ * A description as the command gave it. @effect/cli puts the value's type in
+ * words first ("A user-defined piece of text.", "An integer.") and after it,
+ * that it is optional or repeatable, which magi's help says its own way.
  */
-const PLACEHOLDERS: Record<string, string> = {
-  timeout: "SECONDS",
-  panel: "FILE.html",
-  asset: "FILE",
-  file: "FILE",
-  thread: "ID",
-  wait: "ID",
-  settle: "ID",
-  resume: "ID",
-  repo: "DIR",
-  home: "DIR",
-  port: "PORT",
-  bind: "ADDRESS",
-  agent: "AGENT",
-  after: "ID",
-  priority: "N",
-  "max-attempts": "N",
-  choice: "CHOICE",
-  to: "URL|DIR"
+const LIBRARY_NOTES = /^This (setting is optional|option (may|must) be repeated|argument (may|must) be repeated)/
+
+const ownWords = (block: HelpDoc.HelpDoc): string =>
+  paragraphs(block)
+    .slice(1)
+    .filter((p) => p !== "" && !LIBRARY_NOTES.test(p))
+    .join(" ")
+
+/** The default @effect/cli says an option has, when it says something. */
+const defaultIn = (block: HelpDoc.HelpDoc): string | undefined => {
+  for (const p of paragraphs(block)) {
+    const m = /^This setting is optional\. Defaults to: (.*)$/.exec(p)
+    if (m !== null) return m[1] === "false" || m[1]!.startsWith("{") || m[1]!.startsWith("Option") ? undefined : m[1]
+  }
+  return undefined
 }
 
-const placeholderFor = (name: string, kind: ValueKind, primitive: Node): string => {
-  if (kind === "choice") return (primitive.alternatives as ReadonlyArray<[string, unknown]>).map(([a]) => a).join("|")
-  return PLACEHOLDERS[name] ?? (kind === "integer" ? "N" : kind === "number" ? "NUMBER" : kind === "path" ? "PATH" : "TEXT")
-}
+/** The definition in `section` for `name`: its words start with the name. */
+const definitionOf = (section: Section | undefined, name: string): HelpDoc.HelpDoc | undefined =>
+  section?.definitions.find(([words]) => words === name || new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}[ ,.]`).test(words))?.[1]
 
-const shown = (fallback: unknown): string | undefined => {
-  if (fallback === undefined || fallback === null || fallback === false) return undefined
-  // `Options.optional` is a default of `Option.none()`: nothing to show.
-  if (typeof fallback === "object") return undefined
-  return String(fallback)
-}
+// -- values -----------------------------------------------------------------
 
-// -- options ----------------------------------------------------------------
+/** @effect/cli's name for a value's type, as magi calls the kind. */
+const KINDS: Record<string, ValueKind> = {
+  text: "text",
+  integer: "integer",
+  float: "number",
+  date: "date",
+  path: "path",
+  file: "path",
+  directory: "path",
+  secret: "secret",
+  redacted: "secret"
+}
 
 interface Mods {
   readonly required: boolean
   readonly repeated: boolean
-  readonly fallback: string | undefined
 }
 
-const optionsOf = (node: Node, mods: Mods): ReadonlyArray<OptionSpec> => {
-  switch (node._tag) {
-    case "Empty":
-      return []
-    case "Single": {
-      const primitive = node.primitiveType as Node
-      const kind = kindOf(primitive)
-      const name = String(node.name)
-      return [
-        {
-          name: `--${name}`,
-          aliases: (node.aliases as ReadonlyArray<string>).map((a) => (a.length === 1 ? `-${a}` : `--${a}`)),
-          kind,
-          placeholder: placeholderFor(name, kind, primitive),
-          description: docText(node.description as Node),
-          // A flag is never required: absent means off.
-          required: mods.required && kind !== "flag",
-          repeated: mods.repeated,
-          fallback: mods.fallback,
-          choices: kind === "choice" ? (primitive.alternatives as ReadonlyArray<[string, unknown]>).map(([a]) => a) : []
-        }
-      ]
-    }
-    case "Map":
-      return optionsOf(node.options as Node, mods)
-    case "Both":
-      return [...optionsOf(node.left as Node, mods), ...optionsOf(node.right as Node, mods)]
-    case "OrElse":
-      return [...optionsOf(node.left as Node, { ...mods, required: false }), ...optionsOf(node.right as Node, { ...mods, required: false })]
-    case "WithDefault":
-      return optionsOf(node.options as Node, { ...mods, required: false, fallback: shown(node.fallback) })
-    case "WithFallback":
-      return optionsOf(node.options as Node, { ...mods, required: false })
-    case "Variadic":
-    case "KeyValueMap": {
-      const min = node.min as { _tag: string; value?: number } | undefined
-      const atLeastOne = min?._tag === "Some" && (min.value ?? 0) > 0
-      return optionsOf(node.argumentOption as Node, { ...mods, required: atLeastOne, repeated: true })
-    }
+interface Named {
+  readonly names: ReadonlyArray<string>
+  readonly accepted: Option.Option<string>
+  readonly required: boolean
+  readonly repeated: boolean
+}
+
+/** Every name in a usage, with whether it is required and repeated there. */
+const namedIn = (usage: Usage.Usage, mods: Mods): ReadonlyArray<Named> => {
+  switch (usage._tag) {
+    case "Named":
+      return [{ names: usage.names, accepted: usage.acceptedValues, ...mods }]
+    case "Optional":
+      return namedIn(usage.usage, { ...mods, required: false })
+    case "Repeated":
+      // A repeated option is given as many times as wanted, none at all included.
+      return namedIn(usage.usage, { ...mods, repeated: true })
+    case "Alternation":
+      return [...namedIn(usage.left, { ...mods, required: false }), ...namedIn(usage.right, { ...mods, required: false })]
+    case "Concat":
+      return [...namedIn(usage.left, mods), ...namedIn(usage.right, mods)]
     default:
       return []
   }
 }
 
-// -- positional arguments ---------------------------------------------------
+const optionSpec = (n: Named, section: Section | undefined): OptionSpec => {
+  const name = n.names.find((x) => x.startsWith("--")) ?? n.names[0]!
+  const accepted = Option.getOrUndefined(n.accepted)
+  const choices = accepted !== undefined && accepted.includes(" | ") ? accepted.split(" | ") : []
+  const kind: ValueKind = accepted === undefined ? "flag" : choices.length > 0 ? "choice" : (KINDS[accepted] ?? "text")
+  const placeholder = kind === "choice"
+    ? choices.join("|")
+    : accepted !== undefined && !(accepted in KINDS)
+    ? accepted
+    : kind === "integer"
+    ? "N"
+    : kind.toUpperCase()
+  const block = definitionOf(section, name)
+  return {
+    name,
+    aliases: n.names.filter((x) => x !== name),
+    kind,
+    placeholder,
+    description: block === undefined ? "" : ownWords(block),
+    // A flag is never required: absent means off.
+    required: n.required && kind !== "flag" && !n.repeated,
+    repeated: n.repeated,
+    fallback: block === undefined ? undefined : defaultIn(block),
+    choices
+  }
+}
 
-const argsOf = (node: Node, mods: Mods): ReadonlyArray<ArgSpec> => {
-  switch (node._tag) {
-    case "Empty":
-      return []
-    case "Single":
-      return [
-        {
-          name: String(node.name),
-          kind: kindOf(node.primitiveType as Node),
-          description: docText(node.description as Node),
-          required: mods.required,
-          repeated: mods.repeated
-        }
-      ]
-    case "Map":
-      return argsOf(node.args as Node, mods)
-    case "Both":
-      return [...argsOf(node.left as Node, mods), ...argsOf(node.right as Node, mods)]
-    case "WithDefault":
-    case "WithFallbackConfig":
-      return argsOf(node.args as Node, { ...mods, required: false })
-    case "Variadic": {
-      const min = node.min as { _tag: string; value?: number } | undefined
-      return argsOf(node.args as Node, { ...mods, required: min?._tag === "Some" && (min.value ?? 0) > 0, repeated: true })
-    }
-    default:
-      return []
+const argSpec = (n: Named, section: Section | undefined): ArgSpec => {
+  const name = n.names[0]!
+  const block = definitionOf(section, name)
+  const typeName = name.replace(/^<|>$/g, "")
+  return {
+    name,
+    kind: KINDS[typeName] ?? "text",
+    description: block === undefined ? "" : ownWords(block),
+    required: n.required && !n.repeated,
+    repeated: n.repeated,
+    choices: Option.match(n.accepted, { onNone: () => [], onSome: (a) => a.split(" | ") })
   }
 }
 
 // -- commands ---------------------------------------------------------------
 
-const REQUIRED: Mods = { required: true, repeated: false, fallback: undefined }
+/**
+ * The commands directly under `command`. @effect/cli's public
+ * `getSubcommands` answers one level only, flattened to each child's own
+ * parent command (the grandchildren are lost), so this follows the tree's
+ * two joints itself: a command mapped over (`Map`) and one with
+ * subcommands (`Subcommands`). It is the one place that does;
+ * `test/cli/CommandSpec.test.ts` fails first if their shape changes.
+ */
+type Joint = { readonly _tag: string; readonly command?: Joint; readonly parent?: Joint; readonly children?: ReadonlyArray<Joint> }
 
-const describeNode = (node: Node, parent: ReadonlyArray<string>): CommandSpec => {
-  switch (node._tag) {
-    case "Standard":
-    case "GetUserInput": {
-      const name = String(node.name)
-      return {
-        name,
-        path: [...parent, name],
-        description: docText(node.description as Node),
-        options: node._tag === "Standard" ? optionsOf(node.options as Node, REQUIRED) : [],
-        args: node._tag === "Standard" ? argsOf(node.args as Node, REQUIRED) : [],
-        subcommands: [],
-        runsAlone: true
-      }
-    }
-    case "Map":
-      return describeNode(node.command as Node, parent)
-    case "Subcommands": {
-      const self = describeNode(node.parent as Node, parent)
-      return {
-        ...self,
-        subcommands: (node.children as ReadonlyArray<Node>).map((c) => describeNode(c, self.path)),
-        runsAlone: self.options.length > 0 || self.args.length > 0
-      }
-    }
-    default:
-      throw new Error(`magi cannot read @effect/cli command node ${node._tag}`)
+const childrenOf = (command: Joint): ReadonlyArray<Joint> =>
+  command._tag === "Map" && command.command !== undefined
+    ? childrenOf(command.command)
+    : command._tag === "Subcommands"
+    ? (command.children ?? [])
+    : []
+
+const describeDescriptor = (command: Joint, parent: ReadonlyArray<string>): CommandSpec => {
+  const descriptor = command as unknown as CommandDescriptor.Command<unknown>
+  const usage = CommandDescriptor.getUsage(descriptor)
+  const help = sectionsOf(CommandDescriptor.getHelp(descriptor, cliConfig))
+  // The first name in the usage is the command's own.
+  const [self, ...rest] = namedIn(usage, { required: true, repeated: false })
+  const name = self!.names[0]!
+  const path = [...parent, name]
+  const options = rest.filter((n) => n.names[0]!.startsWith("-")).map((n) => optionSpec(n, help.get("OPTIONS")))
+  const args = rest.filter((n) => n.names[0]!.startsWith("<")).map((n) => argSpec(n, help.get("ARGUMENTS")))
+  const subcommands = childrenOf(command).map((child) => describeDescriptor(child, path))
+  return {
+    name,
+    path,
+    description: (help.get("DESCRIPTION")?.text ?? []).join(" "),
+    options,
+    args,
+    subcommands,
+    runsAlone: subcommands.length === 0 || options.length > 0 || args.length > 0
   }
 }
 
 /** The whole command tree under `command`, as data. */
-export const describeCommand = (command: { readonly descriptor: object }): CommandSpec =>
-  describeNode(command.descriptor as unknown as Node, [])
+export const describeCommand = <Name extends string, R, E, A>(command: Command.Command<Name, R, E, A>): CommandSpec =>
+  describeDescriptor(command.descriptor as unknown as Joint, [])
 
 /** The command `path` names (`["task", "add"]` under the root), if there is one. */
 export const find = (root: CommandSpec, path: ReadonlyArray<string>): CommandSpec | undefined => {
@@ -277,5 +298,4 @@ export const find = (root: CommandSpec, path: ReadonlyArray<string>): CommandSpe
 }
 
 /** The option `--name` (or an alias) of `spec`. */
-export const optionNamed = (spec: CommandSpec, name: string): OptionSpec | undefined =>
-  spec.options.find((o) => o.name === name || o.aliases.includes(name))
+export const optionNamed = (spec: CommandSpec, name: string): OptionSpec | undefined => spec.options.find((o) => o.name === name || o.aliases.includes(name))

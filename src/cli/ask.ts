@@ -33,31 +33,31 @@ const options = {
     Options.withDescription("the reasoning behind it, as markdown; `-` reads it from stdin"),
     Options.optional
   ),
-  choice: Options.text("choice").pipe(
+  choice: Options.text("choice").pipe(Options.withPseudoName("CHOICE"), 
     Options.withDescription("an answer the owner may pick; repeat for each; none means free text"),
     Options.repeated
   ),
-  timeout: Options.integer("timeout").pipe(
+  timeout: Options.integer("timeout").pipe(Options.withPseudoName("SECONDS"), 
     Options.withDescription("the question's whole deadline in seconds (default: [ask] answer_timeout, a day)"),
     Options.optional
   ),
-  panel: Options.text("panel").pipe(
+  panel: Options.text("panel").pipe(Options.withPseudoName("FILE.html"), 
     Options.withDescription("an HTML file shown to the owner beside the question, as evidence"),
     Options.optional
   ),
-  asset: Options.text("asset").pipe(
+  asset: Options.text("asset").pipe(Options.withPseudoName("FILE"), 
     Options.withDescription("a file the panel uses (an image, a stylesheet), copied beside it; the panel names it by its bare file name"),
     Options.repeated
   ),
-  thread: Options.text("thread").pipe(
+  thread: Options.text("thread").pipe(Options.withPseudoName("ID"), 
     Options.withDescription("reply on this open question instead of asking a new one"),
     Options.optional
   ),
-  wait: Options.text("wait").pipe(
+  wait: Options.text("wait").pipe(Options.withPseudoName("ID"), 
     Options.withDescription("keep waiting on this question after a slice ran out (no new turn, no notification)"),
     Options.optional
   ),
-  settle: Options.text("settle").pipe(
+  settle: Options.text("settle").pipe(Options.withPseudoName("ID"), 
     Options.withDescription("(a conductor question's deputy) settle this question with the one --choice the owner's words picked"),
     Options.optional
   ),

@@ -13,7 +13,7 @@ import { CliFailure } from "./CliFailure.js"
 import { writeOut } from "./io.js"
 
 const options = {
-  repo: Options.directory("repo").pipe(
+  repo: Options.directory("repo").pipe(Options.withPseudoName("DIR"), 
     Options.withDescription("the repository whose config and agents to check (default: the current directory)"),
     Options.optional
   ),

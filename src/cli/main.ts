@@ -3,7 +3,7 @@
  * exit code. Stdout belongs to the agent reading a result, so every log line
  * and every refusal goes to stderr.
  */
-import { Command, ValidationError } from "@effect/cli"
+import { Args, CliConfig, Command, ValidationError } from "@effect/cli"
 import * as LocalContext from "../platform/LocalContext.js"
 import { Cause, Console, Effect, Exit, Layer, Logger, LogLevel } from "effect"
 import { ask, askHelp } from "./ask.js"
@@ -11,7 +11,7 @@ import { answer, answerHelp } from "./answer.js"
 import { notify } from "./notify.js"
 import { CliFailure } from "./CliFailure.js"
 import { extraCommands, extraHelp } from "./extra.js"
-import { describeCommand } from "./CommandSpec.js"
+import { cliConfig, describeCommand, type CommandSpec } from "./CommandSpec.js"
 import * as CommandLine from "./CommandLine.js"
 import * as Help from "./Help.js"
 import { forTerminal } from "../platform/TerminalText.js"
@@ -20,30 +20,77 @@ import { interruptExitCode } from "./Signals.js"
 export { VERSION } from "../platform/Version.js"
 import { VERSION } from "../platform/Version.js"
 
+type Shell = "bash" | "zsh" | "fish"
+
+/**
+ * `magi completion bash|zsh|fish`: the script a shell sources to complete
+ * magi's commands and options, written by @effect/cli from the same
+ * definitions it parses with.
+ */
+const completion = Command.make(
+  "completion",
+  {
+    shell: Args.choice<Shell>([["bash", "bash"], ["zsh", "zsh"], ["fish", "fish"]], { name: "shell" }).pipe(
+      Args.withDescription("the shell to complete in: bash, zsh or fish")
+    )
+  },
+  ({ shell }) => Effect.flatMap(completionScript(shell), (lines) => Effect.sync(() => process.stdout.write(lines.join("\n") + "\n")))
+).pipe(Command.withDescription("Print a script that completes magi's commands and options in bash, zsh or fish"))
+
 const root = Command.make("magi").pipe(
   Command.withDescription("Let unattended coding agents ask their owner, and get the answer back"),
-  Command.withSubcommands([ask, answer, notify, ...extraCommands])
+  Command.withSubcommands([ask, answer, notify, ...extraCommands, completion])
 )
+
+function completionScript(shell: Shell): Effect.Effect<Array<string>> {
+  switch (shell) {
+    case "bash":
+      return Effect.map(Command.getBashCompletions(root, "magi"), (lines) => tidyCompletions(lines, shell))
+    case "zsh":
+      return Effect.map(Command.getZshCompletions(root, "magi"), (lines) => tidyCompletions(lines, shell))
+    case "fish":
+      return Effect.map(Command.getFishCompletions(root, "magi"), (lines) => tidyCompletions(lines, shell))
+  }
+}
+
+/** @effect/cli's options that magi's help keeps out of sight, kept out of completion too. */
+const HIDDEN = ["--completions", "--log-level", "--wizard"]
+
+/**
+ * @effect/cli's script, with what it gets wrong put right. Its bash script
+ * names a command two levels down `magi,task,add` where it matches the words
+ * typed as `magi__task,add`, so `magi task add --pr<TAB>` completed nothing;
+ * and every script offers the built-in options the help hides.
+ */
+const tidyCompletions = (lines: ReadonlyArray<string>, shell: Shell): Array<string> =>
+  lines
+    .filter((line) => !HIDDEN.some((h) => (shell === "fish" ? line.includes(` -l ${h.slice(2)} `) : line.trimStart().startsWith(`'${h}[`))))
+    .map((line) => {
+      if (shell !== "bash") return line
+      const nested = /^(\s+)([\w-]+(?:,[\w-]+){2,})\)$/.exec(line)
+      if (nested !== null) {
+        const names = nested[2]!.split(",")
+        return `${nested[1]}${names.slice(0, -1).join("__")},${names.at(-1)})`
+      }
+      return line.replace(/^(\s+opts=")(.*)"$/, (_, lead: string, opts: string) => `${lead}${opts.split(" ").filter((o) => !HIDDEN.includes(o)).join(" ")}"`)
+    })
 
 const cli = Command.run(root, { name: "magi", version: VERSION })
 
 /** Usage lines, examples and sections some commands add to their help, by path. */
 const helpExtras: Record<string, Help.HelpExtras> = { "magi ask": askHelp, "magi answer": answerHelp, ...extraHelp }
 
-/** Strip what a terminal would draw with: a mistake is plain words on stderr. */
-const plain = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, "").trim()
+/** The command tree as data, for help and for saying a usage mistake; read once, when first needed. */
+let spec: CommandSpec | undefined
+const specOf = () => (spec ??= describeCommand(root))
 
 /**
- * What @effect/cli itself still prints (a mistake only its parser finds),
- * said like every other magi error: one `magi: ` line each, no colour.
+ * @effect/cli prints what it finds wrong with a command line itself, in its
+ * own words and colours; magi says it once, its way (`CommandLine.explain`).
  */
-const magiConsole = Effect.map(Console.consoleWith(Effect.succeed), (base): Console.Console => ({
+const quietConsole = Effect.map(Console.consoleWith(Effect.succeed), (base): Console.Console => ({
   ...base,
-  error: (...args: ReadonlyArray<unknown>) =>
-    Effect.sync(() => {
-      const lines = plain(args.map(String).join(" ")).split("\n").filter((l) => l.trim() !== "")
-      for (const line of lines) process.stderr.write(`magi: ${forTerminal(line)}\n`)
-    })
+  error: () => Effect.void
 }))
 
 /** Log lines for the person at the terminal, never on stdout. */
@@ -65,7 +112,7 @@ const logging = Layer.merge(
 /** Run `argv`, settling `process.exitCode`: 0 ok, 1 refused, 2 usage. */
 export const main = (argv: ReadonlyArray<string>) =>
   Effect.suspend(() => {
-    const reading = CommandLine.read(describeCommand(root), argv.slice(2))
+    const reading = CommandLine.read(specOf(), argv.slice(2))
     switch (reading._tag) {
       case "Help":
         return Effect.sync(() => {
@@ -78,15 +125,15 @@ export const main = (argv: ReadonlyArray<string>) =>
           process.exitCode = 2
         })
       case "Run":
-        return Effect.flatMap(magiConsole, (console) => Effect.withConsole(cli(argv), console))
+        return Effect.flatMap(quietConsole, (console) => Effect.withConsole(cli(argv), console)).pipe(
+          Effect.catchIf(ValidationError.isValidationError, (e) => Effect.fail(CliFailure.usage(CommandLine.explain(reading.spec, argv.slice(2), e)))),
+          Effect.provide(CliConfig.layer(cliConfig))
+        )
     }
   }).pipe(
     Effect.catchAll((e) =>
       Effect.sync(() => {
-        if (ValidationError.isValidationError(e)) {
-          // @effect/cli has already printed what was wrong with the usage.
-          process.exitCode = 2
-        } else if (e instanceof CliFailure) {
+        if (e instanceof CliFailure) {
           process.stderr.write(`magi: ${forTerminal(e.message)}\n`)
           process.exitCode = e.exitCode
         } else {

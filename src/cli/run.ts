@@ -36,10 +36,10 @@ import type { HelpExtras } from "./Help.js"
 const refused = (e: { readonly message: string }) => CliFailure.refused(e.message)
 
 const options = {
-  agent: Options.text("agent").pipe(Options.withDescription("roster id of the agent to run (default: the first)"), Options.optional),
-  repo: Options.directory("repo").pipe(Options.withDescription("the repository to work in (default: the current directory)"), Options.optional),
-  file: Options.file("file").pipe(Options.withDescription("read the instruction from this file"), Options.optional),
-  resume: Options.text("resume").pipe(Options.withDescription("continue this resumable run in the same seat"), Options.optional)
+  agent: Options.text("agent").pipe(Options.withPseudoName("AGENT"), Options.withDescription("roster id of the agent to run (default: the first)"), Options.optional),
+  repo: Options.directory("repo").pipe(Options.withPseudoName("DIR"), Options.withDescription("the repository to work in (default: the current directory)"), Options.optional),
+  file: Options.file("file").pipe(Options.withPseudoName("FILE"), Options.withDescription("read the instruction from this file"), Options.optional),
+  resume: Options.text("resume").pipe(Options.withPseudoName("ID"), Options.withDescription("continue this resumable run in the same seat"), Options.optional)
 }
 
 /**

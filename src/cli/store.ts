@@ -26,7 +26,7 @@ import { writeErr, writeOut } from "./io.js"
 const PROGRESS_EVERY_MS = 1000
 
 const options = {
-  to: Options.text("to").pipe(
+  to: Options.text("to").pipe(Options.withPseudoName("URL|DIR"), 
     Options.withDescription("where to copy the records: a PostgreSQL database (postgres://user:password@host:5432/db) or a home folder")
   )
 }

@@ -136,14 +136,14 @@ const readCapped = (fs: FileSystem.FileSystem, path: string) =>
 const add = Command.make(
   "add",
   {
-    file: Options.text("file").pipe(Options.withDescription("read the instruction from this file (- for stdin)"), Options.optional),
+    file: Options.text("file").pipe(Options.withPseudoName("FILE"), Options.withDescription("read the instruction from this file (- for stdin)"), Options.optional),
     title: Options.text("title").pipe(Options.withDescription("the title (default: the instruction's first line)"), Options.optional),
-    priority: Options.integer("priority").pipe(Options.withDescription("higher runs first (default 0)"), Options.optional),
-    repo: Options.text("repo").pipe(Options.withDescription("the repository to work in (default: the git root here)"), Options.optional),
+    priority: Options.integer("priority").pipe(Options.withPseudoName("N"), Options.withDescription("higher runs first (default 0)"), Options.optional),
+    repo: Options.text("repo").pipe(Options.withPseudoName("DIR"), Options.withDescription("the repository to work in (default: the git root here)"), Options.optional),
     noReview: Options.boolean("no-review").pipe(
       Options.withDescription("file a --file that fails the task-file review (title, completion criteria) anyway")
     ),
-    after: Options.text("after").pipe(Options.withDescription("wait for this task or question first"), Options.repeated),
+    after: Options.text("after").pipe(Options.withPseudoName("ID"), Options.withDescription("wait for this task or question first"), Options.repeated),
     json,
     text: Args.text({ name: "text" }).pipe(Args.withDescription("the instruction (unless --file gives it)"), Args.repeated)
   },

@@ -100,17 +100,17 @@ const signalWords = () => {
 }
 
 const options = {
-  bind: Options.text("bind").pipe(
+  bind: Options.text("bind").pipe(Options.withPseudoName("ADDRESS"), 
     Options.withDescription(
-      "`auto` (this machine's Tailscale address, else 127.0.0.1 with a warning) or an IP address; never 0.0.0.0 unless you say so"
+      "`auto` (this machine's Tailscale address, else 127.0.0.1 with a warning) or an IP address; never 0.0.0.0 unless you say so (default: auto)"
     ),
     Options.withDefault("auto")
   ),
-  port: Options.integer("port").pipe(
-    Options.withDescription("port to listen on; 0 picks a free one"),
+  port: Options.integer("port").pipe(Options.withPseudoName("PORT"), 
+    Options.withDescription(`port to listen on; 0 picks a free one (default: ${DEFAULT_PORT})`),
     Options.withDefault(DEFAULT_PORT)
   ),
-  home: Options.directory("home").pipe(
+  home: Options.directory("home").pipe(Options.withPseudoName("DIR"), 
     Options.withDescription("magi's state directory (default: MAGI_HOME, else the platform's data dir)"),
     Options.optional
   ),

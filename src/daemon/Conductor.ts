@@ -135,9 +135,10 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
     Effect.gen(function* () {
       const waited = new Set(all.flatMap((t) => t.blocked_by))
       const open = (yield* questions.list.pipe(Effect.orElseSucceed(() => []))).filter((q) => D.isConductorQuestion(q) && Q.isOpen(q))
+      const now = new Date(yield* Clock.currentTimeMillis)
       for (const q of open)
         if (!waited.has(q.id))
-          yield* questions.update(q.id, (x) => Either.right(Q.abandon(x, "no task waits on this conductor question any more"))).pipe(Effect.ignore)
+          yield* questions.update(q.id, (x) => Either.right(Q.abandon(x, "no task waits on this conductor question any more", now))).pipe(Effect.ignore)
     })
 
   // -- applying -----------------------------------------------------------------------

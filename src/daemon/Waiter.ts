@@ -172,7 +172,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
       const now = yield* nowDate
       const after = yield* store.update(q.id, (fresh) => {
         const again = decide(fresh, lease, busy, config.answerTimeoutSecs, now)
-        return Either.right(again._tag === "Expire" ? Q.abandon(fresh, again.reason) : fresh)
+        return Either.right(again._tag === "Expire" ? Q.abandon(fresh, again.reason, now) : fresh)
       })
       if (after.status !== "abandoned") return false
       yield* Lease.clear(root, q.id)

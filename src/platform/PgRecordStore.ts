@@ -22,7 +22,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Either, Option } from "effect"
 import { LOCK_GIVE_UP_MS } from "./RecordLock.js"
-import { AMBIGUOUS_NAMED, decodeStored, reasonOf, reasons, type RecordErrors, type RecordKind, type RecordStore, type Scan, type ShelvedQuery, type Skipped } from "./RecordStore.js"
+import { AMBIGUOUS_NAMED, decodeStored, reasonOf, reasons, type RecordErrors, type RecordKind, type RecordStore, type Scan, type Shelved, type ShelvedQuery, type Skipped } from "./RecordStore.js"
 import { CHANGES_CHANNEL, sqlWords } from "./Postgres.js"
 
 export interface PgRecordStoreOptions<A, NotFound, Unreadable, Failed> {
@@ -36,6 +36,7 @@ export interface PgRecordStoreOptions<A, NotFound, Unreadable, Failed> {
   readonly archive?: {
     readonly shelfOf: (id: string) => string | undefined
     readonly digest: (record: A) => string
+    readonly order?: (record: A) => string
   }
 }
 
@@ -158,6 +159,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
     const put = (record: A) => {
       const id = kind.idOf(record)
       const words = digestOf(record)
+      const order = orderOf(record)
       return run(
         `write ${kind.noun} ${id}`,
         writing(
@@ -165,7 +167,8 @@ export const make = <A, NotFound, Unreadable, Failed>(
           // Written where it is: an archived record stays on its shelf.
           sql`INSERT INTO magi_records (kind, id, body) VALUES (${table}, ${id}, ${kind.encode(record)})
               ON CONFLICT (kind, id) DO UPDATE SET body = EXCLUDED.body,
-                digest = CASE WHEN magi_records.shelf IS NULL THEN NULL ELSE ${words} END`
+                digest = CASE WHEN magi_records.shelf IS NULL THEN NULL ELSE ${words} END,
+                sort_key = CASE WHEN magi_records.shelf IS NULL THEN NULL ELSE ${order} END`
         )
       )
     }
@@ -222,7 +225,8 @@ export const make = <A, NotFound, Unreadable, Failed>(
             if (next !== current)
               yield* run(
                 `write ${kind.noun} ${id}`,
-                Effect.zipRight(sql`UPDATE magi_records SET body = ${kind.encode(next)}, digest = CASE WHEN shelf IS NULL THEN NULL ELSE ${digestOf(next)} END WHERE kind = ${table} AND id = ${id}`, touched(id))
+                Effect.zipRight(sql`UPDATE magi_records SET body = ${kind.encode(next)}, digest = CASE WHEN shelf IS NULL THEN NULL ELSE ${digestOf(next)} END,
+                  sort_key = CASE WHEN shelf IS NULL THEN NULL ELSE ${orderOf(next)} END WHERE kind = ${table} AND id = ${id}`, touched(id))
               )
             return next
           })
@@ -238,6 +242,15 @@ export const make = <A, NotFound, Unreadable, Failed>(
         return archiveOpts?.digest(record) ?? ""
       } catch {
         return ""
+      }
+    }
+
+    /** Where a record stands in the archive's listing (`ArchiveOptions.order`); its id when the kind gives no order. */
+    const orderOf = (record: A): string => {
+      try {
+        return archiveOpts?.order?.(record) ?? kind.idOf(record)
+      } catch {
+        return kind.idOf(record)
       }
     }
 
@@ -257,7 +270,8 @@ export const make = <A, NotFound, Unreadable, Failed>(
           yield* run(
             `move ${kind.noun} ${id}`,
             Effect.zipRight(
-              sql`UPDATE magi_records SET shelf = ${shelf}, digest = ${digestOf(current.right)} WHERE kind = ${table} AND id = ${id}`,
+              sql`UPDATE magi_records SET shelf = ${shelf}, digest = ${digestOf(current.right)}, sort_key = ${orderOf(current.right)}
+                  WHERE kind = ${table} AND id = ${id}`,
               touched(id)
             )
           )
@@ -323,29 +337,51 @@ export const make = <A, NotFound, Unreadable, Failed>(
     /** Rows per round trip of a history page: a page and its look-ahead, plus room for a few skipped. */
     const SHELVED_BATCH_MIN = 64
 
+    /** Rows given their order key per round trip when rows shelved before order keys are found. */
+    const BACKFILL_BATCH = 500
+
+    /**
+     * Rows shelved by a build before order keys (or copied in without one)
+     * get theirs, worked out from the record: once, by the first history
+     * page that finds them.
+     */
+    const backfillOrder = Effect.gen(function* () {
+      for (;;) {
+        const rows = yield* sql<Row>`SELECT id, body FROM magi_records
+          WHERE kind = ${table} AND shelf IS NOT NULL AND sort_key IS NULL LIMIT ${BACKFILL_BATCH}`
+        for (const row of rows) {
+          const record = fromRow(row)
+          const order = Either.isRight(record) ? orderOf(record.right) : row.id
+          yield* sql`UPDATE magi_records SET sort_key = ${order} WHERE kind = ${table} AND id = ${row.id} AND sort_key IS NULL`
+        }
+        if (rows.length < BACKFILL_BATCH) return
+      }
+    })
+
     const shelvedIds = (query: ShelvedQuery) =>
       run(
         `page through ${plural}' shelves`,
         Effect.gen(function* () {
+          yield* backfillOrder
           const words = query.words ?? []
-          const found: Array<string> = []
+          const found: Array<Shelved> = []
           let before = query.before
           const batch = Math.max(SHELVED_BATCH_MIN, query.limit + 1)
-          // Newest first by the primary key; a row shelved without its words
-          // (an older build, a copy) is searched by its whole body, lowercased.
+          // Greatest order first, by its index; a row shelved without its
+          // words (an older build, a copy) is searched by its whole body, lowercased.
           for (;;) {
-            const rows = yield* sql<{ readonly id: string }>`
-              SELECT id FROM magi_records
+            const rows = yield* sql<{ readonly id: string; readonly sort_key: string }>`
+              SELECT id, sort_key FROM magi_records
               WHERE kind = ${table} AND shelf IS NOT NULL
-                ${before === undefined ? sql`` : sql`AND id < ${before}`}
+                ${before === undefined ? sql`` : sql`AND sort_key < ${before}`}
                 ${words.length === 0 ? sql`` : sql`AND NOT EXISTS (SELECT 1 FROM json_array_elements_text(${JSON.stringify(words)}::json) AS w(word) WHERE strpos(coalesce(digest, lower(body)), w.word) = 0)`}
-              ORDER BY id DESC LIMIT ${batch}`
-            for (const { id } of rows) {
+              ORDER BY sort_key DESC LIMIT ${batch}`
+            for (const { id, sort_key } of rows) {
               if (found.length >= query.limit) break
-              if (!(query.skip?.(id) ?? false)) found.push(id)
+              if (!(query.skip?.(id) ?? false)) found.push({ id, order: sort_key })
             }
             if (found.length >= query.limit || rows.length < batch) return found
-            before = rows[rows.length - 1]!.id
+            before = rows[rows.length - 1]!.sort_key
           }
         })
       )

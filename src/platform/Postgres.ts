@@ -132,6 +132,18 @@ const migrations = {
         detail text NOT NULL DEFAULT '{}'
       )`
     )
+  ),
+  // A shelved record's place in the archive's listing (`ArchiveOptions.order`:
+  // a question's settling), kept beside its words; filled in for rows shelved
+  // before it by the first history page that finds them without one.
+  "0003_sort_key": Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.all(
+      [
+        sql`ALTER TABLE magi_records ADD COLUMN IF NOT EXISTS sort_key text`,
+        sql`CREATE INDEX IF NOT EXISTS magi_records_sort ON magi_records (kind, sort_key) WHERE shelf IS NOT NULL`
+      ],
+      { discard: true }
+    )
   )
 } satisfies Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
 

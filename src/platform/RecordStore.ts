@@ -142,6 +142,12 @@ export interface ArchiveOptions<A> {
   readonly shelfOf: (id: string) => string | undefined
   /** The words a search may match a record on, as kept in its shelf's index (keep it short: it is read per search). */
   readonly digest: (record: A) => string
+  /**
+   * Where a record stands in the archive's listing, greatest first, kept in
+   * its shelf's index beside its words (a question: when it was settled,
+   * which its id does not say). The id when not given.
+   */
+  readonly order?: (record: A) => string
   /** Names beside a hot record that move with it (a question's panel folder), relative to the folder holding it. */
   readonly companions?: (record: A) => ReadonlyArray<string>
 }
@@ -223,12 +229,13 @@ export interface RecordStore<A, NotFound, Unreadable, Failed> {
   /** Ids on one shelf, greatest first (newest first for ids that start with their time), without decoding a record. */
   readonly shelfIds: (shelf: string) => Effect.Effect<ReadonlyArray<string>, Failed>
   /**
-   * Shelved ids older than `before` (from the newest when none), newest
-   * first across every shelf, at most `limit`, leaving out those `skip`
-   * says; with `words` (lowercase), only those whose digest contains every
-   * one. What a history page reads, without listing whole shelves.
+   * Shelved records whose order key (`ArchiveOptions.order`) is below
+   * `before` (from the greatest when none), greatest first across every
+   * shelf, at most `limit`, leaving out those `skip` says; with `words`
+   * (lowercase), only those whose digest contains every one. What a history
+   * page reads, from the shelves' indexes, never whole records.
    */
-  readonly shelvedIds: (options: ShelvedQuery) => Effect.Effect<ReadonlyArray<string>, Failed>
+  readonly shelvedIds: (options: ShelvedQuery) => Effect.Effect<ReadonlyArray<Shelved>, Failed>
   /**
    * Each id on the shelf with its digest (the kind's searchable words),
    * every id on the shelf included; `known` hands over records just moved,
@@ -237,11 +244,42 @@ export interface RecordStore<A, NotFound, Unreadable, Failed> {
   readonly shelfIndex: (shelf: string, known?: ReadonlyMap<string, A>) => Effect.Effect<ReadonlyMap<string, string>, Failed>
 }
 
+/** A shelved record's id and its order key. */
+export interface Shelved {
+  readonly id: string
+  readonly order: string
+}
+
 export interface ShelvedQuery {
   readonly before?: string | undefined
   readonly limit: number
   readonly words?: ReadonlyArray<string> | undefined
   readonly skip?: ((id: string) => boolean) | undefined
+}
+
+/** What a shelf's index keeps of one record: where it stands in the listing, and its words. */
+interface IndexEntry {
+  readonly order: string
+  readonly digest: string
+}
+
+/** A shelf's index, and its ids by order key, greatest first. */
+interface ShelfIndex {
+  readonly entries: ReadonlyMap<string, IndexEntry>
+  readonly greatestFirst: ReadonlyArray<readonly [order: string, id: string]>
+}
+
+/** Where the entries below `before` start in a list sorted greatest first (all of it when none). */
+const firstBelow = (greatestFirst: ShelfIndex["greatestFirst"], before: string | undefined): number => {
+  if (before === undefined) return 0
+  let lo = 0
+  let hi = greatestFirst.length
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1
+    if (greatestFirst[mid]![0] >= before) lo = mid + 1
+    else hi = mid
+  }
+  return lo
 }
 
 /** Does a digest (lowercase) contain every word? The one search rule every backend keeps. */
@@ -883,17 +921,34 @@ export const make = <A, NotFound, Unreadable, Failed>(
       )
 
     /** Parsed indexes, reused while their shelf's folder is unchanged (`Memo`). */
-    const indexes = Memo.make<ReadonlyMap<string, string>>()
+    const indexes = Memo.make<ShelfIndex>()
 
-    const shelfIndex = (shelf: string, given?: ReadonlyMap<string, A>): Effect.Effect<ReadonlyMap<string, string>, Failed> =>
+    const NO_INDEX: ShelfIndex = { entries: new Map(), greatestFirst: [] }
+
+    const shelfEntries = (shelf: string, given?: ReadonlyMap<string, A>): Effect.Effect<ShelfIndex, Failed> =>
       archiveOpts === undefined || archiveRoot === undefined || !isSafeId(shelf)
-        ? Effect.succeed(new Map<string, string>())
+        ? Effect.succeed(NO_INDEX)
         : indexes
             .get(shelf, Memo.mtimeOf(fs, shelfDirOf(shelf)), buildIndex(shelf, archiveRoot, given))
             .pipe(Effect.withSpan("RecordStore.shelfIndex", { attributes: { shelf } }))
 
+    const shelfIndex = (shelf: string, given?: ReadonlyMap<string, A>): Effect.Effect<ReadonlyMap<string, string>, Failed> =>
+      Effect.map(shelfEntries(shelf, given), (index) => new Map([...index.entries].map(([id, e]) => [id, e.digest])))
+
+    /**
+     * An entry as the index file keeps it: `[order, words]`. A bare string is
+     * an index written before order keys: its words, and the id for the
+     * order, which is right for a kind that orders by id and read again
+     * from the record for one that does not.
+     */
+    const storedEntry = (id: string, value: unknown): IndexEntry | undefined => {
+      if (Array.isArray(value) && value.length === 2 && typeof value[0] === "string" && typeof value[1] === "string")
+        return { order: value[0], digest: value[1] }
+      return typeof value === "string" && archiveOpts?.order === undefined ? { order: id, digest: value } : undefined
+    }
+
     /** A shelf's index from its stored file, checked against its listing, and written back if it changed. */
-    const buildIndex = (shelf: string, archiveDir: string, given?: ReadonlyMap<string, A>): Effect.Effect<ReadonlyMap<string, string>, Failed> =>
+    const buildIndex = (shelf: string, archiveDir: string, given?: ReadonlyMap<string, A>): Effect.Effect<ShelfIndex, Failed> =>
       Effect.gen(function* () {
         const dir = shelfDirOf(shelf)
         const file = NodePath.join(archiveDir, `${shelf}.index.json`)
@@ -908,11 +963,11 @@ export const make = <A, NotFound, Unreadable, Failed>(
           }),
           Effect.orElseSucceed((): Record<string, unknown> => ({}))
         )
-        const index = new Map<string, string>()
+        const index = new Map<string, IndexEntry>()
         let changed = false
         for (const id of yield* shelfIds(shelf)) {
-          const known = Object.hasOwn(stored, id) ? stored[id] : undefined
-          if (typeof known === "string") {
+          const known = Object.hasOwn(stored, id) ? storedEntry(id, stored[id]) : undefined
+          if (known !== undefined) {
             index.set(id, known)
             continue
           }
@@ -920,42 +975,53 @@ export const make = <A, NotFound, Unreadable, Failed>(
           // The mover hands over what it just moved: no need to read it back.
           const inHand = given?.get(id)
           if (inHand !== undefined) {
-            index.set(id, safeDigest(inHand))
+            index.set(id, entryOf(id, inHand))
             continue
           }
           const record = yield* Effect.either(readAt(id, NodePath.join(dir, `${id}.json`)))
-          // An unreadable file is indexed with no words: it matches no search,
-          // and is not read again on every one.
-          index.set(id, Either.isRight(record) ? safeDigest(record.right) : "")
+          // An unreadable file is indexed with no words (it matches no search)
+          // in its id's place, and is not read again on every one.
+          index.set(id, Either.isRight(record) ? entryOf(id, record.right) : { order: id, digest: "" })
         }
         if (changed || Object.keys(stored).length !== index.size)
-          yield* withFs(writeAtomically(file, JSON.stringify(Object.fromEntries(index)))).pipe(Effect.ignore)
-        return index as ReadonlyMap<string, string>
+          yield* withFs(writeAtomically(file, JSON.stringify(Object.fromEntries([...index].map(([id, e]) => [id, [e.order, e.digest]]))))).pipe(
+            Effect.ignore
+          )
+        const greatestFirst = [...index].map(([id, e]) => [e.order, id] as const).sort(([a], [b]) => (a < b ? 1 : a > b ? -1 : 0))
+        return { entries: index, greatestFirst }
       })
 
-    const shelvedIds = (query: ShelvedQuery): Effect.Effect<ReadonlyArray<string>, Failed> =>
+    const shelvedIds = (query: ShelvedQuery): Effect.Effect<ReadonlyArray<Shelved>, Failed> =>
       Effect.gen(function* () {
         const { before, limit } = query
         const words = query.words ?? []
-        const lastShelf = before === undefined ? undefined : archiveOpts?.shelfOf(before)
-        const found: Array<string> = []
-        // Shelves sort as their ids do, newest first, and every id on a
-        // shelf is older than every id on the shelf before it: once the page
-        // is full, no older shelf can change it.
+        const found: Array<Shelved> = []
+        // A record's order need not follow its shelf (a question asked in
+        // one month may be settled in the next), so every shelf offers its
+        // greatest `limit` below the cursor, from its index, sorted once
+        // per change of the shelf; the page is the greatest of those.
         for (const shelf of yield* shelves) {
-          if (found.length >= limit) break
-          if (lastShelf !== undefined && shelf > lastShelf) continue
-          const ids =
-            words.length === 0
-              ? yield* shelfIds(shelf)
-              : [...(yield* shelfIndex(shelf))].filter(([, text]) => digestMatches(text, words)).map(([id]) => id)
-          for (const id of ids) {
-            if (found.length >= limit) break
-            if ((before === undefined || id < before) && !(query.skip?.(id) ?? false)) found.push(id)
+          const index = yield* shelfEntries(shelf)
+          let taken = 0
+          for (let k = firstBelow(index.greatestFirst, before); k < index.greatestFirst.length; k++) {
+            const [order, id] = index.greatestFirst[k]!
+            if (taken >= limit) break
+            if (query.skip?.(id) ?? false) continue
+            if (words.length > 0 && !digestMatches(index.entries.get(id)?.digest ?? "", words)) continue
+            found.push({ id, order })
+            taken++
           }
         }
-        return found
+        return found.sort((a, b) => (a.order < b.order ? 1 : a.order > b.order ? -1 : 0)).slice(0, limit)
       })
+
+    const entryOf = (id: string, record: A): IndexEntry => {
+      try {
+        return { order: archiveOpts?.order?.(record) ?? id, digest: safeDigest(record) }
+      } catch {
+        return { order: id, digest: safeDigest(record) }
+      }
+    }
 
     const safeDigest = (record: A): string => {
       try {

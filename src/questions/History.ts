@@ -54,6 +54,30 @@ const at = (stamp: string | null | undefined): number => {
 export const lastActivity = (q: Question): number =>
   Math.max(at(q.asked_at), at(q.answered_at), ...q.thread.map((t) => at(t.at)))
 
+/**
+ * When `q` was settled: answered, or abandoned (a deadline passing is an
+ * abandonment). A question abandoned by an older build recorded no moment,
+ * so its last activity stands in: the latest it can be known to be settled
+ * by. None while open.
+ */
+export const settledAt = (q: Question): number | undefined => {
+  if (Q.isOpen(q)) return undefined
+  const recorded = at(q.answered_at ?? q.abandoned_at)
+  return recorded === Number.NEGATIVE_INFINITY ? lastActivity(q) : recorded
+}
+
+/**
+ * Where `q` stands in history, newest settled greatest: the moment it was
+ * settled, then its id (two settled in one second keep one order). Keys
+ * compare as strings, so a store can keep and sort them without knowing
+ * what a question is; they are also the cursor of a history page.
+ */
+export const orderKey = (q: Question): string => {
+  const settled = settledAt(q) ?? at(q.asked_at)
+  const stamp = Number.isFinite(settled) ? new Date(settled).toISOString() : "0000-00-00T00:00:00.000Z"
+  return `${stamp}_${q.id}`
+}
+
 /** May `q` move to history at `now`? Never while open; never while its answer may still be on its way. */
 export const archivable = (q: Question, now: number): boolean => {
   if (monthOf(q.id) === undefined || Q.isOpen(q)) return false

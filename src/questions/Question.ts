@@ -159,7 +159,13 @@ export const Question = Schema.Struct({
    * approval, never a deputy or the conductor. Absent on every other
    * question, so their files are unchanged.
    */
-  approval: Schema.optional(Schema.Struct({ tool: Schema.String, digest: Schema.String, rule: Schema.String }))
+  approval: Schema.optional(Schema.Struct({ tool: Schema.String, digest: Schema.String, rule: Schema.String })),
+  /**
+   * When it was abandoned (an answer's moment is `answered_at`): history is
+   * ordered by when a question was settled. Absent on every question not
+   * abandoned, and on those abandoned by older builds.
+   */
+  abandoned_at: Schema.optional(Timestamp)
 })
 export type Question = typeof Question.Type
 
@@ -492,12 +498,12 @@ export const answer = (q: Question, given: Answer, now: Date): Result => {
  * question is returned unchanged: when the owner answers in the same second a
  * deadline passes, the answer is what is worth keeping.
  */
-export const abandon = (q: Question, why: string): Question => {
+export const abandon = (q: Question, why: string, now: Date): Question => {
   if (!isOpen(q)) return q
   const reason = why.trim()
-  if (reason === "") return { ...q, status: "abandoned" }
-  const detail = `${q.detail}${q.detail === "" ? "" : "\n"}\n_Abandoned: ${reason}._\n`
-  return { ...q, status: "abandoned", detail }
+  const settled = { ...q, status: "abandoned" as const, abandoned_at: timestamp(now) }
+  if (reason === "") return settled
+  return { ...settled, detail: `${q.detail}${q.detail === "" ? "" : "\n"}\n_Abandoned: ${reason}._\n` }
 }
 
 /** The owner speaking back without deciding. The question stays open. */

@@ -13,7 +13,7 @@
  * runs on a real directory and on the in-memory filesystem.
  */
 import { FileSystem, Error as PlatformError } from "@effect/platform"
-import { Clock, Context, Data, Effect, Either, Layer, Option, Stream } from "effect"
+import { Chunk, Clock, Context, Data, Effect, Either, Layer, Option, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as Q from "./Question.js"
 import type { Question } from "./Question.js"
@@ -100,8 +100,9 @@ export interface QuestionStoreShape {
    */
   readonly list: Effect.Effect<ReadonlyArray<Question>, StoreError>
   /**
-   * Settled questions older than `before` (an id; none: from the newest),
-   * newest first, hot and archived alike, at most `limit`; with `words`,
+   * Settled questions settled before `before` (the cursor a page gave, the
+   * order key `History.orderKey`; none: from the newest), most recently
+   * settled first, hot and archived alike, at most `limit`; with `words`,
    * only those containing every word. `next` is the cursor for the page
    * after it, none when there is no more. Reads only the page's files (and,
    * to search, the months' indexes).
@@ -112,9 +113,10 @@ export interface QuestionStoreShape {
     readonly words?: ReadonlyArray<string>
   }) => Effect.Effect<{ readonly questions: ReadonlyArray<Question>; readonly next: string | null }, StoreError>
   /**
-   * Every readable question, one at a time: the hot folder (open first, then
-   * newest first), then each month's shelf, newest first. Never holds more
-   * than one month's names in memory.
+   * Every readable question, one at a time: the open ones (newest first),
+   * then history, most recently settled first, a page at a time (hot and
+   * shelved alike, as `historyPage` reads it). Never holds more than a page
+   * of records in memory.
    */
   readonly everything: Stream.Stream<Question, StoreError>
   /**
@@ -244,7 +246,7 @@ const questionErrors: RecordStore.RecordErrors<QuestionNotFound, Q.UnreadableQue
 }
 
 /** Settled questions move to a shelf per month, searched by their digest. */
-const questionShelves = { dir: History.HISTORY_DIR, shelfOf: History.monthOf, digest: History.digest }
+const questionShelves = { dir: History.HISTORY_DIR, shelfOf: History.monthOf, digest: History.digest, order: History.orderKey }
 
 /** How a backend keeps a question's panel: the html and its assets, bytes checked and capped before a byte is written. */
 interface PanelKeeping {
@@ -459,8 +461,9 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
   const abandonForRun = (run: string, why: string) =>
     Effect.gen(function* () {
       let abandoned = 0
+      const now = new Date(yield* Clock.currentTimeMillis)
       for (const q of yield* openFor(run)) {
-        const after = yield* update(q.id, (fresh) => Either.right(Q.abandon(fresh, why))).pipe(
+        const after = yield* update(q.id, (fresh) => Either.right(Q.abandon(fresh, why, now))).pipe(
           // Gone or unreadable since the listing: nothing left to abandon.
           Effect.catchTags({ QuestionNotFound: () => Effect.succeed(q), UnreadableQuestion: () => Effect.succeed(q) })
         )
@@ -560,30 +563,33 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
     Effect.gen(function* () {
       const { before, limit } = options
       const wanted = options.words ?? []
-      const older = (id: string) => before === undefined || id < before
+      // Newest settled first: `before` is the order key (`History.orderKey`) of the last one shown.
+      const older = (key: string) => before === undefined || key < before
       // One listing for the whole page (one look at the store's revision).
       const scanned = yield* records.scan
       const hotAll = sortedOf(scanned)
-      const hot = hotAll.filter(
-        (q) => !Q.isOpen(q) && older(q.id) && (wanted.length === 0 || History.matches(History.searchText(q), wanted))
-      )
+      const hot = hotAll
+        .filter((q) => !Q.isOpen(q) && (wanted.length === 0 || History.matches(History.searchText(q), wanted)))
+        .map((q) => ({ q, order: History.orderKey(q) }))
+        .filter(({ order }) => older(order))
+        .sort((a, b) => (a.order < b.order ? 1 : a.order > b.order ? -1 : 0))
       // A move a crash cut short leaves a question in both places; the hot copy is the one shown.
       const inHot = new Set(hotAll.map((q) => q.id))
       for (const k of scanned.skipped) inHot.add(k.id)
       // One more than a page, to know whether there is a next.
       const shelved = yield* records.shelvedIds({ before, limit: limit + 1, words: wanted, skip: (id) => inHot.has(id) })
       // Merge the two newest-first lists, one more than the page to know if there is a next.
-      const merged: Array<{ readonly id: string; readonly hot?: Question }> = []
+      const merged: Array<{ readonly id: string; readonly order: string; readonly hot?: Question }> = []
       let h = 0
       let a = 0
       while (merged.length <= limit && (h < hot.length || a < shelved.length)) {
         const nextHot = hot[h]
         const nextShelved = shelved[a]
-        if (nextShelved === undefined || (nextHot !== undefined && nextHot.id > nextShelved)) {
-          merged.push({ id: nextHot!.id, hot: nextHot })
+        if (nextShelved === undefined || (nextHot !== undefined && nextHot.order > nextShelved.order)) {
+          merged.push({ id: nextHot!.q.id, order: nextHot!.order, hot: nextHot!.q })
           h++
         } else {
-          merged.push({ id: nextShelved })
+          merged.push(nextShelved)
           a++
         }
       }
@@ -608,22 +614,17 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
           if (Either.isRight(got)) questions.push(got.right)
         }
       }
-      return { questions, next: merged.length > limit ? (page.at(-1)?.id ?? null) : null }
+      return { questions, next: merged.length > limit ? (page.at(-1)?.order ?? null) : null }
     }).pipe(Effect.withSpan("QuestionStore.historyPage"))
 
   const everything: Stream.Stream<Question, StoreError> = Stream.concat(
-    Stream.fromEffect(list).pipe(Stream.mapConcat((qs) => qs)),
-    Stream.fromEffect(records.shelves).pipe(
-      Stream.mapConcat((shelves) => shelves),
-      // A month's names, then its files a chunk at a time: one synchronous
-      // pass per chunk, and never more than a chunk of records held.
-      Stream.flatMap((shelf) =>
-        Stream.fromEffect(records.shelfIds(shelf)).pipe(
-          Stream.mapConcat((ids) => chunksOf(ids, STREAM_CHUNK)),
-          Stream.mapEffect((ids) => records.readShelf(shelf, ids)),
-          Stream.mapConcat((qs) => qs)
-        )
-      )
+    Stream.fromEffect(list).pipe(Stream.mapConcat((qs) => qs.filter(Q.isOpen))),
+    // History a page at a time, in the order the page shows it.
+    Stream.paginateChunkEffect(undefined as string | undefined, (before) =>
+      Effect.map(historyPage({ before, limit: STREAM_CHUNK }), (page) => [
+        Chunk.fromIterable(page.questions),
+        page.next === null ? Option.none() : Option.some(page.next)
+      ])
     )
   )
 

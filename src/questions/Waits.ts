@@ -15,7 +15,7 @@
  * cost seconds, not the answer.
  */
 import { FileSystem } from "@effect/platform"
-import { Config, Context, Data, Duration, Effect, Either, Layer, Option, Ref, Stream } from "effect"
+import { Clock, Config, Context, Data, Duration, Effect, Either, Layer, Option, Ref, Stream } from "effect"
 import * as Q from "./Question.js"
 import type { Question } from "./Question.js"
 import { QuestionStore, type StoreError } from "./QuestionStore.js"
@@ -186,7 +186,8 @@ export const make = Effect.fn("Waits.make")(function* (
     Effect.gen(function* () {
       const fallback = Math.max(1, Math.ceil(Duration.toSeconds(timeout)))
       const total = Q.timeoutSecs(q, fallback)
-      const giveUp = (question: Question) => Q.abandon(question, Q.expiryReason(question, fallback))
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const giveUp = (question: Question) => Q.abandon(question, Q.expiryReason(question, fallback), now)
       const settled = yield* store
         .update(q.id, (fresh) => Either.right(Q.unreadOwnerTurns(fresh) === undefined ? giveUp(fresh) : fresh))
         .pipe(

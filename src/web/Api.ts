@@ -192,9 +192,9 @@ const listQuestions = Effect.gen(function* () {
 }).pipe(Effect.catchAll(failure))
 
 /**
- * `GET /api/questions/history?before=<id>&limit=<n>&q=<words>`: settled
- * questions older than the cursor, newest first, with the cursor for the
- * page after. Reads only the page's files (and the months' indexes for `q`).
+ * `GET /api/questions/history?before=<cursor>&limit=<n>&q=<words>`: settled
+ * questions settled before the cursor, the most recently settled first,
+ * with the cursor for the page after. Reads only the page's files (and the months' indexes for `q`).
  */
 const historyRoute = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest

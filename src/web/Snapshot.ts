@@ -29,6 +29,7 @@ import * as NodeCrypto from "node:crypto"
 import * as NodeZlib from "node:zlib"
 import * as Lease from "../questions/Lease.js"
 import { Leases } from "../questions/Lease.js"
+import * as History from "../questions/History.js"
 import * as Q from "../questions/Question.js"
 import type { Question } from "../questions/Question.js"
 import { QuestionStore, type StoreError } from "../questions/QuestionStore.js"
@@ -38,13 +39,22 @@ import { type Holder, mayBeHeld } from "../questions/Holding.js"
 export type { Holder }
 
 /** A question as the API shows it: the record, whose turn it is, and who waits on it. */
-export type QuestionView = Question & { readonly waiting_on_agent: boolean; readonly holder: Holder }
+export type QuestionView = Question & {
+  readonly waiting_on_agent: boolean
+  readonly holder: Holder
+  /** When it was answered or abandoned (`History.settledAt`), the order history is shown in; null while open. */
+  readonly settled_at: string | null
+}
 
-export const view = (q: Question, holder: Holder): QuestionView => ({
-  ...q,
-  waiting_on_agent: Q.waitingOnAgent(q),
-  holder
-})
+export const view = (q: Question, holder: Holder): QuestionView => {
+  const settled = History.settledAt(q)
+  return {
+    ...q,
+    waiting_on_agent: Q.waitingOnAgent(q),
+    holder,
+    settled_at: settled === undefined || !Number.isFinite(settled) ? null : new Date(settled).toISOString()
+  }
+}
 
 /**
  * Settled questions in the first page of history `GET /api/questions` sends

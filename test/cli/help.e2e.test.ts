@@ -162,3 +162,47 @@ describe("usage mistakes", () => {
     expect(NodeFs.existsSync(o.questionsDir) ? NodeFs.readdirSync(o.questionsDir).filter((n) => n.endsWith(".json")) : []).toEqual([])
   })
 })
+
+describe("magi completion", () => {
+  /** What bash offers for the last of `words` with magi's script sourced, as a user pressing TAB would get. */
+  const offered = (script: string, words: string): string[] => {
+    const done = spawnSync(
+      "bash",
+      [
+        "-c",
+        'source "$1"; COMP_WORDS=($2); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); ' +
+        '_magi_bash_completions magi "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"; printf "%s\\n" "${COMPREPLY[@]}"',
+        "bash",
+        script,
+        words
+      ],
+      { encoding: "utf8", timeout: 60_000 }
+    )
+    expect(done.stderr).toBe("")
+    return done.stdout.split("\n").filter((w) => w !== "")
+  }
+
+  it("prints a bash script that completes commands, subcommands two levels down and their options, not the hidden built-ins", async () => {
+    const o = owner()
+    const printed = await o.run(["completion", "bash"])
+    expect(printed.code).toBe(0)
+    const script = `${o.cwd}/magi.bash`
+    NodeFs.writeFileSync(script, printed.stdout)
+    expect(offered(script, "magi ta")).toEqual(["task"])
+    expect(offered(script, "magi task a")).toEqual(["add"])
+    expect(offered(script, "magi task add --pr")).toEqual(["--priority"])
+    expect(offered(script, "magi web --p")).toEqual(["--port"])
+    expect(offered(script, "magi --")).toEqual(["--help", "--version"])
+  })
+
+  it("prints zsh and fish scripts, and refuses another shell in one line", async () => {
+    const o = owner()
+    expect((await o.run(["completion", "zsh"])).stdout).toContain("#compdef magi")
+    const fish = await o.run(["completion", "fish"])
+    expect(fish.stdout).toContain('complete -c magi -n "__fish_use_subcommand" -f -a "task"')
+    expect(fish.stdout).not.toContain("wizard")
+    const tcsh = await o.run(["completion", "tcsh"])
+    expect(tcsh.code).toBe(2)
+    expect(tcsh.stderr).toBe("magi: magi completion: the shell is one of bash, zsh, fish, not `tcsh`\n")
+  })
+})

@@ -358,7 +358,8 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       const questions = Context.get(w.base, QuestionStore)
       const q = Q.abandon(
         Q.make({ id: "19700101-000000-cd34", run: "", node: "plan", seat: "", summary: "?", detail: "", choices: [], now: new Date(0) }),
-        "no answer"
+        "no answer",
+        new Date(0)
       )
       yield* questions.put(q)
       const gone = yield* store(w)

@@ -55,8 +55,14 @@ const notesOn = StoreBackend.records({
     unreadable: (message) => new NoteUnreadable({ message }),
     failed: (message) => new NoteStoreError({ message })
   },
-  // Shelved by the id's first seven characters, like questions by month.
-  archive: { dir: "history", shelfOf: (id) => (/^\d{4}-\d{2}/.test(id) ? id.slice(0, 7) : undefined), digest: (n) => n.text.toLowerCase() }
+  // Shelved by the id's first seven characters, like questions by month;
+  // listed by their count, then id (as questions by when they were settled).
+  archive: {
+    dir: "history",
+    shelfOf: (id) => (/^\d{4}-\d{2}/.test(id) ? id.slice(0, 7) : undefined),
+    digest: (n) => n.text.toLowerCase(),
+    order: (n) => `${String(n.count).padStart(4, "0")} ${n.id}`
+  }
 })
 
 /** One backend as the contract sees it, plus how to plant a stored body behind the contract's back. */
@@ -255,16 +261,32 @@ for (const harness of harnesses) {
         const ids = ["2026-07-01-aa01", "2026-07-02-aa02", "2026-08-01-bb01", "2026-08-02-bb02", "2026-09-01-cc01"]
         for (const id of ids) yield* notes.create(note(id, id.endsWith("2") ? `Redis ${id}` : `SQLite ${id}`))
         for (const id of ids) yield* notes.archive(id, () => true)
-        expect(yield* notes.shelvedIds({ limit: 2 })).toEqual(["2026-09-01-cc01", "2026-08-02-bb02"])
-        expect(yield* notes.shelvedIds({ before: "2026-08-02-bb02", limit: 2 })).toEqual(["2026-08-01-bb01", "2026-07-02-aa02"])
-        expect(yield* notes.shelvedIds({ limit: 10, words: ["redis"] })).toEqual(["2026-08-02-bb02", "2026-07-02-aa02"])
-        expect(yield* notes.shelvedIds({ limit: 10, words: ["sqlite", "2026-07"] })).toEqual(["2026-07-01-aa01"])
-        expect(yield* notes.shelvedIds({ limit: 10, words: ["redis", "nowhere"] })).toEqual([])
-        expect(yield* notes.shelvedIds({ limit: 3, skip: (id) => id.startsWith("2026-08") })).toEqual([
-          "2026-09-01-cc01",
-          "2026-07-02-aa02",
-          "2026-07-01-aa01"
+        const page = (query: RecordStore.ShelvedQuery) => Effect.map(notes.shelvedIds(query), (found) => found.map((s) => s.id))
+        expect(yield* notes.shelvedIds({ limit: 2 })).toEqual([
+          { id: "2026-09-01-cc01", order: "0000 2026-09-01-cc01" },
+          { id: "2026-08-02-bb02", order: "0000 2026-08-02-bb02" }
         ])
+        expect(yield* page({ before: "0000 2026-08-02-bb02", limit: 2 })).toEqual(["2026-08-01-bb01", "2026-07-02-aa02"])
+        expect(yield* page({ limit: 10, words: ["redis"] })).toEqual(["2026-08-02-bb02", "2026-07-02-aa02"])
+        expect(yield* page({ limit: 10, words: ["sqlite", "2026-07"] })).toEqual(["2026-07-01-aa01"])
+        expect(yield* page({ limit: 10, words: ["redis", "nowhere"] })).toEqual([])
+        expect(yield* page({ limit: 3, skip: (id) => id.startsWith("2026-08") })).toEqual(["2026-09-01-cc01", "2026-07-02-aa02", "2026-07-01-aa01"])
+      })
+    )
+
+    it.scopedLive("lists the shelves by each record's order, not by its shelf, and follows a record rewritten on its shelf", () =>
+      Effect.gen(function* () {
+        const { notes } = yield* harness.open
+        const page = (query: RecordStore.ShelvedQuery) => Effect.map(notes.shelvedIds(query), (found) => found.map((s) => s.id))
+        // The oldest shelf's note stands first: its count is the greatest.
+        yield* notes.create({ ...note("2026-07-01-aa01"), count: 5 })
+        yield* notes.create({ ...note("2026-08-01-bb01"), count: 1 })
+        yield* notes.create(note("2026-09-01-cc01"))
+        for (const id of ["2026-07-01-aa01", "2026-08-01-bb01", "2026-09-01-cc01"]) yield* notes.archive(id, () => true)
+        expect(yield* page({ limit: 10 })).toEqual(["2026-07-01-aa01", "2026-08-01-bb01", "2026-09-01-cc01"])
+        expect(yield* page({ before: "0005 2026-07-01-aa01", limit: 1 })).toEqual(["2026-08-01-bb01"])
+        yield* notes.update("2026-09-01-cc01", (n) => Either.right({ ...n, count: 9 }))
+        expect(yield* page({ limit: 2 })).toEqual(["2026-09-01-cc01", "2026-07-01-aa01"])
       })
     )
 

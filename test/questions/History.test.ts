@@ -17,6 +17,20 @@ const settled = (id: string, asked: Date, summary = "Which storage backend shoul
   answer_delivered: true
 })
 
+/** The ids of history, page after page of `limit`, following each page's cursor (ten pages at most). */
+const everyPage = (store: QuestionStore["Type"], limit: number) =>
+  Effect.gen(function* () {
+    const seen: string[] = []
+    let before: string | undefined
+    for (let n = 0; n < 10; n++) {
+      const page = yield* store.historyPage({ before, limit })
+      seen.push(...page.questions.map((q) => q.id))
+      if (page.next === null) break
+      before = page.next
+    }
+    return seen
+  })
+
 /** An id asked at `d` (local time, as magi draws them). */
 const idAt = (d: Date, suffix: string) => `${Q.makeId(d, 0).slice(0, 15)}-${suffix}`
 
@@ -162,6 +176,34 @@ for (const backend of backends) {
       )
     )
 
+    it.scoped("lists history by when each question was settled, not asked: answered, abandoned or expired, hot or shelved, page after page", () =>
+      withStore(({ store }) =>
+        Effect.gen(function* () {
+          const at = (day: number, hour = 12) => new Date(Date.UTC(2026, 6, day, hour))
+          // Asked in July, answered only in August: the latest settled of all.
+          const lateAnswer = { ...ok(Q.answer(choiceQuestion(idAt(at(1), "aaaa"), at(1)), { choice: "SQLite" }, at(40))), answer_delivered: true }
+          // Asked and answered on the 20th.
+          const prompt = settled(idAt(at(20), "bbbb"), at(20), "prompt")
+          // Asked on the 5th, abandoned on the 25th.
+          const abandoned = Q.abandon(choiceQuestion(idAt(at(5), "cccc"), at(5)), "the run was deleted", at(25))
+          // Asked on the 10th, expired on the 11th.
+          const expired = Q.abandon(choiceQuestion(idAt(at(10), "dddd"), at(10)), "no answer within 86400s of asking", at(11))
+          for (const q of [lateAnswer, prompt, abandoned, expired]) yield* store.put(q)
+          const settledOrder = [lateAnswer, abandoned, prompt, expired].map((q) => q.id)
+
+          const pages = everyPage(store, 3)
+          expect(yield* pages).toEqual(settledOrder)
+          // On the month shelves (the one asked first on the oldest), the same.
+          yield* TestClock.setTime(Date.UTC(2026, 9, 1))
+          expect(yield* archiveNow).toBe(4)
+          expect(yield* pages).toEqual(settledOrder)
+          expect(Chunk.toReadonlyArray(yield* Stream.runCollect(store.everything)).map((q) => q.id)).toEqual(settledOrder)
+          // A search keeps the same order.
+          expect((yield* store.historyPage({ limit: 10, words: ["which"] })).questions.map((q) => q.id)).toEqual([lateAnswer, abandoned, expired].map((q) => q.id))
+        })
+      )
+    )
+
     it.scoped("pages settled history newest first across the hot folder and the months, with a cursor and a search", () =>
       withStore(({ store }) =>
         Effect.gen(function* () {
@@ -176,24 +218,16 @@ for (const backend of backends) {
           yield* store.put(choiceQuestion(idAt(new Date(2026, 8, 1, 0, 30), "0000"), new Date(2026, 8, 1, 0, 30)))
 
           const everyId = [...recent, ...aug, ...july].map((q) => q.id).sort().reverse()
-          const seen: string[] = []
-          let before: string | undefined
-          for (let pages = 0; pages < 10; pages++) {
-            const page = yield* store.historyPage({ before, limit: 4 })
-            seen.push(...page.questions.map((q) => q.id))
-            if (page.next === null) break
-            before = page.next
-          }
-          expect(seen).toEqual(everyId)
+          expect(yield* everyPage(store, 4)).toEqual(everyId)
 
           const found = yield* store.historyPage({ limit: 10, words: History.words("AUGUST 3") })
           expect(found.questions.map((q) => q.summary)).toEqual(["august 3"])
           expect(found.next).toBeNull()
           expect((yield* store.historyPage({ limit: 2, words: ["september"] })).questions.map((q) => q.summary)).toEqual(["september 2", "september 1"])
-          // Streaming everything: hot first (the open one leads), then each month newest first.
+          // Streaming everything: the open one, then history as the pages list it.
           const all = Chunk.toReadonlyArray(yield* Stream.runCollect(store.everything)).map((q) => q.id)
           expect(all).toHaveLength(14)
-          expect(all.slice(4)).toEqual([...aug, ...july].map((q) => q.id).sort().reverse())
+          expect(all.slice(1)).toEqual(everyId)
         })
       )
     )
@@ -207,10 +241,13 @@ for (const backend of backends) {
           yield* TestClock.setTime(asked.getTime() + 2 * HOUR)
           yield* archiveNow
           const index = NodePath.join(store.root, "history", `${History.monthOf(q.id)}.index.json`)
-          const kept = JSON.parse(yield* fs.readFileString(index)) as Record<string, string>
-          expect(kept[q.id]).toContain("cache sizing")
+          // Each question's place in history (when it was settled) and its words.
+          const kept = JSON.parse(yield* fs.readFileString(index)) as Record<string, [string, string]>
+          const [order, words] = kept[q.id]!
+          expect(order).toBe(History.orderKey(q))
+          expect(words).toContain("cache sizing")
           // Words only the index holds are found, so the index is what is read.
-          yield* fs.writeFileString(index, JSON.stringify({ [q.id]: `${kept[q.id]} zebra` }))
+          yield* fs.writeFileString(index, JSON.stringify({ [q.id]: [order, `${words} zebra`] }))
           const viaIndex = yield* Effect.provide(
             Effect.flatMap(QuestionStore, (fresh) => fresh.historyPage({ limit: 5, words: ["zebra"] })),
             QuestionStore.at(store.root)

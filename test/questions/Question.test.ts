@@ -67,7 +67,7 @@ describe("Question", () => {
     const first = ok(Q.answer(choiceQuestion(), { choice: "SQLite" }, ASKED))
     const twice = refusal(Q.answer(first, { choice: "Redis" }, ASKED))
     const fabricated = refusal(Q.answer(freeQuestion(), { choice: "SQLite" }, ASKED))
-    const gone = refusal(Q.answer(Q.abandon(choiceQuestion(), "timed out"), { choice: "SQLite" }, ASKED))
+    const gone = refusal(Q.answer(Q.abandon(choiceQuestion(), "timed out", ASKED), { choice: "SQLite" }, ASKED))
 
     expect(unoffered).toContain("not one of the choices")
     expect(unoffered).toContain("SQLite, Redis")
@@ -114,7 +114,7 @@ describe("Question", () => {
     const answered = ok(Q.answer(choiceQuestion(), { choice: "SQLite" }, ASKED))
     expect(refusal(Q.say(answered, "still there?", ASKED))).toContain("already answered")
     expect(refusal(Q.reply(answered, "still there?", [], ASKED))).toContain("already answered")
-    const abandoned = Q.abandon(choiceQuestion(), "timed out")
+    const abandoned = Q.abandon(choiceQuestion(), "timed out", ASKED)
     expect(refusal(Q.say(abandoned, "hello?", ASKED))).toContain("abandoned")
     const open = choiceQuestion()
     expect(refusal(Q.say(open, "   ", ASKED))).toContain("empty")
@@ -144,12 +144,12 @@ describe("Question", () => {
   })
 
   it("keeps the reason a question was abandoned with the question, and never abandons an answer", () => {
-    const abandoned = Q.abandon(choiceQuestion(), "no answer within 60s of asking")
+    const abandoned = Q.abandon(choiceQuestion(), "no answer within 60s of asking", ASKED)
     expect(abandoned.status).toBe("abandoned")
     expect(abandoned.detail).toBe("Both are already dependencies.\n\n_Abandoned: no answer within 60s of asking._\n")
     expect(Q.resolution(abandoned)).toBeUndefined()
     const answered = ok(Q.answer(choiceQuestion(), { choice: "Redis" }, ASKED))
-    expect(Q.abandon(answered, "deadline")).toBe(answered)
+    expect(Q.abandon(answered, "deadline", ASKED)).toBe(answered)
   })
 
   it("reads an older file with defaults and refuses a newer one or an unknown field by name", () => {

@@ -106,6 +106,33 @@ describe("the question store on PostgreSQL", () => {
     })
   )
 
+  it.scoped("lists history by when a question was settled, not asked, on the shelves too, and rows shelved before that order was kept", () =>
+    Effect.gen(function* () {
+      const { store, url } = yield* onPostgres
+      const at = (day: number) => new Date(Date.UTC(2026, 6, day, 10))
+      const idOn = (day: number, tail: string) => `${Q.makeId(at(day), 0).slice(0, 15)}-${tail}`
+      // Asked first, answered last; asked last, abandoned in between; asked in between, answered at once.
+      const lateAnswer = { ...ok(Q.answer(choiceQuestion(idOn(1, "aaaa"), at(1)), { choice: "SQLite" }, at(40))), answer_delivered: true }
+      const abandoned = Q.abandon(choiceQuestion(idOn(20, "bbbb"), at(20)), "the run was deleted", at(30))
+      const prompt = settled(idOn(10, "cccc"), at(10), "prompt")
+      for (const q of [lateAnswer, abandoned, prompt]) yield* store.put(q)
+      const settledOrder = [lateAnswer, abandoned, prompt].map((q) => q.id)
+      const pages = Effect.gen(function* () {
+        const first = yield* store.historyPage({ limit: 2 })
+        const rest = yield* store.historyPage({ limit: 2, before: first.next! })
+        expect(rest.next).toBeNull()
+        return [...first.questions, ...rest.questions].map((q) => q.id)
+      })
+      expect(yield* pages).toEqual(settledOrder)
+      yield* TestClock.setTime(Date.UTC(2026, 9, 1))
+      expect(yield* Effect.provideService(archiveNow, QuestionStore, store)).toBe(3)
+      expect(yield* pages).toEqual(settledOrder)
+      // Shelved by a build that kept no order: worked out again from the rows.
+      yield* query(url, "UPDATE magi_records SET sort_key = NULL WHERE kind = 'questions'")
+      expect(yield* pages).toEqual(settledOrder)
+    })
+  )
+
   it.scopedLive("says a database that fails under it by tag, naming it with the password masked, and keeps what the database said", () =>
     Effect.gen(function* () {
       const { store, url } = yield* onPostgres

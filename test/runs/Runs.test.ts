@@ -37,7 +37,7 @@ describe("how a turn leaves a run", () => {
     expect(outstanding(q)).toBe(true)
     expect(outstanding(answered)).toBe(true)
     expect(outstanding({ ...answered, answer_delivered: true })).toBe(false)
-    expect(outstanding(Q.abandon(q, "gone"))).toBe(false)
+    expect(outstanding(Q.abandon(q, "gone", new Date()))).toBe(false)
   })
 })
 

@@ -222,7 +222,7 @@ describe("POST /api/questions/{id}/answer", () => {
   })
 
   it("answers 409 on an abandoned question", async () => {
-    const question = Q.abandon(choiceQuestion(nextId()), "the run was deleted")
+    const question = Q.abandon(choiceQuestion(nextId()), "the run was deleted", new Date())
     await seed(web.home, [{ q: question }])
     const reply = await postJson(q(question.id, "answer"), { choice: "Redis" })
     expect(reply.status).toBe(409)
@@ -672,7 +672,8 @@ describe("history by pages", () => {
     expect(first.open.map((x) => x.id)).toEqual([open.id])
     expect(first.history.map((x) => x.id)).toEqual(historyIds.slice(0, 30))
     expect(first.history[0]!.holder).toBe("nobody")
-    expect(first.next).toBe(historyIds[29])
+    // The cursor names the last one shown (and when it was settled).
+    expect(first.next).toContain(historyIds[29])
 
     const seen = first.history.map((x) => x.id)
     let next = first.next

@@ -115,6 +115,88 @@ describe("one question's card in Chromium", () => {
     }
   })
 
+  it("fills the room a tapped card keeps with what is being sent, and lets it go with the card", async () => {
+    const { home, web } = await open()
+    try {
+      const above = asked("20260902-231503-5a5a", 1, "Above: rename the flag?")
+      const tapped = asked("20260902-231502-5b5b", 2, "Which storage backend?")
+      const below = asked("20260902-231501-5c5c", 3, "Below: ship tonight?")
+      await seed(home, [{ q: above }, { q: tapped }, { q: below }])
+      await page.goto(web.url)
+      const card = page.locator(`article.card[data-id="${tapped.id}"]`)
+      await card.getByRole("button", { name: "Redis" }).waitFor({ timeout: 10_000 })
+      const before = await tops(page)
+      /** How much of the card below what it says is empty. */
+      const emptyBelow = () =>
+        card.evaluate((c) => {
+          const last = [...c.querySelectorAll<HTMLElement>(".deciding")].at(-1)!
+          const padding = parseFloat(getComputedStyle(c).paddingBottom) + parseFloat(getComputedStyle(c).borderBottomWidth)
+          return Math.round(c.getBoundingClientRect().bottom - padding - last.getBoundingClientRect().bottom)
+        })
+
+      await card.getByRole("button", { name: "Redis" }).tap()
+      await card.getByText("Sending Redis in 5 s").waitFor()
+      // The card below stays where it was, and the room kept is what is being sent, not a blank.
+      expect(await tops(page)).toEqual(before)
+      expect(await emptyBelow()).toBeLessThanOrEqual(2)
+      expect(await card.locator(".deciding").evaluate((d) => d.getBoundingClientRect().height)).toBeGreaterThan(100)
+      await shot(page, "card-held-filled.png")
+
+      await page.clock.runFor(UNDO_MS)
+      await card.getByText("Answered: Redis").waitFor()
+      expect(await emptyBelow()).toBeLessThanOrEqual(2)
+      await page.clock.runFor(DECIDED_MS)
+      await page.locator(`section.history article.card[data-id="${tapped.id}"]`).waitFor()
+      // Gone from the open list, it keeps no height of its own in history.
+      const settled = page.locator(`section.history article.card[data-id="${tapped.id}"]`)
+      expect(await settled.evaluate((c) => c.style.minHeight)).toBe("")
+      expect(errors).toEqual([])
+    } finally {
+      await close()
+    }
+  })
+
+  it("scrolls a markdown table sideways at 390 px, like code, never breaking a word", async () => {
+    const { home, web } = await open()
+    try {
+      const table = [
+        "| option | meaning | default |",
+        "| --- | --- | --- |",
+        "| answer_timeout | how long a question waits for the owner before it is abandoned | 86400 |",
+        "| notify_command | the command that tells the owner a question is waiting | none |"
+      ].join("\n")
+      const q = { ...asked("20260902-231501-6a6a", 1, "Which options?"), detail: `Proposed:\n\n${table}\n` }
+      await seed(home, [{ q }])
+      await page.goto(web.url)
+      const grid = page.locator(`article.card[data-id="${q.id}"] .md table`)
+      // The markdown renderer arrives once the first screen is drawn, on the page's (paused) clock.
+      for (let tick = 0; tick < 40 && (await grid.count()) === 0; tick++) await page.clock.runFor(250)
+      await grid.waitFor({ timeout: 10_000 })
+      const measured = await grid.evaluate((t) => {
+        // Each cell's words: a word split over two lines has more than one box.
+        const broken: string[] = []
+        for (const cell of t.querySelectorAll("td, th"))
+          for (const word of (cell.textContent ?? "").split(/\s+/).filter((w) => w !== "")) {
+            const text = cell.firstChild!
+            const at = (text.textContent ?? "").indexOf(word)
+            const range = document.createRange()
+            range.setStart(text, at)
+            range.setEnd(text, at + word.length)
+            if (range.getClientRects().length > 1) broken.push(word)
+          }
+        return { broken, scrolls: t.scrollWidth > t.clientWidth, width: t.getBoundingClientRect().width, page: document.documentElement.scrollWidth }
+      })
+      expect(measured.broken).toEqual([])
+      expect(measured.scrolls).toBe(true)
+      // The table scrolls inside the card; the page itself does not.
+      expect(measured.page).toBeLessThanOrEqual(PHONE.width)
+      await shot(page, "card-table.png")
+      expect(errors).toEqual([])
+    } finally {
+      await close()
+    }
+  })
+
   it("sends a held answer at once when the page is closed, and Undo brings a typed answer back", async () => {
     const { home, web } = await open()
     try {

@@ -62,6 +62,9 @@ describe("planning from the phone page", () => {
       expect(await plan.getByLabel("Your message").inputValue()).toBe("")
       await page.locator(".review-ok", { hasText: "Passes review." }).waitFor({ timeout: 30_000 })
       expect(await page.locator("pre.draft-text").textContent()).toBe(DRAFT)
+      // The task file is shown once: as the draft, not again inside the reply that wrote it.
+      expect(await page.getByText("# Retry failed GETs in the fetcher").count()).toBe(1)
+      await page.locator(".bubble.agent", { hasText: "The task file: shown below, under Draft task." }).waitFor()
 
       // For a person to look at: the interview on a phone, draft and all.
       NodeFs.mkdirSync("test-results", { recursive: true })

@@ -14,6 +14,7 @@ import { ApiError } from "./api.js"
 import type { ChatView } from "../ChatsApi.js"
 import { time } from "./card.js"
 import { el } from "./dom.js"
+import { withoutDraft } from "../../chat/TaskBlock.js"
 import { loadMarkdown, markdownBlock } from "./richText.js"
 import { coalesced, message, type Revisions, type View } from "./view.js"
 
@@ -230,7 +231,9 @@ export const chatsView = (): View => {
   const bubble = (t: ChatView["turns"][number], now: number) => {
     const note = t.who === "agent" && t.body.startsWith(MAGI_NOTE)
     const kind = note ? "note" : t.who
-    const body = t.who === "agent" && !note ? markdownBlock("md", t.body) : el("div", { class: "text" }, t.body)
+    // The task file is shown once, as the draft below the conversation.
+    const said = chat === undefined ? t.body : withoutDraft(t.body, chat.draft, "_(The task file: shown below, under Draft task.)_")
+    const body = t.who === "agent" && !note ? markdownBlock("md", said) : el("div", { class: "text" }, t.body)
     return el("article", { class: `bubble ${kind}` }, body, el("footer", { class: "muted" }, note ? "magi · " : "", time(t.at, now)))
   }
 

@@ -156,6 +156,12 @@ const ordinal = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
  */
 const byAsked = (a: QuestionView, b: QuestionView) => ordinal(b.asked_at, a.asked_at) || ordinal(b.id, a.id)
 
+/**
+ * History: the one settled last first, as the server pages it (an answer
+ * given today to a question asked last week is today's history).
+ */
+const bySettled = (a: QuestionView, b: QuestionView) => ordinal(b.settled_at ?? "", a.settled_at ?? "") || ordinal(b.id, a.id)
+
 const act = (q: QuestionView, send: () => Promise<QuestionView>, done: string) => {
   notices.delete(q.id)
   void send().then(
@@ -343,7 +349,7 @@ const draw = (budgetMs = BUILD_BUDGET_MS) => {
   ].sort(byAsked)
   const { shown, held: arriving } = held.openList(questions, open)
   shownOpen = new Set(shown.map((q) => q.id))
-  const settled = questions.filter((q) => q.status !== "open" && !shownOpen.has(q.id)).sort(byAsked)
+  const settled = questions.filter((q) => q.status !== "open" && !shownOpen.has(q.id)).sort(bySettled)
   let complete = true
   /**
    * Put the cards of `qs` in `list` in order, each as soon as it is built, up
