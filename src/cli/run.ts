@@ -7,6 +7,7 @@
  * the owner's answer reaches the seat through `magi serve`, not through this
  * process.
  */
+import { firstMoveSaid } from "../store/Shelving.js"
 import { Args, Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
 import * as NodePath from "node:path"
@@ -173,6 +174,7 @@ export const runs = Command.make(
   ({ all, json }) =>
     Effect.gen(function* () {
       const store = yield* RunStore
+      yield* firstMoveSaid((text) => writeErr(text).pipe(Effect.ignore))
       const line = (r: Run) => {
         const text = forTerminalLine((r.summary || r.instruction).split("\n")[0]!.slice(0, 72))
         const status = r.removed_at !== undefined ? `${r.status}, removed` : r.status
@@ -208,6 +210,7 @@ export const show = Command.make(
   ({ id, json }) =>
     Effect.gen(function* () {
       const store = yield* RunStore
+      if (Option.isNone(id)) yield* firstMoveSaid((text) => writeErr(text).pipe(Effect.ignore))
       const r = Option.isSome(id)
         ? yield* store.get(id.value).pipe(Effect.mapError(refused))
         : (yield* store.page({ limit: 1 }).pipe(Effect.mapError(refused))).runs[0]

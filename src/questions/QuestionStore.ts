@@ -132,6 +132,8 @@ export interface QuestionStoreShape {
    * index lines rather than the files.
    */
   readonly indexHistory: (months: Iterable<string>) => Effect.Effect<void, StoreError>
+  /** Whether any question was ever moved to a month's shelf: a home written before the shelves has none. */
+  readonly hasHistory: Effect.Effect<boolean>
   /** One run's open questions, newest first. */
   readonly openFor: (run: string) => Effect.Effect<ReadonlyArray<Question>, StoreError>
   /**
@@ -678,6 +680,7 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
     everything,
     archiveSettled,
     indexHistory: (months: Iterable<string>) => Effect.forEach([...months], (m) => records.shelfIndex(m), { discard: true }),
+    hasHistory: Effect.map(records.shelves, (s) => s.length > 0).pipe(Effect.orElseSucceed(() => true)),
     openFor,
     update,
     abandonForRun,

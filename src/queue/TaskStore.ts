@@ -119,6 +119,8 @@ export interface TaskStoreShape {
    * queue again comes back hot.
    */
   readonly archiveDone: (batch: number) => Effect.Effect<number, TaskStoreError>
+  /** Whether any task was ever moved to a month's shelf: a home written before the shelves has none. */
+  readonly hasHistory: Effect.Effect<boolean>
   /** Shelved (done) tasks older than `before`, newest first, `limit` at most; `next` for the page after, null at the end. */
   readonly history: (options: { readonly before?: string | undefined; readonly limit: number }) => Effect.Effect<TaskHistoryPage, TaskStoreError>
   /** The task whose runs include `run`, hot or shelved. */
@@ -384,6 +386,7 @@ const assemble = Effect.fn("TaskStore.assemble")(function* (
   return {
     root,
     archiveDone,
+    hasHistory: Effect.map(records.shelves, (s) => s.length > 0).pipe(Effect.orElseSucceed(() => true)),
     history,
     ofRun,
     add,

@@ -136,6 +136,8 @@ export interface RunStoreShape {
    * worktree) stay where they are: only the record moves.
    */
   readonly archiveFinished: (batch: number) => Effect.Effect<number, RunStoreError>
+  /** Whether any run was ever moved to a month's shelf: a home written before the shelves has none. */
+  readonly hasHistory: Effect.Effect<boolean>
   /**
    * Read, change and write back under the run's lock. `updated_at` moves,
    * unless `keepUpdatedAt` says the change is about the record, not the
@@ -353,6 +355,7 @@ const assemble = Effect.fn("RunStore.assemble")(function* (
     list,
     page,
     archiveFinished,
+    hasHistory: Effect.map(records.shelves, (s) => s.length > 0).pipe(Effect.orElseSucceed(() => true)),
     update,
     setStatus,
     sweep: records.sweep,

@@ -54,7 +54,7 @@ for (const b of backends) {
     it.scoped("a run finished over an hour ago leaves the hot listing, its folder stays, and it is still found by id and in the history's pages", () =>
       Effect.gen(function* () {
         const { home, context } = yield* stores
-        const runs = Effect.runSync(Effect.provide(RunStore, context))
+        const runs = yield* Effect.provide(RunStore, context)
         const old = Array.from({ length: 5 }, (_, i) => sampleRun(runId("09", i), { status: "done", updated_at: "2026-09-30T00:00:00Z" }))
         const live = sampleRun(runId("11", 40), { status: "running", updated_at: new Date(NOW).toISOString() })
         const justDone = sampleRun(runId("11", 41), { status: "failed", updated_at: new Date(NOW - HOUR / 2).toISOString() })
@@ -85,7 +85,7 @@ for (const b of backends) {
     it.scoped("a done task leaves the queue's listing an hour on, is paged through as history, and comes back hot when released", () =>
       Effect.gen(function* () {
         const { context } = yield* stores
-        const tasks = Effect.runSync(Effect.provide(TaskStore, context))
+        const tasks = yield* Effect.provide(TaskStore, context)
         yield* TestClock.setTime(NOW - 3 * HOUR)
         const done = yield* tasks.add({ instruction: "finished long ago", repo: "/r" })
         yield* tasks.update(done.id, T.succeed)
@@ -114,7 +114,7 @@ for (const b of backends) {
     it.scoped("the task a shelved run came from is found by the run, even once the task is shelved too", () =>
       Effect.gen(function* () {
         const { context } = yield* stores
-        const tasks = Effect.runSync(Effect.provide(TaskStore, context))
+        const tasks = yield* Effect.provide(TaskStore, context)
         yield* TestClock.setTime(NOW - 3 * HOUR)
         const t = yield* tasks.add({ instruction: "worked", repo: "/r" })
         const run = runId("11", 3)
@@ -138,11 +138,12 @@ describe("the hot listing of runs on the home folder", () => {
       const context = yield* Layer.build(
         RunStore.layer.pipe(
           Layer.provideMerge(QuestionStore.layer),
-          Layer.provideMerge(Layer.mergeAll(StoreBackend.files, MagiHome.at(home))),
+          Layer.provideMerge(StoreBackend.files),
+          Layer.provideMerge(MagiHome.at(home)),
           Layer.provideMerge(NodeFileSystem.layer)
-        ).pipe(Layer.provideMerge(MagiHome.at(home)))
+        )
       )
-      const runs = Effect.runSync(Effect.provide(RunStore, context))
+      const runs = yield* Effect.provide(RunStore, context)
       const old = sampleRun(runId("09", 1), { status: "done", updated_at: "2026-09-30T00:00:00Z" })
       yield* runs.put(old)
       yield* shelveNow.pipe(Effect.provide(context))
