@@ -73,6 +73,11 @@ const benches: ReadonlyArray<Bench> = [
     prints: [/resume latency .* over 3 rounds: median [\d.]+ ms, max [\d.]+ ms; by way: rename [\d.]+ ms .*; answer [\d.]+ ms .*; page [\d.]+ ms/]
   },
   {
+    name: "first-move",
+    env: { MAGI_BENCH_SETTLED: "300" },
+    prints: [/first magi answer --list \(the move of 300 included\): [\d.]+ s, peak RSS \d+ MiB/, /magi answer --list after the move: [\d.]+ ms/]
+  },
+  {
     name: "runs-history",
     env: { MAGI_BENCH_RUNS: "60", MAGI_BENCH_TASKS: "60", MAGI_BENCH_IDLE_SECONDS: "1" },
     prints: [
