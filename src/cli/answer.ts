@@ -3,6 +3,7 @@
  * decides (`--reply`) or speaks back (`--say`). Every refusal is the
  * question's own message on stderr, exit 1, and nothing written.
  */
+import { firstMoveSaid } from "../store/Shelving.js"
 import { Args, Command, Options } from "@effect/cli"
 import { Clock, Config, Effect, Either, Option, Stream } from "effect"
 import * as Q from "../questions/Question.js"
@@ -15,7 +16,7 @@ import { CliFailure } from "./CliFailure.js"
 import { questionsLayer } from "./AppLayer.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
-import { formatSeconds, localTime, writeOut } from "./io.js"
+import { formatSeconds, localTime, writeErr, writeOut } from "./io.js"
 import { forTerminal, forTerminalLine } from "../platform/TerminalText.js"
 import type { HelpExtras } from "./Help.js"
 
@@ -88,6 +89,8 @@ const element = (q: Q.Question) => "  " + JSON.stringify(q, null, 2).replaceAll(
 const listing = (all: boolean, json: boolean) =>
   Effect.gen(function* () {
     const store = yield* QuestionStore
+    // A home from before the month shelves is moved first, so this listing and every later one reads only the hot folder.
+    yield* firstMoveSaid((line) => writeErr(line).pipe(Effect.ignore))
     const questions = all
       ? store.everything
       : Stream.fromIterableEffect(Effect.map(store.list, (qs) => qs.filter(Q.isOpen)))

@@ -7,6 +7,7 @@
  * the owner's answer reaches the seat through `magi serve`, not through this
  * process.
  */
+import { firstMoveSaid } from "../store/Shelving.js"
 import { Args, Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
 import * as NodePath from "node:path"
@@ -161,20 +162,45 @@ export const run = Command.make(
     }).pipe(Effect.provide(runsLayer()))
 ).pipe(Command.withDescription("Have an agent work an instruction in its own git worktree (asks you when it must)"))
 
+/** Runs `magi runs` lists without `--all`: a screenful many times over, and a read of only these from the month shelves. */
+export const RUNS_LISTED = 50
+
+/** Runs read per page of `magi runs --all`: the whole history is printed a page at a time, never held at once. */
+const RUNS_PAGE = 500
+
 export const runs = Command.make(
   "runs",
-  { json: Options.boolean("json").pipe(Options.withDescription("print one JSON array of the run records")) },
-  ({ json }) =>
+  {
+    json: Options.boolean("json").pipe(Options.withDescription("print one JSON array of the run records")),
+    all: Options.boolean("all").pipe(Options.withDescription(`every run, not only the newest ${RUNS_LISTED}`))
+  },
+  ({ all, json }) =>
     Effect.gen(function* () {
       const store = yield* RunStore
-      const all = yield* store.list.pipe(Effect.mapError(refused))
-      if (json) return yield* writeOut(JSON.stringify(all, null, 2) + "\n")
-      if (all.length === 0) return yield* writeOut("no runs yet; start one with magi run TEXT\n")
-      for (const r of all) {
-        const line = forTerminalLine((r.summary || r.instruction).split("\n")[0]!.slice(0, 72))
+      yield* firstMoveSaid((text) => writeErr(text).pipe(Effect.ignore))
+      const line = (r: Run) => {
+        const text = forTerminalLine((r.summary || r.instruction).split("\n")[0]!.slice(0, 72))
         const status = r.removed_at !== undefined ? `${r.status}, removed` : r.status
-        yield* writeOut(`${Q.shortId(r.id)}  ${status.padEnd(9)} ${r.branch}  ${line}\n`)
+        return `${Q.shortId(r.id)}  ${status.padEnd(9)} ${r.branch}  ${text}\n`
       }
+      let before: string | undefined
+      let printed = 0
+      for (;;) {
+        const page = yield* store.page({ before, limit: all ? RUNS_PAGE : RUNS_LISTED }).pipe(Effect.mapError(refused))
+        // JSON is one array, written a page at a time.
+        if (json)
+          yield* writeOut(
+            (printed === 0 ? "[" : page.runs.length > 0 ? "," : "") +
+              page.runs.map((r) => JSON.stringify(r, null, 2)).join(",") +
+              (page.next === null || !all ? "]\n" : "")
+          )
+        else for (const r of page.runs) yield* writeOut(line(r))
+        printed += page.runs.length
+        if (page.next === null || !all) break
+        before = page.next
+      }
+      if (printed === 0 && !json) return yield* writeOut("no runs yet; start one with magi run TEXT\n")
+      if (!all && !json && printed === RUNS_LISTED) yield* writeErr(`(the newest ${RUNS_LISTED}; magi runs --all lists every run)\n`)
     }).pipe(Effect.provide(runsLayer()))
 ).pipe(Command.withDescription("List runs, newest first"))
 
@@ -187,13 +213,14 @@ export const show = Command.make(
   ({ id, json }) =>
     Effect.gen(function* () {
       const store = yield* RunStore
+      if (Option.isNone(id)) yield* firstMoveSaid((text) => writeErr(text).pipe(Effect.ignore))
       const r = Option.isSome(id)
         ? yield* store.get(id.value).pipe(Effect.mapError(refused))
-        : (yield* store.list.pipe(Effect.mapError(refused)))[0]
+        : (yield* store.page({ limit: 1 }).pipe(Effect.mapError(refused))).runs[0]
       if (r === undefined) return yield* CliFailure.refused("no runs yet; start one with magi run TEXT")
       if (json) return yield* writeOut(JSON.stringify(r, null, 2) + "\n")
       // The task the queue started this run for: the one whose runs name it.
-      const task = (yield* Effect.flatMap(TaskStore, (s) => s.list).pipe(Effect.orElseSucceed(() => []))).find((t) => t.runs.includes(r.id))
+      const task = Option.getOrUndefined(yield* Effect.flatMap(TaskStore, (s) => s.ofRun(r.id)).pipe(Effect.orElseSucceed(() => Option.none())))
       const open = yield* Effect.flatMap(RunDriver, (driver) => driver.outstanding(r.id)).pipe(Effect.orElseSucceed(() => 0))
       const hosts = yield* Effect.flatMap(Hosts, (h) => h.list).pipe(Effect.orElseSucceed(() => []))
       yield* writeOut(describeRun(r, open, task, hosts))

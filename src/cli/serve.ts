@@ -16,7 +16,7 @@ import { Deputies } from "../daemon/Deputies.js"
 import { CliFailure } from "./CliFailure.js"
 import { runsLayer } from "./RunLayer.js"
 import { writeErr } from "./io.js"
-import { archiveLoop } from "../questions/Archiver.js"
+import { shelveLoop } from "../store/Shelving.js"
 import { Hosts } from "../platform/Hosts.js"
 import { TurnSlots } from "../agents/TurnSlots.js"
 
@@ -95,7 +95,7 @@ export const serve = Command.make(
         (dir) => `magi serve: waiting on the questions and working the queue in ${dir} (pid ${process.pid}); Ctrl-C stops\n`
       )
       // Settled questions move to their month's shelf beside the loop (see `Archiver`).
-      return yield* Effect.scoped(Effect.zipRight(Effect.forkScoped(archiveLoop), loop)).pipe(
+      return yield* Effect.scoped(Effect.zipRight(Effect.forkScoped(shelveLoop), loop)).pipe(
         Effect.mapError((e) => CliFailure.refused(e.message)),
         Effect.provide(
           waiterLayer(Option.match(home, { onNone: () => MagiHome.fromEnv, onSome: MagiHome.at }), {

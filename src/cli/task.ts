@@ -5,6 +5,7 @@
  * the store's lock, so a refusal here is the same refusal the web gives, and
  * a refused command has written nothing.
  */
+import { firstMoveSaid } from "../store/Shelving.js"
 import { Args, Command, Options } from "@effect/cli"
 import { Command as PlatformCommand, FileSystem } from "@effect/platform"
 import { Config, Effect, Either, Layer, Option } from "effect"
@@ -207,12 +208,22 @@ const list = Command.make(
   (o) =>
     Effect.gen(function* () {
       const store = yield* TaskStore
+      yield* firstMoveSaid((text) => writeErr(text).pipe(Effect.ignore))
       const listing = yield* store.scan.pipe(Effect.mapError(refused))
       for (const u of listing.unreadable) yield* writeErr(`magi: warning: task ${u.id} skipped: ${u.message}\n`)
-      const tasks = listing.tasks.filter((t) => o.all || T.isOpen(t))
+      const shelved: Array<T.Task> = []
+      // `--all`: the done tasks on the month shelves too, after the hot ones, newest first.
+      if (o.all)
+        for (let before: string | undefined, more = true; more; ) {
+          const page = yield* store.history({ before, limit: 500 }).pipe(Effect.mapError(refused))
+          shelved.push(...page.tasks)
+          more = page.next !== null
+          before = page.next ?? undefined
+        }
+      const tasks = [...listing.tasks.filter((t) => o.all || T.isOpen(t)), ...shelved]
       if (o.json) return yield* writeOut(JSON.stringify(tasks, null, 2) + "\n")
       if (tasks.length === 0)
-        return yield* writeOut(o.all || listing.tasks.length === 0 ? "no tasks yet; file one with magi task add TEXT\n" : "nothing open; magi task list --all shows the done ones\n")
+        return yield* writeOut(o.all || (listing.tasks.length === 0 && shelved.length === 0) ? "no tasks yet; file one with magi task add TEXT\n" : "nothing open; magi task list --all shows the done ones\n")
       yield* writeOut(tasks.map(line(yield* waitingRuns(tasks))).join(""))
     })
 ).pipe(Command.withDescription("List open tasks: higher priority first, then newest"))

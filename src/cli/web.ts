@@ -16,7 +16,9 @@ import { serve } from "../web/WebServer.js"
 import { CliFailure } from "./CliFailure.js"
 import { writeErr, writeOut } from "./io.js"
 import { inProcessWaiter } from "./InProcessWaiter.js"
-import { archiveLoop } from "../questions/Archiver.js"
+import { shelveLoop } from "../store/Shelving.js"
+import { RunStore } from "../runs/Runs.js"
+import { TaskStore } from "../queue/TaskStore.js"
 import { receivedSignal } from "./Signals.js"
 import { Devices } from "../devices/Devices.js"
 import * as Device from "../devices/Device.js"
@@ -74,9 +76,9 @@ export const runWeb = (options: WebRun) => {
       // Started once the page is up, so nothing the waiter does can delay it;
       // interrupted with the scope, which lets go of the home on the way out.
       if (options.loop) yield* Effect.forkScoped(inProcessWaiter(home))
-      // Settled questions to their month's shelf: now (the migration of an
+      // Settled questions, finished runs and done tasks to their month's shelf: now (the migration of an
       // older home) and every few minutes; the page is up already.
-      yield* Effect.forkScoped(archiveLoop)
+      yield* Effect.forkScoped(shelveLoop.pipe(Effect.provide(Layer.merge(RunStore.layer, TaskStore.layer))))
       return yield* Effect.never
     })
   ).pipe(

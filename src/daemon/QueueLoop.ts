@@ -155,10 +155,15 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       const qs = new Map((yield* questions.list.pipe(Effect.orElseSucceed(() => []))).map((q) => [q.id, q]))
       // A question answered long ago is on its month's shelf, not in the hot
       // listing: looked up by id before it is called missing.
+      // So is a task done a while ago: looked up by id before it is called missing.
       for (const id of new Set(blocked.flatMap((t) => t.blocked_by)))
         if (!byId.has(id) && !qs.has(id)) {
           const shelved = yield* Effect.option(questions.get(id))
           if (Option.isSome(shelved) && shelved.value.id === id) qs.set(id, shelved.value)
+          else {
+            const done = yield* Effect.option(tasks.get(id))
+            if (Option.isSome(done) && done.value.id === id) byId.set(id, done.value)
+          }
         }
       const lookup = (id: string): BlockerState => {
         const t = byId.get(id)

@@ -37,6 +37,8 @@ export interface PgRecordStoreOptions<A, NotFound, Unreadable, Failed> {
     readonly shelfOf: (id: string) => string | undefined
     readonly digest: (record: A) => string
     readonly order?: (record: A) => string
+    /** Whether a record may stay on its shelf (default: always); one no longer settled is written back hot. */
+    readonly settled?: (record: A) => boolean
   }
 }
 
@@ -160,15 +162,17 @@ export const make = <A, NotFound, Unreadable, Failed>(
       const id = kind.idOf(record)
       const words = digestOf(record)
       const order = orderOf(record)
+      const back = unsettled(record)
       return run(
         `write ${kind.noun} ${id}`,
         writing(
           id,
-          // Written where it is: an archived record stays on its shelf.
+          // Written where it is: an archived record stays on its shelf, unless it is no longer settled.
           sql`INSERT INTO magi_records (kind, id, body) VALUES (${table}, ${id}, ${kind.encode(record)})
               ON CONFLICT (kind, id) DO UPDATE SET body = EXCLUDED.body,
-                digest = CASE WHEN magi_records.shelf IS NULL THEN NULL ELSE ${words} END,
-                sort_key = CASE WHEN magi_records.shelf IS NULL THEN NULL ELSE ${order} END`
+                digest = CASE WHEN magi_records.shelf IS NULL OR ${back} THEN NULL ELSE ${words} END,
+                sort_key = CASE WHEN magi_records.shelf IS NULL OR ${back} THEN NULL ELSE ${order} END,
+                shelf = CASE WHEN ${back} THEN NULL ELSE magi_records.shelf END`
         )
       )
     }
@@ -225,8 +229,14 @@ export const make = <A, NotFound, Unreadable, Failed>(
             if (next !== current)
               yield* run(
                 `write ${kind.noun} ${id}`,
-                Effect.zipRight(sql`UPDATE magi_records SET body = ${kind.encode(next)}, digest = CASE WHEN shelf IS NULL THEN NULL ELSE ${digestOf(next)} END,
-                  sort_key = CASE WHEN shelf IS NULL THEN NULL ELSE ${orderOf(next)} END WHERE kind = ${table} AND id = ${id}`, touched(id))
+                Effect.zipRight(
+                  sql`UPDATE magi_records SET body = ${kind.encode(next)},
+                        digest = CASE WHEN shelf IS NULL OR ${unsettled(next)} THEN NULL ELSE ${digestOf(next)} END,
+                        sort_key = CASE WHEN shelf IS NULL OR ${unsettled(next)} THEN NULL ELSE ${orderOf(next)} END,
+                        shelf = CASE WHEN ${unsettled(next)} THEN NULL ELSE shelf END
+                      WHERE kind = ${table} AND id = ${id}`,
+                  touched(id)
+                )
               )
             return next
           })
@@ -236,6 +246,17 @@ export const make = <A, NotFound, Unreadable, Failed>(
     // -- the archive -----------------------------------------------------------
 
     const archiveOpts = options.archive
+
+    /** A shelved record no longer settled goes back hot (a done task released). */
+    const unsettled = (record: A): boolean => {
+      const settled = archiveOpts?.settled
+      if (settled === undefined) return false
+      try {
+        return !settled(record)
+      } catch {
+        return true
+      }
+    }
 
     const digestOf = (record: A): string => {
       try {

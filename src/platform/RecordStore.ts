@@ -33,8 +33,8 @@
  * `folder` keeps `<root>/<id>/<file>` with its lock in the same folder (a run,
  * whose folder holds its artifacts too).
  *
- * **Archive** (flat layout, optional): a kind whose records pile up and then
- * never change (settled questions) gives each id a *shelf*, a folder named
+ * **Archive** (optional): a kind whose records pile up and then
+ * never change (settled questions, finished runs and tasks) gives each id a *shelf*, a folder named
  * from the id alone (its month), and the store keeps a second location per
  * record, `<root>/<archive.dir>/<shelf>/<id>.json`. `archive` moves one
  * record there under its lock; `read`, `get`, `update` and `resolve` look in
@@ -46,6 +46,19 @@
  * a search reads index lines, not every file. The lock stays
  * `<root>/<id>.lock` wherever the record is, so a move and a write to the
  * same record are serialised by the one lock they both take.
+ *
+ * In the folder layout only the record's file moves (`<root>/<id>/run.json`
+ * to `<root>/<archive.dir>/<shelf>/<id>.json`): the record's folder, with
+ * whatever else the kind keeps there (a run's artifacts), stays. The hot
+ * records are then the folders whose id is on no shelf, and the layout's
+ * revision (`stamp`) looks at each hot record's file and at the shelves'
+ * folders, never at a shelved record: a listing and a poll cost nothing per
+ * settled record.
+ *
+ * A kind whose settled records can come back (a done task released to the
+ * queue again) says which are settled (`settled`): a write of a shelved
+ * record that is no longer settled puts it back in the hot folder (flat
+ * layout), so the hot listing sees it again.
  *
  * All I/O goes through `@effect/platform`'s `FileSystem`, so the same code
  * runs on a real directory and on `MemoryFileSystem`.
@@ -125,7 +138,7 @@ export interface RecordStoreOptions<A, NotFound, Unreadable, Failed> {
   readonly lockName?: (id: string) => string
   /** Other names in `root` a kill can leave behind (e.g. half-built panel folders), swept like scratch files. */
   readonly leftover?: (name: string) => boolean
-  /** A second, archived location per record (flat layout only); see the module's comment. */
+  /** A second, archived location per record; see the module's comment. */
   readonly archive?: ArchiveOptions<A>
 }
 
@@ -150,6 +163,12 @@ export interface ArchiveOptions<A> {
   readonly order?: (record: A) => string
   /** Names beside a hot record that move with it (a question's panel folder), relative to the folder holding it. */
   readonly companions?: (record: A) => ReadonlyArray<string>
+  /**
+   * Whether a record may stay on its shelf (default: always). A write that
+   * makes a shelved record unsettled (a done task released) puts it back
+   * hot, where listings look. Flat layout and PostgreSQL.
+   */
+  readonly settled?: (record: A) => boolean
 }
 
 /** A file in the folder that is not a readable record, and why. */
@@ -289,6 +308,26 @@ export const digestMatches = (digest: string, words: ReadonlyArray<string>): boo
 export interface FileRecordStore<A, NotFound, Unreadable, Failed> extends RecordStore<A, NotFound, Unreadable, Failed> {
   /** The archived file of a record with this id, when the kind archives and the id has a shelf. */
   readonly archivedPathOf: (id: string) => string | undefined
+  /**
+   * Where the hot records stand without reading one: `revision` moves
+   * whenever a hot record is written, created, removed or shelved (0 with
+   * none); `newest` is the newest hot record's mtime (a listing is trusted
+   * only once it is safely older, see `Memo`). In the folder layout it
+   * stats each hot record's file and the shelves' folders, no shelved one.
+   */
+  readonly stamp: Effect.Effect<FolderStamp>
+}
+
+export interface FolderStamp {
+  readonly revision: number
+  readonly newest: number
+}
+
+/** FNV-1a, 32 bits: a cheap stable hash of a stamp's parts. */
+export const fnv1a = (text: string): number => {
+  let h = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0
+  return h
 }
 
 /**
@@ -433,8 +472,9 @@ export const make = <A, NotFound, Unreadable, Failed>(
       Effect.mapError(failed(`list ${root}`))
     )
     const idsIn = (all: ReadonlyArray<string>) =>
-      flat ? all.filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5)) : all.filter((n) => !n.startsWith("."))
-    const ids = Effect.map(names, idsIn)
+      flat
+        ? all.filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5))
+        : all.filter((n) => !n.startsWith(".") && n !== options.archive?.dir)
 
     const notRegular = (path: string, kind_: string) =>
       errors.unreadable(`${path} is ${kind_}, not a ${kind.noun} file; magi reads only regular files`)
@@ -489,7 +529,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
       }
     }
 
-    const archiveOpts = flat ? options.archive : undefined
+    const archiveOpts = options.archive
     const archiveRoot = archiveOpts === undefined ? undefined : NodePath.join(root, archiveOpts.dir)
     const shelfDirOf = (shelf: string) => NodePath.join(archiveRoot!, shelf)
     const archivedPathOf = (id: string): string | undefined => {
@@ -580,13 +620,13 @@ export const make = <A, NotFound, Unreadable, Failed>(
      * record's own folder, where its writes happen (`run.json`'s scratch and
      * lock markers; never deeper, where a run keeps its artifacts).
      */
-    const sweepNames = (all: ReadonlyArray<string>) =>
+    const sweepNames = (all: ReadonlyArray<string>, inside: ReadonlyArray<string> = idsIn(all)) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
         lastSweep = now
         let removed = yield* sweepIn(root, all, now)
         if (!flat)
-          for (const id of idsIn(all)) {
+          for (const id of inside) {
             const dir = NodePath.join(root, id)
             const inside = yield* fs.readDirectory(dir).pipe(Effect.orElseSucceed((): string[] => []))
             removed += yield* sweepIn(dir, inside, now).pipe(Effect.catchAllCause(() => Effect.succeed(0)))
@@ -605,29 +645,100 @@ export const make = <A, NotFound, Unreadable, Failed>(
     /**
      * The last full listing, reused while the folder is unchanged (`Memo`):
      * every write lands by a rename into the root, which moves its mtime.
-     * Flat layout only: a folder-per-record rewrite does not move the root's
-     * mtime, so that layout lists every time.
+     * The folder layout, where a rewrite lands in the record's own folder,
+     * keys its listing by `stamp` instead.
      */
     const listings = Memo.make<Scan<A>>()
     const rootMtime = Memo.mtimeOf(fs, root)
 
+    /** Every shelved id, as one set, reused while no shelf's folder changed: what the folder layout's hot ids leave out. */
+    let shelvedSet: { readonly key: string; readonly ids: ReadonlySet<string> } | undefined
+    const shelvedIdSet = Effect.gen(function* () {
+      if (archiveRoot === undefined) return { key: "", ids: new Set<string>(), newest: 0 }
+      const names = yield* shelves.pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))
+      const stamps = yield* Effect.forEach(names, (shelf) => Memo.mtimeOf(fs, shelfDirOf(shelf)))
+      const key = names.map((n, i) => `${n}:${stamps[i]}`).join(";")
+      const newest = Math.max(0, ...stamps)
+      if (shelvedSet !== undefined && shelvedSet.key === key) return { key, ids: shelvedSet.ids, newest }
+      const takenAt = Date.now()
+      const ids = new Set<string>()
+      for (const shelf of names) for (const id of yield* shelfIds(shelf).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))) ids.add(id)
+      shelvedSet = stamps.every((m) => Memo.trusted(m, takenAt)) ? { key, ids } : undefined
+      return { key, ids, newest }
+    })
+
+    /**
+     * The folder layout's hot ids: the root's folders whose id is on no
+     * shelf, reused while neither the root nor any shelf changed (a new
+     * record makes a folder; a move lands on a shelf).
+     */
+    let hotFolders: { readonly key: string; readonly ids: ReadonlyArray<string>; readonly all: ReadonlyArray<string> } | undefined
+    const hotIdsAndNames = Effect.gen(function* () {
+      const rootStamp = yield* rootMtime
+      const shelved = yield* shelvedIdSet
+      const key = `${rootStamp}|${shelved.key}`
+      if (hotFolders !== undefined && hotFolders.key === key) return hotFolders
+      const takenAt = Date.now()
+      const all = yield* names
+      const found = { key, all, ids: idsIn(all).filter((id) => !shelved.ids.has(id)) }
+      hotFolders = Memo.trusted(rootStamp, takenAt) && Memo.trusted(shelved.newest, takenAt) ? found : undefined
+      return found
+    })
+
+    const ids: Effect.Effect<ReadonlyArray<string>, Failed> = flat ? Effect.map(names, idsIn) : Effect.map(hotIdsAndNames, (h) => h.ids)
+
+    /**
+     * The folder layout's stamp: the hot ids and each one's record file
+     * mtime, hashed. One stat per hot record plus one per shelf, whatever
+     * the shelves hold.
+     */
+    const folderStamp: Effect.Effect<FolderStamp & { readonly ids: ReadonlyArray<string>; readonly all: ReadonlyArray<string> }> = Effect.gen(
+      function* () {
+        const hot = yield* hotIdsAndNames.pipe(Effect.orElseSucceed(() => ({ key: "", ids: [] as ReadonlyArray<string>, all: [] as ReadonlyArray<string> })))
+        const mtimes = yield* Effect.forEach(hot.ids, (id) => Memo.mtimeOf(fs, pathOf(id)), { concurrency: 16 })
+        const newest = Math.max(0, ...mtimes)
+        // A folder with no record in it (one being made) is no record yet: it moves nothing.
+        const present = hot.ids.flatMap((id, i) => (mtimes[i]! >= 0 ? [`${id}:${mtimes[i]}`] : []))
+        const revision = present.length === 0 ? 0 : fnv1a(present.join(";")) || 1
+        return { revision, newest, ids: hot.ids, all: hot.all }
+      }
+    )
+
+    const flatStamp: Effect.Effect<FolderStamp> = Effect.map(rootMtime, (m) => ({ revision: Math.max(m, 0), newest: Math.max(m, 0) }))
+
+    /** Every slot of a listing turned into the scan. */
+    const scanOf = (slots: ReadonlyArray<Either.Either<A, Skipped>>): Scan<A> => ({
+      records: slots.flatMap((s) => (Either.isRight(s) ? [s.right] : [])),
+      skipped: slots.flatMap((s) => (Either.isLeft(s) ? [s.left] : []))
+    })
+
+    /** The folder layout's last listing, by the stamp it was taken at. */
+    let folderListing: { readonly revision: number; readonly scan: Scan<A> } | undefined
+
     const scan: Effect.Effect<Scan<A>, Failed> = Effect.gen(function* () {
+      if (!flat) {
+        const stamp = yield* folderStamp
+        if (folderListing !== undefined && folderListing.revision === stamp.revision && stamp.revision !== 0) return folderListing.scan
+        const takenAt = Date.now()
+        const result = scanOf(yield* readAll(stamp.ids))
+        const now = yield* Clock.currentTimeMillis
+        // A folder layout's leftovers are inside the records' folders: only the hot ones are looked in here (the sweep looks in all).
+        if (now - lastSweep > SWEEP_EVERY_MS) yield* sweepNames(stamp.all, stamp.ids)
+        folderListing = Memo.trusted(stamp.newest, takenAt) ? { revision: stamp.revision, scan: result } : undefined
+        return result
+      }
       const list = Effect.gen(function* () {
         const all = yield* names
         const slots = yield* readAll(idsIn(all))
         const now = yield* Clock.currentTimeMillis
-        // A folder layout's leftovers are inside the records' folders, which
-        // only the sweep itself lists.
-        if (now - lastSweep > SWEEP_EVERY_MS && (!flat || all.some(isLeftover))) yield* sweepNames(all)
-        return {
-          records: slots.flatMap((s) => (Either.isRight(s) ? [s.right] : [])),
-          skipped: slots.flatMap((s) => (Either.isLeft(s) ? [s.left] : []))
-        } satisfies Scan<A>
+        if (now - lastSweep > SWEEP_EVERY_MS && all.some(isLeftover)) yield* sweepNames(all)
+        return scanOf(slots)
       })
-      return flat ? yield* listings.get(root, rootMtime, list) : yield* list
+      return yield* listings.get(root, rootMtime, list)
     }).pipe(Effect.withSpan("RecordStore.scan", { attributes: { root } }))
 
-    const revision = Effect.map(rootMtime, (m) => Math.max(m, 0))
+    const stamp: Effect.Effect<FolderStamp> = flat ? flatStamp : Effect.map(folderStamp, ({ revision, newest }) => ({ revision, newest }))
+    const revision = Effect.map(stamp, (s) => s.revision)
 
     // -- ids ----------------------------------------------------------------
 
@@ -704,7 +815,31 @@ export const make = <A, NotFound, Unreadable, Failed>(
         return !(yield* exists(pathOf(id))) && (yield* exists(archived)) ? archived : pathOf(id)
       })
 
-    const put = (record: A) => Effect.flatMap(homeOf(kind.idOf(record)), (path) => putAt(path, record))
+    /**
+     * Write `record` where it was found (`path`), unless it is shelved and no
+     * longer settled: then it is written hot first and its shelved copy
+     * removed after, so a crash between leaves the hot copy, which every
+     * lookup reads first and the history skips.
+     */
+    const writeBack = (path: string, record: A): Effect.Effect<void, Failed> => {
+      const id = kind.idOf(record)
+      const settled = archiveOpts?.settled
+      if (!flat || path === pathOf(id) || settled === undefined || safeSettled(settled, record)) return putAt(path, record)
+      return putAt(pathOf(id), record).pipe(
+        Effect.zipRight(fs.remove(path).pipe(Effect.catchIf(isNotFound, () => Effect.void), Effect.mapError(failed(`remove ${path}`)))),
+        Effect.zipRight(forgetDigest(id))
+      )
+    }
+
+    const safeSettled = (settled: (record: A) => boolean, record: A): boolean => {
+      try {
+        return settled(record)
+      } catch {
+        return false
+      }
+    }
+
+    const put = (record: A) => Effect.flatMap(homeOf(kind.idOf(record)), (path) => writeBack(path, record))
 
     const create = (record: A) => {
       const id = kind.idOf(record)
@@ -772,7 +907,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
             const { record: current, path } = yield* locate(id)
             const changed = change(current)
             const next: A = Either.isEither(changed) ? yield* changed : yield* changed
-            if (next !== current) yield* putAt(path, next)
+            if (next !== current) yield* writeBack(path, next)
             return next
           })
         )
@@ -1033,6 +1168,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
 
     return {
       archivedPathOf,
+      stamp,
       archive,
       flushShelves,
       readShelf,

@@ -134,6 +134,8 @@ export interface QuestionStoreShape {
    * index lines rather than the files.
    */
   readonly indexHistory: (months: Iterable<string>) => Effect.Effect<void, StoreError>
+  /** Whether any question was ever moved to a month's shelf: a home written before the shelves has none. */
+  readonly hasHistory: Effect.Effect<boolean>
   /** One run's open questions, newest first. */
   readonly openFor: (run: string) => Effect.Effect<ReadonlyArray<Question>, StoreError>
   /**
@@ -631,18 +633,21 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
   const archiveSettled = (batch: number) =>
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
-      // One listing for the whole round: a listing after every batch would
-      // re-read what is left each time, which for a first migration of
-      // 100,000 questions is quadratic.
-      const due = (yield* list).filter((q) => History.archivable(q, now))
+      // The hot folder's names once, then its records a chunk at a time:
+      // never the whole folder in memory (a first move of 100,000 questions
+      // held them all, and the process kept the memory after), and never a
+      // listing per batch (quadratic).
+      const ids = yield* records.ids
       let moved = 0
       const months = new Set<string>()
-      for (const chunk of chunksOf(due, batch)) {
+      for (const chunk of chunksOf(ids, batch)) {
+        const read = yield* Effect.forEach(chunk, (id) => Effect.option(records.read(id)))
+        const due = read.flatMap((q) => (Option.isSome(q) && History.archivable(q.value, now) ? [q.value] : []))
         const done = yield* Effect.forEach(
-          chunk,
+          due,
           (q) =>
             // Judged again under the lock, on the record as it is then: an
-            // answer or an abandonment that landed since the listing decides.
+            // answer or an abandonment that landed since the read decides.
             records.archive(q.id, (fresh) => History.archivable(fresh, now)).pipe(
               // One question that cannot move (a lock held past the give-up) waits for the next round.
               Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not move question ${Q.shortId(q.id)} to history: ${e.message}`), false))
@@ -652,16 +657,15 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
           { concurrency: MOVES_IN_FLIGHT }
         )
         moved += done.filter((d) => d).length
-        const touched = new Set(chunk.flatMap((q) => History.monthOf(q.id) ?? []))
+        const touched = new Set(due.flatMap((q) => History.monthOf(q.id) ?? []))
         for (const m of touched) months.add(m)
         yield* records.flushShelves(touched)
         // Between batches the process serves whatever else is waiting.
         yield* Effect.yieldNow()
       }
-      // Each month's index brought up to date from the records in hand, so
-      // a search reads index lines rather than the files.
-      const byId = new Map(due.map((q) => [q.id, q]))
-      for (const m of months) yield* Effect.ignore(records.shelfIndex(m, byId))
+      // Each month's index brought up to date (the moved records read back
+      // one at a time, never held together), so a search reads index lines.
+      for (const m of months) yield* Effect.ignore(records.shelfIndex(m))
       return { moved, more: false, months: [...months] }
     }).pipe(Effect.withSpan("QuestionStore.archiveSettled"))
 
@@ -679,6 +683,7 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
     everything,
     archiveSettled,
     indexHistory: (months: Iterable<string>) => Effect.forEach([...months], (m) => records.shelfIndex(m), { discard: true }),
+    hasHistory: Effect.map(records.shelves, (s) => s.length > 0).pipe(Effect.orElseSucceed(() => true)),
     openFor,
     update,
     abandonForRun,

@@ -4,7 +4,7 @@
  * inside a run) are checked and written the same way.
  */
 import { FileSystem } from "@effect/platform"
-import { Data, Effect, Either } from "effect"
+import { Data, Effect, Either, Option } from "effect"
 import * as NodePath from "node:path"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { git } from "../runs/Worktree.js"
@@ -95,6 +95,13 @@ export const fileWorkSaying = Effect.fn("fileWork")(function* (work: NewWork) {
   for (const wanted of work.after ?? []) named.push(yield* resolveBlocker(wanted))
   const all = named.length === 0 ? [] : yield* tasks.list.pipe(Effect.mapError((e) => new FilingRefused({ message: e.message })))
   const finished = new Set(all.filter((t) => t.status === "done").map((t) => t.id))
+  // A task done a while ago is on its month's shelf, not in the listing: looked up by id.
+  const listed = new Set(all.map((t) => t.id))
+  for (const b of named)
+    if (b.kind === "task" && !listed.has(b.id)) {
+      const shelved = yield* Effect.option(tasks.get(b.id))
+      if (Option.isSome(shelved) && shelved.value.id === b.id && shelved.value.status === "done") finished.add(b.id)
+    }
   const blockers = named.filter((b) => !(b.kind === "task" && finished.has(b.id)))
   const alreadyDone = [...new Set(named.filter((b) => !blockers.includes(b)).map((b) => b.id))]
   const ids = [...new Set(blockers.map((b) => b.id))]

@@ -25,6 +25,7 @@ import * as RecordStore from "../platform/RecordStore.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as T from "./Task.js"
 import type { Task } from "./Task.js"
+import { monthOf } from "../questions/History.js"
 
 /** The queue's folder in the home, and its key in the database. */
 const QUEUE_FOLDER = "queue"
@@ -111,7 +112,45 @@ export interface TaskStoreShape {
   readonly revision: Effect.Effect<number>
   /** Names of what changed among the tasks (`<id>.json` among them); ends where watching is unavailable, so callers poll too. */
   readonly changes: Stream.Stream<string>
+  /**
+   * Move the tasks done more than `DONE_GRACE_MS` ago to their month's
+   * shelf, `batch` at a time; how many moved. `list` no longer reads them;
+   * `get` and `update` still find them, and a shelved task released to the
+   * queue again comes back hot.
+   */
+  readonly archiveDone: (batch: number) => Effect.Effect<number, TaskStoreError>
+  /** Whether any task was ever moved to a month's shelf: a home written before the shelves has none. */
+  readonly hasHistory: Effect.Effect<boolean>
+  /** Shelved (done) tasks older than `before`, newest first, `limit` at most; `next` for the page after, null at the end. */
+  readonly history: (options: { readonly before?: string | undefined; readonly limit: number }) => Effect.Effect<TaskHistoryPage, TaskStoreError>
+  /** The task whose runs include `run`, hot or shelved. */
+  readonly ofRun: (run: string) => Effect.Effect<Option.Option<Task>, TaskStoreError>
 }
+
+export interface TaskHistoryPage {
+  readonly tasks: ReadonlyArray<Task>
+  readonly next: string | null
+}
+
+/**
+ * How long a done task stays hot after its last write: the Queue page shows
+ * it under Done meanwhile, and `magi task list` lists it. Past it, it is
+ * history (`history`), still found by id.
+ */
+export const DONE_GRACE_MS = 60 * 60 * 1000
+
+/** The folder inside the queue folder holding one shelf of done tasks per month. */
+export const HISTORY_DIR = "history"
+
+/** May this task move to its month's shelf at `now`? Done, and quiet a while. */
+export const archivable = (t: Task, now: number): boolean => {
+  if (t.status !== "done" || monthOf(t.id) === undefined) return false
+  const at = Date.parse(t.updated_at)
+  return Number.isNaN(at) || now - at >= DONE_GRACE_MS
+}
+
+/** What a shelf's index keeps of a task: its id, runs, status, repo and title, lowercased. */
+export const digest = (t: Task): string => [t.id, ...t.runs, t.status, t.repo, t.title].join("\n").toLowerCase()
 
 export class TaskStore extends Context.Tag("magi/TaskStore")<TaskStore, TaskStoreShape>() {
   /** A store at an explicit root, over whichever `FileSystem` is provided. */
@@ -137,7 +176,10 @@ export const taskRecords: StoreBackend.KindOptions<Task, TaskNotFound, T.Unreada
   },
   // `<id>.lock` is the claim, held for a whole run; the writer lock of one
   // update lives beside it under its own name.
-  lockName: (id) => `${id}.write.lock`
+  lockName: (id) => `${id}.write.lock`,
+  // Done tasks, an hour on, in `<home>/queue/history/<YYYY-MM>/`; one
+  // released to the queue again is written back hot.
+  archive: { dir: HISTORY_DIR, shelfOf: (id) => monthOf(id), digest, settled: (t: Task) => t.status === "done" }
 }
 
 /** The store in the folder `root`, its claims beside the tasks; `alive` judges a claim's pid on this machine. */
@@ -282,8 +324,72 @@ const assemble = Effect.fn("TaskStore.assemble")(function* (
       )
     })
 
+  const archiveDone = (batch: number) =>
+    Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      const due = (yield* list).filter((t) => archivable(t, now))
+      let moved = 0
+      for (let i = 0; i < due.length; i += batch) {
+        const chunk = due.slice(i, i + batch)
+        const done = yield* Effect.forEach(
+          chunk,
+          (t) =>
+            // Judged again under the lock: a release that landed since the listing decides.
+            records.archive(t.id, (fresh) => archivable(fresh, now)).pipe(
+              Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not move task ${T.shortId(t.id)} to history: ${e.message}`), false))
+            ),
+          { concurrency: 4 }
+        )
+        moved += done.filter((d) => d).length
+        yield* records.flushShelves(chunk.flatMap((t) => monthOf(t.id) ?? []))
+        yield* Effect.yieldNow()
+      }
+      // Each month's index brought up to date from the records in hand, so a search reads index lines, not files.
+      const byId = new Map(due.map((t) => [t.id, t]))
+      for (const month of new Set(due.flatMap((t) => monthOf(t.id) ?? []))) yield* Effect.ignore(records.shelfIndex(month, byId))
+      return moved
+    }).pipe(Effect.withSpan("TaskStore.archiveDone"))
+
+  const readShelved = (ids: ReadonlyArray<string>) =>
+    Effect.gen(function* () {
+      const byMonth = new Map<string, Array<string>>()
+      for (const id of ids) {
+        const month = monthOf(id)
+        if (month !== undefined) byMonth.set(month, [...(byMonth.get(month) ?? []), id])
+      }
+      const found = new Map<string, Task>()
+      for (const [month, some] of byMonth) for (const t of yield* records.readShelf(month, some)) found.set(t.id, t)
+      return ids.flatMap((id) => {
+        const t = found.get(id)
+        return t === undefined ? [] : [t]
+      })
+    })
+
+  const history = (options: { readonly before?: string | undefined; readonly limit: number }) =>
+    Effect.gen(function* () {
+      // A move a crash cut short leaves a task in both places: the hot one is listed, not this.
+      const hot = new Set((yield* scan).tasks.map((t) => t.id))
+      // Tasks keep no order of their own on the shelves: the key is the id, so the cursor is one.
+      const ids = (yield* records.shelvedIds({ before: options.before, limit: options.limit + 1, skip: (id) => hot.has(id) })).map((s) => s.id)
+      const shown = ids.slice(0, options.limit)
+      return { tasks: yield* readShelved(shown), next: ids.length > options.limit ? (shown.at(-1) ?? null) : null } satisfies TaskHistoryPage
+    })
+
+  const ofRun = (run: string) =>
+    Effect.gen(function* () {
+      const hot = (yield* list).find((t) => t.runs.includes(run))
+      if (hot !== undefined) return Option.some(hot)
+      // The shelves' indexes hold each task's runs: one search, no file read but the match.
+      const ids = (yield* records.shelvedIds({ limit: 8, words: [run.toLowerCase()] })).map((s) => s.id)
+      return Option.fromNullable((yield* readShelved(ids)).find((t) => t.runs.includes(run)))
+    })
+
   return {
     root,
+    archiveDone,
+    hasHistory: Effect.map(records.shelves, (s) => s.length > 0).pipe(Effect.orElseSucceed(() => true)),
+    history,
+    ofRun,
     add,
     put,
     get,

@@ -9,14 +9,14 @@
  * like questions, and updated under the run's lock because the process that
  * ran the turn and the waiter delivering an answer both write it.
  */
-import { FileSystem } from "@effect/platform"
-import { Clock, Context, Data, Effect, Either, Layer, Option, Schema } from "effect"
+import { Clock, Context, Data, Effect, Either, Layer, Schema } from "effect"
 import * as NodePath from "node:path"
 import * as RecordStore from "../platform/RecordStore.js"
 import * as StoreBackend from "../platform/StoreBackend.js"
 import { parseVersioned } from "../platform/VersionedJson.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as Q from "../questions/Question.js"
+import { monthOf } from "../questions/History.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { RunStatus, resumable } from "./RunStatus.js"
 
@@ -127,8 +127,26 @@ export interface RunStoreShape {
   readonly put: (run: Run) => Effect.Effect<void, RunStoreError>
   /** An exact id, or a unique prefix or suffix (the short id). */
   readonly get: (idOrShort: string) => Effect.Effect<Run, RunNotFound | RunStoreError>
-  /** Every readable run, newest first. */
+  /**
+   * Every readable hot run, newest first: the unfinished ones and those
+   * finished within `SETTLED_GRACE_MS`. Older ones are on the month shelves
+   * (`page`).
+   */
   readonly list: Effect.Effect<ReadonlyArray<Run>, RunStoreError>
+  /**
+   * Up to `limit` runs older than `before` (from the newest when none),
+   * newest first, hot and shelved alike; `next` is the id to ask the next
+   * page `before`, null at the end. Reads only the records it returns.
+   */
+  readonly page: (options: { readonly before?: string | undefined; readonly limit: number }) => Effect.Effect<RunPage, RunStoreError>
+  /**
+   * Move the runs finished more than `SETTLED_GRACE_MS` ago to their month's
+   * shelf, `batch` at a time; how many moved. Their folders (artifacts,
+   * worktree) stay where they are: only the record moves.
+   */
+  readonly archiveFinished: (batch: number) => Effect.Effect<number, RunStoreError>
+  /** Whether any run was ever moved to a month's shelf: a home written before the shelves has none. */
+  readonly hasHistory: Effect.Effect<boolean>
   /**
    * Read, change and write back under the run's lock. `updated_at` moves,
    * unless `keepUpdatedAt` says the change is about the record, not the
@@ -158,6 +176,32 @@ export interface RunStoreShape {
    */
   readonly stamp: Effect.Effect<RunsStamp>
 }
+
+export interface RunPage {
+  readonly runs: ReadonlyArray<Run>
+  readonly next: string | null
+}
+
+/**
+ * How long a finished run stays hot after its last write. `magi runs`, the
+ * page and `magi show` read it hot meanwhile; an hour is beyond the moments
+ * it is most looked at, and shelved or hot it is found by id either way.
+ */
+export const SETTLED_GRACE_MS = 60 * 60 * 1000
+
+/** The folder inside the runs folder holding one shelf of run records per month. */
+export const HISTORY_DIR = "history"
+
+/** May this run's record move to its month's shelf at `now`? Only once it can never come back, and has been quiet a while. */
+export const archivable = (run: Run, now: number): boolean => {
+  if (resumable(run.status) || monthOf(run.id) === undefined) return false
+  const at = Date.parse(run.updated_at)
+  return Number.isNaN(at) || now - at >= SETTLED_GRACE_MS
+}
+
+/** What a shelf's index keeps of a run: what a search of runs would match, lowercased and short. */
+export const digest = (run: Run): string =>
+  [run.id, run.status, run.repo, run.branch, run.instruction.slice(0, 200)].join("\n").toLowerCase()
 
 export interface RunsStamp {
   readonly revision: number
@@ -195,6 +239,9 @@ export const runsDir = (home: { readonly dir: string }) => NodePath.join(home.di
 export const runRecords: StoreBackend.KindOptions<Run, RunNotFound, RunStoreError, RunStoreError> = {
   folder: "runs",
   layout: { _tag: "folder", file: "run.json" },
+  // Only the record moves: `<home>/runs/history/<YYYY-MM>/<id>.json`; the
+  // run's folder, its artifacts and lock stay.
+  archive: { dir: HISTORY_DIR, shelfOf: (id) => monthOf(id), digest },
   kind: { noun: "run", decode, encode, idOf: (run: Run) => run.id, maxBytes: RUN_FILE_MAX_BYTES },
   errors: {
     notFound: (message) => new RunNotFound({ message }),
@@ -204,42 +251,10 @@ export const runRecords: StoreBackend.KindOptions<Run, RunNotFound, RunStoreErro
 }
 
 export const make = Effect.fn("RunStore.make")(function* (root: string) {
-  const fs = yield* FileSystem.FileSystem
   const { folder: _folder, ...options } = runRecords
   const records = yield* RecordStore.make({ ...options, root })
-  return yield* assemble(root, records, folderStamp(fs, root))
+  return yield* assemble(root, records, records.stamp)
 })
-
-/**
- * The folder layout's stamp: a hash of every run's `run.json` name and
- * mtime, and the newest of them. A rewrite of one run's record does not move
- * the runs folder's own mtime (it lands in the run's folder), so each
- * record's is looked at.
- */
-const folderStamp = (fs: FileSystem.FileSystem, root: string): Effect.Effect<RunsStamp> =>
-  Effect.gen(function* () {
-    const ids = yield* fs.readDirectory(root).pipe(Effect.orElseSucceed((): Array<string> => []))
-    const stamps = yield* Effect.forEach(
-      ids,
-      (id) =>
-        fs.stat(NodePath.join(root, id, "run.json")).pipe(
-          Effect.map((s) => Option.some([id, Option.getOrElse(Option.map(s.mtime, (d) => d.getTime()), () => 0)] as const)),
-          Effect.orElseSucceed(() => Option.none())
-        ),
-      { concurrency: 32 }
-    )
-    const found = stamps.flatMap((s) => (Option.isSome(s) ? [s.value] : [])).sort((a, b) => (a[0] < b[0] ? -1 : 1))
-    const revision = fnv1a(found.map(([id, mtime]) => `${id}:${mtime}`).join(";"))
-    const newest = found.reduce((max, [, mtime]) => Math.max(max, mtime), 0)
-    return { revision: found.length === 0 ? 0 : revision || 1, newest }
-  })
-
-/** FNV-1a, 32 bits: a cheap stable hash of the stamps. */
-const fnv1a = (text: string): number => {
-  let h = 0x811c9dc5
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0
-  return h
-}
 
 const assemble = Effect.fn("RunStore.assemble")(function* (
   root: string,
@@ -249,9 +264,78 @@ const assemble = Effect.fn("RunStore.assemble")(function* (
   const questions = yield* QuestionStore
   const dir = (id: string) => NodePath.join(root, id)
 
-  const list = Effect.map(records.scan, (scan) =>
-    [...scan.records].sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
-  )
+  const newestFirst = (a: Run, b: Run) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
+  const list = Effect.map(records.scan, (scan) => [...scan.records].sort(newestFirst))
+
+  const page = (options: { readonly before?: string | undefined; readonly limit: number }) =>
+    Effect.gen(function* () {
+      const { before, limit } = options
+      const hotAll = yield* list
+      const hot = hotAll.filter((r) => before === undefined || r.id < before)
+      // A move a crash cut short leaves a run in both places; the hot copy is the one shown.
+      const inHot = new Set(hotAll.map((r) => r.id))
+      // Runs keep no order of their own on the shelves: the key is the id, so the cursor is one.
+      const shelved = (yield* records.shelvedIds({ before, limit: limit + 1, skip: (id) => inHot.has(id) })).map((s) => s.id)
+      const merged: Array<{ readonly id: string; readonly hot?: Run }> = []
+      let h = 0
+      let a = 0
+      while (merged.length <= limit && (h < hot.length || a < shelved.length)) {
+        const nextHot = hot[h]
+        const nextShelved = shelved[a]
+        if (nextShelved === undefined || (nextHot !== undefined && nextHot.id > nextShelved)) {
+          merged.push({ id: nextHot!.id, hot: nextHot })
+          h++
+        } else {
+          merged.push({ id: nextShelved })
+          a++
+        }
+      }
+      const slots = merged.slice(0, limit)
+      const byMonth = new Map<string, Array<string>>()
+      for (const slot of slots) {
+        const month = slot.hot === undefined ? monthOf(slot.id) : undefined
+        if (month !== undefined) byMonth.set(month, [...(byMonth.get(month) ?? []), slot.id])
+      }
+      const fromShelves = new Map<string, Run>()
+      for (const [month, ids] of byMonth) for (const r of yield* records.readShelf(month, ids)) fromShelves.set(r.id, r)
+      const runs: Array<Run> = []
+      for (const slot of slots) {
+        const found = slot.hot ?? fromShelves.get(slot.id)
+        if (found !== undefined) runs.push(found)
+        else {
+          // Not on its month's shelf after all, or unreadable: by id, and it costs its slot only.
+          const got = yield* Effect.either(records.read(slot.id))
+          if (Either.isRight(got)) runs.push(got.right)
+        }
+      }
+      return { runs, next: merged.length > limit ? (slots.at(-1)?.id ?? null) : null } satisfies RunPage
+    }).pipe(Effect.withSpan("RunStore.page"))
+
+  const archiveFinished = (batch: number) =>
+    Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      const due = (yield* list).filter((r) => archivable(r, now))
+      let moved = 0
+      for (let i = 0; i < due.length; i += batch) {
+        const chunk = due.slice(i, i + batch)
+        const done = yield* Effect.forEach(
+          chunk,
+          (r) =>
+            // Judged again under the lock, on the record as it is then.
+            records.archive(r.id, (fresh) => archivable(fresh, now)).pipe(
+              Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not move run ${Q.shortId(r.id)} to history: ${e.message}`), false))
+            ),
+          { concurrency: 4 }
+        )
+        moved += done.filter((d) => d).length
+        yield* records.flushShelves(chunk.flatMap((r) => monthOf(r.id) ?? []))
+        yield* Effect.yieldNow()
+      }
+      // Each month's index brought up to date from the records in hand, so a search reads index lines, not files.
+      const byId = new Map(due.map((r) => [r.id, r]))
+      for (const month of new Set(due.flatMap((r) => monthOf(r.id) ?? []))) yield* Effect.ignore(records.shelfIndex(month, byId))
+      return moved
+    }).pipe(Effect.withSpan("RunStore.archiveFinished"))
 
   const update = (wanted: string, change: (run: Run, now: Date) => Run, options?: { readonly keepUpdatedAt?: boolean }) =>
     records.update(wanted, (current) =>
@@ -279,6 +363,9 @@ const assemble = Effect.fn("RunStore.assemble")(function* (
     put: records.put,
     get: records.get,
     list,
+    page,
+    archiveFinished,
+    hasHistory: Effect.map(records.shelves, (s) => s.length > 0).pipe(Effect.orElseSucceed(() => true)),
     update,
     setStatus,
     sweep: records.sweep,

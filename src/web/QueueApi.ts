@@ -104,6 +104,27 @@ const list = Effect.gen(function* () {
   return Responses.jsonBytes(snapshot.body, snapshot.gzipped, request.headers["accept-encoding"])
 }).pipe(Effect.catchAll(failure))
 
+/** `GET /api/queue/history` without `?limit=`: a phone's screenful or two. */
+export const HISTORY_TASKS = 30
+/** The most one history request may ask for. */
+export const HISTORY_TASKS_MAX = 200
+
+/**
+ * Done tasks moved to the month shelves, a page at a time: `?before=ID`
+ * (the `next` of the page before) and `?limit=N`. `GET /api/queue` holds
+ * every task still hot, the recently done among them.
+ */
+const history = Effect.gen(function* () {
+  const params = new URL((yield* HttpServerRequest.HttpServerRequest).url, "http://magi").searchParams
+  const rawLimit = params.get("limit")
+  const limit = rawLimit === null ? HISTORY_TASKS : /^\d{1,4}$/.test(rawLimit) ? Number(rawLimit) : NaN
+  if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_TASKS_MAX)
+    return Responses.error(400, `limit must be a whole number from 1 to ${HISTORY_TASKS_MAX}, not \`${rawLimit ?? ""}\``)
+  const before = params.get("before") ?? undefined
+  if (before !== undefined && !/^[A-Za-z0-9._-]{1,128}$/.test(before)) return Responses.error(400, "before must be a task id")
+  return Responses.json(yield* (yield* QueueFeed).history({ before, limit }))
+}).pipe(Effect.catchAll(failure))
+
 const add = Effect.gen(function* () {
   const given = yield* bodyAs(AddBody, '{"instruction": "…", "title"?: "…", "priority"?: N, "repo"?: "/path"}')
   const filed = yield* fileWork({
@@ -150,6 +171,7 @@ const write = { uninterruptible: true } as const
 
 export const router = HttpRouter.empty.pipe(
   HttpRouter.get("/api/queue", list),
+  HttpRouter.get("/api/queue/history", history),
   HttpRouter.post("/api/queue", add, write),
   HttpRouter.post("/api/queue/:id/hold", move(HoldBody, '{"reason"?: "…"}', (t, b) => T.hold(t, b.reason ?? "")), write),
   HttpRouter.post("/api/queue/:id/release", move(NoBody, "{} or no body", (t) => T.release(t)), write),

@@ -84,9 +84,11 @@ export const latestDecisions = (records: ReadonlyArray<DecisionRecord>): Readonl
 export const views = (
   tasks: ReadonlyArray<Task>,
   questions: ReadonlyArray<Question>,
-  decisions: ReadonlyMap<string, DecisionRecord> = new Map()
+  decisions: ReadonlyMap<string, DecisionRecord> = new Map(),
+  /** Tasks named as blockers but not listed (done and shelved): for their names only. */
+  shelvedTasks: ReadonlyArray<Task> = []
 ): ReadonlyArray<TaskView> => {
-  const taskById = new Map(tasks.map((t) => [t.id, t]))
+  const taskById = new Map([...shelvedTasks, ...tasks].map((t) => [t.id, t]))
   const questionById = new Map(questions.map((q) => [q.id, q]))
   const awaitedByRun = new Map<string, Array<Question>>()
   for (const q of questions) {
@@ -134,6 +136,11 @@ export class QueueFeed extends Context.Tag("magi/web/QueueFeed")<
     readonly current: Effect.Effect<QueueSnapshot, TaskStoreError | StoreError>
     /** One task's view, as a write answers with. */
     readonly viewOf: (t: Task) => Effect.Effect<TaskView, TaskStoreError | StoreError>
+    /** Done tasks moved to the month shelves, older than `before`, newest first; `next` for the page after, null at the end. */
+    readonly history: (options: {
+      readonly before?: string | undefined
+      readonly limit: number
+    }) => Effect.Effect<{ readonly tasks: ReadonlyArray<TaskView>; readonly next: string | null }, TaskStoreError>
     /** The task whose runs include `run`, if any. */
     readonly taskOfRun: (run: string) => Effect.Effect<Option.Option<TaskRef>>
     /** The git root `magi web` was started in, if it was started in one. */
@@ -182,6 +189,14 @@ export class QueueFeed extends Context.Tag("magi/web/QueueFeed")<
           questionStore.get(id).pipe(Effect.option, Effect.map(Option.filter((q) => q.id === id)))
         ).pipe(Effect.map((found) => found.flatMap((q) => (Option.isSome(q) ? [q.value] : []))))
       }
+      /** The same for tasks done and shelved since. */
+      const shelvedTaskBlockers = (of: ReadonlyArray<Task>, tasks: ReadonlyArray<Task>) => {
+        const known = new Set(tasks.map((t) => t.id))
+        const wanted = [...new Set(of.flatMap((t) => t.blocked_by))].filter((id) => !known.has(id))
+        return Effect.forEach(wanted, (id) => store.get(id).pipe(Effect.option, Effect.map(Option.filter((t) => t.id === id)))).pipe(
+          Effect.map((found) => found.flatMap((t) => (Option.isSome(t) ? [t.value] : [])))
+        )
+      }
 
       /** The last snapshot built, what it was built from, and its build's sequence number. */
       const latest = yield* Ref.make(
@@ -216,7 +231,14 @@ export class QueueFeed extends Context.Tag("magi/web/QueueFeed")<
             const same = Option.filter(last, (l) => l.tasks === tasks && l.questions === questions && l.decisions.key === decided.key)
             const snapshot = Option.isSome(same)
               ? same.value.snapshot
-              : render(views(tasks, [...questions, ...(yield* shelvedBlockers(tasks, tasks, questions))], decided.latest))
+              : render(
+                  views(
+                    tasks,
+                    [...questions, ...(yield* shelvedBlockers(tasks, tasks, questions))],
+                    decided.latest,
+                    yield* shelvedTaskBlockers(tasks, tasks)
+                  )
+                )
             yield* Ref.set(latest, Option.some({ tasks, questions, decisions: decided, snapshot, seq }))
             return snapshot
           })
@@ -233,12 +255,13 @@ export class QueueFeed extends Context.Tag("magi/web/QueueFeed")<
           const questions = (yield* snapshots.current).questions
           const decided = Option.isSome(last) ? last.value.decisions.latest : (yield* decisions).latest
           const all = [t, ...tasks.filter((x) => x.id !== t.id)]
-          return views(all, [...questions, ...(yield* shelvedBlockers([t], all, questions))], decided).find((v) => v.id === t.id)!
+          return views(all, [...questions, ...(yield* shelvedBlockers([t], all, questions))], decided, yield* shelvedTaskBlockers([t], all)).find(
+            (v) => v.id === t.id
+          )!
         })
 
       const taskOfRun = (run: string) =>
-        store.list.pipe(
-          Effect.map((tasks) => Option.fromNullable(tasks.find((t) => t.runs.includes(run)))),
+        store.ofRun(run).pipe(
           Effect.map(Option.map((t): TaskRef => ({ id: t.id, title: t.title, status: t.status }))),
           Effect.orElseSucceed(() => Option.none())
         )
@@ -253,7 +276,14 @@ export class QueueFeed extends Context.Tag("magi/web/QueueFeed")<
         return [...used].sort((a, b) => b[1].localeCompare(a[1]) || a[0].localeCompare(b[0])).map(([repo]) => repo)
       })
 
-      return { current, viewOf, taskOfRun, startedIn, repos }
+      const history = (options: { readonly before?: string | undefined; readonly limit: number }) =>
+        Effect.map(store.history(options), (page) => ({
+          // One by one, so the page keeps the shelves' order (newest id first), which `next` pages by.
+          tasks: page.tasks.flatMap((t) => views([t], [])),
+          next: page.next
+        }))
+
+      return { current, viewOf, history, taskOfRun, startedIn, repos }
     })
   )
 }

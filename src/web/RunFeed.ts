@@ -28,9 +28,13 @@ export class RunFeed extends Context.Tag("magi/web/RunFeed")<
   {
     /** Moves whenever a run is created or its record rewritten; 0 with no runs. */
     readonly revision: Effect.Effect<number>
-    /** The newest `limit` readable runs, newest first. */
-    readonly recent: (limit: number) => Effect.Effect<ReadonlyArray<Run>, RunStoreError>
-    /** Every readable run, newest first. */
+    /**
+     * Up to `limit` readable runs older than `before` (from the newest when
+     * none), newest first, hot and shelved alike. The first page is kept
+     * while the revision holds.
+     */
+    readonly recent: (limit: number, before?: string) => Effect.Effect<ReadonlyArray<Run>, RunStoreError>
+    /** Every readable hot run (unfinished, or finished within the hour), newest first. */
     readonly all: Effect.Effect<ReadonlyArray<Run>, RunStoreError>
   }
 >() {
@@ -83,9 +87,26 @@ export class RunFeed extends Context.Tag("magi/web/RunFeed")<
         )
       })
 
+      /** The last first page, by the revision and size it was read at. */
+      const firstPage = yield* Ref.make(Option.none<{ readonly revision: number; readonly limit: number; readonly runs: ReadonlyArray<Run> }>())
+
+      const recent = (limit: number, before?: string) =>
+        Effect.gen(function* () {
+          const hot = yield* all
+          // The hot runs are the newest; when they fill the page, no shelf is read.
+          if (before === undefined && hot.length >= limit) return hot.slice(0, limit)
+          if (before !== undefined) return (yield* store.page({ before, limit })).runs
+          const { at, scan: seen } = yield* recentScan
+          const hit = Option.filter(yield* Ref.get(firstPage), (p) => p.revision === seen.revision && p.limit === limit)
+          if (Option.isSome(hit)) return hit.value.runs
+          const runs = (yield* store.page({ limit })).runs
+          yield* Ref.set(firstPage, Memo.trusted(seen.newest, at) ? Option.some({ revision: seen.revision, limit, runs }) : Option.none())
+          return runs
+        })
+
       return {
         revision: Effect.map(scanNow, (s) => s.scan.revision),
-        recent: (limit: number) => Effect.map(all, (runs) => runs.slice(0, limit)),
+        recent,
         all
       }
     })

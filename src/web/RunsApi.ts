@@ -77,9 +77,13 @@ const hostList = Effect.map(hostsNow, Responses.json)
 
 const list = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
-  const limit = parseLimit(new URL(request.url, "http://magi").searchParams.get("limit"))
+  const params = new URL(request.url, "http://magi").searchParams
+  const limit = parseLimit(params.get("limit"))
   if (typeof limit === "string") return Responses.error(400, limit)
-  const runs = yield* (yield* RunFeed).recent(limit)
+  // `?before=ID`: the page after the one that ended at that run (older runs are on the month shelves).
+  const before = params.get("before") ?? undefined
+  if (before !== undefined && !/^[A-Za-z0-9._-]{1,128}$/.test(before)) return Responses.error(400, "before must be a run id")
+  const runs = yield* (yield* RunFeed).recent(limit, before)
   const hosts = yield* hostsNow
   const questions = (yield* (yield* Snapshots).current).questions
   const open = new Map<string, { open: number; needsOwner: number }>()

@@ -82,6 +82,22 @@ const benches: ReadonlyArray<Bench> = [
     env: { MAGI_BENCH_ROUNDS: "3" },
     prints: [/resume latency .* over 3 rounds: median [\d.]+ ms, max [\d.]+ ms; by way: rename [\d.]+ ms .*; answer [\d.]+ ms .*; page [\d.]+ ms/]
   },
+  {
+    name: "first-move",
+    env: { MAGI_BENCH_SETTLED: "300" },
+    prints: [/first magi answer --list \(the move of 300 included\): [\d.]+ s, peak RSS \d+ MiB/, /magi answer --list after the move: [\d.]+ ms/]
+  },
+  {
+    name: "runs-history",
+    env: { MAGI_BENCH_RUNS: "60", MAGI_BENCH_TASKS: "60", MAGI_BENCH_IDLE_SECONDS: "1" },
+    prints: [
+      /the first magi runs on an upgraded home \(its move included\) [\d.]+ ms/,
+      /the move of 60 runs and 60 tasks to month shelves by magi web: [\d.]+ s \(0 records left hot\)/,
+      /idle magi web over 1 s: [\d.]+% of a core at 60 runs \+ 60 tasks, [\d.]+% on an empty home/,
+      /\/api\/runs \(50 runs\): median [\d.]+ ms/,
+      /magi runs: median [\d.]+ ms; magi show: median [\d.]+ ms/
+    ]
+  },
   { name: "store-write", env: { MAGI_BENCH_WRITES: "20" }, prints: [/store writes \(20 each, durable\): answer median [\d.]+ ms/] },
   // The header deadline is 10 s: a shorter wait would only report that the parked sockets were not closed yet.
   { name: "web-idle", env: { MAGI_BENCH_SOCKETS: "50", MAGI_BENCH_CLOSE_WAIT: "15" }, prints: [/50 idle sockets parked .* 20\/20 ok, median [\d.]+ ms/, /every parked socket closed after [\d.]+ s/] },

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as Q from "../../src/questions/Question.js"
@@ -122,6 +122,31 @@ describe("filing a task from the phone", () => {
 })
 
 describe("GET /api/queue", () => {
+  it("leaves out the tasks done over an hour ago, which GET /api/queue/history pages through, newest first", async () => {
+    const home = tempDirSync()
+    const done = []
+    for (const n of [1, 2, 3]) {
+      const t = await file(home, { instruction: `finished ${n}` }, (x) => Either.getOrThrow(T.succeed(x)))
+      // Done in June: long past the hour a done task stays in the queue.
+      const path = NodePath.join(home, "queue", `${t.id}.json`)
+      NodeFs.writeFileSync(path, JSON.stringify({ ...JSON.parse(NodeFs.readFileSync(path, "utf8")), updated_at: "2026-06-01T00:00:00Z" }))
+      done.push(t)
+    }
+    const open = await file(home, { instruction: "still to do" })
+    const own = await startWeb(home)
+    try {
+      await eventually("the done tasks to be shelved", async () => ((await queue(own.url)).length === 1 ? true : undefined))
+      expect((await queue(own.url)).map((t) => t.id)).toEqual([open.id])
+      const ids = done.map((t) => t.id).sort().reverse()
+      const first = (await request(`${own.url}/api/queue/history?limit=2`)).json() as { tasks: Array<{ id: string }>; next: string | null }
+      expect(first.tasks.map((t) => t.id)).toEqual(ids.slice(0, 2))
+      const rest = (await request(`${own.url}/api/queue/history?limit=2&before=${first.next}`)).json() as { tasks: Array<{ id: string }>; next: string | null }
+      expect(rest).toEqual({ tasks: [expect.objectContaining({ id: ids[2], status: "done" })], next: null })
+    } finally {
+      await own.stop()
+    }
+  })
+
   it("lists open tasks first by priority then newest, then history, each blocker by name", async () => {
     const own = await startWeb()
     try {

@@ -9,7 +9,7 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as Q from "../../src/questions/Question.js"
 import { sampleRun } from "../runSupport.js"
-import { choiceQuestion, freeQuestion, ok } from "../support.js"
+import { choiceQuestion, freeQuestion, ok, tempDirSync } from "../support.js"
 import { eventually, readEvents, request, seed, seedRun, startWeb, withStore, type Web } from "./web-support.js"
 import { archiveNow } from "../../src/questions/Archiver.js"
 
@@ -30,6 +30,26 @@ afterAll(async () => {
 })
 
 describe("GET /api/runs", () => {
+  it("pages through the history: runs finished long ago are moved to their month's shelf at start, and ?before= gives the page after", async () => {
+    const home = tempDirSync()
+    const old = Array.from({ length: 5 }, (_, i) => sampleRun(runId(700 + i), { status: "done" }))
+    const live = sampleRun(runId(710), { status: "running" })
+    for (const r of [...old, live]) seedRun(home, r)
+    const own = await startWeb(home)
+    try {
+      await eventually("the finished runs to be shelved", async () =>
+        NodeFs.existsSync(NodePath.join(home, "runs", "history", "2026-09", `${old[4]!.id}.json`)) ? true : undefined
+      )
+      const first = (await request(`${own.url}/api/runs?limit=3`)).json() as Array<{ id: string }>
+      expect(first.map((r) => r.id)).toEqual([live.id, old[4]!.id, old[3]!.id])
+      const next = (await request(`${own.url}/api/runs?limit=3&before=${first.at(-1)!.id}`)).json() as Array<{ id: string }>
+      expect(next.map((r) => r.id)).toEqual([old[2]!.id, old[1]!.id, old[0]!.id])
+      expect((await request(`${own.url}/api/runs?before=..%2Fx`)).status).toBe(400)
+    } finally {
+      await own.stop()
+    }
+  })
+
   it("lists runs newest first, 50 by default, and as many as ?limit= asks up to 500", async () => {
     const own = await startWeb()
     try {

@@ -88,8 +88,9 @@ const getJson = async <A>(url: string): Promise<A> => {
 /** From `/api/health`, what the empty state says: whether a notification command is configured, and in which file to set one. */
 export const health = () => getJson<{ readonly notifications?: boolean; readonly notify_config?: string }>("/api/health")
 
-/** The newest runs, newest first. */
-export const listRuns = (limit = 50) => getJson<ReadonlyArray<RunListEntry>>(`/api/runs?limit=${limit}`)
+/** The newest runs, newest first; with `before`, the page of older ones after that run. */
+export const listRuns = (limit = 50, before?: string) =>
+  getJson<ReadonlyArray<RunListEntry>>(`/api/runs?limit=${limit}${before === undefined ? "" : `&before=${encodeURIComponent(before)}`}`)
 
 /** The hosts sharing the store, online or when last seen. */
 export const listHosts = () => getJson<ReadonlyArray<HostView>>("/api/hosts")
@@ -127,6 +128,12 @@ export const listDecisions = () => getJson<{ readonly decisions: ReadonlyArray<D
 
 /** Every task: open first (priority, then newest), then history. */
 export const listQueue = () => getJson<ReadonlyArray<TaskView>>("/api/queue")
+
+/** Done tasks moved to the month shelves, a page at a time, newest first; `next` is the `before` of the page after. */
+export const queueHistory = (before?: string) =>
+  getJson<{ readonly tasks: ReadonlyArray<TaskView>; readonly next: string | null }>(
+    `/api/queue/history${before === undefined ? "" : `?before=${encodeURIComponent(before)}`}`
+  )
 
 /** File a task; the repository defaults to the one magi web runs in. */
 export const fileTask = (body: { instruction: string; title?: string; priority?: number; repo?: string }) =>

@@ -112,6 +112,29 @@ export const queueView = (): View => {
   const historyList = el("div", { class: "list" })
   // Hidden while nothing is done: a heading over nothing reads as a list that failed to load.
   const doneSection = el("section", { class: "history task-history", attrs: { "aria-label": "Done", hidden: true } }, el("h2", {}, "Done"), historyList)
+  /** Done tasks from the month shelves, a page at a time, on request: the queue itself lists only the recent ones. */
+  const olderList = el("div", { class: "list older-tasks" })
+  const olderButton = el("button", { class: "more-tasks", attrs: { type: "button" } }, "Show older done tasks")
+  const olderSection = el("section", { class: "history task-history-older", attrs: { "aria-label": "Older done tasks" } }, olderList, olderButton)
+  let olderNext: string | undefined
+  olderButton.addEventListener("click", () => {
+    olderButton.disabled = true
+    Api.queueHistory(olderNext).then(
+      (page) => {
+        olderButton.disabled = false
+        const now = Date.now()
+        olderList.append(...page.tasks.map((t) => taskCard(t, now)))
+        olderNext = page.next ?? undefined
+        olderButton.hidden = page.next === null
+        if (page.tasks.length === 0 && olderList.childElementCount === 0) olderList.replaceChildren(el("p", { class: "empty muted" }, "Nothing older."))
+      },
+      (e: unknown) => {
+        olderButton.disabled = false
+        banner.hidden = false
+        banner.textContent = `Could not load older tasks: ${message(e)}`
+      }
+    )
+  })
   const openEmpty = el("p", { class: "empty muted" }, ...withCode("Nothing queued. File something above, or with `magi task add` at a terminal."))
   const noLoop = el(
     "p",
@@ -134,7 +157,8 @@ export const queueView = (): View => {
     banner,
     el("section", { class: "open-tasks", attrs: { "aria-label": "Open tasks" } }, el("h2", {}, "Queue"), noLoop, openEmpty, openList),
     el("section", { class: "conductor-log", attrs: { "aria-label": "Conductor" } }, conductor),
-    doneSection
+    doneSection,
+    olderSection
   )
 
   let visible = false

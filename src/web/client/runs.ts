@@ -155,9 +155,8 @@ const runPage = (r: RunDetail, now: number) => {
   )
 }
 
-/** The first page of runs, and the most the server gives (`MAX_RUNS` there). */
+/** A page of runs: the first, and each one "Show older runs" adds. */
 const FIRST_RUNS = 50
-const MAX_RUNS = 500
 
 /** Whether `hash` (`#/…`) is an address of this view. */
 export const isRunsAddress = (hash: string): boolean => hash === "#/runs" || hash.startsWith("#/runs/")
@@ -179,8 +178,10 @@ export const runsView = (): View => {
   /** The run on screen (`#/runs/<id>`), or undefined for the list. */
   let current: string | undefined
   let runs: ReadonlyArray<RunListEntry> = []
-  /** How many runs the list asks for: a screenful first, more on request, up to the server's 500. */
-  let limit = FIRST_RUNS
+  /** Older pages asked for, in order: settled runs, kept as loaded while the first page follows changes. */
+  let older: ReadonlyArray<RunListEntry> = []
+  /** Whether the last page read was full, so there may be more. */
+  let more_ = false
   let last: Revisions = {}
   let stale = true
 
@@ -190,15 +191,31 @@ export const runsView = (): View => {
   }
 
   more.addEventListener("click", () => {
-    limit = Math.min(MAX_RUNS, limit * 4)
-    void load()
+    const shown = [...runs, ...older]
+    const last = shown.at(-1)
+    if (last === undefined) return
+    more.disabled = true
+    Api.listRuns(FIRST_RUNS, last.id).then(
+      (rs) => {
+        more.disabled = false
+        older = [...older, ...rs]
+        more_ = rs.length >= FIRST_RUNS
+        drawList()
+      },
+      (e: unknown) => {
+        more.disabled = false
+        fail("older runs")(e)
+      }
+    )
   })
 
   const drawList = () => {
     const now = Date.now()
-    list.replaceChildren(...runs.map((r) => runItem(r, now)))
-    empty.hidden = runs.length > 0
-    more.hidden = runs.length < limit || limit >= MAX_RUNS
+    const firstIds = new Set(runs.map((r) => r.id))
+    const shown = [...runs, ...older.filter((r) => !firstIds.has(r.id))]
+    list.replaceChildren(...shown.map((r) => runItem(r, now)))
+    empty.hidden = shown.length > 0
+    more.hidden = !more_
   }
 
   const drawHosts = (hosts: ReadonlyArray<HostView>) => {
@@ -217,8 +234,9 @@ export const runsView = (): View => {
     const id = current
     if (id === undefined) {
       await Promise.all([
-        Api.listRuns(limit).then((rs) => {
+        Api.listRuns(FIRST_RUNS).then((rs) => {
           runs = rs
+          if (older.length === 0) more_ = rs.length >= FIRST_RUNS
           banner.hidden = true
           drawList()
         }, fail("the runs")),
