@@ -107,7 +107,8 @@ const world = async (script: (body: MessagesBody, n: number) => Reply, o: WorldO
     .join(", ")
   NodeFs.writeFileSync(
     NodePath.join(repo, "magi.toml"),
-    `[agents.claude]\nkind = "claude"\ncommand = ${toml(claude)}\nenv = { ${envToml} }\n` +
+    // The shell form (`magi ask` in claude's Bash tool): magi mcp has its own suite.
+    `[agents.claude]\nkind = "claude"\ncommand = ${toml(claude)}\nmcp = false\nenv = { ${envToml} }\n` +
       (o.waitSlice === undefined ? "" : `wait_slice = ${o.waitSlice}\n`) +
       `\n[notify]\ncommand = ["true"]\n`
   )

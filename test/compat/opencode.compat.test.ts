@@ -42,7 +42,8 @@ const repoWithOpencode = (dir: string, extra = "") => {
   NodeFs.writeFileSync(NodePath.join(repo, "README.md"), "# scratch\n")
   NodeFs.writeFileSync(
     NodePath.join(repo, "magi.toml"),
-    `[agents.oc]\nkind = "opencode"\ncommand = ${JSON.stringify([BIN])}\nmodel = "${MODEL}"\n${extra}`
+    // The shell form (`magi ask` in opencode's bash tool): magi mcp has its own suite.
+    `[agents.oc]\nkind = "opencode"\ncommand = ${JSON.stringify([BIN])}\nmodel = "${MODEL}"\nmcp = false\n${extra}`
   )
   git("add", "-A")
   git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "init")

@@ -98,6 +98,9 @@ const parse = (out: string): Parsed => {
  */
 export const CODEX_MCP_TIMEOUT = Duration.minutes(12)
 
+/** How long codex waits for `magi mcp` to start: generous, a node start on a busy machine. */
+const CODEX_MCP_STARTUP_SECS = 60
+
 /** `-c` overrides that register magi's MCP server for one codex call. */
 const mcpOverrides = (server: McpServerSpec): ReadonlyArray<string> => {
   const key = `mcp_servers.${MCP_SERVER_NAME}`
@@ -109,6 +112,13 @@ const mcpOverrides = (server: McpServerSpec): ReadonlyArray<string> => {
     ["args", `[${server.args.map(toml).join(",")}]`],
     ["env", `{${env}}`],
     ["tool_timeout_sec", String(Duration.toSeconds(CODEX_MCP_TIMEOUT))],
+    // codex starts its MCP servers beside the first model request: without
+    // `required` the first turn could go out before magi's tools were
+    // offered (seen about once in five runs). Required, codex waits for the
+    // server (up to `startup_timeout_sec`: a cold `magi mcp` on a loaded
+    // machine takes seconds) and says so plainly if it cannot start.
+    ["required", "true"],
+    ["startup_timeout_sec", String(CODEX_MCP_STARTUP_SECS)],
     // codex asks before every MCP tool call by default, and with
     // approval_policy="never" that is a refusal ("MCP tool call requires
     // approval, but approval policy is never"): asking the owner is
