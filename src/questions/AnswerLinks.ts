@@ -13,18 +13,26 @@
  * needs no bookkeeping: a question is answered once, so a second press finds
  * it settled.
  *
- * The rules here are pure (`mint`, `verify`); the secret's file is the only
- * I/O, made on first use with 0600 and created atomically, so two processes
- * racing to make it agree on one.
+ * The rules here are pure (`mint`, `verify`); the secret is the only I/O,
+ * made on first use so that two processes racing to make it agree on one:
+ * a file in the home (0600, created atomically), or, when the records are
+ * in PostgreSQL, one record there (`secretShared`), since the host whose
+ * `magi ask` sent the button and the `magi web` that takes the press may be
+ * different machines.
  */
 import { FileSystem } from "@effect/platform"
-import { Data, Effect, Either } from "effect"
+import { Data, Effect, Either, Layer, Option, Schema } from "effect"
 import * as NodeCrypto from "node:crypto"
 import * as NodePath from "node:path"
 import { createAtomically } from "../platform/AtomicFile.js"
+import * as Postgres from "../platform/Postgres.js"
+import * as StoreBackend from "../platform/StoreBackend.js"
 
 /** `<home>/answer-links.key`: the HMAC secret, hex, readable by the owner alone. */
 export const SECRET_FILE = "answer-links.key"
+
+/** The one record holding the key on a shared store. */
+const SHARED_KEY_ID = "answer-links"
 
 /** 32 random bytes: HMAC-SHA256's own block of strength; nothing gains from more. */
 const SECRET_BYTES = 32
@@ -142,4 +150,58 @@ export const secret = Effect.fn("AnswerLinks.secret")(function* (homeDir: string
   if (!/^[0-9a-f]{64}$/.test(text))
     return yield* new SecretUnavailable({ message: `the answer-link key ${path} is not 64 hex digits; remove it and magi makes a new one (old links stop working)` })
   return Buffer.from(text, "hex")
+})
+
+/** The key as one record on a shared store: `{ "id": "answer-links", "key": "<64 hex>" }`. */
+const StoredKey = Schema.Struct({ id: Schema.Literal(SHARED_KEY_ID), key: Schema.String })
+type StoredKey = typeof StoredKey.Type
+
+const keyFailed = (message: string, cause?: unknown) => new SecretUnavailable({ message: cause === undefined ? message : `${message}: ${String(cause)}` })
+
+/** The shared key's kind: one record, never migrated (a new store makes its own, and older links stop working). */
+const keyRecords: StoreBackend.KindOptions<StoredKey, SecretUnavailable, SecretUnavailable, SecretUnavailable> = {
+  folder: "answer-links",
+  kind: {
+    noun: "answer-link key",
+    decode: (body, source) =>
+      Either.mapLeft(Schema.decodeUnknownEither(Schema.parseJson(StoredKey))(body), (e) => ({ message: `${source} is not an answer-link key: ${e.message}` })),
+    encode: (record) => JSON.stringify(record) + "\n",
+    idOf: (record) => record.id,
+    maxBytes: 1024
+  },
+  errors: { notFound: keyFailed, unreadable: keyFailed, failed: keyFailed }
+}
+
+/** The database's key once read, by store URL: it never changes while magi runs. */
+const sharedKeys = new Map<string, Buffer>()
+
+/**
+ * The installation's secret: in the database when the records are there
+ * (`storeUrl`, as `StoreBackend.configuredUrl` gives it: every host signs
+ * and checks with the one key), else this home's file.
+ */
+export const secretShared = Effect.fn("AnswerLinks.secretShared")(function* (homeDir: string, storeUrl: Option.Option<string>) {
+  if (Option.isNone(storeUrl)) return yield* secret(homeDir)
+  const known = sharedKeys.get(storeUrl.value)
+  if (known !== undefined) return known
+  const fs = yield* FileSystem.FileSystem
+  const key = yield* Effect.gen(function* () {
+    const records = yield* StoreBackend.records(keyRecords)
+    // Exactly one creation wins; every racer reads the one that did.
+    yield* records.create({ id: SHARED_KEY_ID, key: NodeCrypto.randomBytes(SECRET_BYTES).toString("hex") })
+    const stored = yield* records.read(SHARED_KEY_ID)
+    if (!/^[0-9a-f]{64}$/.test(stored.key))
+      return yield* new SecretUnavailable({ message: "the answer-link key in the database is not 64 hex digits; delete its record and magi makes a new one" })
+    return Buffer.from(stored.key, "hex")
+  }).pipe(
+    // The database named, not whatever this process's environment names.
+    Effect.provide(Layer.unwrapEffect(Effect.map(Postgres.parseUrl(storeUrl.value), StoreBackend.StoreBackend.postgres))),
+    Effect.provideService(FileSystem.FileSystem, fs),
+    Effect.catchTags({
+      StoreUnavailable: (e) => Effect.fail(new SecretUnavailable({ message: `cannot read or make the answer-link key: ${e.message}` })),
+      StoreUrlInvalid: (e) => Effect.fail(new SecretUnavailable({ message: `cannot read or make the answer-link key: ${e.message}` }))
+    })
+  )
+  sharedKeys.set(storeUrl.value, key)
+  return key
 })

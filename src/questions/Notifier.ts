@@ -15,6 +15,7 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import { Config, Context, Data, Duration, Effect, Either, Layer, Option, Stream } from "effect"
 import * as Q from "./Question.js"
 import type { Question } from "./Question.js"
+import * as StoreBackend from "../platform/StoreBackend.js"
 import * as AnswerLinks from "./AnswerLinks.js"
 import * as Ntfy from "./Ntfy.js"
 import { MagiConfig, type NtfySettings } from "../platform/MagiConfig.js"
@@ -148,7 +149,8 @@ export class Notifier extends Context.Tag("magi/Notifier")<Notifier, NotifierSha
           : yield* Config.option(Config.nonEmptyString(ntfy.tokenEnv)).pipe(Effect.orDie)
       if (ntfy.tokenEnv !== null && Option.isNone(token))
         yield* Effect.logWarning(`[notify] ntfy names token_env = "${ntfy.tokenEnv}", but that variable is unset: publishing without a token`)
-      const secret = yield* Effect.cached(AnswerLinks.secret(home.dir).pipe(Effect.provideService(FileSystem.FileSystem, fs)))
+      const storeUrl = yield* StoreBackend.configuredUrl
+      const secret = yield* Effect.cached(AnswerLinks.secretShared(home.dir, storeUrl).pipe(Effect.provideService(FileSystem.FileSystem, fs)))
       return yield* make(config.notifyCommand, questionUrl(base), {
         settings: ntfy,
         base,

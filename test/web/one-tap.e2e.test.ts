@@ -8,13 +8,13 @@
  * page has exactly one winner. On both store backends.
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { describe, expect, it, onTestFinished } from "vitest"
 import * as AnswerLinks from "../../src/questions/AnswerLinks.js"
-import { storeBackends } from "../cli/cliSupport.js"
+import { owner, storeBackends } from "../cli/cliSupport.js"
 import { press, standInNtfy, tokenOf, writeNtfyConfig } from "./ntfy-support.js"
 import { postJson, request, startWeb } from "./web-support.js"
 
@@ -47,7 +47,7 @@ const oneTapOwner = async (makeOwner: () => Promise<Owner>) => {
   /** POST a token as a button would. */
   const pressToken = (token: string) => postJson(answerUrl, { token })
   const secret = () =>
-    Effect.runPromise(AnswerLinks.secret(o.home).pipe(Effect.provide(NodeFileSystem.layer)))
+    Effect.runPromise(AnswerLinks.secretShared(o.home, Option.fromNullable(o.env.MAGI_STORE_URL)).pipe(Effect.provide(NodeFileSystem.layer)))
   return { o, ntfy, web, ask, pressToken, answerUrl, secret }
 }
 
@@ -188,6 +188,27 @@ for (const backend of storeBackends)
       }
     })
   })
+
+describe("one-tap answers across machines sharing PostgreSQL", { timeout: 180_000 }, () => {
+  it("a button sent by an asker on one machine is taken by magi web on another: the key is the database's, not a home's", async () => {
+    const phoneSide = await oneTapOwner(storeBackends[1]!.owner)
+    // Another machine: a home of its own on the same database, its config pointing at the same ntfy and page.
+    const agentSide = owner({ storeUrl: phoneSide.o.env.MAGI_STORE_URL! })
+    writeNtfyConfig(agentSide.env.XDG_CONFIG_HOME!, phoneSide.ntfy.url, phoneSide.web.url)
+    const asking = agentSide.start(["ask", "--summary", "Deploy from the build box?", "--choice", "Deploy", "--choice", "Wait"], { NTFY_TOKEN })
+    onTestFinished(() => {
+      asking.child.kill("SIGKILL")
+    })
+    const published = await phoneSide.ntfy.nth(1)
+    const pressed = await press(published.message, "Deploy")
+    expect(pressed.status).toBe(200)
+    const done = await asking.done
+    expect(done.stdout).toBe("Deploy\n")
+    // Neither home holds a key file: one key for the installation, in the database.
+    expect(NodeFs.existsSync(NodePath.join(agentSide.home, AnswerLinks.SECRET_FILE))).toBe(false)
+    expect(NodeFs.existsSync(NodePath.join(phoneSide.o.home, AnswerLinks.SECRET_FILE))).toBe(false)
+  })
+})
 
 describe("an asker that cannot reach ntfy", { timeout: 180_000 }, () => {
   it("is stood in for by the loop, which publishes once, with buttons that answer the still-waiting magi ask", async () => {
