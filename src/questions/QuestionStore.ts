@@ -22,6 +22,7 @@ import { MagiHome, questionsDir } from "../platform/MagiHome.js"
 import * as Claims from "../platform/Claims.js"
 import * as RecordStore from "../platform/RecordStore.js"
 import * as Postgres from "../platform/Postgres.js"
+import * as ShelfPage from "../platform/ShelfPage.js"
 import * as StoreBackend from "../platform/StoreBackend.js"
 import type { SqlError } from "@effect/sql/SqlError"
 import { type RunStatus, resumable } from "../runs/RunStatus.js"
@@ -570,53 +571,19 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
       // One listing for the whole page (one look at the store's revision).
       const scanned = yield* records.scan
       const hotAll = sortedOf(scanned)
-      const hot = hotAll
-        .filter((q) => !Q.isOpen(q) && (wanted.length === 0 || History.matches(History.searchText(q), wanted)))
-        .map((q) => ({ q, order: History.orderKey(q) }))
-        .filter(({ order }) => older(order))
-        .sort((a, b) => (a.order < b.order ? 1 : a.order > b.order ? -1 : 0))
-      // A move a crash cut short leaves a question in both places; the hot copy is the one shown.
       const inHot = new Set(hotAll.map((q) => q.id))
       for (const k of scanned.skipped) inHot.add(k.id)
-      // One more than a page, to know whether there is a next.
-      const shelved = yield* records.shelvedIds({ before, limit: limit + 1, words: wanted, skip: (id) => inHot.has(id) })
-      // Merge the two newest-first lists, one more than the page to know if there is a next.
-      const merged: Array<{ readonly id: string; readonly order: string; readonly hot?: Question }> = []
-      let h = 0
-      let a = 0
-      while (merged.length <= limit && (h < hot.length || a < shelved.length)) {
-        const nextHot = hot[h]
-        const nextShelved = shelved[a]
-        if (nextShelved === undefined || (nextHot !== undefined && nextHot.order > nextShelved.order)) {
-          merged.push({ id: nextHot!.q.id, order: nextHot!.order, hot: nextHot!.q })
-          h++
-        } else {
-          merged.push(nextShelved)
-          a++
-        }
-      }
-      const page = merged.slice(0, limit)
-      // The shelved ones a month at a time: one read per shelf (a query on
-      // PostgreSQL), not one per question.
-      const byMonth = new Map<string, Array<string>>()
-      for (const slot of page) {
-        const month = slot.hot === undefined ? History.monthOf(slot.id) : undefined
-        if (month !== undefined) byMonth.set(month, [...(byMonth.get(month) ?? []), slot.id])
-      }
-      const fromShelves = new Map<string, Question>()
-      for (const [month, ids] of byMonth) for (const q of yield* records.readShelf(month, ids)) fromShelves.set(q.id, q)
-      const questions: Array<Question> = []
-      for (const slot of page) {
-        const found = slot.hot ?? fromShelves.get(slot.id)
-        if (found !== undefined) questions.push(found)
-        else {
-          // Not where its month says (moved back by hand), or unreadable:
-          // looked up by id, and one unreadable record costs its slot, not the page.
-          const got = yield* Effect.either(records.read(slot.id))
-          if (Either.isRight(got)) questions.push(got.right)
-        }
-      }
-      return { questions, next: merged.length > limit ? (page.at(-1)?.order ?? null) : null }
+      const found = yield* ShelfPage.page(records, {
+        hot: hotAll.filter((q) => !Q.isOpen(q) && older(History.orderKey(q)) && (wanted.length === 0 || History.matches(History.searchText(q), wanted))),
+        inHot,
+        before,
+        limit,
+        words: wanted,
+        idOf: (q) => q.id,
+        orderOf: History.orderKey,
+        shelfOf: History.monthOf
+      })
+      return { questions: found.records, next: found.next }
     }).pipe(Effect.withSpan("QuestionStore.historyPage"))
 
   const everything: Stream.Stream<Question, StoreError> = Stream.concat(

@@ -20,6 +20,7 @@ import { FileSystem } from "@effect/platform"
 import { Clock, Context, Data, Duration, Effect, Either, FiberMap, Layer, Option, Random, Schedule, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as Claims from "../platform/Claims.js"
+import * as ShelfMove from "../platform/ShelfMove.js"
 import * as StoreBackend from "../platform/StoreBackend.js"
 import * as RecordStore from "../platform/RecordStore.js"
 import { MagiHome } from "../platform/MagiHome.js"
@@ -327,27 +328,15 @@ const assemble = Effect.fn("TaskStore.assemble")(function* (
   const archiveDone = (batch: number) =>
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
-      const due = (yield* list).filter((t) => archivable(t, now))
-      let moved = 0
-      for (let i = 0; i < due.length; i += batch) {
-        const chunk = due.slice(i, i + batch)
-        const done = yield* Effect.forEach(
-          chunk,
-          (t) =>
-            // Judged again under the lock: a release that landed since the listing decides.
-            records.archive(t.id, (fresh) => archivable(fresh, now)).pipe(
-              Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not move task ${T.shortId(t.id)} to history: ${e.message}`), false))
-            ),
-          { concurrency: 4 }
-        )
-        moved += done.filter((d) => d).length
-        yield* records.flushShelves(chunk.flatMap((t) => monthOf(t.id) ?? []))
-        yield* Effect.yieldNow()
-      }
-      // Each month's index brought up to date from the records in hand, so a search reads index lines, not files.
-      const byId = new Map(due.map((t) => [t.id, t]))
-      for (const month of new Set(due.flatMap((t) => monthOf(t.id) ?? []))) yield* Effect.ignore(records.shelfIndex(month, byId))
-      return moved
+      return yield* ShelfMove.moveDue(records, {
+        due: (yield* list).filter((t) => archivable(t, now)),
+        idOf: (t) => t.id,
+        shelfOf: monthOf,
+        // Judged again under the lock: a release that landed since the listing decides.
+        still: (fresh) => archivable(fresh, now),
+        batch,
+        cannotMove: (id, message) => `could not move task ${T.shortId(id)} to history: ${message}`
+      })
     }).pipe(Effect.withSpan("TaskStore.archiveDone"))
 
   const readShelved = (ids: ReadonlyArray<string>) =>

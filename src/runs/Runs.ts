@@ -12,7 +12,9 @@
 import { Clock, Context, Data, Effect, Either, Layer, Schema } from "effect"
 import * as NodePath from "node:path"
 import * as RecordStore from "../platform/RecordStore.js"
+import * as ShelfMove from "../platform/ShelfMove.js"
 import * as StoreBackend from "../platform/StoreBackend.js"
+import * as ShelfPage from "../platform/ShelfPage.js"
 import { parseVersioned } from "../platform/VersionedJson.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as Q from "../questions/Question.js"
@@ -271,70 +273,31 @@ const assemble = Effect.fn("RunStore.assemble")(function* (
     Effect.gen(function* () {
       const { before, limit } = options
       const hotAll = yield* list
-      const hot = hotAll.filter((r) => before === undefined || r.id < before)
-      // A move a crash cut short leaves a run in both places; the hot copy is the one shown.
-      const inHot = new Set(hotAll.map((r) => r.id))
       // Runs keep no order of their own on the shelves: the key is the id, so the cursor is one.
-      const shelved = (yield* records.shelvedIds({ before, limit: limit + 1, skip: (id) => inHot.has(id) })).map((s) => s.id)
-      const merged: Array<{ readonly id: string; readonly hot?: Run }> = []
-      let h = 0
-      let a = 0
-      while (merged.length <= limit && (h < hot.length || a < shelved.length)) {
-        const nextHot = hot[h]
-        const nextShelved = shelved[a]
-        if (nextShelved === undefined || (nextHot !== undefined && nextHot.id > nextShelved)) {
-          merged.push({ id: nextHot!.id, hot: nextHot })
-          h++
-        } else {
-          merged.push({ id: nextShelved })
-          a++
-        }
-      }
-      const slots = merged.slice(0, limit)
-      const byMonth = new Map<string, Array<string>>()
-      for (const slot of slots) {
-        const month = slot.hot === undefined ? monthOf(slot.id) : undefined
-        if (month !== undefined) byMonth.set(month, [...(byMonth.get(month) ?? []), slot.id])
-      }
-      const fromShelves = new Map<string, Run>()
-      for (const [month, ids] of byMonth) for (const r of yield* records.readShelf(month, ids)) fromShelves.set(r.id, r)
-      const runs: Array<Run> = []
-      for (const slot of slots) {
-        const found = slot.hot ?? fromShelves.get(slot.id)
-        if (found !== undefined) runs.push(found)
-        else {
-          // Not on its month's shelf after all, or unreadable: by id, and it costs its slot only.
-          const got = yield* Effect.either(records.read(slot.id))
-          if (Either.isRight(got)) runs.push(got.right)
-        }
-      }
-      return { runs, next: merged.length > limit ? (slots.at(-1)?.id ?? null) : null } satisfies RunPage
+      const found = yield* ShelfPage.page(records, {
+        hot: hotAll.filter((r) => before === undefined || r.id < before),
+        inHot: new Set(hotAll.map((r) => r.id)),
+        before,
+        limit,
+        idOf: (r) => r.id,
+        orderOf: (r) => r.id,
+        shelfOf: monthOf
+      })
+      return { runs: found.records, next: found.next } satisfies RunPage
     }).pipe(Effect.withSpan("RunStore.page"))
 
   const archiveFinished = (batch: number) =>
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
-      const due = (yield* list).filter((r) => archivable(r, now))
-      let moved = 0
-      for (let i = 0; i < due.length; i += batch) {
-        const chunk = due.slice(i, i + batch)
-        const done = yield* Effect.forEach(
-          chunk,
-          (r) =>
-            // Judged again under the lock, on the record as it is then.
-            records.archive(r.id, (fresh) => archivable(fresh, now)).pipe(
-              Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not move run ${Q.shortId(r.id)} to history: ${e.message}`), false))
-            ),
-          { concurrency: 4 }
-        )
-        moved += done.filter((d) => d).length
-        yield* records.flushShelves(chunk.flatMap((r) => monthOf(r.id) ?? []))
-        yield* Effect.yieldNow()
-      }
-      // Each month's index brought up to date from the records in hand, so a search reads index lines, not files.
-      const byId = new Map(due.map((r) => [r.id, r]))
-      for (const month of new Set(due.flatMap((r) => monthOf(r.id) ?? []))) yield* Effect.ignore(records.shelfIndex(month, byId))
-      return moved
+      return yield* ShelfMove.moveDue(records, {
+        due: (yield* list).filter((r) => archivable(r, now)),
+        idOf: (r) => r.id,
+        shelfOf: monthOf,
+        // Judged again under the lock, on the record as it is then.
+        still: (fresh) => archivable(fresh, now),
+        batch,
+        cannotMove: (id, message) => `could not move run ${Q.shortId(id)} to history: ${message}`
+      })
     }).pipe(Effect.withSpan("RunStore.archiveFinished"))
 
   const update = (wanted: string, change: (run: Run, now: Date) => Run, options?: { readonly keepUpdatedAt?: boolean }) =>
