@@ -539,7 +539,6 @@ export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, file
   const storeUrl = typeof store.url === "string" ? store.url.trim() : null
   const web = isTable(merged.web) ? merged.web : {}
   const publicUrl = web.public_url === undefined ? null : yield* httpUrl(web.public_url, "web.public_url", files)
-  const ntfy = notify.ntfy === undefined ? null : yield* ntfyOf(notify.ntfy, files)
   const host = isTable(merged.host) ? merged.host : {}
   if (host.name !== undefined && (typeof host.name !== "string" || !HOST_NAME.test(host.name.trim())))
     return yield* new ConfigError({
@@ -558,6 +557,8 @@ export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, file
     repos[name] = NodePath.resolve(path)
   }
   const approvals = yield* approvalsOf(merged.approvals, files)
+  // Last: a table with a mistake in it stops here, after every other key was read.
+  const ntfy = notify.ntfy === undefined ? null : yield* ntfyOf(notify.ntfy, files)
   return {
     answerTimeoutSecs,
     waitSliceSecs,

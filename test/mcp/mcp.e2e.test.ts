@@ -96,7 +96,8 @@ describe("magi mcp, spoken to over stdio", () => {
     expect(init.result!.capabilities.tools).toBeDefined()
     const list = await server.request("tools/list")
     const tools = list.result!.tools as Array<{ name: string; description: string; inputSchema: any }>
-    expect(tools.map((t) => t.name)).toEqual(["ask", "wait", "reply"])
+    // `approve` is claude's permission prompt (--permission-prompt-tool); a model calling it only files a question.
+    expect(tools.map((t) => t.name)).toEqual(["ask", "wait", "reply", "approve"])
     const ask = tools[0]!
     expect(ask.inputSchema.required).toEqual(["summary"])
     expect(Object.keys(ask.inputSchema.properties)).toEqual(["summary", "detail", "choices", "timeout", "panel"])

@@ -207,7 +207,7 @@ describe("[web] public_url", () => {
       expect((yield* settingsOf({ web: { public_url: "https://box.tail1.ts.net/" } }, ["c.toml"])).publicUrl).toBe("https://box.tail1.ts.net")
       expect((yield* settingsOf({}, [])).publicUrl).toBeNull()
       const refused = yield* Effect.flip(settingsOf({ web: { public_url: "box.tail1.ts.net" } }, ["c.toml"]))
-      expect(refused.message).toContain("`web.public_url` must be the http:// or https:// address")
+      expect(refused.message).toContain("`web.public_url` must be an http:// or https:// address")
     }).pipe(Effect.provide(NodeContext.layer))
   )
 })
