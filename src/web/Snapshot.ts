@@ -172,8 +172,6 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
     readonly counts: Effect.Effect<Pick<Snapshot, "revision" | "open" | "needsOwner">, StoreError>
     /** One question as the API shows it, its holder read now: what a write answers with. */
     readonly viewOf: (q: Question) => Effect.Effect<QuestionView>
-    /** Several, with one look at the leases. */
-    readonly viewsOf: (qs: ReadonlyArray<Question>) => Effect.Effect<ReadonlyArray<QuestionView>>
     /**
      * A page of history (`GET /api/questions/history`) serialised, plain and
      * gzipped: read from the store once per revision and page, rendered once
@@ -276,9 +274,6 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
         return holdersKey(yield* holdersOf(shown(last.value.snapshot)))
       })
 
-      const viewsOf = (qs: ReadonlyArray<Question>) =>
-        Effect.map(holdersOf(qs), (held) => qs.map((q) => view(q, held.get(q.id) ?? "nobody")))
-
       // A page is a query and thirty decodes on PostgreSQL (a shelf's read on
       // files): under twenty phones scrolling it was most of the server's
       // work. Kept while the store's revision stands, as the list is.
@@ -299,7 +294,7 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
           return rendered
         })
 
-      return { current, counts: currentListing, viewOf, viewsOf, holders, historyPage }
+      return { current, counts: currentListing, viewOf, holders, historyPage }
     })
   )
 }

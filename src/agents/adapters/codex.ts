@@ -114,7 +114,7 @@ const mcpOverrides = (server: McpServerSpec): ReadonlyArray<string> => {
     ["tool_timeout_sec", String(Duration.toSeconds(CODEX_MCP_TIMEOUT))],
     // codex starts its MCP servers beside the first model request: without
     // `required` the first turn could go out before magi's tools were
-    // offered (seen about once in five runs). Required, codex waits for the
+    // offered (seen twice in the compatibility suite). Required, codex waits for the
     // server (up to `startup_timeout_sec`: a cold `magi mcp` on a loaded
     // machine takes seconds) and says so plainly if it cannot start.
     ["required", "true"],
