@@ -114,9 +114,12 @@ export const checkWrite = (
  * question), so it takes a confirm page's plain form and a notification
  * button's POST from no page at all. Its `Host` is still checked.
  */
-export const exemptFromWriteCheck = (url: string): boolean => {
-  const query = url.indexOf("?")
-  return (query < 0 ? url : url.slice(0, query)) === ANSWER_BY_TOKEN_PATH
+export const exemptFromWriteCheck = (url: string): boolean => pathOf(url) === ANSWER_BY_TOKEN_PATH
+
+/** The request's path, without its query. */
+const pathOf = (url: string) => {
+  const q = url.search(/[?#]/)
+  return q < 0 ? url : url.slice(0, q)
 }
 
 /**
@@ -167,11 +170,6 @@ export const checkPaired = (
 /** A browser loading a page (not a script fetching data), which is better sent to `/pair` than shown JSON. */
 const wantsPage = (method: string, accept: string | undefined) => method.toUpperCase() === "GET" && (accept ?? "").includes("text/html")
 
-/** The request's path, without its query. */
-const pathOf = (url: string) => {
-  const q = url.search(/[?#]/)
-  return q < 0 ? url : url.slice(0, q)
-}
 
 /**
  * The checks in front of every route, refusals as JSON errors: the host,
