@@ -70,7 +70,7 @@ export const press = (message: Message, label: string): Promise<Reply> => {
 /** The token a button carries, for tests that replay or alter it. */
 export const tokenOf = (message: Message, label: string): string => {
   const action = message.actions?.find((a) => a.label === label)
-  if (action === undefined || action.action !== "http") throw new Error(`no http button labelled ${label}`)
+  if (action === undefined || action.action !== "http") throw new Error(`no http button labelled ${label}: ${JSON.stringify(message)}`)
   return (JSON.parse(action.body) as { token: string }).token
 }
 

@@ -36,12 +36,18 @@ const oneTapOwner = async (makeOwner: () => Promise<Owner>) => {
   onTestFinished(() => {
     for (const a of asked) a.child.kill("SIGKILL")
   })
-  /** `magi ask` with these choices, left waiting; its id once filed. */
+  const seen = new Set<string>()
+  /**
+   * `magi ask` with these choices, left waiting; its id once filed. Ids
+   * sort by second and then a random part, so the new one is the one not
+   * seen before, not the last in order.
+   */
   const ask = async (summary: string, choices: ReadonlyArray<string>, count: number) => {
     const process = o.start(["ask", "--summary", summary, ...choices.flatMap((c) => ["--choice", c])], { NTFY_TOKEN })
     asked.push(process)
-    const ids = await o.filedId(count)
-    return { process, id: ids.at(-1)! }
+    const id = (await o.filedId(count)).find((i) => !seen.has(i))!
+    seen.add(id)
+    return { process, id }
   }
   const answerUrl = `${web.url}/api/answer-by-token`
   /** POST a token as a button would. */
