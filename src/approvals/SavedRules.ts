@@ -46,10 +46,7 @@ export const savedRuleRecords: StoreBackend.KindOptions<SavedRule, SavedRulesErr
     noun: "saved approval rule",
     decode: (body, source) =>
       Either.flatMap(
-        Either.mapLeft(
-          parseVersioned(body, source, SAVED_RULE_SCHEMA, (raw) => `saved approval rule ${typeof raw.id === "string" ? raw.id : source}`),
-          (message) => ({ message })
-        ),
+        parseVersioned(body, source, SAVED_RULE_SCHEMA, (raw) => `saved approval rule ${typeof raw.id === "string" ? raw.id : source}`),
         (raw) => Either.mapLeft(decodeShape(raw), (e) => ({ message: `${source} is not a saved approval rule magi can read: ${e.message}` }))
       ),
     encode: (r) => JSON.stringify(r, null, 2) + "\n",

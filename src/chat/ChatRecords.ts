@@ -8,7 +8,7 @@ import { FileSystem } from "@effect/platform"
 import { Clock, Data, Effect, Either, Schema, Stream } from "effect"
 import * as RecordStore from "../platform/RecordStore.js"
 import * as StoreBackend from "../platform/StoreBackend.js"
-import { parseVersioned } from "../platform/VersionedJson.js"
+import { isNewerSchema, type NewerSchema, parseVersioned } from "../platform/VersionedJson.js"
 import * as Q from "../questions/Question.js"
 import { CHAT_SCHEMA, Chat } from "./Chat.js"
 
@@ -18,9 +18,9 @@ export class ChatStoreError extends Data.TaggedError("ChatStoreError")<{ readonl
 const decodeStrict = Schema.decodeUnknownEither(Chat, { onExcessProperty: "error", errors: "first" })
 
 /** Read a stored chat, refusing one written by a newer magi by name. */
-export const decode = (body: string, source: string): Either.Either<Chat, ChatStoreError> =>
+export const decode = (body: string, source: string): Either.Either<Chat, ChatStoreError | NewerSchema> =>
   parseVersioned(body, source, CHAT_SCHEMA, () => `chat ${source}`).pipe(
-    Either.mapLeft((message) => new ChatStoreError({ message })),
+    Either.mapLeft((e) => (isNewerSchema(e) ? e : new ChatStoreError({ message: e.message }))),
     Either.flatMap((raw) =>
       Either.mapLeft(decodeStrict(raw), (e) => new ChatStoreError({ message: `${source} is not a chat magi can read: ${e.message}` }))
     )

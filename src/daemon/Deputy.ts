@@ -87,10 +87,7 @@ const decodeRecordShape = Schema.decodeUnknownEither(DeputyRecord, { onExcessPro
 
 export const decodeRecord = (body: string, source: string): Either.Either<DeputyRecord, { readonly message: string }> =>
   Either.flatMap(
-    Either.mapLeft(
-      parseVersioned(body, source, DEPUTY_SCHEMA, (raw) => `the deputy record of ${typeof (raw as { question?: unknown }).question === "string" ? (raw as { question: string }).question : source}`),
-      (message) => ({ message })
-    ),
+    parseVersioned(body, source, DEPUTY_SCHEMA, (raw) => `the deputy record of ${typeof (raw as { question?: unknown }).question === "string" ? (raw as { question: string }).question : source}`),
     (raw) => Either.mapLeft(decodeRecordShape(raw), (e) => ({ message: `${source} is not a deputy record magi can read: ${e.message}` }))
   )
 

@@ -92,7 +92,7 @@ const decoder =
   (body: string, source: string): Either.Either<A, { readonly message: string }> => {
     const decode = Schema.decodeUnknownEither(schema, { onExcessProperty: "error" })
     return Either.flatMap(
-      Either.mapLeft(parseVersioned(body, source, DEVICE_SCHEMA, () => `${noun} ${source}`), (message) => ({ message })),
+      parseVersioned(body, source, DEVICE_SCHEMA, () => `${noun} ${source}`),
       (raw) => Either.mapLeft(decode(raw), (e) => ({ message: `${source} is not a ${noun} magi can read: ${e.message}` }))
     )
   }

@@ -21,7 +21,7 @@ import { Clock, Context, Data, Duration, Effect, Either, Layer, Option, Schedule
 import * as NodeOs from "node:os"
 import { defaults, MagiConfig } from "./MagiConfig.js"
 import * as StoreBackend from "./StoreBackend.js"
-import { parseVersioned } from "./VersionedJson.js"
+import { isNewerSchema, type NewerSchema, parseVersioned } from "./VersionedJson.js"
 import { VERSION } from "./Version.js"
 
 /** How often a host says it is alive. */
@@ -70,9 +70,9 @@ export class HostTaken extends Data.TaggedError("HostTaken")<{ readonly name: st
 
 const decodeStrict = Schema.decodeUnknownEither(HostRecord, { onExcessProperty: "ignore", errors: "first" })
 
-export const decode = (body: string, source: string): Either.Either<HostRecord, HostError> =>
+export const decode = (body: string, source: string): Either.Either<HostRecord, HostError | NewerSchema> =>
   parseVersioned(body, source, HOST_SCHEMA, () => `host ${source}`).pipe(
-    Either.mapLeft((message) => new HostError({ message })),
+    Either.mapLeft((e) => (isNewerSchema(e) ? e : new HostError({ message: e.message }))),
     Either.flatMap((raw) => Either.mapLeft(decodeStrict(raw), (e) => new HostError({ message: `${source} is not a host record magi can read: ${e.message}` })))
   )
 

@@ -22,7 +22,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Either, Option } from "effect"
 import { LOCK_GIVE_UP_MS } from "./RecordLock.js"
-import { AMBIGUOUS_NAMED, decodeStored, reasonOf, reasons, type RecordErrors, type RecordKind, type RecordStore, type Scan, type Shelved, type ShelvedQuery, type Skipped } from "./RecordStore.js"
+import { AMBIGUOUS_NAMED, decodeStored, reasonOf, refusedAs, reasons, type RecordErrors, type RecordKind, type RecordStore, type Scan, type Shelved, type ShelvedQuery, type Skipped } from "./RecordStore.js"
 import { CHANGES_CHANNEL, sqlWords } from "./Postgres.js"
 
 export interface PgRecordStoreOptions<A, NotFound, Unreadable, Failed> {
@@ -68,7 +68,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
     const fromRow = (row: Row): Either.Either<A, Unreadable> => {
       const source = sourceOf(row.id)
       if (row.body.length > kind.maxBytes) return Either.left(errors.unreadable(reasons.tooBig(kind, source, row.body.length)))
-      return Either.mapLeft(decodeStored(kind, row.id, source, row.body, "its row says"), errors.unreadable)
+      return Either.mapLeft(decodeStored(kind, row.id, source, row.body, "its row says"), refusedAs(errors))
     }
 
     /** Bump the kind's revision and tell listeners, inside the write's transaction. */

@@ -86,6 +86,7 @@ import * as NodePath from "node:path"
 import { SCRATCH_SUFFIX, createAtomically, syncDirectory, writeAtomically } from "./AtomicFile.js"
 import * as Memo from "./Memo.js"
 import * as RecordLock from "./RecordLock.js"
+import { isNewerSchema, type NewerSchema } from "./VersionedJson.js"
 
 /** What a kind of record brings to the store. */
 export interface RecordKind<A> {
@@ -116,6 +117,12 @@ export interface RecordErrors<NotFound, Unreadable, Failed> {
   readonly notFound: (message: string) => NotFound
   /** A file is there but is not a record this build can read. */
   readonly unreadable: (message: string) => Unreadable
+  /**
+   * A record written by a newer magi. By default it is "unreadable" in the
+   * same words; a kind whose callers say "upgrade magi" returns it as it is
+   * (its own tag, `NewerSchema`, caught by tag).
+   */
+  readonly newer?: (refusal: NewerSchema) => Unreadable
   /**
    * The backend said no (the disk, the database, or a claim that stayed
    * busy); `cause` is what it said, kept for whoever reports it.
@@ -397,12 +404,19 @@ export const reasons = {
  * deep, stays this one record's reason). The id inside must be `id`, the one
  * its place names (`mismatch` says what to tell the owner when it is not): a
  * copied or hand-edited record would otherwise be written back (and its
- * lease kept) somewhere else.
+ * lease kept) somewhere else. A record from a newer magi stays that
+ * refusal, so the kind's errors can keep its tag.
  */
-export const decodeStored = <A>(kind: RecordKind<A>, id: string, source: string, body: string, mismatch: string): Either.Either<A, string> => {
+export const decodeStored = <A>(
+  kind: RecordKind<A>,
+  id: string,
+  source: string,
+  body: string,
+  mismatch: string
+): Either.Either<A, string | NewerSchema> => {
   try {
     const decoded = kind.decode(body, source)
-    if (Either.isLeft(decoded)) return Either.left(clip(String(decoded.left.message)))
+    if (Either.isLeft(decoded)) return Either.left(isNewerSchema(decoded.left) ? decoded.left : clip(String(decoded.left.message)))
     const inside = kind.idOf(decoded.right)
     if (inside !== id) return Either.left(`${source} holds ${kind.noun} \`${clip(String(inside))}\`, not the one ${mismatch}`)
     return Either.right(decoded.right)
@@ -410,6 +424,12 @@ export const decodeStored = <A>(kind: RecordKind<A>, id: string, source: string,
     return Either.left(`${source} cannot be read: ${describeThrown(thrown)}`)
   }
 }
+
+/** What `decodeStored` refused, as the kind's own error. */
+export const refusedAs =
+  <Unreadable>(errors: Pick<RecordErrors<unknown, Unreadable, unknown>, "unreadable" | "newer">) =>
+  (why: string | NewerSchema): Unreadable =>
+    typeof why === "string" ? errors.unreadable(why) : errors.newer !== undefined ? errors.newer(why) : errors.unreadable(clip(why.message))
 
 /** The reason kept for a listing's skipped record: an error's message, clipped. */
 export const reasonOf = (e: unknown) => clip(String((e as { message?: unknown }).message ?? "unreadable"))
@@ -482,7 +502,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
 
     /** The text read becomes the record, or the reason it is not one. */
     const fromBody = (id: string, path: string, body: string): Either.Either<A, Unreadable> =>
-      Either.mapLeft(decodeStored(kind, id, path, body, "its name says; rename it or fix its id"), errors.unreadable)
+      Either.mapLeft(decodeStored(kind, id, path, body, "its name says; rename it or fix its id"), refusedAs(errors))
 
     /** Through `FileSystem`: judged (`stat`) before it is opened, since opening a FIFO blocks and reading a device never ends. */
     const readLooking = (id: string, path: string): Effect.Effect<A, NotFound | Unreadable | Failed> =>

@@ -7,7 +7,7 @@
  * daemon, and a test can replay any of them at any instant.
  */
 import { Data, Either, Schema } from "effect"
-import { parseVersioned } from "../platform/VersionedJson.js"
+import { isNewerSchema, type NewerSchema, parseVersioned } from "../platform/VersionedJson.js"
 
 /**
  * On-disk format version. Bumped when a field's meaning changes or a field is
@@ -300,9 +300,9 @@ const decodeStrict = (raw: unknown) => {
  * of); an older one reads with defaults; an unknown field is refused, because
  * a typo'd field silently dropped would be data lost on the next write.
  */
-export const decode = (body: string, source: string): Either.Either<Question, UnreadableQuestion> =>
+export const decode = (body: string, source: string): Either.Either<Question, UnreadableQuestion | NewerSchema> =>
   parseVersioned(body, source, SCHEMA, (raw) => `question ${typeof raw.id === "string" ? raw.id : source}`).pipe(
-    Either.mapLeft((message) => new UnreadableQuestion({ message })),
+    Either.mapLeft((e) => (isNewerSchema(e) ? e : new UnreadableQuestion({ message: e.message }))),
     Either.flatMap((raw) =>
       Either.mapLeft(
         decodeStrict(raw),

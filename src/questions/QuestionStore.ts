@@ -24,6 +24,7 @@ import * as RecordStore from "../platform/RecordStore.js"
 import * as Postgres from "../platform/Postgres.js"
 import * as ShelfPage from "../platform/ShelfPage.js"
 import * as StoreBackend from "../platform/StoreBackend.js"
+import type { NewerSchema } from "../platform/VersionedJson.js"
 import type { SqlError } from "@effect/sql/SqlError"
 import { type RunStatus, resumable } from "../runs/RunStatus.js"
 
@@ -56,7 +57,10 @@ export class PanelRefused extends Data.TaggedError("PanelRefused")<{ readonly me
 /** A panel file name that fails the rule: the web answers 400, not 404. */
 export class InvalidAssetName extends Data.TaggedError("InvalidAssetName")<{ readonly message: string }> {}
 
-export type ReadError = QuestionNotFound | Q.UnreadableQuestion | StoreError
+/** A stored question this build cannot read: broken, or written by a newer magi (its own tag). */
+export type Unreadable = Q.UnreadableQuestion | NewerSchema
+
+export type ReadError = QuestionNotFound | Unreadable | StoreError
 
 const io = (what: string) => (e: PlatformError.PlatformError) => new StoreError({ message: `${what}: ${e.message}`, cause: e })
 
@@ -242,9 +246,10 @@ const questionKind = {
   maxBytes: QUESTION_FILE_MAX_BYTES
 }
 
-const questionErrors: RecordStore.RecordErrors<QuestionNotFound, Q.UnreadableQuestion, StoreError> = {
+const questionErrors: RecordStore.RecordErrors<QuestionNotFound, Unreadable, StoreError> = {
   notFound: (message) => new QuestionNotFound({ message }),
   unreadable: (message) => new Q.UnreadableQuestion({ message }),
+  newer: (refusal) => refusal,
   failed: (message, cause) => new StoreError({ message, cause })
 }
 
@@ -269,7 +274,7 @@ export const panelDirName = (id: string) => `${id}${PANEL_DIR}`
  * `StoreBackend.records` and `magi store migrate` take a kind: its folder,
  * its record rules and its shelves.
  */
-export const questionRecords: StoreBackend.KindOptions<Question, QuestionNotFound, Q.UnreadableQuestion, StoreError> = {
+export const questionRecords: StoreBackend.KindOptions<Question, QuestionNotFound, Unreadable, StoreError> = {
   folder: QUESTIONS_FOLDER,
   kind: questionKind,
   errors: questionErrors,
@@ -420,7 +425,7 @@ export const makeOnPostgres = Effect.fn("QuestionStore.makeOnPostgres")(function
 const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
   readonly root: string
   readonly where: string
-  readonly records: RecordStore.RecordStore<Question, QuestionNotFound, Q.UnreadableQuestion, StoreError>
+  readonly records: RecordStore.RecordStore<Question, QuestionNotFound, Unreadable, StoreError>
   readonly panels: PanelKeeping
   readonly changes: Stream.Stream<string>
   readonly claims: Claims.ClaimsShape
@@ -468,7 +473,7 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
       for (const q of yield* openFor(run)) {
         const after = yield* update(q.id, (fresh) => Either.right(Q.abandon(fresh, why, now))).pipe(
           // Gone or unreadable since the listing: nothing left to abandon.
-          Effect.catchTags({ QuestionNotFound: () => Effect.succeed(q), UnreadableQuestion: () => Effect.succeed(q) })
+          Effect.catchTags({ QuestionNotFound: () => Effect.succeed(q), UnreadableQuestion: () => Effect.succeed(q), NewerSchema: () => Effect.succeed(q) })
         )
         if (Q.isOpen(q) && after.status === "abandoned") abandoned++
       }

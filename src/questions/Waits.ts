@@ -195,7 +195,9 @@ export const make = Effect.fn("Waits.make")(function* (
             // Deleted or corrupted under us: nothing on disk to abandon, and
             // nobody can answer it any more either.
             QuestionNotFound: () => Effect.succeed(giveUp(q)),
-            UnreadableQuestion: () => Effect.succeed(giveUp(q))
+            UnreadableQuestion: () => Effect.succeed(giveUp(q)),
+            // A newer magi owns it now: left as it is, and this wait ends.
+            NewerSchema: () => Effect.succeed(giveUp(q))
           })
         )
       const outcome = Option.getOrElse(outcomeOf(settled), () => WaitOutcome.Abandoned({ question: settled }))

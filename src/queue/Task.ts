@@ -8,7 +8,7 @@
  * status can only change the ways written down here.
  */
 import { Data, Either, Schema } from "effect"
-import { parseVersioned } from "../platform/VersionedJson.js"
+import { isNewerSchema, type NewerSchema, parseVersioned } from "../platform/VersionedJson.js"
 import { Timestamp, makeId, shortId, timestamp } from "../questions/Question.js"
 
 export { makeId, shortId, timestamp }
@@ -213,9 +213,9 @@ const KNOWN_COUNT = KNOWN_FIELDS.size
  * is by hand because the schema's excess-property mode costs several times a
  * decode, and a listing reads thousands of files.
  */
-export const decode = (body: string, source: string): Either.Either<Task, UnreadableTask> =>
+export const decode = (body: string, source: string): Either.Either<Task, UnreadableTask | NewerSchema> =>
   parseVersioned(body, source, TASK_SCHEMA, (raw) => `task ${typeof raw.id === "string" ? raw.id : source}`).pipe(
-    Either.mapLeft((message) => new UnreadableTask({ message })),
+    Either.mapLeft((e) => (isNewerSchema(e) ? e : new UnreadableTask({ message: e.message }))),
     Either.flatMap((raw) => {
       if (isRaw(raw)) {
         const unknown = Object.keys(raw).find((k) => !KNOWN_FIELDS.has(k))

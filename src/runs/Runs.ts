@@ -15,7 +15,7 @@ import * as RecordStore from "../platform/RecordStore.js"
 import * as ShelfMove from "../platform/ShelfMove.js"
 import * as StoreBackend from "../platform/StoreBackend.js"
 import * as ShelfPage from "../platform/ShelfPage.js"
-import { parseVersioned } from "../platform/VersionedJson.js"
+import { isNewerSchema, type NewerSchema, parseVersioned } from "../platform/VersionedJson.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as Q from "../questions/Question.js"
 import { monthOf } from "../questions/History.js"
@@ -78,9 +78,9 @@ export class RunStoreError extends Data.TaggedError("RunStoreError")<{ readonly 
 const decodeStrict = Schema.decodeUnknownEither(Run, { onExcessProperty: "error", errors: "first" })
 
 /** Read a stored run, refusing one written by a newer magi by name. */
-export const decode = (body: string, source: string): Either.Either<Run, RunStoreError> =>
+export const decode = (body: string, source: string): Either.Either<Run, RunStoreError | NewerSchema> =>
   parseVersioned(body, source, RUN_SCHEMA, () => `run ${source}`).pipe(
-    Either.mapLeft((message) => new RunStoreError({ message })),
+    Either.mapLeft((e) => (isNewerSchema(e) ? e : new RunStoreError({ message: e.message }))),
     Either.flatMap((raw) =>
       Either.mapLeft(decodeStrict(raw), (e) => new RunStoreError({ message: `${source} is not a run magi can read: ${e.message}` }))
     )

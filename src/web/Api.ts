@@ -21,6 +21,7 @@ import { Live, type Message } from "./Live.js"
 import { NoticeFeed } from "./NoticeFeed.js"
 import { NotifySetting } from "./NotifySetting.js"
 import { Hosts } from "../platform/Hosts.js"
+import type { NewerSchema } from "../platform/VersionedJson.js"
 
 /** Largest request body accepted: an answer is a sentence, not an upload. */
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -71,7 +72,7 @@ export class BadBody extends Data.TaggedError("BadBody")<{ readonly message: str
 /** A body over `MAX_BODY_BYTES`. */
 export class BodyTooLarge extends Data.TaggedError("BodyTooLarge")<{ readonly message: string }> {}
 
-export type ApiError = BadBody | BodyTooLarge | QuestionNotFound | Q.QuestionRejected | Q.UnreadableQuestion | StoreError | InvalidAssetName
+export type ApiError = BadBody | BodyTooLarge | QuestionNotFound | Q.QuestionRejected | Q.UnreadableQuestion | NewerSchema | StoreError | InvalidAssetName
 
 /** Each failure as the status a client can act on, with the message as given. */
 export const failure = (e: ApiError) => {
@@ -89,6 +90,7 @@ export const failure = (e: ApiError) => {
       // elsewhere" and reloads, rather than showing it as the owner's mistake.
       return Responses.error(e.settled ? 409 : 400, e.message)
     case "UnreadableQuestion":
+    case "NewerSchema":
     case "StoreError":
       return Responses.error(500, e.message)
   }

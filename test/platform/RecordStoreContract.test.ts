@@ -13,7 +13,7 @@ import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
 import { MagiHome } from "../../src/platform/MagiHome.js"
 import type * as RecordStore from "../../src/platform/RecordStore.js"
 import * as StoreBackend from "../../src/platform/StoreBackend.js"
-import { parseVersioned } from "../../src/platform/VersionedJson.js"
+import { type NewerSchema, parseVersioned } from "../../src/platform/VersionedJson.js"
 import { freshDatabase, query } from "../pgSupport.js"
 import { contractFolders, openFolder } from "../support.js"
 
@@ -34,7 +34,7 @@ const NOTE_MAX_BYTES = 4096
 
 const decode = (body: string, source: string) =>
   Either.flatMap(
-    Either.mapLeft(parseVersioned(body, source, SCHEMA, (raw) => `note ${String(raw.id)}`), (message) => ({ message })),
+    parseVersioned(body, source, SCHEMA, (raw) => `note ${String(raw.id)}`),
     (raw) => {
       const r = raw as Partial<Note>
       return typeof r.id === "string" && typeof r.text === "string"
@@ -45,14 +45,15 @@ const decode = (body: string, source: string) =>
 
 const note = (id: string, text = `note ${id}`): Note => ({ schema: SCHEMA, id, text, count: 0 })
 
-type Notes = RecordStore.RecordStore<Note, NoteNotFound, NoteUnreadable, NoteStoreError>
+type Notes = RecordStore.RecordStore<Note, NoteNotFound, NoteUnreadable | NewerSchema, NoteStoreError>
 
 const notesOn = StoreBackend.records({
   folder: "notes",
   kind: { noun: "note", decode, encode: (n: Note) => JSON.stringify(n), idOf: (n: Note) => n.id, maxBytes: NOTE_MAX_BYTES },
   errors: {
     notFound: (message) => new NoteNotFound({ message }),
-    unreadable: (message) => new NoteUnreadable({ message }),
+    unreadable: (message): NoteUnreadable | NewerSchema => new NoteUnreadable({ message }),
+    newer: (refusal) => refusal,
     failed: (message) => new NoteStoreError({ message })
   },
   // Shelved by the id's first seven characters, like questions by month;
@@ -179,8 +180,12 @@ for (const harness of harnesses) {
         const { notes, plant } = yield* harness.open
         yield* notes.create(note("2026-09-01-ok00"))
         yield* plant("2026-09-01-new1", JSON.stringify({ schema: SCHEMA + 1, id: "2026-09-01-new1", text: "from the future" }))
-        const refused = yield* Effect.flip(notes.read("2026-09-01-new1"))
-        expect(refused._tag).toBe("NoteUnreadable")
+        // Its own tag with what it says, so a caller can say "upgrade magi" rather than "broken".
+        const refused = yield* notes.read("2026-09-01-new1").pipe(
+          Effect.flip,
+          Effect.flatMap((e) => (e._tag === "NewerSchema" ? Effect.succeed(e) : Effect.die(`refused as ${e._tag}: ${e.message}`)))
+        )
+        expect({ schema: refused.schema, known: refused.known, record: refused.record }).toEqual({ schema: SCHEMA + 1, known: SCHEMA, record: "note 2026-09-01-new1" })
         expect(refused.message).toContain(`was written by a newer magi (schema ${SCHEMA + 1}, this build only speaks up to ${SCHEMA})`)
         const { records, skipped } = yield* notes.scan
         expect(records.map((n) => n.id)).toEqual(["2026-09-01-ok00"])
