@@ -46,8 +46,9 @@ const owner = () => {
   const o = isolatedEnv()
   return { ...o, env: { ...o.env, MAGI_STORE_URL: url } }
 }
+/** `magi args` as owner `o`; `extra.env` added to its environment, `extra.nodeArgs` given to node. */
 const start = (o, args, extra = {}) => {
-  const child = track(spawn(process.execPath, [MAGI, ...args], { cwd: o.cwd, env: { ...o.env, ...extra }, stdio: ["ignore", "pipe", "pipe"] }))
+  const child = track(spawn(process.execPath, [...(extra.nodeArgs ?? []), MAGI, ...args], { cwd: o.cwd, env: { ...o.env, ...extra.env }, stdio: ["ignore", "pipe", "pipe"] }))
   children.add(child)
   child.on("close", () => children.delete(child))
   return child
@@ -161,7 +162,11 @@ try {
 
   // -- the web API under 20 connections ---------------------------------------
   const web = owner()
-  const server2 = start(web, ["web", "--bind", "127.0.0.1", "--port", "0", "--no-loop"])
+  // MAGI_BENCH_CPU_PROF=DIR: a V8 profile of magi web under this load, written there as it stops.
+  const profile = process.env.MAGI_BENCH_CPU_PROF
+  const server2 = start(web, ["web", "--bind", "127.0.0.1", "--port", "0", "--no-loop"], {
+    nodeArgs: profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : []
+  })
   // Read, or a full pipe would stall the server; kept to say why it failed.
   let webErr = ""
   server2.stderr.on("data", (d) => (webErr = (webErr + d).slice(-4000)))
