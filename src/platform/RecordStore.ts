@@ -1146,6 +1146,11 @@ export const make = <A, NotFound, Unreadable, Failed>(
             found.push({ id, order })
             taken++
           }
+          // Ordered by id, a newer shelf's every record is greater than an
+          // older one's (shelves sort as their ids do): once a page is full,
+          // the older shelves cannot add to it, and their indexes stay unread.
+          // A `magi runs` on a year of shelves reads one month's index, not twelve.
+          if (archiveOpts?.order === undefined && found.length >= limit) break
         }
         return found.sort((a, b) => (a.order < b.order ? 1 : a.order > b.order ? -1 : 0)).slice(0, limit)
       })
