@@ -32,8 +32,8 @@ export const MAX_BODY_BYTES = 1024 * 1024
  * `<link rel="stylesheet" href="panel.css">` is how a chart page is usually
  * written) and inline styles; no script, no form, no base. A stylesheet can
  * fetch only what `img-src`/`font-src` allow, so it reaches nothing outside
- * this server either. Together with `<iframe sandbox="">` on the page, a
- * panel is a picture of evidence and can do nothing.
+ * this server either. Together with the page's frame, which runs no script
+ * (client/panelFrame.ts), a panel is a picture of evidence and can do nothing.
  */
 export const PANEL_CSP =
   "default-src 'none'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; font-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"

@@ -60,4 +60,23 @@ describe("a home written before the month shelves", () => {
     const shown = await me.run(["show", done.id, "--json"])
     expect(JSON.parse(shown.stdout).instruction).toBe("an old finished run")
   }, 60_000)
+
+  it("magi serve moves the settled questions to their shelves before its loop starts, and says so before its banner", async () => {
+    const me = owner()
+    const old = [settled(3, "ab01"), settled(4, "ab02")]
+    const open = { ...freeQuestion("20261101-100000-cd01", new Date(2026, 10, 1, 10)), summary: "still open" }
+    await seed(me.home, [...old, open].map((q) => ({ q })))
+    const serve = me.start(["serve"])
+    try {
+      await me.until(() => serve.stderr().includes("waiting on the questions"), "magi serve's banner", 60_000)
+      const said = serve.stderr()
+      expect(said).toContain("moved 2 settled questions to the month shelves")
+      expect(said.indexOf("moved 2 settled questions")).toBeLessThan(said.indexOf("waiting on the questions"))
+      // By the time its waiter looks, the hot folder holds only what is live.
+      expect(NodeFs.readdirSync(me.questionsDir).filter((n) => n.endsWith(".json"))).toEqual([`${open.id}.json`])
+    } finally {
+      serve.child.kill("SIGTERM")
+      await serve.done
+    }
+  }, 90_000)
 })

@@ -158,4 +158,35 @@ describe("the hot listing of runs on the home folder", () => {
       expect(yield* runs.list).toEqual([])
     })
   )
+
+  it.scoped("fills a page of runs from the newest shelves and leaves an older month's shelf unread once the page is full", () =>
+    Effect.gen(function* () {
+      const base = yield* tempDir
+      const home = NodePath.join(base, "home")
+      yield* TestClock.setTime(NOW)
+      const context = yield* Layer.build(
+        RunStore.layer.pipe(
+          Layer.provideMerge(QuestionStore.layer),
+          Layer.provideMerge(StoreBackend.files),
+          Layer.provideMerge(MagiHome.at(home)),
+          Layer.provideMerge(NodeFileSystem.layer)
+        )
+      )
+      const runs = yield* Effect.provide(RunStore, context)
+      const september = Array.from({ length: 3 }, (_, i) => sampleRun(runId("09", i), { status: "done", updated_at: "2026-09-30T00:00:00Z" }))
+      const october = Array.from({ length: 3 }, (_, i) => sampleRun(runId("10", i), { status: "done", updated_at: "2026-10-30T00:00:00Z" }))
+      for (const r of [...september, ...october]) yield* runs.put(r)
+      yield* shelveNow.pipe(Effect.provide(context))
+      // A shelf's index is rebuilt when it is read: gone, it tells whether September's shelf was read.
+      const septemberIndex = NodePath.join(home, "runs", "history", "2026-09.index.json")
+      NodeFs.rmSync(septemberIndex)
+      const newest = yield* runs.page({ limit: 2 })
+      expect(newest.runs.map((r) => r.id)).toEqual([october[2]!.id, october[1]!.id])
+      expect(NodeFs.existsSync(septemberIndex)).toBe(false)
+      // A page that runs past October reads September, in order.
+      const next = yield* runs.page({ before: newest.next!, limit: 3 })
+      expect(next.runs.map((r) => r.id)).toEqual([october[0]!.id, september[2]!.id, september[1]!.id])
+      expect(NodeFs.existsSync(septemberIndex)).toBe(true)
+    })
+  )
 })

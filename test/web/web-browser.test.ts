@@ -152,7 +152,7 @@ describe("the phone page in Chromium", () => {
       await page.goto(web.url)
       const frame = page.frameLocator("article.card iframe")
       await frame.locator("#script").waitFor({ timeout: 10_000 })
-      expect(await page.locator("article.card iframe").getAttribute("sandbox")).toBe("")
+      expect(await page.locator("article.card iframe").getAttribute("sandbox")).toBe("allow-same-origin")
       await page.waitForTimeout(500)
       expect(await frame.locator("#script").textContent()).toBe("script did not run")
       expect(trap.hits).toEqual([])
@@ -163,6 +163,83 @@ describe("the phone page in Chromium", () => {
       // The choices beside the panel still work.
       await page.getByRole("button", { name: "Redis" }).tap()
       await page.locator("section.history article.card").waitFor()
+    } finally {
+      await close()
+      await trap.close()
+    }
+  }, TAP_DEADLINE_MS)
+
+  it("fits a panel's frame to its content up to a cap, past which the panel scrolls inside, and nothing a panel does moves the cap", async () => {
+    const trap = await otherOrigin(() => "")
+    const { home, web } = await open()
+    try {
+      const short = { ...choiceQuestion("20260902-231504-1a1a"), summary: "A short panel" }
+      const tall = { ...choiceQuestion("20260902-231505-1b1b"), summary: "A tall panel" }
+      const hostile = { ...choiceQuestion("20260902-231506-1c1c"), summary: "A hostile panel" }
+      await seed(home, [
+        { q: short, panel: `<!doctype html><p id="line" style="font:16px sans-serif">One line of evidence.</p>` },
+        { q: tall, panel: `<!doctype html><p id="top">top</p><div style="height:3000px"></div><p id="bottom">bottom</p>` },
+        {
+          q: hostile,
+          // Everything a panel can try without a script: a height that follows
+          // its frame's, a name that shadows what the page reads, a refresh
+          // away, and the scripts that must not run (one posting a forged size).
+          panel: `<!doctype html><meta http-equiv="refresh" content="0;url=${trap.url}/refreshed">
+<style>html { height: 100% } body { min-height: 300vh }</style>
+<img name="documentElement" src="nothing.png" alt="" width="1" height="1">
+<p id="script">script did not run</p>
+<script>document.getElementById("script").textContent = "script ran"; parent.postMessage({ height: 50000 }, "*"); parent.postMessage(50000, "*")</script>
+<img src="nothing.png" alt="" onerror="document.getElementById('script').textContent = 'handler ran'">`
+        }
+      ])
+      await page.goto(web.url)
+      const frameOf = (q: Q.Question) => page.locator(`article.card[data-id="${q.id}"] iframe`)
+      const heightOf = (q: Q.Question) => frameOf(q).evaluate((f) => f.getBoundingClientRect().height)
+      /** The panel's own scrolling: how tall its content is, and how much of it the frame shows. */
+      const scrollOf = (q: Q.Question) =>
+        page.frameLocator(`article.card[data-id="${q.id}"] iframe`).locator("html").evaluate((h) => ({ content: h.scrollHeight, shown: h.clientHeight }))
+      const cap = await page.evaluate(() => Math.min(window.innerHeight * 0.6, 560))
+      for (const q of [short, tall, hostile]) await page.frameLocator(`article.card[data-id="${q.id}"] iframe`).locator("p").first().waitFor({ timeout: 10_000 })
+      expect(await frameOf(short).getAttribute("sandbox")).toBe("allow-same-origin")
+
+      // A line of text gets a frame a line tall, all of it shown.
+      await expect.poll(() => heightOf(short), { timeout: 10_000 }).toBeLessThan(100)
+      const shortScroll = await scrollOf(short)
+      expect(shortScroll.content).toBeLessThanOrEqual(shortScroll.shown)
+      expect(await heightOf(short)).toBeGreaterThan(20)
+
+      // A page of 3,000 px stops at the cap (about 500 px at 844) and scrolls inside its frame.
+      await expect.poll(() => heightOf(tall), { timeout: 10_000 }).toBeCloseTo(cap, 0)
+      const tallScroll = await scrollOf(tall)
+      expect(tallScroll.content).toBeGreaterThan(3000)
+      expect(tallScroll.shown).toBeLessThan(cap)
+      const tallFrame = page.frameLocator(`article.card[data-id="${tall.id}"] iframe`)
+      await tallFrame.locator("#bottom").scrollIntoViewIfNeeded()
+      expect(await tallFrame.locator("html").evaluate((h) => h.ownerDocument.defaultView!.scrollY)).toBeGreaterThan(2000)
+
+      // The hostile one: never past the cap, its scripts and handlers never ran, and its frame never left it.
+      await page.waitForTimeout(1_000)
+      expect(await heightOf(hostile)).toBeLessThanOrEqual(cap + 0.5)
+      const hostileFrame = page.frameLocator(`article.card[data-id="${hostile.id}"] iframe`)
+      expect(await hostileFrame.locator("#script").textContent()).toBe("script did not run")
+      expect(trap.hits).toEqual([])
+      expect(page.frames().map((f) => f.url())).not.toContain(`${trap.url}/refreshed`)
+
+      // Sizes posted to the page from anywhere else change nothing: the page measures, it never listens.
+      const before = await Promise.all([short, tall, hostile].map(heightOf))
+      await page.evaluate(() => {
+        window.postMessage({ height: 50000 }, "*")
+        window.postMessage(50000, "*")
+        window.dispatchEvent(new MessageEvent("message", { data: 50000 }))
+      })
+      await page.waitForTimeout(500)
+      expect(await Promise.all([short, tall, hostile].map(heightOf))).toEqual(before)
+      NodeFs.mkdirSync("test-results", { recursive: true })
+      await page.screenshot({ path: NodePath.join("test-results", "panel-frames.png"), fullPage: true })
+
+      // The choices beside a panel still work.
+      await page.locator(`article.card[data-id="${short.id}"]`).getByRole("button", { name: "Redis" }).tap()
+      await page.locator(`section.history article.card[data-id="${short.id}"]`).waitFor()
     } finally {
       await close()
       await trap.close()

@@ -264,7 +264,7 @@ describe("one question's card in Chromium", () => {
       await page.goto(web.url)
       const frame = page.frameLocator("article.card iframe")
       await frame.locator("#styled").waitFor({ timeout: 10_000 })
-      expect(await page.locator("article.card iframe").getAttribute("sandbox")).toBe("")
+      expect(await page.locator("article.card iframe").getAttribute("sandbox")).toBe("allow-same-origin")
       expect(await page.locator("article.card iframe").getAttribute("src")).toBe(`/api/questions/${question.id}/panel/`)
       await expect.poll(() => frame.locator("#chart").evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(2)
       await expect.poll(() => frame.locator("#old").evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(2)

@@ -6,6 +6,7 @@ import * as Api from "./api.js"
 import type { QuestionView, WaiterNotice } from "./api.js"
 import { el, withCode } from "./dom.js"
 import { markdownBlock } from "./richText.js"
+import { panelFrame } from "./panelFrame.js"
 import { givenText, type Decision, type Given } from "./decisions.js"
 import { isConductorQuestion, keptForNextWait, mayBeHeld } from "../../questions/Holding.js"
 
@@ -135,10 +136,10 @@ const resolution = (q: QuestionView): string | undefined =>
   q.answer === null ? undefined : "choice" in q.answer ? q.answer.choice : q.answer.text
 
 /**
- * The panel in a frame with no permissions at all (`sandbox=""`): no script,
- * no forms, no same-origin access to this page. Framed at its folder
- * (`…/panel/`), so the names in its HTML resolve to its own files. It is
- * checked with a HEAD first, because a frame that fails to load shows
+ * The panel in a frame that runs nothing and fits its content up to a cap,
+ * then scrolls inside (panelFrame.ts says why it is safe). Framed at its
+ * folder (`…/panel/`), so the names in its HTML resolve to its own files. It
+ * is checked with a HEAD first, because a frame that fails to load shows
  * nothing and says nothing.
  */
 const panel = (q: QuestionView) => {
@@ -147,15 +148,7 @@ const panel = (q: QuestionView) => {
   void Api.panelStatus(q.id).then((status) => {
     if (status === 200 || status === 204) {
       box.replaceChildren(
-        el("iframe", {
-          attrs: {
-            sandbox: "",
-            src: url,
-            title: `Evidence panel for: ${q.summary}`,
-            referrerpolicy: "no-referrer",
-            loading: "lazy"
-          }
-        }),
+        panelFrame(url, `Evidence panel for: ${q.summary}`),
         el("a", { class: "panel-link", attrs: { href: url, target: "_blank", rel: "noopener noreferrer" } }, "Open the panel full size")
       )
     } else {
