@@ -169,7 +169,9 @@ export const answer = Command.make("answer", options, (o) =>
     if (Option.isSome(o.reply) && Option.isSome(o.say))
       return yield* CliFailure.usage("use either --reply (decide) or --say (speak back), not both")
     if (Option.isSome(o.reply)) {
-      const q = yield* answerWithText(yield* target(o.id), o.reply.value).pipe(Effect.mapError(refused))
+      // An agent's shell (a deputy's, the conductor's) carries its seat: it may not decide a tool approval.
+      const seat = (yield* Config.string("MAGI_SEAT").pipe(Config.withDefault(""), Effect.orDie)).trim()
+      const q = yield* answerWithText(yield* target(o.id), o.reply.value, seat).pipe(Effect.mapError(refused))
       return yield* writeOut(`answered ${forTerminalLine(Q.shortId(q.id))} ${forTerminalLine(q.summary)}\n`)
     }
     if (Option.isSome(o.say)) {

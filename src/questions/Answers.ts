@@ -8,6 +8,7 @@ import { Clock, Effect, Either } from "effect"
 import { choicesDigest, type Claim } from "./AnswerLinks.js"
 import * as Q from "./Question.js"
 import { QuestionStore } from "./QuestionStore.js"
+import { isApproval } from "../approvals/Approval.js"
 
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -55,11 +56,31 @@ export const openQuestions = Effect.map(QuestionStore, (store) => store.list).pi
   Effect.map((all) => all.filter(Q.isOpen))
 )
 
-/** `answerFromText` judged against the record as it is under the lock. */
-export const answerWithText = Effect.fn("answerWithText")(function* (id: string, text: string) {
+/**
+ * Why a process running in an agent's seat (`MAGI_SEAT` set: an agent, a
+ * deputy, the conductor) may not decide `q`, if it may not: a tool approval
+ * is the owner's alone, so an agent cannot allow its own (or another
+ * agent's) tool call by running `magi answer`.
+ */
+export const seatRefusal = (q: Q.Question, seat: string): Q.QuestionRejected | undefined =>
+  seat !== "" && isApproval(q)
+    ? new Q.QuestionRejected({
+        reason: "not-owner",
+        message: `question ${Q.shortId(q.id)} is a tool approval; only the owner decides one, never an agent (this process runs in seat ${seat})`
+      })
+    : undefined
+
+/**
+ * `answerFromText` judged against the record as it is under the lock, from
+ * a process in `seat` (`""`: the owner's own terminal).
+ */
+export const answerWithText = Effect.fn("answerWithText")(function* (id: string, text: string, seat = "") {
   const store = yield* QuestionStore
   const at = yield* now
-  return yield* store.update(id, (q) => Q.answer(q, answerFromText(q, text), at))
+  return yield* store.update(id, (q) => {
+    const refused = seatRefusal(q, seat)
+    return refused === undefined ? Q.answer(q, answerFromText(q, text), at) : Either.left(refused)
+  })
 })
 
 /**

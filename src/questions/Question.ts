@@ -187,6 +187,7 @@ export class QuestionRejected extends Data.TaggedError("QuestionRejected")<{
     | "multiple-choice"
     | "too-long"
     | "bad-choices"
+    | "not-owner"
   readonly message: string
 }> {
   /** Refused because the question is no longer open, rather than bad input. */

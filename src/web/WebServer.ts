@@ -35,6 +35,8 @@ import * as QueueApi from "./QueueApi.js"
 import { Chats } from "../chat/Chats.js"
 import * as ChatsApi from "./ChatsApi.js"
 import * as AnswerLinkApi from "./AnswerLinkApi.js"
+import * as ApprovalsApi from "./ApprovalsApi.js"
+import { SavedRules } from "../approvals/SavedRules.js"
 import { Agents } from "../agents/Agents.js"
 import { Rosters } from "../agents/AgentRoster.js"
 import { ConductorLog } from "../daemon/ConductorLog.js"
@@ -125,14 +127,14 @@ const services = Live.layer.pipe(
   // The planning chats, with what their turns and filing use; each chat's
   // agent roster is read from its own repository's config.
   Layer.provideMerge(Chats.layer.pipe(Layer.provideMerge(Layer.mergeAll(Agents.layer, Rosters.fromFiles)))),
-  Layer.provideMerge(Layer.mergeAll(RunStore.layer, TaskStore.layer, Hosts.layer, Devices.layer.pipe(Layer.provide(StoreBackend.StoreBackend.layer)))),
+  Layer.provideMerge(Layer.mergeAll(RunStore.layer, TaskStore.layer, Hosts.layer, Devices.layer.pipe(Layer.provide(StoreBackend.StoreBackend.layer)), SavedRules.layer)),
   // The leases from an index kept in memory (one read per change of the
   // leases folder), never one read per question per request.
   Layer.provideMerge(Layer.unwrapEffect(Effect.map(QuestionStore, (store) => LeaseIndex.layer(store.root))))
 )
 
 /** Every route, and a JSON 404 for anything else. */
-const app = HttpRouter.toHttpApp(HttpRouter.concatAll(Api.router, AnswerLinkApi.router, RunsApi.router, QueueApi.router, ChatsApi.router, PairingApi.router, Page.router)).pipe(
+const app = HttpRouter.toHttpApp(HttpRouter.concatAll(Api.router, AnswerLinkApi.router, RunsApi.router, QueueApi.router, ChatsApi.router, ApprovalsApi.router, PairingApi.router, Page.router)).pipe(
   Effect.map(Effect.catchTag("RouteNotFound", () => Responses.error(404, "no such page or API route")))
 )
 

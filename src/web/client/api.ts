@@ -179,3 +179,20 @@ export interface PairedDevice {
 export const listDevices = () => getJson<{ readonly devices: ReadonlyArray<PairedDevice> }>("/api/devices").then((r) => r.devices)
 
 export const revokeDevice = (id: string) => send<{ readonly revoked: string }>(`/api/devices/${encodeURIComponent(id)}`, {}, "DELETE")
+
+/** A rule "Always allow" saved, as `GET /api/approvals/rules` lists it (oldest first, as `magi approvals list` numbers them). */
+export interface SavedApprovalRule {
+  readonly id: string
+  /** e.g. `Bash(git push:*)`. */
+  readonly rule: string
+  /** The repository it applies in. */
+  readonly repo: string
+  readonly added_at: string
+  /** The approval question whose "Always allow" saved it. */
+  readonly question: string
+}
+
+export const listApprovalRules = () => getJson<{ readonly rules: ReadonlyArray<SavedApprovalRule> }>("/api/approvals/rules").then((r) => r.rules)
+
+export const removeApprovalRule = (id: string) =>
+  send<{ readonly removed: SavedApprovalRule }>(`/api/approvals/rules/${encodeURIComponent(id)}`, {}, "DELETE")
