@@ -70,15 +70,16 @@ async function answer(question, token) {
   return text
 }
 
-/** Open (or bring forward) the page at the question's card. */
+/** Open the question's card: in a window of the page already open (brought forward), else in a new one. */
 async function openCard(question) {
   const url = question ? cardUrl(question) : new URL("/", self.location.origin).href
   const windows = await self.clients.matchAll({ type: "window", includeUncontrolled: true })
   for (const client of windows) {
     if (new URL(client.url).origin !== self.location.origin) continue
-    const focused = "focus" in client ? await client.focus() : client
-    if ("navigate" in focused) await focused.navigate(url).catch(() => undefined)
-    return url
+    const moved = "navigate" in client ? await client.navigate(url).catch(() => null) : null
+    const front = moved || client
+    if ("focus" in front) await front.focus().catch(() => undefined)
+    if (moved) return url
   }
   await self.clients.openWindow(url)
   return url
