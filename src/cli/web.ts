@@ -144,6 +144,26 @@ const pairingBase = (given: Option.Option<string>) =>
     )
   )
 
+/** A new one-time code, printed with the link (the code in its fragment) and its QR: `magi web pair`'s, and `magi init`'s. */
+export const printPairingCode = (base: Option.Option<string>) =>
+  Effect.gen(function* () {
+    const issued = yield* (yield* Devices).issueCode
+    const minutes = Math.round(Device.CODE_LIFETIME_MS / 60_000)
+    const link = Option.map(base, (b) => `${b}/pair#code=${issued.code}`)
+    yield* writeOut(
+      `pairing code: ${issued.code}\n` +
+        `good once, for ${minutes} minutes (until ${localTime(new Date(issued.expiresAt))})\n` +
+        Option.match(link, {
+          onNone: () => "on the device, open magi web's /pair page and enter the code, or scan it:\n",
+          onSome: (l) => `on the device, scan this or open ${l}\n`
+        }) +
+        QrText.render(Option.getOrElse(link, () => issued.code))
+    )
+  })
+
+/** The devices on the store the config names, with the home `MAGI_HOME` names: for `magi init`. */
+export const devicesOfConfig = devicesLayer(Option.none())
+
 const pair = Command.make(
   "pair",
   {
@@ -153,22 +173,7 @@ const pair = Command.make(
       Options.optional
     )
   },
-  (o) =>
-    Effect.gen(function* () {
-      const issued = yield* (yield* Devices).issueCode
-      const base = yield* pairingBase(o.url)
-      const minutes = Math.round(Device.CODE_LIFETIME_MS / 60_000)
-      const link = Option.map(base, (b) => `${b}/pair#code=${issued.code}`)
-      yield* writeOut(
-        `pairing code: ${issued.code}\n` +
-          `good once, for ${minutes} minutes (until ${localTime(new Date(issued.expiresAt))})\n` +
-          Option.match(link, {
-            onNone: () => "on the device, open magi web's /pair page and enter the code, or scan it:\n",
-            onSome: (l) => `on the device, scan this or open ${l}\n`
-          }) +
-          QrText.render(Option.getOrElse(link, () => issued.code))
-      )
-    }).pipe(Effect.provide(devicesLayer(o.home)))
+  (o) => Effect.flatMap(pairingBase(o.url), printPairingCode).pipe(Effect.provide(devicesLayer(o.home)))
 ).pipe(Command.withDescription("Print a one-time code (and its QR) that pairs one device with magi web"))
 
 const devices = Command.make("devices", { home: homeOption }, (o) =>
