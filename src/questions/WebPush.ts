@@ -20,7 +20,6 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Data, Duration, Effect, Either, Layer, Option, Schema } from "effect"
 import * as NodePath from "node:path"
-import WebPushLib from "web-push"
 import { createAtomically } from "../platform/AtomicFile.js"
 import * as Postgres from "../platform/Postgres.js"
 import * as StoreBackend from "../platform/StoreBackend.js"
@@ -69,10 +68,16 @@ const StoredKeys = Schema.Struct({ publicKey: Schema.String, privateKey: Schema.
 const valid = (keys: VapidKeys) =>
   /^[A-Za-z0-9_-]{87}$/.test(keys.publicKey) && /^[A-Za-z0-9_-]{43}$/.test(keys.privateKey)
 
-const fresh = (): VapidKeys => {
-  const made = WebPushLib.generateVAPIDKeys()
+/**
+ * The library, loaded when a push is first made or sent: it and its
+ * ASN.1 and big-number code are not what every `magi` start should pay for.
+ */
+const library = Effect.promise(() => import("web-push")).pipe(Effect.map((m) => m.default))
+
+const fresh = Effect.map(library, (lib): VapidKeys => {
+  const made = lib.generateVAPIDKeys()
   return { publicKey: made.publicKey, privateKey: made.privateKey }
-}
+})
 
 /**
  * This home's key pair, made on first use: created 0600 and linked into
@@ -85,7 +90,7 @@ export const vapidKeys = Effect.fn("WebPush.vapidKeys")(function* (homeDir: stri
   const unavailable = (e: { readonly message: string }) =>
     new VapidUnavailable({ message: `cannot read or make the Web Push key pair ${path}: ${e.message}` })
   if (!(yield* fs.exists(path).pipe(Effect.mapError(unavailable))))
-    yield* createAtomically(path, JSON.stringify(fresh()) + "\n", { durable: true, mode: 0o600 }).pipe(Effect.mapError(unavailable))
+    yield* createAtomically(path, JSON.stringify(yield* fresh) + "\n", { durable: true, mode: 0o600 }).pipe(Effect.mapError(unavailable))
   const text = yield* fs.readFileString(path).pipe(Effect.mapError(unavailable))
   const keys = Schema.decodeUnknownEither(Schema.parseJson(StoredKeys))(text)
   if (Either.isLeft(keys) || !valid(keys.right))
@@ -126,7 +131,7 @@ export const vapidKeysShared = Effect.fn("WebPush.vapidKeysShared")(function* (h
   const keys = yield* Effect.gen(function* () {
     const records = yield* StoreBackend.records(keyRecords)
     // Exactly one creation wins; every racer reads the one that did.
-    yield* records.create({ id: SHARED_KEY_ID, ...fresh() })
+    yield* records.create({ id: SHARED_KEY_ID, ...(yield* fresh) })
     const stored = yield* records.read(SHARED_KEY_ID)
     const pair = { publicKey: stored.publicKey, privateKey: stored.privateKey }
     if (!valid(pair))
@@ -203,9 +208,10 @@ export const send = (input: {
 }): Effect.Effect<Sent, never, HttpClient.HttpClient> =>
   Effect.gen(function* () {
     const service = serviceOf(input.subscription.endpoint)
+    const lib = yield* library
     const details = yield* Effect.try({
       try: () =>
-        WebPushLib.generateRequestDetails(
+        lib.generateRequestDetails(
           { endpoint: input.subscription.endpoint, keys: { p256dh: input.subscription.p256dh, auth: input.subscription.auth } },
           JSON.stringify(input.body),
           {
