@@ -2,25 +2,35 @@
  * `magi init [--yes]`: a first setup in one command. Finds the agent CLIs
  * on PATH and their versions, offers ntfy with a random topic (and prints
  * the subscribe link's QR for the phone), asks where the phone reaches
- * `magi web`, writes a commented config (`platform/ConfigDraft.ts`), and
- * ends with `magi doctor`'s checks. `--yes` takes every default, for
- * scripts. An existing config is never rewritten: running it again changes
- * nothing it was not asked to.
+ * `magi web`, writes a commented config (`platform/ConfigDraft.ts`); when
+ * the page is reachable beyond this machine, offers to pair the phone (the
+ * code and its QR, as `magi web pair`); sends a test question with a button
+ * and waits for the owner's press (saying how long it waited when none
+ * came); and ends with `magi doctor`'s checks. `--yes` takes every default
+ * and asks nothing, for scripts: it pairs nothing and sends nothing. An
+ * existing config is never rewritten: running it again changes nothing it
+ * was not asked to.
  */
 import { Command, Options } from "@effect/cli"
 import { Command as Process, FileSystem } from "@effect/platform"
-import { Duration, Effect, Option, Stream } from "effect"
+import { Clock, Config, Duration, Effect, Option, Schedule, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as NodeReadline from "node:readline"
 import { DISCOVERABLE, which } from "../agents/AgentRoster.js"
 import { render as renderChecks } from "../doctor/Check.js"
 import * as ConfigDraft from "../platform/ConfigDraft.js"
-import { userConfigFile } from "../platform/MagiConfig.js"
+import { MagiConfig, userConfigFile } from "../platform/MagiConfig.js"
+import { Notifier } from "../questions/Notifier.js"
+import * as Q from "../questions/Question.js"
+import { QuestionStore } from "../questions/QuestionStore.js"
+import { reachableBeyondLoopback } from "../web/Bind.js"
+import { questionsLayer } from "./AppLayer.js"
+import { devicesOfConfig, printPairingCode } from "./web.js"
 import * as QrText from "../platform/QrText.js"
 import { forTerminal } from "../platform/TerminalText.js"
 import { CliFailure } from "./CliFailure.js"
 import { checksFor } from "./doctor.js"
-import { writeOut } from "./io.js"
+import { writeErr, writeOut } from "./io.js"
 
 /** A `--version` answers at once; a cold npm shim on a busy machine in a few seconds. */
 const VERSION_TIMEOUT = Duration.seconds(20)
@@ -77,6 +87,83 @@ const asker = () => {
   return { ask, close: Effect.sync(() => reader?.close()) }
 }
 
+/**
+ * How long the test question waits for the owner's press: time to take the
+ * phone out, unlock it and find the notification, not so long that a
+ * button that cannot reach magi web leaves the setup hanging.
+ */
+export const PRESS_WAIT = Duration.minutes(3)
+
+/** Names a shorter wait, in seconds, for a script (or a test) that presses at once or never. */
+export const PRESS_WAIT_ENV = "MAGI_INIT_PRESS_WAIT_SECS"
+
+/** How often the test question is looked at while waiting: a press shows within a second. */
+const PRESS_POLL = Duration.seconds(1)
+
+/** The test question's run: what its notification's title says, and what is abandoned when nobody pressed. */
+export const TEST_RUN = "magi-init"
+
+export const TEST_CHOICE = "It works"
+
+/**
+ * A test question on every configured channel, with one button, and the
+ * wait for its press: the press goes through ntfy's (or the push's) button
+ * to `magi web` at the page's address, so it proves the whole way back.
+ * Nobody pressing in `PRESS_WAIT`: the question is abandoned, and the
+ * owner is told how long it waited and what to check.
+ */
+const testNotification = (publicUrl: string | null) =>
+  Effect.gen(function* () {
+    const notifier = yield* Notifier
+    const store = yield* QuestionStore
+    for (const channel of notifier.channels) yield* writeOut(`notifying: ${forTerminal(channel)}\n`)
+    const now = yield* Clock.currentTimeMillis
+    const q = Q.make({
+      id: Q.makeId(new Date(now), 0x1417),
+      run: TEST_RUN,
+      node: "init",
+      seat: "operator",
+      summary: `magi init's test: press "${TEST_CHOICE}" to finish the setup`,
+      detail: "",
+      choices: [TEST_CHOICE],
+      now: new Date(now)
+    })
+    yield* store.create(q)
+    yield* notifier.notify(q)
+    if (publicUrl === null) {
+      yield* store.abandonForRun(TEST_RUN, "magi init's test needs no answer without a page address")
+      return yield* writeOut("the test notification went out; with no page address it has no button to press\n")
+    }
+    const wait = Option.match(yield* Config.option(Config.integer(PRESS_WAIT_ENV)).pipe(Effect.orElseSucceed(() => Option.none<number>())), {
+      onNone: () => PRESS_WAIT,
+      onSome: (secs) => Duration.seconds(Math.max(1, secs))
+    })
+    yield* writeOut(`the test notification went out; press "${TEST_CHOICE}" on it (magi web must be running at ${publicUrl}). Waiting up to ${Duration.format(wait)}…\n`)
+    const settled: Effect.Effect<boolean, unknown> = Effect.map(store.get(q.id), (found) => found.status !== "open")
+    const pressed = yield* Effect.repeat(settled, { schedule: Schedule.spaced(PRESS_POLL), until: (done: boolean) => done }).pipe(
+      Effect.timeoutOption(wait)
+    )
+    const waited = Math.round(((yield* Clock.currentTimeMillis) - now) / 1000)
+    if (Option.isSome(pressed)) {
+      const settled = yield* store.get(q.id)
+      return yield* writeOut(
+        settled.status === "answered"
+          ? `pressed after ${waited}s: the button reached magi web, and an answer from your phone reaches your agents\n`
+          : `the test question was closed after ${waited}s without a press\n`
+      )
+    }
+    yield* store.abandonForRun(TEST_RUN, "nobody pressed magi init's test button")
+    yield* writeOut(
+      `no press reached magi web in ${waited}s. Check that the notification arrived, that magi web runs at ${publicUrl} ` +
+        "(`magi web`, or `magi service install --web`), and that the phone reaches that address; `magi notify --test` sends another\n"
+    )
+  }).pipe(
+    Effect.provide(questionsLayer()),
+    Effect.mapError((e: unknown) =>
+      CliFailure.refused(`the test notification failed: ${typeof e === "object" && e !== null && "message" in e ? String(e.message) : String(e)}`)
+    )
+  )
+
 const yes = (answer: string, fallback: boolean) => (answer === "" ? fallback : /^y(es)?$/i.test(answer))
 
 export const init = Command.make(
@@ -120,6 +207,21 @@ export const init = Command.make(
         // Created, never replaced: a config written meanwhile by anything else is kept.
         yield* fs.writeFileString(file, text, { flag: "wx" })
         yield* writeOut(`config: wrote ${file}\n`)
+      }
+      if (!o.yes) {
+        const config = yield* Effect.provide(MagiConfig, MagiConfig.fromFiles(process.cwd()))
+        // A page reached beyond this machine answers only paired devices: pair the phone while it is in hand.
+        if (config.publicUrl !== null && reachableBeyondLoopback("127.0.0.1", config.publicUrl)) {
+          if (yes(yield* prompt.ask(`Pair your phone with magi web at ${config.publicUrl} now? [Y/n] `, "n"), true))
+            yield* printPairingCode(Option.some(config.publicUrl.replace(/\/+$/, ""))).pipe(Effect.provide(devicesOfConfig))
+        }
+        if (config.ntfy !== null || config.notifyCommand.length > 0 || config.publicUrl !== null) {
+          if (yes(yield* prompt.ask("Send a test notification with a button to press, and wait for the press? [Y/n] ", "n"), true))
+            // A failed test is told, and the doctor still runs: it may say why.
+            yield* testNotification(config.publicUrl === null ? null : config.publicUrl.replace(/\/+$/, "")).pipe(
+              Effect.catchAll((e) => writeErr(`magi: ${e.message}\n`))
+            )
+        }
       }
       yield* writeOut("\nmagi doctor:\n")
       yield* writeOut(renderChecks(yield* checksFor(process.cwd(), false)))

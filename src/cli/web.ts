@@ -22,6 +22,7 @@ import { TaskStore } from "../queue/TaskStore.js"
 import { receivedSignal } from "./Signals.js"
 import { Devices } from "../devices/Devices.js"
 import * as Device from "../devices/Device.js"
+import * as PushSubscription from "../devices/PushSubscription.js"
 import * as StoreBackend from "../platform/StoreBackend.js"
 import * as QrText from "../platform/QrText.js"
 import { forTerminal } from "../platform/TerminalText.js"
@@ -143,6 +144,26 @@ const pairingBase = (given: Option.Option<string>) =>
     )
   )
 
+/** A new one-time code, printed with the link (the code in its fragment) and its QR: `magi web pair`'s, and `magi init`'s. */
+export const printPairingCode = (base: Option.Option<string>) =>
+  Effect.gen(function* () {
+    const issued = yield* (yield* Devices).issueCode
+    const minutes = Math.round(Device.CODE_LIFETIME_MS / 60_000)
+    const link = Option.map(base, (b) => `${b}/pair#code=${issued.code}`)
+    yield* writeOut(
+      `pairing code: ${issued.code}\n` +
+        `good once, for ${minutes} minutes (until ${localTime(new Date(issued.expiresAt))})\n` +
+        Option.match(link, {
+          onNone: () => "on the device, open magi web's /pair page and enter the code, or scan it:\n",
+          onSome: (l) => `on the device, scan this or open ${l}\n`
+        }) +
+        QrText.render(Option.getOrElse(link, () => issued.code))
+    )
+  })
+
+/** The devices on the store the config names, with the home `MAGI_HOME` names: for `magi init`. */
+export const devicesOfConfig = devicesLayer(Option.none())
+
 const pair = Command.make(
   "pair",
   {
@@ -152,39 +173,34 @@ const pair = Command.make(
       Options.optional
     )
   },
-  (o) =>
-    Effect.gen(function* () {
-      const issued = yield* (yield* Devices).issueCode
-      const base = yield* pairingBase(o.url)
-      const minutes = Math.round(Device.CODE_LIFETIME_MS / 60_000)
-      const link = Option.map(base, (b) => `${b}/pair#code=${issued.code}`)
-      yield* writeOut(
-        `pairing code: ${issued.code}\n` +
-          `good once, for ${minutes} minutes (until ${localTime(new Date(issued.expiresAt))})\n` +
-          Option.match(link, {
-            onNone: () => "on the device, open magi web's /pair page and enter the code, or scan it:\n",
-            onSome: (l) => `on the device, scan this or open ${l}\n`
-          }) +
-          QrText.render(Option.getOrElse(link, () => issued.code))
-      )
-    }).pipe(Effect.provide(devicesLayer(o.home)))
+  (o) => Effect.flatMap(pairingBase(o.url), printPairingCode).pipe(Effect.provide(devicesLayer(o.home)))
 ).pipe(Command.withDescription("Print a one-time code (and its QR) that pairs one device with magi web"))
 
 const devices = Command.make("devices", { home: homeOption }, (o) =>
   Effect.gen(function* () {
-    const all = yield* (yield* Devices).list.pipe(Effect.mapError((e) => CliFailure.refused(e.message)))
-    if (all.length === 0) return yield* writeOut("no device is paired (`magi web pair` pairs one)\n")
-    const width = Math.max(...all.map((d) => d.name.length))
+    const store = yield* Devices
+    const all = yield* store.list.pipe(Effect.mapError((e) => CliFailure.refused(e.message)))
+    const pushes = yield* store.subscriptions.pipe(Effect.mapError((e) => CliFailure.refused(e.message)))
+    // Which push service a subscription is with; its endpoint is a bearer address, never printed.
+    const notified = (device: string | null) =>
+      pushes
+        .filter((p) => p.device === device)
+        .map((p) => `  notified via ${PushSubscription.serviceOf(p.endpoint)}`)
+        .join("")
+    const unpaired = pushes.filter((p) => p.device === null || !all.some((d) => d.id === p.device))
+    if (all.length === 0 && unpaired.length === 0) return yield* writeOut("no device is paired (`magi web pair` pairs one)\n")
+    const width = Math.max(0, ...all.map((d) => d.name.length))
     yield* writeOut(
       all
         .map(
           (d) =>
-            `${forTerminal(d.name).padEnd(width)}  last used ${localTime(new Date(d.last_used_at))}  paired ${localTime(new Date(d.paired_at))}\n`
+            `${forTerminal(d.name).padEnd(width)}  last used ${localTime(new Date(d.last_used_at))}  paired ${localTime(new Date(d.paired_at))}${notified(d.id)}\n`
         )
-        .join("")
+        .join("") +
+        unpaired.map((p) => `a browser (not paired)  notified via ${PushSubscription.serviceOf(p.endpoint)}  since ${localTime(new Date(p.created_at))}\n`).join("")
     )
   }).pipe(Effect.provide(devicesLayer(o.home)))
-).pipe(Command.withDescription("List the devices paired with magi web, most recently used first"))
+).pipe(Command.withDescription("List the devices paired with magi web, most recently used first, and which are notified by Web Push"))
 
 const revoke = Command.make(
   "revoke",

@@ -8,6 +8,7 @@ import type { FileSystem } from "@effect/platform"
 import { Clock, Context, Effect, Either, Layer, Option, Schema } from "effect"
 import * as StoreBackend from "../platform/StoreBackend.js"
 import * as Device from "./Device.js"
+import * as PushSubscription from "./PushSubscription.js"
 
 export class DeviceStoreError extends Schema.TaggedError<DeviceStoreError>()("DeviceStoreError", {
   message: Schema.String,
@@ -61,6 +62,21 @@ const guessRecords: StoreBackend.KindOptions<Device.Guesses, DeviceStoreError, D
   errors
 }
 
+/** The Web Push subscriptions, one per browser that asked to be notified. */
+export const PUSH_FOLDER = "push-subscriptions"
+
+export const pushRecords: StoreBackend.KindOptions<PushSubscription.PushSubscription, DeviceStoreError, DeviceStoreError, DeviceStoreError> = {
+  folder: PUSH_FOLDER,
+  kind: {
+    noun: "push subscription",
+    decode: PushSubscription.decode,
+    encode: Device.encode,
+    idOf: (s) => s.id,
+    maxBytes: RECORD_MAX_BYTES
+  },
+  errors
+}
+
 export interface Issued {
   readonly code: string
   readonly expiresAt: number
@@ -81,8 +97,17 @@ export interface DevicesShape {
   readonly authenticate: (cookie: string | undefined) => Effect.Effect<Option.Option<Device.Device>>
   /** Every paired device, most recently used first. */
   readonly list: Effect.Effect<ReadonlyArray<Device.Device>, DeviceStoreError>
-  /** Unpair the device of this name (or id): its cookie is refused from the next request on. */
+  /** Unpair the device of this name (or id): its cookie is refused from the next request on, and its push subscriptions go. */
   readonly revoke: (nameOrId: string) => Effect.Effect<Device.Device, DeviceNotFound | DeviceStoreError>
+  /** Keep `subscription` for `device` (none on a page that needs no pairing), replacing this browser's earlier one. */
+  readonly subscribe: (
+    device: Option.Option<Device.Device>,
+    subscription: { readonly endpoint: string; readonly p256dh: string; readonly auth: string }
+  ) => Effect.Effect<PushSubscription.PushSubscription, DeviceStoreError>
+  /** Every push subscription, oldest first. */
+  readonly subscriptions: Effect.Effect<ReadonlyArray<PushSubscription.PushSubscription>, DeviceStoreError>
+  /** Stop pushing to one subscription (by its id); nothing when it is gone already. */
+  readonly unsubscribe: (id: string) => Effect.Effect<void, DeviceStoreError>
 }
 
 export class Devices extends Context.Tag("magi/Devices")<Devices, DevicesShape>() {
@@ -97,6 +122,27 @@ export const make = Effect.gen(function* () {
   const devices = yield* StoreBackend.records(deviceRecords)
   const codes = yield* StoreBackend.records(codeRecords)
   const guesses = yield* StoreBackend.records(guessRecords)
+  const pushes = yield* StoreBackend.records(pushRecords)
+
+  const subscriptions = Effect.map(pushes.scan, (s) => [...s.records].sort((a, b) => a.created_at - b.created_at))
+
+  const subscribe = (device: Option.Option<Device.Device>, sub: { readonly endpoint: string; readonly p256dh: string; readonly auth: string }) =>
+    Effect.gen(function* () {
+      const record: PushSubscription.PushSubscription = {
+        schema: Device.DEVICE_SCHEMA,
+        id: PushSubscription.subscriptionId(sub.endpoint),
+        device: Option.match(device, { onNone: () => null, onSome: (d) => d.id }),
+        endpoint: sub.endpoint,
+        p256dh: sub.p256dh,
+        auth: sub.auth,
+        created_at: yield* Clock.currentTimeMillis
+      }
+      yield* pushes.put(record)
+      return record
+    })
+
+  const unsubscribe = (id: string) =>
+    Effect.flatMap(pushes.exists(id), (there) => (there ? pushes.remove(id) : Effect.void))
 
   const readOption = <A, E>(read: Effect.Effect<A, E>, exists: Effect.Effect<boolean, E>) =>
     Effect.flatMap(exists, (there) => (there ? Effect.map(read, Option.some) : Effect.succeed(Option.none<A>())))
@@ -215,8 +261,11 @@ export const make = Effect.gen(function* () {
               : `no paired device is named \`${nameOrId}\`; paired: ${all.map((d) => d.name).join(", ")}`
         })
       yield* devices.remove(found.id)
+      // Its phone is told nothing more: a revoked device's lock screen is no place for questions.
+      const theirs = (yield* subscriptions).filter((s) => s.device === found.id)
+      yield* Effect.forEach(theirs, (s) => unsubscribe(s.id), { discard: true })
       return found
     })
 
-  return { issueCode, pair, authenticate, list, revoke } satisfies DevicesShape
+  return { issueCode, pair, authenticate, list, revoke, subscribe, subscriptions, unsubscribe } satisfies DevicesShape
 })

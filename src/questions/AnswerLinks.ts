@@ -9,7 +9,7 @@
  * holds. Forging one needs the secret; changing any part breaks the mac.
  * The digest makes a token die when the agent replies with other choices
  * (index 1 of the new set is not what the button said), and the expiry is
- * the question's deadline when the notification went out. Being used once
+ * when the question can no longer be answered (`expiryFor`). Being used once
  * needs no bookkeeping: a question is answered once, so a second press finds
  * it settled.
  *
@@ -76,6 +76,28 @@ export const choicesDigest = (choices: ReadonlyArray<string>): string =>
 const mac = (secret: Buffer, payload: string) =>
   NodeCrypto.createHmac("sha256", secret).update(MAC_CONTEXT + payload).digest()
 
+/**
+ * The least a token lives: a day, what a push service keeps a message for a
+ * phone that is off. A token is no wider for living longer: it answers only
+ * its question, only while that question is open with the same choices, and
+ * only once; the expiry is the backstop for a question that stays open.
+ */
+export const MIN_LIFETIME_MS = 24 * 60 * 60 * 1000
+
+/** Hosts sharing a PostgreSQL store may disagree on the time by this much; a press at the deadline is not refused for it. */
+export const CLOCK_GRACE_MS = 5 * 60 * 1000
+
+/**
+ * When a token sent at `now` for a question due at `deadlineMs` stops
+ * working. Not the deadline itself: the deadline moves (a turn on the thread
+ * starts its clock again, a question with no timeout of its own takes
+ * `[ask] answer_timeout`, which the waiting host may have set otherwise
+ * than the sending one), and a button must not die while the question it
+ * answers is still open. The later of the deadline and a day from now,
+ * with a grace for clocks: a question past that is answered on the page.
+ */
+export const expiryFor = (deadlineMs: number, now: number): number => Math.max(deadlineMs, now + MIN_LIFETIME_MS) + CLOCK_GRACE_MS
+
 /** A token allowing `question` to be answered with `choices[index]` until `expiresAt`. */
 export const mint = (
   secret: Buffer,
@@ -126,7 +148,7 @@ export const verify = (secret: Buffer, token: string, now: number): Either.Eithe
     return Either.left(malformed())
   if (now >= e * 1000)
     return Either.left(
-      new LinkRefused({ reason: "expired", message: "this answer link has expired with its question's deadline; open the page to see where it stands" })
+      new LinkRefused({ reason: "expired", message: "this answer link has expired; open the page to see where its question stands" })
     )
   return Either.right({ question: q, index: i as number, digest: h, expiresAt: e * 1000 })
 }

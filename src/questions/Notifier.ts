@@ -1,7 +1,8 @@
 /**
  * The tap on the owner's shoulder: run the configured notification command
- * (a webhook script, anything), publish to ntfy (`Ntfy.ts`), or both, for a
- * question. Both channels go through this one `notify`, so the once-only
+ * (a webhook script, anything), publish to ntfy (`Ntfy.ts`), push to the
+ * phones that asked for it (`WebPush.ts`), or all of them, for a question.
+ * Every channel goes through this one `notify`, so the once-only
  * bookkeeping around it (`Announcements.ts`) covers them alike.
  *
  * The command is argv, never a shell line, and the placeholders are filled in
@@ -13,11 +14,16 @@ import { Command, CommandExecutor, FileSystem } from "@effect/platform"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import { Config, Context, Data, Duration, Effect, Either, Layer, Option, Stream } from "effect"
+import * as Clock from "effect/Clock"
 import * as Q from "./Question.js"
 import type { Question } from "./Question.js"
 import * as StoreBackend from "../platform/StoreBackend.js"
 import * as AnswerLinks from "./AnswerLinks.js"
 import * as Ntfy from "./Ntfy.js"
+import * as WebPush from "./WebPush.js"
+import { Devices } from "../devices/Devices.js"
+import type { PushSubscription } from "../devices/PushSubscription.js"
+import { serviceOf } from "../devices/PushSubscription.js"
 import { MagiConfig, type NtfySettings } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
 
@@ -102,7 +108,7 @@ export interface NotifyOptions {
 export interface NotifierShape {
   /** The configured argv; empty means no command is run. */
   readonly command: ReadonlyArray<string>
-  /** Whether any channel (the command, ntfy) is configured; false means nobody is told. */
+  /** Whether any channel (the command, ntfy, Web Push) is configured; false means nobody is told. */
   readonly configured: boolean
   /** Each configured channel in a few words, for `magi notify --test`. */
   readonly channels: ReadonlyArray<string>
@@ -128,37 +134,74 @@ export interface NtfyChannel {
   readonly fallbackSecs: number
 }
 
+/** What the Web Push channel needs: offered where `[web] public_url` is https. */
+export interface PushChannel {
+  /** The page's https address: the VAPID subject. */
+  readonly subject: string
+  readonly client: HttpClient.HttpClient
+  readonly keys: Effect.Effect<WebPush.VapidKeys, WebPush.VapidUnavailable>
+  /** The subscriptions now: read at each question, so a phone that just subscribed is told. */
+  readonly subscriptions: Effect.Effect<ReadonlyArray<PushSubscription>, string>
+  /** Forget a subscription its push service says is gone. */
+  readonly forget: (id: string) => Effect.Effect<void>
+  readonly secret: Effect.Effect<Buffer, AnswerLinks.SecretUnavailable>
+  readonly fallbackSecs: number
+}
+
 export class Notifier extends Context.Tag("magi/Notifier")<Notifier, NotifierShape>() {
   /**
    * Notifications as configured. Links point at `[web] public_url`, else at
    * `MAGI_WEB_URL` (the address `magi web` printed).
    */
-  static layer = Layer.effect(
+  static layer = Layer.scoped(
     Notifier,
     Effect.gen(function* () {
       const config = yield* MagiConfig
       const fromEnv = yield* Config.string(WEB_URL_ENV).pipe(Config.withDefault(""), Effect.orDie)
       const base = (config.publicUrl ?? fromEnv).trim().replace(/\/+$/, "")
       const ntfy = config.ntfy
-      if (ntfy === null) return yield* make(config.notifyCommand, questionUrl(base))
+      const pushOffered = WebPush.offered(config.publicUrl)
+      if (ntfy === null && !pushOffered) return yield* make(config.notifyCommand, questionUrl(base))
       const home = yield* MagiHome
       const fs = yield* FileSystem.FileSystem
-      const token =
-        ntfy.tokenEnv === null
-          ? Option.none<string>()
-          : yield* Config.option(Config.nonEmptyString(ntfy.tokenEnv)).pipe(Effect.orDie)
-      if (ntfy.tokenEnv !== null && Option.isNone(token))
-        yield* Effect.logWarning(`[notify] ntfy names token_env = "${ntfy.tokenEnv}", but that variable is unset: publishing without a token`)
       const storeUrl = yield* StoreBackend.configuredUrl
       const secret = yield* Effect.cached(AnswerLinks.secretShared(home.dir, storeUrl).pipe(Effect.provideService(FileSystem.FileSystem, fs)))
-      return yield* make(config.notifyCommand, questionUrl(base), {
-        settings: ntfy,
-        base,
-        token: Option.getOrUndefined(token),
-        client: yield* HttpClient.HttpClient,
-        secret,
-        fallbackSecs: config.answerTimeoutSecs
-      })
+      const client = yield* HttpClient.HttpClient
+      let ntfyChannel: NtfyChannel | undefined
+      if (ntfy !== null) {
+        const token =
+          ntfy.tokenEnv === null
+            ? Option.none<string>()
+            : yield* Config.option(Config.nonEmptyString(ntfy.tokenEnv)).pipe(Effect.orDie)
+        if (ntfy.tokenEnv !== null && Option.isNone(token))
+          yield* Effect.logWarning(`[notify] ntfy names token_env = "${ntfy.tokenEnv}", but that variable is unset: publishing without a token`)
+        ntfyChannel = { settings: ntfy, base, token: Option.getOrUndefined(token), client, secret, fallbackSecs: config.answerTimeoutSecs }
+      }
+      let pushChannel: PushChannel | undefined
+      if (pushOffered) {
+        // The subscriptions are records on the configured store, opened on
+        // the first question (not at every `magi` start) and kept open.
+        const scope = yield* Effect.scope
+        const devices = yield* Effect.cached(
+          Layer.buildWithScope(Devices.layer.pipe(Layer.provide(StoreBackend.StoreBackend.layer)), scope).pipe(
+            Effect.map((context) => Context.get(context, Devices)),
+            Effect.provideService(FileSystem.FileSystem, fs),
+            Effect.provideService(MagiHome, home),
+            Effect.provideService(MagiConfig, config),
+            Effect.mapError((e) => e.message)
+          )
+        )
+        pushChannel = {
+          subject: base,
+          client,
+          keys: yield* Effect.cached(WebPush.vapidKeysShared(home.dir, storeUrl).pipe(Effect.provideService(FileSystem.FileSystem, fs))),
+          subscriptions: Effect.flatMap(devices, (d) => Effect.mapError(d.subscriptions, (e) => e.message)),
+          forget: (id) => Effect.flatMap(devices, (d) => d.unsubscribe(id)).pipe(Effect.ignore),
+          secret,
+          fallbackSecs: config.answerTimeoutSecs
+        }
+      }
+      return yield* make(config.notifyCommand, questionUrl(base), ntfyChannel, pushChannel)
     })
   ).pipe(Layer.provide(FetchHttpClient.layer))
 
@@ -167,23 +210,27 @@ export class Notifier extends Context.Tag("magi/Notifier")<Notifier, NotifierSha
 }
 
 /**
- * Publish `q` to ntfy, with a capability token per choice when its buttons
- * may answer. A home whose key cannot be read still notifies, without
- * buttons: the tap on the shoulder matters more than the shortcut.
+ * A capability token per choice of `q`, or none when the home's key cannot
+ * be read: then the owner is still notified, without buttons (the tap on
+ * the shoulder matters more than the shortcut).
  */
+const tokensFor = (q: Question, secretOf: Effect.Effect<Buffer, AnswerLinks.SecretUnavailable>, fallbackSecs: number) =>
+  Effect.gen(function* () {
+    const secret = yield* Effect.either(secretOf)
+    if (Either.isLeft(secret)) {
+      yield* Effect.logWarning(`notifying without answer buttons: ${secret.left.message}`)
+      return undefined
+    }
+    const expiresAt = AnswerLinks.expiryFor(Q.deadlineMs(q, fallbackSecs), yield* Clock.currentTimeMillis)
+    return q.choices.map((_, index) => AnswerLinks.mint(secret.right, { question: q.id, choices: q.choices, index, expiresAt }))
+  })
+
+/** Publish `q` to ntfy, with a capability token per choice when its buttons may answer. */
 const publishNtfy = (channel: NtfyChannel, q: Question, options: NotifyOptions) =>
   Effect.gen(function* () {
     const notice = options.notice === true
     const buttons = !notice && channel.base !== "" && Q.isOpen(q) && q.choices.length > 0 && q.choices.length <= Ntfy.MAX_ACTIONS
-    let tokens: ReadonlyArray<string> | undefined
-    if (buttons) {
-      const secret = yield* Effect.either(channel.secret)
-      if (Either.isLeft(secret)) yield* Effect.logWarning(`notifying without answer buttons: ${secret.left.message}`)
-      else {
-        const expiresAt = Q.deadlineMs(q, channel.fallbackSecs)
-        tokens = q.choices.map((_, index) => AnswerLinks.mint(secret.right, { question: q.id, choices: q.choices, index, expiresAt }))
-      }
-    }
+    const tokens = buttons ? yield* tokensFor(q, channel.secret, channel.fallbackSecs) : undefined
     const msg = Ntfy.message({ question: q, topic: channel.settings.topic, base: channel.base, tokens, notice })
     yield* Ntfy.publish(channel.settings, msg, channel.token)
   }).pipe(
@@ -198,22 +245,63 @@ const publishNtfy = (channel: NtfyChannel, q: Question, options: NotifyOptions) 
     })
   )
 
-export const make = Effect.fn("Notifier.make")(function* (command: ReadonlyArray<string>, url: string, ntfy?: NtfyChannel) {
+/**
+ * Push `q` to every subscription at once. Reached (true) when one phone
+ * took it; false when there was nobody to push to (none subscribed, or
+ * every push service said its subscription is gone: forgotten then, as the
+ * browser dropped it). Fails when every push failed otherwise.
+ */
+const pushAll = (channel: PushChannel, q: Question, options: NotifyOptions): Effect.Effect<boolean, NotifyFailed> =>
+  Effect.gen(function* () {
+    const subscriptions = yield* channel.subscriptions
+    if (subscriptions.length === 0) return false
+    const keys = yield* Effect.mapError(channel.keys, (e) => e.message)
+    const notice = options.notice === true
+    const buttons = !notice && Q.isOpen(q) && q.choices.length > 0 && q.choices.length <= WebPush.MAX_ACTIONS
+    const tokens = buttons ? yield* tokensFor(q, channel.secret, channel.fallbackSecs) : undefined
+    const body = WebPush.payload({ question: q, tokens, notice })
+    const sent = yield* Effect.forEach(
+      subscriptions,
+      (subscription) => Effect.map(WebPush.send({ subscription, body, keys, subject: channel.subject }), (result) => ({ subscription, result })),
+      { concurrency: "unbounded" }
+    )
+    for (const { result, subscription } of sent)
+      if (result._tag === "Gone") {
+        yield* Effect.logInfo(`the push service ${serviceOf(subscription.endpoint)} says a phone's subscription is gone: forgotten`)
+        yield* channel.forget(subscription.id)
+      }
+    const failed = sent.flatMap(({ result }) => (result._tag === "Failed" ? [result.message] : []))
+    if (sent.some(({ result }) => result._tag === "Delivered")) {
+      for (const reason of failed) yield* Effect.logWarning(`one phone's push failed, another's went: ${reason}`)
+      return true
+    }
+    if (failed.length > 0) return yield* Effect.fail(failed.join("; "))
+    return false
+  }).pipe(
+    Effect.provideService(HttpClient.HttpClient, channel.client),
+    Effect.mapError((message) => new NotifyFailed({ message }))
+  )
+
+export const make = Effect.fn("Notifier.make")(function* (command: ReadonlyArray<string>, url: string, ntfy?: NtfyChannel, push?: PushChannel) {
   const argv = yield* makeCommand(command, url)
   const channels = [
     ...(command.length === 0 ? [] : [`the command ${JSON.stringify(command)}`]),
-    ...(ntfy === undefined ? [] : [`ntfy topic ${ntfy.settings.topic} at ${ntfy.settings.server}`])
+    ...(ntfy === undefined ? [] : [`ntfy topic ${ntfy.settings.topic} at ${ntfy.settings.server}`]),
+    ...(push === undefined ? [] : [`Web Push to the phones that pressed "Notify this phone" on ${push.subject}`])
   ]
   const notify = (q: Question, options: NotifyOptions = {}): Effect.Effect<void, NotifyFailed> =>
     Effect.gen(function* () {
-      const attempts = [
-        ...(command.length === 0 ? [] : [argv(q)]),
-        ...(ntfy === undefined ? [] : [publishNtfy(ntfy, q, options)])
+      const attempts: Array<Effect.Effect<boolean, NotifyFailed>> = [
+        ...(command.length === 0 ? [] : [Effect.as(argv(q), true)]),
+        ...(ntfy === undefined ? [] : [Effect.as(publishNtfy(ntfy, q, options), true)]),
+        ...(push === undefined ? [] : [pushAll(push, q, options)])
       ]
       if (attempts.length === 0) return
       const results = yield* Effect.all(attempts.map(Effect.either), { concurrency: "unbounded" })
       const failed = results.filter(Either.isLeft).map((r) => r.left.message)
-      if (failed.length === results.length) return yield* new NotifyFailed({ message: failed.join("; ") })
+      // A channel with nobody on it (no phone subscribed) neither reaches the owner nor fails.
+      const tried = results.filter((r) => Either.isLeft(r) || r.right)
+      if (failed.length > 0 && failed.length === tried.length) return yield* new NotifyFailed({ message: failed.join("; ") })
       for (const reason of failed) yield* Effect.logWarning(`one notification channel failed, the other reached the owner: ${reason}`)
     })
   return { command, configured: channels.length > 0, channels, notify } satisfies NotifierShape

@@ -37,6 +37,8 @@ import * as ChatsApi from "./ChatsApi.js"
 import * as AnswerLinkApi from "./AnswerLinkApi.js"
 import * as ApprovalsApi from "./ApprovalsApi.js"
 import { SavedRules } from "../approvals/SavedRules.js"
+import * as PushApi from "./PushApi.js"
+import * as ServiceWorker from "./ServiceWorker.js"
 import { Agents } from "../agents/Agents.js"
 import { Rosters } from "../agents/AgentRoster.js"
 import { ConductorLog } from "../daemon/ConductorLog.js"
@@ -133,10 +135,22 @@ const services = Live.layer.pipe(
   Layer.provideMerge(Layer.unwrapEffect(Effect.map(QuestionStore, (store) => LeaseIndex.layer(store.root))))
 )
 
-/** Every route, and a JSON 404 for anything else. */
-const app = HttpRouter.toHttpApp(HttpRouter.concatAll(Api.router, AnswerLinkApi.router, RunsApi.router, QueueApi.router, ChatsApi.router, ApprovalsApi.router, PairingApi.router, Page.router)).pipe(
-  Effect.map(Effect.catchTag("RouteNotFound", () => Responses.error(404, "no such page or API route")))
-)
+/** Every route, and a JSON 404 for anything else; Web Push's depend on the page's public address. */
+const app = (publicUrl: string | null) =>
+  HttpRouter.toHttpApp(
+    HttpRouter.concatAll(
+      Api.router,
+      AnswerLinkApi.router,
+      RunsApi.router,
+      QueueApi.router,
+      ChatsApi.router,
+      ApprovalsApi.router,
+      PairingApi.router,
+      PushApi.router(publicUrl),
+      ServiceWorker.router,
+      Page.router
+    )
+  ).pipe(Effect.map(Effect.catchTag("RouteNotFound", () => Responses.error(404, "no such page or API route"))))
 
 /**
  * Start serving the store the environment provides. Runs until the scope
@@ -166,7 +180,7 @@ export const serve = (
       )
     )
     const built = yield* Layer.build(services)
-    const handler = yield* app
+    const handler = yield* app(options.publicUrl ?? null)
     const pairing = reachableBeyondLoopback(binding.address, options.publicUrl)
     // A proxy in front (Tailscale's `serve`) forwards the public name in `Host`.
     const publicHost = publicHostOf(options.publicUrl)

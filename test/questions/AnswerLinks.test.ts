@@ -62,3 +62,23 @@ describe("capability links", () => {
     }).pipe(Effect.provide(NodeFileSystem.layer))
   )
 })
+
+describe("a token's expiry", () => {
+  const HOUR = 3_600_000
+  it("outlives a deadline that is near or already past when the button goes out: a day from sending, and a grace for clocks", () => {
+    // A question with a minute left (or one whose deadline a late announcement finds past) keeps its buttons for a day.
+    expect(AnswerLinks.expiryFor(NOW + 60_000, NOW)).toBe(NOW + 24 * HOUR + AnswerLinks.CLOCK_GRACE_MS)
+    expect(AnswerLinks.expiryFor(NOW - HOUR, NOW)).toBe(NOW + 24 * HOUR + AnswerLinks.CLOCK_GRACE_MS)
+  })
+
+  it("is the deadline, with the grace, when the question waits longer than a day", () => {
+    expect(AnswerLinks.expiryFor(NOW + 72 * HOUR, NOW)).toBe(NOW + 72 * HOUR + AnswerLinks.CLOCK_GRACE_MS)
+  })
+
+  it("still lets a press through after the deadline known at sending moved on (the question is open), and refuses one past the expiry", () => {
+    const expiresAt = AnswerLinks.expiryFor(NOW + 10 * 60_000, NOW)
+    const token = link(0, { expiresAt })
+    expect(reason(token, NOW + 2 * HOUR)).toBe("ok")
+    expect(reason(token, expiresAt)).toBe("expired")
+  })
+})

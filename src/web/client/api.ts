@@ -196,3 +196,25 @@ export const listApprovalRules = () => getJson<{ readonly rules: ReadonlyArray<S
 
 export const removeApprovalRule = (id: string) =>
   send<{ readonly removed: SavedApprovalRule }>(`/api/approvals/rules/${encodeURIComponent(id)}`, {}, "DELETE")
+
+/** A phone's Web Push subscription, as `GET /api/push` lists it. */
+export interface PushSubscriptionView {
+  readonly id: string
+  /** The paired device's name; null on a page that needs no pairing. */
+  readonly device: string | null
+  readonly this_device: boolean
+  /** The push service's host (the endpoint itself is never shown). */
+  readonly service: string
+  readonly created_at: string
+}
+
+export type PushStatus =
+  | { readonly offered: true; readonly public_key: string; readonly subscriptions: ReadonlyArray<PushSubscriptionView> }
+  | { readonly offered: false; readonly reason: string; readonly subscriptions: ReadonlyArray<PushSubscriptionView> }
+
+export const pushStatus = () => getJson<PushStatus>("/api/push")
+
+export const keepPushSubscription = (subscription: { readonly endpoint: string; readonly keys: { readonly p256dh: string; readonly auth: string } }) =>
+  send<{ readonly id: string }>("/api/push/subscriptions", subscription)
+
+export const stopPushSubscription = (id: string) => send<{ readonly stopped: string }>(`/api/push/subscriptions/${encodeURIComponent(id)}`, {}, "DELETE")
