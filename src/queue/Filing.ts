@@ -104,8 +104,9 @@ export const placeRepo = Effect.fn("placeRepo")(function* (given: string, relati
   // configured clone may be reached through a link.
   const real = (path: string) => fs.realPath(path).pipe(Effect.orElseSucceed(() => path))
   const rootReal = yield* real(root)
-  for (const [name, path] of Object.entries(here)) if ((yield* real(path)) === rootReal) return { repo: root, repoName: name } satisfies Placed
-  return { repo: root, repoName: null } satisfies Placed
+  const clones: Record<string, string> = {}
+  for (const [name, path] of Object.entries(here)) clones[name] = yield* real(path)
+  return { repo: root, repoName: T.repoNameOf(rootReal, clones) ?? null } satisfies Placed
 })
 
 /** A repository's name, and which hosts have a clone of it. */
