@@ -22,7 +22,7 @@ const HOSTS = size("HOSTS", 3)
 const RUNS = size("RUNS", 2)
 const sleep = (n) => new Promise((r) => setTimeout(r, n))
 /** One line per turn: its run and the task's first line. Shell, not node: the agent should cost next to nothing. */
-const AGENT = ["sh", "-c", `printf '%s\\t%s\\n' "$MAGI_RUN" "$(head -n1 "$MAGI_PROMPT_FILE")" >> "$FAKE_AGENT_LOG"; echo done`]
+const AGENT = ["sh", "-c", `printf '%s\\t%s\\t%s\\n' "$MAGI_RUN" "$(head -n1 "$MAGI_PROMPT_FILE")" "$PWD" >> "$FAKE_AGENT_LOG"; echo done`]
 
 const server = await startServer()
 onExit(() => server.stop())
@@ -57,7 +57,7 @@ const host = (name, origin, url, log) => {
     join(o.top, "config", "magi", "config.toml"),
     `[host]\nname = "${name}"\nmax_turns = ${RUNS + 2}\n\n[daemon]\nmax_concurrent_runs = ${RUNS}\n\n[repos]\napp = ${JSON.stringify(realpathSync(clone))}\n`
   )
-  return { name, clone, env: { ...o.env, MAGI_STORE_URL: url, FAKE_AGENT_LOG: log } }
+  return { name, top: realpathSync(o.top), clone, env: { ...o.env, MAGI_STORE_URL: url, FAKE_AGENT_LOG: log } }
 }
 
 /** File `TASKS` tasks, start `hosts` loops, wait for the last to be done; the figures. */
@@ -100,7 +100,8 @@ const drain = async (label, hosts) => {
   const duplicates = stored.filter((t) => t.runs.length > 1).length + [...runsSeen.values()].filter((n) => n > 1).length
   const titles = new Set(lines.map((l) => l[1]))
   const lost = stored.filter((t) => t.status !== "done").length + stored.filter((t) => !titles.has(t.title)).length + (TASKS - stored.length)
-  const byHost = all.map((h) => `${h.name} ${(loops[all.indexOf(h)].err().match(/magi serve: done /g) ?? []).length}`)
+  // Which host ran each turn: the worktree it ran in is under that host's folder.
+  const byHost = all.map((h) => `${h.name} ${lines.filter((l) => (l[2] ?? "").startsWith(h.top + "/")).length}`)
   return { seconds, rate: TASKS / seconds, duplicates, lost, byHost }
 }
 

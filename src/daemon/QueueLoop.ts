@@ -197,7 +197,11 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
   const follow = (events: Array<QueueEvent>, t: T.Task) =>
     Effect.gen(function* () {
       const runId = t.runs.at(-1)
-      const loopAlive = Option.isSome(yield* tasks.claimant(t.id))
+      const holder = yield* tasks.claimant(t.id)
+      // Another live loop (another host's, on a shared store) holds it: that
+      // loop settles it and says so; this one would only say it twice.
+      if (Option.isSome(holder) && holder.value !== process.pid) return
+      const loopAlive = Option.isSome(holder)
       const stall = (why: string) =>
         Effect.gen(function* () {
           const after = yield* change(t.id, (fresh) => (fresh.status === "running" && fresh.runs.at(-1) === runId ? Either.getOrElse(T.stall(fresh, why), () => fresh) : fresh))
