@@ -7,8 +7,8 @@
 // starting on alpha (the agent's own log line), MAGI_BENCH_ROUNDS rounds.
 // Also checked: beta never starts a turn of alpha's run.
 //
-// Not measured yet (see docs/hosts.md, "Not yet"): 3 hosts draining N tasks
-// against one, and a page on one host seeing a change made on another.
+// 3 hosts draining N tasks against one: queue-hosts.mjs. Not measured yet: a
+// page on one host seeing a change made on another.
 import { execFileSync, spawn } from "node:child_process"
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"

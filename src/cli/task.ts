@@ -11,6 +11,7 @@ import { Command as PlatformCommand, FileSystem } from "@effect/platform"
 import { Config, Effect, Either, Layer, Option } from "effect"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
+import { Hosts } from "../platform/Hosts.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import { ConductorLog, latestFor } from "../daemon/ConductorLog.js"
@@ -32,7 +33,8 @@ import { readStdinUpTo, writeErr, writeOut } from "./io.js"
  * none of the rest of it).
  */
 export const queueLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>
-  Layer.mergeAll(TaskStore.layer, RunStore.layer, ConductorLog.layer).pipe(
+  // Hosts: a task filed by a repository's name only other hosts have is filed for them.
+  Layer.mergeAll(TaskStore.layer, RunStore.layer, ConductorLog.layer, Hosts.layer).pipe(
     Layer.provideMerge(QuestionStore.layer),
     Layer.provideMerge(Layer.merge(home, MagiConfig.fromFilesOrDefaults(process.cwd(), "the queue"))),
     Layer.provideMerge(LocalContext.layer)
@@ -103,7 +105,7 @@ const describe = (t: T.Task): string =>
   [
     `task ${t.id}  ${t.status}`,
     `  title      ${t.title}`,
-    `  repo       ${t.repo}`,
+    `  repo       ${t.repo_name === null ? t.repo : t.repo_name === t.repo ? `${t.repo_name} (no clone on this host)` : `${t.repo_name} (${t.repo})`}`,
     `  source     ${T.sourceLabel(t.source)}`,
     `  priority   ${t.priority}`,
     `  attempts   ${t.attempts}`,
@@ -140,7 +142,7 @@ const add = Command.make(
     file: Options.text("file").pipe(Options.withPseudoName("FILE"), Options.withDescription("read the instruction from this file (- for stdin)"), Options.optional),
     title: Options.text("title").pipe(Options.withDescription("the title (default: the instruction's first line)"), Options.optional),
     priority: Options.integer("priority").pipe(Options.withPseudoName("N"), Options.withDescription("higher runs first (default 0)"), Options.optional),
-    repo: Options.text("repo").pipe(Options.withPseudoName("DIR"), Options.withDescription("the repository to work in (default: the git root here)"), Options.optional),
+    repo: Options.text("repo").pipe(Options.withPseudoName("NAME|DIR"), Options.withDescription("the repository to work in: a name from [repos] (any host's), or a folder (default: the git root here)"), Options.optional),
     noReview: Options.boolean("no-review").pipe(
       Options.withDescription("file a --file that fails the task-file review (title, completion criteria) anyway")
     ),

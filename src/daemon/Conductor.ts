@@ -18,7 +18,7 @@
  * records are in PostgreSQL.
  */
 import { FileSystem } from "@effect/platform"
-import { Clock, Context, Duration, Effect, Either, Layer, Option, Random, Ref } from "effect"
+import { Clock, Context, Duration, Effect, Either, Layer, Option, Random, Ref, Schedule } from "effect"
 import * as NodePath from "node:path"
 import { Rosters } from "../agents/AgentRoster.js"
 import { Agents, newSeat, type SeatState } from "../agents/Agents.js"
@@ -33,6 +33,8 @@ import { TaskStore } from "../queue/TaskStore.js"
 import { RunStore, type Run } from "../runs/Runs.js"
 import { git } from "../runs/Worktree.js"
 import { CommandExecutor } from "@effect/platform"
+import * as Claims from "../platform/Claims.js"
+import * as StoreBackend from "../platform/StoreBackend.js"
 import * as D from "./ConductorDecide.js"
 import { ConductorLog, type DecisionRecord } from "./ConductorLog.js"
 import { parseVerdict, type Decision } from "./ConductorVerdict.js"
@@ -43,6 +45,18 @@ export const CONDUCTOR_TURN_TIMEOUT = Duration.seconds(300)
 
 export const conductDir = (home: { readonly dir: string }) => NodePath.join(home.dir, "conduct")
 export const seatPath = (home: { readonly dir: string }) => NodePath.join(conductDir(home), "seat.json")
+
+/**
+ * The conductor is one per installation: the host whose loop holds this
+ * claim conducts, the others' cycles do nothing. Two minutes, as a task's
+ * claim: a host that went away hands it on within minutes; one that died on
+ * this machine, at once (its pid).
+ */
+export const CONDUCTOR_CLAIM = { ttl: Duration.minutes(2) } as const
+/** Renewed this often while a turn runs (a turn may take `CONDUCTOR_TURN_TIMEOUT`, longer than the claim). */
+export const CONDUCTOR_CLAIM_RENEW = Duration.seconds(20)
+/** The claim's key, under the `conduct` folder (`<home>/conduct/conductor.claim`, or a row). */
+const CONDUCTOR_KEY = "conductor"
 
 /** The branch a task's own run left with commits ahead of its base, if one did. */
 export type SurvivingBranch = (run: Run) => Effect.Effect<Option.Option<{ readonly branch: string; readonly head: string }>>
@@ -77,7 +91,7 @@ export interface ConductorShape {
 export class Conductor extends Context.Tag("magi/Conductor")<Conductor, ConductorShape>() {
   /** The conductor, its decisions logged on the configured backend. */
   static layer = (options: ConductorOptions = {}) =>
-    Layer.effect(Conductor, Effect.suspend(() => make(options))).pipe(Layer.provide(ConductorLog.layer))
+    Layer.scoped(Conductor, Effect.suspend(() => make(options))).pipe(Layer.provide(Layer.merge(ConductorLog.layer, StoreBackend.StoreBackend.layer)))
   /** No conductor at all (tests of the loop alone, embedding). */
   static off = Layer.succeed(Conductor, { cycle: Effect.succeed([]), busy: Effect.succeed(false) })
 }
@@ -108,6 +122,43 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
   const dir = conductDir(home)
   const nowDate = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
   const withFs = <A, E>(e: Effect.Effect<A, E, FileSystem.FileSystem>) => Effect.provideService(e, FileSystem.FileSystem, fs)
+
+  // -- one conductor across hosts ----------------------------------------------------
+
+  const backend = yield* Effect.serviceOption(StoreBackend.StoreBackend)
+  const claims = Option.isNone(backend)
+    ? Option.none<Claims.ClaimsShape>()
+    : Option.some(yield* withFs(StoreBackend.claims("conduct", ".claim").pipe(Effect.provideService(StoreBackend.StoreBackend, backend.value))))
+  const held = yield* Ref.make(Option.none<Claims.Claim>())
+  // An orderly stop hands the conductor on at once, not after the claim's ttl.
+  yield* Effect.addFinalizer(() =>
+    Effect.flatMap(Ref.get(held), (mine) => (Option.isSome(claims) && Option.isSome(mine) ? claims.value.release(mine.value) : Effect.void))
+  )
+
+  /** Does this host conduct now? It keeps the claim it has, or takes it when free; a live holder elsewhere keeps it. */
+  const mayConduct = Effect.gen(function* () {
+    if (Option.isNone(claims)) return true
+    const mine = yield* Ref.get(held)
+    if (Option.isSome(mine)) {
+      if (yield* claims.value.renew(mine.value)) return true
+      yield* Ref.set(held, Option.none())
+      yield* Effect.logWarning("conductor: another host took the conductor's claim over while this one was not renewing it; it conducts now")
+    }
+    const got = yield* claims.value.acquire(CONDUCTOR_KEY, CONDUCTOR_CLAIM, { host: config.hostName })
+    if (Either.isLeft(got)) return false
+    yield* Ref.set(held, Option.some(got.right))
+    yield* Effect.logInfo(`conductor: this host (${config.hostName}) conducts`)
+    return true
+  }).pipe(Effect.catchAll((e) => Effect.as(Effect.logWarning(`conductor: could not read the conductor's claim (${e.message}); this cycle changes nothing`), false)))
+
+  /** Keep the claim fresh while `effect` (a turn) runs. */
+  const keepingClaim = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.gen(function* () {
+      const mine = yield* Ref.get(held)
+      if (Option.isNone(claims) || Option.isNone(mine)) return yield* effect
+      const renew = claims.value.renew(mine.value).pipe(Effect.ignore)
+      return yield* Effect.scoped(Effect.zipRight(Effect.forkScoped(Effect.repeat(renew, Schedule.spaced(CONDUCTOR_CLAIM_RENEW)).pipe(Effect.delay(CONDUCTOR_CLAIM_RENEW))), effect))
+    })
 
   const loadSeat = fs.readFileString(seatPath(home)).pipe(
     Effect.map((text) => SeatFile(JSON.parse(text))),
@@ -247,7 +298,13 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
       const lines: string[] = []
       const say = (line: string) => Effect.zipRight(Effect.logInfo(`conductor: ${line}`), Effect.sync(() => lines.push(line)))
       const shown = [...lists.runnable, ...lists.stalled, ...lists.finished]
-      const repo = shown[0]!.repo
+      // Its turn runs in a clone this host has (tasks named by repository
+      // may be for others' clones only).
+      const repo = shown.map((t) => T.repoHere(t, config.repos)).find((r) => r !== undefined)
+      if (repo === undefined) {
+        yield* say("none of the tasks it would look at is in a repository this host has a clone of; this cycle changes nothing")
+        return lines
+      }
       const roster = yield* Effect.either(rosters.forRepo(repo))
       const spec = Either.isRight(roster) ? roster.right.get(config.conductor!) : Option.none()
       if (Option.isNone(spec)) {
@@ -323,6 +380,7 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
 
   const cycle = Effect.gen(function* () {
     if (options.disabled === true || config.conductor === null) return [] as ReadonlyArray<string>
+    if (!(yield* mayConduct)) return [] as ReadonlyArray<string>
     const all = yield* tasks.list.pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<T.Task>))
     yield* abandonOrphans(all)
     const stalledIds = new Set<string>()
@@ -334,7 +392,7 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
     // Set before the call: a failed turn is not retried until something changes.
     yield* Ref.set(lastSeen, snapshot)
     yield* Ref.set(inTurn, true)
-    return yield* turnOf(lists).pipe(Effect.ensuring(Ref.set(inTurn, false)))
+    return yield* keepingClaim(turnOf(lists)).pipe(Effect.ensuring(Ref.set(inTurn, false)))
   }).pipe(Effect.catchAllCause((c) => Effect.as(Effect.logWarning(`conductor: the cycle failed and changes nothing: ${c}`), [] as ReadonlyArray<string>)))
 
   return { cycle, busy: Ref.get(inTurn) } satisfies ConductorShape

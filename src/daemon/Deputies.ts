@@ -20,6 +20,7 @@ import * as StoreBackend from "../platform/StoreBackend.js"
 import * as Lease from "../questions/Lease.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
+import * as T from "../queue/Task.js"
 import { TaskStore } from "../queue/TaskStore.js"
 import { beating } from "../runs/RunTurns.js"
 import { conductDir } from "./Conductor.js"
@@ -127,7 +128,7 @@ export const make = Effect.gen(function* () {
   const run = (q: Q.Question, starts: number) =>
     Effect.gen(function* () {
       const task = yield* tasks.get(q.run).pipe(Effect.option)
-      const repo = Option.match(task, { onNone: () => home.dir, onSome: (t) => t.repo })
+      const repo = Option.match(task, { onNone: () => home.dir, onSome: (t) => T.repoHere(t, config.repos) ?? home.dir })
       const roster = yield* rosters.forRepo(repo)
       const spec = roster.get(config.conductor ?? "")
       if (Option.isNone(spec)) return yield* Effect.logWarning(`deputy for ${Q.shortId(q.id)}: [roles] conductor names no agent of the roster for ${repo}`)

@@ -11,6 +11,13 @@
  * waiter carries the answer to it, and a later tick settles the task by the
  * same rules once that delivery has ended the run.
  *
+ * Across hosts sharing one PostgreSQL store, each host's loop is one of
+ * several working one queue: it starts only tasks whose repository it has
+ * (`[repos]` by name, or a task's folder), within its own
+ * `max_concurrent_runs`, and a task's claim (`Claims`, one row every host
+ * sees) makes exactly one of them run it. A task whose loop died is
+ * noticed by any loop (its claim goes stale) and follows the attempts rule.
+ *
  * All state that matters is on disk (tasks, claims, runs); the loop's own
  * memory is which turns it has in flight and which agents are resting after
  * a usage limit, so a restarted loop picks up where the last one stopped.
@@ -190,7 +197,11 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
   const follow = (events: Array<QueueEvent>, t: T.Task) =>
     Effect.gen(function* () {
       const runId = t.runs.at(-1)
-      const loopAlive = Option.isSome(yield* tasks.claimant(t.id))
+      const holder = yield* tasks.claimant(t.id)
+      // Another live loop (another host's, on a shared store) holds it: that
+      // loop settles it and says so; this one would only say it twice.
+      if (Option.isSome(holder) && holder.value !== process.pid) return
+      const loopAlive = Option.isSome(holder)
       const stall = (why: string) =>
         Effect.gen(function* () {
           const after = yield* change(t.id, (fresh) => (fresh.status === "running" && fresh.runs.at(-1) === runId ? Either.getOrElse(T.stall(fresh, why), () => fresh) : fresh))
@@ -281,21 +292,24 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
   /** Try to start `t`; true when it started. `agents` remembers each repo's implementer for this tick. */
   const startOne = (events: Array<QueueEvent>, t: T.Task, agents: Map<string, Either.Either<AgentSpec, string>>) =>
     Effect.gen(function* () {
-      const known = agents.get(t.repo)
-      const agent = known ?? (yield* implementerFor(t.repo))
-      agents.set(t.repo, agent)
+      const repo = T.repoHere(t, config.repos)
+      // Filed by a name this host has no clone of: another host's to run.
+      if (repo === undefined) return false
+      const known = agents.get(repo)
+      const agent = known ?? (yield* implementerFor(repo))
+      agents.set(repo, agent)
       if (Either.isLeft(agent)) return yield* Effect.as(holdForOwner(events, t, agent.left), false)
       const until = (yield* Ref.get(restingUntil)).get(agent.right.id)
       if (until !== undefined && until > (yield* nowMs)) return false
       if (!(yield* tasks.claim(t.id))) return false
       const fresh = yield* Effect.either(tasks.get(t.id))
       if (Either.isLeft(fresh) || !T.runnable(fresh.right)) return yield* Effect.as(tasks.unclaim(t.id), false)
-      return yield* begin(events, fresh.right, agent.right)
+      return yield* begin(events, fresh.right, agent.right, repo)
     }).pipe(Effect.catchAll((e) => Effect.as(Effect.logWarning(`queue: could not start task ${T.shortId(t.id)}: ${e.message}`), false)))
 
-  const begin = (events: Array<QueueEvent>, t: T.Task, agent: AgentSpec) =>
+  const begin = (events: Array<QueueEvent>, t: T.Task, agent: AgentSpec, repo: string) =>
     Effect.gen(function* () {
-      const made = yield* Effect.either(driver.create(t.instruction, agent, t.repo))
+      const made = yield* Effect.either(driver.create(t.instruction, agent, repo))
       if (Either.isLeft(made)) {
         yield* tasks.unclaim(t.id)
         yield* holdForOwner(events, t, `a run cannot be set up: ${made.left.message}`)
@@ -367,7 +381,10 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
     const agents = new Map<string, Either.Either<AgentSpec, string>>()
     for (;;) {
       if ((yield* Ref.get(inFlight)).size >= config.maxConcurrentRuns) break
-      const next = T.nextRunnable(all.filter((t) => !tried.has(t.id)))
+      // Only tasks for repositories this host has a clone of: the rest are
+      // left to the hosts that do (each claims before it starts, so of
+      // several hosts reaching for one task exactly one runs it).
+      const next = T.nextRunnable(all.filter((t) => !tried.has(t.id) && T.repoHere(t, config.repos) !== undefined))
       if (next === undefined) break
       tried.add(next.id)
       yield* startOne(events, next, agents)

@@ -6,6 +6,8 @@
 import { FileSystem } from "@effect/platform"
 import { Data, Effect, Either, Option } from "effect"
 import * as NodePath from "node:path"
+import { Hosts } from "../platform/Hosts.js"
+import { defaults, MagiConfig } from "../platform/MagiConfig.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { git } from "../runs/Worktree.js"
 import * as T from "./Task.js"
@@ -18,8 +20,13 @@ export interface NewWork {
   readonly instruction: string
   readonly title?: string | undefined
   readonly priority?: number | undefined
-  /** An absolute directory inside a git repository; the task's repo is its root. */
+  /**
+   * A repository's name (`[repos]`, on this host or any other), or a
+   * directory inside a git repository (the task's repo is its root).
+   */
   readonly repo: string
+  /** Whether `repo` may be a folder relative to this process's directory (the CLI), or only absolute (the page: the server's directory means nothing to a phone). */
+  readonly relativeFolders?: boolean | undefined
   /** Task or question ids (any unique prefix or suffix) to wait on first. */
   readonly after?: ReadonlyArray<string>
   readonly source: T.TaskSource
@@ -46,6 +53,79 @@ export const repoOf = Effect.fn("repoOf")(function* (dir: string) {
           message: `${abs} is not inside a git repository; a task runs in a worktree of one, so give --repo DIR (or file it from inside the repository)`
         })
     )
+  )
+})
+
+/** Where filed work runs: a folder, and the repository's name when `[repos]` names it. */
+export interface Placed {
+  readonly repo: string
+  readonly repoName: string | null
+}
+
+/** A name as `[repos]` spells one: no slash, so never mistaken for a folder path. */
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/
+
+/**
+ * Place work given `given`, a repository's name or a folder:
+ *
+ * - a name this host's `[repos]` has: its clone here, by that name;
+ * - a folder (as today): its git root, recording the name when `[repos]`
+ *   names that clone, so any host with the repository may run it;
+ * - a name only other hosts have (their registered `[repos]`): filed by
+ *   name, for them to run; this host keeps none of its folder;
+ * - anything else: refused, naming the names that are known, when any are.
+ *
+ * With no `[repos]` anywhere, it is a folder exactly as before hosts.
+ */
+export const placeRepo = Effect.fn("placeRepo")(function* (given: string, relativeFolders = true) {
+  const fs = yield* FileSystem.FileSystem
+  const config = Option.getOrElse(yield* Effect.serviceOption(MagiConfig), () => defaults)
+  const here = config.repos
+  if (NAME.test(given) && Object.hasOwn(here, given)) return { repo: here[given]!, repoName: given } satisfies Placed
+  const abs = NodePath.resolve(given)
+  const isFolder = (relativeFolders || NodePath.isAbsolute(given)) && (yield* fs.exists(abs).pipe(Effect.orElseSucceed(() => false)))
+  if (!isFolder && NAME.test(given)) {
+    const hosts = yield* Effect.serviceOption(Hosts)
+    const elsewhere = Option.isNone(hosts) ? [] : yield* hosts.value.list.pipe(Effect.orElseSucceed(() => []))
+    if (elsewhere.some((h) => h.repos.includes(given))) return { repo: given, repoName: given } satisfies Placed
+    const known = [
+      ...Object.keys(here).map((n) => `${n} (here)`),
+      ...elsewhere.flatMap((h) => h.repos.filter((n) => !Object.hasOwn(here, n)).map((n) => `${n} (on ${h.name})`))
+    ]
+    if (known.length > 0)
+      return yield* new FilingRefused({
+        message: `no host has a repository named \`${given}\` (known: ${[...new Set(known)].sort().join(", ")}); name one of those, or give a folder inside a git repository`
+      })
+  }
+  if (!relativeFolders && !NodePath.isAbsolute(given))
+    return yield* new FilingRefused({ message: `repo must be a repository's name ([repos]) or an absolute path, not \`${given}\`` })
+  const root = yield* repoOf(given)
+  // Compared as the disk sees them: git answers with the real path, and a
+  // configured clone may be reached through a link.
+  const real = (path: string) => fs.realPath(path).pipe(Effect.orElseSucceed(() => path))
+  const rootReal = yield* real(root)
+  const clones: Record<string, string> = {}
+  for (const [name, path] of Object.entries(here)) clones[name] = yield* real(path)
+  return { repo: root, repoName: T.repoNameOf(rootReal, clones) ?? null } satisfies Placed
+})
+
+/** A repository's name, and which hosts have a clone of it. */
+export interface RepoName {
+  readonly name: string
+  /** This host has a clone of it. */
+  readonly here: boolean
+  /** The registered hosts that have one (this host among them once it registered). */
+  readonly hosts: ReadonlyArray<string>
+}
+
+/** Every repository name known: this host's `[repos]` and every registered host's, by name. */
+export const knownRepoNames = Effect.gen(function* () {
+  const config = Option.getOrElse(yield* Effect.serviceOption(MagiConfig), () => defaults)
+  const hosts = yield* Effect.serviceOption(Hosts)
+  const seen = Option.isNone(hosts) ? [] : yield* hosts.value.list.pipe(Effect.orElseSucceed(() => []))
+  const names = new Set([...Object.keys(config.repos), ...seen.flatMap((h) => h.repos)])
+  return [...names].sort().map(
+    (name): RepoName => ({ name, here: Object.hasOwn(config.repos, name), hosts: seen.filter((h) => h.repos.includes(name)).map((h) => h.name) })
   )
 })
 
@@ -90,7 +170,7 @@ export const fileWorkSaying = Effect.fn("fileWork")(function* (work: NewWork) {
     return yield* new FilingRefused({ message: `a title is at most ${T.GIVEN_TITLE_MAX} characters; the instruction carries the rest` })
   if (work.priority !== undefined && !Number.isSafeInteger(work.priority))
     return yield* new FilingRefused({ message: `a priority is a whole number, not ${work.priority}` })
-  const repo = yield* repoOf(work.repo)
+  const placed = yield* placeRepo(work.repo, work.relativeFolders ?? true)
   const named: Blocker[] = []
   for (const wanted of work.after ?? []) named.push(yield* resolveBlocker(wanted))
   const all = named.length === 0 ? [] : yield* tasks.list.pipe(Effect.mapError((e) => new FilingRefused({ message: e.message })))
@@ -107,7 +187,7 @@ export const fileWorkSaying = Effect.fn("fileWork")(function* (work: NewWork) {
   const ids = [...new Set(blockers.map((b) => b.id))]
   const reason = blockers.map((b) => `${b.kind} ${T.shortId(b.id)}`).join(", ")
   const task = yield* tasks
-    .add({ instruction: work.instruction, title: work.title, priority: work.priority, repo, source: work.source }, (t) => {
+    .add({ instruction: work.instruction, title: work.title, priority: work.priority, repo: placed.repo, repoName: placed.repoName, source: work.source }, (t) => {
       if (ids.length === 0) return Either.right(t)
       // A fresh task cannot be waited on yet; the check stands here so the
       // rule lives where blockers are added, whoever adds them next.

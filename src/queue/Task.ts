@@ -71,8 +71,19 @@ export const Task = Schema.Struct({
   title: Schema.String,
   /** What the agent is told, verbatim. */
   instruction: Schema.String,
-  /** The repository the work happens in (a run branches off its checkout). */
+  /**
+   * The repository the work happens in (a run branches off its checkout):
+   * its folder on the host that filed it, or, filed by a name that host
+   * has no clone of, the name.
+   */
   repo: Schema.String,
+  /**
+   * The repository's name (`[repos]`), the same on every host: each host
+   * runs the task in its own clone of that name, and a host without one
+   * leaves it to the others. Null for a task filed by folder only (no
+   * `[repos]` entry names it), which runs at `repo` as before hosts.
+   */
+  repo_name: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
   source: Schema.optionalWith(TaskSource, { default: () => HUMAN }),
   /** Higher runs first; ties go to the older task. */
   priority: Schema.optionalWith(Schema.Number, { default: () => 0 }),
@@ -122,6 +133,8 @@ export interface NewTask {
   readonly id: string
   readonly instruction: string
   readonly repo: string
+  /** The repository's name (`[repos]`), when it has one. */
+  readonly repoName?: string | null | undefined
   readonly now: Date
   readonly title?: string | undefined
   readonly priority?: number | undefined
@@ -135,6 +148,7 @@ export const make = (input: NewTask): Task => ({
   title: input.title !== undefined && input.title.trim() !== "" ? input.title.trim() : titleFrom(input.instruction),
   instruction: input.instruction,
   repo: input.repo,
+  repo_name: input.repoName ?? null,
   source: input.source ?? HUMAN,
   priority: input.priority ?? 0,
   status: "queued",
@@ -187,6 +201,7 @@ const complete = (raw: Raw): boolean =>
   str(raw.title) &&
   str(raw.instruction) &&
   str(raw.repo) &&
+  strOrNull(raw.repo_name) &&
   sourceOk(raw.source) &&
   typeof raw.priority === "number" &&
   STATUSES.has(raw.status) &&
@@ -240,6 +255,21 @@ export const instructionTooLong = (instruction: string): string | undefined => {
     ? `the instruction is ${bytes} bytes, over magi's cap of ${INSTRUCTION_MAX_BYTES} bytes for a task; put the long part in a file in the repository and point the task at it`
     : undefined
 }
+
+/**
+ * The folder a task runs in on a host whose clones are `repos` (`[repos]`):
+ * that host's clone of its named repository, or its folder when it was filed
+ * by folder only; undefined when it names a repository this host lacks.
+ */
+export const repoHere = (t: Pick<Task, "repo" | "repo_name">, repos: Readonly<Record<string, string>>): string | undefined =>
+  t.repo_name === null ? t.repo : Object.hasOwn(repos, t.repo_name) ? repos[t.repo_name] : undefined
+
+/** The name of the repository at `root` in `repos` (`[repos]`), if one names it. */
+export const repoNameOf = (root: string, repos: Readonly<Record<string, string>>): string | undefined =>
+  Object.entries(repos).find(([, path]) => path === root)?.[0]
+
+/** How a task's repository reads to a person: its name, else its folder. */
+export const repoLabel = (t: Pick<Task, "repo" | "repo_name">): string => t.repo_name ?? t.repo
 
 /** Can the loop start it? Queued, or failed with attempts left. */
 export const runnable = (t: Task): boolean => t.status === "queued" || t.status === "failed"

@@ -10,11 +10,10 @@
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect, Either, Option, Schema } from "effect"
-import * as NodePath from "node:path"
 import * as T from "../queue/Task.js"
 import type { Task } from "../queue/Task.js"
 import { TaskNotFound, TaskStore } from "../queue/TaskStore.js"
-import { FilingRefused, fileWork } from "../queue/Filing.js"
+import { FilingRefused, fileWork, knownRepoNames } from "../queue/Filing.js"
 import { type BadBody, type BodyTooLarge, bodyAs, failure as bodyFailure } from "./Api.js"
 import { QueueFeed } from "./QueueFeed.js"
 import * as Responses from "./Responses.js"
@@ -94,7 +93,7 @@ const repoFor = (given: string | undefined) =>
         new BadTask("magi web was not started inside a git repository, so a task needs a `repo`: one of GET /api/repos, or any repository's path")
       )
     }
-    if (!NodePath.isAbsolute(given)) return yield* Effect.fail(new BadTask(`repo must be an absolute path, not \`${given}\``))
+    // A repository's name, or an absolute folder: filing places either (`placeRepo`).
     return given
   })
 
@@ -132,6 +131,7 @@ const add = Effect.gen(function* () {
     title: given.title,
     priority: given.priority,
     repo: yield* repoFor(given.repo),
+    relativeFolders: false,
     // Filed from the phone: the owner's own work.
     source: T.HUMAN
   })
@@ -157,7 +157,8 @@ const repos = Effect.gen(function* () {
   const feed = yield* QueueFeed
   const seen = yield* feed.repos
   const current = Option.getOrNull(feed.startedIn)
-  return Responses.json({ current, repos: current === null || seen.includes(current) ? seen : [current, ...seen] })
+  // `names`: the repositories by the name every host knows them by (`[repos]`), offered first.
+  return Responses.json({ current, repos: current === null || seen.includes(current) ? seen : [current, ...seen], names: yield* knownRepoNames })
 }).pipe(Effect.catchAll(failure))
 
 /** Every decision the conductor recorded, newest first, for a Conductor view. */

@@ -269,7 +269,8 @@ export class QueueFeed extends Context.Tag("magi/web/QueueFeed")<
       const repos = Effect.gen(function* () {
         const used = new Map<string, string>()
         const seen = (repo: string, at: string) => {
-          if (repo !== "" && (used.get(repo) ?? "") < at) used.set(repo, at)
+          // Folders only: a task filed by a name this host has no clone of keeps the name there, offered as a name.
+          if (repo.startsWith("/") && (used.get(repo) ?? "") < at) used.set(repo, at)
         }
         for (const t of yield* store.list) seen(t.repo, t.created_at)
         for (const r of yield* runs.all) seen(r.repo, r.created_at)

@@ -54,6 +54,14 @@ const benches: ReadonlyArray<Bench> = [
     env: { MAGI_BENCH_ROUNDS: "1" },
     prints: [/hosts: answer on beta → seat resumed on alpha, over 1 rounds: median [\d.]+ ms/, /hosts: turns started by beta for alpha's runs: 0; resumed turns: 1 of 1/]
   },
+  {
+    name: "queue-hosts",
+    env: { MAGI_BENCH_TASKS: "6", MAGI_BENCH_HOSTS: "2", MAGI_BENCH_RUNS: "1" },
+    prints: [
+      /queue-hosts: 1 host drained 6 tasks in [\d.]+ s \([\d.]+ tasks\/s\); duplicates 0, lost 0/,
+      /queue-hosts: 2 hosts drained 6 tasks in [\d.]+ s \([\d.]+ tasks\/s, [\d.]+x one host\); duplicates 0, lost 0/
+    ]
+  },
   { name: "list", env: { MAGI_BENCH_QUESTIONS: "200", MAGI_BENCH_RUNS: "2" }, prints: [/list of 200 questions \(100 open\): magi answer --list median [\d.]+ ms wall \(the first run moves the settled ones, [\d.]+ ms\); in-process list first [\d.]+ ms/] },
   {
     name: "one-tap",

@@ -374,7 +374,7 @@ describe("reading a stored task", () => {
         // Kinds of value the field legitimately takes are not wrong.
         if (typeof bad === typeof value && !Array.isArray(bad) && bad !== null && typeof bad !== "object") continue
         if (bad === null && ["last_error", "hold_reason", "hold_source", "block_reason", "blocked_from", "review_branch"].includes(field)) continue
-        if (typeof bad === "string" && ["last_error", "hold_reason", "block_reason", "review_branch"].includes(field)) continue
+        if (typeof bad === "string" && ["last_error", "hold_reason", "block_reason", "review_branch", "repo_name"].includes(field)) continue
         if (typeof bad === "number" && ["schema", "priority", "attempts"].includes(field)) continue
         if (Array.isArray(bad) && ["runs", "blocked_by"].includes(field)) continue
         expect(Either.isLeft(T.decode(stored({ [field]: bad }), "x.json")), `${field} = ${JSON.stringify(bad)}`).toBe(true)
@@ -385,5 +385,39 @@ describe("reading a stored task", () => {
     expect(refusal(T.decode(stored({ status: "paused" }), "x.json"))).toContain("not a task magi can read")
     expect(refusal(T.decode(stored({ source: { kind: "robot" } }), "x.json"))).toContain("not a task magi can read")
     expect(refusal(T.decode("{", "x.json"))).toContain("not valid JSON")
+  })
+})
+
+describe("where a task runs, host by host", () => {
+  const repos = { app: "/srv/src/app", lib: "/srv/src/lib" }
+
+  it("runs a task named by repository in each host's own clone of that name, and nowhere without one", () => {
+    const named = task({ repo: "/home/me/app", repo_name: "app" })
+    expect(T.repoHere(named, repos)).toBe("/srv/src/app")
+    expect(T.repoHere(named, { lib: "/srv/src/lib" })).toBeUndefined()
+    expect(T.repoHere(named, {})).toBeUndefined()
+  })
+
+  it("runs a task filed by folder alone at that folder, as before hosts", () => {
+    expect(T.repoHere(task({ repo: "/r" }), repos)).toBe("/r")
+    expect(T.repoHere(task({ repo: "/r" }), {})).toBe("/r")
+  })
+
+  it("does not take a name inherited from Object for a repository", () => {
+    expect(T.repoHere(task({ repo: "constructor", repo_name: "constructor" }), repos)).toBeUndefined()
+  })
+
+  it("names the clone a folder is, and reads as its name when it has one", () => {
+    expect(T.repoNameOf("/srv/src/lib", repos)).toBe("lib")
+    expect(T.repoNameOf("/elsewhere", repos)).toBeUndefined()
+    expect(T.repoLabel(task({ repo: "/srv/src/app", repo_name: "app" }))).toBe("app")
+    expect(T.repoLabel(task({ repo: "/r" }))).toBe("/r")
+  })
+
+  it("reads a task stored before repositories had names, with none", () => {
+    const { repo_name: _, ...older } = task()
+    const read = T.decode(JSON.stringify(older), "older.json")
+    expect(Either.getOrThrow(read).repo_name).toBeNull()
+    expect(Either.getOrThrow(T.decode(T.encode(task({ repo_name: "app" })), "new.json")).repo_name).toBe("app")
   })
 })

@@ -99,7 +99,7 @@ describe("filing a task from the phone", () => {
       const reply = await postJson(`${own.url}/api/queue`, { instruction: "Do it" })
       expect(reply.status).toBe(400)
       expect(reply.json().error).toContain("not started inside a git repository")
-      expect((await request(`${own.url}/api/repos`)).json()).toEqual({ current: null, repos: [] })
+      expect((await request(`${own.url}/api/repos`)).json()).toEqual({ current: null, repos: [], names: [] })
     } finally {
       await own.stop()
     }
@@ -300,7 +300,7 @@ describe("GET /api/repos", () => {
     try {
       seedRun(own.home, sampleRun("20260101-000000-b001", { repo: "/old/run-repo", created_at: "2026-01-01T00:00:00Z" }))
       await file(own.home, { instruction: "x", repo: "/task/repo" })
-      expect((await request(`${own.url}/api/repos`)).json()).toEqual({ current: repo, repos: [repo, "/task/repo", "/old/run-repo"] })
+      expect((await request(`${own.url}/api/repos`)).json()).toEqual({ current: repo, repos: [repo, "/task/repo", "/old/run-repo"], names: [] })
     } finally {
       await own.stop()
     }

@@ -146,8 +146,17 @@ export const moveTask = (id: string, move: TaskMove, body: unknown = {}, keepali
 
 export const removeTask = (id: string) => send<TaskView>(`/api/queue/${encodeURIComponent(id)}`, {}, "DELETE")
 
-/** Where a task can go: the repository magi web runs in, and every one this home has used. */
-export const listRepos = () => getJson<{ current: string | null; repos: ReadonlyArray<string> }>("/api/repos")
+/**
+ * Where a task can go: the repositories by name (`[repos]` of this host and
+ * every registered one), the repository magi web runs in, and every one this
+ * home has used.
+ */
+export const listRepos = () =>
+  getJson<{
+    current: string | null
+    repos: ReadonlyArray<string>
+    names?: ReadonlyArray<{ readonly name: string; readonly here: boolean; readonly hosts: ReadonlyArray<string> }>
+  }>("/api/repos")
 
 export const answer = (id: string, given: { readonly choice: string } | { readonly text: string }, options: { readonly keepalive?: boolean } = {}) =>
   send<QuestionView>(path(id, "answer"), given, "POST", options.keepalive ?? false)

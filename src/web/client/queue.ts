@@ -445,7 +445,7 @@ export const queueView = (): View => {
         el("span", { class: "short" }, short(t.id))
       ),
       el("h3", { class: "summary" }, t.title),
-      el("p", { class: "who" }, `${sourceLabel(t)} · ${basename(t.repo)}`),
+      el("p", { class: "who" }, `${sourceLabel(t)} · ${t.repo_name ?? basename(t.repo)}`),
       notice === undefined ? null : el("p", { class: `notice ${notice.kind}`, attrs: { role: "status" } }, notice.text),
       t.status === "held"
         ? el(
@@ -574,15 +574,24 @@ export const queueView = (): View => {
 
   const loadRepos = () =>
     Api.listRepos().then(
-      ({ current, repos }) => {
+      ({ current, repos, names = [] }) => {
         reposLoaded = true
         const chosen = repo.value
+        // By name first (any host with a clone runs it), then by folder.
+        const byName = names.map((n) =>
+          el(
+            "option",
+            { attrs: { value: n.name, selected: chosen === n.name } },
+            n.here || n.hosts.length === 0 ? n.name : `${n.name} (on ${n.hosts.join(", ")})`
+          )
+        )
         repo.replaceChildren(
+          ...byName,
           ...repos.map((r) =>
             el("option", { attrs: { value: r, selected: chosen === "" ? r === current : r === chosen } }, r === current ? `${basename(r)} (here)` : basename(r))
           )
         )
-        repo.disabled = repos.length === 0
+        repo.disabled = repos.length === 0 && names.length === 0
       },
       () => {
         reposLoaded = false
