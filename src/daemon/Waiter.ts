@@ -289,6 +289,8 @@ export const make = Effect.fn("Waiter.make")(function* () {
           // The owner is waiting on this one: it goes before tasks and the
           // conductor when the host's turns are all taken.
           Effect.locally(TurnSlots.priority, "resume"),
+          // Shown on the question's card while it waits for room ("queued behind 3 turns").
+          Effect.locally(TurnSlots.question, q.id),
           Effect.either
         )
         // Another process started a turn on the seat since it was looked
