@@ -140,7 +140,9 @@ export class Live extends Context.Tag("magi/web/Live")<
         queue: tasks.revision,
         chats: chats.revision,
         hosts: hostsNow
-      })
+        // Read side by side: on PostgreSQL each is a round trip, and a change
+        // from another host reaches open pages once all are in.
+      }, { concurrency: "unbounded" })
       const last = yield* Ref.make({
         revisions: yield* revisionsNow,
         holders: yield* snapshots.holders,
