@@ -141,7 +141,11 @@ export const claim = (
       Effect.map(Option.some),
       Effect.catchTag("NotYours", () => Effect.succeed(Option.none<Announcement>()))
     )
-  })
+  }).pipe(
+    // A connection lost mid-transaction can surface as a defect of the
+    // driver: still only "the store could not say", never a crash of the ask.
+    Effect.catchAllDefect((defect) => Effect.fail(new AnnouncementError({ message: `the store failed: ${String(defect)}`, cause: defect })))
+  )
 
 /** Record how the claimed attempt ended, unless another process has taken the announcement over since. Best effort. */
 export const finish = (
@@ -155,4 +159,4 @@ export const finish = (
     yield* records.update(claimed.question, (current) =>
       current.token === claimed.token ? Either.right({ ...current, state, reason, at }) : Either.left(new NotYours())
     )
-  }).pipe(Effect.catchAll((e) => Effect.logDebug(`could not record the announcement of ${claimed.question}: ${"message" in e ? e.message : "taken over"}`)))
+  }).pipe(Effect.catchAllCause((cause) => Effect.logDebug(`could not record the announcement of ${claimed.question}`, cause)))

@@ -32,6 +32,13 @@ import * as NodeOs from "node:os"
  */
 export const POLL = Duration.seconds(3)
 
+/**
+ * How long the asker waits on the store to record an announcement: a few
+ * round trips, given a slow link's worth of room. Past it the record is
+ * skipped (at worst a second notification), never the wait.
+ */
+export const ANNOUNCEMENT_RECORD_TIMEOUT = Duration.seconds(5)
+
 /** How a wait ended. Every variant carries the question as last read. */
 export type WaitOutcome = Data.TaggedEnum<{
   /** The owner decided; `answer` is what the agent should read. */
@@ -224,13 +231,18 @@ export const make = Effect.fn("Waits.make")(function* (
         // could not. A store that cannot be reached costs the record, not
         // the tap on the shoulder.
         const claimed = yield* Effect.either(
-          Announcements.claim(store.announcements, q, "asker", host, (current) => Announcements.askerShouldNotify(q, current))
+          Announcements.claim(store.announcements, q, "asker", host, (current) => Announcements.askerShouldNotify(q, current)).pipe(
+            // A store that stopped answering must not hold the wait up.
+            Effect.timeout(ANNOUNCEMENT_RECORD_TIMEOUT)
+          )
         )
         if (Either.isLeft(claimed)) yield* Effect.logDebug(`could not record the announcement of ${q.id}: ${claimed.left.message}`)
         // Claimed by another process (this turn was announced already): quiet.
         const taken = Either.isRight(claimed) && Option.isNone(claimed.right)
         const finish = (state: "sent" | "failed", reason = "") =>
-          Either.isRight(claimed) && Option.isSome(claimed.right) ? Announcements.finish(store.announcements, claimed.right.value, state, reason) : Effect.void
+          Either.isRight(claimed) && Option.isSome(claimed.right)
+            ? Announcements.finish(store.announcements, claimed.right.value, state, reason).pipe(Effect.timeout(ANNOUNCEMENT_RECORD_TIMEOUT), Effect.ignore)
+            : Effect.void
         // A broken webhook costs the tap on the shoulder, nothing more: the
         // question is on disk and the web UI shows it.
         if (!taken)
