@@ -7,8 +7,15 @@
 // starting on alpha (the agent's own log line), MAGI_BENCH_ROUNDS rounds.
 // Also checked: beta never starts a turn of alpha's run.
 //
-// 3 hosts draining N tasks against one: queue-hosts.mjs. Not measured yet: a
-// page on one host seeing a change made on another.
+// Also measured, MAGI_BENCH_ROUNDS rounds each:
+// - a page on beta sees a change made on gamma: a page's live stream
+//   (`/api/events`, read here as a browser's EventSource reads it) open on
+//   beta's `magi web`; the owner's word posted on gamma's own `magi web`
+//   (--no-loop) → the change event on beta's stream.
+// - answer on beta → asker on alpha prints: a `magi ask` waiting on alpha,
+//   its answer posted on beta's page → the answer on the asker's stdout.
+//
+// 3 hosts draining N tasks against one: queue-hosts.mjs.
 import { execFileSync, spawn } from "node:child_process"
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
@@ -47,6 +54,32 @@ const start = (h, args, cwd, extra = {}) => {
 const until = async (what, ok, limit = 60_000) => {
   for (const end = Date.now() + limit; Date.now() < end; await sleep(5)) if (await ok()) return
   throw new Error(`timed out waiting for ${what}`)
+}
+
+/** A page's live stream, read as a browser's EventSource reads it: each change event, with when it arrived. */
+const follow = async (url) => {
+  const controller = new AbortController()
+  const response = await fetch(`${url}/api/events`, { signal: controller.signal })
+  const reader = response.body.getReader()
+  const decoder = new TextDecoder()
+  const events = []
+  let buffered = ""
+  ;(async () => {
+    for (;;) {
+      const { done, value } = await reader.read().catch(() => ({ done: true }))
+      if (done) return
+      const at = performance.now()
+      buffered += decoder.decode(value, { stream: true })
+      let end
+      while ((end = buffered.indexOf("\n\n")) !== -1) {
+        const event = buffered.slice(0, end)
+        buffered = buffered.slice(end + 2)
+        const data = event.split("\n").find((l) => l.startsWith("data: "))
+        if (event.includes("event: change") && data !== undefined) events.push({ ...JSON.parse(data.slice(6)), at })
+      }
+    }
+  })()
+  return { events, close: () => controller.abort() }
 }
 
 try {
@@ -91,6 +124,54 @@ try {
   const onBeta = (web.err().match(/delivered the owner's/g) ?? []).length
   console.log(`hosts: answer on beta → seat resumed on alpha, over ${ROUNDS} rounds: median ${ms(median(samples))}, max ${ms(Math.max(...samples))}`)
   console.log(`hosts: turns started by beta for alpha's runs: ${onBeta}; resumed turns: ${calls.filter((c) => c.turn === 2).length} of ${ROUNDS}`)
+
+  // -- a page on beta sees a change made on gamma ------------------------------
+  const gamma = host("gamma")
+  const gammaWeb = start(gamma, ["web", "--bind", "127.0.0.1", "--port", "0", "--no-loop"], gamma.cwd)
+  await until("gamma's page", () => /^http:\/\/\S+/m.test(gammaWeb.out()))
+  const gammaPage = /^(http:\/\/\S+)/m.exec(gammaWeb.out())[1]
+  const stream = await follow(page)
+  await until("the page's first event", () => stream.events.length > 0)
+  // One question stays open for the owner's words: each word is a change to it.
+  start(gamma, ["ask", "--summary", "Standing question for the page bench", "--choice", "a", "--choice", "b"], gamma.cwd)
+  let standing
+  await until("the standing question on beta's page", async () => {
+    standing = (await (await fetch(`${page}/api/questions`)).json()).open.find((x) => x.summary === "Standing question for the page bench")
+    return standing !== undefined
+  })
+  const seen = []
+  for (let round = 0; round < ROUNDS; round++) {
+    // Quiet first: the events of the last round (and the asker leaving) are not this one's.
+    await sleep(300)
+    const before = stream.events.length
+    const t0 = performance.now()
+    const said = await fetch(`${gammaPage}/api/questions/${standing.id}/say`, { method: "POST", headers: { "content-type": "application/json", origin: gammaPage }, body: JSON.stringify({ body: `word ${round}` }) })
+    if (said.status !== 200 && said.status !== 202) throw new Error(`say refused on gamma: ${said.status} ${await said.text()}`)
+    await until("beta's page to hear of it", () => stream.events.slice(before).some((e) => e.revisions?.questions !== stream.events[before - 1]?.revisions?.questions))
+    seen.push(stream.events.slice(before).find((e) => e.revisions?.questions !== stream.events[before - 1]?.revisions?.questions).at - t0)
+  }
+  stream.close()
+  console.log(`hosts: a page on beta sees a change made on gamma, over ${ROUNDS} rounds: median ${ms(median(seen))}, max ${ms(Math.max(...seen))}`)
+
+  // -- answer on beta → asker on alpha prints -----------------------------------
+  const printed = []
+  for (let round = 0; round < ROUNDS; round++) {
+    const summary = `Asker bench ${round}`
+    const asker = start(alpha, ["ask", "--summary", summary, "--choice", "left", "--choice", "right"], alpha.cwd)
+    let q
+    await until("the asker's question on beta's page", async () => {
+      q = (await (await fetch(`${page}/api/questions`)).json()).open.find((x) => x.summary === summary)
+      return q !== undefined
+    })
+    // The asker is waiting (its lease beats) before the answer goes.
+    await sleep(300)
+    const t0 = performance.now()
+    const answered = await fetch(`${page}/api/questions/${q.id}/answer`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ choice: "right" }) })
+    if (answered.status !== 200) throw new Error(`answer refused: ${answered.status}`)
+    await until("the asker on alpha to print the answer", () => asker.out().includes("right"))
+    printed.push(performance.now() - t0)
+  }
+  console.log(`hosts: answer on beta → asker on alpha prints, over ${ROUNDS} rounds: median ${ms(median(printed))}, max ${ms(Math.max(...printed))}`)
 } finally {
   for (const c of children) c.kill("SIGTERM")
   await sleep(1500)

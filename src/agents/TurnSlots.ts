@@ -21,9 +21,17 @@ export type Priority = "resume" | "turn"
 /** The priority of the turns started under it; the waiter sets `resume` around its deliveries. */
 export const priority: FiberRef.FiberRef<Priority> = FiberRef.unsafeMake<Priority>("turn")
 
-/** A turn waiting for a slot, as shown: its run, and how many turns are ahead of it (running and queued before it). */
+/**
+ * The question whose answer the turns started under it carry (the waiter
+ * sets it around a delivery): a resume waiting for room is then shown on
+ * that question's card, not only on its run.
+ */
+export const question: FiberRef.FiberRef<string> = FiberRef.unsafeMake<string>("")
+
+/** A turn waiting for a slot, as shown: its run (and question, for a resume), and how many turns are ahead of it (running and queued before it). */
 export interface Waiting {
   readonly run: string
+  readonly question?: string
   readonly ahead: number
 }
 
@@ -45,6 +53,7 @@ export interface TurnSlotsShape {
 interface Ticket {
   readonly id: number
   readonly run: string
+  readonly question: string
   readonly priority: Priority
   readonly granted: Deferred.Deferred<void>
 }
@@ -94,8 +103,9 @@ export const make = (max: number) =>
       Effect.gen(function* () {
         const granted = yield* Deferred.make<void>()
         const p = yield* FiberRef.get(priority)
+        const carrying = yield* FiberRef.get(question)
         const ticket = yield* Ref.modify(state, (s): [Ticket, State] => {
-          const t: Ticket = { id: s.next, run, priority: p, granted }
+          const t: Ticket = { id: s.next, run, question: carrying, priority: p, granted }
           return [t, { ...s, next: s.next + 1, line: enqueue(s.line, t) }]
         })
         yield* grant
@@ -117,7 +127,7 @@ export const make = (max: number) =>
     const load = Effect.map(Ref.get(state), (s): Load => ({
       running: s.running,
       queued: s.line.length,
-      waiting: s.line.map((t, i) => ({ run: t.run, ahead: s.running + i }))
+      waiting: s.line.map((t, i) => ({ run: t.run, ...(t.question === "" ? {} : { question: t.question }), ahead: s.running + i }))
     }))
 
     return { max, withSlot, load, changed } satisfies TurnSlotsShape

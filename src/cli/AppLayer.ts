@@ -12,6 +12,7 @@ import { MagiConfig } from "../platform/MagiConfig.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { Notifier } from "../questions/Notifier.js"
 import { Waits } from "../questions/Waits.js"
+import { Hosts } from "../platform/Hosts.js"
 
 /** Everything questions need, over `home` (the owner's, from the environment, when not given). */
 export const questionsLayer = (
@@ -19,7 +20,8 @@ export const questionsLayer = (
   config: Layer.Layer<MagiConfig, unknown, FileSystem.FileSystem> = MagiConfig.fromFiles()
 ) =>
   Waits.layer.pipe(
-    Layer.provideMerge(Layer.mergeAll(QuestionStore.layer, Notifier.layer)),
+    // The hosts, on the same backend (one pool: the layers are shared): `magi answer ID` says when a resume waits for room.
+    Layer.provideMerge(Layer.mergeAll(QuestionStore.layer, Notifier.layer, Hosts.layer)),
     Layer.provideMerge(Layer.mergeAll(config, home)),
     Layer.provideMerge(LocalContext.layer)
   )

@@ -14,6 +14,7 @@ import { keptForNextWait, mayBeHeld } from "../questions/Holding.js"
 import { WEB_URL_ENV } from "../questions/Notifier.js"
 import { CliFailure } from "./CliFailure.js"
 import { questionsLayer } from "./AppLayer.js"
+import { Hosts, queuedForQuestion } from "../platform/Hosts.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import { formatSeconds, localTime, writeErr, writeOut } from "./io.js"
@@ -134,6 +135,10 @@ const show = (id: string) =>
     parts.push("")
     if (Q.isOpen(q)) parts.push(Q.isFreeText(q) ? "free text" : `choices: ${q.choices.map(forTerminalLine).join(" | ")}`)
     else if (Q.resolution(q) !== undefined) parts.push(`answer: ${forTerminal(Q.resolution(q)!)}${viaWords(q)}`)
+    // The seat's host has all its turns taken: the resume carrying the owner's words waits its turn.
+    const hosts = yield* Effect.flatMap(Hosts, (h) => h.list).pipe(Effect.orElseSucceed(() => []))
+    const queued = Q.awaitsAgent(q) ? queuedForQuestion(hosts, q.id) : undefined
+    if (queued !== undefined) parts.push(`delivery: ${forTerminalLine(queued)}; magi resumes the agent as soon as one ends`)
     yield* writeOut(parts.join("\n") + "\n")
   })
 

@@ -289,6 +289,8 @@ export const make = Effect.fn("Waiter.make")(function* () {
           // The owner is waiting on this one: it goes before tasks and the
           // conductor when the host's turns are all taken.
           Effect.locally(TurnSlots.priority, "resume"),
+          // Shown on the question's card while it waits for room ("queued behind 3 turns").
+          Effect.locally(TurnSlots.question, q.id),
           Effect.either
         )
         // Another process started a turn on the seat since it was looked
@@ -346,33 +348,32 @@ export const make = Effect.fn("Waiter.make")(function* () {
 
   /**
    * Notify the owner about `q` because its asker could not (a sandbox with
-   * no network, or it died mid-send). The attempt is recorded before it is
-   * made, so the loop tries once, never twice, whatever comes of it.
+   * no network, or it died mid-send). The attempt is claimed in the store
+   * before it is made, against the record as it is then: of every loop on
+   * every host that sees the asker's failure, exactly one tries, once,
+   * whatever comes of it.
    */
-  const announce = (q: Q.Question) =>
-    Effect.gen(function* () {
-      const record = (state: "sending" | "sent" | "failed", reason = "") =>
-        bound(Announcements.write(root, q.id, { turns: q.thread.length, state, by: "loop", reason }))
-      yield* record("sending")
-      const sent = yield* Effect.either(notifier.notify(q))
-      if (Either.isRight(sent)) {
-        yield* record("sent")
-        return yield* Effect.logInfo(`notified the owner about question ${Q.shortId(q.id)}, which its asker could not`)
-      }
-      yield* record("failed", sent.left.message)
-      yield* Effect.logWarning(`could not notify about question ${Q.shortId(q.id)} in its asker's place either: ${sent.left.message}`)
-    })
-
   const maybeAnnounce = (q: Q.Question) =>
     Effect.gen(function* () {
       if (!Q.isOpen(q) || (yield* Ref.get(announcing)).has(q.id)) return false
-      const record = yield* bound(Announcements.read(root, q.id))
-      if (!Announcements.loopShouldNotify(q, record, yield* nowDate)) return false
+      const now = yield* nowDate
+      if (!Announcements.loopShouldNotify(q, yield* Announcements.read(store.announcements, q.id), now)) return false
+      const claimed = yield* Announcements.claim(store.announcements, q, "loop", config.hostName, (current) =>
+        Announcements.loopShouldNotify(q, current, now)
+      ).pipe(Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not claim the announcement of ${Q.shortId(q.id)}: ${e.message}`), Option.none())))
+      if (Option.isNone(claimed)) return false
+      const mine = claimed.value
       yield* Ref.update(announcing, (s) => new Set(s).add(q.id))
-      yield* FiberSet.run(
-        deliveries,
-        announce(q).pipe(Effect.ensuring(Ref.update(announcing, without(q.id))), Effect.interruptible)
-      )
+      const announce = Effect.gen(function* () {
+        const sent = yield* Effect.either(notifier.notify(q))
+        if (Either.isRight(sent)) {
+          yield* Announcements.finish(store.announcements, mine, "sent")
+          return yield* Effect.logInfo(`notified the owner about question ${Q.shortId(q.id)}, which its asker could not`)
+        }
+        yield* Announcements.finish(store.announcements, mine, "failed", sent.left.message)
+        yield* Effect.logWarning(`could not notify about question ${Q.shortId(q.id)} in its asker's place either: ${sent.left.message}`)
+      })
+      yield* FiberSet.run(deliveries, announce.pipe(Effect.ensuring(Ref.update(announcing, without(q.id))), Effect.interruptible))
       return true
     })
 
@@ -391,9 +392,10 @@ export const make = Effect.fn("Waiter.make")(function* () {
     const announced: string[] = []
     const all = yield* store.list.pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<Q.Question>))
     for (const q of all) {
-      // Notifying in an asker's place is its own host's too: that host's
-      // loop keeps the record of having done it.
-      if (Q.isOpen(q) && !(yield* elsewhere(q)) && (yield* maybeAnnounce(q))) announced.push(q.id)
+      // Notifying in an asker's place is any host's: the claim in the
+      // shared store lets exactly one loop do it, even for a question whose
+      // own host is down.
+      if (Q.isOpen(q) && (yield* maybeAnnounce(q))) announced.push(q.id)
       // Settled for good: skipped before any file is read, since most
       // questions on disk are these.
       if (q.cwd === "" || !Q.awaitsAgent(q)) continue

@@ -17,7 +17,7 @@
  *   at once, so a restart there is let in straight away).
  */
 import { FileSystem } from "@effect/platform"
-import { Clock, Context, Data, Duration, Effect, Either, Layer, Option, Schedule, Schema, type Scope } from "effect"
+import { Clock, Context, Data, Duration, Effect, Either, Layer, Option, Schedule, Schema, type Scope, Stream } from "effect"
 import * as NodeOs from "node:os"
 import { defaults, MagiConfig } from "./MagiConfig.js"
 import * as StoreBackend from "./StoreBackend.js"
@@ -48,7 +48,10 @@ export const HostRecord = Schema.Struct({
   turns: Schema.optionalWith(Schema.Number, { default: () => 0 }),
   queued: Schema.optionalWith(Schema.Number, { default: () => 0 }),
   /** The turns waiting for room, by run, and how many turns are ahead of each. */
-  waiting: Schema.optionalWith(Schema.Array(Schema.Struct({ run: Schema.String, ahead: Schema.Number })), { default: () => [] }),
+  waiting: Schema.optionalWith(
+    Schema.Array(Schema.Struct({ run: Schema.String, question: Schema.optional(Schema.String), ahead: Schema.Number })),
+    { default: () => [] }
+  ),
   started_at: Schema.String,
   seen_at: Schema.String,
   /** Set when the loop stopped in order; a host killed never says so, and is judged by `seen_at`. */
@@ -117,11 +120,27 @@ export const queuedWords = (hosts: ReadonlyArray<HostView>, run: string): string
   return undefined
 }
 
+/** Every question whose answer waits for room on an online host to be resumed, with its words: what question cards are rendered with. */
+export const queuedQuestions = (hosts: ReadonlyArray<HostView>): ReadonlyMap<string, string> => {
+  const found = new Map<string, string>()
+  for (const h of hosts)
+    if (h.online)
+      for (const w of h.waiting)
+        if (w.question !== undefined && !found.has(w.question)) found.set(w.question, `queued behind ${w.ahead} turn${w.ahead === 1 ? "" : "s"} on ${h.name}`)
+  return found
+}
+
+/**
+ * "queued behind 3 turns on buildbox" for a question whose answer waits for
+ * room on its host to be resumed, else nothing: what `magi answer ID` says.
+ */
+export const queuedForQuestion = (hosts: ReadonlyArray<HostView>, question: string): string | undefined => queuedQuestions(hosts).get(question)
+
 /** What this host's loop says of itself beside its beat. */
 export interface Load {
   readonly turns: number
   readonly queued: number
-  readonly waiting: ReadonlyArray<{ readonly run: string; readonly ahead: number }>
+  readonly waiting: ReadonlyArray<{ readonly run: string; readonly question?: string; readonly ahead: number }>
 }
 
 export interface Registered {
@@ -139,6 +158,10 @@ export interface HostsShape {
   readonly register: (load?: Effect.Effect<Load>) => Effect.Effect<Registered, HostTaken | HostError, Scope.Scope>
   /** Every host that ever registered on this store, by name. */
   readonly list: Effect.Effect<ReadonlyArray<HostView>, HostError>
+  /** Moves whenever a host's record is written (a beat, a turn queued or started). */
+  readonly revision: Effect.Effect<number>
+  /** Names of hosts whose record another process wrote, as the database notifies them; none on the file backend. */
+  readonly changes: Stream.Stream<string>
 }
 
 export class Hosts extends Context.Tag("magi/Hosts")<Hosts, HostsShape>() {
@@ -219,5 +242,10 @@ export const make = Effect.fn("Hosts.make")(function* () {
       } satisfies Registered
     }).pipe(Effect.provideService(FileSystem.FileSystem, fs))
 
-  return { self: name, register, list } satisfies HostsShape
+  const backend = yield* StoreBackend.StoreBackend
+  const changes =
+    backend._tag === "postgres"
+      ? StoreBackend.changes(hostRecords.folder).pipe(Stream.provideService(StoreBackend.StoreBackend, backend), Stream.provideService(FileSystem.FileSystem, fs))
+      : Stream.empty
+  return { self: name, register, list, revision: records.revision, changes } satisfies HostsShape
 })

@@ -11,7 +11,7 @@
  */
 import { FileSystem } from "@effect/platform"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Config, Context, Effect, Layer, Option, Redacted, Stream } from "effect"
+import { Config, Context, Effect, Layer, Option, PubSub, Redacted, Stream } from "effect"
 import * as NodePath from "node:path"
 import { MagiConfig } from "./MagiConfig.js"
 import { MagiHome } from "./MagiHome.js"
@@ -28,6 +28,12 @@ export type Backend =
       readonly where: string
       readonly url: Redacted.Redacted<string>
       readonly sql: SqlClient.SqlClient
+      /**
+       * Every write's `<kind>/<id>`, as the database notifies it, from
+       * whichever host made it: one listening connection per process, shared
+       * by every kind's change feed and opened by the first one read.
+       */
+      readonly notifications: Stream.Stream<string>
     }
 
 export class StoreBackend extends Context.Tag("magi/StoreBackend")<StoreBackend, Backend>() {
@@ -39,14 +45,28 @@ export class StoreBackend extends Context.Tag("magi/StoreBackend")<StoreBackend,
 
   /** The records in the database at `url`, its schema migrated first. */
   static postgres = (url: Redacted.Redacted<string>): Layer.Layer<StoreBackend, Postgres.StoreUnavailable> =>
-    Layer.effect(
+    Layer.scoped(
       StoreBackend,
-      Effect.map(SqlClient.SqlClient, (sql) => ({
-        _tag: "postgres" as const,
-        where: Postgres.maskUrl(Redacted.value(url)),
-        url,
-        sql
-      }))
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        // One `LISTEN` per process, fanned out: a page's five feeds and the
+        // waiter's wake-ups cost one connection, not six. A command that
+        // never follows changes (`magi answer`) never opens it.
+        const hub = yield* PubSub.unbounded<string>()
+        yield* Effect.addFinalizer(() => PubSub.shutdown(hub))
+        const scope = yield* Effect.scope
+        const startListening = yield* Effect.once(
+          Effect.forkIn(Stream.runForEach(Postgres.listen(url, Postgres.CHANGES_CHANNEL), (payload) => PubSub.publish(hub, payload)), scope)
+        )
+        const notifications = Stream.unwrapScoped(
+          Effect.gen(function* () {
+            const subscription = yield* PubSub.subscribe(hub)
+            yield* startListening
+            return Stream.fromQueue(subscription)
+          })
+        )
+        return { _tag: "postgres" as const, where: Postgres.maskUrl(Redacted.value(url)), url, sql, notifications }
+      })
     ).pipe(Layer.provide(Postgres.layer(url)))
 
   /**
@@ -107,7 +127,7 @@ export const changes = (folder: string): Stream.Stream<string, never, StoreBacke
     Effect.gen(function* () {
       const backend = yield* StoreBackend
       if (backend._tag === "postgres")
-        return Postgres.listen(backend.url, Postgres.CHANGES_CHANNEL).pipe(
+        return backend.notifications.pipe(
           Stream.filter((payload) => payload.startsWith(`${folder}/`)),
           Stream.map((payload) => `${payload.slice(folder.length + 1)}.json`)
         )

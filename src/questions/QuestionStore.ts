@@ -18,6 +18,7 @@ import * as NodePath from "node:path"
 import * as Q from "./Question.js"
 import type { Question } from "./Question.js"
 import * as History from "./History.js"
+import * as Announcements from "./Announcements.js"
 import { MagiHome, questionsDir } from "../platform/MagiHome.js"
 import * as Claims from "../platform/Claims.js"
 import * as RecordStore from "../platform/RecordStore.js"
@@ -78,6 +79,12 @@ export interface QuestionStoreShape {
   readonly root: string
   /** Where the questions are, for messages: that folder, or the database with its password masked. */
   readonly where: string
+  /**
+   * Whether each question was announced (`Announcements`): beside the
+   * questions, on the same backend, so the "notified exactly once" claim
+   * holds across every host sharing the store.
+   */
+  readonly announcements: Announcements.AnnouncementStore
   /** Write a question whole, atomically and durably. */
   readonly put: (q: Question) => Effect.Effect<void, StoreError>
   /** Write a new question unless its id is taken (false then: draw another id). */
@@ -292,6 +299,8 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
   const fs = yield* FileSystem.FileSystem
   const { folder: _folder, ...options } = questionRecords
   const records = yield* RecordStore.make({ ...options, root })
+  const { folder: _announced, ...announcementOptions } = Announcements.announcementRecords
+  const announcements = yield* RecordStore.make({ ...announcementOptions, root: NodePath.join(root, NodePath.basename(Announcements.ANNOUNCED_FOLDER)) })
   const panelDir = (id: string) => NodePath.join(root, `${id}${PANEL_DIR}`)
   /** Where the panel is: beside the hot record, else beside the archived one. */
   const panelDirNow = (id: string) =>
@@ -362,7 +371,7 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
   const changes = StoreBackend.watchFolder(fs, root)
 
   const claims = yield* Claims.makeFiles((key) => NodePath.join(root, `${key}${CLAIM_SUFFIX}`))
-  return yield* assemble({ root, where: root, records, panels, changes, claims })
+  return yield* assemble({ root, where: root, records, announcements, panels, changes, claims })
 })
 
 /**
@@ -382,6 +391,7 @@ export const makeOnPostgres = Effect.fn("QuestionStore.makeOnPostgres")(function
   const onBackend = <A, E>(effect: Effect.Effect<A, E, StoreBackend.StoreBackend | FileSystem.FileSystem>) =>
     effect.pipe(Effect.provideService(StoreBackend.StoreBackend, backend), Effect.provideService(FileSystem.FileSystem, fs))
   const records = yield* onBackend(StoreBackend.records(questionRecords))
+  const announcements = yield* onBackend(StoreBackend.records(Announcements.announcementRecords))
   const claims = yield* onBackend(StoreBackend.claims(QUESTIONS_FOLDER, CLAIM_SUFFIX))
   const failed = (what: string) => (e: SqlError) => new StoreError({ message: `${what} in PostgreSQL at ${backend.where}: ${Postgres.sqlWords(e)}`, cause: e })
   const panels: PanelKeeping = {
@@ -418,7 +428,7 @@ export const makeOnPostgres = Effect.fn("QuestionStore.makeOnPostgres")(function
     Stream.provideService(StoreBackend.StoreBackend, backend),
     Stream.provideService(FileSystem.FileSystem, fs)
   )
-  return yield* assemble({ root, where: `PostgreSQL at ${backend.where}`, records, panels, changes, claims })
+  return yield* assemble({ root, where: `PostgreSQL at ${backend.where}`, records, announcements, panels, changes, claims })
 })
 
 /** What every backend shares: the listing order, runs' questions, counts, panels' rules and history. */
@@ -426,12 +436,13 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
   readonly root: string
   readonly where: string
   readonly records: RecordStore.RecordStore<Question, QuestionNotFound, Unreadable, StoreError>
+  readonly announcements: Announcements.AnnouncementStore
   readonly panels: PanelKeeping
   readonly changes: Stream.Stream<string>
   readonly claims: Claims.ClaimsShape
 }) {
   const fs = yield* FileSystem.FileSystem
-  const { root, where, records, panels, changes, claims } = parts
+  const { root, where, records, announcements, panels, changes, claims } = parts
 
   const put = records.put
 
@@ -644,6 +655,7 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
   return {
     root,
     where,
+    announcements,
     put,
     create: records.create,
     fileNew,

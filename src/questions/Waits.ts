@@ -23,6 +23,7 @@ import { Notifier } from "./Notifier.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import * as Lease from "./Lease.js"
 import * as Announcements from "./Announcements.js"
+import * as NodeOs from "node:os"
 
 /**
  * The fallback re-read interval. The answer comes from a person on a phone;
@@ -30,6 +31,13 @@ import * as Announcements from "./Announcements.js"
  * far sooner anyway.
  */
 export const POLL = Duration.seconds(3)
+
+/**
+ * How long the asker waits on the store to record an announcement: a few
+ * round trips, given a slow link's worth of room. Past it the record is
+ * skipped (at worst a second notification), never the wait.
+ */
+export const ANNOUNCEMENT_RECORD_TIMEOUT = Duration.seconds(5)
 
 /** How a wait ended. Every variant carries the question as last read. */
 export type WaitOutcome = Data.TaggedEnum<{
@@ -104,6 +112,8 @@ export const make = Effect.fn("Waits.make")(function* (
   const notifier = yield* Notifier
   const fs = yield* FileSystem.FileSystem
   const beaten = yield* Ref.make(new Set<string>())
+  // Which host sent a notification is kept on its record, for the owner reading it.
+  const host = Option.match(yield* Effect.serviceOption(MagiConfig), { onNone: () => NodeOs.hostname(), onSome: (c) => c.hostName })
 
   // However this process stops waiting (the slice handed back `pending`, the
   // answer was printed and marked read, SIGTERM, SIGINT, a failure), its
@@ -216,26 +226,39 @@ export const make = Effect.fn("Waits.make")(function* (
       yield* beat(q.id)
       const now = new Date(yield* Effect.clockWith((c) => c.currentTimeMillis))
       if (Q.shouldNotify(q, now)) {
-        // What happened is recorded, so the loop (outside any sandbox)
-        // notifies once in this asker's place if it could not.
-        const record = (state: "sending" | "sent" | "failed", reason = "") =>
-          Announcements.write(store.root, q.id, { turns: q.thread.length, state, by: "asker", reason }).pipe(
-            Effect.provideService(FileSystem.FileSystem, fs)
+        // The announcement is claimed in the store every host shares: a
+        // thread length already announced (a retried call) is not announced
+        // again, and what happens is recorded, so a loop (outside any
+        // sandbox, on any host) notifies once in this asker's place if it
+        // could not. A store that cannot be reached costs the record, not
+        // the tap on the shoulder.
+        const claimed = yield* Effect.either(
+          Announcements.claim(store.announcements, q, "asker", host, (current) => Announcements.askerShouldNotify(q, current)).pipe(
+            // A store that stopped answering must not hold the wait up.
+            Effect.timeout(ANNOUNCEMENT_RECORD_TIMEOUT)
           )
-        yield* record("sending")
+        )
+        if (Either.isLeft(claimed)) yield* Effect.logDebug(`could not record the announcement of ${q.id}: ${claimed.left.message}`)
+        // Claimed by another process (this turn was announced already): quiet.
+        const taken = Either.isRight(claimed) && Option.isNone(claimed.right)
+        const finish = (state: "sent" | "failed", reason = "") =>
+          Either.isRight(claimed) && Option.isSome(claimed.right)
+            ? Announcements.finish(store.announcements, claimed.right.value, state, reason).pipe(Effect.timeout(ANNOUNCEMENT_RECORD_TIMEOUT), Effect.ignore)
+            : Effect.void
         // A broken webhook costs the tap on the shoulder, nothing more: the
         // question is on disk and the web UI shows it.
-        yield* notifier.notify(q).pipe(
-          Effect.zipRight(record("sent")),
-          Effect.catchAll((e) =>
-            Effect.zipRight(
-              record("failed", e.message),
-              Effect.logWarning(
-                `could not notify about question ${Q.shortId(q.id)}: ${e.message} - the web UI shows it, and magi serve or magi web will try once more if one is running`
+        if (!taken)
+          yield* notifier.notify(q).pipe(
+            Effect.zipRight(finish("sent")),
+            Effect.catchAll((e) =>
+              Effect.zipRight(
+                finish("failed", e.message),
+                Effect.logWarning(
+                  `could not notify about question ${Q.shortId(q.id)}: ${e.message} - the web UI shows it, and magi serve or magi web will try once more if one is running`
+                )
               )
             )
           )
-        )
       }
       return yield* waitLoop(q, timeout)
     })

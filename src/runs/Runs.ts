@@ -9,7 +9,8 @@
  * like questions, and updated under the run's lock because the process that
  * ran the turn and the waiter delivering an answer both write it.
  */
-import { Clock, Context, Data, Effect, Either, Layer, Schema } from "effect"
+import { FileSystem } from "@effect/platform"
+import { Clock, Context, Data, Effect, Either, Layer, Schema, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as RecordStore from "../platform/RecordStore.js"
 import * as ShelfMove from "../platform/ShelfMove.js"
@@ -177,6 +178,12 @@ export interface RunStoreShape {
    * older, see `Memo`), 0 where the revision is exact (PostgreSQL).
    */
   readonly stamp: Effect.Effect<RunsStamp>
+  /**
+   * Ids of runs written by any process on any host, as the database
+   * notifies them (`<id>.json`); none on the file backend, where a page
+   * follows the runs by `stamp` alone.
+   */
+  readonly changes: Stream.Stream<string>
 }
 
 export interface RunPage {
@@ -225,7 +232,12 @@ export class RunStore extends Context.Tag("magi/RunStore")<RunStore, RunStoreSha
       const backend = yield* StoreBackend.StoreBackend
       if (backend._tag === "files") return yield* make(runsDir(home))
       const records = yield* StoreBackend.records(runRecords)
-      return yield* assemble(runsDir(home), records, Effect.map(records.revision, (revision) => ({ revision, newest: 0 })))
+      const fs = yield* FileSystem.FileSystem
+      const changes = StoreBackend.changes(runRecords.folder).pipe(
+        Stream.provideService(StoreBackend.StoreBackend, backend),
+        Stream.provideService(FileSystem.FileSystem, fs)
+      )
+      return yield* assemble(runsDir(home), records, Effect.map(records.revision, (revision) => ({ revision, newest: 0 })), changes)
     })
   ).pipe(Layer.provide(StoreBackend.StoreBackend.layer))
 }
@@ -255,13 +267,14 @@ export const runRecords: StoreBackend.KindOptions<Run, RunNotFound, RunStoreErro
 export const make = Effect.fn("RunStore.make")(function* (root: string) {
   const { folder: _folder, ...options } = runRecords
   const records = yield* RecordStore.make({ ...options, root })
-  return yield* assemble(root, records, records.stamp)
+  return yield* assemble(root, records, records.stamp, Stream.empty)
 })
 
 const assemble = Effect.fn("RunStore.assemble")(function* (
   root: string,
   records: RecordStore.RecordStore<Run, RunNotFound, RunStoreError, RunStoreError>,
-  stamp: Effect.Effect<RunsStamp>
+  stamp: Effect.Effect<RunsStamp>,
+  changes: Stream.Stream<string>
 ) {
   const questions = yield* QuestionStore
   const dir = (id: string) => NodePath.join(root, id)
@@ -332,6 +345,7 @@ const assemble = Effect.fn("RunStore.assemble")(function* (
     update,
     setStatus,
     sweep: records.sweep,
-    stamp
+    stamp,
+    changes
   } satisfies RunStoreShape
 })

@@ -21,6 +21,7 @@ import { chatRecords } from "../chat/ChatRecords.js"
 import { deputyRecords } from "../daemon/Deputies.js"
 import { noticeRecords } from "../daemon/Notices.js"
 import { panelDirName, questionRecords } from "../questions/QuestionStore.js"
+import { announcementRecords } from "../questions/Announcements.js"
 import { taskRecords } from "../queue/TaskStore.js"
 import { runRecords } from "../runs/Runs.js"
 import { deviceRecords } from "../devices/Devices.js"
@@ -29,6 +30,8 @@ import { deviceRecords } from "../devices/Devices.js"
 export const kinds: ReadonlyArray<StoreMigration.MigrationKind> = [
   // A question's panel is its own files, copied with it.
   StoreMigration.kindOf(questionRecords, { filesDir: panelDirName }),
+  // Whether each question was announced: an open question moved to the new store is not announced again.
+  StoreMigration.kindOf(announcementRecords),
   StoreMigration.kindOf(taskRecords),
   StoreMigration.kindOf(runRecords),
   StoreMigration.kindOf(chatRecords),

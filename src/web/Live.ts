@@ -9,9 +9,12 @@
  * connected page; a page then refetches the list.
  *
  * What a page shows changes with the questions, the notices the waiter
- * writes, the chats and the queue (same watch-and-poll: each store's change
- * feed, a folder's watch or PostgreSQL's `LISTEN`), the runs (a record per run folder: the poll alone), and
- * who holds a question's wait. The last can change with no file written at all (an
+ * writes, the chats, the queue and the runs (each store's change feed: a
+ * folder's watch, or on PostgreSQL the one `LISTEN` connection of this
+ * process, which hears a write made by any process on any host within
+ * milliseconds; the runs on the file backend by the poll alone), the hosts
+ * (what a page shows of them: a turn queued, a host gone), and who holds a
+ * question's wait. The last can change with no file written at all (an
  * asker killed mid-wait just stops beating its lease, which goes stale), so
  * the poll also compares the holders.
  */
@@ -25,6 +28,8 @@ import { RunFeed } from "./RunFeed.js"
 import { TaskStore } from "../queue/TaskStore.js"
 import { Chats } from "../chat/Chats.js"
 import { Snapshots } from "./Snapshot.js"
+import { RunStore } from "../runs/Runs.js"
+import { Hosts, type HostView } from "../platform/Hosts.js"
 
 /** How often the revision is re-read when no file event arrives. */
 export const POLL = Duration.seconds(1)
@@ -40,6 +45,12 @@ export interface Revisions {
   readonly runs: number
   readonly queue: number
   readonly chats: number
+  /**
+   * What the page shows of the hosts (online or not, turns running and
+   * queued), as a number that moves when any of it does: not every beat,
+   * which changes only when each host was last seen.
+   */
+  readonly hosts: number
 }
 
 /**
@@ -60,6 +71,14 @@ export const loopNow = (home: string) =>
     const owner = yield* Daemon.liveOwner(home)
     return Option.getOrNull(owner)
   })
+
+/** What a page shows of the hosts, hashed (FNV-1a): every field but when each was last seen. */
+export const hostsShown = (hosts: ReadonlyArray<HostView>): number => {
+  const text = JSON.stringify(hosts.map((h) => [h.name, h.online, h.online ? "" : h.last_seen, h.version, h.turns, h.queued, h.waiting, h.max_turns, h.repos]))
+  let hash = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193) >>> 0
+  return hash
+}
 
 /**
  * A question or notice file landed: `<id>.json`, not its `.tmp` scratch, lock
@@ -100,6 +119,13 @@ export class Live extends Context.Tag("magi/web/Live")<
       const tasks = yield* TaskStore
       const chats = yield* Chats
       const snapshots = yield* Snapshots
+      const runStore = yield* RunStore
+      // A server built without hosts (a test's) has none to show.
+      const hosts = yield* Effect.serviceOption(Hosts)
+      const hostsNow: Effect.Effect<number> = Option.match(hosts, {
+        onNone: () => Effect.succeed(0),
+        onSome: (h) => h.list.pipe(Effect.map(hostsShown), Effect.orElseSucceed(() => 0))
+      })
       const fs = yield* FileSystem.FileSystem
       const loop = loopNow((yield* MagiHome).dir).pipe(Effect.provideService(FileSystem.FileSystem, fs))
       // Everything a page is sent is published here once, whatever the number
@@ -112,8 +138,11 @@ export class Live extends Context.Tag("magi/web/Live")<
         notices: notices.revision,
         runs: runs.revision,
         queue: tasks.revision,
-        chats: chats.revision
-      })
+        chats: chats.revision,
+        hosts: hostsNow
+        // Read side by side: on PostgreSQL each is a round trip, and a change
+        // from another host reaches open pages once all are in.
+      }, { concurrency: "unbounded" })
       const last = yield* Ref.make({
         revisions: yield* revisionsNow,
         holders: yield* snapshots.holders,
@@ -149,11 +178,24 @@ export class Live extends Context.Tag("magi/web/Live")<
         else yield* remember(revisions, holders, owner, at)
       })
 
-      yield* Stream.mergeAll([store.changes, notices.changes, tasks.changes, chats.changes], { concurrency: 4 }).pipe(
+      yield* Stream.mergeAll([store.changes, notices.changes, tasks.changes, chats.changes, runStore.changes], { concurrency: 5 }).pipe(
         Stream.filter(isRecordFile),
         Stream.runForEach(() => onFileEvent),
         Effect.forkScoped
       )
+      // A host's record is rewritten by every beat; only what a page shows
+      // of it (a turn queued, a host gone) is news.
+      if (Option.isSome(hosts))
+        yield* hosts.value.changes.pipe(
+          Stream.runForEach(() =>
+            Effect.gen(function* () {
+              const before = yield* Ref.get(last)
+              const shown = yield* hostsNow
+              if (shown !== before.revisions.hosts) yield* publish({ ...before.revisions, hosts: shown }, before.holders, before.loop, before.at)
+            })
+          ),
+          Effect.forkScoped
+        )
       yield* onPoll.pipe(Effect.repeat(Schedule.spaced(POLL)), Effect.forkScoped)
       yield* PubSub.publish(hub, { _tag: "KeepAlive" }).pipe(
         Effect.delay(KEEP_ALIVE),

@@ -34,6 +34,7 @@ import * as Q from "../questions/Question.js"
 import type { Question } from "../questions/Question.js"
 import { QuestionStore, type StoreError } from "../questions/QuestionStore.js"
 import { type Holder, mayBeHeld } from "../questions/Holding.js"
+import { Hosts, queuedQuestions } from "../platform/Hosts.js"
 
 
 export type { Holder }
@@ -44,14 +45,21 @@ export type QuestionView = Question & {
   readonly holder: Holder
   /** When it was answered or abandoned (`History.settledAt`), the order history is shown in; null while open. */
   readonly settled_at: string | null
+  /**
+   * "queued behind 3 turns on buildbox": the owner's words wait for room on
+   * the seat's host to be resumed (its `[host] max_turns` are all taken);
+   * null otherwise. From the host's record, so every host's page says it.
+   */
+  readonly queued: string | null
 }
 
-export const view = (q: Question, holder: Holder): QuestionView => {
+export const view = (q: Question, holder: Holder, queued: string | null = null): QuestionView => {
   const settled = History.settledAt(q)
   return {
     ...q,
     waiting_on_agent: Q.waitingOnAgent(q),
     holder,
+    queued,
     settled_at: settled === undefined || !Number.isFinite(settled) ? null : new Date(settled).toISOString()
   }
 }
@@ -130,9 +138,18 @@ const shown = (l: Listing) => [...l.openQuestions, ...l.history]
 /** Who holds each question that may be held, at one instant; absent means `nobody`. */
 type Holders = ReadonlyMap<string, Holder>
 
-/** One string per set of holders, to tell whether any changed. */
-const holdersKey = (holders: Holders): string =>
-  [...holders].filter(([, h]) => h !== "nobody").map(([id, h]) => `${id}=${h}`).join(",")
+/** Questions whose resume waits for room on a host, with the words said of each (`Hosts.queuedQuestions`). */
+type Queued = ReadonlyMap<string, string>
+
+/** What a rendering depends on beyond the listing: who holds each question, and which wait for room. */
+interface Around {
+  readonly holders: Holders
+  readonly queued: Queued
+}
+
+/** One string per set of holders and queue, to tell whether any changed. */
+const holdersKey = ({ holders, queued }: Around): string =>
+  [...holders].filter(([, h]) => h !== "nobody").map(([id, h]) => `${id}=${h}`).join(",") + "|" + [...queued].map(([id, w]) => `${id}=${w}`).join(",")
 
 /** Which page of history: older than `before`, at most `limit`, matching every one of `words`. */
 export interface HistoryOptions {
@@ -154,8 +171,8 @@ export interface RenderedPage {
  */
 const HISTORY_PAGES_KEPT = 32
 
-const render = (from: Listing, holders: Holders): Snapshot => {
-  const viewed = (q: Question) => view(q, holders.get(q.id) ?? "nobody")
+const render = (from: Listing, { holders, queued }: Around): Snapshot => {
+  const viewed = (q: Question) => view(q, holders.get(q.id) ?? "nobody", queued.get(q.id) ?? null)
   const list: QuestionList = { open: from.openQuestions.map(viewed), history: from.history.map(viewed), next: from.next }
   const body = Buffer.from(JSON.stringify(list), "utf8")
   // Level 6 (zlib's default): a megabyte in ~15 ms, once per change.
@@ -191,6 +208,12 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
     Effect.gen(function* () {
       const store = yield* QuestionStore
       const leases = yield* Leases
+      // The hosts' records say which resumes wait for room; a server with no hosts (a test's) has none.
+      const hosts = yield* Effect.serviceOption(Hosts)
+      const queuedNow: Effect.Effect<Queued> = Option.match(hosts, {
+        onNone: () => Effect.succeed(new Map()),
+        onSome: (h) => h.list.pipe(Effect.map(queuedQuestions), Effect.orElseSucceed((): Queued => new Map()))
+      })
       /** The last listing whose revision is old enough to trust on sight. */
       const settled = yield* Ref.make(Option.none<Listing>())
       /** The last listing built, and its build's sequence number. */
@@ -231,7 +254,7 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
       const holderOf = (q: Question, now: Date) =>
         mayBeHeld(q) ? Effect.map(leases.read(q.id), (lease) => Lease.holder(lease, now)) : Effect.succeed("nobody" as const)
 
-      // One look at the leases for the whole list, never one per question.
+      // One look at the leases (and the hosts) for the whole list, never one per question.
       const holdersOf = (questions: ReadonlyArray<Question>) =>
         Effect.gen(function* () {
           const now = new Date(yield* Clock.currentTimeMillis)
@@ -239,7 +262,9 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
           const held = questions
             .filter(mayBeHeld)
             .map((q) => [q.id, Lease.holder(Option.fromNullable(byId.get(q.id)), now)] as const)
-          return new Map(held) as Holders
+          const waiting = yield* queuedNow
+          const shown = new Set(questions.map((q) => q.id))
+          return { holders: new Map(held), queued: new Map([...waiting].filter(([id]) => shown.has(id))) } satisfies Around
         })
 
       /** The last rendering, for the listing object and holders it was made from. */
@@ -265,7 +290,8 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
       const viewOf = (q: Question) =>
         Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms)).pipe(
           Effect.flatMap((now) => holderOf(q, now)),
-          Effect.map((holder) => view(q, holder))
+          Effect.zip(queuedNow),
+          Effect.map(([holder, queued]) => view(q, holder, queued.get(q.id) ?? null))
         )
 
       const holders = Effect.gen(function* () {
@@ -287,7 +313,7 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
           const heldKey = holdersKey(held)
           const last = pageRenders.get(page)
           if (last !== undefined && last.key === heldKey) return last.page
-          const views = page.questions.map((q) => view(q, held.get(q.id) ?? "nobody"))
+          const views = page.questions.map((q) => view(q, held.holders.get(q.id) ?? "nobody", held.queued.get(q.id) ?? null))
           const body = Buffer.from(JSON.stringify({ history: views, next: page.next }), "utf8")
           const rendered: RenderedPage = { body, gzipped: NodeZlib.gzipSync(body) }
           pageRenders.set(page, { key: heldKey, page: rendered })

@@ -16,9 +16,10 @@ describe("TurnSlots", () => {
       const turn = (run: string) => slots.withSlot(run, Ref.update(order, (o) => [...o, run]))
       const task = yield* Effect.fork(turn("task"))
       yield* settle
-      const resume = yield* Effect.fork(turn("resume").pipe(Effect.locally(TurnSlots.priority, "resume")))
+      const resume = yield* Effect.fork(turn("resume").pipe(Effect.locally(TurnSlots.priority, "resume"), Effect.locally(TurnSlots.question, "q-1")))
       yield* settle
-      expect(yield* slots.load).toEqual({ running: 1, queued: 2, waiting: [{ run: "resume", ahead: 1 }, { run: "task", ahead: 2 }] })
+      // The resume names the question whose answer it carries: its card says it waits.
+      expect(yield* slots.load).toEqual({ running: 1, queued: 2, waiting: [{ run: "resume", question: "q-1", ahead: 1 }, { run: "task", ahead: 2 }] })
       yield* Deferred.succeed(hold, undefined)
       yield* Fiber.join(first)
       yield* Fiber.join(task)

@@ -52,7 +52,12 @@ const benches: ReadonlyArray<Bench> = [
   {
     name: "hosts",
     env: { MAGI_BENCH_ROUNDS: "1" },
-    prints: [/hosts: answer on beta → seat resumed on alpha, over 1 rounds: median [\d.]+ ms/, /hosts: turns started by beta for alpha's runs: 0; resumed turns: 1 of 1/]
+    prints: [
+      /hosts: answer on beta → seat resumed on alpha, over 1 rounds: median [\d.]+ ms/,
+      /hosts: turns started by beta for alpha's runs: 0; resumed turns: 1 of 1/,
+      /hosts: a page on beta sees a change made on gamma, over 1 rounds: median [\d.]+ ms/,
+      /hosts: answer on beta → asker on alpha prints, over 1 rounds: median [\d.]+ ms/
+    ]
   },
   {
     name: "queue-hosts",

@@ -4,7 +4,7 @@
  */
 import { FileSystem } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Duration, Effect, Either, Exit, Layer, Option, Ref, Scope, TestClock } from "effect"
+import { Clock, Context, Duration, Effect, Either, Exit, Layer, Option, Ref, Scope, TestClock } from "effect"
 import { Rosters, type AgentSpec } from "../../src/agents/AgentRoster.js"
 import { Agents, type CallInput, type CallResult } from "../../src/agents/Agents.js"
 import * as Lease from "../../src/questions/Lease.js"
@@ -686,9 +686,20 @@ describe("the waiter, scenario by scenario", () => {
 })
 
 describe("the loop notifies in the asker's place", () => {
-  const announce = (w: World, record: Parameters<typeof Announcements.write>[2]) =>
-    Announcements.write(QROOT, Q_ID, record).pipe(Effect.provide(w.base))
-  const announced = (w: World) => Announcements.read(QROOT, Q_ID).pipe(Effect.provide(w.base))
+  /** What an asker left on the store: its announcement's record, as it writes it. */
+  const announce = (w: World, record: Pick<Announcements.Announcement, "turns" | "state" | "by"> & { readonly reason?: string }) =>
+    Effect.flatMap(Clock.currentTimeMillis, (ms) =>
+      Context.get(w.base, QuestionStore).announcements.put({
+        schema: Announcements.ANNOUNCEMENT_SCHEMA,
+        question: Q_ID,
+        at: Q.timestamp(new Date(ms)),
+        token: "the-asker",
+        host: "",
+        reason: "",
+        ...record
+      })
+    ).pipe(Effect.provide(w.base))
+  const announced = (w: World) => Announcements.read(Context.get(w.base, QuestionStore).announcements, Q_ID).pipe(Effect.provide(w.base))
 
   it.scoped("a question whose asker could not notify (a sandbox with no network) is notified once, by the loop", () =>
     Effect.gen(function* () {

@@ -432,10 +432,10 @@ describe("the asker records whether it notified, for the loop to stand in", () =
         const q = yield* asked(60)
         const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
         // The record is written with real I/O: give it real time to land.
-        let record = yield* Announcements.read(store.root, q.id)
+        let record = yield* Announcements.read(store.announcements, q.id)
         for (let i = 0; i < 500 && !(Option.isSome(record) && record.value.state !== "sending"); i++) {
           yield* realPause(10)
-          record = yield* Announcements.read(store.root, q.id)
+          record = yield* Announcements.read(store.announcements, q.id)
         }
         expect(record).toMatchObject({ _tag: "Some", value: { state, by: "asker", turns: 0 } })
         yield* Fiber.interrupt(waiting)

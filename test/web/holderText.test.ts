@@ -28,4 +28,12 @@ describe("holderText", () => {
   it("inside a run, nobody waiting still means magi resumes it, as before", () => {
     expect(holderText(view(asked("R"), "nobody"), true)).toBe("No agent is waiting; magi will resume it when you answer.")
   })
+
+  it("an answer waiting for room on its host says behind how many turns, and that it is not lost", () => {
+    const answered = { ...asked("R"), status: "answered" as const, answer: { choice: "a" } }
+    expect(holderText(view(answered, "daemon", "queued behind 3 turns on buildbox"), true)).toBe(
+      "Queued behind 3 turns on buildbox: magi resumes the agent with your answer as soon as one ends."
+    )
+    expect(holderText(view(answered, "daemon"), true)).toBe("magi is delivering your answer to the agent.")
+  })
 })

@@ -113,6 +113,10 @@ export const holderText = (q: QuestionView, loopRunning: boolean | undefined): s
       ? "A deputy is with you on this: ask it anything here; your answer unblocks the conductor's task."
       : "The conductor moved on; your answer unblocks its task."
   const yours = q.status === "answered" ? "your answer" : "your words"
+  // Its host's turns are all taken: the resume waits its turn, and is not lost.
+  // (`queued` is absent from an older server's list.)
+  if (q.queued !== null && q.queued !== undefined)
+    return `${q.queued.charAt(0).toUpperCase()}${q.queued.slice(1)}: magi resumes the agent with ${yours} as soon as one ends.`
   return q.holder === "asker"
     ? "The agent is waiting."
     : q.holder === "daemon"

@@ -287,6 +287,8 @@ export const runsView = (): View => {
       const moved =
         revisions.runs === undefined ||
         revisions.runs !== last.runs ||
+        // A host queued a run's turn, started it, or went away.
+        revisions.hosts !== last.hosts ||
         (current !== undefined && (revisions.questions === undefined || revisions.questions !== last.questions))
       last = revisions
       if (!moved) return
