@@ -155,8 +155,11 @@ export const outcomeReply = (outcome: WaitOutcome, endTurn = false): ToolReply =
       }
     }
     case "Pending": {
-      if (endTurn)
-        return { text: endTurnLines(q, "call magi's wait tool"), structured: { outcome: "pending", id, next: "end-turn" }, isError: false }
+      if (endTurn) {
+        // The words go in the structured content too: codex shows its model that alone when there is one.
+        const text = endTurnLines(q, "call magi's wait tool")
+        return { text, structured: { outcome: "pending", id, next: "end-turn", message: text }, isError: false }
+      }
       const next = { tool: "wait", arguments: { id } }
       return {
         text:
