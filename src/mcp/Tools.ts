@@ -218,7 +218,8 @@ export const ask = tool({
     "a choice between approaches, a risky or irreversible step, missing information. They are notified on their phone and answer there. " +
     "Give a one-line summary, the reasoning in detail, and choices when the answer is one of a few; add a panel (HTML) when evidence helps. " +
     "The call waits a while; the result's outcome is: answered (the answer, act on it), replied (the owner spoke back without " +
-    "deciding: answer with the reply tool), pending (no answer yet: call the wait tool with the id given, at once), " +
+    "deciding: answer with the reply tool), pending (no answer yet: do what its text says, either call the wait tool with the id given at once, or end your turn " +
+    "and magi resumes you with the answer), " +
     "abandoned (the deadline passed: decide for yourself or stop), refused (bad input: fix it and ask again). " +
     "Ask one question at a time and do not guess instead of waiting.",
   input: Schema.Struct({

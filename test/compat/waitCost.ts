@@ -64,7 +64,11 @@ export interface WaitCost {
   readonly answerToModelMs: number
   /** That request's input bytes. */
   readonly answerBytes: number
-  /** The seat's CLI session when the question was asked, and after the answer was taken. */
+  /**
+   * The seat's CLI session once the owner had waited (null while a first turn
+   * still runs: codex's and opencode's ids are read when it ends), and after
+   * the answer was taken.
+   */
   readonly sessionAsked: string | null
   readonly sessionAfter: string | null
   /** Turns the seat ran in all (1 polling; 2 when the waiter resumed it). */
@@ -76,6 +80,8 @@ export interface WaitCost {
   readonly answerRequest: string
   /** What the model read when the slice ran out, the first time. */
   readonly pendingText: string
+  /** What the model read last in each of its requests, in order: for a case that went wrong. */
+  readonly read: ReadonlyArray<string>
 }
 
 /** The owner's answer: free text, a word nothing else in the conversation carries. */
@@ -161,12 +167,26 @@ interface Setup {
   readonly env: Record<string, string>
 }
 
+/**
+ * The tool results the model is answering: those of the user messages since
+ * its last turn. claude may add a note of its own after them ("The user
+ * hasn't heard from you in a while…", after four quiet tool calls), which a
+ * model reads and carries on past.
+ */
+const trailingToolResult = (body: MessagesBody): string | undefined => {
+  for (let i = body.messages.length - 1; i >= 0 && body.messages[i]!.role === "user"; i--) {
+    const found = lastToolResult({ ...body, messages: body.messages.slice(0, i + 1) })
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
 const startClaude = async (dir: string): Promise<Setup> => {
   const texts: Said[] = []
   let form: Form = "shell"
   const api = await startAnthropic((body: MessagesBody): ClaudeReply => {
     const last = body.messages.at(-1)
-    const tool = lastToolResult(body)
+    const tool = trailingToolResult(body)
     const first = body.messages[0]
     const move = decide({
       tool,
@@ -368,7 +388,8 @@ export const measureWaitCost = async (o: WaitCostOptions): Promise<WaitCost> => 
     if (code !== 0) throw new Error(`magi answer exited ${code}`)
     await until("the answer to reach the model", () => setup!.standIn.texts().some((t) => t.at >= answeredAt && t.text.includes(ANSWER)), deadline)
     const carrying = setup.standIn.texts().find((t) => t.at >= answeredAt && t.text.includes(ANSWER))!
-    const answerBytes = setup.standIn.metered.find((m) => m.agent && m.at >= carrying.at)?.bytes ?? 0
+    // Metered as the body arrives, just before the script reads it.
+    const answerBytes = setup.standIn.metered.filter((m) => m.agent && m.at <= carrying.at).at(-1)?.bytes ?? 0
     await until("the run to end", () => ["done", "failed", "stalled"].includes(theRun()?.status ?? ""), deadline)
     const finished = theRun()!
     serve.p.kill("SIGTERM")
@@ -391,7 +412,8 @@ export const measureWaitCost = async (o: WaitCostOptions): Promise<WaitCost> => 
       status: finished.status,
       summary: finished.summary ?? "",
       answerRequest: carrying.text,
-      pendingText
+      pendingText,
+      read: setup.standIn.texts().map((t) => t.latest)
     }
   } finally {
     for (const p of children)
