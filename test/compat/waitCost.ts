@@ -174,7 +174,9 @@ interface Setup {
  * model reads and carries on past.
  */
 const trailingToolResult = (body: MessagesBody): string | undefined => {
-  for (let i = body.messages.length - 1; i >= 0 && body.messages[i]!.role === "user"; i--) {
+  // Where it lands varies (a message of its own, possibly after an empty
+  // assistant turn): the last tool result anywhere is what the model acts on.
+  for (let i = body.messages.length - 1; i >= 0; i--) {
     const found = lastToolResult({ ...body, messages: body.messages.slice(0, i + 1) })
     if (found !== undefined) return found
   }
@@ -190,7 +192,8 @@ const startClaude = async (dir: string): Promise<Setup> => {
     const first = body.messages[0]
     const move = decide({
       tool,
-      user: tool === undefined && last !== undefined ? textOf(last.content) : undefined,
+      // The delivery prompt of a resumed turn is read first, whatever came before it.
+      user: last !== undefined && last.role === "user" ? textOf(last.content) : undefined,
       // claude sends its environment as a message of its own: fresh is "no tool has run yet".
       fresh: !body.messages.some((m) => typeof m.content !== "string" && m.content.some((b) => b.type === "tool_result")),
       prompt: first === undefined ? "" : textOf(first.content)
