@@ -12,6 +12,7 @@
  *   env = { FOO = "bar" }
  *   wait_slice = 90            # seconds one `magi ask` may block (default: per kind)
  *   mcp = true                 # give it magi's ask/reply/wait as MCP tools (default: where the CLI speaks MCP)
+ *   wait = "end-turn"          # on `pending`: end the turn ("end-turn") or call --wait again ("poll"); default per kind
  *
  * For `kind = "command"`, `command` is the whole argv with `{prompt_file}`,
  * `{cwd}`, `{label}` and `{session}` filled in per call.
@@ -23,6 +24,15 @@ import { loadTable } from "../platform/MagiConfig.js"
 
 export const AgentKind = Schema.Literal("claude", "codex", "opencode", "agy", "command")
 export type AgentKind = typeof AgentKind.Type
+
+/**
+ * What a seat does when a wait slice hands back `pending`: `poll` calls
+ * `magi ask --wait` (or the `wait` tool) again, a model request per slice;
+ * `end-turn` ends its turn, and the waiter resumes the same session with the
+ * owner's answer when it comes (docs/agents/README.md#the-cost-of-waiting).
+ */
+export const WaitMode = Schema.Literal("end-turn", "poll")
+export type WaitMode = typeof WaitMode.Type
 
 /** The kinds magi can find on `PATH` by their program name. */
 export const DISCOVERABLE: ReadonlyArray<Exclude<AgentKind, "command">> = ["claude", "codex", "opencode", "agy"]
@@ -47,6 +57,8 @@ export interface AgentSpec {
    * supports it (`mcpByDefault`).
    */
   readonly mcp?: boolean
+  /** `[agents.<id>] wait`: what the seat does on `pending`; unset, its kind's default (`waitModeOf`). */
+  readonly wait?: WaitMode
 }
 
 export class RosterError extends Data.TaggedError("RosterError")<{ readonly message: string }> {}
@@ -82,6 +94,8 @@ export const specOf = (id: string, t: Table, files: ReadonlyArray<string>): Eith
     return { error: `${where}: wait_slice must be a whole number of seconds above 0, not ${JSON.stringify(slice)}` }
   if (t.mcp !== undefined && typeof t.mcp !== "boolean")
     return { error: `${where}: mcp must be true or false, not ${JSON.stringify(t.mcp)}` }
+  if (t.wait !== undefined && !Schema.is(WaitMode)(t.wait))
+    return { error: `${where}: wait must be "end-turn" or "poll", not ${JSON.stringify(t.wait)}` }
   return {
     spec: {
       id,
@@ -91,7 +105,8 @@ export const specOf = (id: string, t: Table, files: ReadonlyArray<string>): Eith
       args,
       env: env as Record<string, string>,
       ...(slice === undefined ? {} : { waitSliceSecs: slice }),
-      ...(t.mcp === undefined ? {} : { mcp: t.mcp })
+      ...(t.mcp === undefined ? {} : { mcp: t.mcp }),
+      ...(t.wait === undefined ? {} : { wait: t.wait as WaitMode })
     }
   }
 }

@@ -19,7 +19,7 @@
 import { Command, CommandExecutor, FileSystem } from "@effect/platform"
 import { Context, Data, Duration, Effect, Fiber, Layer, Option, Random, Ref, Schedule, Stream } from "effect"
 import * as NodePath from "node:path"
-import type { AgentKind, AgentSpec } from "./AgentRoster.js"
+import type { AgentKind, AgentSpec, WaitMode } from "./AgentRoster.js"
 import type { MagiName } from "./Prompts.js"
 import { errorLine } from "./ErrorLine.js"
 import { MagiHome } from "../platform/MagiHome.js"
@@ -32,6 +32,7 @@ import { codex } from "./adapters/codex.js"
 import { command } from "./adapters/command.js"
 import { opencode } from "./adapters/opencode.js"
 import { TurnSlots } from "./TurnSlots.js"
+import { DEPUTY_NODE } from "../questions/Lease.js"
 
 export { expandTemplate, plainMessage, usageLimit, type Plan, type PlanInput } from "./adapters/Adapter.js"
 
@@ -111,10 +112,28 @@ export const mcpServer = (
   passed.MAGI_CWD = cwd
   return {
     command: magi,
-    args: ["mcp", "--client", support.client, "--slice", String(Duration.toSeconds(sliceUnder(support.timeout)))],
+    args: ["mcp", "--client", support.client, "--slice", String(mcpSliceSecs(agent))],
     env: passed
   }
 }
+
+/**
+ * Seconds one `ask`/`wait` tool call of `agent` may wait: the slice under
+ * the tool-call timeout magi registers, or `[agents.<id>] wait_slice` when
+ * that is shorter (an owner, or a measurement, may want short slices).
+ */
+export const mcpSliceSecs = (agent: AgentSpec): number => {
+  const support = ADAPTERS[agent.kind].mcp
+  const under = support === undefined ? Number.POSITIVE_INFINITY : Duration.toSeconds(sliceUnder(support.timeout))
+  return Math.min(under, agent.waitSliceSecs ?? under)
+}
+
+/**
+ * What a seat of `agent` does when a slice hands back `pending`:
+ * `[agents.<id>] wait`, else its CLI's default (`end-turn` for claude,
+ * codex and opencode, `poll` for the rest).
+ */
+export const waitModeOf = (agent: AgentSpec): WaitMode => agent.wait ?? ADAPTERS[agent.kind].wait
 
 export const waitSliceSecs = (agent: AgentSpec, processEnv: Readonly<Record<string, string | undefined>> = process.env): number =>
   agent.waitSliceSecs ??
@@ -295,7 +314,12 @@ export const magiNameFor = (agent: AgentSpec): Effect.Effect<MagiName, never, Fi
     const path = dir === undefined ? "magi" : NodePath.join(dir, "magi")
     // The tools are there only when magi can name the command that serves them.
     const tools = dir !== undefined && usesMcp(agent)
-    return { path, run: ADAPTERS[agent.kind].shellLosesPath === true ? path : "magi", ...(tools ? { tools: true } : {}) }
+    return {
+      path,
+      run: ADAPTERS[agent.kind].shellLosesPath === true ? path : "magi",
+      ...(tools ? { tools: true } : {}),
+      ...(waitModeOf(agent) === "end-turn" ? { endTurn: true } : {})
+    }
   })
 
 export const make = Effect.fn("Agents.make")(function* (home: string) {
@@ -388,6 +412,10 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         // Each `magi ask` hands back before this CLI's shell tool gives up
         // on the command (claude and opencode stop waiting at 120 s).
         MAGI_WAIT_SLICE: String(waitSliceSecs(agent)),
+        // What its `magi ask` (or magi's `wait` tool) tells it on `pending`.
+        // Only a run's seat can end its turn on it: the waiter resumes a
+        // seat of a run, and nothing resumes a conductor, a deputy or a chat.
+        MAGI_WAIT: input.run !== "" && input.node !== DEPUTY_NODE ? waitModeOf(agent) : "poll",
         // An agent's `git push` must fail rather than wait for a password
         // nobody is there to type.
         GIT_TERMINAL_PROMPT: "0",

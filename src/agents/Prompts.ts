@@ -22,6 +22,12 @@ export interface MagiName {
    * stays as the fallback.
    */
   readonly tools?: boolean
+  /**
+   * On `pending` the agent ends its turn (`[agents.<id>] wait = "end-turn"`)
+   * instead of waiting again: the question stays open, and magi resumes the
+   * same session with the owner's answer. Unset: it waits again (`poll`).
+   */
+  readonly endTurn?: boolean
 }
 
 /** Plain `magi`: magi runs from source, so no path is known. */
@@ -66,12 +72,21 @@ find out yourself. Evidence that does not fit in a few lines (a table, a
 chart, a diff) can go in its panel: HTML text, with the files it uses as
 assets, named in the HTML by their bare file names.
 
-- The call waits for the owner and returns an outcome. Act on it; never end
+${
+  magi.endTurn === true
+    ? `- The call waits a while for the owner and returns an outcome. Act on it.
+- \`pending\`: the wait slice ran out, the question is still open and magi
+  keeps it for you. End your turn then, with one line saying you are waiting
+  on the owner: when they answer, magi resumes this same session with their
+  answer. Do not call \`wait\` to keep waiting, and do not ask again.
+`
+    : `- The call waits for the owner and returns an outcome. Act on it; never end
   your turn while a question is pending.
 - \`pending\`: the wait slice ran out, the question is still open. Call magi's
   \`wait\` tool with the id it gives, as often as it takes — do not ask the
   same question again.
-- \`replied\`: the owner spoke back without deciding. Answer them on the same
+`
+}- \`replied\`: the owner spoke back without deciding. Answer them on the same
   question with magi's \`reply\` tool (its id, your words, and the question's
   choices again, or it becomes a free-text question); it waits again.
 - \`answered\`: carry on with the answer.
@@ -99,11 +114,20 @@ panel runs no script and loads nothing from elsewhere.${whereMagiIs(magi)}
 - Run \`magi ask\` in the foreground and read its output. Never background it,
   never pipe it away, never end your turn while it is waiting: the answer is
   printed to the process that waits, and nobody else reads it.
-- Each \`magi ask\` returns within one wait slice, before your shell tool
+${
+  magi.endTurn === true
+    ? `- Each \`magi ask\` returns within one wait slice, before your shell tool
+  gives up on it. If it prints that its wait slice ran out, the question is
+  still open and magi keeps it for you: end your turn then, with one line
+  saying you are waiting on the owner. When they answer, magi resumes this
+  same session with their answer. Do not run \`--wait\`, and do not ask again.
+`
+    : `- Each \`magi ask\` returns within one wait slice, before your shell tool
   gives up on it. If it prints that its wait slice ran out, the question is
   still open: keep waiting with \`${magi.run} ask --wait <id>\`, again in the
   foreground, as often as it takes — do not ask the same question again.
-- If the owner replies without deciding (the output says so), answer them on
+`
+}- If the owner replies without deciding (the output says so), answer them on
   the same question with \`${magi.run} ask --thread <id> --summary "..."\`, which
   waits again; repeat the question's \`--choice\`s on it (the output shows
   them), or it becomes a free-text question.
@@ -130,14 +154,12 @@ export const resumePrompt = (text: string, magi: MagiName = PLAIN_MAGI): string 
     ? `${text.trim() === "" ? "Continue where you left off, and finish the task." : text.trim()}
 
 When you are done, reply with a short summary of what you did. The rules for
-asking the owner (magi's \`ask\` tool; its \`wait\` tool when a call returns
-pending, never ending your turn on it) still hold.
+asking the owner (magi's \`ask\` tool; ${magi.endTurn === true ? "ending your turn when a call returns pending" : "its `wait` tool when a call returns\npending, never ending your turn on it"}) still hold.
 `
     : `${text.trim() === "" ? "Continue where you left off, and finish the task." : text.trim()}
 
 When you are done, reply with a short summary of what you did. The rules for
-asking the owner (\`${magi.run} ask\`, foreground only, \`${magi.run} ask --wait <id>\` when a
-slice runs out) still hold.${magi.path === "magi" || magi.run === magi.path ? "" : ` \`magi\` is ${magi.path}.`}
+asking the owner (\`${magi.run} ask\`, foreground only, ${magi.endTurn === true ? "ending your turn when a\nslice runs out" : `\`${magi.run} ask --wait <id>\` when a\nslice runs out`}) still hold.${magi.path === "magi" || magi.run === magi.path ? "" : ` \`magi\` is ${magi.path}.`}
 `
 
 /** What the agent has not read yet: the owner spoke back, or decided. */

@@ -19,7 +19,7 @@ import { Waits, type WaitOutcome } from "../questions/Waits.js"
 import { CliFailure } from "./CliFailure.js"
 import { questionsLayer } from "./AppLayer.js"
 import { fitWidth, formatSeconds, readStdinUpTo, writeErr, writeOut } from "./io.js"
-import { KEEP_CHOICES, shellWord, threadCommand } from "../questions/AgentHints.js"
+import { endsTurnOnPending, endTurnLines, KEEP_CHOICES, shellWord, threadCommand } from "../questions/AgentHints.js"
 import { receivedSignal } from "./Signals.js"
 import type { HelpExtras } from "./Help.js"
 import { outcomesText } from "./askOutcomes.js"
@@ -246,8 +246,11 @@ const report = (outcome: WaitOutcome, json: boolean) =>
   Effect.gen(function* () {
     const q = outcome.question
     const magi = yield* selfCommand
+    const endTurn = yield* endsTurnOnPending
     if (json) {
       const body: Record<string, string> = { outcome: outcome._tag.toLowerCase(), id: q.id }
+      // Pending, for a seat that ends its turn on it: what to do next is that.
+      if (outcome._tag === "Pending" && endTurn) body.next = "end-turn"
       if (outcome._tag === "Answered") {
         body.answer = outcome.answer
         // Words the owner said that the agent never read travel with it.
@@ -278,6 +281,7 @@ const report = (outcome: WaitOutcome, json: boolean) =>
               : `${KEEP_CHOICES}\n`)
         )
       case "Pending":
+        if (endTurn) return yield* writeOut(endTurnLines(q, `run \`${magi} ask --wait\``))
         return yield* writeOut(
           `No answer yet: this call's wait slice ran out (not the question's deadline); question ${Q.shortId(q.id)} is still open.\n` +
             `Keep waiting in the foreground with:\n` +

@@ -21,7 +21,12 @@ export const ASK_OUTCOMES: ReadonlyArray<AskOutcome> = [
     stdout: 'the owner\'s words, then the exact `magi ask --thread <id> --summary "..."` to answer them, with the question\'s current `--choice`s',
     exit: "0"
   },
-  { outcome: "pending (this slice ran out)", stdout: "a note, then the exact `magi ask --wait <id>` to keep waiting", exit: "0" },
+  {
+    outcome: "pending (this slice ran out)",
+    stdout:
+      "a note, then the exact `magi ask --wait <id>` to keep waiting; for a run's seat that ends its turn on it (`MAGI_WAIT=end-turn`), a note to end the turn instead (the waiter resumes the seat with the answer)",
+    exit: "0"
+  },
   { outcome: "abandoned (the deadline passed)", stdout: "nothing; stderr says why", exit: "1" },
   {
     outcome: "stopped by a signal while waiting",

@@ -20,6 +20,7 @@ import { Notifier } from "../questions/Notifier.js"
 import * as Lease from "../questions/Lease.js"
 import { make as makeWaits, POLL, type WaitOutcome } from "../questions/Waits.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
+import { endsTurnOnPending, endTurnLines } from "../questions/AgentHints.js"
 import * as Approval from "../approvals/Approval.js"
 import * as Approvals from "../approvals/Approvals.js"
 import type { AuditLog } from "../approvals/AuditLog.js"
@@ -124,8 +125,12 @@ const answerText = (q: Question, answer: string) => {
   return unread === undefined ? answer : `The owner said, before deciding:\n\n${unread}\n\nThe owner's answer:\n${answer}`
 }
 
-/** What one outcome tells the model, and the same for a program. */
-export const outcomeReply = (outcome: WaitOutcome): ToolReply => {
+/**
+ * What one outcome tells the model, and the same for a program. `endTurn`:
+ * this seat ends its turn on `pending` (`MAGI_WAIT=end-turn`) rather than
+ * calling `wait` again; magi resumes its session with the answer.
+ */
+export const outcomeReply = (outcome: WaitOutcome, endTurn = false): ToolReply => {
   const q = outcome.question
   const id = q.id
   switch (outcome._tag) {
@@ -150,6 +155,11 @@ export const outcomeReply = (outcome: WaitOutcome): ToolReply => {
       }
     }
     case "Pending": {
+      if (endTurn) {
+        // The words go in the structured content too: codex shows its model that alone when there is one.
+        const text = endTurnLines(q, "call magi's wait tool")
+        return { text, structured: { outcome: "pending", id, next: "end-turn", message: text }, isError: false }
+      }
       const next = { tool: "wait", arguments: { id } }
       return {
         text:
@@ -186,7 +196,7 @@ const waitOnce = (
       const outcome = yield* (how === "announce" ? waits.announceAndWait(q, budget) : waits.resumeWait(q, budget))
       // Returned to the client now: the waiter must not deliver these words again.
       yield* waits.markDelivered(outcome)
-      return outcomeReply(outcome)
+      return outcomeReply(outcome, yield* endsTurnOnPending)
     })
   ).pipe(Effect.mapError((e) => Asking.AskRefused.refused(e.message)))
 
@@ -208,7 +218,8 @@ export const ask = tool({
     "a choice between approaches, a risky or irreversible step, missing information. They are notified on their phone and answer there. " +
     "Give a one-line summary, the reasoning in detail, and choices when the answer is one of a few; add a panel (HTML) when evidence helps. " +
     "The call waits a while; the result's outcome is: answered (the answer, act on it), replied (the owner spoke back without " +
-    "deciding: answer with the reply tool), pending (no answer yet: call the wait tool with the id given, at once), " +
+    "deciding: answer with the reply tool), pending (no answer yet: do what its text says, either call the wait tool with the id given at once, or end your turn " +
+    "and magi resumes you with the answer), " +
     "abandoned (the deadline passed: decide for yourself or stop), refused (bad input: fix it and ask again). " +
     "Ask one question at a time and do not guess instead of waiting.",
   input: Schema.Struct({

@@ -223,7 +223,7 @@ export const userConfigFile = Effect.map(configDir, (dir) => NodePath.join(dir, 
  * `[store] url` is read by the store that keeps questions elsewhere.
  */
 type Known = { readonly [key: string]: true | Known | "any" }
-const AGENT: Known = { kind: true, command: true, model: true, args: true, env: "any", wait_slice: true, mcp: true }
+const AGENT: Known = { kind: true, command: true, model: true, args: true, env: "any", wait_slice: true, mcp: true, wait: true }
 const KNOWN: Known = {
   // The Rust magi kept `answer_timeout` at the top level; `settingsOf` still reads it there.
   answer_timeout: true,

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { fromTable, type AgentSpec } from "../../src/agents/AgentRoster.js"
-import { parse, plainMessage, sessionEnvOf, usageLimit, waitSliceSecs } from "../../src/agents/Agents.js"
+import { mcpServer, parse, plainMessage, sessionEnvOf, usageLimit, waitModeOf, waitSliceSecs } from "../../src/agents/Agents.js"
 import { resetTime } from "../../src/agents/adapters/Adapter.js"
 import { Effect } from "effect"
 
@@ -106,6 +106,35 @@ describe("wait slices", () => {
     }).pipe(Effect.runSync))
 })
 
+describe("what a seat does on pending", () => {
+  it("claude, codex and opencode end their turn by default (the waiter resumes them); agy and command agents keep polling", () => {
+    expect(waitModeOf(spec("claude"))).toBe("end-turn")
+    expect(waitModeOf(spec("codex"))).toBe("end-turn")
+    expect(waitModeOf(spec("opencode"))).toBe("end-turn")
+    expect(waitModeOf(spec("agy"))).toBe("poll")
+    expect(waitModeOf(spec("command"))).toBe("poll")
+  })
+
+  it("[agents.<id>] wait chooses, and anything but end-turn or poll is refused with what to write", () =>
+    Effect.gen(function* () {
+      const [a, b] = yield* fromTable({ agents: { c: { kind: "codex", wait: "poll" }, d: { kind: "command", command: ["x"], wait: "end-turn" } } }, ["magi.toml"])
+      expect(waitModeOf(a!)).toBe("poll")
+      expect(waitModeOf(b!)).toBe("end-turn")
+      const bad = yield* Effect.flip(fromTable({ agents: { c: { kind: "codex", wait: "end_turn" } } }, ["magi.toml"]))
+      expect(bad.message).toBe('[agents.c] (in magi.toml): wait must be "end-turn" or "poll", not "end_turn"')
+    }).pipe(Effect.runSync))
+
+  it("magi mcp's slice is the one under the CLI's tool-call timeout, or the agent's wait_slice when shorter", () => {
+    const slice = (agent: AgentSpec) => {
+      const args = mcpServer(agent, "/bin/magi", {}, "/w")!.args
+      return args[args.indexOf("--slice") + 1]
+    }
+    expect(slice(spec("codex"))).toBe("600")
+    expect(slice(spec("codex", { waitSliceSecs: 10 }))).toBe("10")
+    expect(slice(spec("claude", { waitSliceSecs: 5000 }))).toBe("600")
+  })
+})
+
 describe("the session environment", () => {
   it("records what the CLI finds its sessions by: the agent's env over the process's, nothing else", () => {
     const env = sessionEnvOf(spec("claude", { env: { CLAUDE_CONFIG_DIR: "/cfg", OTHER: "x" } }), { HOME: "/home/me", PATH: "/bin" })
@@ -123,5 +152,20 @@ describe("the prompt", () => {
     expect(resumePrompt("", magi)).toContain("/opt/magi/dist/bin/magi")
     // From source (no build), plain `magi` and no path.
     expect(runPrompt("Do it.", "/w", "magi/ab12")).not.toContain("is magi")
+  })
+
+  it("tells a seat that ends its turn on pending to end it, in the shell form and the tool form, and never to wait again", async () => {
+    const { runPrompt, resumePrompt } = await import("../../src/agents/Prompts.js")
+    for (const magi of [
+      { path: "/opt/magi/bin/magi", run: "/opt/magi/bin/magi", endTurn: true },
+      { path: "/opt/magi/bin/magi", run: "magi", tools: true, endTurn: true }
+    ]) {
+      const p = runPrompt("Do it.", "/w", "magi/ab12", magi)
+      expect(p).toMatch(/end your turn then/i)
+      expect(p).toMatch(/magi resumes this\s+same session with their/)
+      expect(p).not.toContain("ask --wait <id>`, again")
+      expect(p).not.toContain("as often as it takes")
+      expect(resumePrompt("", magi)).toContain("ending your turn when a")
+    }
   })
 })

@@ -206,6 +206,8 @@ describe("Agents.call runs a real process", () => {
         MAGI_PROMPT_FILE: NodePath.join(dir, "artifacts", "impl-1.prompt.md"),
         MAGI_ALLOW_WRITE: "1",
         MAGI_WAIT_SLICE: "100",
+        // A run's claude seat ends its turn on pending (the waiter resumes it).
+        MAGI_WAIT: "end-turn",
         MAGI_NODEJS: process.execPath,
         GIT_TERMINAL_PROMPT: "0",
         MAGI_HOME: NodePath.join(dir, "home"),

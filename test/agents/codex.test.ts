@@ -171,10 +171,10 @@ describe("codex's wait slice and sessions", () => {
 describe("codex is told magi by its absolute path", () => {
   const MAGI_BIN = NodePath.resolve("dist/bin/magi")
   /** The first prompt a `magi run` gives an agent of `kind` (the fake CLI in test/fixtures/bin). */
-  const firstPrompt = (kind: "codex" | "claude", mcp = false) => {
+  const firstPrompt = (kind: "codex" | "claude", mcp = false, wait = "poll") => {
     const dir = tempDirSync()
     const repo = repoWithAgent(dir, ["unused"])
-    NodeFs.writeFileSync(NodePath.join(repo, "magi.toml"), `[agents.a]\nkind = "${kind}"\ncommand = "${NodePath.resolve("test/fixtures/bin", kind)}"\nmcp = ${mcp}\n`)
+    NodeFs.writeFileSync(NodePath.join(repo, "magi.toml"), `[agents.a]\nkind = "${kind}"\ncommand = "${NodePath.resolve("test/fixtures/bin", kind)}"\nmcp = ${mcp}\nwait = "${wait}"\n`)
     const home = NodePath.join(dir, "home")
     const ran = magi(repo, { MAGI_HOME: home }, "run", "Do it.")
     expect(ran.status, ran.stderr).toBe(0)
@@ -197,6 +197,10 @@ describe("codex is told magi by its absolute path", () => {
     const prompt = firstPrompt("codex", true)
     expect(prompt).toContain("with the `ask` tool of the `magi` MCP server")
     expect(prompt).toContain("Call magi's\n  `wait` tool with the id it gives")
+    // By default codex ends its turn on pending: the same prompt, told so.
+    const ending = firstPrompt("codex", true, "end-turn")
+    expect(ending).toContain("End your turn then")
+    expect(ending).toContain("Do not call `wait` to keep waiting")
     expect(prompt).toContain("magi's `reply` tool")
     expect(prompt).toContain(`\`${MAGI_BIN} ask --summary "..." --choice "A" --choice "B"\``)
     expect(prompt).not.toContain("ask --wait <id>")

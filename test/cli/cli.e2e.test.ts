@@ -76,6 +76,22 @@ describe(`magi as real processes, records in ${backend.name}`, { timeout: 120_00
     expect(again.stdout).toBe("yes\n")
   })
 
+  it("a run's seat that ends its turn on pending (MAGI_WAIT=end-turn) is told to end it, with no --wait to run; the question stays open for the waiter", async () => {
+    const o = await backend.owner()
+    const env = { MAGI_WAIT_SLICE: "1", MAGI_WAIT: "end-turn", MAGI_RUN: "run-1", MAGI_SEAT: "impl" }
+    const first = await o.run(["ask", "--summary", "Ship it?", "--choice", "yes", "--choice", "no"], env)
+    expect(first.code).toBe(0)
+    const [id] = await o.filedId()
+    expect(first.stdout).toContain("End your turn now: reply with one line saying you are waiting on the owner about it. Do not run `magi ask --wait`")
+    expect(first.stdout).not.toContain(`--wait ${id}`)
+    expect(o.read(id!)).toMatchObject({ status: "open", run: "run-1", seat: "impl" })
+    const json = await o.run(["ask", "--wait", id!, "--json"], env)
+    expect(JSON.parse(json.stdout)).toEqual({ outcome: "pending", id, next: "end-turn" })
+    // Outside a run nothing could resume the asker: it is told to wait again.
+    const outside = await o.run(["ask", "--wait", id!], { ...env, MAGI_RUN: "" })
+    expect(outside.stdout).toContain(`magi ask --wait ${id}`)
+  })
+
   it("outside any run, an exited asker holds nothing: the answer is said to be kept for the next --wait, which reads it (issue 20.4)", async () => {
     const o = await backend.owner()
     const first = await o.run(["ask", "--summary", "Outside a run?", "--choice", "yes", "--choice", "no"], { MAGI_WAIT_SLICE: "1" })

@@ -108,7 +108,7 @@ const world = async (script: (body: MessagesBody, n: number) => Reply, o: WorldO
   NodeFs.writeFileSync(
     NodePath.join(repo, "magi.toml"),
     // The shell form (`magi ask` in claude's Bash tool): magi mcp has its own suite.
-    `[agents.claude]\nkind = "claude"\ncommand = ${toml(claude)}\nmcp = false\nenv = { ${envToml} }\n` +
+    `[agents.claude]\nkind = "claude"\ncommand = ${toml(claude)}\nmcp = false\n# Polling: the end-turn way has its own suite (wait-cost).\nwait = "poll"\nenv = { ${envToml} }\n` +
       (o.waitSlice === undefined ? "" : `wait_slice = ${o.waitSlice}\n`) +
       `\n[notify]\ncommand = ["true"]\n`
   )

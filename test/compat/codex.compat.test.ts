@@ -90,7 +90,7 @@ const world = async (script: Script): Promise<World> => {
   git("config", "user.email", "owner@example.com")
   git("config", "user.name", "Owner")
   git("commit", "-q", "--allow-empty", "-m", "init")
-  NodeFs.writeFileSync(NodePath.join(repo, "magi.toml"), `[agents.codex]\nkind = "codex"\ncommand = ${JSON.stringify([CODEX])}\n# The shell form: magi mcp has its own suite.\nmcp = false\n`)
+  NodeFs.writeFileSync(NodePath.join(repo, "magi.toml"), `[agents.codex]\nkind = "codex"\ncommand = ${JSON.stringify([CODEX])}\n# The shell form, polling: magi mcp and ending the turn have their own suites.\nmcp = false\nwait = "poll"\n`)
   git("add", "magi.toml")
   git("commit", "-q", "-m", "magi config")
   const standIn = await startResponsesStandIn(script)

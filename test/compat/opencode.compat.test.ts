@@ -43,7 +43,7 @@ const repoWithOpencode = (dir: string, extra = "") => {
   NodeFs.writeFileSync(
     NodePath.join(repo, "magi.toml"),
     // The shell form (`magi ask` in opencode's bash tool): magi mcp has its own suite.
-    `[agents.oc]\nkind = "opencode"\ncommand = ${JSON.stringify([BIN])}\nmodel = "${MODEL}"\nmcp = false\n${extra}`
+    `[agents.oc]\nkind = "opencode"\ncommand = ${JSON.stringify([BIN])}\nmodel = "${MODEL}"\nmcp = false\nwait = "poll"\n${extra}`
   )
   git("add", "-A")
   git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "init")

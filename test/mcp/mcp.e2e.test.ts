@@ -101,7 +101,7 @@ describe("magi mcp, spoken to over stdio", () => {
     const ask = tools[0]!
     expect(ask.inputSchema.required).toEqual(["summary"])
     expect(Object.keys(ask.inputSchema.properties)).toEqual(["summary", "detail", "choices", "timeout", "panel"])
-    expect(ask.description).toContain("pending (no answer yet: call the wait tool")
+    expect(ask.description).toContain("pending (no answer yet: do what its text says, either call the wait tool with the id given at once, or end your turn")
     expect(tools[1]!.inputSchema.required).toEqual(["id"])
     expect(tools[2]!.inputSchema.required).toEqual(["id", "summary"])
   })
@@ -137,6 +137,29 @@ describe("magi mcp, spoken to over stdio", () => {
     expect(answer(home, id, "yes").status).toBe(0)
     const waited = (await server.call("wait", { id })).result!
     expect(waited.structuredContent).toEqual({ outcome: "answered", id, answer: "yes" })
+  })
+
+  it("a run's seat that ends its turn on pending (MAGI_WAIT=end-turn) is told to end it, not to call wait, and the question stays open", { timeout: DEADLINE_MS * 2 }, async () => {
+    const home = tempDirSync()
+    const server = start(home, 1, { MAGI_WAIT: "end-turn", MAGI_RUN: "20260101-000000-ab12", MAGI_SEAT: "impl" })
+    await server.initialize()
+    const pending = (await server.call("ask", { summary: "Ship it?", choices: ["yes", "no"] })).result!
+    const id = pending.structuredContent.id as string
+    expect(pending.structuredContent).toMatchObject({ outcome: "pending", id, next: "end-turn" })
+    // codex shows its model the structured content alone: the words are there too.
+    for (const said of [pending.content[0].text, pending.structuredContent.message])
+      expect(said).toContain("End your turn now: reply with one line saying you are waiting on the owner about it. Do not call magi's wait tool")
+    expect(pending.content[0].text).not.toContain(`wait {"id"`)
+    expect(readQuestion(home, id)).toMatchObject({ status: "open", run: "20260101-000000-ab12", seat: "impl" })
+  })
+
+  it("outside a run, MAGI_WAIT=end-turn changes nothing: nothing could resume the asker, so pending says to wait again", { timeout: DEADLINE_MS * 2 }, async () => {
+    const home = tempDirSync()
+    const server = start(home, 1, { MAGI_WAIT: "end-turn", MAGI_RUN: "" })
+    await server.initialize()
+    const pending = (await server.call("ask", { summary: "Ship it?" })).result!
+    const id = pending.structuredContent.id as string
+    expect(pending.structuredContent.next).toEqual({ tool: "wait", arguments: { id } })
   })
 
   it("bad input is refused with what was wrong, and nothing is filed", async () => {

@@ -4,7 +4,7 @@
  * Adapters are pure; `Agents.call` is the one place a process starts.
  */
 import { Duration } from "effect"
-import type { AgentSpec } from "../AgentRoster.js"
+import type { AgentSpec, WaitMode } from "../AgentRoster.js"
 
 export interface PlanInput {
   readonly cwd: string
@@ -186,6 +186,12 @@ export interface AgentAdapter {
    * (claude's `BASH_DEFAULT_TIMEOUT_MS`); undefined keeps `waitSlice`.
    */
   readonly waitSliceIn?: (env: Readonly<Record<string, string | undefined>>) => Duration.Duration | undefined
+  /**
+   * What a seat of this CLI does when a slice hands back `pending`, unless
+   * `[agents.<id>] wait` says otherwise: the cheaper way that still brings
+   * the owner's answer within seconds (measured: docs/agents/README.md).
+   */
+  readonly wait: WaitMode
   /**
    * Environment variables that decide where this CLI keeps its sessions
    * (`HOME`, `CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `XDG_*`): recorded when a

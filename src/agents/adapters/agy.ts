@@ -8,6 +8,8 @@ const parse = (out: string): Parsed => {
 }
 
 export const agy: AgentAdapter = {
+  // Not proven against the real CLI (no compat suite yet): it keeps polling, as before.
+  wait: "poll",
   // Placeholder until proven against the real CLI (issue 7).
   waitSlice: Duration.seconds(100),
   sessionEnv: ["HOME"],

@@ -113,6 +113,11 @@ const parse = (out: string, err: string): Parsed => {
 }
 
 export const claude: AgentAdapter = {
+  // Polling costs a model request per slice (36 an hour in the shell, 6
+  // through magi mcp), each re-reading the whole conversation; ending the
+  // turn costs none while the owner is away, and the waiter resumes the
+  // session within seconds of the answer (docs/agents/README.md).
+  wait: "end-turn",
   // claude's Bash tool stops waiting on a command at 120 s (its default
   // BASH_DEFAULT_TIMEOUT_MS) and moves it to the background, where nobody
   // reads the answer; 100 s leaves room for magi ask's start and the notify.

@@ -128,6 +128,11 @@ const mcpOverrides = (server: McpServerSpec): ReadonlyArray<string> => {
 }
 
 export const codex: AgentAdapter = {
+  // Its shell hands every command back within 10 s: polling there is a
+  // model request every ~8 s (some 450 an hour), each re-reading the whole
+  // conversation. Ending the turn costs none while the owner is away, and
+  // the waiter resumes the session within seconds of the answer.
+  wait: "end-turn",
   // Each `magi ask` hands back within codex's exec yield, so the tool's
   // first answer always holds the outcome or the `--wait` hint, whatever
   // the model does about polling: an empty poll waits only 5 s by default

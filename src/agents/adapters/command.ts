@@ -5,6 +5,9 @@ import { type AgentAdapter, type Parsed, expandTemplate } from "./Adapter.js"
 const parse = (out: string): Parsed => ({ text: out.trim(), session: null, error: false, quota: null })
 
 export const command: AgentAdapter = {
+  // A command agent is a program of the owner's: it keeps `magi ask`'s
+  // long-standing contract, waiting until an answer or the deadline.
+  wait: "poll",
   // Placeholder until proven against the real CLI (issue 7).
   waitSlice: Duration.seconds(240),
   sessionEnv: [],

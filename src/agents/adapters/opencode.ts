@@ -169,6 +169,8 @@ const withMcp = (own: string | undefined, server: McpServerSpec): string => {
 }
 
 export const opencode: AgentAdapter = {
+  // As for claude: a request per slice polling, none ending the turn.
+  wait: "end-turn",
   // Its bash tool kills a command at 120 s (measured: see the compat suite);
   // 100 s leaves room for `magi ask` to start and notify before that.
   waitSlice: sliceBefore(BASH_LIMIT),

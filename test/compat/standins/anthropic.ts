@@ -13,6 +13,7 @@
  */
 import * as NodeHttp from "node:http"
 import type { AddressInfo } from "node:net"
+import { type Meter, newMeter } from "./meter.js"
 
 export interface Recorded {
   readonly method: string
@@ -44,7 +45,7 @@ export type Reply =
   /** Never answer: the request hangs until claude (or the test) gives up, as a turn cut short mid-call. */
   | { readonly hang: true }
 
-export interface AnthropicStandIn {
+export interface AnthropicStandIn extends Meter {
   readonly url: string
   readonly requests: Recorded[]
   /** The requests that carried claude's tools: the conversation's own turns, not side calls. */
@@ -124,6 +125,7 @@ export const startAnthropic = async (
   side: (body: MessagesBody) => Reply = () => ({ text: "ok" })
 ): Promise<AnthropicStandIn> => {
   const requests: Recorded[] = []
+  const meter = newMeter()
   let turnCount = 0
   const server = NodeHttp.createServer((req, res) => {
     const chunks: Buffer[] = []
@@ -146,6 +148,7 @@ export const startAnthropic = async (
       }
       if (req.method === "POST" && path === "/v1/messages" && body !== undefined && Array.isArray(body.messages)) {
         const isTurn = (body.tools?.length ?? 0) > 0
+        meter.note(Buffer.byteLength(raw), isTurn)
         const r = isTurn ? reply(body, turnCount++) : side(body)
         const model = body.model ?? "claude-standin"
         if ("hang" in r) return
@@ -187,6 +190,7 @@ export const startAnthropic = async (
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    metered: meter.metered,
     turns: () => requests.filter((r) => r.path === "/v1/messages" && (r.body?.tools?.length ?? 0) > 0),
     close: () =>
       new Promise<void>((resolve) => {

@@ -9,6 +9,7 @@
  */
 import * as NodeHttp from "node:http"
 import type { AddressInfo } from "node:net"
+import { type Meter, newMeter } from "./meter.js"
 
 /** One message of a chat completions request, as the CLI sent it. */
 export interface ChatMessage {
@@ -34,7 +35,7 @@ export type Reply =
 /** Picks the reply to one request; `index` counts the requests that reach it. */
 export type Script = (request: ChatRequest, index: number) => Reply
 
-export interface OpenAiChatStandIn {
+export interface OpenAiChatStandIn extends Meter {
   /** The base URL an OpenAI-compatible client is configured with (`…/v1`). */
   readonly baseUrl: string
   /** Every request body, in arrival order. */
@@ -79,6 +80,7 @@ const usage = { usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 
 export const startOpenAiChat = (script: Script): Promise<OpenAiChatStandIn> => {
   const requests: ChatRequest[] = []
   const escapes: string[] = []
+  const meter = newMeter()
   let turns = 0
   let calls = 0
   const server = NodeHttp.createServer((req, res) => {
@@ -97,13 +99,15 @@ export const startOpenAiChat = (script: Script): Promise<OpenAiChatStandIn> => {
         return
       }
       let body: ChatRequest
+      const raw = Buffer.concat(parts)
       try {
-        body = JSON.parse(Buffer.concat(parts).toString("utf8")) as ChatRequest
+        body = JSON.parse(raw.toString("utf8")) as ChatRequest
       } catch {
         res.writeHead(400).end()
         return
       }
       requests.push(body)
+      meter.note(raw.length, isAgentTurn(body))
       const reply: Reply = isAgentTurn(body) ? script(body, turns++) : { text: TITLE }
       if ("status" in reply) {
         res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers })
@@ -138,6 +142,7 @@ export const startOpenAiChat = (script: Script): Promise<OpenAiChatStandIn> => {
       resolve({
         baseUrl: `http://127.0.0.1:${port}/v1`,
         requests,
+        metered: meter.metered,
         escapes,
         close: () =>
           new Promise<void>((done) => {

@@ -18,6 +18,7 @@
  */
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
+import { type Meter, newMeter } from "./meter.js"
 
 /** One request codex made, with its JSON body parsed. */
 export interface RecordedRequest {
@@ -59,7 +60,7 @@ export type Step =
 
 export type Script = (request: RecordedRequest, earlier: ReadonlyArray<RecordedRequest>) => Step
 
-export interface StandIn {
+export interface StandIn extends Meter {
   /** The provider's `base_url`. */
   readonly baseUrl: string
   readonly port: number
@@ -152,6 +153,7 @@ export const startResponsesStandIn = (script: Script): Promise<StandIn> =>
     const started = Date.now()
     const requests: RecordedRequest[] = []
     const escaped: string[] = []
+    const meter = newMeter()
     const server = Http.createServer((req, res) => {
       const chunks: Buffer[] = []
       req.on("data", (c: Buffer) => chunks.push(c))
@@ -164,8 +166,11 @@ export const startResponsesStandIn = (script: Script): Promise<StandIn> =>
           return res.end(JSON.stringify({ error: { message: "not served by the stand-in" } }))
         }
         let body: ResponsesBody = {}
+        const raw = Buffer.concat(chunks)
+        // Every /responses request is the agent's own: codex sends no side requests.
+        meter.note(raw.length, true)
         try {
-          body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as ResponsesBody
+          body = JSON.parse(raw.toString("utf8")) as ResponsesBody
         } catch {
           // Recorded as empty; the script sees it and the test fails there.
         }
@@ -194,6 +199,7 @@ export const startResponsesStandIn = (script: Script): Promise<StandIn> =>
         baseUrl: `http://127.0.0.1:${port}/v1`,
         port,
         requests,
+        metered: meter.metered,
         escaped,
         proxyEnv: {
           HTTP_PROXY: proxy,
