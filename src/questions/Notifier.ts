@@ -13,7 +13,7 @@
 import { Command, CommandExecutor, FileSystem } from "@effect/platform"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
-import { Config, Context, Data, Duration, Effect, Either, Layer, Option, Stream } from "effect"
+import { Config, Context, Data, Duration, Effect, Either, Layer, Option, Ref, Stream } from "effect"
 import * as Clock from "effect/Clock"
 import * as Q from "./Question.js"
 import type { Question } from "./Question.js"
@@ -148,6 +148,21 @@ export interface PushChannel {
   readonly fallbackSecs: number
 }
 
+/**
+ * `effect`'s value once it has succeeded, kept from then on; a failure is
+ * not kept (unlike `Effect.cached`), so a database that was down at the first
+ * question is tried again at the next one rather than leaving a long-running
+ * process without buttons or pushes until it restarts.
+ */
+export const keptOnceGot = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const kept = yield* Ref.make(Option.none<A>())
+    const one = yield* Effect.makeSemaphore(1)
+    return one.withPermits(1)(
+      Effect.flatMap(Ref.get(kept), (got) => (Option.isSome(got) ? Effect.succeed(got.value) : Effect.tap(effect, (a) => Ref.set(kept, Option.some(a)))))
+    )
+  })
+
 export class Notifier extends Context.Tag("magi/Notifier")<Notifier, NotifierShape>() {
   /**
    * Notifications as configured. Links point at `[web] public_url`, else at
@@ -165,7 +180,7 @@ export class Notifier extends Context.Tag("magi/Notifier")<Notifier, NotifierSha
       const home = yield* MagiHome
       const fs = yield* FileSystem.FileSystem
       const storeUrl = yield* StoreBackend.configuredUrl
-      const secret = yield* Effect.cached(AnswerLinks.secretShared(home.dir, storeUrl).pipe(Effect.provideService(FileSystem.FileSystem, fs)))
+      const secret = yield* keptOnceGot(AnswerLinks.secretShared(home.dir, storeUrl).pipe(Effect.provideService(FileSystem.FileSystem, fs)))
       const client = yield* HttpClient.HttpClient
       let ntfyChannel: NtfyChannel | undefined
       if (ntfy !== null) {
@@ -182,7 +197,7 @@ export class Notifier extends Context.Tag("magi/Notifier")<Notifier, NotifierSha
         // The subscriptions are records on the configured store, opened on
         // the first question (not at every `magi` start) and kept open.
         const scope = yield* Effect.scope
-        const devices = yield* Effect.cached(
+        const devices = yield* keptOnceGot(
           Layer.buildWithScope(Devices.layer.pipe(Layer.provide(StoreBackend.StoreBackend.layer)), scope).pipe(
             Effect.map((context) => Context.get(context, Devices)),
             Effect.provideService(FileSystem.FileSystem, fs),
@@ -194,7 +209,7 @@ export class Notifier extends Context.Tag("magi/Notifier")<Notifier, NotifierSha
         pushChannel = {
           subject: base,
           client,
-          keys: yield* Effect.cached(WebPush.vapidKeysShared(home.dir, storeUrl).pipe(Effect.provideService(FileSystem.FileSystem, fs))),
+          keys: yield* keptOnceGot(WebPush.vapidKeysShared(home.dir, storeUrl).pipe(Effect.provideService(FileSystem.FileSystem, fs))),
           subscriptions: Effect.flatMap(devices, (d) => Effect.mapError(d.subscriptions, (e) => e.message)),
           forget: (id) => Effect.flatMap(devices, (d) => d.unsubscribe(id)).pipe(Effect.ignore),
           secret,

@@ -186,3 +186,23 @@ describe("Notifier with ntfy beside the command", () => {
     }).pipe(Effect.scoped, Effect.provide(NodeContext.layer))
   )
 })
+
+describe("what the notifier keeps between questions", () => {
+  it.effect("keeps a key once read, but tries again after a failure (a database down at the first question)", () =>
+    Effect.gen(function* () {
+      let reads = 0
+      let up = false
+      const key = yield* Notify.keptOnceGot(
+        Effect.suspend(() => {
+          reads += 1
+          return up ? Effect.succeed(`key ${reads}`) : Effect.fail("the database is down")
+        })
+      )
+      expect(yield* Effect.flip(key)).toBe("the database is down")
+      up = true
+      expect(yield* key).toBe("key 2")
+      expect(yield* key).toBe("key 2")
+      expect(reads).toBe(2)
+    })
+  )
+})
