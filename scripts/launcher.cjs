@@ -8,15 +8,6 @@
 // package.json saying so), because starting Node's ESM loader costs more than
 // this whole file does.
 "use strict"
-// V8 lets the heap grow to up to four times what survived the last full
-// collection before it collects again. magi's long jobs (the first move of a
-// home to month shelves, a store migration) read record after record, keep
-// ~30 MB live and make garbage fast: at 100,000 questions the move peaked at
-// 261-264 MiB of RSS, nearly all of it garbage waiting. Growing by half at
-// most: 233 MiB (at 30,000: 232 -> 182), for about a third more CPU in that
-// move; a short command never reaches a full collection. Set before anything
-// is allocated; the code cache is still accepted with it.
-require("node:v8").setFlagsFromString("--heap-growing-percent=50")
 const { readFileSync, renameSync, writeFileSync } = require("node:fs")
 const Module = require("node:module")
 const { join } = require("node:path")
