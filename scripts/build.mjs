@@ -13,9 +13,7 @@ import { chmod, copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promise
 const unusedParsers = {
   name: "unused-cli-file-parsers",
   setup(b) {
-    b.onResolve({ filter: /^(yaml|toml|ini)$/ }, (args) =>
-      args.importer.includes("@effect/cli") ? { path: args.path, namespace: "unused" } : undefined
-    )
+    b.onResolve({ filter: /^(yaml|toml|ini)$/ }, (args) => args.importer.includes("@effect/cli") ? { path: args.path, namespace: "unused" } : undefined)
     b.onLoad({ filter: /.*/, namespace: "unused" }, (args) => ({
       contents: `const no = () => { throw new Error("magi does not read ${args.path} option files") }
 export const parse = no; export const decode = no; export default { parse: no, decode: no }`,

@@ -49,8 +49,9 @@ export const buildClient = async ({ metafile = false } = {}) => {
   const laterChunks = {
     name: "later-chunks",
     setup(b) {
-      b.onResolve({ filter: /.*/ }, (args) =>
-        args.kind === "dynamic-import" && chunkFor[args.path] !== undefined ? { path: chunkFor[args.path], external: true } : undefined
+      b.onResolve(
+        { filter: /.*/ },
+        (args) => args.kind === "dynamic-import" && chunkFor[args.path] !== undefined ? { path: chunkFor[args.path], external: true } : undefined
       )
     }
   }

@@ -69,8 +69,7 @@ export interface Backend {
   readonly base: Effect.Effect<string, never, import("effect").Scope.Scope>
 }
 
-const storeOver = (fs: Layer.Layer<FileSystem.FileSystem>) => (base: string) =>
-  QuestionStore.at(NodePath.join(base, "questions")).pipe(Layer.provideMerge(fs))
+const storeOver = (fs: Layer.Layer<FileSystem.FileSystem>) => (base: string) => QuestionStore.at(NodePath.join(base, "questions")).pipe(Layer.provideMerge(fs))
 
 export const backends: ReadonlyArray<Backend> = [
   { name: "files in a temp directory", layer: storeOver(NodeFileSystem.layer), base: tempDir },

@@ -21,7 +21,7 @@ delete pins["//"]
 
 export const cacheDir = () =>
   process.env.MAGI_AGENTS_CACHE ??
-  join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "magi-agents")
+    join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "magi-agents")
 
 /** Where the pinned CLI `name`'s executable is once installed. */
 export const binOf = (name) => {

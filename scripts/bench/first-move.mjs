@@ -77,7 +77,11 @@ const listing = () =>
 const first = await listing()
 const second = await listing()
 const goal = first.peak < 256 ? "met" : "NOT met"
-console.log(`first magi answer --list (the move of ${SETTLED} included): ${(first.ms / 1000).toFixed(1)} s, peak RSS ${first.peak.toFixed(0)} MiB (goal under 256 MB ${goal})`)
+console.log(
+  `first magi answer --list (the move of ${SETTLED} included): ${(first.ms / 1000).toFixed(1)} s, peak RSS ${
+    first.peak.toFixed(0)
+  } MiB (goal under 256 MB ${goal})`
+)
 console.log(`magi answer --list after the move: ${ms(second.ms)}, peak RSS ${second.peak.toFixed(0)} MiB`)
 
 if (SERVE) {
@@ -114,6 +118,8 @@ if (SERVE) {
   await fresh.stop()
   console.log(
     `magi serve on a flat home of ${SETTLED}: the move took ${moveSeconds.toFixed(1)} s, peak RSS ${Math.max(peak, after.peak).toFixed(0)} MiB; ` +
-      `${SETTLE_SECONDS} s after it, RSS ${after.rss.toFixed(0)} MiB; a magi serve started on the moved home: RSS ${freshMemory.rss.toFixed(0)} MiB after ${SETTLE_SECONDS} s`
+      `${SETTLE_SECONDS} s after it, RSS ${after.rss.toFixed(0)} MiB; a magi serve started on the moved home: RSS ${
+        freshMemory.rss.toFixed(0)
+      } MiB after ${SETTLE_SECONDS} s`
   )
 }

@@ -30,8 +30,7 @@ const RUNS = size("PAGE_RUNS", 9)
 /** `magi answer` processes timed, each beside a `magi --version`. */
 const CLI_RUNS = size("CLI_RUNS", 7)
 
-const question = (at, n, open) =>
-  questionRecord(at, n, { open, ...(n === 4242 ? { summary: "Should the cache evict zeppelins first?" } : {}) })
+const question = (at, n, open) => questionRecord(at, n, { open, ...(n === 4242 ? { summary: "Should the cache evict zeppelins first?" } : {}) })
 
 // MAGI_BENCH_HOME=<dir> measures a home an earlier run built and migrated (it prints its path) instead of building one.
 const isolated = isolatedEnv()
@@ -59,7 +58,8 @@ for (let i = 0; i < OPEN && !reuse; i++, n++) {
   openIds.push(q.id)
   writeFileSync(join(hot, `${q.id}.json`), JSON.stringify(q, null, 2) + "\n")
 }
-if (!reuse) console.log(`home ${home}: wrote ${n} questions (${MONTHS * PER_MONTH} settled over ${MONTHS} months, ${OPEN} open) in ${ms(performance.now() - t0)}`)
+if (!reuse)
+  console.log(`home ${home}: wrote ${n} questions (${MONTHS * PER_MONTH} settled over ${MONTHS} months, ${OPEN} open) in ${ms(performance.now() - t0)}`)
 
 const hotCount = () => readdirSync(hot).filter((f) => f.endsWith(".json")).length
 const sleep = (t) => new Promise((r) => setTimeout(r, t))
@@ -94,7 +94,11 @@ for (;;) {
   await sleep(200)
 }
 const migration = performance.now() - started
-console.log(`migration (moved ${MONTHS * PER_MONTH} to ten month shelves and indexed them): ${(migration / 1000).toFixed(1)} s after the server was up (start ${ms(started - t0)})`)
+console.log(
+  `migration (moved ${MONTHS * PER_MONTH} to ten month shelves and indexed them): ${(migration / 1000).toFixed(1)} s after the server was up (start ${
+    ms(started - t0)
+  })`
+)
 
 try {
   // -- GET /api/questions -----------------------------------------------------------
@@ -121,13 +125,21 @@ try {
   const second = await timed(web.url, `/api/questions/history?before=${body.next}&limit=30`)
   const deepCursor = idAt(new Date(2026, 2, 15, 12), 0)
   const deep = await timed(web.url, `/api/questions/history?before=${deepCursor}&limit=30`)
-  console.log(`history page (30): after the first page ${ms(second.median)} median (first ${ms(second.first.ms)}); in March ${ms(deep.median)} median (first ${ms(deep.first.ms)})`)
+  console.log(
+    `history page (30): after the first page ${ms(second.median)} median (first ${ms(second.first.ms)}); in March ${ms(deep.median)} median (first ${
+      ms(deep.first.ms)
+    })`
+  )
 
   // -- search: a word in one question of the oldest month (every index read) -------
   const search = await timed(web.url, `/api/questions/history?q=zeppelins`)
   const hits = decoded(search.first).history.length
   const common = await timed(web.url, `/api/questions/history?q=${encodeURIComponent("storage backend")}`)
-  console.log(`search, one hit in the oldest month (${hits} found): first ${ms(search.first.ms)}, then median ${ms(search.median)}; a common phrase (a page of hits): median ${ms(common.median)}`)
+  console.log(
+    `search, one hit in the oldest month (${hits} found): first ${ms(search.first.ms)}, then median ${
+      ms(search.median)
+    }; a common phrase (a page of hits): median ${ms(common.median)}`
+  )
 
   // -- one question by id, from the archive -----------------------------------------
   const one = await timed(web.url, `/api/questions/${idAt(new Date(2026, 0, 1, 8), 0)}`)
@@ -156,7 +168,10 @@ try {
         bytes += c.length
         if (args.includes("--json")) chunks.push(c)
       })
-      child.on("close", (code) => done({ code, wall: performance.now() - t, cpu: cpuOf(stderr), firstByte, bytes, text: Buffer.concat(chunks).toString("utf8") }))
+      child.on(
+        "close",
+        (code) => done({ code, wall: performance.now() - t, cpu: cpuOf(stderr), firstByte, bytes, text: Buffer.concat(chunks).toString("utf8") })
+      )
     })
   const listed = []
   const bare = []
@@ -166,14 +181,18 @@ try {
     bare.push(await cli(["--version"]))
   }
   console.log(
-    `magi answer (open list of ${OPEN}): median ${ms(median(listed.map((r) => r.wall)))} wall, ${ms(median(listed.map((r) => r.cpu)))} CPU over ${CLI_RUNS} runs (min wall ${ms(Math.min(...listed.map((r) => r.wall)))}); ` +
+    `magi answer (open list of ${OPEN}): median ${ms(median(listed.map((r) => r.wall)))} wall, ${
+      ms(median(listed.map((r) => r.cpu)))
+    } CPU over ${CLI_RUNS} runs (min wall ${ms(Math.min(...listed.map((r) => r.wall)))}); ` +
       `magi --version alongside: median ${ms(median(bare.map((r) => r.wall)))} wall, ${ms(median(bare.map((r) => r.cpu)))} CPU`
   )
 
   const all = await cli(["answer", "--list", "--all", "--json"])
   const parsed = JSON.parse(all.text)
   console.log(
-    `magi answer --list --all --json: ${parsed.length} questions, ${(all.bytes / 1024 / 1024).toFixed(1)} MiB; first byte ${ms(all.firstByte)}, total ${(all.wall / 1000).toFixed(2)} s wall, ${(all.cpu / 1000).toFixed(2)} s CPU`
+    `magi answer --list --all --json: ${parsed.length} questions, ${(all.bytes / 1024 / 1024).toFixed(1)} MiB; first byte ${ms(all.firstByte)}, total ${
+      (all.wall / 1000).toFixed(2)
+    } s wall, ${(all.cpu / 1000).toFixed(2)} s CPU`
   )
 
   // -- the page, interactive at 4× CPU throttling ---------------------------------------
@@ -189,7 +208,9 @@ try {
     const of = (key) => median(runs.map((r) => r[key]))
     console.log(
       `page at 4× CPU (390×844, ${OPEN} open cards + 30 history, ${runs.at(-1).nodes} DOM nodes), medians of ${RUNS} cold loads from navigation: ` +
-        `first screen drawn ${ms(of("drawn"))}; interactive (drawn, and responding after the next frame) ${ms(of("responding"))}, runs ${runs.map((r) => r.responding.toFixed(0)).join(", ")} ms; ` +
+        `first screen drawn ${ms(of("drawn"))}; interactive (drawn, and responding after the next frame) ${ms(of("responding"))}, runs ${
+          runs.map((r) => r.responding.toFixed(0)).join(", ")
+        } ms; ` +
         `all ${OPEN} open cards built ${ms(of("allCards"))}`
     )
   } else console.log(`page interactive: skipped, no ${CHROMIUM}`)

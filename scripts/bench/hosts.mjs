@@ -114,7 +114,11 @@ try {
     const q = open.find((x) => x.summary === "Which backend?")
     const before = turns()
     const t0 = performance.now()
-    const answered = await fetch(`${page}/api/questions/${q.id}/answer`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ choice: "SQLite" }) })
+    const answered = await fetch(`${page}/api/questions/${q.id}/answer`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ choice: "SQLite" })
+    })
     if (answered.status !== 200) throw new Error(`answer refused: ${answered.status}`)
     await until("alpha to resume the seat", () => turns() > before)
     samples.push(performance.now() - t0)
@@ -145,9 +149,16 @@ try {
     await sleep(300)
     const before = stream.events.length
     const t0 = performance.now()
-    const said = await fetch(`${gammaPage}/api/questions/${standing.id}/say`, { method: "POST", headers: { "content-type": "application/json", origin: gammaPage }, body: JSON.stringify({ body: `word ${round}` }) })
+    const said = await fetch(`${gammaPage}/api/questions/${standing.id}/say`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: gammaPage },
+      body: JSON.stringify({ body: `word ${round}` })
+    })
     if (said.status !== 200 && said.status !== 202) throw new Error(`say refused on gamma: ${said.status} ${await said.text()}`)
-    await until("beta's page to hear of it", () => stream.events.slice(before).some((e) => e.revisions?.questions !== stream.events[before - 1]?.revisions?.questions))
+    await until(
+      "beta's page to hear of it",
+      () => stream.events.slice(before).some((e) => e.revisions?.questions !== stream.events[before - 1]?.revisions?.questions)
+    )
     seen.push(stream.events.slice(before).find((e) => e.revisions?.questions !== stream.events[before - 1]?.revisions?.questions).at - t0)
   }
   stream.close()
@@ -166,7 +177,11 @@ try {
     // The asker is waiting (its lease beats) before the answer goes.
     await sleep(300)
     const t0 = performance.now()
-    const answered = await fetch(`${page}/api/questions/${q.id}/answer`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ choice: "right" }) })
+    const answered = await fetch(`${page}/api/questions/${q.id}/answer`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ choice: "right" })
+    })
     if (answered.status !== 200) throw new Error(`answer refused: ${answered.status}`)
     await until("the asker on alpha to print the answer", () => asker.out().includes("right"))
     printed.push(performance.now() - t0)

@@ -162,7 +162,9 @@ export const loadTest = async ({ hostname, port }, path, { seconds = 10, connect
       req.end()
     })
   const started = now()
-  await Promise.all(Array.from({ length: connections }, async () => { while (now() < deadline) await one() }))
+  await Promise.all(Array.from({ length: connections }, async () => {
+    while (now() < deadline) await one()
+  }))
   const elapsed = (now() - started) / 1000
   agent.destroy()
   latencies.sort((a, b) => a - b)
@@ -235,4 +237,3 @@ export const loadPage = async (browser, url, { rate = 4, cards = 100 } = {}) => 
     await context.close()
   }
 }
-

@@ -22,7 +22,16 @@ mkdirSync(root, { recursive: true })
 const base = Date.parse("2026-01-01T00:00:00Z")
 for (let i = 0; i < TOTAL; i++) {
   const at = new Date(base + i * 60_000)
-  let q = Q.make({ id: Q.makeId(at, i), run: "bench", node: "ask", seat: "impl-A", summary: `question ${i}`, detail: "Some reasoning. ".repeat(20), choices: ["yes", "no"], now: at })
+  let q = Q.make({
+    id: Q.makeId(at, i),
+    run: "bench",
+    node: "ask",
+    seat: "impl-A",
+    summary: `question ${i}`,
+    detail: "Some reasoning. ".repeat(20),
+    choices: ["yes", "no"],
+    now: at
+  })
   if (i >= OPEN) q = { ...q, status: "answered", answer: { choice: "yes" }, answered_at: Q.timestamp(at) }
   writeFileSync(join(root, `${q.id}.json`), Q.encode(q))
 }

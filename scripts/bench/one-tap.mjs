@@ -50,7 +50,9 @@ const toPrint = []
 for (let i = 0; i < ROUNDS; i++) {
   const arrival = published()
   const t0 = performance.now()
-  const ask = track(spawn(process.execPath, [MAGI, "ask", "--summary", `bench ${i}`, "--choice", "yes", "--choice", "no"], { cwd, env, stdio: ["ignore", "pipe", "ignore"] }))
+  const ask = track(
+    spawn(process.execPath, [MAGI, "ask", "--summary", `bench ${i}`, "--choice", "yes", "--choice", "no"], { cwd, env, stdio: ["ignore", "pipe", "ignore"] })
+  )
   const printed = new Promise((resolve) => ask.stdout.once("data", () => resolve(performance.now())))
   const { at, message } = await arrival
   toPublish.push(at - t0)

@@ -58,7 +58,9 @@ try {
 for (const which of ["A", "B"]) {
   const of = (key) => median(loads[which].map((r) => r[key]))
   console.log(
-    `${which}: first screen drawn ${ms(of("drawn"))}, interactive ${ms(of("responding"))} (runs ${loads[which].map((r) => r.responding.toFixed(0)).join(", ")})` +
+    `${which}: first screen drawn ${ms(of("drawn"))}, interactive ${ms(of("responding"))} (runs ${
+      loads[which].map((r) => r.responding.toFixed(0)).join(", ")
+    })` +
       (ALL_CARDS ? `, all cards ${ms(of("allCards"))}` : "")
   )
 }

@@ -49,13 +49,16 @@ const owner = () => {
 }
 /** `magi args` as owner `o`; `extra.env` added to its environment, `extra.nodeArgs` given to node. */
 const start = (o, args, extra = {}) => {
-  const child = track(spawn(process.execPath, [...(extra.nodeArgs ?? []), MAGI, ...args], { cwd: o.cwd, env: { ...o.env, ...extra.env }, stdio: ["ignore", "pipe", "pipe"] }))
+  const child = track(
+    spawn(process.execPath, [...(extra.nodeArgs ?? []), MAGI, ...args], { cwd: o.cwd, env: { ...o.env, ...extra.env }, stdio: ["ignore", "pipe", "pipe"] })
+  )
   children.add(child)
   child.on("close", () => children.delete(child))
   return child
 }
 // The body is the question's JSON as magi writes it (indented): read its field, not its spelling.
-const openIds = async () => (await db.query("SELECT id FROM magi_records WHERE kind = 'questions' AND body::jsonb ->> 'status' = 'open' ORDER BY id")).rows.map((r) => r.id)
+const openIds = async () =>
+  (await db.query("SELECT id FROM magi_records WHERE kind = 'questions' AND body::jsonb ->> 'status' = 'open' ORDER BY id")).rows.map((r) => r.id)
 
 try {
   // The first command migrates the schema.
@@ -100,7 +103,11 @@ try {
     await new Promise((r) => ask.on("close", r))
   }
   console.log(`postgres answer → ask prints, over ${viaRow.length} rounds from the commit: median ${ms(median(viaRow))}, max ${ms(Math.max(...viaRow))}`)
-  console.log(`postgres magi answer started → ask prints (includes the answering process's start), ${viaCli.length} rounds: median ${ms(median(viaCli))}, max ${ms(Math.max(...viaCli))}`)
+  console.log(
+    `postgres magi answer started → ask prints (includes the answering process's start), ${viaCli.length} rounds: median ${ms(median(viaCli))}, max ${
+      ms(Math.max(...viaCli))
+    }`
+  )
 
   // -- one winner among 20 concurrent answers ---------------------------------
   let rounds = 0
@@ -137,10 +144,24 @@ try {
       shelves.push(open ? null : `${id.slice(0, 4)}-${id.slice(4, 6)}`)
       bodies.push(
         JSON.stringify({
-          schema: 4, id, run: "", node: "ask", seat: "operator", summary: `Question number ${k} about the cache`, detail: "Some words of detail.",
-          choices: ["yes", "no"], panel: false, assets: [], status: open ? "open" : "answered", asked_at: asked,
-          ...(open ? {} : { answered_at: asked, answer: { choice: "yes" } }), thread: [], answer_timeout: 86400 * 400, cwd: "/tmp",
-          delivered_turns: 0, answer_delivered: !open
+          schema: 4,
+          id,
+          run: "",
+          node: "ask",
+          seat: "operator",
+          summary: `Question number ${k} about the cache`,
+          detail: "Some words of detail.",
+          choices: ["yes", "no"],
+          panel: false,
+          assets: [],
+          status: open ? "open" : "answered",
+          asked_at: asked,
+          ...(open ? {} : { answered_at: asked, answer: { choice: "yes" } }),
+          thread: [],
+          answer_timeout: 86400 * 400,
+          cwd: "/tmp",
+          delivered_turns: 0,
+          answer_delivered: !open
         })
       )
     }
@@ -172,7 +193,9 @@ try {
   let webErr = ""
   server2.stderr.on("data", (d) => (webErr = (webErr + d).slice(-4000)))
   let stopping = false
-  server2.once("exit", (code, signal) => { if (!stopping) console.error(`magi web exited (${code ?? signal}): ${webErr}`) })
+  server2.once("exit", (code, signal) => {
+    if (!stopping) console.error(`magi web exited (${code ?? signal}): ${webErr}`)
+  })
   const base = await new Promise((done, fail) => {
     let out = ""
     server2.stdout.on("data", (d) => {
@@ -207,7 +230,9 @@ try {
   // 20 clients, each sending its next request when the last one returned.
   const load = async (path, perClient) => {
     const samples = []
-    await Promise.all(Array.from({ length: 20 }, async () => { for (let k = 0; k < perClient; k++) samples.push(await timed(path)) }))
+    await Promise.all(Array.from({ length: 20 }, async () => {
+      for (let k = 0; k < perClient; k++) samples.push(await timed(path))
+    }))
     return samples
   }
   for (const path of ["/api/questions", "/api/questions/history?limit=30"]) {
@@ -217,7 +242,9 @@ try {
     const warming = await load(path, 5)
     const samples = await load(path, PER_CLIENT)
     console.log(
-      `postgres ${path} at ${QUESTIONS}, 20 connections × ${PER_CLIENT}: p50 ${ms(pct(samples, 50))}, p90 ${ms(pct(samples, 90))}, p99 ${ms(pct(samples, 99))}, max ${ms(Math.max(...samples))}` +
+      `postgres ${path} at ${QUESTIONS}, 20 connections × ${PER_CLIENT}: p50 ${ms(pct(samples, 50))}, p90 ${ms(pct(samples, 90))}, p99 ${
+        ms(pct(samples, 99))
+      }, max ${ms(Math.max(...samples))}` +
         ` (first request ${ms(cold)}, first 100 under load: p99 ${ms(pct(warming, 99))})`
     )
   }

@@ -4,7 +4,9 @@
 const pad2 = (n) => String(n).padStart(2, "0")
 /** `YYYYMMDD-HHMMSS-xxxx` in local time, as `Question.makeId` draws them; `n` gives the suffix. */
 export const questionIdAt = (d, n) =>
-  `${d.getFullYear()}${pad2(d.getMonth() + 1)}${pad2(d.getDate())}-${pad2(d.getHours())}${pad2(d.getMinutes())}${pad2(d.getSeconds())}-${(n & 0xffff).toString(16).padStart(4, "0")}`
+  `${d.getFullYear()}${pad2(d.getMonth() + 1)}${pad2(d.getDate())}-${pad2(d.getHours())}${pad2(d.getMinutes())}${pad2(d.getSeconds())}-${
+    (n & 0xffff).toString(16).padStart(4, "0")
+  }`
 /** A timestamp as magi writes one (whole seconds, UTC). */
 export const stampOf = (d) => d.toISOString().replace(/\.\d+Z$/, "Z")
 

@@ -77,7 +77,11 @@ const drain = async (label, hosts) => {
   await until("the filing page", () => /^http:\/\/\S+/m.test(filer.out()))
   const page = /^(http:\/\/\S+)/m.exec(filer.out())[1]
   for (let i = 1; i <= TASKS; i++) {
-    const r = await fetch(`${page}/api/queue`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ instruction: `Task ${i}`, repo: "app" }) })
+    const r = await fetch(`${page}/api/queue`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ instruction: `Task ${i}`, repo: "app" })
+    })
     if (r.status !== 201) throw new Error(`filing refused: ${r.status} ${await r.text()}`)
   }
   await filer.stop()
@@ -107,10 +111,14 @@ const drain = async (label, hosts) => {
 
 try {
   const one = await drain("one", 1)
-  console.log(`queue-hosts: 1 host drained ${TASKS} tasks in ${one.seconds.toFixed(1)} s (${one.rate.toFixed(2)} tasks/s); duplicates ${one.duplicates}, lost ${one.lost}`)
+  console.log(
+    `queue-hosts: 1 host drained ${TASKS} tasks in ${one.seconds.toFixed(1)} s (${one.rate.toFixed(2)} tasks/s); duplicates ${one.duplicates}, lost ${one.lost}`
+  )
   const many = await drain("many", HOSTS)
   console.log(
-    `queue-hosts: ${HOSTS} hosts drained ${TASKS} tasks in ${many.seconds.toFixed(1)} s (${many.rate.toFixed(2)} tasks/s, ${(many.rate / one.rate).toFixed(2)}x one host); duplicates ${many.duplicates}, lost ${many.lost}; done by ${many.byHost.join(", ")}`
+    `queue-hosts: ${HOSTS} hosts drained ${TASKS} tasks in ${many.seconds.toFixed(1)} s (${many.rate.toFixed(2)} tasks/s, ${
+      (many.rate / one.rate).toFixed(2)
+    }x one host); duplicates ${many.duplicates}, lost ${many.lost}; done by ${many.byHost.join(", ")}`
   )
   if (one.duplicates + one.lost + many.duplicates + many.lost > 0) process.exitCode = 1
 } finally {

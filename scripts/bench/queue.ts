@@ -35,7 +35,16 @@ const base = Date.parse("2026-01-01T00:00:00Z")
 const qids: string[] = []
 for (let i = 0; i < TOTAL; i++) {
   const at = new Date(base + i * 60_000)
-  let q = Q.make({ id: Q.makeId(at, i), run: "bench", node: "ask", seat: "impl", summary: `question ${i}`, detail: "Some reasoning. ".repeat(20), choices: ["yes", "no"], now: at })
+  let q = Q.make({
+    id: Q.makeId(at, i),
+    run: "bench",
+    node: "ask",
+    seat: "impl",
+    summary: `question ${i}`,
+    detail: "Some reasoning. ".repeat(20),
+    choices: ["yes", "no"],
+    now: at
+  })
   if (i >= 100) q = { ...q, status: "answered", answer: { choice: "yes" }, answered_at: Q.timestamp(at), answer_delivered: true }
   qids.push(q.id)
   writeFileSync(join(questions, `${q.id}.json`), Q.encode(q))

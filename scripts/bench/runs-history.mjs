@@ -29,7 +29,9 @@ const idAt = (i, salt) => {
   const month = 1 + (i % 12)
   const day = 1 + (Math.floor(i / 12) % 28)
   const sec = Math.floor(i / 336)
-  return `2025${pad(month)}${pad(day)}-${pad(Math.floor(sec / 3600) % 24)}${pad(Math.floor(sec / 60) % 60)}${pad(sec % 60)}-${(salt + i).toString(16).slice(-4).padStart(4, "0")}`
+  return `2025${pad(month)}${pad(day)}-${pad(Math.floor(sec / 3600) % 24)}${pad(Math.floor(sec / 60) % 60)}${pad(sec % 60)}-${
+    (salt + i).toString(16).slice(-4).padStart(4, "0")
+  }`
 }
 
 const seed = (home) => {
@@ -45,18 +47,39 @@ const seed = (home) => {
     mkdirSync(join(runs, id, "artifacts"), { recursive: true })
     writeFileSync(join(runs, id, "artifacts", "001-impl.stdout.txt"), "did the work\n")
     const run = {
-      schema: 1, id, status: i % 10 === 0 ? "failed" : "done", instruction: `work item ${i}: add a cache in front of the API`,
-      repo: "/r", base: "main", base_commit: "0".repeat(40), worktree: `/w/${id}`, branch: `magi/${id.slice(-4)}`,
-      seats: [{ key: "impl", agent: "fake", turns: 1, session: "s", write: true }], created_at: at, updated_at: at, summary: "done", reason: ""
+      schema: 1,
+      id,
+      status: i % 10 === 0 ? "failed" : "done",
+      instruction: `work item ${i}: add a cache in front of the API`,
+      repo: "/r",
+      base: "main",
+      base_commit: "0".repeat(40),
+      worktree: `/w/${id}`,
+      branch: `magi/${id.slice(-4)}`,
+      seats: [{ key: "impl", agent: "fake", turns: 1, session: "s", write: true }],
+      created_at: at,
+      updated_at: at,
+      summary: "done",
+      reason: ""
     }
     writeFileSync(join(runs, id, "run.json"), JSON.stringify(run, null, 2) + "\n")
   }
   for (let i = 0; i < TASKS; i++) {
     const id = idAt(i, 0x8000)
     const task = {
-      schema: 1, id, title: `work item ${i}`, instruction: `work item ${i}: add a cache in front of the API`, repo: "/r",
-      source: { kind: "human" }, priority: 0, status: "done", attempts: 1, runs: i < RUNS ? [runIds[i]] : [], blocked_by: [],
-      created_at: at, updated_at: at
+      schema: 1,
+      id,
+      title: `work item ${i}`,
+      instruction: `work item ${i}: add a cache in front of the API`,
+      repo: "/r",
+      source: { kind: "human" },
+      priority: 0,
+      status: "done",
+      attempts: 1,
+      runs: i < RUNS ? [runIds[i]] : [],
+      blocked_by: [],
+      created_at: at,
+      updated_at: at
     }
     writeFileSync(join(queue, `${id}.json`), JSON.stringify(task) + "\n")
   }
@@ -64,7 +87,11 @@ const seed = (home) => {
 
 const magi = (home, ...args) => {
   const t0 = performance.now()
-  const r = spawnSync(process.execPath, [MAGI, ...args], { env: { ...process.env, MAGI_HOME: home, XDG_CONFIG_HOME: join(home, "config") }, encoding: "utf8", maxBuffer: 1 << 28 })
+  const r = spawnSync(process.execPath, [MAGI, ...args], {
+    env: { ...process.env, MAGI_HOME: home, XDG_CONFIG_HOME: join(home, "config") },
+    encoding: "utf8",
+    maxBuffer: 1 << 28
+  })
   if (r.status !== 0) throw new Error(`magi ${args.join(" ")} exited ${r.status}: ${r.stderr}`)
   return { ms: performance.now() - t0, out: r.stdout }
 }
@@ -109,7 +136,15 @@ if (firstApi.status !== 200) throw new Error(`/api/runs said ${firstApi.status}`
 // The move: until the hot folders hold no settled record.
 const movedAt = performance.now()
 const hotTasks = () => readdirSync(join(home, "queue")).filter((n) => n.endsWith(".json")).length
-const hotRuns = () => readdirSync(join(home, "runs")).filter((n) => n !== "history").filter((id) => { try { readFileSync(join(home, "runs", id, "run.json")); return true } catch { return false } }).length
+const hotRuns = () =>
+  readdirSync(join(home, "runs")).filter((n) => n !== "history").filter((id) => {
+    try {
+      readFileSync(join(home, "runs", id, "run.json"))
+      return true
+    } catch {
+      return false
+    }
+  }).length
 // A build that does not move them (the one before) is measured as it is, once the count stops moving.
 let last = -1
 let still = 0
@@ -151,7 +186,9 @@ const firstRuns = magi(second, "runs")
 console.log(`before the move: first /api/runs of magi web ${ms(firstApi.ms)}; the first magi runs on an upgraded home (its move included) ${ms(firstRuns.ms)}`)
 console.log(`the move of ${RUNS} runs and ${TASKS} tasks to month shelves by magi web: ${moveSeconds.toFixed(1)} s (${leftHot} records left hot)`)
 console.log(
-  `idle magi web over ${IDLE_SECONDS} s: ${workedCpu.toFixed(1)}% of a core at ${RUNS} runs + ${TASKS} tasks, ${emptyCpu.toFixed(1)}% on an empty home (${(workedCpu - emptyCpu).toFixed(1)} points)`
+  `idle magi web over ${IDLE_SECONDS} s: ${workedCpu.toFixed(1)}% of a core at ${RUNS} runs + ${TASKS} tasks, ${emptyCpu.toFixed(1)}% on an empty home (${
+    (workedCpu - emptyCpu).toFixed(1)
+  } points)`
 )
 console.log(`/api/runs (${listed} runs): median ${ms(median(apiTimes))}, max ${ms(Math.max(...apiTimes))}; a page of older ones: ${older} runs`)
 console.log(`magi runs: median ${ms(median(runsTimes))}; magi show: median ${ms(median(showTimes))}`)

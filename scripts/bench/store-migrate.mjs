@@ -74,11 +74,11 @@ const magi = (args, env = {}) =>
     const poll = TIME
       ? undefined
       : setInterval(() => {
-          try {
-            const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))
-            if (m) hwm = Math.max(hwm, Number(m[1]))
-          } catch {}
-        }, 50)
+        try {
+          const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))
+          if (m) hwm = Math.max(hwm, Number(m[1]))
+        } catch {}
+      }, 50)
     child.on("close", (code) => {
       children.delete(child)
       if (poll) clearInterval(poll)
@@ -103,14 +103,18 @@ try {
     for (let i = 0; i < perMonth && n < SHELVED; i++, n++) {
       const q = question(new Date(start + i * step), n, false, n % PANEL_EVERY === 0)
       if (q.panel) panels++
-      if (shelf === undefined) mkdirSync((shelf = join(hot, "history", monthOf(q.id))), { recursive: true })
+      if (shelf === undefined) mkdirSync(shelf = join(hot, "history", monthOf(q.id)), { recursive: true })
       write(shelf, q)
     }
   }
   for (let i = 0; i < HOT_SETTLED; i++, n++) write(hot, question(new Date(2026, 0, 10, 9, 0, i), n, false, i === 0))
   for (let i = 0; i < OPEN; i++, n++) write(hot, question(new Date(2026, 0, 20, 9, 0, i), n, true, false))
   console.log(
-    `home: ${n.toLocaleString("en-US")} questions (${SHELVED.toLocaleString("en-US")} on ${MONTHS} month shelves, ${HOT_SETTLED} settled and ${OPEN} open hot, ${panels + 1} with a panel) written in ${((performance.now() - t0) / 1000).toFixed(1)} s`
+    `home: ${n.toLocaleString("en-US")} questions (${
+      SHELVED.toLocaleString("en-US")
+    } on ${MONTHS} month shelves, ${HOT_SETTLED} settled and ${OPEN} open hot, ${panels + 1} with a panel) written in ${
+      ((performance.now() - t0) / 1000).toFixed(1)
+    } s`
   )
 
   // -- the database -------------------------------------------------------------
@@ -142,7 +146,9 @@ try {
   console.log(`in the database: ${rows[0].n.toLocaleString("en-US")} questions, ${rows[0].shelved.toLocaleString("en-US")} on shelves`)
   const fine = first.stdout.includes("0 differences") && again.stdout.includes("0 differences") && /questions: [\d,]+ read, 0 copied/.test(again.stdout)
   console.log(
-    `goal: under 5 minutes ${first.seconds < 300 ? "met" : "MISSED"}, under 256 MB RSS ${first.peakMiB * 1.048576 < 256 ? "met" : "MISSED"}, checksums ${fine ? "equal and the rerun copied nothing" : "NOT AS EXPECTED"}`
+    `goal: under 5 minutes ${first.seconds < 300 ? "met" : "MISSED"}, under 256 MB RSS ${first.peakMiB * 1.048576 < 256 ? "met" : "MISSED"}, checksums ${
+      fine ? "equal and the rerun copied nothing" : "NOT AS EXPECTED"
+    }`
   )
   if (!fine) process.exitCode = 1
 } catch (e) {

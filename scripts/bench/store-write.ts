@@ -24,7 +24,16 @@ const bench = Effect.gen(function* () {
   const says: number[] = []
   const plain: number[] = []
   for (let i = 0; i < N; i++) {
-    const q = Q.make({ id: Q.makeId(new Date(Date.UTC(2026, 0, 1, 0, 0, i % 60, 0)), i), run: "", node: "ask", seat: "s", summary: `q ${i}`, detail: "Some reasoning. ".repeat(20), choices: ["yes", "no"], now: new Date() })
+    const q = Q.make({
+      id: Q.makeId(new Date(Date.UTC(2026, 0, 1, 0, 0, i % 60, 0)), i),
+      run: "",
+      node: "ask",
+      seat: "s",
+      summary: `q ${i}`,
+      detail: "Some reasoning. ".repeat(20),
+      choices: ["yes", "no"],
+      now: new Date()
+    })
     yield* store.put(q)
     let t0 = performance.now()
     yield* store.update(q.id, (fresh) => Q.say(fresh, "why?", new Date()))

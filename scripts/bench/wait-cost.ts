@@ -97,7 +97,11 @@ for (const cli of CLIS) {
       results.push(r)
       const h = perHour(r)
       const head = `${cli.padEnd(8)} ${form.padEnd(5)} ${mode.padEnd(8)}`
-      const same = r.turns === 1 ? "in the waiting turn" : r.sessionAfter === r.sessionAsked ? "same session resumed" : `ANOTHER session (${r.sessionAsked} -> ${r.sessionAfter})`
+      const same = r.turns === 1
+        ? "in the waiting turn"
+        : r.sessionAfter === r.sessionAsked
+        ? "same session resumed"
+        : `ANOTHER session (${r.sessionAsked} -> ${r.sessionAfter})`
       const answer = `answer -> model ${(r.answerToModelMs / 1000).toFixed(1)} s (${same}, ${r.status})`
       if (mode === "poll")
         console.log(

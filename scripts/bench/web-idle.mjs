@@ -29,8 +29,7 @@ await Promise.all(
       s.on("error", () => (refused++, done()))
       s.resume()
       s.once("connect", () => (parked.push(s), done()))
-    })
-  )
+    }))
 )
 await sleep(200)
 const stillOpen = () => parked.filter((s) => !s.destroyed && s.readyState === "open").length

@@ -28,14 +28,31 @@ const stamp = (d) => d.toISOString().replace(/\.\d+Z$/, "Z")
 const ids = []
 for (let i = 0; i < QUESTIONS; i++) {
   const at = new Date(base + i * 60_000)
-  const id = `${at.getUTCFullYear()}${pad(at.getUTCMonth() + 1)}${pad(at.getUTCDate())}-${pad(at.getUTCHours())}${pad(at.getUTCMinutes())}${pad(at.getUTCSeconds())}-${pad(i.toString(16), 4)}`
+  const id = `${at.getUTCFullYear()}${pad(at.getUTCMonth() + 1)}${pad(at.getUTCDate())}-${pad(at.getUTCHours())}${pad(at.getUTCMinutes())}${
+    pad(at.getUTCSeconds())
+  }-${pad(i.toString(16), 4)}`
   ids.push(id)
   const q = {
-    schema: 4, id, run: "20260101-000000-beef", node: "implement", seat: "impl",
+    schema: 4,
+    id,
+    run: "20260101-000000-beef",
+    node: "implement",
+    seat: "impl",
     summary: `Question ${i}: which of the two approaches should the cache layer take?`,
-    detail: "Both are already dependencies. ".repeat(20), choices: ["SQLite", "Redis"], panel: false, assets: [],
-    status: "answered", asked_at: stamp(at), answered_at: stamp(at), answer: { choice: "SQLite" }, thread: [],
-    answer_timeout: 86400, cwd: "/gone/worktree", delivered_turns: 0, answer_delivered: false, waiter: null
+    detail: "Both are already dependencies. ".repeat(20),
+    choices: ["SQLite", "Redis"],
+    panel: false,
+    assets: [],
+    status: "answered",
+    asked_at: stamp(at),
+    answered_at: stamp(at),
+    answer: { choice: "SQLite" },
+    thread: [],
+    answer_timeout: 86400,
+    cwd: "/gone/worktree",
+    delivered_turns: 0,
+    answer_delivered: false,
+    waiter: null
   }
   writeFileSync(join(dir, `${id}.json`), JSON.stringify(q, null, 2) + "\n")
   writeFileSync(join(leases, `${id}.lease`), JSON.stringify({ kind: "asker", pid: 1, beat_at: stamp(at) }) + "\n")

@@ -48,7 +48,9 @@ const pad = (n, w = 2) => String(n).padStart(w, "0")
 const base = Date.UTC(2026, 0, 1)
 const idAt = (i, salt) => {
   const at = new Date(base + i * 60_000)
-  return `${at.getUTCFullYear()}${pad(at.getUTCMonth() + 1)}${pad(at.getUTCDate())}-${pad(at.getUTCHours())}${pad(at.getUTCMinutes())}${pad(at.getUTCSeconds())}-${pad((salt + i).toString(16), 4)}`
+  return `${at.getUTCFullYear()}${pad(at.getUTCMonth() + 1)}${pad(at.getUTCDate())}-${pad(at.getUTCHours())}${pad(at.getUTCMinutes())}${
+    pad(at.getUTCSeconds())
+  }-${pad((salt + i).toString(16), 4)}`
 }
 const stamp = (i) => new Date(base + i * 60_000).toISOString().replace(/\.\d+Z$/, "Z")
 
@@ -156,7 +158,10 @@ const whileWriting = async (everyMs, body) => {
     while (!stop) {
       const i = (writes * 7) % TASKS
       const path = join(home, "queue", `${taskIds[i]}.json`)
-      writeFileSync(`${path}.tmp`, JSON.stringify(task(i, { priority: writes % 9, updated_at: new Date().toISOString().replace(/\.\d+Z$/, "Z") }), null, 2) + "\n")
+      writeFileSync(
+        `${path}.tmp`,
+        JSON.stringify(task(i, { priority: writes % 9, updated_at: new Date().toISOString().replace(/\.\d+Z$/, "Z") }), null, 2) + "\n"
+      )
       renameSync(`${path}.tmp`, path)
       writes++
       await sleep(everyMs)
@@ -170,8 +175,15 @@ const whileWriting = async (everyMs, body) => {
 
 const cases = [
   ["GET /api/queue (plain)", () => loadTest(server, "/api/queue", { seconds: SECONDS, connections: CONNECTIONS })],
-  ["GET /api/queue (gzip, as a browser asks)", () => loadTest(server, "/api/queue", { seconds: SECONDS, connections: CONNECTIONS, headers: { "accept-encoding": "gzip" } })],
-  [`GET /api/queue (gzip) while a task is rewritten every ${WRITE_EVERY} ms`, () => whileWriting(WRITE_EVERY, () => loadTest(server, "/api/queue", { seconds: SECONDS, connections: CONNECTIONS, headers: { "accept-encoding": "gzip" } }))],
+  [
+    "GET /api/queue (gzip, as a browser asks)",
+    () => loadTest(server, "/api/queue", { seconds: SECONDS, connections: CONNECTIONS, headers: { "accept-encoding": "gzip" } })
+  ],
+  [
+    `GET /api/queue (gzip) while a task is rewritten every ${WRITE_EVERY} ms`,
+    () =>
+      whileWriting(WRITE_EVERY, () => loadTest(server, "/api/queue", { seconds: SECONDS, connections: CONNECTIONS, headers: { "accept-encoding": "gzip" } }))
+  ],
   ["GET /api/runs (50 newest)", () => loadTest(server, "/api/runs", { seconds: SECONDS, connections: CONNECTIONS })],
   [`GET /api/runs/{id}`, () => loadTest(server, `/api/runs/${runIds[0] ?? "none"}`, { seconds: SECONDS, connections: CONNECTIONS })]
 ]
@@ -192,7 +204,8 @@ const cpuMs = () => {
 const results = []
 try {
   // Warm-up (JIT and the caches), not counted.
-  for (const path of ["/api/queue", "/api/runs", `/api/runs/${runIds[0] ?? "none"}`]) await loadTest(server, path, { seconds: WARMUP, connections: CONNECTIONS })
+  for (const path of ["/api/queue", "/api/runs", `/api/runs/${runIds[0] ?? "none"}`])
+    await loadTest(server, path, { seconds: WARMUP, connections: CONNECTIONS })
   for (const [name, run] of cases) {
     const before = cpuMs()
     const result = await run()
@@ -208,5 +221,9 @@ console.log("| route | req/s | p50 | p99 | max | errors | body | server CPU per 
 console.log("|---|---:|---:|---:|---:|---:|---:|---:|---|")
 for (const r of results)
   console.log(
-    `| ${r.name}${r.writes === undefined ? "" : ` (${r.writes} writes)`} | ${r.rps.toLocaleString("en")} | ${r.p50} ms | ${r.p99} ms | ${r.max} ms | ${r.errors} | ${r.bodyKiB} KiB | ${r.cpu.toFixed(2)} ms | ${r.name.includes("/api/queue") ? "p99 < 200 ms" : ""} |`
+    `| ${r.name}${r.writes === undefined ? "" : ` (${r.writes} writes)`} | ${
+      r.rps.toLocaleString("en")
+    } | ${r.p50} ms | ${r.p99} ms | ${r.max} ms | ${r.errors} | ${r.bodyKiB} KiB | ${r.cpu.toFixed(2)} ms | ${
+      r.name.includes("/api/queue") ? "p99 < 200 ms" : ""
+    } |`
   )

@@ -55,7 +55,9 @@ const openIds = []
 const base = Date.UTC(2026, 0, 1)
 for (let i = 0; i < QUESTIONS; i++) {
   const at = new Date(base + i * 60_000)
-  const id = `${at.getUTCFullYear()}${pad(at.getUTCMonth() + 1)}${pad(at.getUTCDate())}-${pad(at.getUTCHours())}${pad(at.getUTCMinutes())}${pad(at.getUTCSeconds())}-${pad(i.toString(16), 4)}`
+  const id = `${at.getUTCFullYear()}${pad(at.getUTCMonth() + 1)}${pad(at.getUTCDate())}-${pad(at.getUTCHours())}${pad(at.getUTCMinutes())}${
+    pad(at.getUTCSeconds())
+  }-${pad(i.toString(16), 4)}`
   const open = i % 20 === 0
   if (open) openIds.push(id)
   const asked = at.toISOString().replace(/\.\d+Z$/, "Z")
@@ -166,7 +168,8 @@ const follower = () =>
           if (!block.startsWith("event: change")) continue
           received.push(at)
           if (received.length === 1) resolve(client)
-          for (const w of waiting.splice(0)) if (at > w.after) w.resolve(at)
+          for (const w of waiting.splice(0))
+            if (at > w.after) w.resolve(at)
             else waiting.push(w)
         }
       })
@@ -264,7 +267,11 @@ console.log(`magi web, ${QUESTIONS} questions in the store, node ${process.versi
 console.log(`| route | connections | duration | requests/s | p50 | p99 | max | errors | body |`)
 console.log(`|---|---|---|---|---|---|---|---|---|`)
 for (const r of results)
-  console.log(`| GET ${r.path}${r.gzip ? " (gzip)" : ""} | ${CONNECTIONS} | ${SECONDS} s | ${r.rps} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${r.errors} | ${r.bodyKiB} KiB |`)
+  console.log(
+    `| GET ${r.path}${r.gzip ? " (gzip)" : ""} | ${CONNECTIONS} | ${SECONDS} s | ${r.rps} | ${ms(r.p50)} | ${ms(r.p99)} | ${
+      ms(r.max)
+    } | ${r.errors} | ${r.bodyKiB} KiB |`
+  )
 console.log(
   `\nchange events, ${sse.clients} clients on /api/events, ${sse.rounds} answers by \`magi answer\`:\n` +
     `  answer on disk -> last client received: median ${ms(sse.writeToAllMedian)}, max ${ms(sse.writeToAllMax)}\n` +

@@ -78,10 +78,9 @@ export const specOf = (id: string, t: Table, files: ReadonlyArray<string>): Eith
   const command = typeof raw === "string" ? [raw] : raw
   if (!strings(command) || command.length === 0 || command[0] === "")
     return {
-      error:
-        kind === "command"
-          ? `${where} needs command = [program, args…], with {prompt_file}, {cwd}, {label} or {session} where the call fills them in`
-          : `${where}: command must be a program name or [program, args…]`
+      error: kind === "command"
+        ? `${where} needs command = [program, args…], with {prompt_file}, {cwd}, {label} or {session} where the call fills them in`
+        : `${where}: command must be a program name or [program, args…]`
     }
   if (t.model !== undefined && typeof t.model !== "string") return { error: `${where}: model must be a string` }
   const args = t.args ?? []
@@ -192,8 +191,7 @@ export interface RostersShape {
  * names, whichever directory the process driving it (`magi serve`) started in.
  */
 export class Rosters extends Context.Tag("magi/Rosters")<Rosters, RostersShape>() {
-  static fixed = (agents: ReadonlyArray<AgentSpec>) =>
-    Layer.succeed(Rosters, { forRepo: () => Effect.succeed(rosterOf(agents)) })
+  static fixed = (agents: ReadonlyArray<AgentSpec>) => Layer.succeed(Rosters, { forRepo: () => Effect.succeed(rosterOf(agents)) })
 
   static fromFiles = Layer.effect(
     Rosters,

@@ -137,9 +137,9 @@ export const waitModeOf = (agent: AgentSpec): WaitMode => agent.wait ?? ADAPTERS
 
 export const waitSliceSecs = (agent: AgentSpec, processEnv: Readonly<Record<string, string | undefined>> = process.env): number =>
   agent.waitSliceSecs ??
-  Math.floor(
-    Duration.toSeconds(ADAPTERS[agent.kind].waitSliceIn?.({ ...processEnv, ...agent.env }) ?? ADAPTERS[agent.kind].waitSlice)
-  )
+    Math.floor(
+      Duration.toSeconds(ADAPTERS[agent.kind].waitSliceIn?.({ ...processEnv, ...agent.env }) ?? ADAPTERS[agent.kind].waitSlice)
+    )
 
 /**
  * What `agent`'s CLI needs to find its sessions again, as it is now: the
@@ -175,7 +175,6 @@ export interface Reply {
   readonly problem?: string
 }
 
-
 /** Read one call's output the way its CLI prints it. */
 export const parse = (kind: AgentKind, stdout: string, stderr: string, exitCode: number | null, timedOut: boolean): Reply => {
   const p = ADAPTERS[kind].parse(stdout, stderr)
@@ -185,16 +184,15 @@ export const parse = (kind: AgentKind, stdout: string, stderr: string, exitCode:
   const usable = !timedOut && exitCode === 0 && !p.error && p.text.trim() !== ""
   if (usable) return { text, session: p.session, usable, quota: p.quota }
   const said = plainMessage(p.error && p.text.trim() !== "" ? p.text : stderr.trim() !== "" ? stderr : text)
-  const problem =
-    p.problem ??
+  const problem = p.problem ??
     (timedOut
       ? "the agent's turn timed out"
       : exitCode === 0 && !p.error
-        ? "the agent ended its turn without an answer"
-        : // One line of what it said, not all of it: the reason becomes the
-          // run's, the task's last error and its hold, each shown in a row or
-          // a card; the whole output stays in the turn's `.err`.
-          `the agent's turn failed (${exitCode === null ? "killed by a signal" : `exit ${exitCode}`})${said === "" ? "" : `: ${errorLine(said)}`}`)
+      ? "the agent ended its turn without an answer"
+      // One line of what it said, not all of it: the reason becomes the
+      // run's, the task's last error and its hold, each shown in a row or
+      // a card; the whole output stays in the turn's `.err`.
+      : `the agent's turn failed (${exitCode === null ? "killed by a signal" : `exit ${exitCode}`})${said === "" ? "" : `: ${errorLine(said)}`}`)
   return { text: p.error ? plainMessage(text) : text, session: p.session, usable, quota: p.quota, problem }
 }
 
@@ -300,8 +298,9 @@ export const ownBinDir = Effect.gen(function* () {
  * command when this is a build (named in the prompt, so an agent whose login
  * shell resets PATH still finds it), else plain `magi`.
  */
-export const magiCommand: Effect.Effect<string, never, FileSystem.FileSystem> = Effect.map(ownBinDir, (dir) =>
-  dir === undefined ? "magi" : NodePath.join(dir, "magi")
+export const magiCommand: Effect.Effect<string, never, FileSystem.FileSystem> = Effect.map(
+  ownBinDir,
+  (dir) => dir === undefined ? "magi" : NodePath.join(dir, "magi")
 )
 
 /**
@@ -367,18 +366,16 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
       // A CLI whose session magi names (claude) resumes it if it exists and
       // creates it if not, whatever the turn count says: a first turn cut
       // short may have created it, or not.
-      const resuming =
-        lookup !== undefined && seat.session !== null && seat.session !== ""
-          ? yield* sessionExists(lookup(seat.session, { ...process.env, ...agent.env, ...recorded }))
-          : hasSession(agent.kind, seat) && seat.turns > 0
+      const resuming = lookup !== undefined && seat.session !== null && seat.session !== ""
+        ? yield* sessionExists(lookup(seat.session, { ...process.env, ...agent.env, ...recorded }))
+        : hasSession(agent.kind, seat) && seat.turns > 0
       const newSession = lookup !== undefined && !resuming ? (seat.session ?? (yield* mintUuid)) : null
       const turn = seat.turns + 1
       const base = NodePath.join(input.artifactsDir, input.stem)
       const promptFile = `${base}.prompt.md`
       const stdoutFile = `${base}.out`
       const stderrFile = `${base}.err`
-      const failed = (what: string) => (e: { readonly message: string }) =>
-        new AgentStartFailed({ message: `${what}: ${e.message}` })
+      const failed = (what: string) => (e: { readonly message: string }) => new AgentStartFailed({ message: `${what}: ${e.message}` })
       yield* fs.makeDirectory(input.artifactsDir, { recursive: true }).pipe(Effect.mapError(failed(`create ${input.artifactsDir}`)))
       yield* fs.writeFileString(promptFile, input.prompt).pipe(Effect.mapError(failed(`write ${promptFile}`)))
       // A sandboxed agent is given this folder to write its questions in; a
@@ -423,8 +420,7 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
       }
       const mcp = binDir === undefined ? undefined : mcpServer(agent, NodePath.join(binDir, "magi"), seatEnv, input.cwd)
       // `[approvals] ask`, as the repository's own config says: its tool calls that need permission go to the owner.
-      const approve =
-        mcp !== undefined &&
+      const approve = mcp !== undefined &&
         input.allowWrite &&
         (yield* loadConfig(input.repo ?? input.cwd).pipe(
           Effect.provideService(FileSystem.FileSystem, fs),
@@ -473,11 +469,10 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
               e._tag === "AgentStartFailed"
                 ? e
                 : new AgentStartFailed({
-                    message:
-                      e._tag === "SystemError" && e.reason === "NotFound"
-                        ? `agent ${agent.id}: \`${program}\` could not be started (no such program, or ${input.cwd} is gone)`
-                        : `agent ${agent.id}: \`${program}\` could not be started: ${e.message}`
-                  })
+                  message: e._tag === "SystemError" && e.reason === "NotFound"
+                    ? `agent ${agent.id}: \`${program}\` could not be started (no such program, or ${input.cwd} is gone)`
+                    : `agent ${agent.id}: \`${program}\` could not be started: ${e.message}`
+                })
             )
           )
           // End the agent's whole process group: SIGTERM, then SIGKILL after

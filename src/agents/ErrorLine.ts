@@ -10,7 +10,8 @@
 export const ERROR_LINE_MAX = 160
 
 /** Words an error line says, whichever program printed it. */
-const ERRORISH = /\b(error|err!|fatal|fail(ed|ure|s)?|exception|panic|denied|refused|forbidden|unauthori[sz]ed|invalid|cannot|can't|couldn't|unable|not found|no such|missing|timed out|timeout|abort(ed)?|traceback)\b|\b[A-Z][A-Z0-9_]{2,}:|\bE[A-Z]{3,}\b|^\S*Error\b/i
+const ERRORISH =
+  /\b(error|err!|fatal|fail(ed|ure|s)?|exception|panic|denied|refused|forbidden|unauthori[sz]ed|invalid|cannot|can't|couldn't|unable|not found|no such|missing|timed out|timeout|abort(ed)?|traceback)\b|\b[A-Z][A-Z0-9_]{2,}:|\bE[A-Z]{3,}\b|^\S*Error\b/i
 
 /** A stack frame (`at f (file:1:2)`, `File "x.py", line 3`): where, never what. */
 const FRAME = /^(at\s|File\s"|\.\.\.\s*\d+\s+more)/

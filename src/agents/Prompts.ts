@@ -38,11 +38,11 @@ const whereMagiIs = (magi: MagiName): string =>
   magi.path === "magi"
     ? ""
     : magi.run === magi.path
-      ? `
+    ? `
 
 The commands here name magi by its path, ${magi.path}: run them as written,
 since your shell loses the PATH plain \`magi\` is on.`
-      : `
+    : `
 
 \`magi\` is ${magi.path}: if your shell does not find \`magi\` on PATH (a login
 shell may reset it), run it by that path.`
@@ -60,7 +60,8 @@ export const askingTheOwner = (magi: MagiName = PLAIN_MAGI): string => (magi.too
  * The same rules for an agent with magi's MCP tools. The tool waits for the
  * answer inside one call; the rules left are those of its outcomes.
  */
-const askingByTool = (magi: MagiName): string => `## Asking the owner
+const askingByTool = (magi: MagiName): string =>
+  `## Asking the owner
 
 You work unattended; the owner reads questions on their phone. When the next
 step is a decision that is theirs — product behaviour, scope, anything
@@ -73,20 +74,20 @@ chart, a diff) can go in its panel: HTML text, with the files it uses as
 assets, named in the HTML by their bare file names.
 
 ${
-  magi.endTurn === true
-    ? `- The call waits a while for the owner and returns an outcome. Act on it.
+    magi.endTurn === true
+      ? `- The call waits a while for the owner and returns an outcome. Act on it.
 - \`pending\`: the wait slice ran out, the question is still open and magi
   keeps it for you. End your turn then, with one line saying you are waiting
   on the owner: when they answer, magi resumes this same session with their
   answer. Do not call \`wait\` to keep waiting, and do not ask again.
 `
-    : `- The call waits for the owner and returns an outcome. Act on it; never end
+      : `- The call waits for the owner and returns an outcome. Act on it; never end
   your turn while a question is pending.
 - \`pending\`: the wait slice ran out, the question is still open. Call magi's
   \`wait\` tool with the id it gives, as often as it takes — do not ask the
   same question again.
 `
-}- \`replied\`: the owner spoke back without deciding. Answer them on the same
+  }- \`replied\`: the owner spoke back without deciding. Answer them on the same
   question with magi's \`reply\` tool (its id, your words, and the question's
   choices again, or it becomes a free-text question); it waits again.
 - \`answered\`: carry on with the answer.
@@ -95,7 +96,8 @@ If the tools are missing, the same works from your shell:
 \`${magi.run} ask --summary "..." --choice "A" --choice "B"\` (see \`${magi.run} ask --help\`).
 `
 
-const askingByShell = (magi: MagiName): string => `## Asking the owner
+const askingByShell = (magi: MagiName): string =>
+  `## Asking the owner
 
 You work unattended; the owner reads questions on their phone. When the next
 step is a decision that is theirs — product behaviour, scope, anything
@@ -115,19 +117,19 @@ panel runs no script and loads nothing from elsewhere.${whereMagiIs(magi)}
   never pipe it away, never end your turn while it is waiting: the answer is
   printed to the process that waits, and nobody else reads it.
 ${
-  magi.endTurn === true
-    ? `- Each \`magi ask\` returns within one wait slice, before your shell tool
+    magi.endTurn === true
+      ? `- Each \`magi ask\` returns within one wait slice, before your shell tool
   gives up on it. If it prints that its wait slice ran out, the question is
   still open and magi keeps it for you: end your turn then, with one line
   saying you are waiting on the owner. When they answer, magi resumes this
   same session with their answer. Do not run \`--wait\`, and do not ask again.
 `
-    : `- Each \`magi ask\` returns within one wait slice, before your shell tool
+      : `- Each \`magi ask\` returns within one wait slice, before your shell tool
   gives up on it. If it prints that its wait slice ran out, the question is
   still open: keep waiting with \`${magi.run} ask --wait <id>\`, again in the
   foreground, as often as it takes — do not ask the same question again.
 `
-}- If the owner replies without deciding (the output says so), answer them on
+  }- If the owner replies without deciding (the output says so), answer them on
   the same question with \`${magi.run} ask --thread <id> --summary "..."\`, which
   waits again; repeat the question's \`--choice\`s on it (the output shows
   them), or it becomes a free-text question.
@@ -154,12 +156,16 @@ export const resumePrompt = (text: string, magi: MagiName = PLAIN_MAGI): string 
     ? `${text.trim() === "" ? "Continue where you left off, and finish the task." : text.trim()}
 
 When you are done, reply with a short summary of what you did. The rules for
-asking the owner (magi's \`ask\` tool; ${magi.endTurn === true ? "ending your turn when a call returns pending" : "its `wait` tool when a call returns\npending, never ending your turn on it"}) still hold.
+asking the owner (magi's \`ask\` tool; ${
+      magi.endTurn === true ? "ending your turn when a call returns pending" : "its `wait` tool when a call returns\npending, never ending your turn on it"
+    }) still hold.
 `
     : `${text.trim() === "" ? "Continue where you left off, and finish the task." : text.trim()}
 
 When you are done, reply with a short summary of what you did. The rules for
-asking the owner (\`${magi.run} ask\`, foreground only, ${magi.endTurn === true ? "ending your turn when a\nslice runs out" : `\`${magi.run} ask --wait <id>\` when a\nslice runs out`}) still hold.${magi.path === "magi" || magi.run === magi.path ? "" : ` \`magi\` is ${magi.path}.`}
+asking the owner (\`${magi.run} ask\`, foreground only, ${
+      magi.endTurn === true ? "ending your turn when a\nslice runs out" : `\`${magi.run} ask --wait <id>\` when a\nslice runs out`
+    }) still hold.${magi.path === "magi" || magi.run === magi.path ? "" : ` \`magi\` is ${magi.path}.`}
 `
 
 /** What the agent has not read yet: the owner spoke back, or decided. */
@@ -178,7 +184,9 @@ const turnLine = (t: Q.Turn) => `**${t.who === "operator" ? "owner" : "you"}** (
 export const deliveryPrompt = (q: Q.Question, word: Word, magi: MagiName = PLAIN_MAGI): string => {
   const seen = word._tag === "Said" ? q.thread.slice(0, q.delivered_turns) : q.thread
   const thread = seen.length === 0 ? "" : `\n### The conversation so far\n\n${seen.map(turnLine).join("\n\n")}\n`
-  const head = `Your ${magi.tools === true ? "magi `ask`" : "`magi ask`"} on question ${q.id} is no longer running (its process ended before the owner responded), so magi is bringing you the owner's response in this turn instead.
+  const head = `Your ${
+    magi.tools === true ? "magi `ask`" : "`magi ask`"
+  } on question ${q.id} is no longer running (its process ended before the owner responded), so magi is bringing you the owner's response in this turn instead.
 
 ## Your question
 
@@ -200,7 +208,9 @@ short summary of what you did.
 ${word.text}
 
 Answer them on the same question, which stays open, with magi's \`reply\`
-tool: id ${q.id}, your words as its summary${q.choices.length > 0 ? `, and the choices ${JSON.stringify(q.choices)} again (a reply without them turns it into a free-text question)` : ""}.
+tool: id ${q.id}, your words as its summary${
+      q.choices.length > 0 ? `, and the choices ${JSON.stringify(q.choices)} again (a reply without them turns it into a free-text question)` : ""
+    }.
 It waits for the owner again. If you cannot, reply here and magi records
 your reply on the question for the owner.
 `

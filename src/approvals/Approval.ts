@@ -36,15 +36,16 @@ const canonical = (v: unknown): string =>
   Array.isArray(v)
     ? `[${v.map(canonical).join(",")}]`
     : typeof v === "object" && v !== null
-      ? `{${Object.keys(v)
-          .sort()
-          .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
-          .join(",")}}`
-      : JSON.stringify(v) ?? "null"
+    ? `{${
+      Object.keys(v)
+        .sort()
+        .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+        .join(",")
+    }}`
+    : JSON.stringify(v) ?? "null"
 
 /** sha256 of the tool and its input, 16 hex digits: enough to tell calls apart, short enough for a log line. */
-export const inputDigest = (call: ToolCall): string =>
-  createHash("sha256").update(`${call.tool}\n${canonical(call.input)}`).digest("hex").slice(0, 16)
+export const inputDigest = (call: ToolCall): string => createHash("sha256").update(`${call.tool}\n${canonical(call.input)}`).digest("hex").slice(0, 16)
 
 /** A fence longer than any run of backquotes in `text`, so the input cannot close its own code block. */
 const fenceFor = (text: string): string => {
@@ -89,7 +90,9 @@ export const questionFor = (a: Asking): { readonly summary: string; readonly det
     fence,
     "",
     always === undefined
-      ? `This call's rule (\`${a.rule.slice(0, 200)}…\`) is too long to offer as "Always allow"; allow it once, or add a shorter rule to \`[approvals] allow\` in the config.`
+      ? `This call's rule (\`${
+        a.rule.slice(0, 200)
+      }…\`) is too long to offer as "Always allow"; allow it once, or add a shorter rule to \`[approvals] allow\` in the config.`
       : `**${always}** saves the rule \`${a.rule}\` for ${a.repo}: later calls it matches run without asking. See or remove it with \`magi approvals list\` / \`magi approvals rm N\`.`
   ].join("\n")
   return {

@@ -42,13 +42,13 @@ export interface ApprovalRequest {
 
 export type ApprovalOutcome =
   | {
-      readonly _tag: "Decided"
-      readonly decision: Approval.Decision
-      readonly by: "rule" | "owner"
-      /** The rule that decided, or the one "Always allow" saved. */
-      readonly rule?: string
-      readonly question?: string
-    }
+    readonly _tag: "Decided"
+    readonly decision: Approval.Decision
+    readonly by: "rule" | "owner"
+    /** The rule that decided, or the one "Always allow" saved. */
+    readonly rule?: string
+    readonly question?: string
+  }
   /** The slice ran out before the owner decided: the question stays open, and the same call again keeps waiting. */
   | { readonly _tag: "Pending"; readonly question: Q.Question }
 
@@ -101,131 +101,132 @@ export class Approvals extends Context.Tag("magi/Approvals")<Approvals, Approval
 const ID_DRAWS = 16
 
 /** Decisions that wait with `waits`: `magi mcp` makes one per tool call, its slice the client's. */
-export const makeWith = (waits: WaitsShape) => Effect.gen(function* () {
-  const config = yield* MagiConfig
-  const store = yield* QuestionStore
-  const saved = yield* SavedRules
-  const audit = yield* AuditLog
-  const fs = yield* FileSystem.FileSystem
-  const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
-  const home = process.env.HOME ?? ""
+export const makeWith = (waits: WaitsShape) =>
+  Effect.gen(function* () {
+    const config = yield* MagiConfig
+    const store = yield* QuestionStore
+    const saved = yield* SavedRules
+    const audit = yield* AuditLog
+    const fs = yield* FileSystem.FileSystem
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+    const home = process.env.HOME ?? ""
 
-  const logged = (r: ApprovalRequest, digest: string, outcome: ApprovalOutcome & { readonly _tag: "Decided" }) =>
-    Effect.gen(function* () {
-      yield* audit
-        .append({
-          at: (yield* now).toISOString(),
-          run: r.run,
-          seat: r.seat,
-          tool: r.call.tool,
-          digest,
-          decision: outcome.decision._tag,
-          by: outcome.by,
-          ...(outcome.rule === undefined ? {} : { rule: outcome.rule }),
-          ...(outcome.question === undefined ? {} : { question: outcome.question })
+    const logged = (r: ApprovalRequest, digest: string, outcome: ApprovalOutcome & { readonly _tag: "Decided" }) =>
+      Effect.gen(function* () {
+        yield* audit
+          .append({
+            at: (yield* now).toISOString(),
+            run: r.run,
+            seat: r.seat,
+            tool: r.call.tool,
+            digest,
+            decision: outcome.decision._tag,
+            by: outcome.by,
+            ...(outcome.rule === undefined ? {} : { rule: outcome.rule }),
+            ...(outcome.question === undefined ? {} : { question: outcome.question })
+          })
+          // The decision stands without its log line; the owner is told in the log of this process.
+          .pipe(Effect.catchAll((e) => Effect.logWarning(`approvals: ${e.message}`)))
+        return outcome
+      })
+
+    /** The owner's word on `q`, as the decision, with "Always allow"'s rule saved. */
+    const ownersDecision = (r: ApprovalRequest, repo: string, digest: string, q: Q.Question, words: string) =>
+      Effect.gen(function* () {
+        const decision = Approval.decisionOf(words)
+        const rule = decision._tag === "allow" && decision.always ? q.approval?.rule : undefined
+        if (rule !== undefined) yield* saved.add(rule, repo, q.id)
+        return yield* logged(r, digest, { _tag: "Decided", decision, by: "owner", question: q.id, ...(rule === undefined ? {} : { rule }) })
+      })
+
+    const fromWait = (r: ApprovalRequest, repo: string, digest: string, outcome: WaitOutcome) =>
+      Effect.gen(function* () {
+        switch (outcome._tag) {
+          case "Pending":
+            return { _tag: "Pending", question: outcome.question } satisfies ApprovalOutcome
+          case "Abandoned":
+            return yield* logged(r, digest, {
+              _tag: "Decided",
+              decision: { _tag: "deny", message: "The owner did not decide on this tool call in time; it is denied." },
+              by: "owner",
+              question: outcome.question.id
+            })
+          case "Answered":
+          case "Replied": {
+            const decided = yield* ownersDecision(r, repo, digest, outcome.question, outcome._tag === "Answered" ? outcome.answer : outcome.said)
+            yield* waits.markDelivered(outcome)
+            return decided
+          }
+        }
+      })
+
+    const fileNew = (r: ApprovalRequest, repo: string, digest: string, rule: string) =>
+      Effect.gen(function* () {
+        const shown = Approval.questionFor({ call: r.call, run: r.run, seat: r.seat, rule, repo })
+        for (let draw = 0; draw < ID_DRAWS; draw++) {
+          const q: Q.Question = {
+            ...Q.make({
+              id: Q.makeId(yield* now, yield* Random.nextIntBetween(0, 0x10000)),
+              run: r.run,
+              node: r.node || "ask",
+              seat: r.seat || "operator",
+              ...shown,
+              now: yield* now,
+              cwd: r.cwd,
+              approval: { tool: r.call.tool, digest, rule }
+            }),
+            answer_timeout: config.answerTimeoutSecs
+          }
+          if (yield* store.create(q)) return Option.some(q)
+        }
+        return Option.none<Q.Question>()
+      })
+
+    const decide = (r: ApprovalRequest) =>
+      Effect.gen(function* () {
+        const repo = r.repo !== undefined && r.repo !== "" ? r.repo : yield* repoRoot(r.cwd).pipe(Effect.provideService(FileSystem.FileSystem, fs))
+        // The repository's own config: `magi mcp` runs wherever its CLI started it.
+        // With no config file there, the settings this process was given.
+        const settings = yield* load(repo).pipe(
+          Effect.provideService(FileSystem.FileSystem, fs),
+          Effect.map((loaded) => (loaded.files.length > 0 ? loaded : config)),
+          Effect.orElseSucceed(() => config)
+        )
+        const digest = Approval.inputDigest(r.call)
+        const fromConfig = configRules(settings.approvals, r.agent, repo, home)
+        for (const bad of fromConfig.bad) yield* Effect.logWarning(`approvals: ignoring a rule: ${bad.why}`)
+        const savedRules = (yield* saved.list).flatMap((s): ReadonlyArray<Rules.SourcedRule> => {
+          const rule = Rules.parseRule(s.rule)
+          return s.repo === repo && !Rules.isBadRule(rule) ? [{ rule, source: { _tag: "saved", id: s.id } }] : []
         })
-        // The decision stands without its log line; the owner is told in the log of this process.
-        .pipe(Effect.catchAll((e) => Effect.logWarning(`approvals: ${e.message}`)))
-      return outcome
-    })
-
-  /** The owner's word on `q`, as the decision, with "Always allow"'s rule saved. */
-  const ownersDecision = (r: ApprovalRequest, repo: string, digest: string, q: Q.Question, words: string) =>
-    Effect.gen(function* () {
-      const decision = Approval.decisionOf(words)
-      const rule = decision._tag === "allow" && decision.always ? q.approval?.rule : undefined
-      if (rule !== undefined) yield* saved.add(rule, repo, q.id)
-      return yield* logged(r, digest, { _tag: "Decided", decision, by: "owner", question: q.id, ...(rule === undefined ? {} : { rule }) })
-    })
-
-  const fromWait = (r: ApprovalRequest, repo: string, digest: string, outcome: WaitOutcome) =>
-    Effect.gen(function* () {
-      switch (outcome._tag) {
-        case "Pending":
-          return { _tag: "Pending", question: outcome.question } satisfies ApprovalOutcome
-        case "Abandoned":
+        const verdict = Rules.decide(r.call, [...fromConfig.allow, ...savedRules], fromConfig.deny)
+        if (verdict._tag === "deny")
           return yield* logged(r, digest, {
             _tag: "Decided",
-            decision: { _tag: "deny", message: "The owner did not decide on this tool call in time; it is denied." },
-            by: "owner",
-            question: outcome.question.id
+            decision: { _tag: "deny", message: `magi's approval rule ${verdict.by.rule.text} denies this tool call.` },
+            by: "rule",
+            rule: verdict.by.rule.text
           })
-        case "Answered":
-        case "Replied": {
-          const decided = yield* ownersDecision(r, repo, digest, outcome.question, outcome._tag === "Answered" ? outcome.answer : outcome.said)
-          yield* waits.markDelivered(outcome)
+        if (verdict._tag === "allow")
+          return yield* logged(r, digest, { _tag: "Decided", decision: { _tag: "allow", always: false }, by: "rule", rule: verdict.by.rule.text })
+
+        // Asked before? The newest approval of this very call by this seat decides what to do.
+        const [latest] = Approval.sameCall(yield* store.list, r.seat || "operator", r.run, digest)
+        if (latest !== undefined && Q.isOpen(latest)) {
+          const left = Q.budgetLeftMs(latest, config.answerTimeoutSecs, yield* now)
+          return yield* fromWait(r, repo, digest, yield* waits.resumeWait(latest, Duration.millis(Math.max(1, left))))
+        }
+        if (latest !== undefined && latest.status === "answered" && !latest.answer_delivered) {
+          const words = Q.resolution(latest) ?? ""
+          const decided = yield* ownersDecision(r, repo, digest, latest, words)
+          yield* waits.markDelivered(WaitOutcome.Answered({ answer: words, question: latest }))
           return decided
         }
-      }
-    })
-
-  const fileNew = (r: ApprovalRequest, repo: string, digest: string, rule: string) =>
-    Effect.gen(function* () {
-      const shown = Approval.questionFor({ call: r.call, run: r.run, seat: r.seat, rule, repo })
-      for (let draw = 0; draw < ID_DRAWS; draw++) {
-        const q: Q.Question = {
-          ...Q.make({
-            id: Q.makeId(yield* now, yield* Random.nextIntBetween(0, 0x10000)),
-            run: r.run,
-            node: r.node || "ask",
-            seat: r.seat || "operator",
-            ...shown,
-            now: yield* now,
-            cwd: r.cwd,
-            approval: { tool: r.call.tool, digest, rule }
-          }),
-          answer_timeout: config.answerTimeoutSecs
-        }
-        if (yield* store.create(q)) return Option.some(q)
-      }
-      return Option.none<Q.Question>()
-    })
-
-  const decide = (r: ApprovalRequest) =>
-    Effect.gen(function* () {
-      const repo = r.repo !== undefined && r.repo !== "" ? r.repo : yield* repoRoot(r.cwd).pipe(Effect.provideService(FileSystem.FileSystem, fs))
-      // The repository's own config: `magi mcp` runs wherever its CLI started it.
-      // With no config file there, the settings this process was given.
-      const settings = yield* load(repo).pipe(
-        Effect.provideService(FileSystem.FileSystem, fs),
-        Effect.map((loaded) => (loaded.files.length > 0 ? loaded : config)),
-        Effect.orElseSucceed(() => config)
-      )
-      const digest = Approval.inputDigest(r.call)
-      const fromConfig = configRules(settings.approvals, r.agent, repo, home)
-      for (const bad of fromConfig.bad) yield* Effect.logWarning(`approvals: ignoring a rule: ${bad.why}`)
-      const savedRules = (yield* saved.list).flatMap((s): ReadonlyArray<Rules.SourcedRule> => {
-        const rule = Rules.parseRule(s.rule)
-        return s.repo === repo && !Rules.isBadRule(rule) ? [{ rule, source: { _tag: "saved", id: s.id } }] : []
+        const filed = yield* fileNew(r, repo, digest, Rules.suggestRule(r.call))
+        if (Option.isNone(filed))
+          return yield* new StoreError({ message: `every one of ${ID_DRAWS} question ids drawn was already taken in ${store.where}; try again` })
+        return yield* fromWait(r, repo, digest, yield* waits.announceAndWait(filed.value, Duration.seconds(config.answerTimeoutSecs)))
       })
-      const verdict = Rules.decide(r.call, [...fromConfig.allow, ...savedRules], fromConfig.deny)
-      if (verdict._tag === "deny")
-        return yield* logged(r, digest, {
-          _tag: "Decided",
-          decision: { _tag: "deny", message: `magi's approval rule ${verdict.by.rule.text} denies this tool call.` },
-          by: "rule",
-          rule: verdict.by.rule.text
-        })
-      if (verdict._tag === "allow")
-        return yield* logged(r, digest, { _tag: "Decided", decision: { _tag: "allow", always: false }, by: "rule", rule: verdict.by.rule.text })
 
-      // Asked before? The newest approval of this very call by this seat decides what to do.
-      const [latest] = Approval.sameCall(yield* store.list, r.seat || "operator", r.run, digest)
-      if (latest !== undefined && Q.isOpen(latest)) {
-        const left = Q.budgetLeftMs(latest, config.answerTimeoutSecs, yield* now)
-        return yield* fromWait(r, repo, digest, yield* waits.resumeWait(latest, Duration.millis(Math.max(1, left))))
-      }
-      if (latest !== undefined && latest.status === "answered" && !latest.answer_delivered) {
-        const words = Q.resolution(latest) ?? ""
-        const decided = yield* ownersDecision(r, repo, digest, latest, words)
-        yield* waits.markDelivered(WaitOutcome.Answered({ answer: words, question: latest }))
-        return decided
-      }
-      const filed = yield* fileNew(r, repo, digest, Rules.suggestRule(r.call))
-      if (Option.isNone(filed))
-        return yield* new StoreError({ message: `every one of ${ID_DRAWS} question ids drawn was already taken in ${store.where}; try again` })
-      return yield* fromWait(r, repo, digest, yield* waits.announceAndWait(filed.value, Duration.seconds(config.answerTimeoutSecs)))
-    })
-
-  return { decide } satisfies ApprovalsShape
-})
+    return { decide } satisfies ApprovalsShape
+  })

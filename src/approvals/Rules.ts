@@ -56,7 +56,8 @@ export const parseRule = (text: string): Rule | BadRule => {
   if (m === null)
     return {
       text,
-      why: `\`${text}\` is not a rule: write a tool name (letters, digits, _ - . and * ?), optionally followed by a pattern in parentheses, e.g. \`Bash(npm test:*)\``
+      why:
+        `\`${text}\` is not a rule: write a tool name (letters, digits, _ - . and * ?), optionally followed by a pattern in parentheses, e.g. \`Bash(npm test:*)\``
     }
   if (m[2] !== undefined && m[2].trim() === "") return { text, why: `\`${text}\` has empty parentheses; leave them out to match every call of ${m[1]}` }
   return { text: trimmed, tool: m[1]!, pattern: m[2] }
@@ -82,10 +83,12 @@ const CHAINING = /[;&|`<>\n]|\$\(/
 /** A glob (`*` any run, `?` one character) as an anchored regular expression. */
 const globRegExp = (glob: string): RegExp =>
   new RegExp(
-    `^${glob
-      .split("")
-      .map((c) => (c === "*" ? "[\\s\\S]*" : c === "?" ? "[\\s\\S]" : c.replace(/[\\^$.|+()[\]{}]/g, "\\$&")))
-      .join("")}$`
+    `^${
+      glob
+        .split("")
+        .map((c) => (c === "*" ? "[\\s\\S]*" : c === "?" ? "[\\s\\S]" : c.replace(/[\\^$.|+()[\]{}]/g, "\\$&")))
+        .join("")
+    }$`
   )
 
 /** Does `subject` match the pattern of a rule (`prefix:*`, or a glob)? */

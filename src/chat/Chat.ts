@@ -162,8 +162,7 @@ export const turnFailure = (agent: string, r: TurnOutcome): string | null => {
 }
 
 /** The agent's side of a failed turn: magi's note, saying the operator's words are kept. */
-export const failureNote = (why: string): string =>
-  `${MAGI_NOTE}${why}. Your message is saved; send another (or the same) to try again.`
+export const failureNote = (why: string): string => `${MAGI_NOTE}${why}. Your message is saved; send another (or the same) to try again.`
 
 /**
  * The whole conversation so far, for a CLI that cannot resume its own: the

@@ -21,9 +21,7 @@ const decodeStrict = Schema.decodeUnknownEither(Chat, { onExcessProperty: "error
 export const decode = (body: string, source: string): Either.Either<Chat, ChatStoreError | NewerSchema> =>
   parseVersioned(body, source, CHAT_SCHEMA, () => `chat ${source}`).pipe(
     Either.mapLeft((e) => (isNewerSchema(e) ? e : new ChatStoreError({ message: e.message }))),
-    Either.flatMap((raw) =>
-      Either.mapLeft(decodeStrict(raw), (e) => new ChatStoreError({ message: `${source} is not a chat magi can read: ${e.message}` }))
-    )
+    Either.flatMap((raw) => Either.mapLeft(decodeStrict(raw), (e) => new ChatStoreError({ message: `${source} is not a chat magi can read: ${e.message}` })))
   )
 
 export const encode = (chat: Chat): string => JSON.stringify(chat, null, 2) + "\n"
@@ -56,10 +54,9 @@ const assemble = (
 ) => {
   /** Read, change and write back under the chat's lock; `updated_at` is set here. */
   const update = <E>(wanted: string, change: (chat: Chat) => Either.Either<Chat, E>) =>
-    store.update(wanted, (current) =>
-      Effect.flatMap(change(current), (next) =>
-        Effect.map(Clock.currentTimeMillis, (ms) => ({ ...next, updated_at: Q.timestamp(new Date(ms)) }))
-      )
+    store.update(
+      wanted,
+      (current) => Effect.flatMap(change(current), (next) => Effect.map(Clock.currentTimeMillis, (ms) => ({ ...next, updated_at: Q.timestamp(new Date(ms)) })))
     )
 
   return {

@@ -251,8 +251,7 @@ export const make = Effect.fn("Chats.make")(function* (root: string, records: Ch
       return yield* records.update(id, (chat) =>
         chat.status !== "open"
           ? Either.left(new ChatRefused({ message: `chat ${chat.id} is ${chat.status}; start a new one to plan more`, settled: true }))
-          : Either.right({ ...chat, turns: [...chat.turns, { who: "operator" as const, body, at }] })
-      )
+          : Either.right({ ...chat, turns: [...chat.turns, { who: "operator" as const, body, at }] }))
     })
 
   /** Write the agent's side of a turn after the turns it was sent. */
@@ -378,8 +377,7 @@ export const make = Effect.fn("Chats.make")(function* (root: string, records: Ch
     records.update(id, (chat) =>
       chat.status === "filed"
         ? Either.left(new ChatRefused({ message: `chat ${chat.id} is already filed as task ${chat.task}`, settled: true }))
-        : Either.right({ ...chat, status: "abandoned" as const })
-    )
+        : Either.right({ ...chat, status: "abandoned" as const }))
 
   /** One filing at a time per chat, so two taps on "File" queue one task. */
   const filing = yield* Effect.makeSemaphore(1)
@@ -410,8 +408,7 @@ export const make = Effect.fn("Chats.make")(function* (root: string, records: Ch
   const list = Effect.map(records.list, (chats) =>
     [...chats].sort(
       (a, b) => Number(b.status === "open") - Number(a.status === "open") || b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id)
-    )
-  )
+    ))
 
   return {
     root,

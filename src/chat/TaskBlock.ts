@@ -5,7 +5,9 @@
  */
 
 /** Each fenced block of `reply`: where it starts and ends (lines), whether it is a task block, and its text. */
-const fencedBlocks = (lines: ReadonlyArray<string>): ReadonlyArray<{ readonly from: number; readonly to: number; readonly isTask: boolean; readonly text: string }> => {
+const fencedBlocks = (
+  lines: ReadonlyArray<string>
+): ReadonlyArray<{ readonly from: number; readonly to: number; readonly isTask: boolean; readonly text: string }> => {
   const blocks: Array<{ from: number; to: number; isTask: boolean; text: string }> = []
   for (let i = 0; i < lines.length; i++) {
     const open = /^\s*(`{3,})\s*([^`\s]*)\s*$/.exec(lines[i]!)

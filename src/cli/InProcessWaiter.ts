@@ -28,8 +28,7 @@ const notRunning = (cause: Cause.Cause<unknown>): string => {
  */
 export const TAKEOVER_RETRY = Duration.seconds(30)
 
-const isHomeTaken = (e: unknown): boolean =>
-  typeof e === "object" && e !== null && "_tag" in e && e._tag === "HomeTaken"
+const isHomeTaken = (e: unknown): boolean => typeof e === "object" && e !== null && "_tag" in e && e._tag === "HomeTaken"
 
 /**
  * The waiter, for as long as the server runs. Its config is read here, not
@@ -50,4 +49,3 @@ export const inProcessWaiter = (home: Layer.Layer<MagiHome>) =>
       Effect.retry({ while: isHomeTaken, schedule: Schedule.spaced(TAKEOVER_RETRY) })
     )
   }).pipe(Effect.catchAllCause((cause) => (Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logWarning(notRunning(cause)))))
-

@@ -165,8 +165,7 @@ const target = (id: Option.Option<string>) =>
         Either.match(soleOpen(open), {
           onLeft: (why) => Effect.fail(CliFailure.refused(why)),
           onRight: (q) => Effect.succeed(q.id)
-        })
-      )
+        }))
   })
 
 export const answer = Command.make("answer", options, (o) =>
@@ -187,8 +186,9 @@ export const answer = Command.make("answer", options, (o) =>
     yield* listing(o.all, o.json)
     // Answering needs nothing from the config files: a broken one is a
     // warning here, never a reason the owner cannot answer.
-  }).pipe(Effect.provide(questionsLayer(MagiHome.fromEnv, MagiConfig.fromFilesOrDefaults(process.cwd(), "answering"))))
-).pipe(Command.withDescription("Answer, or speak back on, the questions agents asked you"))
+  }).pipe(Effect.provide(questionsLayer(MagiHome.fromEnv, MagiConfig.fromFilesOrDefaults(process.cwd(), "answering"))))).pipe(
+    Command.withDescription("Answer, or speak back on, the questions agents asked you")
+  )
 
 export const answerHelp: HelpExtras = {
   examples: [

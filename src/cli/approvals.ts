@@ -36,7 +36,8 @@ const configRules = (a: ApprovalSettings): ReadonlyArray<{ readonly key: string;
   ])
 ]
 
-const savedLine = (r: SavedRule, n: number) => `${n}  allow ${r.rule}  in ${r.repo}  (saved ${r.added_at.slice(0, 16).replace("T", " ")}, question ${r.question.slice(r.question.lastIndexOf("-") + 1)})\n`
+const savedLine = (r: SavedRule, n: number) =>
+  `${n}  allow ${r.rule}  in ${r.repo}  (saved ${r.added_at.slice(0, 16).replace("T", " ")}, question ${r.question.slice(r.question.lastIndexOf("-") + 1)})\n`
 
 const list = Command.make("list", { json: Options.boolean("json").pipe(Options.withDescription("print the rules as JSON")) }, (o) =>
   Effect.gen(function* () {
@@ -46,19 +47,20 @@ const list = Command.make("list", { json: Options.boolean("json").pipe(Options.w
     if (o.json) return yield* writeOut(JSON.stringify({ saved, config: fromConfig }, null, 2) + "\n")
     if (saved.length === 0 && fromConfig.length === 0)
       return yield* writeOut(
-        "no approval rules: every tool call that needs permission asks the owner. \"Always allow\" on an approval saves one; [approvals] allow and deny in the config add more\n"
+        'no approval rules: every tool call that needs permission asks the owner. "Always allow" on an approval saves one; [approvals] allow and deny in the config add more\n'
       )
-    if (saved.length > 0) yield* writeOut(`saved by "Always allow" (remove one with magi approvals rm N):\n${saved.map((r, i) => savedLine(r, i + 1)).join("")}`)
+    if (saved.length > 0)
+      yield* writeOut(`saved by "Always allow" (remove one with magi approvals rm N):\n${saved.map((r, i) => savedLine(r, i + 1)).join("")}`)
     if (fromConfig.length > 0) {
-      if (saved.length > 0) yield* writeOut("\n")
+      if (saved.length > 0)
+        yield* writeOut("\n")
       yield* writeOut(`from the config (${config.files.join(", ") || "no file"}; change them there):\n`)
       for (const { key, rule } of fromConfig) {
         const parsed = Rules.parseRule(rule)
         yield* writeOut(`   ${key.endsWith(".deny") ? "deny " : "allow"} ${rule}  (${key})${Rules.isBadRule(parsed) ? `  IGNORED: ${parsed.why}` : ""}\n`)
       }
     }
-  })
-).pipe(Command.withDescription("List the approval rules: those \"Always allow\" saved, numbered, then the config's"))
+  })).pipe(Command.withDescription('List the approval rules: those "Always allow" saved, numbered, then the config\'s'))
 
 const rm = Command.make(
   "rm",
@@ -80,7 +82,7 @@ const rm = Command.make(
       yield* writeOut(`removed allow ${target.rule} in ${target.repo}\n`)
       yield* writeErr("magi: calls it matched ask the owner again\n")
     })
-).pipe(Command.withDescription("Remove a rule \"Always allow\" saved, by its number in magi approvals list"))
+).pipe(Command.withDescription('Remove a rule "Always allow" saved, by its number in magi approvals list'))
 
 export const approvals = Command.make("approvals").pipe(
   Command.withDescription("See and remove the rules that approve agents' tool calls without asking"),

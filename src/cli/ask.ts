@@ -33,31 +33,38 @@ const options = {
     Options.withDescription("the reasoning behind it, as markdown; `-` reads it from stdin"),
     Options.optional
   ),
-  choice: Options.text("choice").pipe(Options.withPseudoName("CHOICE"), 
+  choice: Options.text("choice").pipe(
+    Options.withPseudoName("CHOICE"),
     Options.withDescription("an answer the owner may pick; repeat for each; none means free text"),
     Options.repeated
   ),
-  timeout: Options.integer("timeout").pipe(Options.withPseudoName("SECONDS"), 
+  timeout: Options.integer("timeout").pipe(
+    Options.withPseudoName("SECONDS"),
     Options.withDescription("the question's whole deadline in seconds (default: [ask] answer_timeout, a day)"),
     Options.optional
   ),
-  panel: Options.text("panel").pipe(Options.withPseudoName("FILE.html"), 
+  panel: Options.text("panel").pipe(
+    Options.withPseudoName("FILE.html"),
     Options.withDescription("an HTML file shown to the owner beside the question, as evidence"),
     Options.optional
   ),
-  asset: Options.text("asset").pipe(Options.withPseudoName("FILE"), 
+  asset: Options.text("asset").pipe(
+    Options.withPseudoName("FILE"),
     Options.withDescription("a file the panel uses (an image, a stylesheet), copied beside it; the panel names it by its bare file name"),
     Options.repeated
   ),
-  thread: Options.text("thread").pipe(Options.withPseudoName("ID"), 
+  thread: Options.text("thread").pipe(
+    Options.withPseudoName("ID"),
     Options.withDescription("reply on this open question instead of asking a new one"),
     Options.optional
   ),
-  wait: Options.text("wait").pipe(Options.withPseudoName("ID"), 
+  wait: Options.text("wait").pipe(
+    Options.withPseudoName("ID"),
     Options.withDescription("keep waiting on this question after a slice ran out (no new turn, no notification)"),
     Options.optional
   ),
-  settle: Options.text("settle").pipe(Options.withPseudoName("ID"), 
+  settle: Options.text("settle").pipe(
+    Options.withPseudoName("ID"),
     Options.withDescription("(a conductor question's deputy) settle this question with the one --choice the owner's words picked"),
     Options.optional
   ),
@@ -77,8 +84,7 @@ const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 /** A refusal by the asking rules, as the command's exit code says it. */
 const asCli = (e: Asking.AskRefused) => (e.kind === "usage" ? CliFailure.usage(e.message) : CliFailure.refused(e.message))
 
-const panelOf = (o: AskOptions): Option.Option<Asking.PanelSource> =>
-  Option.map(o.panel, (path) => ({ _tag: "File", path, assets: o.asset }) as const)
+const panelOf = (o: AskOptions): Option.Option<Asking.PanelSource> => Option.map(o.panel, (path) => ({ _tag: "File", path, assets: o.asset }) as const)
 
 /**
  * Did the command line hold a `--choice` with an empty value? The option
@@ -111,9 +117,7 @@ const newQuestion = (o: AskOptions) =>
     // Said once per question, when it is announced (never again on --wait or --thread).
     if (!(yield* Notifier).configured) yield* writeErr(`magi: ${notConfigured(yield* userConfigFile)}\n`)
     const waits = yield* Waits
-    return yield* watching(q, budgetMs, (waitingFrom) =>
-      Effect.zipRight(waitingFrom, waits.announceAndWait(q, Duration.millis(budgetMs)))
-    )
+    return yield* watching(q, budgetMs, (waitingFrom) => Effect.zipRight(waitingFrom, waits.announceAndWait(q, Duration.millis(budgetMs))))
   })
 
 const detailText = (detail: Option.Option<string>) =>
@@ -124,14 +128,13 @@ const detailText = (detail: Option.Option<string>) =>
     onSome: (d) =>
       d === "-"
         ? Effect.flatMap(readStdinUpTo(Q.DETAIL_MAX_BYTES), (text) =>
-            text === undefined
-              ? Effect.fail(
-                  CliFailure.refused(
-                    `the detail on stdin is over magi's cap of ${Q.DETAIL_MAX_BYTES} bytes (reading stopped there); put long evidence in a panel (--panel FILE.html)`
-                  )
-                )
-              : Effect.succeed(text)
-          )
+          text === undefined
+            ? Effect.fail(
+              CliFailure.refused(
+                `the detail on stdin is over magi's cap of ${Q.DETAIL_MAX_BYTES} bytes (reading stopped there); put long evidence in a panel (--panel FILE.html)`
+              )
+            )
+            : Effect.succeed(text))
         : Effect.succeed(d)
   })
 
@@ -149,9 +152,7 @@ const replyOnThread = (o: AskOptions, id: string) =>
     ).pipe(Effect.mapError(asCli))
     yield* writeErr(`replied on ${Q.shortId(q.id)} — waiting for the owner again\n`)
     const waits = yield* Waits
-    return yield* watching(q, budgetMs, (waitingFrom) =>
-      Effect.zipRight(waitingFrom, waits.announceAndWait(q, Duration.millis(budgetMs)))
-    )
+    return yield* watching(q, budgetMs, (waitingFrom) => Effect.zipRight(waitingFrom, waits.announceAndWait(q, Duration.millis(budgetMs))))
   })
 
 const resume = (o: AskOptions, id: string) =>
@@ -173,8 +174,7 @@ const watching = <E, R>(
   q: Question,
   budgetMs: number,
   wait: (waitingFrom: Effect.Effect<void>) => Effect.Effect<WaitOutcome, E, R>
-) =>
-  watchingProgress(q, budgetMs, wait).pipe(Effect.onInterrupt(() => writeErr(interruptedLine(q))))
+) => watchingProgress(q, budgetMs, wait).pipe(Effect.onInterrupt(() => writeErr(interruptedLine(q))))
 
 /**
  * What a wait stopped by a signal means: the question is still open (only
@@ -224,9 +224,7 @@ const watchingProgress = <E, R>(
       const fiber = yield* Effect.forkDaemon(Effect.repeat(line(started), Schedule.spaced(Duration.seconds(1))))
       yield* Ref.set(ticker, Option.some(fiber))
     })
-    const stopTicker = Effect.flatMap(Ref.get(ticker), (f) =>
-      Option.isSome(f) ? Effect.zipRight(Fiber.interrupt(f.value), writeErr("\r\x1b[2K")) : Effect.void
-    )
+    const stopTicker = Effect.flatMap(Ref.get(ticker), (f) => Option.isSome(f) ? Effect.zipRight(Fiber.interrupt(f.value), writeErr("\r\x1b[2K")) : Effect.void)
     return yield* wait(startTicker).pipe(Effect.ensuring(stopTicker))
   })
 
@@ -299,7 +297,7 @@ const settleQuestion = (o: AskOptions, id: string) =>
   Effect.gen(function* () {
     if (o.choice.length !== 1) return yield* CliFailure.usage("magi ask --settle needs exactly one --choice: the label the owner's words picked")
     if (Option.isNone(o.quote)) return yield* CliFailure.usage("magi ask --settle needs --quote: the owner's own words that pick it")
-    const seat = (yield* Config.string("MAGI_SEAT").pipe(Config.withDefault(""), Effect.orDie))
+    const seat = yield* Config.string("MAGI_SEAT").pipe(Config.withDefault(""), Effect.orDie)
     const current = yield* Asking.load(id).pipe(Effect.mapError(asCli))
     const at = yield* now
     const request = { seat, choice: o.choice[0]!, quote: o.quote.value }
@@ -321,17 +319,16 @@ export const ask = Command.make("ask", options, (o) =>
     const outcome = Option.isSome(o.wait)
       ? yield* resume(o, o.wait.value)
       : Option.isSome(o.thread)
-        ? yield* replyOnThread(o, o.thread.value)
-        : yield* newQuestion(o)
+      ? yield* replyOnThread(o, o.thread.value)
+      : yield* newQuestion(o)
     yield* report(outcome, o.json)
     // Only once it is on stdout has the agent read it.
     yield* Effect.flatMap(Waits, (waits) => waits.markDelivered(outcome))
-  }).pipe(Effect.provide(questionsLayer()))
-).pipe(
-  Command.withDescription(
-    "Ask the owner a question and wait for the answer (agents run this; blocks at most one wait slice)"
+  }).pipe(Effect.provide(questionsLayer()))).pipe(
+    Command.withDescription(
+      "Ask the owner a question and wait for the answer (agents run this; blocks at most one wait slice)"
+    )
   )
-)
 
 /** What `magi ask --help` adds to its options: the forms, examples, and the outcomes an agent acts on. */
 export const askHelp: HelpExtras = {
@@ -344,7 +341,7 @@ export const askHelp: HelpExtras = {
     {
       title: "Panels",
       lines: [
-        "--panel FILE.html is shown beside the question as evidence, in a sandbox: no script, nothing loaded from the network. Give each file it uses with --asset FILE; the panel refers to it by its bare name, e.g. <img src=\"chart.png\"> or <link rel=\"stylesheet\" href=\"panel.css\">. 8 MiB in all."
+        '--panel FILE.html is shown beside the question as evidence, in a sandbox: no script, nothing loaded from the network. Give each file it uses with --asset FILE; the panel refers to it by its bare name, e.g. <img src="chart.png"> or <link rel="stylesheet" href="panel.css">. 8 MiB in all.'
       ]
     },
     { title: "Outcomes and exit codes", lines: outcomesText() }
@@ -353,7 +350,10 @@ export const askHelp: HelpExtras = {
     ['magi ask --summary "Which backend for the cache?" --choice SQLite --choice Redis', "ask, offering two answers; prints the one the owner picks"],
     ['git diff | magi ask --summary "Ship this diff?" --detail - --choice yes --choice no', "the detail from stdin"],
     ['magi ask --summary "Which layout?" --panel cmp.html --asset a.png --asset b.png', "show evidence beside the question"],
-    ['magi ask --thread ID --summary "SQLite needs no server" --choice SQLite --choice Redis', "answer the owner's words on the same question (repeat its choices)"],
+    [
+      'magi ask --thread ID --summary "SQLite needs no server" --choice SQLite --choice Redis',
+      "answer the owner's words on the same question (repeat its choices)"
+    ],
     ["magi ask --wait ID", "keep waiting after a slice ran out"]
   ]
 }

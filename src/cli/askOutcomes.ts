@@ -18,7 +18,7 @@ export const ASK_OUTCOMES: ReadonlyArray<AskOutcome> = [
   },
   {
     outcome: "replied (the owner asked back)",
-    stdout: 'the owner\'s words, then the exact `magi ask --thread <id> --summary "..."` to answer them, with the question\'s current `--choice`s',
+    stdout: "the owner's words, then the exact `magi ask --thread <id> --summary \"...\"` to answer them, with the question's current `--choice`s",
     exit: "0"
   },
   {

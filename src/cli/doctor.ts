@@ -13,7 +13,8 @@ import { CliFailure } from "./CliFailure.js"
 import { writeOut } from "./io.js"
 
 const options = {
-  repo: Options.directory("repo").pipe(Options.withPseudoName("DIR"), 
+  repo: Options.directory("repo").pipe(
+    Options.withPseudoName("DIR"),
     Options.withDescription("the repository whose config and agents to check (default: the current directory)"),
     Options.optional
   ),
@@ -35,5 +36,4 @@ export const doctor = Command.make("doctor", options, (o) =>
     if (o.json) yield* writeOut(JSON.stringify({ ok: !anyFailed(checks), checks }, null, 2) + "\n")
     else yield* writeOut(render(checks))
     if (failed > 0) return yield* CliFailure.refused(`${failed} check${failed === 1 ? "" : "s"} failed; each FAIL line says what to do`)
-  })
-).pipe(Command.withDescription("Check the agents, the notification command, the home and the config; exit 1 if anything fails"))
+  })).pipe(Command.withDescription("Check the agents, the notification command, the home and the config; exit 1 if anything fails"))

@@ -24,10 +24,9 @@ import { hosts } from "./hosts.js"
  * rather than `auto` because a bare `npm start` should not put the questions
  * on a network by surprise.
  */
-const start = Command.make("start", {}, () =>
-  runWeb({ bind: "127.0.0.1", port: DEFAULT_PORT, home: Option.none(), loop: true })
-).pipe(Command.withDescription("Run the web UI on 127.0.0.1:7878 and the waiter (what `npm start` runs)"))
-
+const start = Command.make("start", {}, () => runWeb({ bind: "127.0.0.1", port: DEFAULT_PORT, home: Option.none(), loop: true })).pipe(
+  Command.withDescription("Run the web UI on 127.0.0.1:7878 and the waiter (what `npm start` runs)")
+)
 
 export const extraCommands = [web, start, run, runs, show, serve, hosts, task, plan, doctor, store, mcp, approvals, service, init] as const
 

@@ -53,9 +53,7 @@ const findAgents = (path: string) =>
       Option.match(found, {
         onNone: () => Effect.succeed(Option.none<ConfigDraft.FoundAgent>()),
         onSome: (at) => Effect.map(versionOf(at), (version) => Option.some({ kind, path: at, version }))
-      })
-    )
-  ).pipe(Effect.map((all) => all.flatMap(Option.toArray)))
+      }))).pipe(Effect.map((all) => all.flatMap(Option.toArray)))
 
 /** Git repositories in `dir`: itself, and its folders one level down. */
 const reposIn = (dir: string) =>
@@ -82,8 +80,7 @@ const asker = () => {
         lines ??= reader[Symbol.asyncIterator]()
         const next = await lines.next()
         return next.done === true ? fallback : next.value.trim()
-      })
-    )
+      }))
   return { ask, close: Effect.sync(() => reader?.close()) }
 }
 
@@ -138,7 +135,9 @@ const testNotification = (publicUrl: string | null) =>
       onNone: () => PRESS_WAIT,
       onSome: (secs) => Duration.seconds(Math.max(1, secs))
     })
-    yield* writeOut(`the test notification went out; press "${TEST_CHOICE}" on it (magi web must be running at ${publicUrl}). Waiting up to ${Duration.format(wait)}…\n`)
+    yield* writeOut(
+      `the test notification went out; press "${TEST_CHOICE}" on it (magi web must be running at ${publicUrl}). Waiting up to ${Duration.format(wait)}…\n`
+    )
     const settled: Effect.Effect<boolean, unknown> = Effect.map(store.get(q.id), (found) => found.status !== "open")
     const pressed = yield* Effect.repeat(settled, { schedule: Schedule.spaced(PRESS_POLL), until: (done: boolean) => done }).pipe(
       Effect.timeoutOption(wait)

@@ -65,7 +65,6 @@ export const localTime = (at: Date): string =>
     ? "at an unknown time"
     : `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())} ${two(at.getHours())}:${two(at.getMinutes())}`
 
-
 /**
  * The first of `texts` (longest first) that fits in `columns`, else the last
  * cut to fit: a status line redrawn in place must never wrap, or each redraw

@@ -36,8 +36,11 @@ export const mcp = Command.make("mcp", options, (o) =>
     // The server runs in a fiber of its own: the client closing stdin ends
     // it by interrupting that fiber, which is this command's normal end
     // (exit 0), while a signal to magi still interrupts the command itself.
-    const server = yield* Effect.fork(Layer.launch(Server.layer(slice, VERSION).pipe(Layer.provide(Layer.mergeAll(SavedRules.layer, AuditLog.layer).pipe(Layer.provideMerge(questionsLayer()))))))
+    const server = yield* Effect.fork(
+      Layer.launch(
+        Server.layer(slice, VERSION).pipe(Layer.provide(Layer.mergeAll(SavedRules.layer, AuditLog.layer).pipe(Layer.provideMerge(questionsLayer()))))
+      )
+    )
     const exit = yield* Fiber.await(server)
     if (Exit.isFailure(exit) && !Exit.isInterrupted(exit)) return yield* Effect.failCause(exit.cause)
-  })
-).pipe(Command.withDescription("Serve magi's ask, reply and wait tools to an agent CLI over MCP (stdio)"))
+  })).pipe(Command.withDescription("Serve magi's ask, reply and wait tools to an agent CLI over MCP (stdio)"))

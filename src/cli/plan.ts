@@ -52,8 +52,13 @@ const refused = (e: { readonly message: string }) => CliFailure.refused(e.messag
 export const plan = Command.make(
   "plan",
   {
-    repo: Options.text("repo").pipe(Options.withPseudoName("DIR"), Options.withDescription("the repository to plan work in (default: the git root here)"), Options.optional),
-    agent: Options.text("agent").pipe(Options.withPseudoName("AGENT"), 
+    repo: Options.text("repo").pipe(
+      Options.withPseudoName("DIR"),
+      Options.withDescription("the repository to plan work in (default: the git root here)"),
+      Options.optional
+    ),
+    agent: Options.text("agent").pipe(
+      Options.withPseudoName("AGENT"),
       Options.withDescription("roster id of the interviewer (default: [roles] chatter, else the first claude, else the first agent)"),
       Options.optional
     ),

@@ -37,8 +37,16 @@ import type { HelpExtras } from "./Help.js"
 const refused = (e: { readonly message: string }) => CliFailure.refused(e.message)
 
 const options = {
-  agent: Options.text("agent").pipe(Options.withPseudoName("AGENT"), Options.withDescription("roster id of the agent to run (default: the first)"), Options.optional),
-  repo: Options.directory("repo").pipe(Options.withPseudoName("DIR"), Options.withDescription("the repository to work in (default: the current directory)"), Options.optional),
+  agent: Options.text("agent").pipe(
+    Options.withPseudoName("AGENT"),
+    Options.withDescription("roster id of the agent to run (default: the first)"),
+    Options.optional
+  ),
+  repo: Options.directory("repo").pipe(
+    Options.withPseudoName("DIR"),
+    Options.withDescription("the repository to work in (default: the current directory)"),
+    Options.optional
+  ),
   file: Options.file("file").pipe(Options.withPseudoName("FILE"), Options.withDescription("read the instruction from this file"), Options.optional),
   resume: Options.text("resume").pipe(Options.withPseudoName("ID"), Options.withDescription("continue this resumable run in the same seat"), Options.optional)
 }
@@ -131,7 +139,10 @@ const resumeRun = (wanted: string, text: string) =>
 
 export const run = Command.make(
   "run",
-  { ...options, text: Args.text({ name: "instruction" }).pipe(Args.withDescription("what the agent should do; or `rm ID` to remove a finished run"), Args.repeated) },
+  {
+    ...options,
+    text: Args.text({ name: "instruction" }).pipe(Args.withDescription("what the agent should do; or `rm ID` to remove a finished run"), Args.repeated)
+  },
   (o) =>
     Effect.gen(function* () {
       const inline = o.text.join(" ").trim()
@@ -153,8 +164,8 @@ export const run = Command.make(
         return yield* CliFailure.usage("give the instruction either as text or with --file, not both")
       const instruction = Option.isSome(o.file)
         ? yield* Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(o.file.pipe(Option.getOrThrow))).pipe(
-            Effect.mapError((e) => CliFailure.refused(`cannot read the instruction: ${e.message}`))
-          )
+          Effect.mapError((e) => CliFailure.refused(`cannot read the instruction: ${e.message}`))
+        )
         : inline
       if (instruction.trim() === "") return yield* CliFailure.usage("magi run needs an instruction: magi run TEXT, or --file F")
       const ended = yield* startRun(instruction, o.agent, Option.getOrElse(o.repo, () => process.cwd()))
@@ -207,7 +218,10 @@ export const runs = Command.make(
 export const show = Command.make(
   "show",
   {
-    id: Args.text({ name: "id" }).pipe(Args.withDescription("run id, a unique prefix, or its short id or a prefix of it (default: the latest run)"), Args.optional),
+    id: Args.text({ name: "id" }).pipe(
+      Args.withDescription("run id, a unique prefix, or its short id or a prefix of it (default: the latest run)"),
+      Args.optional
+    ),
     json: Options.boolean("json").pipe(Options.withDescription("print the run record as JSON"))
   },
   ({ id, json }) =>
@@ -226,10 +240,16 @@ export const show = Command.make(
       yield* writeOut(describeRun(r, open, task, hosts))
       const questions = yield* Effect.flatMap(QuestionStore, (s) => s.list).pipe(Effect.orElseSucceed(() => []))
       for (const q of questions.filter((q) => q.run === r.id))
-        yield* writeOut(`  question ${Q.shortId(q.id)} ${q.status}${q.status === "answered" && !q.answer_delivered ? " (not yet delivered)" : ""}: ${forTerminalLine(q.summary)}\n`)
+        yield* writeOut(
+          `  question ${Q.shortId(q.id)} ${q.status}${q.status === "answered" && !q.answer_delivered ? " (not yet delivered)" : ""}: ${
+            forTerminalLine(q.summary)
+          }\n`
+        )
       yield* writeOut(yield* workReport(r))
     }).pipe(Effect.provide(runsLayer()))
-).pipe(Command.withDescription("Show a run (default: the latest): status, instruction, duration, commits and diffstat, artifacts, questions, and what to do next"))
+).pipe(
+  Command.withDescription("Show a run (default: the latest): status, instruction, duration, commits and diffstat, artifacts, questions, and what to do next")
+)
 
 /** The instruction, the time taken, what changed on the branch, the artifacts, and the next commands. */
 const workReport = (r: Run) =>
@@ -251,18 +271,28 @@ const workReport = (r: Run) =>
     }
     const dir = (yield* RunStore).artifactsDir(r.id)
     const artifacts = yield* Artifacts.list(dir).pipe(Effect.orElseSucceed(() => []))
-    if (artifacts.length > 0) out.push("", "artifacts (each call's prompt, stdout and stderr):", ...artifacts.map((a) => `  ${NodePath.join(dir, a.name)}  (${a.size} bytes)`))
+    if (artifacts.length > 0)
+      out.push(
+        "",
+        "artifacts (each call's prompt, stdout and stderr):",
+        ...artifacts.map((a) => `  ${NodePath.join(dir, a.name)}  (${a.size} bytes)`)
+      )
     const steps = nextSteps(r, changes)
     if (steps.length > 0) out.push("", "next:", ...steps.flatMap(([command, why]) => [`  ${command}`, `      ${why}`]))
     return out.join("\n") + "\n"
   })
 
 export const runHelp: HelpExtras = {
-  usage: ["magi run [--agent AGENT] [--repo DIR] INSTRUCTION...", "magi run --file FILE [--agent AGENT] [--repo DIR]", "magi run --resume ID [INSTRUCTION...]", "magi run rm ID"],
+  usage: [
+    "magi run [--agent AGENT] [--repo DIR] INSTRUCTION...",
+    "magi run --file FILE [--agent AGENT] [--repo DIR]",
+    "magi run --resume ID [INSTRUCTION...]",
+    "magi run rm ID"
+  ],
   examples: [
     ['magi run "add retries to the fetcher"', "an agent works it in its own worktree, on branch magi/<short>"],
     ["magi run --file task.md --agent fast --repo ~/src/app", "the instruction from a file, a roster agent, another repository"],
-    ["magi run --resume ab12 \"also cover timeouts\"", "continue a run in the same seat"],
+    ['magi run --resume ab12 "also cover timeouts"', "continue a run in the same seat"],
     ["magi run rm ab12", "remove a finished run's worktree and branch"]
   ]
 }

@@ -75,11 +75,13 @@ export const waiterLoop = (banner: (home: string) => string) =>
 export const serve = Command.make(
   "serve",
   {
-    home: Options.directory("home").pipe(Options.withPseudoName("DIR"), 
+    home: Options.directory("home").pipe(
+      Options.withPseudoName("DIR"),
       Options.withDescription("magi's state directory (default: MAGI_HOME, else the platform's data dir)"),
       Options.optional
     ),
-    maxAttempts: Options.integer("max-attempts").pipe(Options.withPseudoName("N"), 
+    maxAttempts: Options.integer("max-attempts").pipe(
+      Options.withPseudoName("N"),
       Options.withDescription("failed runs before a task is held for you (default: [daemon] max_attempts, else 2)"),
       Options.optional
     ),

@@ -54,8 +54,9 @@ const install = Command.make("install", { web, home }, (o) =>
       uid()
     ).pipe(Effect.mapError(refused))
     yield* writeOut(`installed ${done.path}\n${done.notes.map((n) => `${n}\n`).join("")}`)
-  }).pipe(Effect.provide(Manager.ServiceRunner.layer))
-).pipe(Command.withDescription("Run magi serve (or magi web with --web) as your own service: at boot, and again after a failure"))
+  }).pipe(Effect.provide(Manager.ServiceRunner.layer))).pipe(
+    Command.withDescription("Run magi serve (or magi web with --web) as your own service: at boot, and again after a failure")
+  )
 
 const status = Command.make("status", { web }, (o) =>
   Effect.gen(function* () {
@@ -63,16 +64,16 @@ const status = Command.make("status", { web }, (o) =>
     const s = yield* Manager.status(manager, whatOf(o.web), process.env, uid())
     yield* writeOut(s.installed ? `${s.state}: ${s.path}\n` : `not installed (${s.path}); \`magi service install${o.web ? " --web" : ""}\` installs it\n`)
     if (!s.running) return yield* CliFailure.refused(`the magi ${whatOf(o.web)} service is not running`)
-  }).pipe(Effect.provide(Manager.ServiceRunner.layer))
-).pipe(Command.withDescription("Say whether the service is installed and running; exit 1 when it is not running"))
+  }).pipe(Effect.provide(Manager.ServiceRunner.layer))).pipe(
+    Command.withDescription("Say whether the service is installed and running; exit 1 when it is not running")
+  )
 
 const uninstall = Command.make("uninstall", { web }, (o) =>
   Effect.gen(function* () {
     const manager = yield* Manager.managerFor(process.platform).pipe(Effect.mapError(refused))
     const removed = yield* Manager.uninstall(manager, whatOf(o.web), process.env, uid()).pipe(Effect.mapError(refused))
     yield* writeOut(removed ? `stopped and removed the magi ${whatOf(o.web)} service\n` : `no magi ${whatOf(o.web)} service was installed\n`)
-  }).pipe(Effect.provide(Manager.ServiceRunner.layer))
-).pipe(Command.withDescription("Stop the service and remove its unit"))
+  }).pipe(Effect.provide(Manager.ServiceRunner.layer))).pipe(Command.withDescription("Stop the service and remove its unit"))
 
 export const service = Command.make("service").pipe(
   Command.withDescription("Run magi serve (or magi web) as a service that survives a reboot"),

@@ -26,7 +26,8 @@ import { writeErr, writeOut } from "./io.js"
 const PROGRESS_EVERY_MS = 1000
 
 const options = {
-  to: Options.text("to").pipe(Options.withPseudoName("URL|DIR"), 
+  to: Options.text("to").pipe(
+    Options.withPseudoName("URL|DIR"),
     Options.withDescription("where to copy the records: a PostgreSQL database (postgres://user:password@host:5432/db) or a home folder")
   )
 }
@@ -84,7 +85,11 @@ const migrate = Command.make("migrate", options, (o) =>
         const verdict = r.same ? `= target` : `≠ target ${sideWords(r.target)}`
         lines.push(`${r.kind}: ${count(r.read)} read, ${count(r.copied)} copied, ${count(r.present)} already there; source ${sideWords(r.source)} ${verdict}`)
         if (r.skippedCount > 0) {
-          yield* writeErr(`magi: warning: ${r.kind}: ${count(r.skippedCount)} file${r.skippedCount === 1 ? "" : "s"} not copied, since no store of it reads ${r.skippedCount === 1 ? "it" : "them"}:\n`)
+          yield* writeErr(
+            `magi: warning: ${r.kind}: ${count(r.skippedCount)} file${r.skippedCount === 1 ? "" : "s"} not copied, since no store of it reads ${
+              r.skippedCount === 1 ? "it" : "them"
+            }:\n`
+          )
           for (const s of r.skipped) yield* writeErr(`magi:   ${s.id}: ${s.reason}\n`)
           if (r.skippedCount > r.skipped.length) yield* writeErr(`magi:   and ${count(r.skippedCount - r.skipped.length)} more\n`)
         }
@@ -106,8 +111,7 @@ const migrate = Command.make("migrate", options, (o) =>
     }),
     // The config names the source (`[store] url`): a broken one stops the copy rather than picking the home folder by mistake.
     Effect.provide(Layer.mergeAll(MagiHome.fromEnv, MagiConfig.fromFiles()))
-  )
-).pipe(Command.withDescription("Copy every record (questions with their panels, tasks, runs, chats, notices) to PostgreSQL or a home folder"))
+  )).pipe(Command.withDescription("Copy every record (questions with their panels, tasks, runs, chats, notices) to PostgreSQL or a home folder"))
 
 export const store = Command.make("store").pipe(
   Command.withDescription("Look after where magi keeps its records"),

@@ -48,9 +48,9 @@ export const queueLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>
 const defaultRepo = (source: T.TaskSource) =>
   source.kind === "agent"
     ? Effect.flatMap(RunStore, (runs) => runs.get(source.run)).pipe(
-        Effect.map((run) => run.repo),
-        Effect.orElseSucceed(() => process.cwd())
-      )
+      Effect.map((run) => run.repo),
+      Effect.orElseSucceed(() => process.cwd())
+    )
     : Effect.succeed(process.cwd())
 
 const refused = (e: { readonly message: string }) => CliFailure.refused(e.message)
@@ -88,16 +88,15 @@ const waitingRuns = (tasks: ReadonlyArray<T.Task>) =>
 /** One line per task: short id, status, priority, attempts, title, and why it is not moving. */
 const line = (waiting: ReadonlyMap<string, string>) => (t: T.Task): string => {
   const run = waiting.get(t.id)
-  const why =
-    run !== undefined
-      ? `  (waiting on the owner: run ${Q.shortId(run)} asked a question)`
-      : t.status === "held"
-      ? `  (${t.hold_source === "machine" ? "held by magi" : "held"}${t.hold_reason ? `: ${reasonLine(t.hold_reason, t.last_error)}` : ""})`
-      : t.status === "blocked"
-        ? `  (${blockLine(t)})`
-        : t.status === "failed" && t.last_error
-          ? `  (last error: ${errorLine(t.last_error)})`
-          : ""
+  const why = run !== undefined
+    ? `  (waiting on the owner: run ${Q.shortId(run)} asked a question)`
+    : t.status === "held"
+    ? `  (${t.hold_source === "machine" ? "held by magi" : "held"}${t.hold_reason ? `: ${reasonLine(t.hold_reason, t.last_error)}` : ""})`
+    : t.status === "blocked"
+    ? `  (${blockLine(t)})`
+    : t.status === "failed" && t.last_error
+    ? `  (last error: ${errorLine(t.last_error)})`
+    : ""
   return `${T.shortId(t.id)}  ${t.status.padEnd(7)}  p${String(t.priority).padEnd(3)} ${t.attempts}x  [${T.sourceLabel(t.source)}] ${t.title}${why}\n`
 }
 
@@ -139,10 +138,18 @@ const readCapped = (fs: FileSystem.FileSystem, path: string) =>
 const add = Command.make(
   "add",
   {
-    file: Options.text("file").pipe(Options.withPseudoName("FILE"), Options.withDescription("read the instruction from this file (- for stdin)"), Options.optional),
+    file: Options.text("file").pipe(
+      Options.withPseudoName("FILE"),
+      Options.withDescription("read the instruction from this file (- for stdin)"),
+      Options.optional
+    ),
     title: Options.text("title").pipe(Options.withDescription("the title (default: the instruction's first line)"), Options.optional),
     priority: Options.integer("priority").pipe(Options.withPseudoName("N"), Options.withDescription("higher runs first (default 0)"), Options.optional),
-    repo: Options.text("repo").pipe(Options.withPseudoName("NAME|DIR"), Options.withDescription("the repository to work in: a name from [repos] (any host's), or a folder (default: the git root here)"), Options.optional),
+    repo: Options.text("repo").pipe(
+      Options.withPseudoName("NAME|DIR"),
+      Options.withDescription("the repository to work in: a name from [repos] (any host's), or a folder (default: the git root here)"),
+      Options.optional
+    ),
     noReview: Options.boolean("no-review").pipe(
       Options.withDescription("file a --file that fails the task-file review (title, completion criteria) anyway")
     ),
@@ -164,12 +171,13 @@ const add = Command.make(
       const instruction = Option.isNone(o.file)
         ? inline
         : o.file.value === "-"
-          ? yield* Effect.flatMap(readStdinUpTo(T.INSTRUCTION_MAX_BYTES), (text) =>
-              text === undefined
-                ? Effect.fail(CliFailure.refused(`the instruction on stdin is over magi's cap of ${T.INSTRUCTION_MAX_BYTES} bytes for a task (reading stopped there)`))
-                : Effect.succeed(text)
+        ? yield* Effect.flatMap(readStdinUpTo(T.INSTRUCTION_MAX_BYTES), (text) =>
+          text === undefined
+            ? Effect.fail(
+              CliFailure.refused(`the instruction on stdin is over magi's cap of ${T.INSTRUCTION_MAX_BYTES} bytes for a task (reading stopped there)`)
             )
-          : yield* readCapped(fs, o.file.value)
+            : Effect.succeed(text))
+        : yield* readCapped(fs, o.file.value)
       if (instruction.trim() === "")
         return yield* CliFailure.usage("magi task add needs an instruction: magi task add TEXT, or --file F (- for stdin)")
       // A task file passes the same review as one the planning chat or
@@ -215,17 +223,22 @@ const list = Command.make(
       for (const u of listing.unreadable) yield* writeErr(`magi: warning: task ${u.id} skipped: ${u.message}\n`)
       const shelved: Array<T.Task> = []
       // `--all`: the done tasks on the month shelves too, after the hot ones, newest first.
-      if (o.all)
-        for (let before: string | undefined, more = true; more; ) {
+      if (o.all) {
+        for (let before: string | undefined, more = true; more;) {
           const page = yield* store.history({ before, limit: 500 }).pipe(Effect.mapError(refused))
           shelved.push(...page.tasks)
           more = page.next !== null
           before = page.next ?? undefined
         }
+      }
       const tasks = [...listing.tasks.filter((t) => o.all || T.isOpen(t)), ...shelved]
       if (o.json) return yield* writeOut(JSON.stringify(tasks, null, 2) + "\n")
       if (tasks.length === 0)
-        return yield* writeOut(o.all || (listing.tasks.length === 0 && shelved.length === 0) ? "no tasks yet; file one with magi task add TEXT\n" : "nothing open; magi task list --all shows the done ones\n")
+        return yield* writeOut(
+          o.all || (listing.tasks.length === 0 && shelved.length === 0)
+            ? "no tasks yet; file one with magi task add TEXT\n"
+            : "nothing open; magi task list --all shows the done ones\n"
+        )
       yield* writeOut(tasks.map(line(yield* waitingRuns(tasks))).join(""))
     })
 ).pipe(Command.withDescription("List open tasks: higher priority first, then newest"))
@@ -245,9 +258,10 @@ const show = Command.make("show", { id: idArg, json }, (o) =>
       (q) => q.run === run && Q.awaitsAgent(q)
     )
     for (const q of open)
-      yield* writeOut(`\nwaiting on the owner: question ${Q.shortId(q.id)} (${q.status}${q.status === "answered" ? ", not yet delivered" : ""}): ${q.summary}\n`)
-  })
-).pipe(Command.withDescription("Show one task in full"))
+      yield* writeOut(
+        `\nwaiting on the owner: question ${Q.shortId(q.id)} (${q.status}${q.status === "answered" ? ", not yet delivered" : ""}): ${q.summary}\n`
+      )
+  })).pipe(Command.withDescription("Show one task in full"))
 
 /** Apply one transition under the task's lock and report the outcome in one line. */
 const change = (id: string, apply: (t: T.Task) => Either.Either<T.Task, T.TaskRefused>, said: (t: T.Task) => string) =>
@@ -259,13 +273,11 @@ const change = (id: string, apply: (t: T.Task) => Either.Either<T.Task, T.TaskRe
 const hold = Command.make(
   "hold",
   { id: idArg, reason: Args.text({ name: "reason" }).pipe(Args.withDescription("why it waits, shown on the task"), Args.repeated) },
-  (o) =>
-    change(o.id, (t) => T.hold(t, o.reason.join(" ")), (t) => `held ${T.shortId(t.id)} ${t.title}${t.hold_reason ? ` (${t.hold_reason})` : ""}`)
+  (o) => change(o.id, (t) => T.hold(t, o.reason.join(" ")), (t) => `held ${T.shortId(t.id)} ${t.title}${t.hold_reason ? ` (${t.hold_reason})` : ""}`)
 ).pipe(Command.withDescription("Keep a task from running until released"))
 
-const release = Command.make("release", { id: idArg }, (o) =>
-  change(o.id, T.release, (t) => `released ${T.shortId(t.id)} ${t.title}: queued, attempts reset`)
-).pipe(Command.withDescription("Put a held, failed, blocked or done task back in the queue, attempts reset"))
+const release = Command.make("release", { id: idArg }, (o) => change(o.id, T.release, (t) => `released ${T.shortId(t.id)} ${t.title}: queued, attempts reset`))
+  .pipe(Command.withDescription("Put a held, failed, blocked or done task back in the queue, attempts reset"))
 
 const priority = Command.make(
   "priority",
@@ -273,16 +285,15 @@ const priority = Command.make(
   (o) => change(o.id, (t) => T.reprioritize(t, o.priority), (t) => `priority ${t.priority} for ${T.shortId(t.id)} ${t.title}`)
 ).pipe(Command.withDescription("Set a task's priority (higher runs first)"))
 
-const done = Command.make("done", { id: idArg }, (o) =>
-  change(o.id, T.succeed, (t) => `done ${T.shortId(t.id)} ${t.title}`)
-).pipe(Command.withDescription("Mark a task done without running it (again)"))
+const done = Command.make("done", { id: idArg }, (o) => change(o.id, T.succeed, (t) => `done ${T.shortId(t.id)} ${t.title}`)).pipe(
+  Command.withDescription("Mark a task done without running it (again)")
+)
 
 const rm = Command.make("rm", { id: idArg }, (o) =>
   Effect.gen(function* () {
     const t = yield* Effect.flatMap(TaskStore, (s) => s.remove(o.id)).pipe(Effect.mapError(refused))
     yield* writeOut(`removed ${T.shortId(t.id)} ${t.title}\n`)
-  })
-).pipe(Command.withDescription("Delete a task that is not running"))
+  })).pipe(Command.withDescription("Delete a task that is not running"))
 
 /** `$VISUAL`, else `$EDITOR`, else vi: what the owner edits text with. */
 const editorCommand = Effect.gen(function* () {
@@ -321,8 +332,7 @@ const edit = Command.make("edit", { id: idArg }, (o) =>
     // Only the title that followed the old words follows the new ones.
     const ownTitle = before.title !== T.titleFrom(before.instruction) ? before.title : undefined
     yield* change(before.id, (t) => T.edit(t, { instruction: edited, title: ownTitle }), (t) => `edited ${T.shortId(t.id)} ${t.title}`)
-  })
-).pipe(Command.withDescription("Edit a task's instruction in $VISUAL or $EDITOR"))
+  })).pipe(Command.withDescription("Edit a task's instruction in $VISUAL or $EDITOR"))
 
 export const task = Command.make("task").pipe(
   Command.withDescription("File work for the loop (magi serve) and look after the queue"),

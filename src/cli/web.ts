@@ -90,8 +90,7 @@ export const runWeb = (options: WebRun) => {
         Option.match(url, {
           onNone: () => Effect.void,
           onSome: (at) => writeErr(`magi web: stopped${signalWords()}; ${at} no longer answers\n`).pipe(Effect.ignore)
-        })
-      )
+        }))
     ),
     Effect.provide(storeLayer(home))
   )
@@ -103,17 +102,20 @@ const signalWords = () => {
 }
 
 const options = {
-  bind: Options.text("bind").pipe(Options.withPseudoName("ADDRESS"), 
+  bind: Options.text("bind").pipe(
+    Options.withPseudoName("ADDRESS"),
     Options.withDescription(
       "`auto` (this machine's Tailscale address, else 127.0.0.1 with a warning) or an IP address; never 0.0.0.0 unless you say so (default: auto)"
     ),
     Options.withDefault("auto")
   ),
-  port: Options.integer("port").pipe(Options.withPseudoName("PORT"), 
+  port: Options.integer("port").pipe(
+    Options.withPseudoName("PORT"),
     Options.withDescription(`port to listen on; 0 picks a free one (default: ${DEFAULT_PORT})`),
     Options.withDefault(DEFAULT_PORT)
   ),
-  home: Options.directory("home").pipe(Options.withPseudoName("DIR"), 
+  home: Options.directory("home").pipe(
+    Options.withPseudoName("DIR"),
     Options.withDescription("magi's state directory (default: MAGI_HOME, else the platform's data dir)"),
     Options.optional
   ),
@@ -137,11 +139,13 @@ const homeOption = options.home
 
 /** Where a device opens the pairing page: `--url`, else `[web] public_url`, else `MAGI_WEB_URL`. */
 const pairingBase = (given: Option.Option<string>) =>
-  Effect.map(MagiConfig, (config) =>
-    Option.orElse(given, () => Option.orElse(Option.fromNullable(config.publicUrl), () => Option.fromNullable(process.env.MAGI_WEB_URL))).pipe(
-      Option.map((url) => url.trim().replace(/\/+$/, "")),
-      Option.filter((url) => url !== "")
-    )
+  Effect.map(
+    MagiConfig,
+    (config) =>
+      Option.orElse(given, () => Option.orElse(Option.fromNullable(config.publicUrl), () => Option.fromNullable(process.env.MAGI_WEB_URL))).pipe(
+        Option.map((url) => url.trim().replace(/\/+$/, "")),
+        Option.filter((url) => url !== "")
+      )
   )
 
 /** A new one-time code, printed with the link (the code in its fragment) and its QR: `magi web pair`'s, and `magi init`'s. */
@@ -194,13 +198,17 @@ const devices = Command.make("devices", { home: homeOption }, (o) =>
       all
         .map(
           (d) =>
-            `${forTerminal(d.name).padEnd(width)}  last used ${localTime(new Date(d.last_used_at))}  paired ${localTime(new Date(d.paired_at))}${notified(d.id)}\n`
+            `${forTerminal(d.name).padEnd(width)}  last used ${localTime(new Date(d.last_used_at))}  paired ${localTime(new Date(d.paired_at))}${
+              notified(d.id)
+            }\n`
         )
         .join("") +
-        unpaired.map((p) => `a browser (not paired)  notified via ${PushSubscription.serviceOf(p.endpoint)}  since ${localTime(new Date(p.created_at))}\n`).join("")
+        unpaired.map((p) => `a browser (not paired)  notified via ${PushSubscription.serviceOf(p.endpoint)}  since ${localTime(new Date(p.created_at))}\n`)
+          .join("")
     )
-  }).pipe(Effect.provide(devicesLayer(o.home)))
-).pipe(Command.withDescription("List the devices paired with magi web, most recently used first, and which are notified by Web Push"))
+  }).pipe(Effect.provide(devicesLayer(o.home)))).pipe(
+    Command.withDescription("List the devices paired with magi web, most recently used first, and which are notified by Web Push")
+  )
 
 const revoke = Command.make(
   "revoke",

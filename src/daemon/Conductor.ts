@@ -62,16 +62,14 @@ const CONDUCTOR_KEY = "conductor"
 export type SurvivingBranch = (run: Run) => Effect.Effect<Option.Option<{ readonly branch: string; readonly head: string }>>
 
 /** By git: the run's branch, when it has commits its base commit does not. */
-export const gitSurvivingBranch =
-  (executor: CommandExecutor.CommandExecutor): SurvivingBranch =>
-  (run) =>
-    Effect.gen(function* () {
-      if (run.branch === "" || run.base_commit === "") return Option.none()
-      const ahead = yield* git(run.repo, "rev-list", "--count", `${run.base_commit}..${run.branch}`)
-      if (Number(ahead) <= 0) return Option.none()
-      const head = yield* git(run.repo, "rev-parse", run.branch)
-      return Option.some({ branch: run.branch, head })
-    }).pipe(Effect.provideService(CommandExecutor.CommandExecutor, executor), Effect.orElseSucceed(() => Option.none()))
+export const gitSurvivingBranch = (executor: CommandExecutor.CommandExecutor): SurvivingBranch => (run) =>
+  Effect.gen(function* () {
+    if (run.branch === "" || run.base_commit === "") return Option.none()
+    const ahead = yield* git(run.repo, "rev-list", "--count", `${run.base_commit}..${run.branch}`)
+    if (Number(ahead) <= 0) return Option.none()
+    const head = yield* git(run.repo, "rev-parse", run.branch)
+    return Option.some({ branch: run.branch, head })
+  }).pipe(Effect.provideService(CommandExecutor.CommandExecutor, executor), Effect.orElseSucceed(() => Option.none()))
 
 export interface ConductorOptions {
   /** `magi serve --no-conductor`: off whatever `[roles] conductor` says. */
@@ -114,8 +112,8 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
   const fs = yield* FileSystem.FileSystem
   const log = yield* ConductorLog
   const executor = yield* Effect.serviceOption(CommandExecutor.CommandExecutor)
-  const survivingBranch: SurvivingBranch =
-    options.survivingBranch ?? (Option.isSome(executor) ? gitSurvivingBranch(executor.value) : () => Effect.succeed(Option.none()))
+  const survivingBranch: SurvivingBranch = options.survivingBranch ??
+    (Option.isSome(executor) ? gitSurvivingBranch(executor.value) : () => Effect.succeed(Option.none()))
   const maxAttempts = options.maxAttempts ?? config.maxAttempts
   const lastSeen = yield* Ref.make<D.Snapshot | undefined>(undefined)
   const inTurn = yield* Ref.make(false)
@@ -149,7 +147,9 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
     yield* Ref.set(held, Option.some(got.right))
     yield* Effect.logInfo(`conductor: this host (${config.hostName}) conducts`)
     return true
-  }).pipe(Effect.catchAll((e) => Effect.as(Effect.logWarning(`conductor: could not read the conductor's claim (${e.message}); this cycle changes nothing`), false)))
+  }).pipe(
+    Effect.catchAll((e) => Effect.as(Effect.logWarning(`conductor: could not read the conductor's claim (${e.message}); this cycle changes nothing`), false))
+  )
 
   /** Keep the claim fresh while `effect` (a turn) runs. */
   const keepingClaim = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -157,7 +157,9 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
       const mine = yield* Ref.get(held)
       if (Option.isNone(claims) || Option.isNone(mine)) return yield* effect
       const renew = claims.value.renew(mine.value).pipe(Effect.ignore)
-      return yield* Effect.scoped(Effect.zipRight(Effect.forkScoped(Effect.repeat(renew, Schedule.spaced(CONDUCTOR_CLAIM_RENEW)).pipe(Effect.delay(CONDUCTOR_CLAIM_RENEW))), effect))
+      return yield* Effect.scoped(
+        Effect.zipRight(Effect.forkScoped(Effect.repeat(renew, Schedule.spaced(CONDUCTOR_CLAIM_RENEW)).pipe(Effect.delay(CONDUCTOR_CLAIM_RENEW))), effect)
+      )
     })
 
   const loadSeat = fs.readFileString(seatPath(home)).pipe(
@@ -178,8 +180,7 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
     return id === undefined ? Effect.succeed(undefined) : runs.get(id).pipe(Effect.orElseSucceed(() => undefined))
   }
 
-  const record = (r: DecisionRecord) =>
-    log.append(r).pipe(Effect.catchAll((e) => Effect.logWarning(`conductor: could not record a decision: ${e.message}`)))
+  const record = (r: DecisionRecord) => log.append(r).pipe(Effect.catchAll((e) => Effect.logWarning(`conductor: could not record a decision: ${e.message}`)))
 
   /** Abandon open conductor questions no task waits on any more: nobody would read their answer. */
   const abandonOrphans = (all: ReadonlyArray<T.Task>) =>
@@ -288,7 +289,12 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
         })
       )
       if (Either.isLeft(after)) return { ...base, outcome: "refused", why: after.left.message, question: qid } satisfies DecisionRecord
-      return { ...base, outcome: "applied", why: `${existing !== undefined ? "waits on its open question" : "asked the owner"} ${Q.shortId(qid)}`, question: qid } satisfies DecisionRecord
+      return {
+        ...base,
+        outcome: "applied",
+        why: `${existing !== undefined ? "waits on its open question" : "asked the owner"} ${Q.shortId(qid)}`,
+        question: qid
+      } satisfies DecisionRecord
     })
 
   // -- the turn -----------------------------------------------------------------------
@@ -369,7 +375,16 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
       for (const d of verdict.right.decisions) {
         const r = yield* applyOne(turn, d).pipe(
           Effect.catchAllCause((c) =>
-            nowDate.pipe(Effect.map((now): DecisionRecord => ({ at: T.timestamp(now), turn, task: d.id, decision: d, outcome: "refused", why: `it could not be applied: ${c}` })))
+            nowDate.pipe(
+              Effect.map((now): DecisionRecord => ({
+                at: T.timestamp(now),
+                turn,
+                task: d.id,
+                decision: d,
+                outcome: "refused",
+                why: `it could not be applied: ${c}`
+              }))
+            )
           )
         )
         yield* record(r)

@@ -104,8 +104,7 @@ export const taskBlock = (t: T.Task, maxAttempts: number, outcome?: Outcome | un
   return lines.join("\n")
 }
 
-const section = (title: string, blocks: ReadonlyArray<string>) =>
-  blocks.length === 0 ? `## ${title}\n\n(none)` : `## ${title}\n\n${blocks.join("\n\n")}`
+const section = (title: string, blocks: ReadonlyArray<string>) => blocks.length === 0 ? `## ${title}\n\n(none)` : `## ${title}\n\n${blocks.join("\n\n")}`
 
 /** The whole turn's prompt: the rules, then the three lists. */
 export const conductorPrompt = (
@@ -126,7 +125,7 @@ export const conductorPrompt = (
     "- Finished tasks (failed or held): `recovery` requeue (fresh attempt), hold (nothing better to say), review (only if a surviving branch is listed and only mergeable fixes remain) or done (only when the owner's own words say the goal is met).",
     "- A manual hold is the owner's: leave that task out.",
     "- To ask the owner, put `question` (and `choices` when there are options) and a `reason` on the decision; magi files it and moves on. Do not ask again while a question for that task is unanswered." +
-      (openQuestions.size > 0 ? ` Tasks with a question open now: ${[...openQuestions].join(", ")}.` : ""),
+    (openQuestions.size > 0 ? ` Tasks with a question open now: ${[...openQuestions].join(", ")}.` : ""),
     "- Reply with your reasoning, then exactly one fenced json block, last:",
     "",
     "```json",

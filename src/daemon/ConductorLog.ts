@@ -91,12 +91,10 @@ export const readDecisions = (conductDir: string) =>
     fs.readFileString(decisionsPath(conductDir)).pipe(
       Effect.map(parseDecisions),
       Effect.orElseSucceed((): ReadonlyArray<DecisionRecord> => [])
-    )
-  )
+    ))
 
 /** The latest decision about `task`, if any. */
-export const latestFor = (records: ReadonlyArray<DecisionRecord>, task: string): DecisionRecord | undefined =>
-  records.find((r) => r.task === task)
+export const latestFor = (records: ReadonlyArray<DecisionRecord>, task: string): DecisionRecord | undefined => records.find((r) => r.task === task)
 
 /** The log as the file `<conductDir>/decisions.jsonl`. */
 export const inFile = (conductDir: string): Effect.Effect<ConductorLogShape, never, FileSystem.FileSystem> =>
@@ -155,8 +153,7 @@ const pad = (n: number, width = 2) => String(n).padStart(width, "0")
 /** An id that sorts as its time does, to the millisecond (UTC). */
 export const entryId = (ms: number, entropy: number): string => {
   const d = new Date(ms)
-  const stamp =
-    `${d.getUTCFullYear()}${pad(d.getUTCMonth() + 1)}${pad(d.getUTCDate())}` +
+  const stamp = `${d.getUTCFullYear()}${pad(d.getUTCMonth() + 1)}${pad(d.getUTCDate())}` +
     `-${pad(d.getUTCHours())}${pad(d.getUTCMinutes())}${pad(d.getUTCSeconds())}${pad(d.getUTCMilliseconds(), 3)}`
   return `${stamp}-${(entropy & 0xffffff).toString(16).padStart(6, "0")}`
 }

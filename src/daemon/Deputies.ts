@@ -159,7 +159,11 @@ export const make = Effect.gen(function* () {
           // Still the deputy's (not an owner's own `magi ask --wait` since): let it go.
           const lease = yield* leaseOf(q.id)
           if (Option.isSome(lease) && lease.value.kind === "deputy") yield* withFs(Lease.clear(questions.root, q.id))
-          yield* Ref.update(running, (s) => { const n = new Set(s); n.delete(q.id); return n })
+          yield* Ref.update(running, (s) => {
+            const n = new Set(s)
+            n.delete(q.id)
+            return n
+          })
         })
       )
     )
@@ -181,7 +185,12 @@ export const make = Effect.gen(function* () {
     }
     const due = Deputy.deputiesToStart(candidates, memory, busy, config.maxDeputies, config.answerTimeoutSecs, now)
     for (const q of due.notice) {
-      yield* notices.raise(q, "deputies", `no deputy could settle "${q.summary}"; answer it with one of its choices`, `its deputy was started ${Deputy.MAX_STARTS} times`)
+      yield* notices.raise(
+        q,
+        "deputies",
+        `no deputy could settle "${q.summary}"; answer it with one of its choices`,
+        `its deputy was started ${Deputy.MAX_STARTS} times`
+      )
       yield* change(q.id, (before) => ({ ...Option.getOrElse(before, () => Deputy.started(q.id, undefined, new Date(now))), noticed: true }))
     }
     for (const q of due.start) {

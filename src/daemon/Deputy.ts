@@ -87,8 +87,10 @@ const decodeRecordShape = Schema.decodeUnknownEither(DeputyRecord, { onExcessPro
 
 export const decodeRecord = (body: string, source: string): Either.Either<DeputyRecord, { readonly message: string }> =>
   Either.flatMap(
-    parseVersioned(body, source, DEPUTY_SCHEMA, (raw) => `the deputy record of ${typeof (raw as { question?: unknown }).question === "string" ? (raw as { question: string }).question : source}`),
-    (raw) => Either.mapLeft(decodeRecordShape(raw), (e) => ({ message: `${source} is not a deputy record magi can read: ${e.message}` }))
+    parseVersioned(body, source, DEPUTY_SCHEMA, (raw) =>
+      `the deputy record of ${typeof (raw as { question?: unknown }).question === "string" ? (raw as { question: string }).question : source}`),
+    (raw) =>
+      Either.mapLeft(decodeRecordShape(raw), (e) => ({ message: `${source} is not a deputy record magi can read: ${e.message}` }))
   )
 
 export const encodeRecord = (r: DeputyRecord): string => JSON.stringify(r, null, 2) + "\n"

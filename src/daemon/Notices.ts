@@ -68,8 +68,7 @@ export const noticeRecords: StoreBackend.KindOptions<Notice, NoticeUnreadable, N
   folder: NOTICES_FOLDER,
   kind: {
     noun: "notice",
-    decode: (body: string, source: string) =>
-      Either.mapLeft(decodeNotice(body), (e) => ({ message: `${source} is not a notice magi can read: ${e.message}` })),
+    decode: (body: string, source: string) => Either.mapLeft(decodeNotice(body), (e) => ({ message: `${source} is not a notice magi can read: ${e.message}` })),
     encode: (notice: Notice) => JSON.stringify(notice, null, 2) + "\n",
     idOf: (notice: Notice) => notice.id,
     maxBytes: NOTICE_FILE_MAX_BYTES
@@ -93,11 +92,9 @@ const recordsAt = (root: string): Effect.Effect<NoticeRecords, never, FileSystem
 export const onBackend: Effect.Effect<NoticeRecords, never, StoreBackend.StoreBackend | FileSystem.FileSystem> = StoreBackend.records(noticeRecords)
 
 /** Names of what changed among the notices on the configured backend (`<id>.json`); ends where watching is unavailable. */
-export const changesOnBackend: Stream.Stream<string, never, StoreBackend.StoreBackend | FileSystem.FileSystem> =
-  StoreBackend.changes(NOTICES_FOLDER)
+export const changesOnBackend: Stream.Stream<string, never, StoreBackend.StoreBackend | FileSystem.FileSystem> = StoreBackend.changes(NOTICES_FOLDER)
 
-const newestFirst = (notices: ReadonlyArray<Notice>) =>
-  [...notices].sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+const newestFirst = (notices: ReadonlyArray<Notice>) => [...notices].sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
 
 /**
  * Every readable notice under `root`, newest first (ids start with their

@@ -98,8 +98,7 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
   const turns = yield* FiberSet.make<void, never>()
   const nowMs = Clock.currentTimeMillis
 
-  const say = (events: Array<QueueEvent>, event: QueueEvent) =>
-    Effect.zipRight(Effect.sync(() => events.push(event)), announce(event))
+  const say = (events: Array<QueueEvent>, event: QueueEvent) => Effect.zipRight(Effect.sync(() => events.push(event)), announce(event))
 
   /** The event a settled task gives, by where it ended up. */
   const settledEvent = (t: T.Task, run: string): QueueEvent | undefined => {
@@ -111,7 +110,9 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
           kind: t.last_error?.includes("usage limit") ? "stalled" : "failed",
           task: t.id,
           run,
-          line: `${t.last_error?.includes("usage limit") ? "stalled" : "failed"} ${title(t)} (attempt ${t.attempts} of ${maxAttempts} spent): ${t.last_error ?? ""}`
+          line: `${t.last_error?.includes("usage limit") ? "stalled" : "failed"} ${title(t)} (attempt ${t.attempts} of ${maxAttempts} spent): ${
+            t.last_error ?? ""
+          }`
         }
       case "held":
         return { kind: "held", task: t.id, run, line: `held ${title(t)}: ${t.hold_reason ?? ""}` }
@@ -139,7 +140,9 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
             kind: "waiting",
             task: taskId,
             run: run.id,
-            line: `waiting ${T.shortId(taskId)} on the owner (run ${Q.shortId(run.id)}, question ${open.map((q) => Q.shortId(q.id)).join(", ") || "?"}); the next task may start`
+            line: `waiting ${T.shortId(taskId)} on the owner (run ${Q.shortId(run.id)}, question ${
+              open.map((q) => Q.shortId(q.id)).join(", ") || "?"
+            }); the next task may start`
           })
         }
         return
@@ -204,7 +207,9 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       const loopAlive = Option.isSome(holder)
       const stall = (why: string) =>
         Effect.gen(function* () {
-          const after = yield* change(t.id, (fresh) => (fresh.status === "running" && fresh.runs.at(-1) === runId ? Either.getOrElse(T.stall(fresh, why), () => fresh) : fresh))
+          const after = yield* change(t.id, (fresh) => (fresh.status === "running" && fresh.runs.at(-1) === runId
+            ? Either.getOrElse(T.stall(fresh, why), () => fresh)
+            : fresh))
           yield* tasks.unclaim(t.id)
           if (runId !== undefined) yield* runs.setStatus(runId, "stalled", why).pipe(Effect.ignore)
           if (Option.isSome(after) && after.value.status === "failed")
@@ -239,9 +244,15 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       if (config.implementer !== null)
         return Either.fromOption(
           roster.right.get(config.implementer),
-          () => `[roles] implementer names ${config.implementer}, which is not in the roster for ${repo} (have: ${roster.right.agents.map((a) => a.id).join(", ") || "none"})`
+          () =>
+            `[roles] implementer names ${config.implementer}, which is not in the roster for ${repo} (have: ${
+              roster.right.agents.map((a) => a.id).join(", ") || "none"
+            })`
         )
-      return Either.fromOption(roster.right.first, () => `no agent to run it: configure [agents.<id>] for ${repo}, or put claude, codex, opencode or agy on PATH`)
+      return Either.fromOption(
+        roster.right.first,
+        () => `no agent to run it: configure [agents.<id>] for ${repo}, or put claude, codex, opencode or agy on PATH`
+      )
     })
 
   /** Hold a task the loop cannot start, with why, so the owner sees it on the queue. */
@@ -285,7 +296,11 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
           yield* tasks.unclaim(t.id)
         })
       ),
-      Effect.ensuring(Ref.update(inFlight, (m) => { const n = new Map(m); n.delete(t.id); return n })),
+      Effect.ensuring(Ref.update(inFlight, (m) => {
+        const n = new Map(m)
+        n.delete(t.id)
+        return n
+      })),
       Effect.catchAllCause((c) => Effect.logWarning(`queue: the turn of task ${T.shortId(t.id)} ended badly: ${c}`))
     )
 
@@ -332,7 +347,9 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
         kind: "started",
         task: t.id,
         run: run.id,
-        line: `started ${title(t)} (priority ${t.priority}, attempt ${started.right.attempts} of ${maxAttempts}) as run ${Q.shortId(run.id)} with ${agent.id} on ${run.branch}`
+        line: `started ${title(t)} (priority ${t.priority}, attempt ${started.right.attempts} of ${maxAttempts}) as run ${
+          Q.shortId(run.id)
+        } with ${agent.id} on ${run.branch}`
       })
       yield* FiberSet.run(turns, work(started.right, run, prompt))
       return true

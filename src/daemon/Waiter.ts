@@ -143,17 +143,17 @@ export const make = Effect.fn("Waiter.make")(function* () {
     q.run === ""
       ? Effect.succeed(false)
       : runs.get(q.run).pipe(
-          Effect.map((run) => !runsHere(run, config.hostName)),
-          Effect.orElseSucceed(() => false)
-        )
+        Effect.map((run) => !runsHere(run, config.hostName)),
+        Effect.orElseSucceed(() => false)
+      )
 
   const busyFor = (q: Q.Question) =>
     q.run === ""
       ? Effect.succeed(false)
       : runs.get(q.run).pipe(
-          Effect.flatMap((run) => driver.seatBusy(run, q.seat)),
-          Effect.orElseSucceed(() => false)
-        )
+        Effect.flatMap((run) => driver.seatBusy(run, q.seat)),
+        Effect.orElseSucceed(() => false)
+      )
 
   const decideNow = (q: Q.Question) =>
     Effect.gen(function* () {
@@ -300,8 +300,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
         // words, even if its turn then failed or ran out of time (typically
         // waiting on the owner again): delivering them a second time would
         // only make it answer twice.
-        const repliedOnThread =
-          word._tag === "Said" &&
+        const repliedOnThread = word._tag === "Said" &&
           (yield* store.get(q.id).pipe(
             Effect.map((fresh) => fresh.thread.slice(carried).some((t) => t.who === "agent")),
             Effect.orElseSucceed(() => false)
@@ -311,11 +310,11 @@ export const make = Effect.fn("Waiter.make")(function* () {
           const why = Either.isLeft(result)
             ? result.left.message
             : result.right.timedOut
-              ? `the resumed turn did not finish within ${Duration.toMinutes(DELIVERY_TIMEOUT)} minutes`
-              : result.right.quota !== null
-                ? `the agent hit its usage limit${result.right.quota === "" ? "" : ` (it resets ${result.right.quota})`}`
-                : (result.right.problem ??
-                  `the resumed turn failed (exit ${result.right.exitCode ?? "by signal"}): ${result.right.text.split("\n").at(-1) ?? ""}`)
+            ? `the resumed turn did not finish within ${Duration.toMinutes(DELIVERY_TIMEOUT)} minutes`
+            : result.right.quota !== null
+            ? `the agent hit its usage limit${result.right.quota === "" ? "" : ` (it resets ${result.right.quota})`}`
+            : (result.right.problem ??
+              `the resumed turn failed (exit ${result.right.exitCode ?? "by signal"}): ${result.right.text.split("\n").at(-1) ?? ""}`)
           // A usage limit is a stall, not a failure: the run says so (and
           // when it lifts); the words are tried again after RETRY_AFTER.
           if (Either.isRight(result) && result.right.quota !== null)
@@ -358,9 +357,8 @@ export const make = Effect.fn("Waiter.make")(function* () {
       if (!Q.isOpen(q) || (yield* Ref.get(announcing)).has(q.id)) return false
       const now = yield* nowDate
       if (!Announcements.loopShouldNotify(q, yield* Announcements.read(store.announcements, q.id), now)) return false
-      const claimed = yield* Announcements.claim(store.announcements, q, "loop", config.hostName, (current) =>
-        Announcements.loopShouldNotify(q, current, now)
-      ).pipe(Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not claim the announcement of ${Q.shortId(q.id)}: ${e.message}`), Option.none())))
+      const claimed = yield* Announcements.claim(store.announcements, q, "loop", config.hostName, (current) => Announcements.loopShouldNotify(q, current, now))
+        .pipe(Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not claim the announcement of ${Q.shortId(q.id)}: ${e.message}`), Option.none())))
       if (Option.isNone(claimed)) return false
       const mine = claimed.value
       yield* Ref.update(announcing, (s) => new Set(s).add(q.id))

@@ -87,15 +87,13 @@ export type Guesses = typeof Guesses.Type
 
 export const GUESSES_ID = "guesses"
 
-const decoder =
-  <A, I>(schema: Schema.Schema<A, I>, noun: string) =>
-  (body: string, source: string): Either.Either<A, { readonly message: string }> => {
-    const decode = Schema.decodeUnknownEither(schema, { onExcessProperty: "error" })
-    return Either.flatMap(
-      parseVersioned(body, source, DEVICE_SCHEMA, () => `${noun} ${source}`),
-      (raw) => Either.mapLeft(decode(raw), (e) => ({ message: `${source} is not a ${noun} magi can read: ${e.message}` }))
-    )
-  }
+const decoder = <A, I>(schema: Schema.Schema<A, I>, noun: string) => (body: string, source: string): Either.Either<A, { readonly message: string }> => {
+  const decode = Schema.decodeUnknownEither(schema, { onExcessProperty: "error" })
+  return Either.flatMap(
+    parseVersioned(body, source, DEVICE_SCHEMA, () => `${noun} ${source}`),
+    (raw) => Either.mapLeft(decode(raw), (e) => ({ message: `${source} is not a ${noun} magi can read: ${e.message}` }))
+  )
+}
 
 export const decodeDevice = decoder(Device, "paired device")
 export const decodeCode = decoder(PairingCode, "pairing code")

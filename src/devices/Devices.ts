@@ -141,8 +141,7 @@ export const make = Effect.gen(function* () {
       return record
     })
 
-  const unsubscribe = (id: string) =>
-    Effect.flatMap(pushes.exists(id), (there) => (there ? pushes.remove(id) : Effect.void))
+  const unsubscribe = (id: string) => Effect.flatMap(pushes.exists(id), (there) => (there ? pushes.remove(id) : Effect.void))
 
   const readOption = <A, E>(read: Effect.Effect<A, E>, exists: Effect.Effect<boolean, E>) =>
     Effect.flatMap(exists, (there) => (there ? Effect.map(read, Option.some) : Effect.succeed(Option.none<A>())))
@@ -156,8 +155,7 @@ export const make = Effect.gen(function* () {
         s.records.filter((c) => now >= c.expires_at),
         (c) => codes.remove(c.id),
         { discard: true }
-      )
-    ).pipe(Effect.ignore)
+      )).pipe(Effect.ignore)
 
   const issueCode = Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
@@ -181,8 +179,7 @@ export const make = Effect.gen(function* () {
     guesses.withLock(
       Device.GUESSES_ID,
       Effect.flatMap(readOption(guesses.read(Device.GUESSES_ID), guesses.exists(Device.GUESSES_ID)), (stored) =>
-        guesses.put(Device.withFailure(Option.getOrUndefined(stored), now))
-      )
+        guesses.put(Device.withFailure(Option.getOrUndefined(stored), now)))
     )
 
   const refuse = (reason: PairingRefused["reason"], message: string) => Effect.fail(new PairingRefused({ reason, message }))
@@ -255,10 +252,9 @@ export const make = Effect.gen(function* () {
       const found = all.find((d) => d.name.toLowerCase() === wanted) ?? all.find((d) => d.id === wanted)
       if (found === undefined)
         return yield* new DeviceNotFound({
-          message:
-            all.length === 0
-              ? `no device is paired, so none is named \`${nameOrId}\``
-              : `no paired device is named \`${nameOrId}\`; paired: ${all.map((d) => d.name).join(", ")}`
+          message: all.length === 0
+            ? `no device is paired, so none is named \`${nameOrId}\``
+            : `no paired device is named \`${nameOrId}\`; paired: ${all.map((d) => d.name).join(", ")}`
         })
       yield* devices.remove(found.id)
       // Its phone is told nothing more: a revoked device's lock screen is no place for questions.

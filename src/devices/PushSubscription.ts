@@ -36,8 +36,7 @@ export const ENDPOINT_MAX_CHARS = 2048
 const P256_PUBLIC_BYTES = 65
 const AUTH_BYTES = 16
 
-export const subscriptionId = (endpoint: string): string =>
-  NodeCrypto.createHash("sha256").update(`magi-push-endpoint:${endpoint}`).digest("hex").slice(0, 32)
+export const subscriptionId = (endpoint: string): string => NodeCrypto.createHash("sha256").update(`magi-push-endpoint:${endpoint}`).digest("hex").slice(0, 32)
 
 const isLoopbackHost = (hostname: string) => {
   const host = hostname.replace(/^\[|\]$/g, "")

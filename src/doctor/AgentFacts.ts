@@ -32,8 +32,7 @@ export interface AgentFacts {
 }
 
 /** What magi says of a CLI whose pinned version offers it no way to route tool approvals. */
-const NO_APPROVALS = (how: string) =>
-  `magi routes none of its tool approvals to the owner: ${how}; [approvals] ask does not change it (docs/approvals.md)`
+const NO_APPROVALS = (how: string) => `magi routes none of its tool approvals to the owner: ${how}; [approvals] ask does not change it (docs/approvals.md)`
 
 const home = (env: Env) => env.HOME ?? ""
 const withHelp = (argv: ReadonlyArray<string>) => [...argv, "--help"]
@@ -60,7 +59,9 @@ export const FACTS: Record<Exclude<AgentKind, "command">, AgentFacts> = {
     sessionsDir: (env) => NodePath.join(env.CODEX_HOME ?? NodePath.join(home(env), ".codex"), "sessions"),
     quietEnv: {},
     rootProblem: noProblem,
-    approvals: NO_APPROVALS("magi runs codex exec with approval_policy \"never\" inside its workspace-write sandbox, which refuses what it does not allow instead of asking (codex's PermissionRequest hook is not wired yet)")
+    approvals: NO_APPROVALS(
+      'magi runs codex exec with approval_policy "never" inside its workspace-write sandbox, which refuses what it does not allow instead of asking (codex\'s PermissionRequest hook is not wired yet)'
+    )
   },
   opencode: {
     versionArgs: ["--version"],
@@ -68,7 +69,9 @@ export const FACTS: Record<Exclude<AgentKind, "command">, AgentFacts> = {
     sessionsDir: (env) => NodePath.join(env.XDG_DATA_HOME ?? NodePath.join(home(env), ".local", "share"), "opencode"),
     quietEnv: { OPENCODE_DISABLE_AUTOUPDATE: "1" },
     rootProblem: noProblem,
-    approvals: NO_APPROVALS("magi runs opencode run with its permissions set up front (a writing seat may do everything, a read-only seat is denied edits and the shell), so nothing is left to ask (opencode run refuses an ask by itself, and offers no permission hook)")
+    approvals: NO_APPROVALS(
+      "magi runs opencode run with its permissions set up front (a writing seat may do everything, a read-only seat is denied edits and the shell), so nothing is left to ask (opencode run refuses an ask by itself, and offers no permission hook)"
+    )
   },
   agy: {
     versionArgs: ["--version"],

@@ -74,9 +74,7 @@ const call = (argv: ReadonlyArray<string>, env: Record<string, string>, cwd: str
   }).pipe(
     Effect.scoped,
     Effect.timeoutFail({ duration: CALL_TIMEOUT, onTimeout: () => `did not finish within ${Duration.format(CALL_TIMEOUT)}` }),
-    Effect.mapError((e) =>
-      typeof e === "string" ? e : e._tag === "SystemError" && e.reason === "NotFound" ? "no such program" : e.message
-    ),
+    Effect.mapError((e) => typeof e === "string" ? e : e._tag === "SystemError" && e.reason === "NotFound" ? "no such program" : e.message),
     Effect.either
   )
 
@@ -84,8 +82,7 @@ const firstLine = (text: string) => text.split("\n").map((l) => l.trim()).find((
 const why = (r: Ran) => `exit ${r.code}: ${Notify.lastStderrLine(r.stderr === "" ? r.stdout : r.stderr)}`
 
 /** The process environment as a plain record (unset values dropped). */
-const plain = (env: Env): Record<string, string> =>
-  Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined))
+const plain = (env: Env): Record<string, string> => Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined))
 
 /** magi's argv for `agent`, as a new writing seat's first turn, without the prompt. */
 export const magiArgv = (agent: AgentSpec, cwd: string): ReadonlyArray<string> => {
@@ -115,12 +112,12 @@ const magiInLoginShell = (label: string, env: Record<string, string>, repo: stri
     return Either.isRight(shell) && shell.right.code === 0 && shell.right.stdout.trim() !== ""
       ? ok(`${label}: magi in its login shell`, shell.right.stdout.trim())
       : fail(
-          `${label}: magi in its login shell`,
-          `\`bash -lc 'command -v magi'\` finds no magi${Either.isLeft(shell) ? ` (${shell.left})` : ""}`,
-          binDir === undefined
-            ? "install magi on PATH (npm link in the magi checkout), or add its dist/bin to PATH in ~/.profile"
-            : `a login profile resets PATH: add export PATH="${binDir}:$PATH" to ~/.profile (or ~/.bash_profile), or install magi on PATH`
-        )
+        `${label}: magi in its login shell`,
+        `\`bash -lc 'command -v magi'\` finds no magi${Either.isLeft(shell) ? ` (${shell.left})` : ""}`,
+        binDir === undefined
+          ? "install magi on PATH (npm link in the magi checkout), or add its dist/bin to PATH in ~/.profile"
+          : `a login profile resets PATH: add export PATH="${binDir}:$PATH" to ~/.profile (or ~/.bash_profile), or install magi on PATH`
+      )
   })
 
 /**
@@ -132,13 +129,15 @@ const magiInLoginShell = (label: string, env: Record<string, string>, repo: stri
 const magiOnItsPath = (label: string, path: string, binDir: string | undefined) =>
   Effect.map(which("magi", path), (found) =>
     Option.isSome(found)
-      ? ok(`${label}: magi on its PATH`, `${found.value} (it runs with no shell, so no login profile resets it${binDir === undefined ? "" : "; also given as MAGI_BIN"})`)
+      ? ok(
+        `${label}: magi on its PATH`,
+        `${found.value} (it runs with no shell, so no login profile resets it${binDir === undefined ? "" : "; also given as MAGI_BIN"})`
+      )
       : fail(
-          `${label}: magi on its PATH`,
-          "no magi on the PATH magi gives the program",
-          "install magi on PATH (npm link in the magi checkout), or run magi from its build (dist/magi.js), which puts its bin folder first on the agent's PATH"
-        )
-  )
+        `${label}: magi on its PATH`,
+        "no magi on the PATH magi gives the program",
+        "install magi on PATH (npm link in the magi checkout), or run magi from its build (dist/magi.js), which puts its bin folder first on the agent's PATH"
+      ))
 
 const agentChecks = (agent: AgentSpec, input: DoctorInput, binDir: string | undefined) =>
   Effect.gen(function* () {
@@ -170,10 +169,10 @@ const agentChecks = (agent: AgentSpec, input: DoctorInput, binDir: string | unde
         Either.isRight(version) && version.right.code === 0
           ? ok(`${label}: version`, firstLine(version.right.stdout) || "(printed nothing)")
           : fail(
-              `${label}: version`,
-              `\`${program} ${facts.versionArgs.join(" ")}\` failed (${Either.isLeft(version) ? version.left : why(version.right)})`,
-              `check that ${program} is installed and runs from a terminal`
-            )
+            `${label}: version`,
+            `\`${program} ${facts.versionArgs.join(" ")}\` failed (${Either.isLeft(version) ? version.left : why(version.right)})`,
+            `check that ${program} is installed and runs from a terminal`
+          )
       )
       const argv = magiArgv(agent, input.repo)
       const dry = facts.dryCall(argv)
@@ -182,14 +181,18 @@ const agentChecks = (agent: AgentSpec, input: DoctorInput, binDir: string | unde
         Either.isRight(parsed) && parsed.right.code === 0
           ? ok(`${label}: magi's argv`, `accepted (${dry.slice(1).join(" ")})`)
           : fail(
-              `${label}: magi's argv`,
-              `\`${dry.join(" ")}\` was refused (${Either.isLeft(parsed) ? parsed.left : why(parsed.right)})`,
-              `this ${agent.kind} version does not take the flags magi passes; install the version docs/agents/${agent.kind}.md names, or adjust args under [agents.${agent.id}]`
-            )
+            `${label}: magi's argv`,
+            `\`${dry.join(" ")}\` was refused (${Either.isLeft(parsed) ? parsed.left : why(parsed.right)})`,
+            `this ${agent.kind} version does not take the flags magi passes; install the version docs/agents/${agent.kind}.md names, or adjust args under [agents.${agent.id}]`
+          )
       )
       const root = facts.rootProblem(agent, argv, merged, input.uid)
       checks.push(ok(`${label}: approvals`, facts.approvals))
-      checks.push(root === undefined ? ok(`${label}: root`, input.uid === 0 ? "runs as root with magi's argv" : "not running as root") : fail(`${label}: root`, "refused as root", root))
+      checks.push(
+        root === undefined
+          ? ok(`${label}: root`, input.uid === 0 ? "runs as root with magi's argv" : "not running as root")
+          : fail(`${label}: root`, "refused as root", root)
+      )
       const sessions = facts.sessionsDir(merged)
       if (sessions !== undefined) {
         const fs = yield* FileSystem.FileSystem
@@ -213,20 +216,35 @@ const notifyChecks = (settings: Settings, input: DoctorInput) =>
     // The file magi reads, which `XDG_CONFIG_HOME` moves: a hint naming
     // `~/.config` would send the owner to edit a file nothing reads.
     const ntfy = settings.ntfy
-    const ntfyLine = ntfy === null ? [] : [ok(`${name}: ntfy`, `topic ${ntfy.topic} at ${ntfy.server}${settings.publicUrl === null ? " (no [web] public_url: no answer buttons)" : ""}; magi notify --test sends a sample`)]
+    const ntfyLine = ntfy === null
+      ? []
+      : [
+        ok(
+          `${name}: ntfy`,
+          `topic ${ntfy.topic} at ${ntfy.server}${
+            settings.publicUrl === null ? " (no [web] public_url: no answer buttons)" : ""
+          }; magi notify --test sends a sample`
+        )
+      ]
     if (command.length === 0)
       return ntfy !== null
         ? ntfyLine
         : [
-            warn(name, "no notification is configured: the web UI is the only place questions show up", `set [notify] ntfy = { topic = "a-long-random-topic" } in ${yield* userConfigFile}, or a [notify] command (argv)`)
-          ]
+          warn(
+            name,
+            "no notification is configured: the web UI is the only place questions show up",
+            `set [notify] ntfy = { topic = "a-long-random-topic" } in ${yield* userConfigFile}, or a [notify] command (argv)`
+          )
+        ]
     const program = command[0]!
     const found = NodePath.isAbsolute(program) ? Option.some(program) : yield* which(program, input.env.PATH ?? "")
     if (Option.isNone(found)) return [fail(name, `\`${program}\` is not on PATH`, "install it, or give its full path in [notify] command")]
     const checks: Check[] = [ok(`${name}: program`, found.value), ...ntfyLine]
     const url = input.env[Notify.WEB_URL_ENV] ?? ""
     if (url === "" && command.some((a) => a.includes("{url}")))
-      checks.push(warn(`${name}: link`, `the command uses {url} but ${Notify.WEB_URL_ENV} is unset`, `export ${Notify.WEB_URL_ENV} with the address magi web prints`))
+      checks.push(
+        warn(`${name}: link`, `the command uses {url} but ${Notify.WEB_URL_ENV} is unset`, `export ${Notify.WEB_URL_ENV} with the address magi web prints`)
+      )
     if (!input.notify) {
       checks.push(ok(`${name}: test`, "not sent (pass --notify to send a sample notification)"))
       return checks
@@ -279,7 +297,11 @@ const homeChecks = (input: DoctorInput) =>
     checks.push(
       Either.isRight(written)
         ? ok(`${name}: writable`, "yes")
-        : fail(`${name}: writable`, written.left.message, `make it writable by this user (chown/chmod), or set MAGI_HOME elsewhere; an agent in a sandbox needs it writable too`)
+        : fail(
+          `${name}: writable`,
+          written.left.message,
+          `make it writable by this user (chown/chmod), or set MAGI_HOME elsewhere; an agent in a sandbox needs it writable too`
+        )
     )
     const mode = info.value.mode & 0o777
     checks.push(
@@ -297,8 +319,8 @@ const homeChecks = (input: DoctorInput) =>
         free.value < MIN_FREE_BYTES
           ? fail(`${name}: free disk`, `${mib} MiB free`, "free some space: a question with its panel takes up to 8 MiB")
           : free.value < LOW_FREE_BYTES
-            ? warn(`${name}: free disk`, `${mib} MiB free`, "free some space before it runs out")
-            : ok(`${name}: free disk`, `${mib} MiB free`)
+          ? warn(`${name}: free disk`, `${mib} MiB free`, "free some space before it runs out")
+          : ok(`${name}: free disk`, `${mib} MiB free`)
       )
     }
     return checks
@@ -326,9 +348,17 @@ const storeChecks = (input: DoctorInput, configured: string | null) =>
     const newest = Math.max(0, ...applied)
     const checks: Check[] = [ok("store", `PostgreSQL at ${where}`)]
     if (newest > Postgres.LATEST_MIGRATION)
-      checks.push(fail("store: schema", `migrated by a newer magi (step ${newest}; this build knows up to ${Postgres.LATEST_MIGRATION})`, "upgrade magi on this machine"))
+      checks.push(
+        fail("store: schema", `migrated by a newer magi (step ${newest}; this build knows up to ${Postgres.LATEST_MIGRATION})`, "upgrade magi on this machine")
+      )
     else if (newest < Postgres.LATEST_MIGRATION)
-      checks.push(warn("store: schema", `${applied.length} of ${Postgres.LATEST_MIGRATION} migrations applied`, "the next magi command applies the rest; nothing to do by hand"))
+      checks.push(
+        warn(
+          "store: schema",
+          `${applied.length} of ${Postgres.LATEST_MIGRATION} migrations applied`,
+          "the next magi command applies the rest; nothing to do by hand"
+        )
+      )
     else checks.push(ok("store: schema", `all ${Postgres.LATEST_MIGRATION} migrations applied`))
     const sorted = [...roundTripsMs].sort((a, b) => a - b)
     const median = sorted[sorted.length >> 1] ?? 0
@@ -347,7 +377,14 @@ const storeChecks = (input: DoctorInput, configured: string | null) =>
  */
 const hostChecks = (input: DoctorInput, settings: Settings) =>
   Effect.gen(function* () {
-    const checks: Check[] = [ok("host", `this is ${settings.hostName}, running up to ${settings.maxTurns} agent turns at once${Object.keys(settings.repos).length === 0 ? "" : `; repos ${Object.keys(settings.repos).join(", ")}`}`)]
+    const checks: Check[] = [
+      ok(
+        "host",
+        `this is ${settings.hostName}, running up to ${settings.maxTurns} agent turns at once${
+          Object.keys(settings.repos).length === 0 ? "" : `; repos ${Object.keys(settings.repos).join(", ")}`
+        }`
+      )
+    ]
     const hosts = yield* Effect.either(
       Effect.flatMap(Hosts.Hosts, (h) => h.list).pipe(
         Effect.provide(Hosts.Hosts.layer.pipe(Layer.provideMerge(Layer.merge(MagiConfig.fixed(settings), MagiHome.at(input.home)))))
@@ -359,7 +396,11 @@ const hostChecks = (input: DoctorInput, settings: Settings) =>
     checks.push(ok("hosts", words))
     const behind = hosts.right.filter((h) => h.online && h.version !== VERSION)
     if (behind.length > 0)
-      checks.push(warn("hosts: versions", `${behind.map((h) => `${h.name} runs magi ${h.version}`).join(", ")}; this is ${VERSION}`, "run one magi version on every host sharing the store"))
+      checks.push(warn(
+        "hosts: versions",
+        `${behind.map((h) => `${h.name} runs magi ${h.version}`).join(", ")}; this is ${VERSION}`,
+        "run one magi version on every host sharing the store"
+      ))
     return checks
   })
 
@@ -403,7 +444,9 @@ export const runDoctor = (input: DoctorInput) =>
     const binDir = yield* ownBinDir
     if (Either.isLeft(roster)) checks.push(fail("agents", roster.left.message, "fix the [agents.<id>] table named"))
     else if (roster.right.agents.length === 0)
-      checks.push(fail("agents", "none configured and none of claude, codex, opencode, agy on PATH", "install an agent CLI, or configure [agents.<id>] in magi.toml"))
+      checks.push(
+        fail("agents", "none configured and none of claude, codex, opencode, agy on PATH", "install an agent CLI, or configure [agents.<id>] in magi.toml")
+      )
     else for (const agent of roster.right.agents) checks.push(...(yield* agentChecks(agent, input, binDir)))
     if (Either.isRight(settings)) checks.push(...(yield* notifyChecks(settings.right, input)))
     checks.push(...(yield* homeChecks(input)))

@@ -38,8 +38,7 @@ export const MCP_TOOL_TIMEOUTS: Readonly<Record<McpClient, Duration.Duration>> =
  * a sixth of a shorter timeout) for the call to start, file and notify,
  * never under 1 s, never over `MAX_SLICE`.
  */
-export const sliceFor = (client: McpClient | undefined): Duration.Duration =>
-  client === undefined ? DEFAULT_SLICE : sliceUnder(MCP_TOOL_TIMEOUTS[client])
+export const sliceFor = (client: McpClient | undefined): Duration.Duration => client === undefined ? DEFAULT_SLICE : sliceUnder(MCP_TOOL_TIMEOUTS[client])
 
 /**
  * Never more than this, however long a client waits: a stuck call is found

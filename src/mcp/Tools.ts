@@ -74,8 +74,14 @@ export const tool = <A, I>(def: {
     inputSchema: inputJsonSchema(def.input),
     call: (args, context) =>
       decode(args ?? {}).pipe(
-        Effect.mapError((e) => refused(`the ${def.name} tool's input is not valid: ${ParseResult.ArrayFormatter.formatErrorSync(e).map((i) => `${i.path.length === 0 ? "" : `${i.path.join(".")}: `}${i.message}`).join("; ")}`)),
-        Effect.flatMap((input) => def.run(input, context).pipe(Effect.mapError((e) => refused(e.message)))),
+        Effect.mapError((e) =>
+          refused(`the ${def.name} tool's input is not valid: ${
+            ParseResult.ArrayFormatter.formatErrorSync(e).map((i) => `${i.path.length === 0 ? "" : `${i.path.join(".")}: `}${i.message}`).join("; ")
+          }`)
+        ),
+        Effect.flatMap((input) =>
+          def.run(input, context).pipe(Effect.mapError((e) => refused(e.message)))
+        ),
         Effect.merge
       )
   }
@@ -110,7 +116,7 @@ const Panel = Schema.Struct({
   assets: Schema.optional(
     Schema.Array(Schema.String).annotations({
       description:
-        "Absolute paths of files the panel uses (images, stylesheets); each is copied beside it, and the HTML names it by its bare file name, e.g. <img src=\"chart.png\">."
+        'Absolute paths of files the panel uses (images, stylesheets); each is copied beside it, and the HTML names it by its bare file name, e.g. <img src="chart.png">.'
     })
   )
 }).annotations({ description: "Evidence for the owner beside the question (8 MiB in all)." })
@@ -145,8 +151,7 @@ export const outcomeReply = (outcome: WaitOutcome, endTurn = false): ToolReply =
     case "Replied": {
       const next = { tool: "reply", arguments: { id, summary: "...", ...(Q.isFreeText(q) ? {} : { choices: q.choices }) } }
       return {
-        text:
-          `The owner replied on question ${Q.shortId(id)} without deciding:\n\n${outcome.said}\n\n` +
+        text: `The owner replied on question ${Q.shortId(id)} without deciding:\n\n${outcome.said}\n\n` +
           `Answer them on the same question (it stays open) with magi's reply tool, which then keeps waiting:\n` +
           `  reply ${JSON.stringify(next.arguments)}\n` +
           (Q.isFreeText(q) ? "" : "(The choices repeat the question's current ones: a reply without them turns it into a free-text question.)\n"),
@@ -162,8 +167,7 @@ export const outcomeReply = (outcome: WaitOutcome, endTurn = false): ToolReply =
       }
       const next = { tool: "wait", arguments: { id } }
       return {
-        text:
-          `No answer yet: this call's wait slice ran out (not the question's deadline); question ${Q.shortId(id)} is still open.\n` +
+        text: `No answer yet: this call's wait slice ran out (not the question's deadline); question ${Q.shortId(id)} is still open.\n` +
           `Keep waiting by calling magi's wait tool now:\n  wait ${JSON.stringify(next.arguments)}\n`,
         structured: { outcome: "pending", id, next },
         isError: false
@@ -213,8 +217,7 @@ const cwd = Config.string("MAGI_CWD").pipe(
 export const ask = tool({
   name: "ask",
   title: "Ask the owner",
-  description:
-    "Ask your owner (the person you work for) a question and wait for the answer. Use it when the next decision is theirs: " +
+  description: "Ask your owner (the person you work for) a question and wait for the answer. Use it when the next decision is theirs: " +
     "a choice between approaches, a risky or irreversible step, missing information. They are notified on their phone and answer there. " +
     "Give a one-line summary, the reasoning in detail, and choices when the answer is one of a few; add a panel (HTML) when evidence helps. " +
     "The call waits a while; the result's outcome is: answered (the answer, act on it), replied (the owner spoke back without " +
@@ -223,7 +226,7 @@ export const ask = tool({
     "abandoned (the deadline passed: decide for yourself or stop), refused (bad input: fix it and ask again). " +
     "Ask one question at a time and do not guess instead of waiting.",
   input: Schema.Struct({
-    summary: Schema.String.annotations({ description: "The question in one line, e.g. \"Which cache backend?\"" }),
+    summary: Schema.String.annotations({ description: 'The question in one line, e.g. "Which cache backend?"' }),
     detail: Schema.optional(Detail),
     choices: Schema.optional(Choices),
     timeout: Schema.optional(
@@ -255,22 +258,17 @@ export const ask = tool({
 export const wait = tool({
   name: "wait",
   title: "Keep waiting for the owner",
-  description:
-    "Keep waiting for the owner's answer to a question you asked, after ask, reply or wait returned pending. " +
+  description: "Keep waiting for the owner's answer to a question you asked, after ask, reply or wait returned pending. " +
     "Call it with the id that result gave; it returns the same outcomes as ask (answered, replied, pending, abandoned, refused). " +
     "Nothing new reaches the owner: they are not notified again.",
   input: Schema.Struct({ id: Id }),
-  run: (input, context) =>
-    Effect.flatMap(Asking.openForWait(input.id, "wait"), ({ question, budgetMs }) =>
-      waitOnce(question, budgetMs, context, "resume")
-    )
+  run: (input, context) => Effect.flatMap(Asking.openForWait(input.id, "wait"), ({ question, budgetMs }) => waitOnce(question, budgetMs, context, "resume"))
 })
 
 export const reply = tool({
   name: "reply",
   title: "Reply to the owner",
-  description:
-    "Answer the owner on an open question's thread, after ask or wait returned replied (they asked something back without deciding), " +
+  description: "Answer the owner on an open question's thread, after ask or wait returned replied (they asked something back without deciding), " +
     "then keep waiting for their decision. The question stays the same one; its deadline is unchanged. " +
     "Give the choices again (the result of replied lists them) unless you mean to change them: a reply without choices turns it into a free-text question. " +
     "Returns the same outcomes as ask.",
@@ -310,7 +308,7 @@ export const approve = tool({
   title: "Ask the owner to approve a tool call",
   description:
     "Used by the agent CLI itself (claude's --permission-prompt-tool), not by the model: decides whether a tool call that needs permission may run, " +
-    "by magi's approval rules or by asking the owner. Returns {\"behavior\":\"allow\",\"updatedInput\":{...}} or {\"behavior\":\"deny\",\"message\":\"...\"} as text.",
+    'by magi\'s approval rules or by asking the owner. Returns {"behavior":"allow","updatedInput":{...}} or {"behavior":"deny","message":"..."} as text.',
   input: Schema.Struct({
     tool_name: Schema.String.annotations({ description: "The name of the tool asking for permission, e.g. Bash." }),
     input: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ description: "The tool call's input." }),
@@ -331,8 +329,9 @@ export const approve = tool({
           repo: yield* envVar("MAGI_REPO"),
           cwd: yield* cwd
         })
-        const decision: Approval.Decision =
-          outcome._tag === "Decided" ? outcome.decision : { _tag: "deny", message: Approvals.pendingMessage(outcome.question) }
+        const decision: Approval.Decision = outcome._tag === "Decided"
+          ? outcome.decision
+          : { _tag: "deny", message: Approvals.pendingMessage(outcome.question) }
         const text = Approval.permissionPromptResult(decision, input.input, outcome._tag === "Decided" && outcome.by === "owner")
         // Text alone: claude reads the decision from "a single text block" and refuses a result with structured content.
         return { text, structured: {}, isError: false } satisfies ToolReply

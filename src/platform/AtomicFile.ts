@@ -23,11 +23,9 @@ import * as NodePath from "node:path"
 /** Suffix of every scratch file: what the leftovers sweep looks for. */
 export const SCRATCH_SUFFIX = ".tmp"
 
-const scratchFor = (path: string) =>
-  `${path}.${process.pid}.${Math.random().toString(36).slice(2, 10)}${SCRATCH_SUFFIX}`
+const scratchFor = (path: string) => `${path}.${process.pid}.${Math.random().toString(36).slice(2, 10)}${SCRATCH_SUFFIX}`
 
-const alreadyExists = (e: { readonly _tag: string; readonly reason?: string }) =>
-  e._tag === "SystemError" && e.reason === "AlreadyExists"
+const alreadyExists = (e: { readonly _tag: string; readonly reason?: string }) => e._tag === "SystemError" && e.reason === "AlreadyExists"
 
 export interface WriteOptions {
   /**
@@ -48,12 +46,12 @@ export interface WriteOptions {
 const writeScratch = (fs: FileSystem.FileSystem, path: string, text: string, durable: boolean, mode?: number) =>
   durable
     ? Effect.scoped(
-        Effect.gen(function* () {
-          const file = yield* fs.open(path, { flag: "wx", ...(mode === undefined ? {} : { mode }) })
-          yield* file.writeAll(new TextEncoder().encode(text))
-          yield* file.sync
-        })
-      )
+      Effect.gen(function* () {
+        const file = yield* fs.open(path, { flag: "wx", ...(mode === undefined ? {} : { mode }) })
+        yield* file.writeAll(new TextEncoder().encode(text))
+        yield* file.sync
+      })
+    )
     : fs.writeFileString(path, text, { flag: "wx", ...(mode === undefined ? {} : { mode }) })
 
 /**
@@ -74,9 +72,7 @@ const scratchBeside = (fs: FileSystem.FileSystem, path: string, text: string, du
  * write has still landed, only without the power-loss promise.
  */
 export const syncDirectory = (dir: string) =>
-  Effect.flatMap(FileSystem.FileSystem, (fs) =>
-    Effect.scoped(Effect.flatMap(fs.open(dir, { flag: "r" }), (d) => d.sync)).pipe(Effect.ignore)
-  )
+  Effect.flatMap(FileSystem.FileSystem, (fs) => Effect.scoped(Effect.flatMap(fs.open(dir, { flag: "r" }), (d) => d.sync)).pipe(Effect.ignore))
 
 /** Replace `path` with `text` atomically, creating its directory if needed. */
 export const writeAtomically = Effect.fn("writeAtomically")(function* (

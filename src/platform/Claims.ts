@@ -79,7 +79,6 @@ export interface ClaimsShape {
   readonly holder: (key: string, rule: Staleness) => Effect.Effect<Option.Option<Holding>, ClaimsError>
 }
 
-
 /** This process, as a claim's owner. */
 export const self = (): Owner => ({ host: NodeOs.hostname(), pid: process.pid })
 
@@ -131,11 +130,22 @@ const parseBody = (text: string): Option.Option<FileBody> => {
     const pid = typeof r.pid === "number" ? r.pid : Number.NaN
     // The time of the last renewal; older formats said it as `at` (a
     // delivery claim) or `beat_at` (the daemon's record).
-    const at =
-      typeof r.renewed_at === "number" ? r.renewed_at : typeof r.at === "number" ? r.at : typeof r.beat_at === "string" ? Date.parse(r.beat_at) : Number.NaN
+    const at = typeof r.renewed_at === "number"
+      ? r.renewed_at
+      : typeof r.at === "number"
+      ? r.at
+      : typeof r.beat_at === "string"
+      ? Date.parse(r.beat_at)
+      : Number.NaN
     if (!Number.isInteger(pid)) return Option.none()
     const detail = Object.fromEntries(Object.entries(r).filter(([k]) => !OWN_FIELDS.has(k)))
-    return Option.some({ host: typeof r.host === "string" ? r.host : NodeOs.hostname(), pid, token: typeof r.token === "string" ? r.token : "", renewed_at: at, detail })
+    return Option.some({
+      host: typeof r.host === "string" ? r.host : NodeOs.hostname(),
+      pid,
+      token: typeof r.token === "string" ? r.token : "",
+      renewed_at: at,
+      detail
+    })
   } catch {
     const pid = Number(text.trim().split(/\s+/)[0])
     return Number.isInteger(pid) && pid > 0 ? bare(pid) : Option.none()
@@ -159,20 +169,22 @@ export const makeFiles = (pathOf: (key: string) => string, alive: (pid: number) 
         const body = parseBody(seen.content)
         // Unreadable (a create-new caught before its content, a hand edit):
         // someone's until it has aged like a claim, by its mtime.
-        if (Option.isNone(body)) return { stale: (yield* watch.ageOf(pathOf(key), seen, seen.mtime)) > Math.max(ttlMs, UNREADABLE_GRACE_MS), holding: Option.none<Holding>() }
+        if (Option.isNone(body))
+          return { stale: (yield* watch.ageOf(pathOf(key), seen, seen.mtime)) > Math.max(ttlMs, UNREADABLE_GRACE_MS), holding: Option.none<Holding>() }
         const owner = { host: body.value.host, pid: body.value.pid }
         const dated = Number.isFinite(body.value.renewed_at) ? body.value.renewed_at : seen.mtime
         const holding: Holding = { key, owner, renewedAt: dated, detail: body.value.detail }
-        if (deadHere(owner, alive)) return { stale: true, holding: Option.some(holding) }
+        if (deadHere(owner, alive))
+          return { stale: true, holding: Option.some(holding) }
         // Written by an older magi (a bare pid, no renewals): its process
         // held it for as long as it lived, so that is how it is judged.
-        if (body.value.token === "" && owner.host === NodeOs.hostname()) return { stale: false, holding: Option.some(holding) }
+        if (body.value.token === "" && owner.host === NodeOs.hostname())
+          return { stale: false, holding: Option.some(holding) }
         return { stale: (yield* watch.ageOf(pathOf(key), seen, dated)) > ttlMs, holding: Option.some(holding) }
       })
 
     /** The holder's detail first, the claim's own fields last: a detail can never pose as them. */
-    const bodyOf = (token: string, now: number, detail: Detail = {}) =>
-      JSON.stringify({ ...detail, ...self(), token, renewed_at: now }, null, 2) + "\n"
+    const bodyOf = (token: string, now: number, detail: Detail = {}) => JSON.stringify({ ...detail, ...self(), token, renewed_at: now }, null, 2) + "\n"
 
     /** Tries before a claim that keeps vanishing between the take and the look is reported as held: each needs a release in a window of microseconds. */
     const TAKE_TRIES = 3
@@ -183,9 +195,16 @@ export const makeFiles = (pathOf: (key: string) => string, alive: (pid: number) 
         const ttlMs = Duration.toMillis(rule.ttl)
         const token = yield* newToken
         yield* fs.makeDirectory(NodePath.dirname(path), { recursive: true }).pipe(Effect.mapError(failed(key, "create the folder of")))
-        for (let tries = 1; ; tries++) {
+        for (let tries = 1;; tries++) {
           const now = yield* Clock.currentTimeMillis
-          const took = yield* FileClaim.take(fs, path, bodyOf(token, now, detail), (seen) => Effect.map(judge(key, seen, ttlMs), (j) => j.stale), watch, UNREADABLE_GRACE_MS).pipe(
+          const took = yield* FileClaim.take(
+            fs,
+            path,
+            bodyOf(token, now, detail),
+            (seen) => Effect.map(judge(key, seen, ttlMs), (j) => j.stale),
+            watch,
+            UNREADABLE_GRACE_MS
+          ).pipe(
             Effect.mapError(failed(key, "take"))
           )
           if (took) return Either.right({ key, token })
@@ -319,11 +338,12 @@ export const makePostgres = (sql: SqlClient.SqlClient, namespace = "") =>
     const renew = (claim: Claim, detail?: Detail) =>
       (detail === undefined
         ? sql`UPDATE magi_claims SET renewed_at = now() WHERE key = ${rowKey(claim.key)} AND token = ${claim.token} RETURNING key`
-        : sql`UPDATE magi_claims SET renewed_at = now(), detail = ${JSON.stringify(detail)} WHERE key = ${rowKey(claim.key)} AND token = ${claim.token} RETURNING key`
-      ).pipe(
-        Effect.map((rows) => rows.length > 0),
-        Effect.mapError(failed(claim.key, "renew"))
-      )
+        : sql`UPDATE magi_claims SET renewed_at = now(), detail = ${JSON.stringify(detail)} WHERE key = ${
+          rowKey(claim.key)
+        } AND token = ${claim.token} RETURNING key`).pipe(
+          Effect.map((rows) => rows.length > 0),
+          Effect.mapError(failed(claim.key, "renew"))
+        )
 
     const release = (claim: Claim) => sql`DELETE FROM magi_claims WHERE key = ${rowKey(claim.key)} AND token = ${claim.token}`.pipe(Effect.ignore)
 

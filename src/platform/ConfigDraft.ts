@@ -53,11 +53,16 @@ export const render = (draft: Draft): string => {
   else {
     lines.push("# The agents magi runs, as found on PATH.")
     for (const a of draft.agents)
-      lines.push(`[agents.${a.kind}]`, `kind = ${str(a.kind)}`, `command = ${str(a.path)}${a.version === undefined ? "" : `  # ${a.version.replace(/[\r\n]/g, " ")}`}`, "")
+      lines.push(
+        `[agents.${a.kind}]`,
+        `kind = ${str(a.kind)}`,
+        `command = ${str(a.path)}${a.version === undefined ? "" : `  # ${a.version.replace(/[\r\n]/g, " ")}`}`,
+        ""
+      )
     lines.push("[roles]", "# Who works the queue's tasks (magi task add, magi serve).", `implementer = ${str(draft.agents[0]!.kind)}`, "")
   }
   if (draft.repos.length > 0) {
-    lines.push("# Repositories found here; file work for one with", "#   magi task add --repo <path> \"…\"")
+    lines.push("# Repositories found here; file work for one with", '#   magi task add --repo <path> "…"')
     for (const r of draft.repos) lines.push(`#   ${r}`)
     lines.push("")
   }

@@ -47,13 +47,13 @@ export type Look =
   /** Changing under the look, or not statable: judge again next time. */
   | { readonly _tag: "unsure" }
   | {
-      readonly _tag: "there"
-      readonly identity: string
-      readonly mtime: number
-      readonly directory: boolean
-      /** Its text (empty for a directory or an oversized file). */
-      readonly content: string
-    }
+    readonly _tag: "there"
+    readonly identity: string
+    readonly mtime: number
+    readonly directory: boolean
+    /** Its text (empty for a directory or an oversized file). */
+    readonly content: string
+  }
 
 export type There = Extract<Look, { readonly _tag: "there" }>
 
@@ -67,8 +67,9 @@ export const look = (fs: FileSystem.FileSystem, path: string): Effect.Effect<Loo
     const first = yield* Effect.either(fs.stat(path))
     if (first._tag === "Left")
       return first.left._tag === "SystemError" && first.left.reason === "NotFound" ? { _tag: "gone" as const } : { _tag: "unsure" as const }
-    const content =
-      first.right.type === "File" && Number(first.right.size) <= CONTENT_MAX ? yield* fs.readFileString(path).pipe(Effect.orElseSucceed(() => "")) : ""
+    const content = first.right.type === "File" && Number(first.right.size) <= CONTENT_MAX
+      ? yield* fs.readFileString(path).pipe(Effect.orElseSucceed(() => ""))
+      : ""
     const second = yield* Effect.either(fs.stat(path))
     if (second._tag === "Left") return { _tag: "gone" as const }
     if (statKey(first.right) !== statKey(second.right)) return { _tag: "unsure" as const }

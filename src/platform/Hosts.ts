@@ -124,9 +124,10 @@ export const queuedWords = (hosts: ReadonlyArray<HostView>, run: string): string
 export const queuedQuestions = (hosts: ReadonlyArray<HostView>): ReadonlyMap<string, string> => {
   const found = new Map<string, string>()
   for (const h of hosts)
-    if (h.online)
+    if (h.online) {
       for (const w of h.waiting)
         if (w.question !== undefined && !found.has(w.question)) found.set(w.question, `queued behind ${w.ahead} turn${w.ahead === 1 ? "" : "s"} on ${h.name}`)
+    }
   return found
 }
 
@@ -208,22 +209,21 @@ export const make = Effect.fn("Hosts.make")(function* () {
           }
           yield* records.put(record)
         })
-      const got = yield* claims.acquire(name, NAME_CLAIM, { started_at: startedAt }).pipe(Effect.mapError((e) => new HostError({ message: e.message, cause: e })))
+      const got = yield* claims.acquire(name, NAME_CLAIM, { started_at: startedAt }).pipe(
+        Effect.mapError((e) => new HostError({ message: e.message, cause: e }))
+      )
       if (Either.isLeft(got)) {
         const other = got.left
         return yield* new HostTaken({
           name,
           pid: other.owner.pid,
-          message:
-            `host name ${name} is taken by another live magi loop (pid ${other.owner.pid} on ${other.owner.host || "another machine"}); ` +
+          message: `host name ${name} is taken by another live magi loop (pid ${other.owner.pid} on ${other.owner.host || "another machine"}); ` +
             "each machine sharing the store needs a name of its own: set `[host] name` in its config"
         })
       }
       const mine = got.right
       yield* recordNow(false)
-      yield* Effect.addFinalizer(() =>
-        Effect.zipRight(recordNow(true).pipe(Effect.ignore), claims.release(mine))
-      )
+      yield* Effect.addFinalizer(() => Effect.zipRight(recordNow(true).pipe(Effect.ignore), claims.release(mine)))
       const takenOver = new HostTaken({
         name,
         pid: 0,
@@ -243,9 +243,8 @@ export const make = Effect.fn("Hosts.make")(function* () {
     }).pipe(Effect.provideService(FileSystem.FileSystem, fs))
 
   const backend = yield* StoreBackend.StoreBackend
-  const changes =
-    backend._tag === "postgres"
-      ? StoreBackend.changes(hostRecords.folder).pipe(Stream.provideService(StoreBackend.StoreBackend, backend), Stream.provideService(FileSystem.FileSystem, fs))
-      : Stream.empty
+  const changes = backend._tag === "postgres"
+    ? StoreBackend.changes(hostRecords.folder).pipe(Stream.provideService(StoreBackend.StoreBackend, backend), Stream.provideService(FileSystem.FileSystem, fs))
+    : Stream.empty
   return { self: name, register, list, revision: records.revision, changes } satisfies HostsShape
 })

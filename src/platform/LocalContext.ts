@@ -74,7 +74,17 @@ class NotRegular extends Error {
 }
 
 const kindOf = (s: NodeFs.Stats) =>
-  s.isDirectory() ? "a directory" : s.isFIFO() ? "a FIFO" : s.isCharacterDevice() ? "a character device" : s.isBlockDevice() ? "a block device" : s.isSocket() ? "a socket" : "not a regular file"
+  s.isDirectory()
+    ? "a directory"
+    : s.isFIFO()
+    ? "a FIFO"
+    : s.isCharacterDevice()
+    ? "a character device"
+    : s.isBlockDevice()
+    ? "a block device"
+    : s.isSocket()
+    ? "a socket"
+    : "not a regular file"
 
 /** The whole of one regular file, read without blocking and within the cap. */
 const readRegular = (path: string): Buffer => {
@@ -103,18 +113,18 @@ const infoOf = (s: NodeFs.Stats): FileSystem.File.Info => ({
   type: s.isFile()
     ? "File"
     : s.isDirectory()
-      ? "Directory"
-      : s.isSymbolicLink()
-        ? "SymbolicLink"
-        : s.isBlockDevice()
-          ? "BlockDevice"
-          : s.isCharacterDevice()
-            ? "CharacterDevice"
-            : s.isFIFO()
-              ? "FIFO"
-              : s.isSocket()
-                ? "Socket"
-                : "Unknown",
+    ? "Directory"
+    : s.isSymbolicLink()
+    ? "SymbolicLink"
+    : s.isBlockDevice()
+    ? "BlockDevice"
+    : s.isCharacterDevice()
+    ? "CharacterDevice"
+    : s.isFIFO()
+    ? "FIFO"
+    : s.isSocket()
+    ? "Socket"
+    : "Unknown",
   mtime: Option.fromNullable(s.mtime),
   atime: Option.fromNullable(s.atime),
   birthtime: Option.fromNullable(s.birthtime),

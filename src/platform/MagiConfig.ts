@@ -170,8 +170,7 @@ export class MagiConfig extends Context.Tag("magi/MagiConfig")<MagiConfig, Setti
   static fixed = (settings: Partial<Settings>) => Layer.succeed(MagiConfig, { ...defaults, ...settings })
 
   /** Read the layers for the process's working directory. */
-  static fromFiles = (cwd: string = process.cwd()) =>
-    Layer.effect(MagiConfig, load(cwd))
+  static fromFiles = (cwd: string = process.cwd()) => Layer.effect(MagiConfig, load(cwd))
 
   /**
    * The files' settings, or the defaults with one warning saying why: for
@@ -182,9 +181,7 @@ export class MagiConfig extends Context.Tag("magi/MagiConfig")<MagiConfig, Setti
     Layer.effect(
       MagiConfig,
       load(cwd).pipe(
-        Effect.catchAll((e) =>
-          Effect.as(Effect.logWarning(`ignoring the config, which ${doing} does not need: ${e.message}`), defaults)
-        )
+        Effect.catchAll((e) => Effect.as(Effect.logWarning(`ignoring the config, which ${doing} does not need: ${e.message}`), defaults))
       )
     )
 }
@@ -319,8 +316,7 @@ const warnUnknown = (file: string, text: string, table: Table) =>
       const names = Object.keys(u.known)
       const near = closest(last, names)
       const what = `unknown ${u.table ? "table" : "key"} ${spell(last, u.table)}`
-      const message =
-        `${file}${line === undefined ? "" : `:${line}`}: ${what}, ignored; ` +
+      const message = `${file}${line === undefined ? "" : `:${line}`}: ${what}, ignored; ` +
         (near !== undefined ? `did you mean ${known(near)}?` : `magi reads ${names.map(known).join(", ")} here`)
       if (warned.has(message)) return Effect.void
       warned.add(message)
@@ -344,10 +340,9 @@ const readLayer = Effect.fn("readConfigLayer")(function* (file: string) {
     try: () => parse(text.value) as Table,
     catch: (e) =>
       new ConfigError({
-        message:
-          e instanceof TomlError
-            ? `${file}:${e.line}: ${e.message.split("\n")[0]}`
-            : `${file}: ${(e as Error).message}`
+        message: e instanceof TomlError
+          ? `${file}:${e.line}: ${e.message.split("\n")[0]}`
+          : `${file}: ${(e as Error).message}`
       })
   })
   yield* warnUnknown(file, text.value, table)
@@ -356,9 +351,7 @@ const readLayer = Effect.fn("readConfigLayer")(function* (file: string) {
 
 /** Every key path holding an array, e.g. `notify.command`. */
 const arrayPaths = (table: Table, prefix = ""): string[] =>
-  Object.entries(table).flatMap(([k, v]) =>
-    Array.isArray(v) ? [prefix + k] : isTable(v) ? arrayPaths(v, `${prefix}${k}.`) : []
-  )
+  Object.entries(table).flatMap(([k, v]) => Array.isArray(v) ? [prefix + k] : isTable(v) ? arrayPaths(v, `${prefix}${k}.`) : [])
 
 const merge = (low: Table, high: Table): Table => {
   const out: Table = { ...low }
@@ -398,10 +391,10 @@ const positiveSeconds = (value: unknown, key: string, files: ReadonlyArray<strin
   typeof value === "number" && Number.isInteger(value) && value > 0
     ? Effect.succeed(value)
     : Effect.fail(
-        new ConfigError({
-          message: `\`${key}\` must be a whole number of seconds above 0, not ${JSON.stringify(value)} (in ${files.join(" or ")})`
-        })
-      )
+      new ConfigError({
+        message: `\`${key}\` must be a whole number of seconds above 0, not ${JSON.stringify(value)} (in ${files.join(" or ")})`
+      })
+    )
 
 /** An `http(s)://` URL with no trailing slash, or the error naming `key`. */
 const httpUrl = (value: unknown, key: string, files: ReadonlyArray<string>) => {
@@ -415,10 +408,10 @@ const httpUrl = (value: unknown, key: string, files: ReadonlyArray<string>) => {
   return url !== undefined && (url.protocol === "http:" || url.protocol === "https:") && url.username === "" && url.password === ""
     ? Effect.succeed(text.replace(/\/+$/, ""))
     : Effect.fail(
-        new ConfigError({
-          message: `\`${key}\` must be an http:// or https:// address with no password in it, not ${JSON.stringify(value)} (in ${files.join(" or ")})`
-        })
-      )
+      new ConfigError({
+        message: `\`${key}\` must be an http:// or https:// address with no password in it, not ${JSON.stringify(value)} (in ${files.join(" or ")})`
+      })
+    )
 }
 
 /** `[notify] ntfy`, checked: a topic is required, the server defaults to ntfy.sh. */
@@ -446,12 +439,12 @@ const ruleList = (value: unknown, key: string, files: ReadonlyArray<string>) =>
   value === undefined
     ? Effect.succeed([] as ReadonlyArray<string>)
     : Array.isArray(value) && value.every((r) => typeof r === "string" && r.trim() !== "")
-      ? Effect.succeed(value as ReadonlyArray<string>)
-      : Effect.fail(
-          new ConfigError({
-            message: `\`${key}\` must be an array of rules such as ["Bash(git status:*)", "Read"], not ${JSON.stringify(value)} (in ${files.join(" or ")})`
-          })
-        )
+    ? Effect.succeed(value as ReadonlyArray<string>)
+    : Effect.fail(
+      new ConfigError({
+        message: `\`${key}\` must be an array of rules such as ["Bash(git status:*)", "Read"], not ${JSON.stringify(value)} (in ${files.join(" or ")})`
+      })
+    )
 
 /** One table's `allow` and `deny`. */
 const ruleListsOf = Effect.fn("ruleListsOf")(function* (table: Table, key: string, files: ReadonlyArray<string>) {
@@ -493,10 +486,8 @@ export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, file
   const notify = isTable(merged.notify) ? merged.notify : {}
   // The Rust magi kept `answer_timeout` at the top level; both spellings work.
   const rawTimeout = ask.answer_timeout ?? merged.answer_timeout
-  const answerTimeoutSecs =
-    rawTimeout === undefined ? DEFAULT_ANSWER_TIMEOUT_SECS : yield* positiveSeconds(rawTimeout, "ask.answer_timeout", files)
-  let waitSliceSecs =
-    ask.wait_slice === undefined ? DEFAULT_WAIT_SLICE_SECS : yield* positiveSeconds(ask.wait_slice, "ask.wait_slice", files)
+  const answerTimeoutSecs = rawTimeout === undefined ? DEFAULT_ANSWER_TIMEOUT_SECS : yield* positiveSeconds(rawTimeout, "ask.answer_timeout", files)
+  let waitSliceSecs = ask.wait_slice === undefined ? DEFAULT_WAIT_SLICE_SECS : yield* positiveSeconds(ask.wait_slice, "ask.wait_slice", files)
   const fromEnv = yield* Config.option(Config.nonEmptyString("MAGI_WAIT_SLICE")).pipe(Effect.orDie)
   if (Option.isSome(fromEnv)) {
     const n = Number(fromEnv.value)
@@ -513,12 +504,10 @@ export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, file
     })
   const daemon = isTable(merged.daemon) ? merged.daemon : {}
   const roles = isTable(merged.roles) ? merged.roles : {}
-  const maxConcurrentRuns =
-    daemon.max_concurrent_runs === undefined
-      ? DEFAULT_MAX_CONCURRENT_RUNS
-      : yield* positiveCount(daemon.max_concurrent_runs, "daemon.max_concurrent_runs", files)
-  const maxAttempts =
-    daemon.max_attempts === undefined ? DEFAULT_MAX_ATTEMPTS : yield* positiveCount(daemon.max_attempts, "daemon.max_attempts", files)
+  const maxConcurrentRuns = daemon.max_concurrent_runs === undefined
+    ? DEFAULT_MAX_CONCURRENT_RUNS
+    : yield* positiveCount(daemon.max_concurrent_runs, "daemon.max_concurrent_runs", files)
+  const maxAttempts = daemon.max_attempts === undefined ? DEFAULT_MAX_ATTEMPTS : yield* positiveCount(daemon.max_attempts, "daemon.max_attempts", files)
   if (roles.implementer !== undefined && (typeof roles.implementer !== "string" || roles.implementer.trim() === ""))
     return yield* new ConfigError({
       message: `\`roles.implementer\` must name an agent of the roster ([agents.<id>]), not ${JSON.stringify(roles.implementer)} (in ${files.join(" or ")})`
@@ -542,7 +531,9 @@ export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, file
   const host = isTable(merged.host) ? merged.host : {}
   if (host.name !== undefined && (typeof host.name !== "string" || !HOST_NAME.test(host.name.trim())))
     return yield* new ConfigError({
-      message: `\`host.name\` must be 1 to 63 letters, digits, dots, dashes or underscores, starting with a letter or digit, not ${JSON.stringify(host.name)} (in ${files.join(" or ")})`
+      message: `\`host.name\` must be 1 to 63 letters, digits, dots, dashes or underscores, starting with a letter or digit, not ${
+        JSON.stringify(host.name)
+      } (in ${files.join(" or ")})`
     })
   const hostName = typeof host.name === "string" ? host.name.trim() : defaultHostName()
   const maxTurns = host.max_turns === undefined ? defaultMaxTurns() : yield* positiveCount(host.max_turns, "host.max_turns", files)
@@ -552,7 +543,9 @@ export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, file
   for (const [name, path] of Object.entries(isTable(merged.repos) ? merged.repos : {})) {
     if (!HOST_NAME.test(name) || typeof path !== "string" || !NodePath.isAbsolute(path))
       return yield* new ConfigError({
-        message: `\`repos.${name}\` must map a plain name (letters, digits, dots, dashes, underscores) to an absolute folder, not ${JSON.stringify(path)} (in ${files.join(" or ")})`
+        message: `\`repos.${name}\` must map a plain name (letters, digits, dots, dashes, underscores) to an absolute folder, not ${JSON.stringify(path)} (in ${
+          files.join(" or ")
+        })`
       })
     repos[name] = NodePath.resolve(path)
   }

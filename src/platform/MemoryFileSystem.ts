@@ -50,8 +50,7 @@ export const make = Effect.gen(function* () {
     const dir = entries.get(parentOf(path))
     return dir?.type === "Directory" ? Effect.void : Effect.fail(fail(method, path, "NotFound"))
   }
-  const childrenOf = (dir: string) =>
-    [...entries.keys()].filter((k) => k !== dir && parentOf(k) === dir)
+  const childrenOf = (dir: string) => [...entries.keys()].filter((k) => k !== dir && parentOf(k) === dir)
 
   const writeFile: FileSystem.FileSystem["writeFile"] = (raw, data, options) =>
     Effect.suspend(() => {
@@ -104,8 +103,8 @@ export const make = Effect.gen(function* () {
       const ensureParent = entries.has(parent)
         ? Effect.void
         : options?.recursive
-          ? makeDirectory(parent, { recursive: true })
-          : Effect.fail(fail("makeDirectory", path, "NotFound"))
+        ? makeDirectory(parent, { recursive: true })
+        : Effect.fail(fail("makeDirectory", path, "NotFound"))
       return ensureParent.pipe(
         Effect.tap(() => {
           entries.set(path, { type: "Directory", mtime: new Date() })
@@ -166,12 +165,12 @@ export const make = Effect.gen(function* () {
       if (creates && existing?.type === "Directory") return Effect.fail(fail("open", path, "BadResource"))
       const ready: Effect.Effect<void, PlatformError.PlatformError> = creates
         ? (requireDir("open", path) as Effect.Effect<void, PlatformError.PlatformError>).pipe(
-            Effect.map(() => {
-              if (existing && flag.startsWith("a")) return
-              entries.set(path, { type: "File", data: new Uint8Array(0), mtime: new Date() })
-              touched(path, existing ? FileSystem.WatchEventUpdate({ path }) : FileSystem.WatchEventCreate({ path }))
-            })
-          )
+          Effect.map(() => {
+            if (existing && flag.startsWith("a")) return
+            entries.set(path, { type: "File", data: new Uint8Array(0), mtime: new Date() })
+            touched(path, existing ? FileSystem.WatchEventUpdate({ path }) : FileSystem.WatchEventCreate({ path }))
+          })
+        )
         : Effect.void
       return Effect.map(ready, () => {
         let position = 0

@@ -22,7 +22,20 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Either, Option } from "effect"
 import { LOCK_GIVE_UP_MS } from "./RecordLock.js"
-import { AMBIGUOUS_NAMED, decodeStored, reasonOf, refusedAs, reasons, type RecordErrors, type RecordKind, type RecordStore, type Scan, type Shelved, type ShelvedQuery, type Skipped } from "./RecordStore.js"
+import {
+  AMBIGUOUS_NAMED,
+  decodeStored,
+  reasonOf,
+  refusedAs,
+  reasons,
+  type RecordErrors,
+  type RecordKind,
+  type RecordStore,
+  type Scan,
+  type Shelved,
+  type ShelvedQuery,
+  type Skipped
+} from "./RecordStore.js"
 import { CHANGES_CHANNEL, sqlWords } from "./Postgres.js"
 
 export interface PgRecordStoreOptions<A, NotFound, Unreadable, Failed> {
@@ -58,8 +71,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
     const { kind, errors, table } = options
     const plural = kind.plural ?? `${kind.noun}s`
     const root = `${options.where} (${table})`
-    const failed = (what: string) => (e: SqlError) =>
-      errors.failed(`${what} in PostgreSQL at ${options.where}: ${sqlWords(e)}`, e)
+    const failed = (what: string) => (e: SqlError) => errors.failed(`${what} in PostgreSQL at ${options.where}: ${sqlWords(e)}`, e)
     const run = <B>(what: string, effect: Effect.Effect<B, SqlError>) => Effect.mapError(effect, failed(what))
 
     const sourceOf = (id: string) => `${kind.noun} ${id} in PostgreSQL`
@@ -80,8 +92,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
       )
 
     /** A write and its revision bump, committed together. */
-    const writing = <B>(id: string, effect: Effect.Effect<B, SqlError>) =>
-      sql.withTransaction(Effect.tap(effect, () => touched(id)))
+    const writing = <B>(id: string, effect: Effect.Effect<B, SqlError>) => sql.withTransaction(Effect.tap(effect, () => touched(id)))
 
     const readRow = (id: string) =>
       Effect.map(sql<Row>`SELECT id, body FROM magi_records WHERE kind = ${table} AND id = ${id}`, (rows) => Option.fromNullable(rows[0]))
@@ -90,8 +101,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
       Effect.flatMap(run(`read ${kind.noun} ${id}`, readRow(id)), (row) =>
         Option.isNone(row)
           ? Effect.fail<NotFound | Unreadable>(errors.notFound(`no ${kind.noun} ${id} in PostgreSQL at ${options.where}`))
-          : fromRow(row.value)
-      )
+          : fromRow(row.value))
 
     const exists = (id: string) =>
       run(
@@ -101,9 +111,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
 
     const ids = run(
       `list ${plural}`,
-      Effect.map(sql<{ readonly id: string }>`SELECT id FROM magi_records WHERE kind = ${table} AND shelf IS NULL`, (rows) =>
-        rows.map((r) => r.id)
-      )
+      Effect.map(sql<{ readonly id: string }>`SELECT id FROM magi_records WHERE kind = ${table} AND shelf IS NULL`, (rows) => rows.map((r) => r.id))
     )
 
     const revisionNow = Effect.map(
@@ -193,8 +201,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
       )
     }
 
-    const remove = (id: string) =>
-      run(`remove ${kind.noun} ${id}`, writing(id, sql`DELETE FROM magi_records WHERE kind = ${table} AND id = ${id}`))
+    const remove = (id: string) => run(`remove ${kind.noun} ${id}`, writing(id, sql`DELETE FROM magi_records WHERE kind = ${table} AND id = ${id}`))
 
     /**
      * The claim: a transaction holding the advisory lock of (kind, id) for
@@ -240,8 +247,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
               )
             return next
           })
-        )
-      ).pipe(Effect.withSpan("PgRecordStore.update", { attributes: { id: wanted } }))
+        )).pipe(Effect.withSpan("PgRecordStore.update", { attributes: { id: wanted } }))
 
     // -- the archive -----------------------------------------------------------
 
@@ -322,16 +328,16 @@ export const make = <A, NotFound, Unreadable, Failed>(
       wantedIds.length === 0
         ? Effect.succeed([])
         : sql<Row>`SELECT id, body FROM magi_records WHERE kind = ${table} AND shelf = ${shelf} AND id IN ${sql.in(wantedIds)}`.pipe(
-            Effect.map((rows) => {
-              const byId = new Map(rows.map((r) => [r.id, r]))
-              return wantedIds.flatMap((id) => {
-                const row = byId.get(id)
-                const got = row === undefined ? undefined : fromRow(row)
-                return got !== undefined && Either.isRight(got) ? [got.right] : []
-              })
-            }),
-            Effect.orElseSucceed((): ReadonlyArray<A> => [])
-          )
+          Effect.map((rows) => {
+            const byId = new Map(rows.map((r) => [r.id, r]))
+            return wantedIds.flatMap((id) => {
+              const row = byId.get(id)
+              const got = row === undefined ? undefined : fromRow(row)
+              return got !== undefined && Either.isRight(got) ? [got.right] : []
+            })
+          }),
+          Effect.orElseSucceed((): ReadonlyArray<A> => [])
+        )
 
     const shelfIndex = (shelf: string, known?: ReadonlyMap<string, A>) =>
       run(
@@ -405,7 +411,13 @@ export const make = <A, NotFound, Unreadable, Failed>(
               SELECT id, sort_key FROM magi_records
               WHERE kind = ${table} AND shelf IS NOT NULL
                 ${before === undefined ? sql`` : sql`AND sort_key < ${before}`}
-                ${words.length === 0 ? sql`` : sql`AND NOT EXISTS (SELECT 1 FROM json_array_elements_text(${JSON.stringify(words)}::json) AS w(word) WHERE strpos(coalesce(digest, lower(body)), w.word) = 0)`}
+                ${
+              words.length === 0
+                ? sql``
+                : sql`AND NOT EXISTS (SELECT 1 FROM json_array_elements_text(${
+                  JSON.stringify(words)
+                }::json) AS w(word) WHERE strpos(coalesce(digest, lower(body)), w.word) = 0)`
+            }
               ORDER BY sort_key DESC LIMIT ${batch}`
             for (const { id, sort_key } of rows) {
               if (found.length >= query.limit) break

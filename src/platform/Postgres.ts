@@ -55,7 +55,9 @@ export const parseUrl = (url: string): Effect.Effect<Redacted.Redacted<string>, 
   try {
     u = new URL(url)
   } catch {
-    return Effect.fail(new StoreUrlInvalid({ url: masked, message: `the store URL ${masked} is not a URL; write it as postgres://user:password@host:5432/database` }))
+    return Effect.fail(
+      new StoreUrlInvalid({ url: masked, message: `the store URL ${masked} is not a URL; write it as postgres://user:password@host:5432/database` })
+    )
   }
   if (u.protocol !== "postgres:" && u.protocol !== "postgresql:")
     return Effect.fail(
@@ -117,8 +119,7 @@ const migrations = {
         )`
       ],
       { discard: true }
-    )
-  ),
+    )),
   // Claims (`Claims.postgres`): a row per key, judged stale on the
   // database's clock, the one clock every host shares.
   "0002_claims": Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -131,8 +132,7 @@ const migrations = {
         renewed_at timestamptz NOT NULL,
         detail text NOT NULL DEFAULT '{}'
       )`
-    )
-  ),
+    )),
   // A shelved record's place in the archive's listing (`ArchiveOptions.order`:
   // a question's settling), kept beside its words; filled in for rows shelved
   // before it by the first history page that finds them without one.
@@ -143,8 +143,7 @@ const migrations = {
         sql`CREATE INDEX IF NOT EXISTS magi_records_sort ON magi_records (kind, sort_key) WHERE shelf IS NOT NULL`
       ],
       { discard: true }
-    )
-  )
+    ))
 } satisfies Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
 
 /** The migrations table's name: ours, so a database shared with another app stays readable. */
@@ -161,10 +160,12 @@ export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migration
 export const LATEST_MIGRATION = Object.keys(migrations).length
 
 /** The migrations applied to the database, by id. */
-export const appliedMigrations = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  sql<{ readonly migration_id: number }>`SELECT migration_id FROM ${sql(MIGRATIONS_TABLE)} ORDER BY migration_id`.pipe(
-    Effect.map((rows) => rows.map((r) => Number(r.migration_id)))
-  )
+export const appliedMigrations = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) =>
+    sql<{ readonly migration_id: number }>`SELECT migration_id FROM ${sql(MIGRATIONS_TABLE)} ORDER BY migration_id`.pipe(
+      Effect.map((rows) => rows.map((r) => Number(r.migration_id)))
+    )
 )
 
 const unavailable = (where: string) => (e: SqlError | Migrator.MigrationError) =>

@@ -35,7 +35,6 @@ export const LOCK_RETRY_MAX_MS = 200
  */
 export const LOCK_GIVE_UP_MS = 2 * LOCK_STALE_MS
 
-
 export class LockError extends Data.TaggedError("LockError")<{
   /** `busy`: gave up waiting; `io`: the lock could not be created at all. */
   readonly reason: "busy" | "io"
@@ -87,7 +86,7 @@ export const hold = <A, E, R>(
       (held) => (held ? FileClaim.removeIfHolds(fs, lockPath, token) : Effect.void)
     )
     const started = yield* Clock.currentTimeMillis
-    for (let tries = 0; ; tries++) {
+    for (let tries = 0;; tries++) {
       const done = yield* tryOnce
       if (Option.isSome(done)) return done.value
       if ((yield* Clock.currentTimeMillis) - started >= giveUpMs)

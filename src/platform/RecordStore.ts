@@ -427,8 +427,7 @@ export const decodeStored = <A>(
 
 /** What `decodeStored` refused, as the kind's own error. */
 export const refusedAs =
-  <Unreadable>(errors: Pick<RecordErrors<unknown, Unreadable, unknown>, "unreadable" | "newer">) =>
-  (why: string | NewerSchema): Unreadable =>
+  <Unreadable>(errors: Pick<RecordErrors<unknown, Unreadable, unknown>, "unreadable" | "newer">) => (why: string | NewerSchema): Unreadable =>
     typeof why === "string" ? errors.unreadable(why) : errors.newer !== undefined ? errors.newer(why) : errors.unreadable(clip(why.message))
 
 /** The reason kept for a listing's skipped record: an error's message, clipped. */
@@ -496,8 +495,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
         ? all.filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5))
         : all.filter((n) => !n.startsWith(".") && n !== options.archive?.dir)
 
-    const notRegular = (path: string, kind_: string) =>
-      errors.unreadable(`${path} is ${kind_}, not a ${kind.noun} file; magi reads only regular files`)
+    const notRegular = (path: string, kind_: string) => errors.unreadable(`${path} is ${kind_}, not a ${kind.noun} file; magi reads only regular files`)
     const tooBig = (path: string, size: number | bigint) => errors.unreadable(reasons.tooBig(kind, path, size))
 
     /** The text read becomes the record, or the reason it is not one. */
@@ -508,9 +506,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
     const readLooking = (id: string, path: string): Effect.Effect<A, NotFound | Unreadable | Failed> =>
       Effect.gen(function* () {
         const info = yield* fs.stat(path).pipe(
-          Effect.mapError((e) =>
-            isNotFound(e) ? errors.notFound(`no ${kind.noun} file at ${path}`) : errors.failed(`read ${path}: ${e.message}`, e)
-          )
+          Effect.mapError((e) => isNotFound(e) ? errors.notFound(`no ${kind.noun} file at ${path}`) : errors.failed(`read ${path}: ${e.message}`, e))
         )
         if (info.type !== "File") return yield* Effect.fail(notRegular(path, typeWords(info.type)))
         if (Number(info.size) > kind.maxBytes) return yield* Effect.fail(tooBig(path, info.size))
@@ -519,8 +515,8 @@ export const make = <A, NotFound, Unreadable, Failed>(
             isNotFound(e)
               ? errors.notFound(`no ${kind.noun} file at ${path}`)
               : e._tag === "SystemError" && e.reason === "BadResource"
-                ? errors.unreadable(`${path} cannot be read as a ${kind.noun}: ${e.message}`)
-                : errors.failed(`read ${path}: ${e.message}`, e)
+              ? errors.unreadable(`${path} cannot be read as a ${kind.noun}: ${e.message}`)
+              : errors.failed(`read ${path}: ${e.message}`, e)
           )
         )
         // A file that grew after the look is still not read as a record.
@@ -573,14 +569,13 @@ export const make = <A, NotFound, Unreadable, Failed>(
       const archived = archivedPathOf(id)
       if (archived === undefined) return hot
       return Effect.catchAll(hot, (e) =>
-        Effect.flatMap(fs.exists(archived).pipe(Effect.orElseSucceed(() => false)), (there) =>
-          there ? Effect.map(readAt(id, archived), (record) => ({ record, path: archived })) : Effect.fail(e)
-        )
-      )
+        Effect.flatMap(
+          fs.exists(archived).pipe(Effect.orElseSucceed(() => false)),
+          (there) => there ? Effect.map(readAt(id, archived), (record) => ({ record, path: archived })) : Effect.fail(e)
+        ))
     }
 
     const read = (id: string): Effect.Effect<A, NotFound | Unreadable | Failed> => Effect.map(locate(id), (l) => l.record)
-
 
     /**
      * Every slot of a listing, each ending as a record or a reason whatever
@@ -613,8 +608,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
 
     // -- leftovers ----------------------------------------------------------
 
-    const isLeftover = (name: string) =>
-      name.endsWith(SCRATCH_SUFFIX) || name.includes(".lock.break-") || (options.leftover?.(name) ?? false)
+    const isLeftover = (name: string) => name.endsWith(SCRATCH_SUFFIX) || name.includes(".lock.break-") || (options.leftover?.(name) ?? false)
     let lastSweep = Number.NEGATIVE_INFINITY
 
     /** Remove the leftovers among `names`, the entries of `dir`, that are clearly abandoned at `now`. */
@@ -645,12 +639,13 @@ export const make = <A, NotFound, Unreadable, Failed>(
         const now = yield* Clock.currentTimeMillis
         lastSweep = now
         let removed = yield* sweepIn(root, all, now)
-        if (!flat)
+        if (!flat) {
           for (const id of inside) {
             const dir = NodePath.join(root, id)
             const inside = yield* fs.readDirectory(dir).pipe(Effect.orElseSucceed((): string[] => []))
             removed += yield* sweepIn(dir, inside, now).pipe(Effect.catchAllCause(() => Effect.succeed(0)))
           }
+        }
         return removed
       }).pipe(Effect.catchAllCause(() => Effect.succeed(0)))
 
@@ -776,8 +771,9 @@ export const make = <A, NotFound, Unreadable, Failed>(
         const found = new Set(wanted === "" ? [] : (yield* ids).filter(matches))
         // A prefix or short id may name an archived record too: every shelf's
         // names are listed (no file is read), since a short id can be on any.
-        if (wanted !== "" && archiveOpts !== undefined)
+        if (wanted !== "" && archiveOpts !== undefined) {
           for (const shelf of yield* shelves) for (const id of yield* shelfIds(shelf)) if (matches(id)) found.add(id)
+        }
         const hits = [...found]
         if (hits.length === 1) return hits[0]!
         if (hits.length === 0) return yield* Effect.fail(errors.notFound(reasons.noMatch(kind, wanted)))
@@ -788,8 +784,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
 
     // -- writes -------------------------------------------------------------
 
-    const refuseUnsafe = (id: string) =>
-      isSafeId(id) ? Effect.void : Effect.fail(errors.failed(`\`${clip(id)}\` is not an id magi will build a path from`))
+    const refuseUnsafe = (id: string) => isSafeId(id) ? Effect.void : Effect.fail(errors.failed(`\`${clip(id)}\` is not an id magi will build a path from`))
 
     const putAt = (path: string, record: A) => {
       const id = kind.idOf(record)
@@ -935,15 +930,14 @@ export const make = <A, NotFound, Unreadable, Failed>(
 
     // -- the archive ---------------------------------------------------------
 
-    const shelves: Effect.Effect<ReadonlyArray<string>, Failed> =
-      archiveRoot === undefined
-        ? Effect.succeed([])
-        : fs.readDirectory(archiveRoot).pipe(
-            Effect.catchIf(isNotFound, () => Effect.succeed<string[]>([])),
-            Effect.mapError(failed(`list ${archiveRoot}`)),
-            // A shelf is a folder whose name has no dot; its index and scratch files have one.
-            Effect.map((all) => all.filter((n) => isSafeId(n) && !n.includes(".")).sort().reverse())
-          )
+    const shelves: Effect.Effect<ReadonlyArray<string>, Failed> = archiveRoot === undefined
+      ? Effect.succeed([])
+      : fs.readDirectory(archiveRoot).pipe(
+        Effect.catchIf(isNotFound, () => Effect.succeed<string[]>([])),
+        Effect.mapError(failed(`list ${archiveRoot}`)),
+        // A shelf is a folder whose name has no dot; its index and scratch files have one.
+        Effect.map((all) => all.filter((n) => isSafeId(n) && !n.includes(".")).sort().reverse())
+      )
 
     interface ShelfListing {
       /** The records' ids, newest first. */
@@ -984,16 +978,16 @@ export const make = <A, NotFound, Unreadable, Failed>(
       archiveRoot === undefined
         ? Effect.succeed(0)
         : Effect.gen(function* () {
-            const beside = yield* fs.readDirectory(archiveRoot).pipe(Effect.orElseSucceed((): string[] => []))
-            let removed = yield* sweepIn(archiveRoot, beside, now)
-            for (const shelf of yield* shelves) {
-              const { leftovers } = yield* shelfListing(shelf)
-              if (leftovers.length === 0) continue
-              removed += yield* sweepIn(shelfDirOf(shelf), leftovers, now)
-              shelfNames.forget(shelf)
-            }
-            return removed
-          }).pipe(Effect.catchAllCause(() => Effect.succeed(0)))
+          const beside = yield* fs.readDirectory(archiveRoot).pipe(Effect.orElseSucceed((): string[] => []))
+          let removed = yield* sweepIn(archiveRoot, beside, now)
+          for (const shelf of yield* shelves) {
+            const { leftovers } = yield* shelfListing(shelf)
+            if (leftovers.length === 0) continue
+            removed += yield* sweepIn(shelfDirOf(shelf), leftovers, now)
+            shelfNames.forget(shelf)
+          }
+          return removed
+        }).pipe(Effect.catchAllCause(() => Effect.succeed(0)))
 
     const madeShelves = new Set<string>()
 
@@ -1057,9 +1051,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
           // moves durable with one flush per folder).
           yield* fs.rename(pathOf(id), target).pipe(
             // The shelf was removed since it was made: made again, once.
-            Effect.catchIf(isNotFound, () =>
-              fs.makeDirectory(shelfDir, { recursive: true }).pipe(Effect.zipRight(fs.rename(pathOf(id), target)))
-            ),
+            Effect.catchIf(isNotFound, () => fs.makeDirectory(shelfDir, { recursive: true }).pipe(Effect.zipRight(fs.rename(pathOf(id), target)))),
             Effect.mapError(failed(`move ${pathOf(id)}`))
           )
           return true
@@ -1084,8 +1076,8 @@ export const make = <A, NotFound, Unreadable, Failed>(
       archiveOpts === undefined || archiveRoot === undefined || !isSafeId(shelf)
         ? Effect.succeed(NO_INDEX)
         : indexes
-            .get(shelf, Memo.mtimeOf(fs, shelfDirOf(shelf)), buildIndex(shelf, archiveRoot, given))
-            .pipe(Effect.withSpan("RecordStore.shelfIndex", { attributes: { shelf } }))
+          .get(shelf, Memo.mtimeOf(fs, shelfDirOf(shelf)), buildIndex(shelf, archiveRoot, given))
+          .pipe(Effect.withSpan("RecordStore.shelfIndex", { attributes: { shelf } }))
 
     /**
      * Brought up to date and written, but not kept: the move indexes every
@@ -1097,10 +1089,10 @@ export const make = <A, NotFound, Unreadable, Failed>(
       archiveOpts === undefined || archiveRoot === undefined || !isSafeId(shelf)
         ? Effect.succeed(new Map())
         : buildIndex(shelf, archiveRoot, given).pipe(
-            Effect.map((index) => new Map([...index.entries].map(([id, e]) => [id, e.digest]))),
-            Effect.ensuring(Effect.sync(() => indexes.forget(shelf))),
-            Effect.withSpan("RecordStore.shelfIndex", { attributes: { shelf } })
-          )
+          Effect.map((index) => new Map([...index.entries].map(([id, e]) => [id, e.digest]))),
+          Effect.ensuring(Effect.sync(() => indexes.forget(shelf))),
+          Effect.withSpan("RecordStore.shelfIndex", { attributes: { shelf } })
+        )
 
     /**
      * An entry as the index file keeps it: `[order, words]`. A bare string is

@@ -42,11 +42,13 @@ export class ServiceRunner extends Context.Tag("magi/ServiceRunner")<
           Effect.scoped,
           Effect.timeoutFail({ duration: CALL_TIMEOUT, onTimeout: () => `did not answer within ${Duration.format(CALL_TIMEOUT)}` }),
           Effect.catchAll((e) =>
-            Effect.succeed({
-              code: 127,
-              stdout: "",
-              stderr: typeof e === "string" ? e : e._tag === "SystemError" && e.reason === "NotFound" ? `${argv[0]}: not found` : e.message
-            } satisfies Ran)
+            Effect.succeed(
+              {
+                code: 127,
+                stdout: "",
+                stderr: typeof e === "string" ? e : e._tag === "SystemError" && e.reason === "NotFound" ? `${argv[0]}: not found` : e.message
+              } satisfies Ran
+            )
           ),
           Effect.provideService(CommandExecutor.CommandExecutor, executor)
         )
@@ -58,8 +60,12 @@ export const managerFor = (platform: NodeJS.Platform): Effect.Effect<Unit.Manage
   platform === "linux"
     ? Effect.succeed("systemd")
     : platform === "darwin"
-      ? Effect.succeed("launchd")
-      : Effect.fail(new ServiceError({ message: `magi service knows systemd (Linux) and launchd (macOS); on ${platform}, start \`magi serve\` with the system's own service manager` }))
+    ? Effect.succeed("launchd")
+    : Effect.fail(
+      new ServiceError({
+        message: `magi service knows systemd (Linux) and launchd (macOS); on ${platform}, start \`magi serve\` with the system's own service manager`
+      })
+    )
 
 type Env = Readonly<Record<string, string | undefined>>
 
@@ -86,8 +92,7 @@ export const install = (manager: Unit.Manager, facts: Unit.UnitFacts, env: Env, 
       Effect.flatMap(runner.run(argv), (r) =>
         r.code === 0
           ? Effect.succeed(r)
-          : Effect.fail(new ServiceError({ message: `wrote ${path}, but \`${argv.join(" ")}\` failed: ${lastLine(r)}` }))
-      )
+          : Effect.fail(new ServiceError({ message: `wrote ${path}, but \`${argv.join(" ")}\` failed: ${lastLine(r)}` })))
     if (manager === "systemd") {
       const name = Unit.systemdName(facts.what)
       yield* must(["systemctl", "--user", "daemon-reload"])

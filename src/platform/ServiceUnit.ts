@@ -41,7 +41,11 @@ export const launchdLabel = (what: What): string => (what === "serve" ? "dev.mag
 
 /** Where systemd looks for a user's units: `$XDG_CONFIG_HOME/systemd/user` (default `~/.config`). */
 export const systemdDir = (env: { readonly XDG_CONFIG_HOME?: string | undefined; readonly HOME?: string | undefined }): string =>
-  NodePath.join(env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== "" ? env.XDG_CONFIG_HOME : NodePath.join(env.HOME ?? "", ".config"), "systemd", "user")
+  NodePath.join(
+    env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== "" ? env.XDG_CONFIG_HOME : NodePath.join(env.HOME ?? "", ".config"),
+    "systemd",
+    "user"
+  )
 
 /** Where launchd looks for a user's agents. */
 export const launchdDir = (env: { readonly HOME?: string | undefined }): string => NodePath.join(env.HOME ?? "", "Library", "LaunchAgents")

@@ -23,18 +23,18 @@ import * as RecordStore from "./RecordStore.js"
 export type Backend =
   | { readonly _tag: "files"; readonly home: string }
   | {
-      readonly _tag: "postgres"
-      /** The URL with its password masked: the only form that is ever shown. */
-      readonly where: string
-      readonly url: Redacted.Redacted<string>
-      readonly sql: SqlClient.SqlClient
-      /**
-       * Every write's `<kind>/<id>`, as the database notifies it, from
-       * whichever host made it: one listening connection per process, shared
-       * by every kind's change feed and opened by the first one read.
-       */
-      readonly notifications: Stream.Stream<string>
-    }
+    readonly _tag: "postgres"
+    /** The URL with its password masked: the only form that is ever shown. */
+    readonly where: string
+    readonly url: Redacted.Redacted<string>
+    readonly sql: SqlClient.SqlClient
+    /**
+     * Every write's `<kind>/<id>`, as the database notifies it, from
+     * whichever host made it: one listening connection per process, shared
+     * by every kind's change feed and opened by the first one read.
+     */
+    readonly notifications: Stream.Stream<string>
+  }
 
 export class StoreBackend extends Context.Tag("magi/StoreBackend")<StoreBackend, Backend>() {
   /** The records in the home's folders. */
@@ -108,13 +108,12 @@ export const records = <A, NotFound, Unreadable, Failed>(
     backend._tag === "files"
       ? RecordStore.make({ ...options, root: NodePath.join(backend.home, options.folder) })
       : PgRecordStore.make({
-          table: options.folder,
-          where: backend.where,
-          kind: options.kind,
-          errors: options.errors,
-          ...(options.archive === undefined ? {} : { archive: options.archive })
-        }).pipe(Effect.provideService(SqlClient.SqlClient, backend.sql))
-  )
+        table: options.folder,
+        where: backend.where,
+        kind: options.kind,
+        errors: options.errors,
+        ...(options.archive === undefined ? {} : { archive: options.archive })
+      }).pipe(Effect.provideService(SqlClient.SqlClient, backend.sql)))
 
 /**
  * Names of what changed among one kind's records, as `<id>.json` on every
@@ -154,9 +153,7 @@ export const claims = (folder: string, suffix: string): Effect.Effect<Claims.Cla
   Effect.flatMap(StoreBackend, (backend) =>
     backend._tag === "files"
       ? Claims.makeFiles((key) => NodePath.join(backend.home, folder, `${key}${suffix}`))
-      : Claims.makePostgres(backend.sql, `${folder}/`)
-  )
+      : Claims.makePostgres(backend.sql, `${folder}/`))
 
 /** How the backend is named to a person: the home's folder, or the database's masked URL. */
-export const describe = (backend: Backend): string =>
-  backend._tag === "files" ? `the home folder ${backend.home}` : `PostgreSQL at ${backend.where}`
+export const describe = (backend: Backend): string => backend._tag === "files" ? `the home folder ${backend.home}` : `PostgreSQL at ${backend.where}`

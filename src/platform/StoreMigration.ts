@@ -267,16 +267,18 @@ const filesSide = (home: string) =>
       Option.isSome(reader)
         ? Effect.sync(() => reader.value.readString(path, kind.maxBytes))
         : Effect.gen(function* () {
-            const info = yield* fs.stat(path).pipe(Effect.either)
-            if (Either.isLeft(info))
-              return Either.left<RecordStore.BoundedReadRefusal>(isNotFound(info.left) ? { _tag: "NotFound" } : { _tag: "Failed", message: info.left.message })
-            if (info.right.type !== "File") return Either.left({ _tag: "NotRegular" as const, kind: info.right.type })
-            if (Number(info.right.size) > kind.maxBytes) return Either.left({ _tag: "TooBig" as const, size: Number(info.right.size) })
-            return yield* fs.readFileString(path).pipe(
-              Effect.map((text) => Either.right(text)),
-              Effect.catchAll((e) => Effect.succeed(Either.left<RecordStore.BoundedReadRefusal>(isNotFound(e) ? { _tag: "NotFound" } : { _tag: "Failed", message: e.message })))
+          const info = yield* fs.stat(path).pipe(Effect.either)
+          if (Either.isLeft(info))
+            return Either.left<RecordStore.BoundedReadRefusal>(isNotFound(info.left) ? { _tag: "NotFound" } : { _tag: "Failed", message: info.left.message })
+          if (info.right.type !== "File") return Either.left({ _tag: "NotRegular" as const, kind: info.right.type })
+          if (Number(info.right.size) > kind.maxBytes) return Either.left({ _tag: "TooBig" as const, size: Number(info.right.size) })
+          return yield* fs.readFileString(path).pipe(
+            Effect.map((text) => Either.right(text)),
+            Effect.catchAll((e) =>
+              Effect.succeed(Either.left<RecordStore.BoundedReadRefusal>(isNotFound(e) ? { _tag: "NotFound" } : { _tag: "Failed", message: e.message }))
             )
-          })
+          )
+        })
 
     const refusal = (why: RecordStore.BoundedReadRefusal): string | undefined => {
       switch (why._tag) {
@@ -347,8 +349,7 @@ const filesSide = (home: string) =>
               }
               const read: Read = { entries, skipped }
               return [Chunk.of(read), i < ids.length ? Option.some(i) : Option.none()] as const
-            })
-          )
+            }))
         })
       )
 
@@ -362,10 +363,11 @@ const filesSide = (home: string) =>
       if (archive === undefined) return hotRead
       const shelves = Stream.unwrap(
         Effect.map(names(kind, NodePath.join(root, archive.dir)), (all) =>
-          Stream.fromIterable(all.filter((n) => RecordStore.isSafeId(n) && !n.includes(".")).sort()).pipe(
+          Stream.fromIterable(
+            all.filter((n) => RecordStore.isSafeId(n) && !n.includes(".")).sort()
+          ).pipe(
             Stream.flatMap((shelf) => readFolder(kind, shelfDir(kind, shelf), shelf, digests, hot))
-          )
-        )
+          ))
       )
       return Stream.concat(hotRead, shelves)
     }
@@ -385,10 +387,15 @@ const filesSide = (home: string) =>
               const there = (path: string) => fs.exists(path).pipe(Effect.mapError(fail(kind, `look for ${path}`)))
               if (yield* there(recordPath(kind, root, e.id))) return false
               const shelf = kind.archive?.shelfOf(e.id)
-              if (kind.archive !== undefined && shelf !== undefined && RecordStore.isSafeId(shelf) && (yield* there(recordPath(kind, shelfDir(kind, shelf), e.id))))
+              if (
+                kind.archive !== undefined && shelf !== undefined && RecordStore.isSafeId(shelf) &&
+                (yield* there(recordPath(kind, shelfDir(kind, shelf), e.id)))
+              )
                 return false
-              if (kind.layout._tag === "folder") yield* fs.makeDirectory(NodePath.join(dir, e.id), { recursive: true }).pipe(Effect.mapError(fail(kind, `create ${dir}`)))
-              if (e.files.length > 0 && kind.filesDir !== undefined) yield* placeFiles(kind, dir, e)
+              if (kind.layout._tag === "folder")
+                yield* fs.makeDirectory(NodePath.join(dir, e.id), { recursive: true }).pipe(Effect.mapError(fail(kind, `create ${dir}`)))
+              if (e.files.length > 0 && kind.filesDir !== undefined)
+                yield* placeFiles(kind, dir, e)
               // The record last, durable: its existence is what says the copy is done.
               return yield* createAtomically(recordPath(kind, dir, e.id), e.body, { durable: true }).pipe(
                 Effect.provideService(FileSystem.FileSystem, fs),
@@ -443,58 +450,58 @@ const postgresSide = (where: string, sql: SqlClient.SqlClient): Side => {
         const rows = yield* sql<{ readonly id: string; readonly shelf: string | null; readonly body: string }>`
           SELECT id, shelf, body FROM magi_records WHERE kind = ${kind.folder} AND id > ${after} ORDER BY id LIMIT ${PAGE}`
         // Which of them have files, by name only: the bytes are fetched one owner at a time, so a page of panels is never all in memory.
-        const owners =
-          kind.filesDir === undefined || rows.length === 0
-            ? new Set<string>()
-            : new Set(
-                (yield* sql<{ readonly owner: string }>`
+        const owners = kind.filesDir === undefined || rows.length === 0
+          ? new Set<string>()
+          : new Set(
+            (yield* sql<{ readonly owner: string }>`
                   SELECT DISTINCT owner FROM magi_files WHERE kind = ${kind.folder} AND owner IN ${sql.in(rows.map((r) => r.id))}`).map((r) => r.owner)
-              )
+          )
         const entries: Array<Entry> = []
         for (const row of rows) {
           const files = owners.has(row.id)
             ? (yield* sql<{ readonly name: string; readonly bytes: Uint8Array }>`
                 SELECT name, bytes FROM magi_files WHERE kind = ${kind.folder} AND owner = ${row.id} ORDER BY name`).map((f) => ({
-                name: f.name,
-                bytes: new Uint8Array(f.bytes)
-              }))
+              name: f.name,
+              bytes: new Uint8Array(f.bytes)
+            }))
             : []
           entries.push({ id: row.id, shelf: row.shelf, body: row.body, files, digest: null })
         }
         const last = rows.at(-1)?.id
         return [Chunk.of<Read>({ entries, skipped: [] }), rows.length === PAGE && last !== undefined ? Option.some(last) : Option.none()] as const
-      }).pipe(Effect.mapError(fail(kind, `read ${kind.plural}`)))
-    )
+      }).pipe(Effect.mapError(fail(kind, `read ${kind.plural}`))))
 
   const write = (kind: MigrationKind, entries: ReadonlyArray<Entry>): Effect.Effect<number, MigrationFailed> =>
     entries.length === 0
       ? Effect.succeed(0)
       : sql
-          .withTransaction(
-            Effect.gen(function* () {
-              const made = yield* sql<{ readonly id: string }>`
-                INSERT INTO magi_records ${sql.insert(
-                  entries.map((e) => ({ kind: kind.folder, id: e.id, body: e.body, shelf: e.shelf, digest: e.shelf === null ? null : e.digest }))
-                )}
-                ON CONFLICT (kind, id) DO NOTHING RETURNING id`
-              const created = new Set(made.map((r) => r.id))
-              // A record's files come with it, in its transaction: only a record created now brings them.
-              const files = entries.flatMap((e) =>
-                created.has(e.id) ? e.files.map((f) => ({ kind: kind.folder, owner: e.id, name: f.name, bytes: f.bytes })) : []
+        .withTransaction(
+          Effect.gen(function* () {
+            const made = yield* sql<{ readonly id: string }>`
+                INSERT INTO magi_records ${
+              sql.insert(
+                entries.map((e) => ({ kind: kind.folder, id: e.id, body: e.body, shelf: e.shelf, digest: e.shelf === null ? null : e.digest }))
               )
-              // In groups, so a batch of panels is not one statement of 16 MiB of parameters.
-              for (let i = 0; i < files.length; i += 50)
-                yield* sql`INSERT INTO magi_files ${sql.insert(files.slice(i, i + 50))} ON CONFLICT (kind, owner, name) DO NOTHING`
-              if (created.size > 0) {
-                // As every write does: the kind's revision moves (a listing memoised on it lists again) and listeners hear of it.
-                yield* sql`INSERT INTO magi_revisions (kind, revision) VALUES (${kind.folder}, 1)
+            }
+                ON CONFLICT (kind, id) DO NOTHING RETURNING id`
+            const created = new Set(made.map((r) => r.id))
+            // A record's files come with it, in its transaction: only a record created now brings them.
+            const files = entries.flatMap((e) =>
+              created.has(e.id) ? e.files.map((f) => ({ kind: kind.folder, owner: e.id, name: f.name, bytes: f.bytes })) : []
+            )
+            // In groups, so a batch of panels is not one statement of 16 MiB of parameters.
+            for (let i = 0; i < files.length; i += 50)
+              yield* sql`INSERT INTO magi_files ${sql.insert(files.slice(i, i + 50))} ON CONFLICT (kind, owner, name) DO NOTHING`
+            if (created.size > 0) {
+              // As every write does: the kind's revision moves (a listing memoised on it lists again) and listeners hear of it.
+              yield* sql`INSERT INTO magi_revisions (kind, revision) VALUES (${kind.folder}, 1)
                            ON CONFLICT (kind) DO UPDATE SET revision = magi_revisions.revision + 1`
-                yield* sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${`${kind.folder}/${made.at(-1)!.id}`})`
-              }
-              return created.size
-            })
-          )
-          .pipe(Effect.mapError(fail(kind, `copy ${kind.plural}`)))
+              yield* sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${`${kind.folder}/${made.at(-1)!.id}`})`
+            }
+            return created.size
+          })
+        )
+        .pipe(Effect.mapError(fail(kind, `copy ${kind.plural}`)))
 
   return { read, write, keepsDigests: true }
 }

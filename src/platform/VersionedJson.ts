@@ -27,8 +27,7 @@ export class MalformedRecord extends Data.TaggedError("MalformedRecord")<{ reado
 export type VersionRefusal = NewerSchema | MalformedRecord
 
 /** True for the newer-schema refusal, whatever a kind wrapped it in on the way. */
-export const isNewerSchema = (e: unknown): e is NewerSchema =>
-  typeof e === "object" && e !== null && (e as { _tag?: unknown })._tag === "NewerSchema"
+export const isNewerSchema = (e: unknown): e is NewerSchema => typeof e === "object" && e !== null && (e as { _tag?: unknown })._tag === "NewerSchema"
 
 /**
  * Parse `body` and check its `schema` against `current`. The raw value on

@@ -7,8 +7,7 @@ import { Config, Effect } from "effect"
 import * as Q from "./Question.js"
 
 /** `word` as one word for a POSIX shell: bare when that is safe, else in single quotes. */
-export const shellWord = (word: string): string =>
-  word !== "" && /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`
+export const shellWord = (word: string): string => word !== "" && /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`
 
 /**
  * The reply on `q`'s thread. A reply's `--choice`s replace the question's,
@@ -20,8 +19,7 @@ export const threadCommand = (magi: string, q: Q.Question, summary = `"..."`): s
   [`${magi} ask --thread ${q.id} --summary ${summary}`, ...q.choices.map((c) => `--choice ${shellWord(c)}`)].join(" ")
 
 /** Said under a thread hint that carries choices, so the agent knows why they are there. */
-export const KEEP_CHOICES =
-  "(The --choice options repeat the question's current choices: a reply without them would turn it into a free-text question.)"
+export const KEEP_CHOICES = "(The --choice options repeat the question's current choices: a reply without them would turn it into a free-text question.)"
 
 /**
  * Does this asker end its turn on `pending` rather than wait again?

@@ -59,7 +59,9 @@ const decodeStrict = Schema.decodeUnknownEither(Announcement, { onExcessProperty
 export const decode = (body: string, source: string): Either.Either<Announcement, AnnouncementError> =>
   parseVersioned(body, source, ANNOUNCEMENT_SCHEMA, () => `announcement ${source}`).pipe(
     Either.mapLeft((e) => new AnnouncementError({ message: e.message, cause: e })),
-    Either.flatMap((raw) => Either.mapLeft(decodeStrict(raw), (e) => new AnnouncementError({ message: `${source} is not an announcement magi can read: ${e.message}` }))),
+    Either.flatMap((raw) =>
+      Either.mapLeft(decodeStrict(raw), (e) => new AnnouncementError({ message: `${source} is not an announcement magi can read: ${e.message}` }))
+    ),
     // A mark from before the store kept them is named by its file only.
     Either.map((a) => (a.question !== "" || !source.endsWith(".json") ? a : { ...a, question: NodePath.basename(source, ".json") }))
   )
@@ -95,8 +97,7 @@ export const loopShouldNotify = (q: Q.Question, record: Option.Option<Announceme
 }
 
 /** The asker announces a thread length nobody announced yet: a second asker of the same turn (a retried call) stays quiet. */
-export const askerShouldNotify = (q: Q.Question, record: Option.Option<Announcement>): boolean =>
-  Option.isNone(record) || record.value.turns < q.thread.length
+export const askerShouldNotify = (q: Q.Question, record: Option.Option<Announcement>): boolean => Option.isNone(record) || record.value.turns < q.thread.length
 
 /** The record of `id`, or none (never written, or unreadable: nobody claimed it in a way this build reads). */
 export const read = (records: AnnouncementStore, id: string): Effect.Effect<Option.Option<Announcement>> =>
@@ -157,6 +158,7 @@ export const finish = (
   Effect.gen(function* () {
     const at = Q.timestamp(new Date(yield* Clock.currentTimeMillis))
     yield* records.update(claimed.question, (current) =>
-      current.token === claimed.token ? Either.right({ ...current, state, reason, at }) : Either.left(new NotYours())
-    )
-  }).pipe(Effect.catchAllCause((cause) => Effect.logDebug(`could not record the announcement of ${claimed.question}`, cause)))
+      current.token === claimed.token ? Either.right({ ...current, state, reason, at }) : Either.left(new NotYours()))
+  }).pipe(Effect.catchAllCause((cause) =>
+    Effect.logDebug(`could not record the announcement of ${claimed.question}`, cause)
+  ))

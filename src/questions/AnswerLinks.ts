@@ -73,8 +73,7 @@ const b64url = (bytes: Buffer) => bytes.toString("base64url")
 export const choicesDigest = (choices: ReadonlyArray<string>): string =>
   b64url(NodeCrypto.createHash("sha256").update(JSON.stringify(choices)).digest()).slice(0, 22)
 
-const mac = (secret: Buffer, payload: string) =>
-  NodeCrypto.createHmac("sha256", secret).update(MAC_CONTEXT + payload).digest()
+const mac = (secret: Buffer, payload: string) => NodeCrypto.createHmac("sha256", secret).update(MAC_CONTEXT + payload).digest()
 
 /**
  * The least a token lives: a day, what a push service keeps a message for a
@@ -161,8 +160,7 @@ export const verify = (secret: Buffer, token: string, now: number): Either.Eithe
 export const secret = Effect.fn("AnswerLinks.secret")(function* (homeDir: string) {
   const fs = yield* FileSystem.FileSystem
   const path = NodePath.join(homeDir, SECRET_FILE)
-  const unavailable = (e: { readonly message: string }) =>
-    new SecretUnavailable({ message: `cannot read or make the answer-link key ${path}: ${e.message}` })
+  const unavailable = (e: { readonly message: string }) => new SecretUnavailable({ message: `cannot read or make the answer-link key ${path}: ${e.message}` })
   const exists = yield* fs.exists(path).pipe(Effect.mapError(unavailable))
   if (!exists)
     yield* createAtomically(path, NodeCrypto.randomBytes(SECRET_BYTES).toString("hex") + "\n", { durable: true, mode: 0o600 }).pipe(
@@ -170,7 +168,9 @@ export const secret = Effect.fn("AnswerLinks.secret")(function* (homeDir: string
     )
   const text = (yield* fs.readFileString(path).pipe(Effect.mapError(unavailable))).trim()
   if (!/^[0-9a-f]{64}$/.test(text))
-    return yield* new SecretUnavailable({ message: `the answer-link key ${path} is not 64 hex digits; remove it and magi makes a new one (old links stop working)` })
+    return yield* new SecretUnavailable({
+      message: `the answer-link key ${path} is not 64 hex digits; remove it and magi makes a new one (old links stop working)`
+    })
   return Buffer.from(text, "hex")
 })
 

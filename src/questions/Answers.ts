@@ -31,8 +31,7 @@ export const sayToQuestion = Effect.fn("sayToQuestion")(function* (id: string, b
  * multiple-choice question, free text otherwise. `Question.answer` still
  * judges it, so a typo'd choice is refused with the list of real ones.
  */
-export const answerFromText = (q: Q.Question, text: string): Q.Answer =>
-  Q.isFreeText(q) ? { text } : { choice: text }
+export const answerFromText = (q: Q.Question, text: string): Q.Answer => Q.isFreeText(q) ? { text } : { choice: text }
 
 /**
  * The question a `magi answer --reply` with no id is about: the only open
@@ -65,9 +64,9 @@ export const openQuestions = Effect.map(QuestionStore, (store) => store.list).pi
 export const seatRefusal = (q: Q.Question, seat: string): Q.QuestionRejected | undefined =>
   seat !== "" && isApproval(q)
     ? new Q.QuestionRejected({
-        reason: "not-owner",
-        message: `question ${Q.shortId(q.id)} is a tool approval; only the owner decides one, never an agent (this process runs in seat ${seat})`
-      })
+      reason: "not-owner",
+      message: `question ${Q.shortId(q.id)} is a tool approval; only the owner decides one, never an agent (this process runs in seat ${seat})`
+    })
     : undefined
 
 /**
@@ -95,7 +94,9 @@ export const answerByLink = (q: Q.Question, claim: Claim, now: Date): Either.Eit
     return Either.left(
       new Q.QuestionRejected({
         reason: "not-offered",
-        message: `the choices of question ${Q.shortId(q.id)} changed since this button was sent, so it no longer says what it would answer; open the page to answer`
+        message: `the choices of question ${
+          Q.shortId(q.id)
+        } changed since this button was sent, so it no longer says what it would answer; open the page to answer`
       })
     )
   const choice = q.choices[claim.index] ?? ""

@@ -46,15 +46,14 @@ const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 export const ensureSameRun = (q: Question, run: string, form: string) =>
   run !== "" && q.run !== "" && q.run !== run
     ? Effect.fail(
-        AskRefused.refused(
-          `question ${Q.shortId(q.id)} belongs to run ${q.run}, not to this run ${run}; ${form} only continues this run's own questions`
-        )
+      AskRefused.refused(
+        `question ${Q.shortId(q.id)} belongs to run ${q.run}, not to this run ${run}; ${form} only continues this run's own questions`
       )
+    )
     : Effect.void
 
 /** The question, or a refusal that says why it cannot be read. */
-export const load = (id: string) =>
-  Effect.flatMap(QuestionStore, (store) => store.get(id)).pipe(Effect.mapError((e) => AskRefused.refused(e.message)))
+export const load = (id: string) => Effect.flatMap(QuestionStore, (store) => store.get(id)).pipe(Effect.mapError((e) => AskRefused.refused(e.message)))
 
 /**
  * A panel as given: a file the CLI names (`--panel FILE.html`) or the HTML
@@ -194,8 +193,7 @@ export const replyOn = (id: string, input: Reply, form: string) =>
           body,
           input.choices,
           at
-        )
-      )
+        ))
       .pipe(Effect.mapError((e) => AskRefused.refused(e.message)))
     return { question, budgetMs: Q.budgetLeftMs(question, config.answerTimeoutSecs, at) }
   })

@@ -51,8 +51,7 @@ const at = (stamp: string | null | undefined): number => {
  * the activity before it; that only makes an abandoned question (whose asker
  * has already gone) move sooner.
  */
-export const lastActivity = (q: Question): number =>
-  Math.max(at(q.asked_at), at(q.answered_at), ...q.thread.map((t) => at(t.at)))
+export const lastActivity = (q: Question): number => Math.max(at(q.asked_at), at(q.answered_at), ...q.thread.map((t) => at(t.at)))
 
 /**
  * When `q` was settled: answered, or abandoned (a deadline passing is an

@@ -55,16 +55,14 @@ export const Lease = Schema.Struct({
 export type Lease = typeof Lease.Type
 
 /** Fresh while no more than `LEASE_TTL` has passed since the last beat. */
-export const isFresh = (lease: Lease, now: Date): boolean =>
-  now.getTime() - Date.parse(lease.beat_at) <= LEASE_TTL_MS
+export const isFresh = (lease: Lease, now: Date): boolean => now.getTime() - Date.parse(lease.beat_at) <= LEASE_TTL_MS
 
 /** `Option`-friendly form of `isFresh`: no lease is never fresh. */
 export const heldAt = (lease: Option.Option<Lease>, now: Date): Option.Option<LeaseKind> =>
   Option.isSome(lease) && isFresh(lease.value, now) ? Option.some(lease.value.kind) : Option.none()
 
 /** Who holds a question's wait, as the owner sees it: the web's `holder`. */
-export const holder = (lease: Option.Option<Lease>, now: Date): LeaseKind | "nobody" =>
-  Option.getOrElse(heldAt(lease, now), () => "nobody" as const)
+export const holder = (lease: Option.Option<Lease>, now: Date): LeaseKind | "nobody" => Option.getOrElse(heldAt(lease, now), () => "nobody" as const)
 
 /** `<root>/leases/<id>.lease`, `root` being the questions directory. */
 export const leasePath = (root: string, id: string): string => NodePath.join(root, LEASES_DIR, `${id}.lease`)
@@ -153,8 +151,7 @@ export class Leases extends Context.Tag("magi/Leases")<Leases, LeasesShape>() {
 
 export const make = Effect.fn("Leases.make")(function* (root: string) {
   const fs = yield* FileSystem.FileSystem
-  const bound = <A, E>(e: Effect.Effect<A, E, FileSystem.FileSystem>) =>
-    Effect.provideService(e, FileSystem.FileSystem, fs)
+  const bound = <A, E>(e: Effect.Effect<A, E, FileSystem.FileSystem>) => Effect.provideService(e, FileSystem.FileSystem, fs)
   return {
     root,
     beat: (id, kind) => bound(beat(root, id, kind)),

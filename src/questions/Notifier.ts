@@ -61,9 +61,7 @@ const PLACEHOLDER = /\{(summary|run|url)\}/g
  * (`--attach=/home/me/.ssh/id_rsa`). A dash the owner wrote is theirs.
  */
 export const expand = (template: string, q: Pick<Question, "summary" | "run">, url: string): string => {
-  const filled = template.replace(PLACEHOLDER, (_, name: "summary" | "run" | "url") =>
-    name === "summary" ? q.summary : name === "run" ? q.run : url
-  )
+  const filled = template.replace(PLACEHOLDER, (_, name: "summary" | "run" | "url") => name === "summary" ? q.summary : name === "run" ? q.run : url)
   return filled.startsWith("-") && !template.startsWith("-") ? ` ${filled}` : filled
 }
 
@@ -184,10 +182,9 @@ export class Notifier extends Context.Tag("magi/Notifier")<Notifier, NotifierSha
       const client = yield* HttpClient.HttpClient
       let ntfyChannel: NtfyChannel | undefined
       if (ntfy !== null) {
-        const token =
-          ntfy.tokenEnv === null
-            ? Option.none<string>()
-            : yield* Config.option(Config.nonEmptyString(ntfy.tokenEnv)).pipe(Effect.orDie)
+        const token = ntfy.tokenEnv === null
+          ? Option.none<string>()
+          : yield* Config.option(Config.nonEmptyString(ntfy.tokenEnv)).pipe(Effect.orDie)
         if (ntfy.tokenEnv !== null && Option.isNone(token))
           yield* Effect.logWarning(`[notify] ntfy names token_env = "${ntfy.tokenEnv}", but that variable is unset: publishing without a token`)
         ntfyChannel = { settings: ntfy, base, token: Option.getOrUndefined(token), client, secret, fallbackSecs: config.answerTimeoutSecs }
@@ -250,13 +247,10 @@ const publishNtfy = (channel: NtfyChannel, q: Question, options: NotifyOptions) 
     yield* Ntfy.publish(channel.settings, msg, channel.token)
   }).pipe(
     Effect.provideService(HttpClient.HttpClient, channel.client),
-    Effect.mapError((e) =>
-      new NotifyFailed({ message: typeof e === "string" ? e : `could not publish to ntfy at ${channel.settings.server}: ${e.message}` })
-    ),
+    Effect.mapError((e) => new NotifyFailed({ message: typeof e === "string" ? e : `could not publish to ntfy at ${channel.settings.server}: ${e.message}` })),
     Effect.timeoutFail({
       duration: NOTIFY_TIMEOUT,
-      onTimeout: () =>
-        new NotifyFailed({ message: `ntfy at ${channel.settings.server} did not answer within ${Duration.toSeconds(NOTIFY_TIMEOUT)}s` })
+      onTimeout: () => new NotifyFailed({ message: `ntfy at ${channel.settings.server} did not answer within ${Duration.toSeconds(NOTIFY_TIMEOUT)}s` })
     })
   )
 
@@ -340,9 +334,7 @@ const makeCommand = Effect.fn("Notifier.makeCommand")(function* (command: Readon
       const proc = yield* Command.make(program, ...argv).pipe(Command.feed(""), Command.start)
       // On the timeout, the whole process group is killed outright: a
       // notifier that ignores SIGTERM must not hold the ask hostage.
-      yield* Effect.addFinalizer((exit) =>
-        exit._tag === "Failure" ? proc.kill("SIGKILL").pipe(Effect.ignore) : Effect.void
-      )
+      yield* Effect.addFinalizer((exit) => exit._tag === "Failure" ? proc.kill("SIGKILL").pipe(Effect.ignore) : Effect.void)
       const [stderr, , code] = yield* Effect.all(
         [
           keepTail(Stream.decodeText(proc.stderr)),
@@ -367,13 +359,11 @@ const makeCommand = Effect.fn("Notifier.makeCommand")(function* (command: Readon
       Effect.catchTag("SystemError", "BadArgument", (e) =>
         Effect.fail(
           new NotifyFailed({
-            message:
-              e._tag === "SystemError" && e.reason === "NotFound"
-                ? `notification command \`${program}\` could not be started: no such program`
-                : `notification command \`${program}\` could not be started: ${e.message}`
+            message: e._tag === "SystemError" && e.reason === "NotFound"
+              ? `notification command \`${program}\` could not be started: no such program`
+              : `notification command \`${program}\` could not be started: ${e.message}`
           })
-        )
-      ),
+        )),
       Effect.provideService(CommandExecutor.CommandExecutor, executor)
     )
     return run.pipe(Effect.withSpan("Notifier.notify", { attributes: { question: q.id } }))

@@ -88,14 +88,14 @@ export const message = (input: MessageInput): Message => {
   const answering = !input.notice && Q.isOpen(q) && tokens !== undefined && q.choices.length > 0 && q.choices.length <= MAX_ACTIONS
   const actions: ReadonlyArray<HttpAction | ViewAction> = answering
     ? q.choices.map((choice, i) => ({
-        action: "http",
-        label: cut(choice, LABEL_MAX_CHARS),
-        url: `${input.base.replace(/\/+$/, "")}${ANSWER_BY_TOKEN_PATH}`,
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ token: tokens[i] }),
-        clear: true
-      }))
+      action: "http",
+      label: cut(choice, LABEL_MAX_CHARS),
+      url: `${input.base.replace(/\/+$/, "")}${ANSWER_BY_TOKEN_PATH}`,
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ token: tokens[i] }),
+      clear: true
+    }))
     : [{ action: "view", label: "Open", url: click, clear: true }]
   return { ...base, click, actions }
 }

@@ -222,8 +222,7 @@ const pad = (n: number) => String(n).padStart(2, "0")
  * owner can paste either anywhere an id is taken. `entropy` is 16 random bits.
  */
 export const makeId = (now: Date, entropy: number): string => {
-  const stamp =
-    `${now.getFullYear()}${pad(now.getMonth() + 1)}${pad(now.getDate())}` +
+  const stamp = `${now.getFullYear()}${pad(now.getMonth() + 1)}${pad(now.getDate())}` +
     `-${pad(now.getHours())}${pad(now.getMinutes())}${pad(now.getSeconds())}`
   return `${stamp}-${(entropy & 0xffff).toString(16).padStart(4, "0")}`
 }
@@ -379,16 +378,14 @@ export const shouldNotify = (q: Question, now: Date): boolean => {
 }
 
 /** The same numbers `answer_timeout` is counted in. */
-export const secondsSinceAsked = (q: Question, now: Date): number =>
-  Math.max(0, Math.floor((now.getTime() - Date.parse(q.asked_at)) / 1000))
+export const secondsSinceAsked = (q: Question, now: Date): number => Math.max(0, Math.floor((now.getTime() - Date.parse(q.asked_at)) / 1000))
 
 // ---------------------------------------------------------------------------
 // Transitions: each returns the new question or the reason it was refused.
 
 type Result = Either.Either<Question, QuestionRejected>
 
-const refuse = (reason: QuestionRejected["reason"], message: string): Result =>
-  Either.left(new QuestionRejected({ reason, message }))
+const refuse = (reason: QuestionRejected["reason"], message: string): Result => Either.left(new QuestionRejected({ reason, message }))
 
 /** Refused when `text` is over `max` bytes, naming the field, the cap and where long text belongs. */
 const overCap = (field: string, text: string, max: number, instead: string): QuestionRejected | undefined => {
@@ -433,10 +430,9 @@ export const checkChoices = (choices: ReadonlyArray<string>): QuestionRejected |
 
 /** A new question's text within the caps and its choices well formed, or why not. */
 export const checkNew = (input: Pick<NewQuestion, "summary" | "detail" | "choices">): Either.Either<void, QuestionRejected> => {
-  const wrong =
-    (input.summary.trim() === ""
-      ? new QuestionRejected({ reason: "empty", message: "a question needs a summary: the question in one line" })
-      : undefined) ??
+  const wrong = (input.summary.trim() === ""
+    ? new QuestionRejected({ reason: "empty", message: "a question needs a summary: the question in one line" })
+    : undefined) ??
     overCap("the summary", input.summary, SUMMARY_MAX_BYTES, "keep it to the question in one line and put the rest in --detail") ??
     overCap("the detail", input.detail, DETAIL_MAX_BYTES, PANEL_HINT) ??
     checkChoices(input.choices)
@@ -452,9 +448,11 @@ const overRecordCap = (q: Question): Result | undefined => {
   const size = bytes(encode(q))
   return size > RECORD_MAX_BYTES
     ? refuse(
-        "too-long",
-        `question ${shortId(q.id)} would be ${size} bytes with this turn, over magi's cap of ${RECORD_MAX_BYTES} bytes for one question; answer it, or ask a new question`
-      )
+      "too-long",
+      `question ${
+        shortId(q.id)
+      } would be ${size} bytes with this turn, over magi's cap of ${RECORD_MAX_BYTES} bytes for one question; answer it, or ask a new question`
+    )
     : undefined
 }
 
@@ -538,8 +536,7 @@ export const reply = (q: Question, body: string, choices: ReadonlyArray<string>,
 }
 
 /** The question's whole timeout in seconds: as recorded, else `fallbackSecs`. */
-export const timeoutSecs = (q: Question, fallbackSecs: number): number =>
-  q.answer_timeout > 0 ? q.answer_timeout : fallbackSecs
+export const timeoutSecs = (q: Question, fallbackSecs: number): number => q.answer_timeout > 0 ? q.answer_timeout : fallbackSecs
 
 /**
  * When the question expires: its last activity (the ask, or the latest turn)
@@ -553,9 +550,7 @@ export const deadlineMs = (q: Question, fallbackSecs: number): number => {
 }
 
 /** What is left until `deadlineMs`, never below 0. */
-export const budgetLeftMs = (q: Question, fallbackSecs: number, now: Date): number =>
-  Math.max(0, deadlineMs(q, fallbackSecs) - now.getTime())
+export const budgetLeftMs = (q: Question, fallbackSecs: number, now: Date): number => Math.max(0, deadlineMs(q, fallbackSecs) - now.getTime())
 
 /** The words an expired question is abandoned with, by the asker or the daemon alike. */
-export const expiryReason = (q: Question, fallbackSecs: number): string =>
-  `no answer within ${timeoutSecs(q, fallbackSecs)}s of asking`
+export const expiryReason = (q: Question, fallbackSecs: number): string => `no answer within ${timeoutSecs(q, fallbackSecs)}s of asking`

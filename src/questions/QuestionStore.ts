@@ -503,8 +503,7 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
 
   // -- panels ---------------------------------------------------------------
 
-  const badId = (id: string) =>
-    new PanelRefused({ message: `question id \`${id}\` is not a name magi will build a panel path from` })
+  const badId = (id: string) => new PanelRefused({ message: `question id \`${id}\` is not a name magi will build a panel path from` })
 
   const putPanel = (q: Question, html: string, assets: ReadonlyArray<string>) =>
     Effect.gen(function* () {
@@ -534,9 +533,7 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
         // `stat` follows links, so the size counted is the size copied.
         const info = yield* fs.stat(src).pipe(
           // A mistyped name is the usual cause: said in one line, not as a stack of errno words.
-          Effect.mapError((e) =>
-            isNotFound(e) ? new PanelRefused({ message: `panel asset ${src}: there is no such file` }) : io(`stat panel asset ${src}`)(e)
-          )
+          Effect.mapError((e) => isNotFound(e) ? new PanelRefused({ message: `panel asset ${src}: there is no such file` }) : io(`stat panel asset ${src}`)(e))
         )
         if (info.type !== "File")
           return yield* new PanelRefused({
@@ -556,9 +553,9 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
   const panelHtml = (id: string) =>
     Q.validAssetName(id)
       ? panels.read(id, PANEL_HTML).pipe(
-          Effect.map(Option.map((bytes) => new TextDecoder().decode(bytes))),
-          Effect.orElseSucceed(() => Option.none<string>())
-        )
+        Effect.map(Option.map((bytes) => new TextDecoder().decode(bytes))),
+        Effect.orElseSucceed(() => Option.none<string>())
+      )
       : Effect.succeedNone
 
   const panelAsset = (id: string, name: string) =>
@@ -609,8 +606,7 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
       Effect.map(historyPage({ before, limit: STREAM_CHUNK }), (page) => [
         Chunk.fromIterable(page.questions),
         page.next === null ? Option.none() : Option.some(page.next)
-      ])
-    )
+      ]))
   )
 
   const archiveSettled = (batch: number) =>

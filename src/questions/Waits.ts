@@ -126,9 +126,10 @@ export const make = Effect.fn("Waits.make")(function* (
   yield* Effect.addFinalizer(() =>
     kind !== "asker"
       ? Effect.void
-      : Effect.flatMap(Ref.get(beaten), (ids) =>
-          Effect.forEach(ids, (id) => Lease.release(store.root, id, kind), { discard: true })
-        ).pipe(Effect.provideService(FileSystem.FileSystem, fs), Effect.ignore)
+      : Effect.flatMap(Ref.get(beaten), (ids) => Effect.forEach(ids, (id) => Lease.release(store.root, id, kind), { discard: true })).pipe(
+        Effect.provideService(FileSystem.FileSystem, fs),
+        Effect.ignore
+      )
   )
 
   /**
@@ -254,7 +255,9 @@ export const make = Effect.fn("Waits.make")(function* (
               Effect.zipRight(
                 finish("failed", e.message),
                 Effect.logWarning(
-                  `could not notify about question ${Q.shortId(q.id)}: ${e.message} - the web UI shows it, and magi serve or magi web will try once more if one is running`
+                  `could not notify about question ${
+                    Q.shortId(q.id)
+                  }: ${e.message} - the web UI shows it, and magi serve or magi web will try once more if one is running`
                 )
               )
             )
@@ -270,15 +273,13 @@ export const make = Effect.fn("Waits.make")(function* (
       Effect.withSpan("Waits.askAndWait", { attributes: { id: q.id } })
     )
 
-  const resumeWait = (q: Question, timeout: Duration.Duration) =>
-    waitLoop(q, timeout).pipe(Effect.withSpan("Waits.resumeWait", { attributes: { id: q.id } }))
+  const resumeWait = (q: Question, timeout: Duration.Duration) => waitLoop(q, timeout).pipe(Effect.withSpan("Waits.resumeWait", { attributes: { id: q.id } }))
 
   const markDelivered = (outcome: WaitOutcome) => {
     const id = outcome.question.id
     // The answer is printed with any of the owner's words not yet read, so
     // either way every turn the outcome carried has now been read.
-    const mark = (fresh: Question) =>
-      Q.markShown(fresh, { answer: outcome._tag === "Answered", turns: outcome.question.thread.length })
+    const mark = (fresh: Question) => Q.markShown(fresh, { answer: outcome._tag === "Answered", turns: outcome.question.thread.length })
     if (outcome._tag !== "Answered" && outcome._tag !== "Replied") return Effect.void
     // Best effort: failing here only risks the daemon delivering twice.
     return store.update(id, (fresh) => Either.right(mark(fresh))).pipe(

@@ -65,8 +65,7 @@ export interface VapidKeys {
 
 const StoredKeys = Schema.Struct({ publicKey: Schema.String, privateKey: Schema.String })
 
-const valid = (keys: VapidKeys) =>
-  /^[A-Za-z0-9_-]{87}$/.test(keys.publicKey) && /^[A-Za-z0-9_-]{43}$/.test(keys.privateKey)
+const valid = (keys: VapidKeys) => /^[A-Za-z0-9_-]{87}$/.test(keys.publicKey) && /^[A-Za-z0-9_-]{43}$/.test(keys.privateKey)
 
 /**
  * The library, loaded when a push is first made or sent: it and its
@@ -87,8 +86,7 @@ const fresh = Effect.map(library, (lib): VapidKeys => {
 export const vapidKeys = Effect.fn("WebPush.vapidKeys")(function* (homeDir: string) {
   const fs = yield* FileSystem.FileSystem
   const path = NodePath.join(homeDir, VAPID_FILE)
-  const unavailable = (e: { readonly message: string }) =>
-    new VapidUnavailable({ message: `cannot read or make the Web Push key pair ${path}: ${e.message}` })
+  const unavailable = (e: { readonly message: string }) => new VapidUnavailable({ message: `cannot read or make the Web Push key pair ${path}: ${e.message}` })
   if (!(yield* fs.exists(path).pipe(Effect.mapError(unavailable))))
     yield* createAtomically(path, JSON.stringify(yield* fresh) + "\n", { durable: true, mode: 0o600 }).pipe(Effect.mapError(unavailable))
   const text = yield* fs.readFileString(path).pipe(Effect.mapError(unavailable))
@@ -111,7 +109,10 @@ const keyRecords: StoreBackend.KindOptions<SharedKeys, VapidUnavailable, VapidUn
   kind: {
     noun: "Web Push key pair",
     decode: (body, source) =>
-      Either.mapLeft(Schema.decodeUnknownEither(Schema.parseJson(SharedKeys))(body), (e) => ({ message: `${source} is not a Web Push key pair: ${e.message}` })),
+      Either.mapLeft(
+        Schema.decodeUnknownEither(Schema.parseJson(SharedKeys))(body),
+        (e) => ({ message: `${source} is not a Web Push key pair: ${e.message}` })
+      ),
     encode: (record) => JSON.stringify(record) + "\n",
     idOf: (record) => record.id,
     maxBytes: 1024
@@ -236,7 +237,10 @@ export const send = (input: {
     if (response.status === 404 || response.status === 410) return { _tag: "Gone" } satisfies Sent
     if (response.status < 200 || response.status >= 300) {
       const text = yield* response.text.pipe(Effect.orElseSucceed(() => ""))
-      return { _tag: "Failed", message: `the push service ${service} answered ${response.status}: ${cut(text.trim(), 200) || "no reason given"}` } satisfies Sent
+      return {
+        _tag: "Failed",
+        message: `the push service ${service} answered ${response.status}: ${cut(text.trim(), 200) || "no reason given"}`
+      } satisfies Sent
     }
     return { _tag: "Delivered" } satisfies Sent
   }).pipe(

@@ -94,7 +94,9 @@ export const placeRepo = Effect.fn("placeRepo")(function* (given: string, relati
     ]
     if (known.length > 0)
       return yield* new FilingRefused({
-        message: `no host has a repository named \`${given}\` (known: ${[...new Set(known)].sort().join(", ")}); name one of those, or give a folder inside a git repository`
+        message: `no host has a repository named \`${given}\` (known: ${
+          [...new Set(known)].sort().join(", ")
+        }); name one of those, or give a folder inside a git repository`
       })
   }
   if (!relativeFolders && !NodePath.isAbsolute(given))
@@ -187,17 +189,23 @@ export const fileWorkSaying = Effect.fn("fileWork")(function* (work: NewWork) {
   const ids = [...new Set(blockers.map((b) => b.id))]
   const reason = blockers.map((b) => `${b.kind} ${T.shortId(b.id)}`).join(", ")
   const task = yield* tasks
-    .add({ instruction: work.instruction, title: work.title, priority: work.priority, repo: placed.repo, repoName: placed.repoName, source: work.source }, (t) => {
-      if (ids.length === 0) return Either.right(t)
-      // A fresh task cannot be waited on yet; the check stands here so the
-      // rule lives where blockers are added, whoever adds them next.
-      const circle = T.circleThrough(all, t.id, ids)
-      if (circle !== undefined)
-        return Either.left(
-          new T.TaskRefused({ reason: "status", message: `waiting on ${circle.map(T.shortId).join(" → ")} would close a circle: none of them could ever run` })
-        )
-      return T.block(t, ids, `after ${reason}`)
-    })
+    .add(
+      { instruction: work.instruction, title: work.title, priority: work.priority, repo: placed.repo, repoName: placed.repoName, source: work.source },
+      (t) => {
+        if (ids.length === 0) return Either.right(t)
+        // A fresh task cannot be waited on yet; the check stands here so the
+        // rule lives where blockers are added, whoever adds them next.
+        const circle = T.circleThrough(all, t.id, ids)
+        if (circle !== undefined)
+          return Either.left(
+            new T.TaskRefused({
+              reason: "status",
+              message: `waiting on ${circle.map(T.shortId).join(" → ")} would close a circle: none of them could ever run`
+            })
+          )
+        return T.block(t, ids, `after ${reason}`)
+      }
+    )
     .pipe(Effect.mapError((e) => new FilingRefused({ message: e.message })))
   return { task, alreadyDone }
 })

@@ -300,8 +300,7 @@ export const titleFrom = (text: string, max: number = TITLE_MAX): string => {
   return chars.length <= max ? bare : chars.slice(0, Math.max(0, max - 1)).join("") + "…"
 }
 
-const newestFirst = (a: Task, b: Task) =>
-  a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : a.id < b.id ? 1 : a.id > b.id ? -1 : 0
+const newestFirst = (a: Task, b: Task) => a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : a.id < b.id ? 1 : a.id > b.id ? -1 : 0
 
 /** The order `magi task list` shows: higher priority first, then newest first. */
 export const listOrder = (a: Task, b: Task): number => b.priority - a.priority || newestFirst(a, b)

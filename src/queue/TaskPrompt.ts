@@ -12,9 +12,11 @@ export const taskInstruction = (t: Task): string => {
   const parts = [t.instruction.trim()]
   if (t.answers.length > 0)
     parts.push(
-      `## The owner's answers\n\nBefore this task ran, the owner answered questions it was waiting on:\n\n${t.answers
-        .map((a) => `- question ${shortId(a.question)}: ${a.answer}`)
-        .join("\n")}`
+      `## The owner's answers\n\nBefore this task ran, the owner answered questions it was waiting on:\n\n${
+        t.answers
+          .map((a) => `- question ${shortId(a.question)}: ${a.answer}`)
+          .join("\n")
+      }`
     )
   if (t.review_branch !== null)
     parts.push(

@@ -55,7 +55,6 @@ export class TaskNotFound extends Data.TaggedError("TaskNotFound")<{ readonly me
 
 export type TaskReadError = TaskNotFound | T.UnreadableTask | TaskStoreError
 
-
 /** Is the process `pid` alive on this machine? (The claims' rule, here for the queue's callers.) */
 export const pidAlive = Claims.pidAlive
 
@@ -246,8 +245,7 @@ const assemble = Effect.fn("TaskStore.assemble")(function* (
       Effect.gen(function* () {
         const next = yield* change(current)
         return next === current ? current : yield* stamp(next)
-      })
-    )
+      }))
 
   const add = (input: Omit<T.NewTask, "id" | "now">, shape: (t: Task) => Either.Either<Task, T.TaskRefused> = Either.right) =>
     Effect.gen(function* () {
@@ -271,9 +269,12 @@ const assemble = Effect.fn("TaskStore.assemble")(function* (
       Effect.flatMap((still) =>
         still
           ? Effect.void
-          : // Taken over (this process was paused past the ttl): the next
-            // loop to look finds the task run by the new holder.
-            Effect.zipRight(Effect.logWarning(`queue: the claim on task ${T.shortId(id)} was taken over while this loop was not renewing it`), Effect.fail("lost" as const))
+          // Taken over (this process was paused past the ttl): the next
+          // loop to look finds the task run by the new holder.
+          : Effect.zipRight(
+            Effect.logWarning(`queue: the claim on task ${T.shortId(id)} was taken over while this loop was not renewing it`),
+            Effect.fail("lost" as const)
+          )
       ),
       Effect.catchTag("ClaimsError", (e) => Effect.logWarning(`queue: could not renew the claim on task ${T.shortId(id)}: ${e.message}`)),
       Effect.repeat(Schedule.spaced(TASK_CLAIM_RENEW)),

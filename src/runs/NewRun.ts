@@ -41,8 +41,7 @@ export class Workspaces extends Context.Tag("magi/Workspaces")<Workspaces, Works
       repoRoot: (dir) => Worktree.git(dir, "rev-parse", "--show-toplevel").pipe(Effect.provideService(CommandExecutor.CommandExecutor, executor)),
       create: (repoDir, home, runId, short) =>
         Worktree.create(repoDir, home, runId, short).pipe(Effect.provideService(CommandExecutor.CommandExecutor, executor)),
-      branchTaken: (repoDir, short) =>
-        Worktree.branchTaken(repoDir, short).pipe(Effect.provideService(CommandExecutor.CommandExecutor, executor))
+      branchTaken: (repoDir, short) => Worktree.branchTaken(repoDir, short).pipe(Effect.provideService(CommandExecutor.CommandExecutor, executor))
     }))
   )
 }

@@ -138,7 +138,9 @@ export const make = Effect.fn("RunDriver.make")(function* () {
     const run = yield* runs.get(input.run).pipe(Effect.mapError((e) => new TurnRefused({ message: e.message })))
     if (!runsHere(run, self))
       return yield* new TurnRefused({
-        message: `run ${Q.shortId(run.id)} lives on host ${run.host}: its worktree and its agent's session are there, so only that host's magi runs its turns (this is ${self})`
+        message: `run ${
+          Q.shortId(run.id)
+        } lives on host ${run.host}: its worktree and its agent's session are there, so only that host's magi runs its turns (this is ${self})`
       })
     const seat = run.seats.find((s) => s.key === input.seat)
     if (seat === undefined) return yield* new TurnRefused({ message: `run ${run.id} has no seat ${input.seat}` })
@@ -167,9 +169,7 @@ export const make = Effect.fn("RunDriver.make")(function* () {
         }
         yield* runs.update(run.id, (r) => ({
           ...r,
-          seats: r.seats.map((s): Seat =>
-            s.key === current.key ? { ...s, session: seated.session, env: seated.env, turns: current.turns + 1 } : s
-          )
+          seats: r.seats.map((s): Seat => s.key === current.key ? { ...s, session: seated.session, env: seated.env, turns: current.turns + 1 } : s)
         }))
         const beat = Effect.zipRight(bound(beatSeat(dir, current.key, token)), input.alsoBeat ?? Effect.void)
         const result: CallResult = yield* beating(
@@ -190,9 +190,7 @@ export const make = Effect.fn("RunDriver.make")(function* () {
         ).pipe(Effect.mapError((e) => new TurnRefused({ message: e.message })))
         yield* runs.update(run.id, (r) => ({
           ...r,
-          seats: r.seats.map((s): Seat =>
-            s.key === current.key ? { ...s, turns: result.seat.turns, session: result.seat.session, env: result.seat.env } : s
-          )
+          seats: r.seats.map((s): Seat => s.key === current.key ? { ...s, turns: result.seat.turns, session: result.seat.session, env: result.seat.env } : s)
         }))
         // Still under the seat's lock: no next turn can be writing meanwhile.
         // A turn that failed gets a plain message rather than its error as the subject.
@@ -232,12 +230,11 @@ export const make = Effect.fn("RunDriver.make")(function* () {
       return yield* runs.setStatus(runId, "waiting", why)
     }
     const status = statusAfterTurn(result, open.right)
-    const reason =
-      status === "failed"
-        ? (result.problem ?? `the agent's turn failed (exit ${result.exitCode ?? "by signal"})`)
-        : status === "stalled"
-          ? `the agent hit its usage limit${result.quota ? `; it resets ${result.quota}` : ""}`
-          : undefined
+    const reason = status === "failed"
+      ? (result.problem ?? `the agent's turn failed (exit ${result.exitCode ?? "by signal"})`)
+      : status === "stalled"
+      ? `the agent hit its usage limit${result.quota ? `; it resets ${result.quota}` : ""}`
+      : undefined
     return yield* runs.setStatus(runId, status, reason)
   })
 

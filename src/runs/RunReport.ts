@@ -48,13 +48,12 @@ export const nextSteps = (run: Run, changes: Changes | undefined): ReadonlyArray
   if (run.removed_at !== undefined) return []
   const repo = shellWord(run.repo)
   const branch = shellWord(run.branch)
-  const review: Array<readonly [string, string]> =
-    changes === undefined || changes.commits.length === 0
-      ? []
-      : [
-          [`git -C ${repo} diff ${shellWord(run.base)}...${branch}`, "see what it changed"],
-          [`git -C ${repo} merge ${branch}`, `take the work into ${run.base} (from a checkout of it)`]
-        ]
+  const review: Array<readonly [string, string]> = changes === undefined || changes.commits.length === 0
+    ? []
+    : [
+      [`git -C ${repo} diff ${shellWord(run.base)}...${branch}`, "see what it changed"],
+      [`git -C ${repo} merge ${branch}`, `take the work into ${run.base} (from a checkout of it)`]
+    ]
   switch (run.status) {
     case "done":
     case "failed":

@@ -22,5 +22,4 @@ export type RunStatus = typeof RunStatus.Type
  * sessions? `stalled` and `blocked` can, so a question asked in them may yet
  * get a real answer from a real resume; only the three endings cannot.
  */
-export const resumable = (status: RunStatus): boolean =>
-  status !== "done" && status !== "failed" && status !== "superseded"
+export const resumable = (status: RunStatus): boolean => status !== "done" && status !== "failed" && status !== "superseded"

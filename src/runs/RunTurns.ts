@@ -37,8 +37,9 @@ const SeatLock = Schema.Struct({ ...Lease.Lease.fields, token: Schema.String })
 const decodeSeatLock = Schema.decodeUnknownOption(Schema.parseJson(SeatLock))
 
 const lockBody = (token: string) =>
-  Effect.map(Clock.currentTimeMillis, (ms) =>
-    JSON.stringify({ kind: "daemon", pid: process.pid, beat_at: timestamp(new Date(ms)), token } satisfies typeof SeatLock.Type) + "\n"
+  Effect.map(
+    Clock.currentTimeMillis,
+    (ms) => JSON.stringify({ kind: "daemon", pid: process.pid, beat_at: timestamp(new Date(ms)), token } satisfies typeof SeatLock.Type) + "\n"
   )
 
 /** The token in the seat's lock, if there is a readable one. */

@@ -82,9 +82,7 @@ const decodeStrict = Schema.decodeUnknownEither(Run, { onExcessProperty: "error"
 export const decode = (body: string, source: string): Either.Either<Run, RunStoreError | NewerSchema> =>
   parseVersioned(body, source, RUN_SCHEMA, () => `run ${source}`).pipe(
     Either.mapLeft((e) => (isNewerSchema(e) ? e : new RunStoreError({ message: e.message }))),
-    Either.flatMap((raw) =>
-      Either.mapLeft(decodeStrict(raw), (e) => new RunStoreError({ message: `${source} is not a run magi can read: ${e.message}` }))
-    )
+    Either.flatMap((raw) => Either.mapLeft(decodeStrict(raw), (e) => new RunStoreError({ message: `${source} is not a run magi can read: ${e.message}` })))
   )
 
 export const encode = (run: Run): string => JSON.stringify(run, null, 2) + "\n"
@@ -209,8 +207,7 @@ export const archivable = (run: Run, now: number): boolean => {
 }
 
 /** What a shelf's index keeps of a run: what a search of runs would match, lowercased and short. */
-export const digest = (run: Run): string =>
-  [run.id, run.status, run.repo, run.branch, run.instruction.slice(0, 200)].join("\n").toLowerCase()
+export const digest = (run: Run): string => [run.id, run.status, run.repo, run.branch, run.instruction.slice(0, 200)].join("\n").toLowerCase()
 
 export interface RunsStamp {
   readonly revision: number
@@ -318,8 +315,7 @@ const assemble = Effect.fn("RunStore.assemble")(function* (
       Effect.map(Clock.currentTimeMillis, (ms) => {
         const now = new Date(ms)
         return { ...change(current, now), updated_at: options?.keepUpdatedAt === true ? current.updated_at : Q.timestamp(now) }
-      })
-    )
+      }))
 
   const setStatus = (wanted: string, status: RunStatus, reason?: string) =>
     Effect.gen(function* () {

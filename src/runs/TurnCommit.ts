@@ -22,8 +22,7 @@ const FALLBACK_IDENTITY = ["-c", "user.name=magi", "-c", "user.email=magi@localh
 export const leftoversMessage = (summary: string, label: string): string => {
   const said = summary.trim()
   const first = said.split("\n").find((l) => l.trim() !== "")?.trim() ?? ""
-  const subject =
-    first === "" ? `Work left uncommitted by ${label}` : first.length > SUBJECT_MAX ? `${first.slice(0, SUBJECT_MAX - 1).trimEnd()}…` : first
+  const subject = first === "" ? `Work left uncommitted by ${label}` : first.length > SUBJECT_MAX ? `${first.slice(0, SUBJECT_MAX - 1).trimEnd()}…` : first
   const body = said === "" || said === first ? "" : `\n\n${said}`
   return `${subject}${body}\n\nCommitted by magi after ${label}: the agent left these changes uncommitted.\n`
 }

@@ -44,8 +44,7 @@ const PAGE_HEADERS = {
   "cache-control": "no-store"
 }
 
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!)
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!)
 
 /** A small page of its own: the phone may open it with no magi page loaded. */
 const page = (status: number, heading: string, lines: ReadonlyArray<string>, form?: string) =>
@@ -68,9 +67,9 @@ interface Outcome {
 const respond = (asJson: boolean, outcome: Outcome) =>
   asJson
     ? Responses.json(
-        outcome.status < 300 ? { answered: outcome.answer, message: outcome.message } : { error: outcome.message },
-        outcome.status
-      )
+      outcome.status < 300 ? { answered: outcome.answer, message: outcome.message } : { error: outcome.message },
+      outcome.status
+    )
     : page(outcome.status, outcome.status < 300 ? "Answered" : "Not answered", [outcome.message])
 
 const refusedLink = (e: AnswerLinks.LinkRefused): Outcome => ({ status: e.reason === "expired" ? 410 : 403, message: e.message })

@@ -60,8 +60,7 @@ const ASSET_TYPES: Record<string, string> = {
   txt: "text/plain; charset=utf-8"
 }
 
-export const assetType = (name: string): string =>
-  ASSET_TYPES[name.slice(name.lastIndexOf(".") + 1).toLowerCase()] ?? "application/octet-stream"
+export const assetType = (name: string): string => ASSET_TYPES[name.slice(name.lastIndexOf(".") + 1).toLowerCase()] ?? "application/octet-stream"
 
 // ---------------------------------------------------------------------------
 // Errors of the HTTP layer itself
@@ -99,8 +98,7 @@ export const failure = (e: ApiError) => {
 // ---------------------------------------------------------------------------
 // Bodies
 
-const tooLarge = () =>
-  new BodyTooLarge({ message: `a request body may be at most ${MAX_BODY_BYTES} bytes; an answer is a sentence, not an upload` })
+const tooLarge = () => new BodyTooLarge({ message: `a request body may be at most ${MAX_BODY_BYTES} bytes; an answer is a sentence, not an upload` })
 
 /**
  * The request body as text, at most `MAX_BODY_BYTES`. Read from Node's

@@ -113,7 +113,7 @@ export const resolveBind = Effect.fn("resolveBind")(function* (bind: string) {
       `listening on every interface (${address}): anyone who can reach this machine can read and answer your questions`
     )
   const hostNames = new Set<string>(["localhost", address.toLowerCase(), ...names])
-  if (everywhere) for (const a of allLocalAddresses()) hostNames.add(a.toLowerCase())
+  if (everywhere) { for (const a of allLocalAddresses()) hostNames.add(a.toLowerCase()) }
   if (address === "127.0.0.1" || address === "::1") {
     hostNames.add("127.0.0.1")
     hostNames.add("::1")

@@ -17,7 +17,11 @@ const INK = "#ffffff"
 type Shape =
   | { readonly kind: "rect"; readonly x: number; readonly y: number; readonly w: number; readonly h: number; readonly r: number; readonly fill: string }
   | { readonly kind: "circle"; readonly cx: number; readonly cy: number; readonly r: number; readonly fill: string }
-  | { readonly kind: "triangle"; readonly points: readonly [readonly [number, number], readonly [number, number], readonly [number, number]]; readonly fill: string }
+  | {
+    readonly kind: "triangle"
+    readonly points: readonly [readonly [number, number], readonly [number, number], readonly [number, number]]
+    readonly fill: string
+  }
 
 /**
  * In a unit square. Everything but the background stays inside the circle
@@ -40,8 +44,8 @@ export const iconSvg = (): string => {
     s.kind === "rect"
       ? `<rect x="${n(s.x)}" y="${n(s.y)}" width="${n(s.w)}" height="${n(s.h)}" rx="${n(s.r)}" fill="${s.fill}"/>`
       : s.kind === "circle"
-        ? `<circle cx="${n(s.cx)}" cy="${n(s.cy)}" r="${n(s.r)}" fill="${s.fill}"/>`
-        : `<polygon points="${s.points.map(([x, y]) => `${n(x)},${n(y)}`).join(" ")}" fill="${s.fill}"/>`
+      ? `<circle cx="${n(s.cx)}" cy="${n(s.cy)}" r="${n(s.r)}" fill="${s.fill}"/>`
+      : `<polygon points="${s.points.map(([x, y]) => `${n(x)},${n(y)}`).join(" ")}" fill="${s.fill}"/>`
   )
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100">`,
@@ -69,8 +73,7 @@ const distance = (s: Shape, px: number, py: number): number => {
   const [a, b, c] = s.points
   const area = (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
   const side = area > 0 ? 1 : -1
-  const edge = (x0: number, y0: number, x1: number, y1: number) =>
-    -(side * ((x1 - x0) * (py - y0) - (y1 - y0) * (px - x0))) / Math.hypot(x1 - x0, y1 - y0)
+  const edge = (x0: number, y0: number, x1: number, y1: number) => -(side * ((x1 - x0) * (py - y0) - (y1 - y0) * (px - x0))) / Math.hypot(x1 - x0, y1 - y0)
   return Math.max(edge(a[0], a[1], b[0], b[1]), edge(b[0], b[1], c[0], c[1]), edge(c[0], c[1], a[0], a[1]))
 }
 

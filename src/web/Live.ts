@@ -150,8 +150,7 @@ export class Live extends Context.Tag("magi/web/Live")<
         at: yield* Clock.currentTimeMillis
       })
       /** Remember a reading, taken at `at` (before it began, so its age is never understated). */
-      const remember = (revisions: Revisions, holders: string, loop: LoopPid, at: number) =>
-        Ref.set(last, { revisions, holders, loop, at })
+      const remember = (revisions: Revisions, holders: string, loop: LoopPid, at: number) => Ref.set(last, { revisions, holders, loop, at })
 
       const publish = (revisions: Revisions, holders: string, loop: LoopPid, at: number) =>
         Effect.zipRight(remember(revisions, holders, loop, at), PubSub.publish(hub, { _tag: "Change", revisions, loop }))

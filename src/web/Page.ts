@@ -84,8 +84,7 @@ const INDEX = `<!doctype html>
  * A PNG of the icon, drawn on the first request for its size: 192 and 512
  * are what installers ask a manifest for, 180 is iOS's home-screen icon.
  */
-const png = (size: number) =>
-  Effect.sync(() => HttpServerResponse.uint8Array(iconPng(size), { contentType: "image/png", headers: HEADERS }))
+const png = (size: number) => Effect.sync(() => HttpServerResponse.uint8Array(iconPng(size), { contentType: "image/png", headers: HEADERS }))
 
 /**
  * A chunk's name carries a hash of its content, so a browser may keep it for

@@ -186,8 +186,9 @@ export class QueueFeed extends Context.Tag("magi/web/QueueFeed")<
         const wanted = [...new Set(of.flatMap((t) => t.blocked_by))].filter((id) => !known.has(id))
         return Effect.forEach(wanted, (id) =>
           // `get` also takes a prefix; a blocker names a whole id or nothing.
-          questionStore.get(id).pipe(Effect.option, Effect.map(Option.filter((q) => q.id === id)))
-        ).pipe(Effect.map((found) => found.flatMap((q) => (Option.isSome(q) ? [q.value] : []))))
+          questionStore.get(id).pipe(Effect.option, Effect.map(Option.filter((q) => q.id === id)))).pipe(
+            Effect.map((found) => found.flatMap((q) => (Option.isSome(q) ? [q.value] : [])))
+          )
       }
       /** The same for tasks done and shelved since. */
       const shelvedTaskBlockers = (of: ReadonlyArray<Task>, tasks: ReadonlyArray<Task>) => {
@@ -232,13 +233,13 @@ export class QueueFeed extends Context.Tag("magi/web/QueueFeed")<
             const snapshot = Option.isSome(same)
               ? same.value.snapshot
               : render(
-                  views(
-                    tasks,
-                    [...questions, ...(yield* shelvedBlockers(tasks, tasks, questions))],
-                    decided.latest,
-                    yield* shelvedTaskBlockers(tasks, tasks)
-                  )
+                views(
+                  tasks,
+                  [...questions, ...(yield* shelvedBlockers(tasks, tasks, questions))],
+                  decided.latest,
+                  yield* shelvedTaskBlockers(tasks, tasks)
                 )
+              )
             yield* Ref.set(latest, Option.some({ tasks, questions, decisions: decided, snapshot, seq }))
             return snapshot
           })

@@ -36,13 +36,13 @@ export const jsonBytes = (
     return HttpServerResponse.empty({ status: 304, headers: { ...headers, vary: "accept-encoding" } })
   return acceptsGzip(acceptEncoding)
     ? HttpServerResponse.uint8Array(gzipped, {
-        contentType: "application/json; charset=utf-8",
-        headers: { ...headers, "content-encoding": "gzip", vary: "accept-encoding" }
-      })
+      contentType: "application/json; charset=utf-8",
+      headers: { ...headers, "content-encoding": "gzip", vary: "accept-encoding" }
+    })
     : HttpServerResponse.uint8Array(body, {
-        contentType: "application/json; charset=utf-8",
-        headers: { ...headers, vary: "accept-encoding" }
-      })
+      contentType: "application/json; charset=utf-8",
+      headers: { ...headers, vary: "accept-encoding" }
+    })
 }
 
 /** `If-None-Match` names `etag` (or is `*`); a weak tag (`W/"…"`) matches its strong twin, as RFC 9110 compares for GET. */

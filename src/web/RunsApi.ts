@@ -128,15 +128,17 @@ const detail = Effect.gen(function* () {
     : yield* Artifacts.tail(dir, latest.value).pipe(Effect.orElseSucceed(() => Option.none()))
   const task = yield* (yield* QueueFeed).taskOfRun(run.id)
   const hosts = yield* hostsNow
-  return Responses.json({
-    ...run,
-    host_offline: offlineWords(hosts, run.host) ?? null,
-    queued: queuedWords(hosts, run.id) ?? null,
-    task: Option.getOrNull(task),
-    questions,
-    artifacts,
-    last_output: Option.getOrNull(lastOutput)
-  } satisfies RunDetail)
+  return Responses.json(
+    {
+      ...run,
+      host_offline: offlineWords(hosts, run.host) ?? null,
+      queued: queuedWords(hosts, run.id) ?? null,
+      task: Option.getOrNull(task),
+      questions,
+      artifacts,
+      last_output: Option.getOrNull(lastOutput)
+    } satisfies RunDetail
+  )
 }).pipe(Effect.catchAll(storeFailure))
 
 /**

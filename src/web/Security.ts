@@ -69,13 +69,14 @@ export const checkHost = (host: string | undefined, allowed: ReadonlySet<string>
     status: 421,
     // The allowed names are not listed: a rebinding page can read this body,
     // and the machine's tailnet name is none of its business.
-    message: `a request for host \`${host ?? ""}\` is refused: magi web answers only to the address it listens on, localhost and its Tailscale name (DNS rebinding protection)`
+    message: `a request for host \`${
+      host ?? ""
+    }\` is refused: magi web answers only to the address it listens on, localhost and its Tailscale name (DNS rebinding protection)`
   })
 }
 
 /** `application/json`, with or without parameters such as `charset`. */
-const isJson = (contentType: string | undefined) =>
-  contentType !== undefined && contentType.split(";")[0]!.trim().toLowerCase() === "application/json"
+const isJson = (contentType: string | undefined) => contentType !== undefined && contentType.split(";")[0]!.trim().toLowerCase() === "application/json"
 
 /**
  * Refuse a write a browser was made to send from another site. `host` is the
@@ -163,13 +164,12 @@ export const checkPaired = (
   paired || openWithoutPairing(path)
     ? Option.none()
     : Option.some({
-        status: 401,
-        message: "this device is not paired with magi: open /pair and enter the code `magi web pair` prints"
-      })
+      status: 401,
+      message: "this device is not paired with magi: open /pair and enter the code `magi web pair` prints"
+    })
 
 /** A browser loading a page (not a script fetching data), which is better sent to `/pair` than shown JSON. */
 const wantsPage = (method: string, accept: string | undefined) => method.toUpperCase() === "GET" && (accept ?? "").includes("text/html")
-
 
 /**
  * The checks in front of every route, refusals as JSON errors: the host,
@@ -182,9 +182,9 @@ export const guard = (allowedHosts: ReadonlyArray<string>, devices?: DevicesShap
     Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
       const refusal = Option.orElse(checkHost(request.headers["host"], allowed), () =>
-        exemptFromWriteCheck(request.url) ? Option.none() : checkWrite(request.method, request.headers)
-      )
-      if (Option.isSome(refusal)) return Responses.error(refusal.value.status, refusal.value.message)
+        exemptFromWriteCheck(request.url) ? Option.none() : checkWrite(request.method, request.headers))
+      if (Option.isSome(refusal))
+        return Responses.error(refusal.value.status, refusal.value.message)
       if (devices !== undefined) {
         const path = pathOf(request.url)
         if (!openWithoutPairing(path)) {

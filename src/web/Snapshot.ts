@@ -36,7 +36,6 @@ import { QuestionStore, type StoreError } from "../questions/QuestionStore.js"
 import { type Holder, mayBeHeld } from "../questions/Holding.js"
 import { Hosts, queuedQuestions } from "../platform/Hosts.js"
 
-
 export type { Holder }
 
 /** A question as the API shows it: the record, whose turn it is, and who waits on it. */

@@ -78,8 +78,7 @@ export interface Running {
   readonly pairing: boolean
 }
 
-const codeOf = (e: { readonly cause: unknown }) =>
-  typeof e.cause === "object" && e.cause !== null && "code" in e.cause ? String(e.cause.code) : ""
+const codeOf = (e: { readonly cause: unknown }) => typeof e.cause === "object" && e.cause !== null && "code" in e.cause ? String(e.cause.code) : ""
 
 const urlHost = (address: string) => (NodeNet.isIPv6(address) ? `[${address}]` : address)
 
@@ -104,7 +103,9 @@ const listen = (address: string, port: number, limits: Limits) =>
         const where = `${urlHost(address)}:${port}`
         if (code === "EADDRINUSE")
           return new CannotListen({
-            message: `port ${port} on ${address} is still in use after ${Duration.format(PORT_RETRY_FOR)}: another magi web (or something else) holds ${where}; stop it or pass --port`
+            message: `port ${port} on ${address} is still in use after ${
+              Duration.format(PORT_RETRY_FOR)
+            }: another magi web (or something else) holds ${where}; stop it or pass --port`
           })
         if (code === "EADDRNOTAVAIL")
           return new CannotListen({ message: `cannot listen on ${where}: ${address} is not an address of this machine` })
@@ -129,7 +130,9 @@ const services = Live.layer.pipe(
   // The planning chats, with what their turns and filing use; each chat's
   // agent roster is read from its own repository's config.
   Layer.provideMerge(Chats.layer.pipe(Layer.provideMerge(Layer.mergeAll(Agents.layer, Rosters.fromFiles)))),
-  Layer.provideMerge(Layer.mergeAll(RunStore.layer, TaskStore.layer, Hosts.layer, Devices.layer.pipe(Layer.provide(StoreBackend.StoreBackend.layer)), SavedRules.layer)),
+  Layer.provideMerge(
+    Layer.mergeAll(RunStore.layer, TaskStore.layer, Hosts.layer, Devices.layer.pipe(Layer.provide(StoreBackend.StoreBackend.layer)), SavedRules.layer)
+  ),
   // The leases from an index kept in memory (one read per change of the
   // leases folder), never one read per question per request.
   Layer.provideMerge(Layer.unwrapEffect(Effect.map(QuestionStore, (store) => LeaseIndex.layer(store.root))))

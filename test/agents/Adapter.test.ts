@@ -117,7 +117,9 @@ describe("what a seat does on pending", () => {
 
   it("[agents.<id>] wait chooses, and anything but end-turn or poll is refused with what to write", () =>
     Effect.gen(function* () {
-      const [a, b] = yield* fromTable({ agents: { c: { kind: "codex", wait: "poll" }, d: { kind: "command", command: ["x"], wait: "end-turn" } } }, ["magi.toml"])
+      const [a, b] = yield* fromTable({ agents: { c: { kind: "codex", wait: "poll" }, d: { kind: "command", command: ["x"], wait: "end-turn" } } }, [
+        "magi.toml"
+      ])
       expect(waitModeOf(a!)).toBe("poll")
       expect(waitModeOf(b!)).toBe("end-turn")
       const bad = yield* Effect.flip(fromTable({ agents: { c: { kind: "codex", wait: "end_turn" } } }, ["magi.toml"]))
@@ -156,10 +158,12 @@ describe("the prompt", () => {
 
   it("tells a seat that ends its turn on pending to end it, in the shell form and the tool form, and never to wait again", async () => {
     const { runPrompt, resumePrompt } = await import("../../src/agents/Prompts.js")
-    for (const magi of [
-      { path: "/opt/magi/bin/magi", run: "/opt/magi/bin/magi", endTurn: true },
-      { path: "/opt/magi/bin/magi", run: "magi", tools: true, endTurn: true }
-    ]) {
+    for (
+      const magi of [
+        { path: "/opt/magi/bin/magi", run: "/opt/magi/bin/magi", endTurn: true },
+        { path: "/opt/magi/bin/magi", run: "magi", tools: true, endTurn: true }
+      ]
+    ) {
       const p = runPrompt("Do it.", "/w", "magi/ab12", magi)
       expect(p).toMatch(/end your turn then/i)
       expect(p).toMatch(/magi resumes this\s+same session with their/)

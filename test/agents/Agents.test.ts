@@ -44,16 +44,32 @@ describe("adapters build each CLI's headless call", () => {
   it("claude: a new session is created under the minted id, a resume names it, read-only denies every change but magi ask", () => {
     const fresh = plan(spec("claude", { command: ["claude"], model: "opus" }), { ...planInput, newSession: "u-1" })
     expect(fresh.argv).toEqual([
-      "claude", "-p", "--output-format", "json", "--permission-mode", "bypassPermissions", "--model", "opus", "--session-id", "u-1"
+      "claude",
+      "-p",
+      "--output-format",
+      "json",
+      "--permission-mode",
+      "bypassPermissions",
+      "--model",
+      "opus",
+      "--session-id",
+      "u-1"
     ])
     expect(fresh.stdin).toBe("do it")
     const resumed = plan(spec("claude", { command: ["claude"] }), { ...planInput, resume: "u-1", allowWrite: false, magi: "/opt/magi/bin/magi" })
     expect(resumed.argv).toEqual([
-      "claude", "-p", "--output-format", "json",
-      "--permission-mode", "dontAsk",
-      "--allowed-tools", "Bash(magi ask:*),Bash(/opt/magi/bin/magi ask:*)",
-      "--disallowed-tools", "Edit,Write,MultiEdit,NotebookEdit",
-      "--resume", "u-1"
+      "claude",
+      "-p",
+      "--output-format",
+      "json",
+      "--permission-mode",
+      "dontAsk",
+      "--allowed-tools",
+      "Bash(magi ask:*),Bash(/opt/magi/bin/magi ask:*)",
+      "--disallowed-tools",
+      "Edit,Write,MultiEdit,NotebookEdit",
+      "--resume",
+      "u-1"
     ])
   })
 
@@ -65,7 +81,9 @@ describe("adapters build each CLI's headless call", () => {
     // Without magi's MCP server there is no approve tool to name: the seat keeps its old way.
     expect(plan(spec("claude", { command: ["claude"] }), { ...planInput, newSession: "u-1", approve: true }).argv).toContain("bypassPermissions")
     // A read-only seat needs no approvals: it may change nothing.
-    expect(plan(spec("claude", { command: ["claude"] }), { ...planInput, allowWrite: false, mcp, approve: true }).argv).not.toContain("--permission-prompt-tool")
+    expect(plan(spec("claude", { command: ["claude"] }), { ...planInput, allowWrite: false, mcp, approve: true }).argv).not.toContain(
+      "--permission-prompt-tool"
+    )
   })
 
   it("opencode: prompt on stdin, session by -s; agy: prompt by file, mode by write access", () => {
@@ -74,7 +92,17 @@ describe("adapters build each CLI's headless call", () => {
     expect(o.stdin).toBe("do it")
     const a = plan(spec("agy", { command: ["agy"] }), { ...planInput, allowWrite: false, resume: "c-1" })
     expect(a.argv).toEqual([
-      "agy", "--output-format", "json", "--print-timeout", "900s", "--mode", "plan", "--conversation", "c-1", "-p", "@/a/impl-1.prompt.md"
+      "agy",
+      "--output-format",
+      "json",
+      "--print-timeout",
+      "900s",
+      "--mode",
+      "plan",
+      "--conversation",
+      "c-1",
+      "-p",
+      "@/a/impl-1.prompt.md"
     ])
   })
 
@@ -103,8 +131,7 @@ describe("replies are read the way each CLI prints them", () => {
   })
 
   it("claude's usage limits in each of its wordings are a stall, with the reset time when given", () => {
-    const limited = (result: string) =>
-      parse("claude", JSON.stringify({ type: "result", is_error: true, result, session_id: "s1" }), "", 1, false)
+    const limited = (result: string) => parse("claude", JSON.stringify({ type: "result", is_error: true, result, session_id: "s1" }), "", 1, false)
     expect(limited("You've hit your 5-hour limit · resets 3pm (UTC)").quota).toBe("3pm (UTC)")
     expect(limited("Weekly limit reached ∙ resets Oct 7, 9am").quota).toBe("Oct 7, 9am")
     expect(limited("Claude usage limit reached. Your limit will reset at 5pm.").quota).toBe("5pm")
@@ -152,8 +179,7 @@ describe("seats", () => {
   })
 })
 
-const callLayer = (home: string) =>
-  Agents.layer.pipe(Layer.provide(MagiHome.at(home)), Layer.provideMerge(NodeContext.layer))
+const callLayer = (home: string) => Agents.layer.pipe(Layer.provide(MagiHome.at(home)), Layer.provideMerge(NodeContext.layer))
 
 const readLog = (file: string) =>
   NodeFs.readFileSync(file, "utf8")
@@ -270,11 +296,13 @@ describe("Agents.call runs a real process", () => {
     const dir = tempDir()
     return Effect.gen(function* () {
       const agents = yield* Agents
-      for (const [kind, id] of [
-        ["codex", "0199a213-81c0-7800-8aa1-bbab2a035a53"],
-        ["opencode", "ses_5f1c2b3a4ffeABCDEF"],
-        ["agy", "conv-7781"]
-      ] as const) {
+      for (
+        const [kind, id] of [
+          ["codex", "0199a213-81c0-7800-8aa1-bbab2a035a53"],
+          ["opencode", "ses_5f1c2b3a4ffeABCDEF"],
+          ["agy", "conv-7781"]
+        ] as const
+      ) {
         const first = yield* agents.call(callOf(dir, spec(kind), { stem: `${kind}-1` }))
         expect(first).toMatchObject({ usable: true, session: id, seat: { turns: 1, session: id } })
         expect(hasSession(kind, first.seat)).toBe(true)
@@ -413,15 +441,13 @@ describe("roster", () => {
         ["mine", "command", ["x", "{prompt_file}"], null],
         ["codex", "codex", ["codex"], null]
       ])
-    })
-  )
+    }))
 
   it.effect("a command agent without its argv is refused, naming the table", () =>
     Effect.gen(function* () {
       const e = yield* Effect.flip(fromTable({ agents: { mine: { kind: "command" } } }, ["magi.toml"]))
       expect(e.message).toContain("[agents.mine]")
-    })
-  )
+    }))
 
   it.effect("with no config, every agent CLI on PATH is an entry", () => {
     const dir = tempDir()

@@ -26,8 +26,7 @@ describe("TurnSlots", () => {
       yield* Fiber.join(resume)
       expect(yield* Ref.get(order)).toEqual(["resume", "task"])
       expect((yield* slots.load).running).toBe(0)
-    })
-  )
+    }))
 
   it.effect("a turn stopped while it waits leaves the line and takes no slot", () =>
     Effect.gen(function* () {
@@ -45,6 +44,5 @@ describe("TurnSlots", () => {
       const ran = yield* slots.withSlot("next", Effect.succeed("ran"))
       expect(ran).toBe("ran")
       expect((yield* slots.load).running).toBe(0)
-    })
-  )
+    }))
 })

@@ -54,9 +54,21 @@ describe("codex is called so its agent can ask whatever its sandbox", () => {
   it("an implementing seat writes its worktree and, of magi's home, only the questions folder", () => {
     const p = plan(agent({ model: "gpt-5" }), input)
     expect(p.argv).toEqual([
-      "codex", "exec", "--json", "--skip-git-repo-check", "-C", input.cwd,
-      "--sandbox", "workspace-write", "--add-dir", input.questionsDir,
-      "-c", 'approval_policy="never"', "-m", "gpt-5", "-"
+      "codex",
+      "exec",
+      "--json",
+      "--skip-git-repo-check",
+      "-C",
+      input.cwd,
+      "--sandbox",
+      "workspace-write",
+      "--add-dir",
+      input.questionsDir,
+      "-c",
+      'approval_policy="never"',
+      "-m",
+      "gpt-5",
+      "-"
     ])
     // Not the whole home: it holds every run's worktree and record.
     expect(p.argv).not.toContain("/home/me/.local/share/magi")
@@ -174,7 +186,10 @@ describe("codex is told magi by its absolute path", () => {
   const firstPrompt = (kind: "codex" | "claude", mcp = false, wait = "poll") => {
     const dir = tempDirSync()
     const repo = repoWithAgent(dir, ["unused"])
-    NodeFs.writeFileSync(NodePath.join(repo, "magi.toml"), `[agents.a]\nkind = "${kind}"\ncommand = "${NodePath.resolve("test/fixtures/bin", kind)}"\nmcp = ${mcp}\nwait = "${wait}"\n`)
+    NodeFs.writeFileSync(
+      NodePath.join(repo, "magi.toml"),
+      `[agents.a]\nkind = "${kind}"\ncommand = "${NodePath.resolve("test/fixtures/bin", kind)}"\nmcp = ${mcp}\nwait = "${wait}"\n`
+    )
     const home = NodePath.join(dir, "home")
     const ran = magi(repo, { MAGI_HOME: home }, "run", "Do it.")
     expect(ran.status, ran.stderr).toBe(0)
@@ -193,7 +208,9 @@ describe("codex is told magi by its absolute path", () => {
     expect(claudePrompt).toContain(`\`magi\` is ${MAGI_BIN}`)
   })
 
-  it("with magi's MCP tools (the default), the prompt teaches the ask, wait and reply tools, and keeps the shell form by path as the fallback", { timeout: 60_000 }, () => {
+  it("with magi's MCP tools (the default), the prompt teaches the ask, wait and reply tools, and keeps the shell form by path as the fallback", {
+    timeout: 60_000
+  }, () => {
     const prompt = firstPrompt("codex", true)
     expect(prompt).toContain("with the `ask` tool of the `magi` MCP server")
     expect(prompt).toContain("Call magi's\n  `wait` tool with the id it gives")

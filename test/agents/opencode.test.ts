@@ -104,8 +104,7 @@ describe("opencode: the call", () => {
 })
 
 describe("opencode: reading what it printed", () => {
-  const ok =
-    line({ type: "step_start", sessionID: SES, part: { type: "step-start", sessionID: SES } }) +
+  const ok = line({ type: "step_start", sessionID: SES, part: { type: "step-start", sessionID: SES } }) +
     line({ type: "tool_use", sessionID: SES, part: { type: "tool", tool: "bash", sessionID: SES, state: { status: "completed", output: "x" } } }) +
     line({ type: "text", sessionID: SES, part: { type: "text", sessionID: SES, text: "All done." } }) +
     line({ type: "step_finish", sessionID: SES, part: { type: "step-finish", sessionID: SES, reason: "stop" } })
@@ -159,7 +158,11 @@ describe("opencode: reading what it printed", () => {
         }
       }
     })
-    expect(parse(out)).toMatchObject({ error: true, quota: "in 2 hours 5 minutes", text: "You exceeded your current quota, please check your plan and billing details." })
+    expect(parse(out)).toMatchObject({
+      error: true,
+      quota: "in 2 hours 5 minutes",
+      text: "You exceeded your current quota, please check your plan and billing details."
+    })
   })
 
   it("opencode's own Go limit wording is a usage limit with its reset time", () => {

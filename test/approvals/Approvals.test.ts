@@ -84,16 +84,14 @@ describe("Approvals.decide", () => {
       const log = yield* Effect.flatMap(AuditLog, (l) => l.read)
       expect(log).toMatchObject([{ tool: "Bash", decision: "allow", by: "rule", seat: "impl", run: "20261201-120000-ab12", rule: "Bash(git status:*)" }])
       expect(log[0]!.digest).toMatch(/^[0-9a-f]{16}$/)
-      expect(JSON.stringify(log)).not.toContain("git status\"")
-    }).pipe(Effect.provide(world({ allow: ["Bash(git status:*)"] })))
-  )
+      expect(JSON.stringify(log)).not.toContain('git status"')
+    }).pipe(Effect.provide(world({ allow: ["Bash(git status:*)"] }))))
 
   it.effect("denies a call a deny rule matches, even when an allow rule matches too", () =>
     Effect.gen(function* () {
       const o = decided(yield* decide(request("rm -rf build")))
       expect(o).toMatchObject({ decision: { _tag: "deny" }, by: "rule", rule: "Bash(rm:*)" })
-    }).pipe(Effect.provide(world({ allow: ["Bash"], deny: ["Bash(rm:*)"] })))
-  )
+    }).pipe(Effect.provide(world({ allow: ["Bash"], deny: ["Bash(rm:*)"] }))))
 
   it.effect("applies an agent's own rules only to that agent", () =>
     Effect.gen(function* () {
@@ -101,8 +99,7 @@ describe("Approvals.decide", () => {
       const other = yield* Effect.fork(decide({ ...request("make"), agent: "codex" }))
       yield* filed(1)
       yield* Fiber.interrupt(other)
-    }).pipe(Effect.provide(world({ agents: { claude: { allow: ["Bash(make)"], deny: [] } } })))
-  )
+    }).pipe(Effect.provide(world({ agents: { claude: { allow: ["Bash(make)"], deny: [] } } }))))
 
   it.effect("asks the owner when no rule decides, and obeys Deny", () =>
     Effect.gen(function* () {
@@ -112,8 +109,7 @@ describe("Approvals.decide", () => {
       expect(decided(outcome)).toMatchObject({ decision: { _tag: "deny" }, by: "owner", question: question.id })
       const log = yield* Effect.flatMap(AuditLog, (l) => l.read)
       expect(log).toMatchObject([{ decision: "deny", by: "owner", question: question.id }])
-    }).pipe(Effect.provide(world()))
-  )
+    }).pipe(Effect.provide(world())))
 
   it.effect("asks again for the same call after an Allow: Allow is for this call only", () =>
     Effect.gen(function* () {
@@ -122,8 +118,7 @@ describe("Approvals.decide", () => {
       const again = yield* Effect.fork(decide(request("make deploy")))
       expect((yield* filed(2)).length).toBe(2)
       yield* Fiber.interrupt(again)
-    }).pipe(Effect.provide(world()))
-  )
+    }).pipe(Effect.provide(world())))
 
   it.effect("saves the rule Always allow showed, and lets the next matching call through with no question", () =>
     Effect.gen(function* () {
@@ -137,8 +132,7 @@ describe("Approvals.decide", () => {
       const elsewhere = yield* Effect.fork(decide({ ...request("git push origin x"), cwd: "/other" }))
       expect((yield* filed(2)).length).toBe(2)
       yield* Fiber.interrupt(elsewhere)
-    }).pipe(Effect.provide(world()))
-  )
+    }).pipe(Effect.provide(world())))
 
   it.effect("hands back pending when the slice runs out, and the same call again waits on the same question", () =>
     Effect.gen(function* () {
@@ -150,8 +144,7 @@ describe("Approvals.decide", () => {
       yield* answerQuestion(q!.id, { choice: "Allow" })
       expect(decided(yield* runUntilDone(retried))).toMatchObject({ decision: { _tag: "allow" }, by: "owner", question: q!.id })
       expect((yield* approvals).length).toBe(1)
-    }).pipe(Effect.provide(world()))
-  )
+    }).pipe(Effect.provide(world())))
 
   it.effect("finds an answer given while nobody waited, when the agent retries the call", () =>
     Effect.gen(function* () {
@@ -162,15 +155,16 @@ describe("Approvals.decide", () => {
       expect(decided(yield* decide(request("npm publish")))).toMatchObject({ decision: { _tag: "deny" }, question: q!.id })
       const after = (yield* approvals)[0]!
       expect(after.answer_delivered).toBe(true)
-    }).pipe(Effect.provide(world()))
-  )
+    }).pipe(Effect.provide(world())))
 
   it.effect("passes the owner's words on as the reason when they speak instead of choosing", () =>
     Effect.gen(function* () {
       const fiber = yield* Effect.fork(decide(request("rm -rf node_modules")))
       const [q] = yield* filed(1)
       yield* sayToQuestion(q!.id, "run npm ci instead")
-      expect(decided(yield* runUntilDone(fiber))).toMatchObject({ decision: { _tag: "deny", message: expect.stringContaining("run npm ci instead") }, by: "owner" })
-    }).pipe(Effect.provide(world()))
-  )
+      expect(decided(yield* runUntilDone(fiber))).toMatchObject({
+        decision: { _tag: "deny", message: expect.stringContaining("run npm ci instead") },
+        by: "owner"
+      })
+    }).pipe(Effect.provide(world())))
 })

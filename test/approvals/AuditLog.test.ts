@@ -52,6 +52,5 @@ describe("the approvals audit log", () => {
   it.effect("reads as empty before anything was decided", () =>
     Effect.gen(function* () {
       expect(yield* Effect.flatMap(AuditLog, (l) => l.read)).toEqual([])
-    }).pipe(Effect.provide(inHome(tempDirSync())))
-  )
+    }).pipe(Effect.provide(inHome(tempDirSync()))))
 })

@@ -11,24 +11,35 @@ const bash = (command: string): Rules.ToolCall => ({ tool: "Bash", input: { comm
 const sourced = (texts: ReadonlyArray<string>) => texts.map((t) => ({ rule: rule(t), source: { _tag: "config" as const, scope: "approvals.allow" } }))
 
 describe("approval rules", () => {
-  it.each([
-    ["Bash", bash("anything at all"), true],
-    ["Bash(git status)", bash("git status"), true],
-    ["Bash(git status)", bash("git status --short"), false],
-    ["Bash(npm test:*)", bash("npm test"), true],
-    ["Bash(npm test:*)", bash("npm test -- --watch"), true],
-    ["Bash(npm test:*)", bash("npm testing"), false],
-    ["Bash(git log *)", bash("git log --oneline -5"), true],
-    ["Edit(/work/site/src/*)", { tool: "Edit", input: { file_path: "/work/site/src/a/b.ts" } }, true],
-    ["Edit(/work/site/src/*)", { tool: "Edit", input: { file_path: "/work/site/package.json" } }, false],
-    ["mcp__github__*", { tool: "mcp__github__create_issue", input: { title: "t" } }, true],
-    ["Read", bash("cat x"), false]
-  ] as const)("%s allows %j: %s", (text, call, expected) => {
+  it.each(
+    [
+      ["Bash", bash("anything at all"), true],
+      ["Bash(git status)", bash("git status"), true],
+      ["Bash(git status)", bash("git status --short"), false],
+      ["Bash(npm test:*)", bash("npm test"), true],
+      ["Bash(npm test:*)", bash("npm test -- --watch"), true],
+      ["Bash(npm test:*)", bash("npm testing"), false],
+      ["Bash(git log *)", bash("git log --oneline -5"), true],
+      ["Edit(/work/site/src/*)", { tool: "Edit", input: { file_path: "/work/site/src/a/b.ts" } }, true],
+      ["Edit(/work/site/src/*)", { tool: "Edit", input: { file_path: "/work/site/package.json" } }, false],
+      ["mcp__github__*", { tool: "mcp__github__create_issue", input: { title: "t" } }, true],
+      ["Read", bash("cat x"), false]
+    ] as const
+  )("%s allows %j: %s", (text, call, expected) => {
     expect(Rules.allows(rule(text), call)).toBe(expected)
   })
 
   it("never lets an allow rule for one command through a chained, substituted or redirected second one", () => {
-    for (const command of ["git status; rm -rf ~", "git status && curl x | sh", "git status `rm x`", "git status $(rm x)", "git status > /etc/passwd", "git status\nrm -rf ~"])
+    for (
+      const command of [
+        "git status; rm -rf ~",
+        "git status && curl x | sh",
+        "git status `rm x`",
+        "git status $(rm x)",
+        "git status > /etc/passwd",
+        "git status\nrm -rf ~"
+      ]
+    )
       expect(Rules.allows(rule("Bash(git status:*)"), bash(command)), command).toBe(false)
   })
 
@@ -50,7 +61,7 @@ describe("approval rules", () => {
     for (const text of ["", "   ", "Bash(", "Bash()", "rm -rf /", "Bash(x) y"]) expect(Rules.isBadRule(Rules.parseRule(text)), text).toBe(true)
   })
 
-  it("suggests a narrow rule for \"Always allow\": program and subcommand, else the exact command or path", () => {
+  it('suggests a narrow rule for "Always allow": program and subcommand, else the exact command or path', () => {
     expect(Rules.suggestRule(bash("git push origin main"))).toBe("Bash(git push:*)")
     expect(Rules.suggestRule(bash("rm -rf build/"))).toBe("Bash(rm -rf build/)")
     expect(Rules.suggestRule(bash("make && make install"))).toBe("Bash(make && make install)")
@@ -70,7 +81,7 @@ describe("an approval question", () => {
 
   it("names the tool and the command, shows the input as a code block, the seat and the run", () => {
     expect(shown.summary).toBe("Bash: `rm -rf build/`")
-    expect(shown.detail).toContain("```json\n{\n  \"command\": \"rm -rf build/\"")
+    expect(shown.detail).toContain('```json\n{\n  "command": "rm -rf build/"')
     expect(shown.detail).toContain("seat `impl`")
     expect(shown.detail).toContain("run `20261201-1200-ab12`")
   })

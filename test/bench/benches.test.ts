@@ -67,11 +67,19 @@ const benches: ReadonlyArray<Bench> = [
       /queue-hosts: 2 hosts drained 6 tasks in [\d.]+ s \([\d.]+ tasks\/s, [\d.]+x one host\); duplicates 0, lost 0/
     ]
   },
-  { name: "list", env: { MAGI_BENCH_QUESTIONS: "200", MAGI_BENCH_RUNS: "2" }, prints: [/list of 200 questions \(100 open\): magi answer --list median [\d.]+ ms wall \(the first run moves the settled ones, [\d.]+ ms\); in-process list first [\d.]+ ms/] },
+  {
+    name: "list",
+    env: { MAGI_BENCH_QUESTIONS: "200", MAGI_BENCH_RUNS: "2" },
+    prints: [
+      /list of 200 questions \(100 open\): magi answer --list median [\d.]+ ms wall \(the first run moves the settled ones, [\d.]+ ms\); in-process list first [\d.]+ ms/
+    ]
+  },
   {
     name: "one-tap",
     env: { MAGI_BENCH_ROUNDS: "2" },
-    prints: [/one tap over 2 rounds: magi ask started → notification published median [\d.]+ ms; button pressed → magi ask prints median [\d.]+ ms, max [\d.]+ ms/]
+    prints: [
+      /one tap over 2 rounds: magi ask started → notification published median [\d.]+ ms; button pressed → magi ask prints median [\d.]+ ms, max [\d.]+ ms/
+    ]
   },
   {
     name: "postgres",
@@ -87,7 +95,11 @@ const benches: ReadonlyArray<Bench> = [
   {
     name: "store-migrate",
     env: { MAGI_BENCH_QUESTIONS: "300" },
-    prints: [/first migration: [\d.]+ s, peak RSS [\d.]+ MiB/, /0 differences/, /goal: under 5 minutes met, under 256 MB RSS met, checksums equal and the rerun copied nothing/]
+    prints: [
+      /first migration: [\d.]+ s, peak RSS [\d.]+ MiB/,
+      /0 differences/,
+      /goal: under 5 minutes met, under 256 MB RSS met, checksums equal and the rerun copied nothing/
+    ]
   },
   { name: "queue", env: { MAGI_BENCH_TASKS: "300", MAGI_BENCH_RUNS: "2" }, prints: [/queue of 300 tasks beside 300 questions .* loop tick first [\d.]+ ms/] },
   {
@@ -117,7 +129,11 @@ const benches: ReadonlyArray<Bench> = [
   },
   { name: "store-write", env: { MAGI_BENCH_WRITES: "20" }, prints: [/store writes \(20 each, durable\): answer median [\d.]+ ms/] },
   // The header deadline is 10 s: a shorter wait would only report that the parked sockets were not closed yet.
-  { name: "web-idle", env: { MAGI_BENCH_SOCKETS: "50", MAGI_BENCH_CLOSE_WAIT: "15" }, prints: [/50 idle sockets parked .* 20\/20 ok, median [\d.]+ ms/, /every parked socket closed after [\d.]+ s/] },
+  {
+    name: "web-idle",
+    env: { MAGI_BENCH_SOCKETS: "50", MAGI_BENCH_CLOSE_WAIT: "15" },
+    prints: [/50 idle sockets parked .* 20\/20 ok, median [\d.]+ ms/, /every parked socket closed after [\d.]+ s/]
+  },
   {
     name: "web-leases",
     env: { MAGI_BENCH_QUESTIONS: "50", MAGI_BENCH_SECONDS: "0.5", MAGI_BENCH_WARMUP: "0.3" },
@@ -125,13 +141,24 @@ const benches: ReadonlyArray<Bench> = [
   },
   {
     name: "web-queue",
-    env: { MAGI_BENCH_TASKS: "50", MAGI_BENCH_QUESTIONS: "50", MAGI_BENCH_RUNS: "10", MAGI_BENCH_SECONDS: "0.5", MAGI_BENCH_WARMUP: "0.3", MAGI_BENCH_WRITE_EVERY: "100" },
+    env: {
+      MAGI_BENCH_TASKS: "50",
+      MAGI_BENCH_QUESTIONS: "50",
+      MAGI_BENCH_RUNS: "10",
+      MAGI_BENCH_SECONDS: "0.5",
+      MAGI_BENCH_WARMUP: "0.3",
+      MAGI_BENCH_WRITE_EVERY: "100"
+    },
     prints: [/\| GET \/api\/queue \(plain\) \| [\d,]+ \| [\d.]+ ms/, /\| GET \/api\/runs\/\{id\} \| [\d,]+ \|/]
   },
   {
     name: "web",
     env: { MAGI_BENCH_QUESTIONS: "100", MAGI_BENCH_SECONDS: "0.5", MAGI_BENCH_SSE: "5", MAGI_BENCH_ROUNDS: "2", MAGI_BENCH_WARMUP: "0.3" },
-    prints: [/\| GET \/api\/questions \(gzip\) \| 20 \| 0.5 s \| \d+ \|/, /answer on disk -> last client received: median [\d.]+ ms/, /every client has refetched the list \(gzip\): median [\d.]+ ms/]
+    prints: [
+      /\| GET \/api\/questions \(gzip\) \| 20 \| 0.5 s \| \d+ \|/,
+      /answer on disk -> last client received: median [\d.]+ ms/,
+      /every client has refetched the list \(gzip\): median [\d.]+ ms/
+    ]
   }
 ]
 

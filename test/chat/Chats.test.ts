@@ -66,7 +66,6 @@ const layer = (home: string, agents: ReadonlyArray<AgentSpec>) =>
     Layer.provideMerge(NodeContext.layer)
   )
 
-
 describe("a chat's turns, with a real agent process", () => {
   it.live("opens with the briefing in a fresh read-only session in the repo, then resumes it with only the new words", () => {
     const t = setup([{ reply: "Which fetcher do you mean?" }, { reply: "Got it. Here:\n```task\n" + DRAFT + "\n```" }])
@@ -224,8 +223,7 @@ describe("opening a chat", () => {
     const t = setup([{ reply: "Hi" }])
     return Effect.gen(function* () {
       const chats = yield* Chats
-      const refusal = (input: Parameters<typeof chats.open>[0]) =>
-        Effect.map(Effect.flip(chats.open(input)), (e) => e.message)
+      const refusal = (input: Parameters<typeof chats.open>[0]) => Effect.map(Effect.flip(chats.open(input)), (e) => e.message)
       expect(yield* refusal({ idea: "  ", repo: t.repo })).toContain("idea is empty")
       expect(yield* refusal({ idea: "x", repo: NodePath.join(t.dir, "nope") })).toContain("not a directory")
       expect(yield* refusal({ idea: "x", repo: t.repo, agent: "gone" })).toContain("no agent `gone`")
@@ -294,7 +292,14 @@ describe("filing the draft", () => {
       expect(yield* tasks.list).toEqual([])
       yield* chats.say(chat.id, "add criteria please")
       const { chat: filed, task } = yield* chats.fileDraft(chat.id, 3)
-      expect(task).toMatchObject({ title: "Retry failed GETs in the fetcher", instruction: DRAFT, repo: t.repo, priority: 3, source: { kind: "human" }, status: "queued" })
+      expect(task).toMatchObject({
+        title: "Retry failed GETs in the fetcher",
+        instruction: DRAFT,
+        repo: t.repo,
+        priority: 3,
+        source: { kind: "human" },
+        status: "queued"
+      })
       expect(filed).toMatchObject({ status: "filed", task: task.id })
       expect(onDisk(t.root, chat.id).task).toBe(task.id)
       expect((yield* Effect.flip(chats.fileDraft(chat.id))).message).toContain(`already filed as task ${task.id}`)
@@ -331,8 +336,7 @@ describe("the chats store in memory", () => {
           Layer.provideMerge(MemoryFileSystem.layer)
         )
       )
-    )
-  )
+    ))
 })
 
 describe("two processes hosting one chat", () => {

@@ -24,17 +24,19 @@ const interviewer: AgentSpec = { id: "interviewer", kind: "claude", command: ["c
 /** An interviewer that always asks the same thing back. */
 const asksBack = Layer.succeed(Agents, {
   call: (input) =>
-    Effect.succeed({
-      text: "Which fetcher do you mean?",
-      session: "session-1",
-      usable: true,
-      quota: null,
-      exitCode: 0,
-      timedOut: false,
-      seat: { ...input.seat, turns: input.seat.turns + 1, session: "session-1" },
-      stdoutFile: "",
-      stderrFile: ""
-    } satisfies CallResult)
+    Effect.succeed(
+      {
+        text: "Which fetcher do you mean?",
+        session: "session-1",
+        usable: true,
+        quota: null,
+        exitCode: 0,
+        timedOut: false,
+        seat: { ...input.seat, turns: input.seat.turns + 1, session: "session-1" },
+        stdoutFile: "",
+        stderrFile: ""
+      } satisfies CallResult
+    )
 })
 
 /** Chats on a fresh database, and a way to open them again as another process (its own home, its own pool) would. */
@@ -96,8 +98,7 @@ describe("the chats on PostgreSQL", () => {
         const names = yield* side.fs.readDirectory(side.chats.root).pipe(Effect.orElseSucceed((): string[] => []))
         expect(names.filter((n) => n.endsWith(".json"))).toEqual([])
       }
-    })
-  )
+    }))
 
   it.scopedLive("tells another process's web of a change to a chat, by its name", () =>
     Effect.gen(function* () {
@@ -111,6 +112,5 @@ describe("the chats on PostgreSQL", () => {
         yield* Effect.sleep("50 millis")
       }
       expect(yield* Fiber.join(heard)).toEqual(Option.some(`${chat.id}.json`))
-    })
-  )
+    }))
 })

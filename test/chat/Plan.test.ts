@@ -16,7 +16,11 @@ const spec = (kind: AgentSpec["kind"], over: Partial<AgentSpec> = {}): AgentSpec
 describe("the interactive call magi plan makes", () => {
   it("opens each CLI's own UI with the briefing as its first message", () => {
     expect(interactiveArgv(spec("claude", { model: "opus", args: ["--verbose"] }), "P", "/p.md", "/r")).toEqual([
-      "claude", "--model", "opus", "--verbose", "P"
+      "claude",
+      "--model",
+      "opus",
+      "--verbose",
+      "P"
     ])
     expect(interactiveArgv(spec("codex", { model: "gpt-5" }), "P", "/p.md", "/r")).toEqual(["codex", "-m", "gpt-5", "P"])
     expect(interactiveArgv(spec("opencode"), "P", "/p.md", "/r")).toEqual(["opencode", "--prompt", "P"])
@@ -33,7 +37,10 @@ describe("the interactive call magi plan makes", () => {
 
   it("fills a command agent's template with the briefing's file and the repository", () => {
     expect(interactiveArgv(spec("command", { command: ["my-agent", "{prompt_file}", "--in={cwd}", "{label}"] }), "P", "/p.md", "/r")).toEqual([
-      "my-agent", "/p.md", "--in=/r", "plan"
+      "my-agent",
+      "/p.md",
+      "--in=/r",
+      "plan"
     ])
   })
 })

@@ -18,7 +18,16 @@ describe("a tool approval is decided by the owner only", () => {
     const at = new Date("2026-01-01T00:00:00Z")
     // The conductor seat's own tool call, as magi mcp's approve tool files it.
     const q: Q.Question = {
-      ...Q.make({ id: "20260101-000000-ab12", run: "t", node: "conduct", seat: "conduct", summary: "Bash: `rm -rf build/`", detail: "", choices: ["Allow", "Deny"], now: at }),
+      ...Q.make({
+        id: "20260101-000000-ab12",
+        run: "t",
+        node: "conduct",
+        seat: "conduct",
+        summary: "Bash: `rm -rf build/`",
+        detail: "",
+        choices: ["Allow", "Deny"],
+        now: at
+      }),
       approval: { tool: "Bash", digest: "0123456789abcdef", rule: "Bash(rm -rf build/)" }
     }
     const file = NodePath.join(home, "questions", `${q.id}.json`)

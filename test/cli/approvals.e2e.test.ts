@@ -64,7 +64,7 @@ for (const backend of storeBackends)
       NodeFs.mkdirSync(NodePath.dirname(config), { recursive: true })
       NodeFs.writeFileSync(
         config,
-        ['[approvals]', 'allow = ["Bash(git status:*)"]', 'deny = ["Bash(rm -rf:*)"]', "[approvals.agents.codex]", 'allow = ["Bash(x"]', ""].join("\n")
+        ["[approvals]", 'allow = ["Bash(git status:*)"]', 'deny = ["Bash(rm -rf:*)"]', "[approvals.agents.codex]", 'allow = ["Bash(x"]', ""].join("\n")
       )
       const listed = await o.run(["approvals", "list"])
       expect(listed.code, listed.stderr).toBe(0)

@@ -63,13 +63,10 @@ export const owner = (options: OwnerOptions = {}) => {
     let stderr = ""
     child.stdout!.on("data", (c) => (stdout += c))
     child.stderr!.on("data", (c) => (stderr += c))
-    const done = new Promise<Done>((resolve) =>
-      child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }))
-    )
+    const done = new Promise<Done>((resolve) => child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr })))
     return { child, done, stderr: () => stderr }
   }
-  const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}, input?: string) =>
-    start(args, extra, input).done
+  const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}, input?: string) => start(args, extra, input).done
   const questionsDir = NodePath.join(home, "questions")
   /** The ids of the questions filed so far, once there are `count`. */
   const storedIds = (): string[] => {
@@ -92,7 +89,7 @@ export const owner = (options: OwnerOptions = {}) => {
   }
   /** Resolve once `cond` holds, polling; generous, so a busy machine only makes it slower. */
   const until = async (cond: () => boolean, what: string, ms = 30_000) => {
-    for (const end = Date.now() + ms; Date.now() < end; ) {
+    for (const end = Date.now() + ms; Date.now() < end;) {
       if (cond()) return
       await new Promise((r) => setTimeout(r, 25))
     }

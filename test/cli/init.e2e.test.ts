@@ -40,7 +40,11 @@ const shellQuote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`
  * Resolves with its exit code and everything it printed.
  */
 const initAtTerminal = (s: ReturnType<typeof setup>, replies: Record<string, ReadonlyArray<string>>, onOutput: (out: string) => void = () => undefined) => {
-  const child = spawn("script", ["-qec", `${shellQuote(process.execPath)} ${shellQuote(MAGI)} init`, "/dev/null"], { cwd: s.work, env: s.env, stdio: ["pipe", "pipe", "pipe"] })
+  const child = spawn("script", ["-qec", `${shellQuote(process.execPath)} ${shellQuote(MAGI)} init`, "/dev/null"], {
+    cwd: s.work,
+    env: s.env,
+    stdio: ["pipe", "pipe", "pipe"]
+  })
   let out = ""
   const given: Record<string, number> = {}
   child.stdout.on("data", (d: Buffer) => {
@@ -73,7 +77,8 @@ describe("magi init", { timeout: 120_000 }, () => {
     const qr = text.slice(text.indexOf("(scan this with the phone):\n") + "(scan this with the phone):\n".length, text.indexOf("Where does your phone"))
     const drawn = QrText.readBack(qr)
     const inner = QrText.modules(link!)
-    expect(drawn.slice(QrText.QUIET_ZONE, QrText.QUIET_ZONE + inner.length).map((row) => row.slice(QrText.QUIET_ZONE, QrText.QUIET_ZONE + inner.length))).toEqual(inner)
+    expect(drawn.slice(QrText.QUIET_ZONE, QrText.QUIET_ZONE + inner.length).map((row) => row.slice(QrText.QUIET_ZONE, QrText.QUIET_ZONE + inner.length)))
+      .toEqual(inner)
     expect(text).toContain("That is not an http:// or https:// address.")
     expect(text).toContain(`config: wrote ${s.config}`)
     // The page is reached beyond this machine: the phone pairs now, by the link in the QR.

@@ -28,7 +28,9 @@ const world = () => {
   const env = { ...process.env, MAGI_HOME: home, XDG_CONFIG_HOME: NodePath.join(dir, "nc"), PLAN_AGENT_LOG: log }
   const queued = () =>
     NodeFs.existsSync(NodePath.join(home, "queue"))
-      ? NodeFs.readdirSync(NodePath.join(home, "queue")).filter((f) => f.endsWith(".json")).map((f) => JSON.parse(NodeFs.readFileSync(NodePath.join(home, "queue", f), "utf8")))
+      ? NodeFs.readdirSync(NodePath.join(home, "queue")).filter((f) => f.endsWith(".json")).map((f) =>
+        JSON.parse(NodeFs.readFileSync(NodePath.join(home, "queue", f), "utf8"))
+      )
       : []
   const seen = () => NodeFs.readFileSync(log, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l))
   /** `magi plan args…` under a pseudo-terminal, typing each answer when its prompt appears. */

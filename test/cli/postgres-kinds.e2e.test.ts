@@ -78,7 +78,7 @@ describe("magi on PostgreSQL, the kinds beyond questions, as real processes", ()
       const tasks = async () => (await rows(db.url, "queue")).map((r) => r.body as { status: string })
       const daemon = serveDaemon(repo, home, env, dir)
       try {
-        for (const end = Date.now() + 90_000; ; ) {
+        for (const end = Date.now() + 90_000;;) {
           const now = await tasks()
           if (now.length === 2 && now.every((t) => t.status === "done")) break
           if (Date.now() > end) throw new Error(`timed out waiting for both tasks to be done: ${JSON.stringify(now.map((t) => t.status))}`)
@@ -87,7 +87,8 @@ describe("magi on PostgreSQL, the kinds beyond questions, as real processes", ()
       } finally {
         await daemon.stop()
       }
-      expect(NodeFs.existsSync(NodePath.join(home, "queue")) ? NodeFs.readdirSync(NodePath.join(home, "queue")).filter((n) => n.endsWith(".json")) : []).toEqual([])
+      expect(NodeFs.existsSync(NodePath.join(home, "queue")) ? NodeFs.readdirSync(NodePath.join(home, "queue")).filter((n) => n.endsWith(".json")) : [])
+        .toEqual([])
       const decisions = await rows(db.url, "conductor-log")
       expect(decisions.map((d) => d.body)).toEqual([
         expect.objectContaining({ task: expect.stringMatching(new RegExp(`-${client}$`)), outcome: "applied", why: expect.stringMatching(/^blocked on \w+$/) })

@@ -106,7 +106,9 @@ describe("magi on PostgreSQL, as real processes", { timeout: 120_000 }, () => {
     const other = owner()
     const listed = await other.run(["task", "list"], { MAGI_STORE_URL: db.url })
     expect(listed.stdout).toContain("Document the retries")
-    expect(NodeFs.existsSync(NodePath.join(laptop.home, "queue")) ? NodeFs.readdirSync(NodePath.join(laptop.home, "queue")).filter((n) => n.endsWith(".json")) : []).toEqual([])
+    expect(
+      NodeFs.existsSync(NodePath.join(laptop.home, "queue")) ? NodeFs.readdirSync(NodePath.join(laptop.home, "queue")).filter((n) => n.endsWith(".json")) : []
+    ).toEqual([])
   })
 
   it("takes the database from `[store] url` in the config file", async () => {

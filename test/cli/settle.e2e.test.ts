@@ -15,7 +15,16 @@ describe("magi ask --settle", () => {
     const dir = tempDirSync()
     const home = NodePath.join(dir, "home")
     const at = new Date("2026-01-01T00:00:00Z")
-    const asked = Q.make({ id: "20260101-000000-ab12", run: "t", node: "conduct", seat: "conduct", summary: "Which database?", detail: "", choices: ["Postgres", "SQLite"], now: at })
+    const asked = Q.make({
+      id: "20260101-000000-ab12",
+      run: "t",
+      node: "conduct",
+      seat: "conduct",
+      summary: "Which database?",
+      detail: "",
+      choices: ["Postgres", "SQLite"],
+      now: at
+    })
     const q = Either.getOrThrow(Q.say(asked, "sqlite is fine for now", at))
     const file = NodePath.join(home, "questions", `${q.id}.json`)
     NodeFs.mkdirSync(NodePath.dirname(file), { recursive: true })

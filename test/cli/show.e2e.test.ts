@@ -33,7 +33,9 @@ describe("magi show", () => {
     expect(out).toContain(`run ${id}  done`)
     expect(out).toContain("instruction:\n  add a hello file\n")
     expect(out).toMatch(/\ntook \d+s \(started \d{4}-\d\d-\d\d \d\d:\d\d\)\n/)
-    expect(out).toMatch(new RegExp(`commits on magi/${short} \\(1\\):\\n  [0-9a-f]{7,} Added hello.txt\\n  hello.txt \\| 1 \\+\\n  1 file changed, 1 insertion\\(\\+\\)`))
+    expect(out).toMatch(
+      new RegExp(`commits on magi/${short} \\(1\\):\\n  [0-9a-f]{7,} Added hello.txt\\n  hello.txt \\| 1 \\+\\n  1 file changed, 1 insertion\\(\\+\\)`)
+    )
     const artifacts = out.split("\n").filter((l) => l.includes("/artifacts/")).map((l) => l.trim().split("  ")[0]!)
     expect(artifacts.length).toBeGreaterThan(0)
     for (const path of artifacts) expect(NodeFs.existsSync(path), path).toBe(true)
@@ -64,7 +66,8 @@ describe("magi show", () => {
 
   it("says in one line why an agent failed, not its whole stderr, in magi show and magi runs alike", { timeout: 120_000 }, () => {
     const dir = tempDirSync()
-    const noisy = 'for i in $(seq 1 60); do echo "debug: loading plugin $i" >&2; done; echo "Error: no API key; set ANTHROPIC_API_KEY" >&2; echo bye >&2; exit 1'
+    const noisy =
+      'for i in $(seq 1 60); do echo "debug: loading plugin $i" >&2; done; echo "Error: no API key; set ANTHROPIC_API_KEY" >&2; echo bye >&2; exit 1'
     const repo = repoWithAgent(dir, ["sh", "-c", noisy])
     const env = { MAGI_HOME: NodePath.join(dir, "home") }
     expect(magi(repo, env, "run", "add a hello file").status).toBe(1)
@@ -116,7 +119,9 @@ describe("magi run rm", () => {
     const removed = t.magi("run", "rm", short.slice(0, 2))
     expect(removed.status, removed.stderr).toBe(0)
     expect(removed.stdout).toContain(`removed worktree ${worktree}\n`)
-    expect(removed.stdout).toMatch(new RegExp(`deleted branch magi/${short} \\(was [0-9a-f]{12}; \`git -C \\S+ branch magi/${short} [0-9a-f]{40}\` brings it back\\)`))
+    expect(removed.stdout).toMatch(
+      new RegExp(`deleted branch magi/${short} \\(was [0-9a-f]{12}; \`git -C \\S+ branch magi/${short} [0-9a-f]{40}\` brings it back\\)`)
+    )
     expect(removed.stdout).toContain(`kept run ${id}'s record, marked removed`)
     expect(NodeFs.existsSync(worktree)).toBe(false)
     expect(execFileSync("git", ["branch", "--list", `magi/${short}`], { cwd: t.repo, encoding: "utf8" })).toBe("")

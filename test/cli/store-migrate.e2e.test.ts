@@ -71,8 +71,7 @@ const fileTask = async (o: ReturnType<typeof owner>) => {
 }
 
 /** The checksum lines of a migration's result, by kind. */
-const checksums = (stdout: string) =>
-  Object.fromEntries([...stdout.matchAll(/^(\S+): .*source (.*sha256:[0-9a-f]{16})/gm)].map((m) => [m[1], m[2]]))
+const checksums = (stdout: string) => Object.fromEntries([...stdout.matchAll(/^(\S+): .*source (.*sha256:[0-9a-f]{16})/gm)].map((m) => [m[1], m[2]]))
 
 /** Everything in the database, as one fingerprint (rows, files and revisions). */
 const fingerprint = async (url: string) => {
@@ -181,11 +180,13 @@ describe("magi store migrate, as real processes", { timeout: 180_000 }, () => {
     // The restored folder is a home like the first: same files, read by magi with no database.
     const restored = NodePath.join(elsewhere.top, "restored")
     const shelved = NodePath.join("questions", "history", `${ids[0]!.slice(0, 4)}-${ids[0]!.slice(4, 6)}`)
-    for (const file of [
-      NodePath.join(shelved, `${ids[0]}.json`),
-      NodePath.join(shelved, `${ids[0]}.panel`, "chart.svg"),
-      NodePath.join("questions", `${ids.at(-1)}.panel`, "index.html")
-    ])
+    for (
+      const file of [
+        NodePath.join(shelved, `${ids[0]}.json`),
+        NodePath.join(shelved, `${ids[0]}.panel`, "chart.svg"),
+        NodePath.join("questions", `${ids.at(-1)}.panel`, "index.html")
+      ]
+    )
       expect(NodeFs.readFileSync(NodePath.join(restored, file))).toEqual(NodeFs.readFileSync(NodePath.join(o.home, file)))
     const listed = await elsewhere.run(["answer", "--list", "--all", "--json"], { MAGI_HOME: restored })
     expect((JSON.parse(listed.stdout) as Array<{ id: string }>).map((q) => q.id).sort()).toEqual([...ids].sort())
@@ -208,7 +209,9 @@ describe("magi store migrate, as real processes", { timeout: 180_000 }, () => {
     expect(foreign.stderr).toContain("is not a PostgreSQL URL")
     expect(foreign.stderr + foreign.stdout).not.toContain("hunter2")
 
-    const fromNowhere = await o.run(["store", "migrate", "--to", NodePath.join(o.top, "copy")], { MAGI_STORE_URL: "postgres://magi:s3cret-word@127.0.0.1:9/magi" })
+    const fromNowhere = await o.run(["store", "migrate", "--to", NodePath.join(o.top, "copy")], {
+      MAGI_STORE_URL: "postgres://magi:s3cret-word@127.0.0.1:9/magi"
+    })
     expect(fromNowhere.code).toBe(1)
     expect(fromNowhere.stderr).toContain("postgres://magi:***@127.0.0.1:9/magi")
     expect(fromNowhere.stderr).not.toContain("s3cret-word")

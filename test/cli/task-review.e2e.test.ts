@@ -17,7 +17,8 @@ const world = () => {
   NodeFs.mkdirSync(repo)
   execFileSync("git", ["init", "-q", "-b", "trunk"], { cwd: repo })
   const home = NodePath.join(dir, "home")
-  const queued = () => (NodeFs.existsSync(NodePath.join(home, "queue")) ? NodeFs.readdirSync(NodePath.join(home, "queue")).filter((f) => f.endsWith(".json")) : [])
+  const queued =
+    () => (NodeFs.existsSync(NodePath.join(home, "queue")) ? NodeFs.readdirSync(NodePath.join(home, "queue")).filter((f) => f.endsWith(".json")) : [])
   const file = (name: string, text: string) => {
     const path = NodePath.join(dir, name)
     NodeFs.writeFileSync(path, text)

@@ -247,7 +247,9 @@ describe("magi task list and show", { timeout: 180_000 }, () => {
       JSON.stringify({ ...choiceQuestion(qid), run: runId, seat: "impl" })
     )
     rewrite(w, t, { status: "running", attempts: 1, runs: [runId] })
-    expect(magi(w.repo, w.env, "task", "list").stdout).toContain(`${t}  running  p0   1x  [human] Pick a backend  (waiting on the owner: run 9fb7 asked a question)`)
+    expect(magi(w.repo, w.env, "task", "list").stdout).toContain(
+      `${t}  running  p0   1x  [human] Pick a backend  (waiting on the owner: run 9fb7 asked a question)`
+    )
     expect(magi(w.repo, w.env, "task", "show", t).stdout).toContain(
       "waiting on the owner: question ab12 (open): Which storage backend should the cache use?"
     )

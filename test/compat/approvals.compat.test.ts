@@ -30,9 +30,7 @@ const COMMANDS = ["git tag denied-by-owner", "git tag allowed-by-owner", "git br
 
 /** Every tool result in the conversation so far, oldest first. */
 const toolResults = (body: MessagesBody): string[] =>
-  body.messages.flatMap((m) =>
-    typeof m.content === "string" ? [] : m.content.filter((b) => b.type === "tool_result").map((b) => textOf([b]))
-  )
+  body.messages.flatMap((m) => typeof m.content === "string" ? [] : m.content.filter((b) => b.type === "tool_result").map((b) => textOf([b])))
 
 describe("tool approvals with the real claude", () => {
   it(
@@ -65,12 +63,19 @@ describe("tool approvals with the real claude", () => {
         .join(", ")
       NodeFs.writeFileSync(
         NodePath.join(repo, "magi.toml"),
-        `[agents.claude]\nkind = "claude"\ncommand = ${JSON.stringify(CLAUDE)}\nenv = { ${envToml} }\n\n[notify]\ncommand = ["true"]\n\n[approvals]\nask = true\n`
+        `[agents.claude]\nkind = "claude"\ncommand = ${
+          JSON.stringify(CLAUDE)
+        }\nenv = { ${envToml} }\n\n[notify]\ncommand = ["true"]\n\n[approvals]\nask = true\n`
       )
       const home = NodePath.join(dir, "magi-home")
       const env: Record<string, string> = {}
       for (const [k, v] of Object.entries({ ...process.env, IS_SANDBOX: undefined })) if (v !== undefined) env[k] = v
-      Object.assign(env, { MAGI_HOME: home, XDG_CONFIG_HOME: NodePath.join(dir, "no-config"), HOME: claudeHome, CLAUDE_CONFIG_DIR: NodePath.join(claudeHome, ".claude") })
+      Object.assign(env, {
+        MAGI_HOME: home,
+        XDG_CONFIG_HOME: NodePath.join(dir, "no-config"),
+        HOME: claudeHome,
+        CLAUDE_CONFIG_DIR: NodePath.join(claudeHome, ".claude")
+      })
       const magi = (...args: string[]) => execFileSync(process.execPath, [MAGI, ...args], { cwd: repo, env, encoding: "utf8" })
 
       const run = spawn(process.execPath, [MAGI, "run", "Mark the repository with tags and branches."], { cwd: repo, env })

@@ -108,7 +108,9 @@ const world = async (script: (body: MessagesBody, n: number) => Reply, o: WorldO
   NodeFs.writeFileSync(
     NodePath.join(repo, "magi.toml"),
     // The shell form (`magi ask` in claude's Bash tool): magi mcp has its own suite.
-    `[agents.claude]\nkind = "claude"\ncommand = ${toml(claude)}\nmcp = false\n# Polling: the end-turn way has its own suite (wait-cost).\nwait = "poll"\nenv = { ${envToml} }\n` +
+    `[agents.claude]\nkind = "claude"\ncommand = ${
+      toml(claude)
+    }\nmcp = false\n# Polling: the end-turn way has its own suite (wait-cost).\nwait = "poll"\nenv = { ${envToml} }\n` +
       (o.waitSlice === undefined ? "" : `wait_slice = ${o.waitSlice}\n`) +
       `\n[notify]\ncommand = ["true"]\n`
   )
@@ -303,9 +305,7 @@ describe("the real claude, driven by magi", () => {
     "an interrupted first turn keeps its artifacts, and magi run --resume resumes the session claude had already created",
     async () => {
       let hang = true
-      const w = await world((body) =>
-        hang ? { hang: true } : { text: `Resumed with ${body.messages.length} messages; finished.` }
-      )
+      const w = await world((body) => hang ? { hang: true } : { text: `Resumed with ${body.messages.length} messages; finished.` })
       const first = startMagi(w, ["run", "Write the release notes."])
       await until("claude's first request", () => w.api.turns().length === 1)
       first.proc.kill("SIGINT")
@@ -400,7 +400,9 @@ describe("the real claude, driven by magi", () => {
         const done = body.messages.flatMap((m) => (typeof m.content === "string" ? [] : m.content.filter((b) => b.type === "tool_use"))).length
         const next = attempts[done]
         if (next === undefined) return { text: "Looked, changed nothing." }
-        return "tool" in next && next.tool === "Write" ? { tool: "Write", input: { file_path: NodePath.join(repoDir, "made-by-write.txt"), content: "x" } } : next
+        return "tool" in next && next.tool === "Write"
+          ? { tool: "Write", input: { file_path: NodePath.join(repoDir, "made-by-write.txt"), content: "x" } }
+          : next
       })
       repoDir = w.repo
       const { HOME: _h, CLAUDE_CONFIG_DIR: _c, ...network } = claudeEnv(w.api.url, w.claudeHome)
@@ -425,8 +427,7 @@ describe("the real claude, driven by magi", () => {
             stem: "chat-1",
             run: "R1",
             node: "chat"
-          })
-        ).pipe(Effect.provide(NodeContext.layer))
+          })).pipe(Effect.provide(NodeContext.layer))
       )
       expect(result.usable).toBe(true)
       expect(result.text).toBe("Looked, changed nothing.")

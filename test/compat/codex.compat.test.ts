@@ -22,16 +22,7 @@ import { Agents, newSeat, waitSliceSecs } from "../../src/agents/Agents.js"
 import type { AgentSpec } from "../../src/agents/AgentRoster.js"
 import { MagiHome } from "../../src/platform/MagiHome.js"
 import { MAGI } from "../runSupport.js"
-import {
-  codexConfig,
-  messages,
-  runningSession,
-  type Script,
-  type StandIn,
-  startResponsesStandIn,
-  toolCalls,
-  toolOutputs
-} from "./standins/openai-responses.js"
+import { codexConfig, messages, runningSession, type Script, type StandIn, startResponsesStandIn, toolCalls, toolOutputs } from "./standins/openai-responses.js"
 
 const CODEX = process.env.MAGI_COMPAT_CODEX
 const INSTALL_ERROR = process.env.MAGI_COMPAT_CODEX_ERROR
@@ -90,7 +81,12 @@ const world = async (script: Script): Promise<World> => {
   git("config", "user.email", "owner@example.com")
   git("config", "user.name", "Owner")
   git("commit", "-q", "--allow-empty", "-m", "init")
-  NodeFs.writeFileSync(NodePath.join(repo, "magi.toml"), `[agents.codex]\nkind = "codex"\ncommand = ${JSON.stringify([CODEX])}\n# The shell form, polling: magi mcp and ending the turn have their own suites.\nmcp = false\nwait = "poll"\n`)
+  NodeFs.writeFileSync(
+    NodePath.join(repo, "magi.toml"),
+    `[agents.codex]\nkind = "codex"\ncommand = ${
+      JSON.stringify([CODEX])
+    }\n# The shell form, polling: magi mcp and ending the turn have their own suites.\nmcp = false\nwait = "poll"\n`
+  )
   git("add", "magi.toml")
   git("commit", "-q", "-m", "magi config")
   const standIn = await startResponsesStandIn(script)
@@ -99,7 +95,8 @@ const world = async (script: Script): Promise<World> => {
   // denies: the ask must still file its question and wait.
   const configDir = NodePath.join(base, "config", "magi")
   NodeFs.mkdirSync(configDir, { recursive: true })
-  const reach = `require("net").connect(${standIn.port}, "127.0.0.1").on("connect", () => process.exit(0)).on("error", (e) => { console.error(e.message); process.exit(1) })`
+  const reach =
+    `require("net").connect(${standIn.port}, "127.0.0.1").on("connect", () => process.exit(0)).on("error", (e) => { console.error(e.message); process.exit(1) })`
   NodeFs.writeFileSync(NodePath.join(configDir, "config.toml"), `[notify]\ncommand = ${JSON.stringify([process.execPath, "-e", reach])}\n`)
   const env: Record<string, string> = {
     ...standIn.proxyEnv,
@@ -140,8 +137,8 @@ const questions = (w: World) => {
   const dir = NodePath.join(w.home, "questions")
   return NodeFs.existsSync(dir)
     ? NodeFs.readdirSync(dir)
-        .filter((f) => f.endsWith(".json"))
-        .map((f) => readJson(NodePath.join(dir, f)))
+      .filter((f) => f.endsWith(".json"))
+      .map((f) => readJson(NodePath.join(dir, f)))
     : []
 }
 

@@ -162,7 +162,12 @@ describe("magi mcp with the real agent CLIs", () => {
         .join(", ")
       const repo = repoWith(dir, `[agents.claude]\nkind = "claude"\ncommand = ${JSON.stringify(claude)}\nenv = { ${agentEnv} }\n`)
       const home = NodePath.join(dir, "magi-home")
-      const env = { MAGI_HOME: home, XDG_CONFIG_HOME: NodePath.join(dir, "no-config"), HOME: claudeHome, CLAUDE_CONFIG_DIR: NodePath.join(claudeHome, ".claude") }
+      const env = {
+        MAGI_HOME: home,
+        XDG_CONFIG_HOME: NodePath.join(dir, "no-config"),
+        HOME: claudeHome,
+        CLAUDE_CONFIG_DIR: NodePath.join(claudeHome, ".claude")
+      }
       const running = magi(repo, env, "run", "Pick a database for the cache.")
       await ownerAnswers(home, env, repo, running, () => JSON.stringify(api.turns().map((t) => conversationText(t.body))))
       const ran = await running
@@ -193,7 +198,11 @@ describe("magi mcp with the real agent CLIs", () => {
         // codex offers an MCP server's tools as one namespace, `mcp__magi`, holding `ask`, `reply` and `wait`.
         const namespace = (request.body.tools ?? []).find((t) => t.type === "namespace" && t.name === "mcp__magi")
         toolName = namespace?.tools?.map((t) => t.name).find((n) => n === "ask")
-        if (toolName === undefined) return { kind: "message", text: `no magi ask tool offered: ${JSON.stringify(request.body.tools?.map((t) => t.name ?? t.type))}` }
+        if (toolName === undefined)
+          return {
+            kind: "message",
+            text: `no magi ask tool offered: ${JSON.stringify(request.body.tools?.map((t) => t.name ?? t.type))}`
+          }
         return { kind: "call", namespace: "mcp__magi", name: toolName, args: ASK }
       })
       cleanups.push(() => standIn.close())
@@ -205,7 +214,13 @@ describe("magi mcp with the real agent CLIs", () => {
       const home = NodePath.join(dir, "magi-home")
       const env = { ...standIn.proxyEnv, MAGI_HOME: home, HOME: userHome, CODEX_HOME: codexHome, XDG_CONFIG_HOME: NodePath.join(dir, "no-config") }
       const running = magi(repo, env, "run", "Pick a database for the cache.")
-      await ownerAnswers(home, env, repo, running, () => JSON.stringify(standIn.requests.map((r) => [r.path, toolOutputs(r.body), (r.body.input ?? []).filter((i) => i.type === "function_call")])))
+      await ownerAnswers(
+        home,
+        env,
+        repo,
+        running,
+        () => JSON.stringify(standIn.requests.map((r) => [r.path, toolOutputs(r.body), (r.body.input ?? []).filter((i) => i.type === "function_call")]))
+      )
       const ran = await running
       expect(ran.code, `${ran.stderr}\n${JSON.stringify(standIn.requests.map((r) => toolOutputs(r.body)))}`).toBe(0)
       expect(toolName).toBe("ask")

@@ -27,7 +27,8 @@ const BIN = process.env.MAGI_COMPAT_OPENCODE ?? ""
 const TURN_MS = 120_000
 
 const requireBin = () => {
-  if (BIN === "") throw new Error(process.env.MAGI_COMPAT_OPENCODE_ERROR ?? "MAGI_COMPAT_OPENCODE is not set: run through vitest (test/compat/installAgents.ts)")
+  if (BIN === "")
+    throw new Error(process.env.MAGI_COMPAT_OPENCODE_ERROR ?? "MAGI_COMPAT_OPENCODE is not set: run through vitest (test/compat/installAgents.ts)")
 }
 
 // ---------------------------------------------------------------------------
@@ -243,7 +244,13 @@ describe(`opencode ${VERSION}, for real`, () => {
       // retry-after-ms keeps opencode's own five retries quick; retry-after
       // is when the limit lifts.
       headers: { "retry-after-ms": "10", "retry-after": "7500" },
-      body: { error: { message: "You exceeded your current quota, please check your plan and billing details.", type: "insufficient_quota", code: "insufficient_quota" } }
+      body: {
+        error: {
+          message: "You exceeded your current quota, please check your plan and billing details.",
+          type: "insufficient_quota",
+          code: "insufficient_quota"
+        }
+      }
     }))
     const repo = repoWithOpencode(dir)
     const ran = await magi(repo, { ...opencodeEnv(dir, "seat", s.baseUrl), MAGI_HOME: home }, "run", "Do something")
@@ -328,8 +335,8 @@ describe(`opencode ${VERSION} seats, for real`, () => {
       i === 0
         ? { tool: "write", args: { filePath: NodePath.join(work, "written.txt"), content: "by the write tool\n" } }
         : i === 1
-          ? { tool: "bash", args: { command: "touch by-shell.txt", description: "write by shell" } }
-          : { text: "changed" }
+        ? { tool: "bash", args: { command: "touch by-shell.txt", description: "write by shell" } }
+        : { text: "changed" }
     )
     const r = await call(NodePath.join(dir, "magi-home"), callInput(work, agentSpec(opencodeEnv(dir, "seat", s.baseUrl)), { allowWrite: true }))
     expect(r.text).toBe("changed")

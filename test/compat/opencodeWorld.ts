@@ -59,4 +59,3 @@ export const opencodeEnv = (dir: string, where: string, baseUrl: string): Record
     NO_PROXY: "127.0.0.1,localhost"
   }
 }
-

@@ -26,8 +26,21 @@ const need = (name: Cli): string => {
 }
 
 const endTurn = (cli: Cli, form: Form, sliceSecs?: number) => async () => {
-  const r = await measureWaitCost({ cli, bin: need(cli), form, mode: "end-turn", windowMs: 25_000, magi: MAGI, deadlineMs: DEADLINE_MS, ...(sliceSecs === undefined ? {} : { sliceSecs }) })
-  console.log(`${cli} ${form} end-turn: ${r.requests} requests in ${r.windowMs / 1000} s of waiting; the answer reached the model ${(r.answerToModelMs / 1000).toFixed(1)} s after magi answer`)
+  const r = await measureWaitCost({
+    cli,
+    bin: need(cli),
+    form,
+    mode: "end-turn",
+    windowMs: 25_000,
+    magi: MAGI,
+    deadlineMs: DEADLINE_MS,
+    ...(sliceSecs === undefined ? {} : { sliceSecs })
+  })
+  console.log(
+    `${cli} ${form} end-turn: ${r.requests} requests in ${r.windowMs / 1000} s of waiting; the answer reached the model ${
+      (r.answerToModelMs / 1000).toFixed(1)
+    } s after magi answer`
+  )
   // The slice ran out and the agent was told to end its turn, not to wait again.
   expect(r.pendingText).toContain("End your turn now")
   expect(r.pendingText).not.toMatch(/^\s+\S.* ask --wait \S+\s*$|wait \{"id"/m)

@@ -126,8 +126,7 @@ const decide = (l: Latest, log: Said[], text: string): Move => {
   const hint = /^\s+(\S.* ask --wait \S+)\s*$/m.exec(t)?.[1]
   if (hint !== undefined) return { kind: "shellWait", command: hint }
   // As text (`wait {"id":"…"}`), or inside structured content as JSON (codex shows the model that).
-  const id =
-    /wait \{\\?"id\\?":\\?"([^"\\]+)/.exec(t)?.[1] ?? /\\?"tool\\?":\\?"wait\\?",\\?"arguments\\?":\{\\?"id\\?":\\?"([^"\\]+)/.exec(t)?.[1]
+  const id = /wait \{\\?"id\\?":\\?"([^"\\]+)/.exec(t)?.[1] ?? /\\?"tool\\?":\\?"wait\\?",\\?"arguments\\?":\{\\?"id\\?":\\?"([^"\\]+)/.exec(t)?.[1]
   if (id !== undefined) return { kind: "mcpWait", id }
   const session = runningSession(t)
   if (session !== undefined) return { kind: "poll", session }
@@ -190,18 +189,24 @@ const startClaude = async (dir: string): Promise<Setup> => {
     const last = body.messages.at(-1)
     const tool = trailingToolResult(body)
     const first = body.messages[0]
-    const move = decide({
-      tool,
-      // The delivery prompt of a resumed turn is read first, whatever came before it.
-      user: last !== undefined && last.role === "user" ? textOf(last.content) : undefined,
-      // claude sends its environment as a message of its own: fresh is "no tool has run yet".
-      fresh: !body.messages.some((m) => typeof m.content !== "string" && m.content.some((b) => b.type === "tool_result")),
-      prompt: first === undefined ? "" : textOf(first.content)
-    }, texts, JSON.stringify(body.messages))
+    const move = decide(
+      {
+        tool,
+        // The delivery prompt of a resumed turn is read first, whatever came before it.
+        user: last !== undefined && last.role === "user" ? textOf(last.content) : undefined,
+        // claude sends its environment as a message of its own: fresh is "no tool has run yet".
+        fresh: !body.messages.some((m) => typeof m.content !== "string" && m.content.some((b) => b.type === "tool_result")),
+        prompt: first === undefined ? "" : textOf(first.content)
+      },
+      texts,
+      JSON.stringify(body.messages)
+    )
     form = (body.tools ?? []).some((t) => t.name === "mcp__magi__ask") ? "mcp" : "shell"
     switch (move.kind) {
       case "ask":
-        return form === "mcp" ? { tool: "mcp__magi__ask", input: ASK_INPUT } : { tool: "Bash", input: { command: askCommand(""), description: "Ask the owner" } }
+        return form === "mcp"
+          ? { tool: "mcp__magi__ask", input: ASK_INPUT }
+          : { tool: "Bash", input: { command: askCommand(""), description: "Ask the owner" } }
       case "shellWait":
         return { tool: "Bash", input: { command: move.command, description: "Keep waiting" } }
       case "mcpWait":
@@ -233,12 +238,16 @@ const startCodex = async (dir: string): Promise<Setup> => {
     const afterTool = lastItem?.type === "function_call_output"
     const users = messages(body, "user")
     const mcp = (body.tools ?? []).some((t) => t.type === "namespace" && t.name === "mcp__magi")
-    const move = decide({
-      tool: afterTool ? toolOutputs(body).at(-1) : undefined,
-      user: afterTool ? undefined : users.at(-1),
-      fresh: toolOutputs(body).length === 0 && !users.some((u) => u.includes("The owner's answer")),
-      prompt: users.join("\n")
-    }, texts, JSON.stringify(body.input))
+    const move = decide(
+      {
+        tool: afterTool ? toolOutputs(body).at(-1) : undefined,
+        user: afterTool ? undefined : users.at(-1),
+        fresh: toolOutputs(body).length === 0 && !users.some((u) => u.includes("The owner's answer")),
+        prompt: users.join("\n")
+      },
+      texts,
+      JSON.stringify(body.input)
+    )
     switch (move.kind) {
       case "ask":
         return mcp
@@ -272,12 +281,16 @@ const startOpencode = async (dir: string): Promise<Setup> => {
     const tools = (request.tools ?? []).map((t) => t.function.name)
     const mcp = tools.includes("magi_ask")
     const users = request.messages.filter((m) => m.role === "user").map(contentText)
-    const move = decide({
-      tool: last?.role === "tool" ? contentText(last) : undefined,
-      user: last?.role === "user" ? contentText(last) : undefined,
-      fresh: !request.messages.some((m) => m.role === "tool") && !users.some((u) => u.includes("The owner's answer")),
-      prompt: users.join("\n")
-    }, texts, JSON.stringify(request.messages))
+    const move = decide(
+      {
+        tool: last?.role === "tool" ? contentText(last) : undefined,
+        user: last?.role === "user" ? contentText(last) : undefined,
+        fresh: !request.messages.some((m) => m.role === "tool") && !users.some((u) => u.includes("The owner's answer")),
+        prompt: users.join("\n")
+      },
+      texts,
+      JSON.stringify(request.messages)
+    )
     switch (move.kind) {
       case "ask":
         return mcp ? { tool: "magi_ask", args: ASK_INPUT } : { tool: "bash", args: { command: askCommand(""), description: "Ask the owner" } }
@@ -336,7 +349,9 @@ export const measureWaitCost = async (o: WaitCostOptions): Promise<WaitCost> => 
     git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "init")
     const home = NodePath.join(dir, "magi-home")
     const env: Record<string, string> = {}
-    for (const [k, v] of Object.entries({ ...process.env, IS_SANDBOX: undefined, XDG_CONFIG_HOME: NodePath.join(dir, "no-config"), ...setup.env, MAGI_HOME: home }))
+    for (
+      const [k, v] of Object.entries({ ...process.env, IS_SANDBOX: undefined, XDG_CONFIG_HOME: NodePath.join(dir, "no-config"), ...setup.env, MAGI_HOME: home })
+    )
       if (v !== undefined) env[k] = v
     const start = (args: ReadonlyArray<string>) => {
       // Its own process group: the agent CLIs it starts go with it.
@@ -354,23 +369,29 @@ export const measureWaitCost = async (o: WaitCostOptions): Promise<WaitCost> => 
       const qdir = NodePath.join(home, "questions")
       return NodeFs.existsSync(qdir)
         ? NodeFs.readdirSync(qdir)
-            .filter((f) => f.endsWith(".json"))
-            .flatMap((f) => {
-              const q = readJson(NodePath.join(qdir, f))
-              return q === undefined ? [] : [q]
-            })
+          .filter((f) => f.endsWith(".json"))
+          .flatMap((f) => {
+            const q = readJson(NodePath.join(qdir, f))
+            return q === undefined ? [] : [q]
+          })
         : []
     }
     const theRun = () => {
       const rdir = NodePath.join(home, "runs")
       const [id] = NodeFs.existsSync(rdir) ? NodeFs.readdirSync(rdir) : []
-      return id === undefined ? undefined : (readJson(NodePath.join(rdir, id, "run.json")) as { status: string; summary?: string; seats: Array<{ session: string | null; turns: number }> } | undefined)
+      return id === undefined
+        ? undefined
+        : (readJson(NodePath.join(rdir, id, "run.json")) as
+          | { status: string; summary?: string; seats: Array<{ session: string | null; turns: number }> }
+          | undefined)
     }
     await until(
       "the question to be filed",
       () => {
         if (run.p.exitCode !== null && questions().length === 0)
-          throw new Error(`magi run ended with no question filed:\n${run.err()}\nthe model read: ${JSON.stringify(setup!.standIn.texts().map((t) => t.latest.slice(0, 400)))}`)
+          throw new Error(
+            `magi run ended with no question filed:\n${run.err()}\nthe model read: ${JSON.stringify(setup!.standIn.texts().map((t) => t.latest.slice(0, 400)))}`
+          )
         return questions().length === 1
       },
       deadline

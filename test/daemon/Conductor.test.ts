@@ -153,20 +153,28 @@ describe("the conductor", () => {
       const seat = JSON.parse(yield* Context.get(w.base, FileSystem.FileSystem).readFileString(`${HOME}/conduct/seat.json`))
       expect(seat).toMatchObject({ key: "conduct", agent: "boss" })
       yield* stop(s)
-    })
-  )
+    }))
 
   it.scoped("a question is filed and the loop does not wait; the owner's choice unblocks the task with the answer in its next prompt", () =>
     Effect.gen(function* () {
       const w = yield* makeWorld
       const db = yield* file(w, "Add a database", { priority: 5 })
       const other = yield* file(w, "Other work")
-      yield* once(w, { text: json({ decisions: [{ id: db.id, question: "Which database?", choices: ["Postgres", "SQLite"], reason: "the issue does not say" }] }) })
+      yield* once(w, {
+        text: json({ decisions: [{ id: db.id, question: "Which database?", choices: ["Postgres", "SQLite"], reason: "the issue does not say" }] })
+      })
       const s = yield* startServe(w)
       yield* s.beats(1)
       const questions = Context.get(w.base, QuestionStore)
       const [q] = (yield* questions.list).filter((x) => x.node === "conduct")
-      expect(q).toMatchObject({ run: db.id, seat: "conduct", summary: "Which database?", detail: "the issue does not say", choices: ["Postgres", "SQLite"], status: "open" })
+      expect(q).toMatchObject({
+        run: db.id,
+        seat: "conduct",
+        summary: "Which database?",
+        detail: "the issue does not say",
+        choices: ["Postgres", "SQLite"],
+        status: "open"
+      })
       expect(yield* task(w, db.id)).toMatchObject({ status: "blocked", blocked_by: [q!.id] })
       // Nobody waited: the other task ran in the same cycle.
       expect(yield* prompts(w)).toEqual(["Other work"])
@@ -181,8 +189,7 @@ describe("the conductor", () => {
       expect(yield* task(w, db.id)).toMatchObject({ status: "done", answers: [{ question: q!.id, answer: "SQLite" }] })
       expect((yield* decisions(w))[0]).toMatchObject({ task: db.id, outcome: "applied", question: q!.id })
       yield* stop(s)
-    })
-  )
+    }))
 
   it.scoped("a stalled task is shown as stalled and requeued for a fresh start", () =>
     Effect.gen(function* () {
@@ -205,8 +212,7 @@ describe("the conductor", () => {
       expect(yield* task(w, t.id)).toMatchObject({ status: "done", attempts: 1 })
       expect((yield* decisions(w))[0]).toMatchObject({ outcome: "applied", why: "requeued for a fresh start" })
       yield* stop(s)
-    })
-  )
+    }))
 
   it.scoped("a review recovery starts the next run from the branch the task's own last run left", () =>
     Effect.gen(function* () {
@@ -229,8 +235,7 @@ describe("the conductor", () => {
       expect(calls[0]!.prompt).toContain("Earlier work on this task is on branch `magi/bbbb`")
       expect((yield* decisions(w))[0]).toMatchObject({ outcome: "applied", why: "requeued to review magi/bbbb" })
       yield* stop(s)
-    })
-  )
+    }))
 
   it.scoped("a circular blocked_by, or one naming nothing, is refused, recorded, and changes nothing", () =>
     Effect.gen(function* () {
@@ -250,8 +255,7 @@ describe("the conductor", () => {
       yield* s.beats(2)
       expect(yield* prompts(w)).toEqual(["Task A", "Task B"])
       yield* stop(s)
-    })
-  )
+    }))
 
   it.scoped("a timed-out turn changes nothing and the loop goes on to its own next task", () =>
     Effect.gen(function* () {
@@ -266,8 +270,7 @@ describe("the conductor", () => {
       expect((yield* task(w, t.id)).status).toBe("done")
       expect(yield* decisions(w)).toEqual([])
       yield* stop(s)
-    })
-  )
+    }))
 
   it.scoped("an unparseable reply changes nothing, and the same snapshot is never shown twice until something changes", () =>
     Effect.gen(function* () {
@@ -288,8 +291,7 @@ describe("the conductor", () => {
       expect(yield* Ref.get(w.conducts)).toHaveLength(2)
       expect(yield* Ref.get(w.calls)).toEqual([])
       yield* stop(s)
-    })
-  )
+    }))
 
   it.scoped("a reply touching the owner's manual hold is refused and recorded; --no-conductor or no [roles] conductor means no turn at all", () =>
     Effect.gen(function* () {
@@ -312,8 +314,7 @@ describe("the conductor", () => {
       expect(yield* Ref.get(w2.conducts)).toEqual([])
       expect(yield* prompts(w2)).toEqual(["Work"])
       yield* stop(unset)
-    })
-  )
+    }))
 
   it.scoped("a deputy keeps the owner company: it replies on the thread to an ask-back, settles with the owner's quoted words, and is started at most 3 times, 30 s apart", () =>
     Effect.gen(function* () {
@@ -336,7 +337,8 @@ describe("the conductor", () => {
               if (said.includes("go with sqlite"))
                 yield* questions.update(q!.id, (x) => Deputy.settle(x, { seat: i.seat.key, choice: "SQLite", quote: "go with sqlite" }, now))
               else if (said.includes("faster"))
-                yield* questions.update(q!.id, (x) => Q.reply({ ...x, delivered_turns: x.thread.length }, "SQLite is faster for this size of data.", x.choices, now))
+                yield* questions.update(q!.id, (x) =>
+                  Q.reply({ ...x, delivered_turns: x.thread.length }, "SQLite is faster for this size of data.", x.choices, now))
             }).pipe(Effect.orDie)
         }
       })
@@ -358,17 +360,14 @@ describe("the conductor", () => {
       expect(yield* task(w, db.id)).toMatchObject({ status: "done", answers: [{ question: q!.id, answer: "SQLite" }] })
       expect((yield* Ref.get(w.calls))[0]!.prompt).toContain(`- question ${Q.shortId(q!.id)}: SQLite`)
       yield* stop(s)
-    })
-  )
+    }))
 })
 
 describe("deputies, across restarts of magi serve", () => {
-  const leaseKind = (w: World, id: string) =>
-    Lease.read(`${HOME}/questions`, id).pipe(Effect.provide(w.base), Effect.map(Option.map((l) => l.kind)))
+  const leaseKind = (w: World, id: string) => Lease.read(`${HOME}/questions`, id).pipe(Effect.provide(w.base), Effect.map(Option.map((l) => l.kind)))
   /** The deputy turns started so far, by seat. */
   const deputySeats = (w: World) => Effect.map(Ref.get(w.conducts), (c) => c.filter((i) => i.node === "deputy").map((i) => i.seat.key))
-  const conductorQuestions = (w: World) =>
-    Effect.map(Context.get(w.base, QuestionStore).list, (all) => all.filter((q) => q.node === "conduct"))
+  const conductorQuestions = (w: World) => Effect.map(Context.get(w.base, QuestionStore).list, (all) => all.filter((q) => q.node === "conduct"))
 
   it.scoped("a deputy holds a deputy lease on its question while it runs and lets it go after, and is told the brief the conductor wrote when it filed the question, even after the task changed", () =>
     Effect.gen(function* () {
@@ -380,14 +379,13 @@ describe("deputies, across restarts of magi serve", () => {
         input.node === "conduct"
           ? { text: n === 1 ? asked : json({ decisions: [] }) }
           : {
-              text: "kept the owner company",
-              during: () =>
-                Effect.gen(function* () {
-                  const [q] = (yield* Context.get(w.base, QuestionStore).list).filter((x) => x.node === "conduct")
-                  heldAs.push(yield* Effect.map(Lease.read(`${HOME}/questions`, q!.id), Option.map((l) => l.kind)))
-                }).pipe(Effect.orDie)
-            }
-      )
+            text: "kept the owner company",
+            during: () =>
+              Effect.gen(function* () {
+                const [q] = (yield* Context.get(w.base, QuestionStore).list).filter((x) => x.node === "conduct")
+                heldAs.push(yield* Effect.map(Lease.read(`${HOME}/questions`, q!.id), Option.map((l) => l.kind)))
+              }).pipe(Effect.orDie)
+          })
       const s = yield* startServe(w)
       yield* s.beats(1)
       const [q] = yield* conductorQuestions(w)
@@ -404,8 +402,7 @@ describe("deputies, across restarts of magi serve", () => {
       expect(prompts[1]).toContain(q!.deputy_brief!)
       expect(prompts[1]).not.toContain("key-value")
       yield* stop(s)
-    })
-  )
+    }))
 
   it.scoped("keeps the counts through restarts: none restarted within 30 s of the last start, 3 starts in all, then one notice and never a second", () =>
     Effect.gen(function* () {
@@ -436,10 +433,11 @@ describe("deputies, across restarts of magi serve", () => {
       expect(yield* deputySeats(w)).toHaveLength(3)
       expect(yield* notices).toHaveLength(1)
       const [q] = yield* conductorQuestions(w)
-      const record = JSON.parse(yield* Context.get(w.base, FileSystem.FileSystem).readFileString(`${HOME}/conduct/deputies/${q!.id}/deputy.json`).pipe(Effect.orDie))
+      const record = JSON.parse(
+        yield* Context.get(w.base, FileSystem.FileSystem).readFileString(`${HOME}/conduct/deputies/${q!.id}/deputy.json`).pipe(Effect.orDie)
+      )
       expect(record).toMatchObject({ question: q!.id, starts: 3, noticed: true })
-    })
-  )
+    }))
 
   it.scoped("counts a deputy a stopped magi serve left running (its lease still beaten) against max_deputies, and starts the next once that lease goes stale", () =>
     Effect.gen(function* () {
@@ -475,7 +473,5 @@ describe("deputies, across restarts of magi serve", () => {
       expect(seats.length).toBeGreaterThan(2)
       expect(seats.slice(2)).toContain(Deputy.deputySeat(qb!.id))
       yield* stop(second)
-    })
-  )
+    }))
 })
-

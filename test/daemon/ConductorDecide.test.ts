@@ -81,7 +81,14 @@ describe("when the conductor takes a turn", () => {
   })
 
   it("sorts queued tasks as runnable, failed ones whose run stalled as stalled, and other failed or held ones as finished", () => {
-    const all = [mk("q"), mk("s", { status: "failed" }), mk("f", { status: "failed" }), mk("h", { status: "held" }), mk("d", { status: "done" }), mk("b", { status: "blocked" })]
+    const all = [
+      mk("q"),
+      mk("s", { status: "failed" }),
+      mk("f", { status: "failed" }),
+      mk("h", { status: "held" }),
+      mk("d", { status: "done" }),
+      mk("b", { status: "blocked" })
+    ]
     const l = D.listsOf(all, (t) => t.id === "s")
     expect(l.runnable.map((t) => t.id)).toEqual(["q"])
     expect(l.stalled.map((t) => t.id)).toEqual(["s"])
@@ -147,7 +154,11 @@ describe("each recovery against each status", () => {
   })
 
   it("a question wins over a blocker and a recovery given beside it", () => {
-    const p = D.planDecision(mk("t", { status: "failed" }), { id: "t", question: "Keep going?", choices: ["yes", " no "], recovery: "done", blocked_by: ["x"] }, ctx())
+    const p = D.planDecision(
+      mk("t", { status: "failed" }),
+      { id: "t", question: "Keep going?", choices: ["yes", " no "], recovery: "done", blocked_by: ["x"] },
+      ctx()
+    )
     expect(p).toEqual({ _tag: "Ask", question: "Keep going?", choices: ["yes", "no"] })
   })
 

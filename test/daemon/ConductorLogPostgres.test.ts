@@ -69,8 +69,7 @@ describe("the conductor's decisions log", () => {
       ])
       // No file of the log in either home.
       for (const home of ["server", "laptop"]) expect(yield* fs.exists(decisionsPath(NodePath.join(base, home, "conduct")))).toBe(false)
-    })
-  )
+    }))
 
   it.scoped("on the home folder: the same interface appends to conduct/decisions.jsonl, one line each, read back newest first", () =>
     Effect.gen(function* () {
@@ -86,6 +85,5 @@ describe("the conductor's decisions log", () => {
       expect(lines.map((l) => JSON.parse(l))).toEqual([first, second])
       expect(yield* log.read).toEqual([second, first])
       expect(yield* readDecisions(NodePath.join(home, "conduct")).pipe(Effect.provideService(FileSystem.FileSystem, fs))).toEqual([second, first])
-    })
-  )
+    }))
 })

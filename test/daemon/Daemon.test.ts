@@ -32,8 +32,7 @@ describe("one loop per home", () => {
       const third = yield* ownIn(home)
       expect(Exit.isSuccess(third.exit)).toBe(true)
       yield* Scope.close(third.scope, Exit.void)
-    }).pipe(Effect.provide(NodeContext.layer))
-  )
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("a loop that stopped beating over thirty seconds ago is taken over", () =>
     Effect.gen(function* () {
@@ -47,8 +46,7 @@ describe("one loop per home", () => {
       expect(Exit.isSuccess(taken.exit)).toBe(true)
       expect(JSON.parse(NodeFs.readFileSync(Daemon.daemonFile(home), "utf8")).pid).toBe(process.pid)
       yield* Scope.close(taken.scope, Exit.void)
-    }).pipe(Effect.provide(NodeContext.layer))
-  )
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("a loop killed a moment ago on this machine is taken over at once, its beat still fresh", () =>
     Effect.gen(function* () {
@@ -64,8 +62,7 @@ describe("one loop per home", () => {
       expect(Exit.isSuccess(taken.exit)).toBe(true)
       expect(yield* Daemon.liveOwner(home)).toEqual(Option.some(process.pid))
       yield* Scope.close(taken.scope, Exit.void)
-    }).pipe(Effect.provide(NodeContext.layer))
-  )
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("exactly thirty seconds without a beat is still alive", () =>
     Effect.gen(function* () {
@@ -78,8 +75,7 @@ describe("one loop per home", () => {
       )
       const refused = yield* ownIn(home)
       expect(JSON.stringify(refused.exit)).toContain("pid 1,")
-    }).pipe(Effect.provide(NodeContext.layer))
-  )
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("a loop that finds another one's record on its next beat stops, and leaves that record alone", () =>
     Effect.gen(function* () {
@@ -99,8 +95,7 @@ describe("one loop per home", () => {
       // Letting go does not remove the record of the loop that owns the home now.
       yield* Scope.close(first.scope, Exit.void)
       expect(JSON.parse(NodeFs.readFileSync(Daemon.daemonFile(home), "utf8")).token).toBe("other")
-    }).pipe(Effect.provide(NodeContext.layer))
-  )
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("the serving loop stops with that reason once another loop has taken its home over", () =>
     Effect.gen(function* () {
@@ -126,6 +121,5 @@ describe("one loop per home", () => {
       expect(JSON.stringify(exit)).toContain("took")
       expect(JSON.stringify(exit)).toContain("pid 1,")
       yield* Fiber.interrupt(loop)
-    }).pipe(Effect.provide(NodeContext.layer))
-  )
+    }).pipe(Effect.provide(NodeContext.layer)))
 })

@@ -33,17 +33,20 @@ describe("the deputies on PostgreSQL", () => {
       const calls = yield* Ref.make<ReadonlyArray<CallInput>>([])
       const agents = Layer.succeed(Agents, {
         call: (input) =>
-          Effect.as(Ref.update(calls, (all) => [...all, input]), {
-            text: "kept the owner company",
-            session: "thread",
-            usable: true,
-            quota: null,
-            exitCode: 0,
-            timedOut: false,
-            seat: { ...input.seat, turns: input.seat.turns + 1, session: "thread" },
-            stdoutFile: "",
-            stderrFile: ""
-          } satisfies CallResult)
+          Effect.as(
+            Ref.update(calls, (all) => [...all, input]),
+            {
+              text: "kept the owner company",
+              session: "thread",
+              usable: true,
+              quota: null,
+              exitCode: 0,
+              timedOut: false,
+              seat: { ...input.seat, turns: input.seat.turns + 1, session: "thread" },
+              stdoutFile: "",
+              stderrFile: ""
+            } satisfies CallResult
+          )
       })
       /** One machine's `magi serve`: its own home, the shared database. */
       const serve = (name: string) =>
@@ -105,6 +108,5 @@ describe("the deputies on PostgreSQL", () => {
       // The artifacts' folders are each machine's; the records are the database's.
       for (const side of [laptop, server])
         expect(yield* side.fs.exists(NodePath.join(deputiesDir({ dir: side.home }), q.id, "deputy.json"))).toBe(false)
-    })
-  )
+    }))
 })

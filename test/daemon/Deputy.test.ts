@@ -5,7 +5,16 @@ import { deputySeat, settle, settleRefusal } from "../../src/daemon/Deputy.js"
 import * as Q from "../../src/questions/Question.js"
 
 const at = new Date("2026-01-01T00:00:00Z")
-const base = Q.make({ id: "20260101-000000-ab12", run: "task-1", node: "conduct", seat: "conduct", summary: "Which database?", detail: "unclear", choices: ["Postgres", "SQLite"], now: at })
+const base = Q.make({
+  id: "20260101-000000-ab12",
+  run: "task-1",
+  node: "conduct",
+  seat: "conduct",
+  summary: "Which database?",
+  detail: "unclear",
+  choices: ["Postgres", "SQLite"],
+  now: at
+})
 const withOwner = Either.getOrThrow(Q.say(base, "Honestly, let's keep it small: sqlite is fine for now.", at))
 const req = { seat: "deputy-ab12", choice: "SQLite", quote: "sqlite is fine for now" }
 
@@ -55,7 +64,9 @@ describe("which conductor questions get a deputy", () => {
     const one = [{ q: q("aaaa"), leased: false }]
     const recent = new Map([[q("aaaa").id, { starts: 1, lastStartMs: now - 29_000, noticed: false }]])
     expect(ids(deputiesToStart(one, recent, new Set(), 2, 86_400, now))).toEqual([])
-    expect(ids(deputiesToStart(one, new Map([[q("aaaa").id, { starts: 1, lastStartMs: now - 30_000, noticed: false }]]), new Set(), 2, 86_400, now))).toEqual(["aaaa"])
+    expect(ids(deputiesToStart(one, new Map([[q("aaaa").id, { starts: 1, lastStartMs: now - 30_000, noticed: false }]]), new Set(), 2, 86_400, now))).toEqual([
+      "aaaa"
+    ])
     const spent = new Map([[q("aaaa").id, { starts: 3, lastStartMs: 0, noticed: false }]])
     const r = deputiesToStart(one, spent, new Set(), 2, 86_400, now)
     expect([ids(r), r.notice.length]).toEqual([[], 1])

@@ -41,13 +41,17 @@ describe("a host's turn capacity", { timeout: 240_000 }, () => {
       NodeFs.mkdirSync(NodePath.join(home, "runs", runId), { recursive: true })
       NodeFs.writeFileSync(NodePath.join(home, "runs", runId, "run.json"), encodeRun(run))
       const qid = Q.makeId(now, 0x2000 + i)
-      const asked = { ...Q.make({ id: qid, run: runId, node: "", seat: "impl", summary: `Question ${i}?`, detail: "", choices: [], now, cwd: repo }), answer_timeout: 86_400 }
+      const asked = {
+        ...Q.make({ id: qid, run: runId, node: "", seat: "impl", summary: `Question ${i}?`, detail: "", choices: [], now, cwd: repo }),
+        answer_timeout: 86_400
+      }
       const answered = Either.getOrThrow(Q.answer(asked, { text: `answer ${i}` }, now))
       NodeFs.mkdirSync(NodePath.join(home, "questions"), { recursive: true })
       NodeFs.writeFileSync(NodePath.join(home, "questions", `${qid}.json`), Q.encode(answered))
       ids.push(qid)
     }
-    const delivered = () => ids.filter((id) => JSON.parse(NodeFs.readFileSync(NodePath.join(home, "questions", `${id}.json`), "utf8")).answer_delivered === true).length
+    const delivered = () =>
+      ids.filter((id) => JSON.parse(NodeFs.readFileSync(NodePath.join(home, "questions", `${id}.json`), "utf8")).answer_delivered === true).length
 
     const daemon = serveDaemon(repo, home, { MAGI_HOME: home, TURN_LOG: log }, dir)
     try {

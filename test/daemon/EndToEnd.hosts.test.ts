@@ -129,7 +129,9 @@ describe("several hosts on one PostgreSQL store", { timeout: 240_000 }, () => {
     const alpha = makeHost(dir, "a", "alpha")
     const beta = makeHost(dir, "b", "beta")
     const agentEnv = { FAKE_AGENT_LOG: log }
-    const calls = () => (NodeFs.existsSync(log) ? NodeFs.readFileSync(log, "utf8").trim().split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { turn: number; cwd: string }) : [])
+    const calls = () => (NodeFs.existsSync(log)
+      ? NodeFs.readFileSync(log, "utf8").trim().split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { turn: number; cwd: string })
+      : [])
 
     // alpha registers, then goes down in order.
     const first = start(alpha, repo, agentEnv, "serve")

@@ -52,7 +52,12 @@ interface Host {
  * A host: a home, its own clone of each of `repos` (with the fake agents in
  * its magi.toml), and a config naming it and mapping the names to its clones.
  */
-const makeHost = (dir: string, name: string, repos: Readonly<Record<string, string>>, options: { readonly runs?: number; readonly conductor?: boolean } = {}): Host => {
+const makeHost = (
+  dir: string,
+  name: string,
+  repos: Readonly<Record<string, string>>,
+  options: { readonly runs?: number; readonly conductor?: boolean } = {}
+): Host => {
   const top = NodePath.join(dir, name)
   const home = NodePath.join(top, "home")
   const config = NodePath.join(top, "config")
@@ -136,9 +141,9 @@ const storedTasks = async (): Promise<ReadonlyArray<StoredTask>> => {
 const turnsIn = (log: string): ReadonlyArray<{ task: string; run: string; cwd: string; shown: ReadonlyArray<string> }> =>
   NodeFs.existsSync(log)
     ? NodeFs.readFileSync(log, "utf8")
-        .split("\n")
-        .filter((l) => l !== "")
-        .map((l) => JSON.parse(l))
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => JSON.parse(l))
     : []
 
 /** Which host's folder (its home, its clones) a directory is under. */
@@ -189,19 +194,29 @@ describe("the queue across hosts on one PostgreSQL store", { timeout: DRAIN_DEAD
       try {
         await until("the filing page", () => /^http:\/\/\S+/m.test(filer.stdout()), PROCESS_DEADLINE)
         const url = /^(http:\/\/\S+)/m.exec(filer.stdout())![1]!
-        const names = (await (await fetch(`${url}/api/repos`)).json()) as { names: ReadonlyArray<{ name: string; here: boolean; hosts: ReadonlyArray<string> }> }
+        const names = (await (await fetch(`${url}/api/repos`)).json()) as {
+          names: ReadonlyArray<{ name: string; here: boolean; hosts: ReadonlyArray<string> }>
+        }
         // The page's picker offers the names: alpha's own, and lib on gamma.
         expect(names.names).toEqual([
           { name: "app", here: true, hosts: ["gamma"] },
           { name: "lib", here: false, hosts: ["gamma"] }
         ])
         const post = async (instruction: string, repo: string) => {
-          const r = await fetch(`${url}/api/queue`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ instruction, repo }) })
+          const r = await fetch(`${url}/api/queue`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ instruction, repo })
+          })
           expect(r.status, await r.clone().text()).toBe(201)
         }
         for (let i = 1; i <= 198; i++) await post(`App task ${i}`, "app")
         for (let i = 2; i <= 6; i++) await post(`Library task ${i}`, "lib")
-        const relative = await fetch(`${url}/api/queue`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ instruction: "x", repo: "src" }) })
+        const relative = await fetch(`${url}/api/queue`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ instruction: "x", repo: "src" })
+        })
         expect(relative.status).toBeGreaterThanOrEqual(400)
       } finally {
         await filer.stop()

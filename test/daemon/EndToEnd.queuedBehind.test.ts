@@ -45,13 +45,17 @@ describe("a resume queued for room on its host", { timeout: 300_000 }, () => {
       NodeFs.mkdirSync(NodePath.join(home, "runs", runId), { recursive: true })
       NodeFs.writeFileSync(NodePath.join(home, "runs", runId, "run.json"), encodeRun(runWithSession(runId, { status: "waiting", repo, worktree: repo })))
       const qid = Q.makeId(now, 0x2000 + i)
-      const asked = { ...Q.make({ id: qid, run: runId, node: "", seat: "impl", summary: `Question ${i}?`, detail: "", choices: [], now, cwd: repo }), answer_timeout: 86_400 }
+      const asked = {
+        ...Q.make({ id: qid, run: runId, node: "", seat: "impl", summary: `Question ${i}?`, detail: "", choices: [], now, cwd: repo }),
+        answer_timeout: 86_400
+      }
       NodeFs.mkdirSync(NodePath.join(home, "questions"), { recursive: true })
       NodeFs.writeFileSync(NodePath.join(home, "questions", `${qid}.json`), Q.encode(Either.getOrThrow(Q.answer(asked, { text: `answer ${i}` }, now))))
       ids.push(qid)
       runOf.set(qid, runId)
     }
-    const delivered = () => ids.filter((id) => JSON.parse(NodeFs.readFileSync(NodePath.join(home, "questions", `${id}.json`), "utf8")).answer_delivered === true).length
+    const delivered = () =>
+      ids.filter((id) => JSON.parse(NodeFs.readFileSync(NodePath.join(home, "questions", `${id}.json`), "utf8")).answer_delivered === true).length
     const started = () => (NodeFs.existsSync(log) ? NodeFs.readFileSync(log, "utf8").trim().split("\n").filter((l) => l !== "") : [])
 
     const daemon = serveDaemon(repo, home, { MAGI_HOME: home, TURN_LOG: log, GATE: gate }, dir)
@@ -64,19 +68,30 @@ describe("a resume queued for room on its host", { timeout: 300_000 }, () => {
       const deadline = Date.now() + DEADLINE
       while (card?.queued == null) {
         if (Date.now() > deadline) throw new Error(`the card never said it was queued: ${JSON.stringify(card)}`)
-        const list = (await request(`${web.url}/api/questions`)).json() as { open: Array<{ id: string; queued: string | null }>; history: Array<{ id: string; queued: string | null }> }
+        const list = (await request(`${web.url}/api/questions`)).json() as {
+          open: Array<{ id: string; queued: string | null }>
+          history: Array<{ id: string; queued: string | null }>
+        }
         card = [...list.open, ...list.history].find((q) => q.id === waitingId)
         if (card?.queued == null) await new Promise((r) => setTimeout(r, 100))
       }
       expect(card.queued).toBe("queued behind 1 turn on solo")
-      const shown = spawnSync(process.execPath, [MAGI, "answer", waitingId], { cwd: repo, env: { ...process.env, MAGI_HOME: home, XDG_CONFIG_HOME: NodePath.join(dir, "no-config") }, encoding: "utf8" })
+      const shown = spawnSync(process.execPath, [MAGI, "answer", waitingId], {
+        cwd: repo,
+        env: { ...process.env, MAGI_HOME: home, XDG_CONFIG_HOME: NodePath.join(dir, "no-config") },
+        encoding: "utf8"
+      })
       expect(shown.status).toBe(0)
       expect(shown.stdout).toContain("delivery: queued behind 1 turn on solo; magi resumes the agent as soon as one ends")
       // Room again: the queued resume starts, and both answers reach their agents.
       NodeFs.writeFileSync(gate, "")
       await until("both answers to be delivered", () => delivered() === 2, DEADLINE)
       expect(started()).toHaveLength(2)
-      const after = spawnSync(process.execPath, [MAGI, "answer", waitingId], { cwd: repo, env: { ...process.env, MAGI_HOME: home, XDG_CONFIG_HOME: NodePath.join(dir, "no-config") }, encoding: "utf8" })
+      const after = spawnSync(process.execPath, [MAGI, "answer", waitingId], {
+        cwd: repo,
+        env: { ...process.env, MAGI_HOME: home, XDG_CONFIG_HOME: NodePath.join(dir, "no-config") },
+        encoding: "utf8"
+      })
       expect(after.stdout).not.toContain("queued behind")
     } finally {
       NodeFs.writeFileSync(gate, "")

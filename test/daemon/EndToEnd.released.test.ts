@@ -16,7 +16,6 @@ const PENDING_AGENT = NodePath.resolve("test/fixtures/pending-agent.mjs")
 
 const readJson = (file: string) => JSON.parse(NodeFs.readFileSync(file, "utf8"))
 
-
 describe("an answer to an agent whose magi ask exited", () => {
   it("resumes the seat well inside the old lease ttl, with the answer", async () => {
     const dir = tempDirSync()

@@ -25,7 +25,7 @@ const serve = (home: string, dir: string) => {
 }
 
 const until = async (cond: () => boolean, what: string) => {
-  for (const end = Date.now() + 60_000; Date.now() < end; ) {
+  for (const end = Date.now() + 60_000; Date.now() < end;) {
     if (cond()) return
     await new Promise((r) => setTimeout(r, 50))
   }

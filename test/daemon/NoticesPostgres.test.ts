@@ -31,7 +31,12 @@ const onPostgres = Effect.gen(function* () {
           Layer.mergeAll(
             StoreBackend.postgres(Redacted.make(db.url)),
             MagiHome.at(home),
-            Layer.succeed(Notifier, { command: ["notify"], configured: true, channels: ["notify"], notify: (q) => Ref.update(notified, (n) => [...n, q.summary]) })
+            Layer.succeed(Notifier, {
+              command: ["notify"],
+              configured: true,
+              channels: ["notify"],
+              notify: (q) => Ref.update(notified, (n) => [...n, q.summary])
+            })
           )
         ),
         Layer.provideMerge(NodeFileSystem.layer)
@@ -71,8 +76,7 @@ describe("notices on PostgreSQL", () => {
         const names = yield* side.fs.readDirectory(dir).pipe(Effect.orElseSucceed((): string[] => []))
         expect(names.filter((n) => n.endsWith(".json"))).toEqual([])
       }
-    })
-  )
+    }))
 
   it.scopedLive("the web's feed of another process hears a notice land, by its name, and its revision moves", () =>
     Effect.gen(function* () {
@@ -92,6 +96,5 @@ describe("notices on PostgreSQL", () => {
       expect(Option.getOrThrow(got)).toMatch(/^\d{8}-\d{6}-[0-9a-f]{4}\.json$/)
       expect(last).toBeDefined()
       expect(yield* second.feed.revision).toBeGreaterThan(before)
-    })
-  )
+    }))
 })

@@ -11,12 +11,18 @@ describe("resolving blockers", () => {
   const world = (states: Record<string, BlockerState>) => (id: string): BlockerState => states[id] ?? { kind: "missing" }
 
   it("leaves a task alone while its blockers are pending", () => {
-    const lookup = world({ "20260902-100001-aaaa": { kind: "task", status: "running" }, "20260902-100002-bbbb": { kind: "question", status: "open", answer: undefined } })
+    const lookup = world({
+      "20260902-100001-aaaa": { kind: "task", status: "running" },
+      "20260902-100002-bbbb": { kind: "question", status: "open", answer: undefined }
+    })
     expect(resolveBlockers(blocked, lookup)).toBe(blocked)
   })
 
   it("drops a done task and an answered question, recording the answer, and restores the status once none is left", () => {
-    const one = resolveBlockers(blocked, world({ "20260902-100001-aaaa": { kind: "task", status: "done" }, "20260902-100002-bbbb": { kind: "question", status: "open", answer: undefined } }))
+    const one = resolveBlockers(
+      blocked,
+      world({ "20260902-100001-aaaa": { kind: "task", status: "done" }, "20260902-100002-bbbb": { kind: "question", status: "open", answer: undefined } })
+    )
     expect(one).toMatchObject({ status: "blocked", blocked_by: ["20260902-100002-bbbb"] })
     const both = resolveBlockers(one, world({ "20260902-100002-bbbb": { kind: "question", status: "answered", answer: "Redis" } }))
     expect(both).toMatchObject({ status: "queued", blocked_by: [], answers: [{ question: "20260902-100002-bbbb", answer: "Redis" }] })
@@ -28,7 +34,10 @@ describe("resolving blockers", () => {
     expect(gone.hold_reason).toContain("waits on aaaa, which no longer exists")
     const abandoned = resolveBlockers(
       blocked,
-      world({ "20260902-100001-aaaa": { kind: "task", status: "queued" }, "20260902-100002-bbbb": { kind: "question", status: "abandoned", answer: undefined } })
+      world({
+        "20260902-100001-aaaa": { kind: "task", status: "queued" },
+        "20260902-100002-bbbb": { kind: "question", status: "abandoned", answer: undefined }
+      })
     )
     expect(abandoned.hold_reason).toContain("question bbbb it waited on was abandoned unanswered")
   })
@@ -41,14 +50,16 @@ describe("resolving blockers", () => {
 
 describe("a task follows its run", () => {
   const running = ok(T.start(base, "run-1"))
-  it.each([
-    ["done", "", "done", 1],
-    ["failed", "exit 3", "failed", 1],
-    ["superseded", "", "failed", 1],
-    ["stalled", "usage limit", "failed", 0],
-    ["waiting", "", "running", 1],
-    ["running", "", "running", 1]
-  ] as const)("a %s run leaves the task %s", (runStatus, reason, taskStatus, attempts) => {
+  it.each(
+    [
+      ["done", "", "done", 1],
+      ["failed", "exit 3", "failed", 1],
+      ["superseded", "", "failed", 1],
+      ["stalled", "usage limit", "failed", 0],
+      ["waiting", "", "running", 1],
+      ["running", "", "running", 1]
+    ] as const
+  )("a %s run leaves the task %s", (runStatus, reason, taskStatus, attempts) => {
     const after = settle(running, "run-1", settlementFor({ status: runStatus, reason }), 2)
     expect(after).toMatchObject({ status: taskStatus, attempts })
   })

@@ -155,8 +155,7 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       expect((yield* s.queue.status).completed).toBe(4)
       expect((yield* task(w, a.id)).status).toBe("done")
       yield* stop(s)
-    })
-  )
+    }))
 
   it.scoped("retries a failed task once after a pause, not within seconds, then holds it for the owner with the last error, and runs it no more", () =>
     Effect.gen(function* () {
@@ -185,8 +184,7 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       yield* s.beats(1)
       expect(yield* task(w, t.id)).toMatchObject({ status: "done", attempts: 1 })
       yield* stop(s)
-    })
-  )
+    }))
 
   it.scoped("holds after --max-attempts failures when the loop is given a budget", () =>
     Effect.gen(function* () {
@@ -198,8 +196,7 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       expect(yield* task(w, t.id)).toMatchObject({ status: "held", attempts: 3 })
       expect(yield* Ref.get(w.calls)).toHaveLength(3)
       yield* stop(s)
-    })
-  )
+    }))
 
   it.scoped("a usage limit refunds the attempt and rests the agent until its reset, 15 minutes when it gave none", () =>
     Effect.gen(function* () {
@@ -223,8 +220,7 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       expect(yield* prompts(w)).toEqual(["Big work", "Big work", "Other work"])
       expect(yield* task(w, t.id)).toMatchObject({ status: "done", attempts: 1, runs: [stalled.runs[0], expect.any(String)] })
       yield* stop(s)
-    })
-  )
+    }))
 
   it.scoped("a usage limit with a reset time rests the agent until that time", () =>
     Effect.gen(function* () {
@@ -237,8 +233,7 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       yield* s.pass("2 minutes")
       expect(yield* Ref.get(w.calls)).toHaveLength(2)
       yield* stop(s)
-    })
-  )
+    }))
 
   it.scoped("a running task whose loop is gone, or whose run sat idle for 30 minutes, is stalled with its attempt refunded", () =>
     Effect.gen(function* () {
@@ -281,8 +276,7 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       expect(yield* task(w, idle.id)).toMatchObject({ status: "done", attempts: 1 })
       expect((yield* task(w, idle.id)).runs).toHaveLength(2)
       yield* stop(s)
-    })
-  )
+    }))
 
   it.scoped("a task blocked on another task runs once that one is done", () =>
     Effect.gen(function* () {
@@ -305,8 +299,7 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       expect(yield* task(w, second.id)).toMatchObject({ status: "done", blocked_by: [], blocked_from: null })
       expect((yield* Ref.get(w.events)).map((e) => e.kind)).toContain("unblocked")
       yield* stop(s)
-    })
-  )
+    }))
 
   it.scoped("a task blocked on a question runs once it is answered, with the answer recorded and in its prompt", () =>
     Effect.gen(function* () {
@@ -329,8 +322,7 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       expect(calls[0]!.prompt).toContain("- question ab12: Redis")
       expect((yield* task(w, t.id)).status).toBe("done")
       yield* stop(s)
-    })
-  )
+    }))
 
   it.scoped("a task blocked on a question answered long ago, now in history, runs with its answer rather than being held as missing", () =>
     Effect.gen(function* () {
@@ -349,8 +341,7 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       expect((yield* task(w, t.id)).answers).toEqual([{ question: q.id, answer: "Redis" }])
       expect((yield* task(w, t.id)).status).toBe("done")
       yield* stop(s)
-    })
-  )
+    }))
 
   it.scoped("a blocker that no longer exists, or a question abandoned unanswered, holds the task naming it", () =>
     Effect.gen(function* () {
@@ -376,8 +367,7 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       expect(b.hold_reason).toContain("question cd34 it waited on was abandoned unanswered")
       expect(yield* Ref.get(w.calls)).toEqual([])
       yield* stop(s)
-    })
-  )
+    }))
 
   it.scoped("a run waiting on the owner lets the next task start; after the answer the waiter resumes it and the task is done", () =>
     Effect.gen(function* () {
@@ -387,17 +377,25 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       yield* Ref.set(w.script, (input, n) =>
         n === 1
           ? {
-              text: "I asked which backend to use.",
-              during: (i) =>
-                Effect.flatMap(QuestionStore, (s) =>
-                  s.put({
-                    ...Q.make({ id: "19700101-000000-ab12", run: i.run, node: i.node, seat: i.seat.key, summary: "Which backend?", detail: "", choices: [], now: new Date(0), cwd: i.cwd }),
-                    answer_timeout: 86_400
-                  })
-                ).pipe(Effect.orDie)
-            }
-          : { text: input.prompt.includes("## The owner's answer") ? "Used Redis." : "Done." }
-      )
+            text: "I asked which backend to use.",
+            during: (i) =>
+              Effect.flatMap(QuestionStore, (s) =>
+                s.put({
+                  ...Q.make({
+                    id: "19700101-000000-ab12",
+                    run: i.run,
+                    node: i.node,
+                    seat: i.seat.key,
+                    summary: "Which backend?",
+                    detail: "",
+                    choices: [],
+                    now: new Date(0),
+                    cwd: i.cwd
+                  }),
+                  answer_timeout: 86_400
+                })).pipe(Effect.orDie)
+          }
+          : { text: input.prompt.includes("## The owner's answer") ? "Used Redis." : "Done." })
       const asking = yield* file(w, "Asking task", { priority: 5 })
       const next = yield* file(w, "Next task")
       const s = yield* startServe(w)
@@ -425,8 +423,7 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       expect(yield* task(w, asking.id)).toMatchObject({ status: "done", attempts: 1 })
       expect((yield* s.queue.status).completed).toBe(2)
       yield* stop(s)
-    })
-  )
+    }))
 
   it.scoped("a run whose answer hit a usage limit on delivery keeps its task: no second run, and the task is done once the waiter gets through", () =>
     Effect.gen(function* () {
@@ -435,19 +432,27 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       yield* Ref.set(w.script, (_, n) =>
         n === 1
           ? {
-              text: "I asked.",
-              during: (i) =>
-                Effect.flatMap(QuestionStore, (s) =>
-                  s.put({
-                    ...Q.make({ id: "19700101-000000-ab12", run: i.run, node: i.node, seat: i.seat.key, summary: "Which?", detail: "", choices: [], now: new Date(0), cwd: i.cwd }),
-                    answer_timeout: 86_400
-                  })
-                ).pipe(Effect.orDie)
-            }
+            text: "I asked.",
+            during: (i) =>
+              Effect.flatMap(QuestionStore, (s) =>
+                s.put({
+                  ...Q.make({
+                    id: "19700101-000000-ab12",
+                    run: i.run,
+                    node: i.node,
+                    seat: i.seat.key,
+                    summary: "Which?",
+                    detail: "",
+                    choices: [],
+                    now: new Date(0),
+                    cwd: i.cwd
+                  }),
+                  answer_timeout: 86_400
+                })).pipe(Effect.orDie)
+          }
           : n === 2
-            ? { text: "usage limit", usable: false, quota: "" }
-            : { text: "Used Redis." }
-      )
+          ? { text: "usage limit", usable: false, quota: "" }
+          : { text: "Used Redis." })
       const t = yield* file(w, "Asking task")
       const s = yield* startServe(w)
       yield* s.beats(1)
@@ -461,8 +466,7 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       expect((yield* Ref.get(w.calls)).map((c) => c.run)).toEqual([runId, runId, runId])
       expect(yield* task(w, t.id)).toMatchObject({ status: "done", attempts: 1, runs: [runId] })
       yield* stop(s)
-    })
-  )
+    }))
 
   it.scoped("runs up to [daemon] max_concurrent_runs turns at once", () =>
     Effect.gen(function* () {
@@ -476,8 +480,7 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       yield* s.beats(1)
       expect(yield* Ref.get(w.calls)).toHaveLength(3)
       yield* stop(s)
-    })
-  )
+    }))
 
   it.scoped("runs with [roles] implementer, and holds a task when that agent is not in the roster", () =>
     Effect.gen(function* () {
@@ -494,8 +497,7 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       yield* s2.beats(1)
       expect((yield* Ref.get(w.calls)).map((c) => c.seat.agent)).toEqual(["fake"])
       yield* stop(s2)
-    })
-  )
+    }))
 
   it.scoped("a loop stopped mid-turn leaves the task failed with the attempt refunded and its claim gone", () =>
     Effect.gen(function* () {
@@ -511,8 +513,7 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       expect(yield* Context.get(w.base, FileSystem.FileSystem).exists(`${HOME}/queue/${t.id}.lock`)).toBe(false)
       expect(Option.isNone(yield* store(w).claimant(t.id))).toBe(true)
       expect(Either.isRight(Either.right(1))).toBe(true)
-    })
-  )
+    }))
 })
 
 describe("magi serve's beat", { timeout: 120_000 }, () => {
@@ -540,17 +541,25 @@ describe("magi serve's beat", { timeout: 120_000 }, () => {
       yield* Ref.set(w.script, (_, n) =>
         n <= 3
           ? {
-              text: `I asked round ${n}.`,
-              during: (i) =>
-                Effect.flatMap(QuestionStore, (st) =>
-                  st.put({
-                    ...Q.make({ id: idOf(n), run: i.run, node: i.node, seat: i.seat.key, summary: `Round ${n}?`, detail: "", choices: [], now: new Date(0), cwd: i.cwd }),
-                    answer_timeout: 86_400
-                  })
-                ).pipe(Effect.orDie)
-            }
-          : { text: "Done." }
-      )
+            text: `I asked round ${n}.`,
+            during: (i) =>
+              Effect.flatMap(QuestionStore, (st) =>
+                st.put({
+                  ...Q.make({
+                    id: idOf(n),
+                    run: i.run,
+                    node: i.node,
+                    seat: i.seat.key,
+                    summary: `Round ${n}?`,
+                    detail: "",
+                    choices: [],
+                    now: new Date(0),
+                    cwd: i.cwd
+                  }),
+                  answer_timeout: 86_400
+                })).pipe(Effect.orDie)
+          }
+          : { text: "Done." })
       yield* file(w, "Asking task")
       const s = yield* startServe(w)
       const started = yield* TestClock.currentTimeMillis
@@ -578,6 +587,5 @@ describe("magi serve's beat", { timeout: 120_000 }, () => {
       expect(prompts).toEqual([null, "Redis 1", "Redis 2", "Redis 3"])
       expect(yield* TestClock.currentTimeMillis).toBe(started)
       yield* stop(s)
-    })
-  )
+    }))
 })

@@ -115,8 +115,7 @@ const fakeAgents = (w: World) =>
   })
 
 /** What turns run on over the world: the fake agent, and folders for workspaces (no run is created here). */
-const turnServices = (w: World, agents: ReadonlyArray<AgentSpec>) =>
-  Layer.mergeAll(fakeAgents(w), Rosters.fixed(agents), MagiHome.at(HOME), plainFolders)
+const turnServices = (w: World, agents: ReadonlyArray<AgentSpec>) => Layer.mergeAll(fakeAgents(w), Rosters.fixed(agents), MagiHome.at(HOME), plainFolders)
 
 /** The run driver over the world, on its own, as a second process would have it. */
 const driverLayer = (w: World, agents: ReadonlyArray<AgentSpec> = [agent]) =>
@@ -131,7 +130,12 @@ const daemonLayer = (w: World, agents: ReadonlyArray<AgentSpec> = [agent]) =>
       Layer.mergeAll(
         turnServices(w, agents),
         MagiConfig.fixed({}),
-        Layer.succeed(Notifier, { command: ["notify"], configured: true, channels: ["notify"], notify: (q) => Ref.update(w.notified, (n) => [...n, q.summary]) })
+        Layer.succeed(Notifier, {
+          command: ["notify"],
+          configured: true,
+          channels: ["notify"],
+          notify: (q) => Ref.update(w.notified, (n) => [...n, q.summary])
+        })
       )
     ),
     Layer.provideMerge(Layer.succeedContext(w.base))
@@ -212,8 +216,7 @@ describe("the waiter, scenario by scenario", () => {
       // The turn ended with nothing outstanding: the run is done, its seat moved on.
       expect(yield* runRecord(w)).toMatchObject({ status: "done", summary: "Going with SQLite.", seats: [{ turns: 2 }] })
       yield* stop(d)
-    })
-  )
+    }))
 
   it.scoped("an answer to a question whose asker is gone reaches the seat at once, not at the next look", () =>
     Effect.gen(function* () {
@@ -228,8 +231,7 @@ describe("the waiter, scenario by scenario", () => {
       expect(yield* Ref.get(w.calls)).toHaveLength(1)
       yield* d.waiter.settle
       yield* stop(d)
-    })
-  )
+    }))
 
   it.scoped("an asker that lets go of its lease wakes the waiter, which delivers the answer it was waiting on", () =>
     Effect.gen(function* () {
@@ -247,8 +249,7 @@ describe("the waiter, scenario by scenario", () => {
       expect(yield* Ref.get(w.calls)).toHaveLength(1)
       yield* d.waiter.settle
       yield* stop(d)
-    })
-  )
+    }))
 
   it.scoped("when the owner says something to a dead asker, the seat is resumed once and its printed reply lands on the thread", () =>
     Effect.gen(function* () {
@@ -279,8 +280,7 @@ describe("the waiter, scenario by scenario", () => {
       // The question is still open, so the run waits; it is never done.
       expect((yield* runRecord(w)).status).toBe("waiting")
       yield* stop(d)
-    })
-  )
+    }))
 
   it.scoped("an agent that replied on the thread itself is not quoted a second time", () =>
     Effect.gen(function* () {
@@ -288,9 +288,9 @@ describe("the waiter, scenario by scenario", () => {
       yield* seed(w)
       yield* Ref.set(w.script, {
         text: "I replied on the thread.",
-        during: Effect.flatMap(QuestionStore, (s) =>
-          s.update(Q_ID, (q) => Q.reply(q, "SQLite, it is embedded.", q.choices, new Date(60_000)))
-        ).pipe(Effect.orDie)
+        during: Effect.flatMap(QuestionStore, (s) => s.update(Q_ID, (q) => Q.reply(q, "SQLite, it is embedded.", q.choices, new Date(60_000)))).pipe(
+          Effect.orDie
+        )
       })
       const d = yield* startDaemon(w)
       yield* owner(w, (q, now) => Q.say(q, "Why?", now))
@@ -300,8 +300,7 @@ describe("the waiter, scenario by scenario", () => {
       expect(q.thread.map((t) => t.body)).toEqual(["Why?", "SQLite, it is embedded."])
       expect(q.delivered_turns).toBe(1)
       yield* stop(d)
-    })
-  )
+    }))
 
   it.scoped("an answer that came after the asker's slice ended is delivered once and recorded as delivered", () =>
     Effect.gen(function* () {
@@ -318,8 +317,7 @@ describe("the waiter, scenario by scenario", () => {
       expect(yield* Ref.get(w.calls)).toHaveLength(1)
       expect((yield* question(w)).answer_delivered).toBe(true)
       yield* stop(d)
-    })
-  )
+    }))
 
   it.scoped("a seat with no session gets one notice and no agent; the input is retried after ten minutes without a second notice", () =>
     Effect.gen(function* () {
@@ -352,8 +350,7 @@ describe("the waiter, scenario by scenario", () => {
       expect((yield* Ref.get(w.calls)).map((c) => c.seat.session)).toEqual(["thread-9"])
       expect((yield* question(w)).answer_delivered).toBe(true)
       yield* stop(d)
-    })
-  )
+    }))
 
   it.scoped("every other reason a seat cannot be resumed is a notice naming it, never a fresh agent", () =>
     Effect.gen(function* () {
@@ -375,8 +372,7 @@ describe("the waiter, scenario by scenario", () => {
         expect(all[0]!.reason).toContain(why)
         yield* stop(d)
       }
-    })
-  )
+    }))
 
   it.scoped("a failed resumed turn is one notice, the answer stays undelivered, and it is retried after ten minutes", () =>
     Effect.gen(function* () {
@@ -399,8 +395,7 @@ describe("the waiter, scenario by scenario", () => {
       expect(yield* Ref.get(w.calls)).toHaveLength(2)
       expect((yield* question(w)).answer_delivered).toBe(true)
       yield* stop(d)
-    })
-  )
+    }))
 
   it.scoped("a resumed turn that hits a usage limit stalls the run with the reset time, and the answer is delivered once it lifts", () =>
     Effect.gen(function* () {
@@ -421,8 +416,7 @@ describe("the waiter, scenario by scenario", () => {
       expect((yield* question(w)).answer_delivered).toBe(true)
       expect((yield* runRecord(w)).status).toBe("done")
       yield* stop(d)
-    })
-  )
+    }))
 
   it.scoped("a resumed claude refusing to run as root tells the owner exactly what to do in the notice", () =>
     Effect.gen(function* () {
@@ -438,8 +432,7 @@ describe("the waiter, scenario by scenario", () => {
       expect(n!.reason).toBe(ROOT_ADVICE)
       expect(n!.reason).toContain('IS_SANDBOX = "1"')
       yield* stop(d)
-    })
-  )
+    }))
 
   it.scoped("an agent that answered on the thread and then ran out of time has still read the owner's words", () =>
     Effect.gen(function* () {
@@ -448,8 +441,9 @@ describe("the waiter, scenario by scenario", () => {
       yield* Ref.set(w.script, {
         text: "",
         usable: false,
-        during: Effect.flatMap(QuestionStore, (s) =>
-          s.update(Q_ID, (q) => Q.reply(q, "Redis is cheaper here; shall I go with it?", q.choices, new Date(30_000)))
+        during: Effect.flatMap(
+          QuestionStore,
+          (s) => s.update(Q_ID, (q) => Q.reply(q, "Redis is cheaper here; shall I go with it?", q.choices, new Date(30_000)))
         ).pipe(Effect.orDie)
       })
       const d = yield* startDaemon(w)
@@ -463,8 +457,7 @@ describe("the waiter, scenario by scenario", () => {
       expect(q.delivered_turns).toBe(1)
       expect(q.thread.map((t) => t.who)).toEqual(["operator", "agent"])
       yield* stop(d)
-    })
-  )
+    }))
 
   it.scoped("a question nobody answers before its deadline is abandoned with the reason and its lease cleared", () =>
     Effect.gen(function* () {
@@ -481,8 +474,7 @@ describe("the waiter, scenario by scenario", () => {
       expect(Option.isNone(yield* Lease.read(QROOT, Q_ID).pipe(Effect.provide(w.base)))).toBe(true)
       expect(yield* Ref.get(w.calls)).toEqual([])
       yield* stop(d)
-    })
-  )
+    }))
 
   it.scoped("words said before the deadline are delivered even when the daemon only looks after it", () =>
     Effect.gen(function* () {
@@ -497,8 +489,7 @@ describe("the waiter, scenario by scenario", () => {
       expect(yield* Ref.get(w.calls)).toHaveLength(1)
       expect((yield* question(w)).status).toBe("open")
       yield* stop(d)
-    })
-  )
+    }))
 
   it.scoped("a daemon stopped mid-delivery marks nothing; the next one delivers once, and a third finds nothing to do", () =>
     Effect.gen(function* () {
@@ -523,8 +514,7 @@ describe("the waiter, scenario by scenario", () => {
       yield* pass("30 minutes", "1 minute")
       expect(yield* Ref.get(w.calls)).toHaveLength(2)
       yield* stop(third)
-    })
-  )
+    }))
 
   it.scoped("while the seat is busy with a turn of its own, an answer waits for the turn to end", () =>
     Effect.gen(function* () {
@@ -546,8 +536,7 @@ describe("the waiter, scenario by scenario", () => {
       yield* d.waiter.settle
       expect(yield* Ref.get(w.calls)).toHaveLength(1)
       yield* stop(d)
-    })
-  )
+    }))
 
   it.scoped("two answers waiting on one seat resume it one turn at a time, and both reach the agent", () =>
     Effect.gen(function* () {
@@ -570,8 +559,7 @@ describe("the waiter, scenario by scenario", () => {
       expect((yield* question(w)).answer_delivered).toBe(true)
       expect((yield* Context.get(w.base, QuestionStore).get(second.id).pipe(Effect.orDie)).answer_delivered).toBe(true)
       yield* stop(d)
-    })
-  )
+    }))
 
   it.scoped("two turns started on one seat at once, as from two processes, run one: the other is told the seat is busy", () =>
     Effect.gen(function* () {
@@ -592,8 +580,7 @@ describe("the waiter, scenario by scenario", () => {
       yield* pass("2 minutes")
       expect(Either.isRight(yield* next)).toBe(true)
       expect((yield* runRecord(w)).seats[0]!.turns).toBe(3)
-    })
-  )
+    }))
 
   it.scoped("a seat lock left by a turn whose process died is taken over once it is older than the lease", () =>
     Effect.gen(function* () {
@@ -607,8 +594,7 @@ describe("the waiter, scenario by scenario", () => {
       yield* TestClock.adjust("91 seconds")
       expect(Either.isRight(yield* turn)).toBe(true)
       expect(yield* Ref.get(w.calls)).toHaveLength(1)
-    })
-  )
+    }))
 
   it.scoped("a delivery claim that cannot be read is someone's until it has aged like one, then it is taken over", () =>
     Effect.gen(function* () {
@@ -627,8 +613,7 @@ describe("the waiter, scenario by scenario", () => {
       expect(yield* Ref.get(w.calls)).toHaveLength(1)
       expect((yield* question(w)).answer_delivered).toBe(true)
       yield* stop(d)
-    })
-  )
+    }))
 
   it.scoped("a question filed outside any seat (no cwd) is never touched", () =>
     Effect.gen(function* () {
@@ -640,8 +625,7 @@ describe("the waiter, scenario by scenario", () => {
       expect(yield* Ref.get(w.calls)).toEqual([])
       expect(yield* notices(w)).toEqual([])
       yield* stop(d)
-    })
-  )
+    }))
 
   it.scoped("an answer to a question asked outside any run, its asker gone, is kept for the next --wait: no notice until its deadline passed unread", () =>
     Effect.gen(function* () {
@@ -664,8 +648,7 @@ describe("the waiter, scenario by scenario", () => {
       expect(all[0]!.reason).toContain("before its deadline")
       expect(yield* Ref.get(w.calls)).toEqual([])
       yield* stop(d)
-    })
-  )
+    }))
 
   it.scoped("words said on a question asked outside any run wait for the next --wait the same way", () =>
     Effect.gen(function* () {
@@ -681,8 +664,7 @@ describe("the waiter, scenario by scenario", () => {
       yield* pass("2 minutes")
       expect(yield* notices(w)).toHaveLength(1)
       yield* stop(d)
-    })
-  )
+    }))
 })
 
 describe("the loop notifies in the asker's place", () => {
@@ -697,8 +679,7 @@ describe("the loop notifies in the asker's place", () => {
         host: "",
         reason: "",
         ...record
-      })
-    ).pipe(Effect.provide(w.base))
+      })).pipe(Effect.provide(w.base))
   const announced = (w: World) => Announcements.read(Context.get(w.base, QuestionStore).announcements, Q_ID).pipe(Effect.provide(w.base))
 
   it.scoped("a question whose asker could not notify (a sandbox with no network) is notified once, by the loop", () =>
@@ -718,8 +699,7 @@ describe("the loop notifies in the asker's place", () => {
       yield* pass("1 minute")
       expect(yield* Ref.get(w.notified)).toHaveLength(1)
       yield* stop(again)
-    })
-  )
+    }))
 
   it.scoped("a question its asker notified is never notified again", () =>
     Effect.gen(function* () {
@@ -730,8 +710,7 @@ describe("the loop notifies in the asker's place", () => {
       yield* pass("30 minutes", "1 minute")
       expect(yield* Ref.get(w.notified)).toEqual([])
       yield* stop(d)
-    })
-  )
+    }))
 
   it.scoped("an asker that died mid-notification is stood in for once its attempt could no longer be running", () =>
     Effect.gen(function* () {
@@ -746,8 +725,7 @@ describe("the loop notifies in the asker's place", () => {
       yield* d.waiter.settle
       expect(yield* Ref.get(w.notified)).toEqual(["Which backend?"])
       yield* stop(d)
-    })
-  )
+    }))
 
   it.scoped("a failed notification of a question since answered is not sent", () =>
     Effect.gen(function* () {
@@ -759,6 +737,5 @@ describe("the loop notifies in the asker's place", () => {
       yield* pass("1 minute")
       expect(yield* Ref.get(w.notified)).toEqual([])
       yield* stop(d)
-    })
-  )
+    }))
 })

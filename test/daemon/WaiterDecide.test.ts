@@ -14,10 +14,8 @@ const asked = (over: Partial<Q.Question> = {}): Q.Question => ({
   answer_timeout: 1000,
   ...over
 })
-const lease = (beatAt: number, kind: Lease["kind"] = "asker"): Option.Option<Lease> =>
-  Option.some({ kind, pid: 1, beat_at: at(beatAt) })
-const answered = (over: Partial<Q.Question> = {}) =>
-  asked({ status: "answered", answer: { choice: "a" }, answered_at: at(10), ...over })
+const lease = (beatAt: number, kind: Lease["kind"] = "asker"): Option.Option<Lease> => Option.some({ kind, pid: 1, beat_at: at(beatAt) })
+const answered = (over: Partial<Q.Question> = {}) => asked({ status: "answered", answer: { choice: "a" }, answered_at: at(10), ...over })
 const said = (body: string, secs: number, who: Q.Who = "operator"): Q.Turn => ({ who, body, at: at(secs) })
 
 const Idle = Action.Idle()

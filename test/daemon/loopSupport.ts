@@ -32,7 +32,8 @@ export const plainFolders = Layer.effect(
 /** The stores of the home at `home`, all in one fresh in-memory filesystem. */
 export const homeInMemory = (home: string): Layer.Layer<Base> => {
   const questions = QuestionStore.at(`${home}/questions`)
-  return Layer.mergeAll(questions, RunStore.at(`${home}/runs`).pipe(Layer.provide(questions)), TaskStore.at(`${home}/queue`), MagiHome.at(home), plainFolders).pipe(
-    Layer.provideMerge(MemoryFileSystem.layer)
-  )
+  return Layer.mergeAll(questions, RunStore.at(`${home}/runs`).pipe(Layer.provide(questions)), TaskStore.at(`${home}/queue`), MagiHome.at(home), plainFolders)
+    .pipe(
+      Layer.provideMerge(MemoryFileSystem.layer)
+    )
 }

@@ -68,8 +68,10 @@ describe("when a device must pair", () => {
   })
 
   it("leaves open only the pairing page and the capability links' routes", () => {
-    for (const open of ["/pair", "/pair.js", "/api/pair", "/api/answer-by-token", "/api/answer-by-token/x", "/t/abc"]) expect(openWithoutPairing(open)).toBe(true)
-    for (const closed of ["/", "/app.js", "/api/questions", "/api/devices", "/api/pairx", "/tx", "/t", "/api/answer-by-tokens"]) expect(openWithoutPairing(closed)).toBe(false)
+    for (const open of ["/pair", "/pair.js", "/api/pair", "/api/answer-by-token", "/api/answer-by-token/x", "/t/abc"])
+      expect(openWithoutPairing(open)).toBe(true)
+    for (const closed of ["/", "/app.js", "/api/questions", "/api/devices", "/api/pairx", "/tx", "/t", "/api/answer-by-tokens"])
+      expect(openWithoutPairing(closed)).toBe(false)
   })
 })
 

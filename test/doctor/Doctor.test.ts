@@ -70,7 +70,9 @@ describe("magi doctor with fake agent CLIs", () => {
     expect(r.code).toBe(1)
     const lines = r.stdout.split("\n")
     const argv = lines.find((l) => l.includes("magi's argv"))!
-    expect(argv).toMatch(/^FAIL {2}agent fast \(claude\): magi's argv: .*was refused \(exit 1: error: unknown option '-p'\) — this claude version does not take the flags magi passes/)
+    expect(argv).toMatch(
+      /^FAIL {2}agent fast \(claude\): magi's argv: .*was refused \(exit 1: error: unknown option '-p'\) — this claude version does not take the flags magi passes/
+    )
     expect(r.stderr).toContain("1 check failed")
   })
 
@@ -91,21 +93,25 @@ describe("magi doctor with fake agent CLIs", () => {
     expect(line).toContain(`export PATH="${MAGI_BIN}:$PATH"`)
   })
 
-  it("passes a working command agent whose login shell would lose magi: magi is found on the PATH magi gives it, which no shell resets", { timeout: 120_000 }, () => {
-    const r = doctor({
-      toml: `[agents.mine]\nkind = "command"\ncommand = ["${BIN}/command", "{prompt_file}"]\n`,
-      profile: "export PATH=/usr/bin:/bin\n",
-      args: ["--json"]
-    })
-    const report = JSON.parse(r.stdout)
-    const line = (name: string) => report.checks.find((c: { name: string }) => c.name === name)
-    expect(line("agent mine (command): program")).toMatchObject({ status: "ok", detail: `${BIN}/command` })
-    expect(line("agent mine (command): magi on its PATH")).toMatchObject({ status: "ok" })
-    expect(line("agent mine (command): magi on its PATH").detail).toContain(NodePath.join(MAGI_BIN, "magi"))
-    expect(line("agent mine (command): magi in its login shell")).toBeUndefined()
-    expect(report.checks.filter((c: { status: string }) => c.status === "fail")).toEqual([])
-    expect(r.code).toBe(0)
-  })
+  it(
+    "passes a working command agent whose login shell would lose magi: magi is found on the PATH magi gives it, which no shell resets",
+    { timeout: 120_000 },
+    () => {
+      const r = doctor({
+        toml: `[agents.mine]\nkind = "command"\ncommand = ["${BIN}/command", "{prompt_file}"]\n`,
+        profile: "export PATH=/usr/bin:/bin\n",
+        args: ["--json"]
+      })
+      const report = JSON.parse(r.stdout)
+      const line = (name: string) => report.checks.find((c: { name: string }) => c.name === name)
+      expect(line("agent mine (command): program")).toMatchObject({ status: "ok", detail: `${BIN}/command` })
+      expect(line("agent mine (command): magi on its PATH")).toMatchObject({ status: "ok" })
+      expect(line("agent mine (command): magi on its PATH").detail).toContain(NodePath.join(MAGI_BIN, "magi"))
+      expect(line("agent mine (command): magi in its login shell")).toBeUndefined()
+      expect(report.checks.filter((c: { status: string }) => c.status === "fail")).toEqual([])
+      expect(r.code).toBe(0)
+    }
+  )
 
   it("names the config file it reads when it says to set up notifications, wherever XDG_CONFIG_HOME puts it", { timeout: 120_000 }, () => {
     const r = doctor({ toml: claudeAgent('IS_SANDBOX = "1"') })
@@ -159,7 +165,9 @@ describe("magi doctor and the store", () => {
       expect(line(before, "store: latency")).toMatchObject({ status: "ok" })
       expect(fresh.stdout).not.toContain(":magi_test@")
       // Any command migrates; then the doctor finds every step applied.
-      spawnSync(process.execPath, [MAGI, "answer", "--list"], { env: { PATH: process.env.PATH, HOME: fresh.top, MAGI_HOME: fresh.home, MAGI_STORE_URL: db.url } })
+      spawnSync(process.execPath, [MAGI, "answer", "--list"], {
+        env: { PATH: process.env.PATH, HOME: fresh.top, MAGI_HOME: fresh.home, MAGI_STORE_URL: db.url }
+      })
       const after = JSON.parse(doctor({ toml: claudeAgent('IS_SANDBOX = "1"'), args: ["--json"], env: { MAGI_STORE_URL: db.url } }).stdout)
       expect(line(after, "store: schema")).toMatchObject({ status: "ok" })
     } finally {

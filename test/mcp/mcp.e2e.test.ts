@@ -139,7 +139,9 @@ describe("magi mcp, spoken to over stdio", () => {
     expect(waited.structuredContent).toEqual({ outcome: "answered", id, answer: "yes" })
   })
 
-  it("a run's seat that ends its turn on pending (MAGI_WAIT=end-turn) is told to end it, not to call wait, and the question stays open", { timeout: DEADLINE_MS * 2 }, async () => {
+  it("a run's seat that ends its turn on pending (MAGI_WAIT=end-turn) is told to end it, not to call wait, and the question stays open", {
+    timeout: DEADLINE_MS * 2
+  }, async () => {
     const home = tempDirSync()
     const server = start(home, 1, { MAGI_WAIT: "end-turn", MAGI_RUN: "20260101-000000-ab12", MAGI_SEAT: "impl" })
     await server.initialize()
@@ -153,14 +155,18 @@ describe("magi mcp, spoken to over stdio", () => {
     expect(readQuestion(home, id)).toMatchObject({ status: "open", run: "20260101-000000-ab12", seat: "impl" })
   })
 
-  it("outside a run, MAGI_WAIT=end-turn changes nothing: nothing could resume the asker, so pending says to wait again", { timeout: DEADLINE_MS * 2 }, async () => {
-    const home = tempDirSync()
-    const server = start(home, 1, { MAGI_WAIT: "end-turn", MAGI_RUN: "" })
-    await server.initialize()
-    const pending = (await server.call("ask", { summary: "Ship it?" })).result!
-    const id = pending.structuredContent.id as string
-    expect(pending.structuredContent.next).toEqual({ tool: "wait", arguments: { id } })
-  })
+  it(
+    "outside a run, MAGI_WAIT=end-turn changes nothing: nothing could resume the asker, so pending says to wait again",
+    { timeout: DEADLINE_MS * 2 },
+    async () => {
+      const home = tempDirSync()
+      const server = start(home, 1, { MAGI_WAIT: "end-turn", MAGI_RUN: "" })
+      await server.initialize()
+      const pending = (await server.call("ask", { summary: "Ship it?" })).result!
+      const id = pending.structuredContent.id as string
+      expect(pending.structuredContent.next).toEqual({ tool: "wait", arguments: { id } })
+    }
+  )
 
   it("bad input is refused with what was wrong, and nothing is filed", async () => {
     const home = tempDirSync()

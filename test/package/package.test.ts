@@ -39,7 +39,9 @@ describe("magi as an installed package", { timeout: 300_000 }, () => {
     tarball = NodePath.join(work, packed[0]!.filename)
     prefix = NodePath.join(work, "prefix")
     // No --ignore-scripts: whatever the package would run on a consumer's machine runs here too.
-    npm(["install", "--global", "--prefix", prefix, "--offline", "--no-audit", "--no-fund", tarball], work, { npm_config_cache: NodePath.join(work, "npm-cache") })
+    npm(["install", "--global", "--prefix", prefix, "--offline", "--no-audit", "--no-fund", tarball], work, {
+      npm_config_cache: NodePath.join(work, "npm-cache")
+    })
     installed = NodePath.join(prefix, "lib", "node_modules", "magi")
   }, 300_000)
 

@@ -44,9 +44,7 @@ const pgHarness: Harness = {
   open: Effect.gen(function* () {
     const db = yield* freshDatabase
     return {
-      open: Effect.flatMap(Layer.build(Claims.postgres.pipe(Layer.provide(Postgres.layer(Redacted.make(db.url))))), (ctx) =>
-        Effect.provide(Claims, ctx)
-      ),
+      open: Effect.flatMap(Layer.build(Claims.postgres.pipe(Layer.provide(Postgres.layer(Redacted.make(db.url))))), (ctx) => Effect.provide(Claims, ctx)),
       plant: (key, h) =>
         // The schema is made by the first store that opens the database.
         Effect.asVoid(
@@ -83,8 +81,7 @@ for (const harness of harnesses) {
         yield* a.release(Either.getOrThrow(mine))
         expect(yield* b.holder("task/t1", LONG)).toEqual(Option.none())
         expect(Either.isRight(yield* b.acquire("task/t1", LONG))).toBe(true)
-      })
-    )
+      }))
 
     it.scopedLive("lets exactly one of twenty racing takers have it", () =>
       Effect.gen(function* () {
@@ -96,8 +93,7 @@ for (const harness of harnesses) {
           { concurrency: "unbounded" }
         )
         expect(got.filter(Either.isRight)).toHaveLength(1)
-      })
-    )
+      }))
 
     it.scopedLive("never lets a holder release or renew a claim that is not its own", () =>
       Effect.gen(function* () {
@@ -108,8 +104,7 @@ for (const harness of harnesses) {
         expect(yield* b.renew({ key: "daemon", token: "someone-else" })).toBe(false)
         expect(Option.isSome(yield* b.holder("daemon", LONG))).toBe(true)
         expect(yield* a.renew(mine)).toBe(true)
-      })
-    )
+      }))
 
     it.scopedLive("takes over a claim not renewed within its ttl, and its old holder learns it at its next renewal", () =>
       Effect.gen(function* () {
@@ -126,8 +121,7 @@ for (const harness of harnesses) {
         // The old holder's release leaves the new holder's claim alone.
         yield* a.release(old)
         expect(Option.isSome(yield* b.holder("task/t2", rule))).toBe(true)
-      })
-    )
+      }))
 
     it.scopedLive("takes over at once a claim whose holder's process is gone on this machine, but not one from another host", () =>
       Effect.gen(function* () {
@@ -141,7 +135,6 @@ for (const harness of harnesses) {
         yield* h.plant("task/remote", { host: "another-host.invalid", pid, agoMs: 1000 })
         const remote = yield* a.acquire("task/remote", LONG)
         expect(Either.isLeft(remote) && remote.left.owner).toEqual({ host: "another-host.invalid", pid })
-      })
-    )
+      }))
   })
 }

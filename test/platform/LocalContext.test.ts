@@ -11,8 +11,8 @@ describe("LocalContext", () => {
     Effect.gen(function* () {
       const fs = yield* FileSystem.FileSystem
       const dir = tempDirSync()
-      NodeFs.writeFileSync(NodePath.join(dir, "q.json"), "{\"ü\": 1}")
-      expect(yield* fs.readFileString(NodePath.join(dir, "q.json"))).toBe("{\"ü\": 1}")
+      NodeFs.writeFileSync(NodePath.join(dir, "q.json"), '{"ü": 1}')
+      expect(yield* fs.readFileString(NodePath.join(dir, "q.json"))).toBe('{"ü": 1}')
       expect([...(yield* fs.readFile(NodePath.join(dir, "q.json")))].length).toBe(9)
       const missing = yield* Effect.flip(fs.readFileString(NodePath.join(dir, "nope.json")))
       expect(missing._tag === "SystemError" && missing.reason).toBe("NotFound")
@@ -21,6 +21,5 @@ describe("LocalContext", () => {
       // @effect-diagnostics-next-line runEffectInsideEffect:off -- run on its own, to see it finish synchronously
       Effect.runFork(Effect.map(fs.readFileString(NodePath.join(dir, "q.json")), () => (done = true)))
       expect(done).toBe(true)
-    }).pipe(Effect.provide(LocalContext.layer))
-  )
+    }).pipe(Effect.provide(LocalContext.layer)))
 })

@@ -42,7 +42,7 @@ describe("MagiConfig", () => {
 
   it.effect("lets the repo's magi.toml override .magi/config.toml, which overrides the user's file", () => {
     const w = world({
-      "user:config.toml": "[ask]\nanswer_timeout = 100\nwait_slice = 50\n[notify]\ncommand = [\"ntfy\", \"{summary}\"]\n",
+      "user:config.toml": '[ask]\nanswer_timeout = 100\nwait_slice = 50\n[notify]\ncommand = ["ntfy", "{summary}"]\n',
       ".magi/config.toml": "[ask]\nanswer_timeout = 200\n",
       "magi.toml": "[ask]\nwait_slice = 30\n"
     })
@@ -88,8 +88,7 @@ describe("MagiConfig", () => {
       expect(yield* none.run(load(none.repo))).toMatchObject({ maxConcurrentRuns: 1, maxAttempts: 2, implementer: null })
       const set = world({ "magi.toml": '[daemon]\nmax_concurrent_runs = 3\nmax_attempts = 4\n[roles]\nimplementer = "fast"\n' })
       expect(yield* set.run(load(set.repo))).toMatchObject({ maxConcurrentRuns: 3, maxAttempts: 4, implementer: "fast" })
-    })
-  )
+    }))
 
   it.effect("reads [host] and [repos]: the machine's hostname and a capacity from its cores and memory by default", () =>
     Effect.gen(function* () {
@@ -102,9 +101,9 @@ describe("MagiConfig", () => {
       const relative = world({ "magi.toml": '[repos]\napp = "src/app"\n' })
       expect((yield* relative.run(Effect.flip(load(relative.repo)))).message).toContain("`repos.app` must map a plain name")
       // A 2-core 4 GiB laptop runs 2 turns; 8 cores with 4 GiB, still 2; one core, 1.
-      expect([defaultMaxTurns(2, 4 * 1024 ** 3), defaultMaxTurns(8, 4 * 1024 ** 3), defaultMaxTurns(1, 64 * 1024 ** 3), defaultMaxTurns(4, 512 * 1024 ** 2)]).toEqual([2, 2, 1, 1])
-    })
-  )
+      expect([defaultMaxTurns(2, 4 * 1024 ** 3), defaultMaxTurns(8, 4 * 1024 ** 3), defaultMaxTurns(1, 64 * 1024 ** 3), defaultMaxTurns(4, 512 * 1024 ** 2)])
+        .toEqual([2, 2, 1, 1])
+    }))
 
   it.effect("refuses a [daemon] count that is not a whole number above 0, and an implementer that names nothing", () =>
     Effect.gen(function* () {
@@ -114,8 +113,7 @@ describe("MagiConfig", () => {
       expect((yield* half.run(Effect.flip(load(half.repo)))).message).toContain("`daemon.max_attempts` must be a whole number above 0")
       const blank = world({ "magi.toml": '[roles]\nimplementer = ""\n' })
       expect((yield* blank.run(Effect.flip(load(blank.repo)))).message).toContain("`roles.implementer` must name an agent")
-    })
-  )
+    }))
 
   it.effect("reads [roles] conductor (none by default) and [daemon] max_deputies (2 by default), refusing a blank conductor", () =>
     Effect.gen(function* () {
@@ -125,8 +123,7 @@ describe("MagiConfig", () => {
       expect(yield* set.run(load(set.repo))).toMatchObject({ conductor: "boss", maxDeputies: 1 })
       const blank = world({ "magi.toml": '[roles]\nconductor = ""\n' })
       expect((yield* blank.run(Effect.flip(load(blank.repo)))).message).toContain("`roles.conductor` must name an agent")
-    })
-  )
+    }))
 
   it.effect("warns about a table or key it does not know, naming the file, the line and the nearest known name, once", () =>
     Effect.gen(function* () {
@@ -156,8 +153,7 @@ describe("MagiConfig", () => {
       // Read again (a loop reads its config every tick): no second warning.
       yield* w.run(load(w.repo)).pipe(Effect.provide(capture))
       expect(warnings).toHaveLength(4)
-    })
-  )
+    }))
 
   it.effect("reads [notify] ntfy (ntfy.sh unless a server is named) and [web] public_url, refusing a bad topic, server or token_env", () =>
     Effect.gen(function* () {
@@ -179,8 +175,7 @@ describe("MagiConfig", () => {
         const e = yield* Effect.flip(w.run(load(w.repo)))
         expect(e.message).toMatch(words)
       }
-    })
-  )
+    }))
 
   it.effect("takes MAGI_WAIT_SLICE over the files, for agent CLIs with short tool timeouts", () => {
     const w = world({ "magi.toml": "[ask]\nwait_slice = 200\n" }, { MAGI_WAIT_SLICE: "45" })
@@ -197,8 +192,7 @@ describe("MagiConfig", () => {
       expect(yield* homeWith({ MAGI_HOME: "/srv/magi", XDG_DATA_HOME: "/x", HOME: "/h" })).toBe("/srv/magi")
       expect(yield* homeWith({ XDG_DATA_HOME: "/x", HOME: "/h" })).toBe("/x/magi")
       expect(yield* homeWith({ HOME: "/h" })).toBe("/h/.local/share/magi")
-    })
-  )
+    }))
 })
 
 describe("[web] public_url", () => {
@@ -208,6 +202,5 @@ describe("[web] public_url", () => {
       expect((yield* settingsOf({}, [])).publicUrl).toBeNull()
       const refused = yield* Effect.flip(settingsOf({ web: { public_url: "box.tail1.ts.net" } }, ["c.toml"]))
       expect(refused.message).toContain("`web.public_url` must be an http:// or https:// address")
-    }).pipe(Effect.provide(NodeContext.layer))
-  )
+    }).pipe(Effect.provide(NodeContext.layer)))
 })

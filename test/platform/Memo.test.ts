@@ -33,8 +33,7 @@ describe("Memo", () => {
     Effect.gen(function* () {
       const memo = Memo.make<string>(2)
       const computed = yield* Ref.make<Array<string>>([])
-      const get = (key: string) =>
-        memo.get(key, Effect.succeed(OLD_STAMP), Effect.as(Ref.update(computed, (ks) => [...ks, key]), key))
+      const get = (key: string) => memo.get(key, Effect.succeed(OLD_STAMP), Effect.as(Ref.update(computed, (ks) => [...ks, key]), key))
       yield* get("a")
       yield* get("b")
       yield* get("c") // "a" makes room

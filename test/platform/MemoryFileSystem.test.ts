@@ -13,6 +13,5 @@ describe("the in-memory filesystem", () => {
       expect(yield* fs.readFileString("/d/log")).toBe("one\ntwo\n")
       yield* fs.writeFileString("/d/log", "three\n")
       expect(yield* fs.readFileString("/d/log")).toBe("three\n")
-    }).pipe(Effect.provide(MemoryFileSystem.layer))
-  )
+    }).pipe(Effect.provide(MemoryFileSystem.layer)))
 })

@@ -38,7 +38,13 @@ const decode = (body: string, source: string) =>
     (raw) => {
       const r = raw as Partial<Note>
       return typeof r.id === "string" && typeof r.text === "string"
-        ? Either.right<Note>({ schema: SCHEMA, id: r.id, text: r.text, count: typeof r.count === "number" ? r.count : 0, ...(r.winner ? { winner: r.winner } : {}) })
+        ? Either.right<Note>({
+          schema: SCHEMA,
+          id: r.id,
+          text: r.text,
+          count: typeof r.count === "number" ? r.count : 0,
+          ...(r.winner ? { winner: r.winner } : {})
+        })
         : Either.left({ message: `${source} is not a note` })
     }
   )
@@ -103,7 +109,10 @@ const pgHarness: Harness = {
       other: build,
       plant: (id: string, body: string) =>
         Effect.asVoid(
-          query(db.url, "INSERT INTO magi_records (kind, id, body) VALUES ('notes', $1, $2) ON CONFLICT (kind, id) DO UPDATE SET body = EXCLUDED.body", [id, body])
+          query(db.url, "INSERT INTO magi_records (kind, id, body) VALUES ('notes', $1, $2) ON CONFLICT (kind, id) DO UPDATE SET body = EXCLUDED.body", [
+            id,
+            body
+          ])
         )
     }
   })
@@ -123,8 +132,7 @@ for (const harness of harnesses) {
         expect(yield* notes.exists("2026-09-01-zz99")).toBe(false)
         yield* notes.put({ ...note("2026-09-01-aa11"), text: "replaced" })
         expect((yield* notes.get("aa11")).text).toBe("replaced")
-      })
-    )
+      }))
 
     it.scopedLive("says a missing record is not found, by tag", () =>
       Effect.gen(function* () {
@@ -134,8 +142,7 @@ for (const harness of harnesses) {
         const unmatched = yield* Effect.flip(notes.get("nothing-like-it"))
         expect(unmatched._tag).toBe("NoteNotFound")
         expect(unmatched.message).toContain("no note matches `nothing-like-it`")
-      })
-    )
+      }))
 
     it.scopedLive("keeps every one of twenty concurrent read-modify-writes, from two processes", () =>
       Effect.gen(function* () {
@@ -148,8 +155,7 @@ for (const harness of harnesses) {
           { concurrency: "unbounded" }
         )
         expect((yield* notes.read("2026-09-01-cc33")).count).toBe(20)
-      })
-    )
+      }))
 
     it.scopedLive("lets exactly one of twenty racing writers win, every round", () =>
       Effect.gen(function* () {
@@ -162,8 +168,9 @@ for (const harness of harnesses) {
             Array.from({ length: 20 }, (_, i) => `writer-${i}`),
             (who, i) =>
               Effect.either(
-                (i % 2 === 0 ? notes : second).update(id, (n) =>
-                  n.winner === undefined ? Either.right({ ...n, winner: who }) : Either.left(`already won by ${n.winner}`)
+                (i % 2 === 0 ? notes : second).update(
+                  id,
+                  (n) => n.winner === undefined ? Either.right({ ...n, winner: who }) : Either.left(`already won by ${n.winner}`)
                 )
               ),
             { concurrency: "unbounded" }
@@ -172,8 +179,7 @@ for (const harness of harnesses) {
           const stored = yield* notes.read(id)
           expect(outcomes.filter(Either.isLeft).every((o) => o.left === `already won by ${stored.winner}`)).toBe(true)
         }
-      })
-    )
+      }))
 
     it.scopedLive("refuses a record written by a newer magi by name, and still lists the rest", () =>
       Effect.gen(function* () {
@@ -185,14 +191,17 @@ for (const harness of harnesses) {
           Effect.flip,
           Effect.flatMap((e) => (e._tag === "NewerSchema" ? Effect.succeed(e) : Effect.die(`refused as ${e._tag}: ${e.message}`)))
         )
-        expect({ schema: refused.schema, known: refused.known, record: refused.record }).toEqual({ schema: SCHEMA + 1, known: SCHEMA, record: "note 2026-09-01-new1" })
+        expect({ schema: refused.schema, known: refused.known, record: refused.record }).toEqual({
+          schema: SCHEMA + 1,
+          known: SCHEMA,
+          record: "note 2026-09-01-new1"
+        })
         expect(refused.message).toContain(`was written by a newer magi (schema ${SCHEMA + 1}, this build only speaks up to ${SCHEMA})`)
         const { records, skipped } = yield* notes.scan
         expect(records.map((n) => n.id)).toEqual(["2026-09-01-ok00"])
         expect(skipped.map((s) => s.id)).toEqual(["2026-09-01-new1"])
         expect(skipped[0]!.reason).toContain("newer magi")
-      })
-    )
+      }))
 
     it.scopedLive("refuses a stored record over the kind's size cap, and one that says it is another", () =>
       Effect.gen(function* () {
@@ -201,8 +210,7 @@ for (const harness of harnesses) {
         expect((yield* Effect.flip(notes.read("2026-09-01-big0"))).message).toContain(`${NOTE_MAX_BYTES}-byte cap`)
         yield* plant("2026-09-01-who0", JSON.stringify(note("2026-09-01-else")))
         expect((yield* Effect.flip(notes.read("2026-09-01-who0"))).message).toContain("holds note `2026-09-01-else`")
-      })
-    )
+      }))
 
     it.scopedLive("finds a record by a unique prefix or short id, and names every match of an ambiguous one", () =>
       Effect.gen(function* () {
@@ -215,8 +223,7 @@ for (const harness of harnesses) {
         expect(ambiguous.message).toBe("`ab` matches 2 notes: 2026-09-01-ab12, 2026-09-02-ab34; type more of the id")
         // A wildcard typed by a person matches only itself.
         expect((yield* Effect.flip(notes.resolve("%"))).message).toContain("no note matches")
-      })
-    )
+      }))
 
     it.scopedLive("never serves a stale listing after a write, and moves its revision", () =>
       Effect.gen(function* () {
@@ -233,8 +240,7 @@ for (const harness of harnesses) {
         expect(yield* notes.revision).not.toBe(before)
         yield* second.remove("2026-09-01-aa02")
         expect((yield* notes.scan).records.map((n) => n.id)).toEqual(["2026-09-01-aa01"])
-      })
-    )
+      }))
 
     it.scopedLive("shelves a settled record: out of the listing, still found by id, short id and search words, updated in place", () =>
       Effect.gen(function* () {
@@ -257,8 +263,7 @@ for (const harness of harnesses) {
         expect(yield* notes.shelfIds("2026-08")).toEqual(["2026-08-05-old1"])
         expect((yield* notes.shelfIndex("2026-08")).get("2026-08-05-old1")).toBe("edited on the shelf")
         expect((yield* notes.scan).records.map((n) => n.id)).toEqual(["2026-09-09-hot1"])
-      })
-    )
+      }))
 
     it.scopedLive("pages through the shelves newest first, by search words, skipping what it is told", () =>
       Effect.gen(function* () {
@@ -276,8 +281,7 @@ for (const harness of harnesses) {
         expect(yield* page({ limit: 10, words: ["sqlite", "2026-07"] })).toEqual(["2026-07-01-aa01"])
         expect(yield* page({ limit: 10, words: ["redis", "nowhere"] })).toEqual([])
         expect(yield* page({ limit: 3, skip: (id) => id.startsWith("2026-08") })).toEqual(["2026-09-01-cc01", "2026-07-02-aa02", "2026-07-01-aa01"])
-      })
-    )
+      }))
 
     it.scopedLive("lists the shelves by each record's order, not by its shelf, and follows a record rewritten on its shelf", () =>
       Effect.gen(function* () {
@@ -292,8 +296,7 @@ for (const harness of harnesses) {
         expect(yield* page({ before: "0005 2026-07-01-aa01", limit: 1 })).toEqual(["2026-08-01-bb01"])
         yield* notes.update("2026-09-01-cc01", (n) => Either.right({ ...n, count: 9 }))
         expect(yield* page({ limit: 2 })).toEqual(["2026-09-01-cc01", "2026-07-01-aa01"])
-      })
-    )
+      }))
 
     it.scopedLive("holds one record's claim against a writer in another process until the holder is done", () =>
       Effect.gen(function* () {
@@ -318,7 +321,6 @@ for (const harness of harnesses) {
         })
         yield* fiber.await
         expect(order).toEqual(["held", "released", "second wrote"])
-      })
-    )
+      }))
   })
 }

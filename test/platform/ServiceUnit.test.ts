@@ -63,7 +63,9 @@ describe("the launchd agent", () => {
   it("runs at load, is kept alive after a failure only, logs to ~/Library/Logs, and escapes its strings", () => {
     const plist = Unit.launchdPlist({ ...facts, cwd: "/Users/ana/a&b" }, "/Users/ana/Library/Logs")
     expect(plist).toContain("<key>Label</key><string>dev.magi.serve</string>")
-    expect(plist).toContain("    <string>/opt/node 20/bin/node</string>\n    <string>/usr/lib/node_modules/magi/dist/magi.js</string>\n    <string>serve</string>")
+    expect(plist).toContain(
+      "    <string>/opt/node 20/bin/node</string>\n    <string>/usr/lib/node_modules/magi/dist/magi.js</string>\n    <string>serve</string>"
+    )
     expect(plist).toContain("<key>RunAtLoad</key><true/>")
     expect(plist).toContain("<dict><key>SuccessfulExit</key><false/></dict>")
     expect(plist).toContain("<string>/Users/ana/a&amp;b</string>")

@@ -37,8 +37,7 @@ const LANGUAGE = new Set(["toJSON", "toString", "valueOf", "constructor", "then"
  * values (a section of the form `[agents.<id>]` needs an entry to be read).
  */
 const recording = (prefix: string, sections: ReadonlySet<string>, given: ReadonlyMap<string, unknown>, reads: Set<string>): Record<string, unknown> => {
-  const valueOf = (path: string): unknown =>
-    given.has(path) ? given.get(path) : sections.has(path) ? recording(`${path}.`, sections, given, reads) : undefined
+  const valueOf = (path: string): unknown => given.has(path) ? given.get(path) : sections.has(path) ? recording(`${path}.`, sections, given, reads) : undefined
   return new Proxy({} as Record<string, unknown>, {
     get: (_, key) => {
       if (typeof key !== "string") return undefined

@@ -59,10 +59,10 @@ describe.each(backends)("announcing a question on $name", ({ opener }) => {
       )
       expect(won.filter(Option.isSome)).toHaveLength(1)
       const replied = { ...q, thread: [...q.thread, { who: "agent" as const, body: "More detail", at: q.asked_at }] }
-      const again = yield* Announcements.claim(stores[0]!.announcements, replied, "asker", "host-0", (current) => Announcements.askerShouldNotify(replied, current))
+      const again = yield* Announcements.claim(stores[0]!.announcements, replied, "asker", "host-0", (current) =>
+        Announcements.askerShouldNotify(replied, current))
       expect(Option.isSome(again)).toBe(true)
-    }).pipe(Effect.scoped)
-  )
+    }).pipe(Effect.scoped))
 
   it.live(`of ${RACERS} loops standing in for an asker that failed, exactly one sends, and it is recorded as sent by its host`, () =>
     Effect.gen(function* () {
@@ -83,6 +83,5 @@ describe.each(backends)("announcing a question on $name", ({ opener }) => {
       expect(record).toMatchObject({ _tag: "Some", value: { state: "sent", by: "loop", host: winners[0]!.value.host } })
       // Sent: no loop stands in again.
       expect(Announcements.loopShouldNotify(q, record, new Date())).toBe(false)
-    }).pipe(Effect.scoped)
-  )
+    }).pipe(Effect.scoped))
 })

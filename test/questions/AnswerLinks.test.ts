@@ -59,8 +59,7 @@ describe("capability links", () => {
       NodeFs.writeFileSync(path, "not hex\n")
       const broken = yield* Effect.flip(AnswerLinks.secret(home))
       expect(broken.message).toMatch(/not 64 hex digits; remove it/)
-    }).pipe(Effect.provide(NodeFileSystem.layer))
-  )
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
 })
 
 describe("a token's expiry", () => {

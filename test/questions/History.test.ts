@@ -49,8 +49,7 @@ for (const backend of backends) {
       })
 
     const hotFile = (store: QuestionStore["Type"], id: string) => NodePath.join(store.root, `${id}.json`)
-    const shelfFile = (store: QuestionStore["Type"], id: string) =>
-      NodePath.join(store.root, "history", History.monthOf(id)!, `${id}.json`)
+    const shelfFile = (store: QuestionStore["Type"], id: string) => NodePath.join(store.root, "history", History.monthOf(id)!, `${id}.json`)
 
     it.scoped("sweeps scratch a killed write left on a shelf and beside the shelves once it is clearly abandoned, and nothing else", () =>
       withStore(({ store, fs }) =>
@@ -78,8 +77,7 @@ for (const backend of backends) {
           expect((yield* store.get(q.id)).answer).toEqual({ choice: "SQLite" })
           expect(yield* fs.exists(shelfFile(store, q.id))).toBe(true)
         })
-      )
-    )
+      ))
 
     it.scoped("moves a question settled over an hour ago to its month's shelf, where get, update and every kind of id still find it", () =>
       withStore(({ store, fs }) =>
@@ -103,8 +101,7 @@ for (const backend of backends) {
           expect((yield* store.get(q.id)).delivered_turns).toBe(3)
           expect(yield* fs.exists(hotFile(store, q.id))).toBe(false)
         })
-      )
-    )
+      ))
 
     it.scoped("never moves an open question, nor an answer the agent has not read until it is thirty days old", () =>
       withStore(({ store, fs }) =>
@@ -130,8 +127,7 @@ for (const backend of backends) {
           expect(yield* fs.exists(shelfFile(store, unread.id))).toBe(true)
           expect((yield* store.list).map((q) => q.id)).toEqual([open.id])
         })
-      )
-    )
+      ))
 
     it.scoped("moves the panel with its question, and still serves its page and files", () =>
       Effect.gen(function* () {
@@ -153,8 +149,7 @@ for (const backend of backends) {
             expect(new TextDecoder().decode(Option.getOrThrow(yield* store.panelAsset(q.id, "chart.png")))).toBe("PNG")
           })
         )
-      })
-    )
+      }))
 
     it.scoped("loses no write made while questions are being moved", () =>
       withStore(({ store }) =>
@@ -173,8 +168,7 @@ for (const backend of backends) {
           expect(yield* store.list).toEqual([])
           for (const q of qs) expect((yield* store.get(q.id)).delivered_turns).toBe(7)
         })
-      )
-    )
+      ))
 
     it.scoped("lists history by when each question was settled, not asked: answered, abandoned or expired, hot or shelved, page after page", () =>
       withStore(({ store }) =>
@@ -199,10 +193,11 @@ for (const backend of backends) {
           expect(yield* pages).toEqual(settledOrder)
           expect(Chunk.toReadonlyArray(yield* Stream.runCollect(store.everything)).map((q) => q.id)).toEqual(settledOrder)
           // A search keeps the same order.
-          expect((yield* store.historyPage({ limit: 10, words: ["which"] })).questions.map((q) => q.id)).toEqual([lateAnswer, abandoned, expired].map((q) => q.id))
+          expect((yield* store.historyPage({ limit: 10, words: ["which"] })).questions.map((q) => q.id)).toEqual(
+            [lateAnswer, abandoned, expired].map((q) => q.id)
+          )
         })
-      )
-    )
+      ))
 
     it.scoped("pages settled history newest first across the hot folder and the months, with a cursor and a search", () =>
       withStore(({ store }) =>
@@ -213,11 +208,15 @@ for (const backend of backends) {
           for (const q of [...july, ...aug]) yield* store.put(q)
           yield* TestClock.setTime(new Date(2026, 8, 1).getTime())
           expect(yield* archiveNow).toBe(10)
-          const recent = Array.from({ length: 3 }, (_, i) => settled(idAt(new Date(2026, 8, 1, 0, 10 + i), "0000"), new Date(2026, 8, 1, 0, 10 + i), `september ${i}`))
-          for (const q of recent) yield* store.put(q)
+          const recent = Array.from({ length: 3 }, (_, i) =>
+            settled(idAt(new Date(2026, 8, 1, 0, 10 + i), "0000"), new Date(2026, 8, 1, 0, 10 + i), `september ${i}`))
+          for (const q of recent)
+            yield* store.put(q)
           yield* store.put(choiceQuestion(idAt(new Date(2026, 8, 1, 0, 30), "0000"), new Date(2026, 8, 1, 0, 30)))
 
-          const everyId = [...recent, ...aug, ...july].map((q) => q.id).sort().reverse()
+          const everyId = [...recent, ...aug, ...july].map((q) =>
+            q.id
+          ).sort().reverse()
           expect(yield* everyPage(store, 4)).toEqual(everyId)
 
           const found = yield* store.historyPage({ limit: 10, words: History.words("AUGUST 3") })
@@ -229,8 +228,7 @@ for (const backend of backends) {
           expect(all).toHaveLength(14)
           expect(all.slice(1)).toEqual(everyId)
         })
-      )
-    )
+      ))
 
     it.scoped("searches a month through its index, not its files", () =>
       withStore(({ store, fs }) =>
@@ -254,7 +252,6 @@ for (const backend of backends) {
           )
           expect(viaIndex.questions.map((x) => x.id)).toEqual([q.id])
         })
-      )
-    )
+      ))
   })
 }

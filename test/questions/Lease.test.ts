@@ -46,8 +46,7 @@ describe("Lease files", () => {
       // store's listing must not see it, nor count a beat as a change.
       expect(NodeFs.readdirSync(root)).toEqual(["leases"])
       expect(NodeFs.readdirSync(NodePath.join(root, "leases"))).toEqual(["q1.lease"])
-    }).pipe(Effect.provide(NodeContext.layer))
-  )
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("a later beat replaces the earlier one and ages on the clock", () =>
     Effect.gen(function* () {
@@ -60,8 +59,7 @@ describe("Lease files", () => {
       expect(Lease.isFresh(lease, new Date(yield* TestClock.currentTimeMillis))).toBe(true)
       yield* TestClock.adjust(Duration.seconds(2))
       expect(Lease.isFresh(lease, new Date(yield* TestClock.currentTimeMillis))).toBe(false)
-    }).pipe(Effect.provide(NodeContext.layer))
-  )
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("clear removes the lease, and clearing twice or reading a missing one is fine", () =>
     Effect.gen(function* () {
@@ -71,8 +69,7 @@ describe("Lease files", () => {
       yield* Lease.clear(root, "q1")
       expect(Option.isNone(yield* Lease.read(root, "q1"))).toBe(true)
       expect(Option.isNone(yield* Lease.read(NodePath.join(root, "missing"), "q1"))).toBe(true)
-    }).pipe(Effect.provide(NodeContext.layer))
-  )
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("a torn lease file reads as no lease rather than failing", () =>
     Effect.gen(function* () {
@@ -80,8 +77,7 @@ describe("Lease files", () => {
       NodeFs.mkdirSync(NodePath.join(root, Lease.LEASES_DIR))
       NodeFs.writeFileSync(Lease.leasePath(root, "q1"), '{"kind":"asker","pid":')
       expect(Option.isNone(yield* Lease.read(root, "q1"))).toBe(true)
-    }).pipe(Effect.provide(NodeContext.layer))
-  )
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("a beat into a directory that cannot be created fails quietly", () =>
     Effect.gen(function* () {
@@ -90,8 +86,7 @@ describe("Lease files", () => {
       NodeFs.writeFileSync(blocker, "")
       yield* Lease.beat(NodePath.join(blocker, "questions"), "q1", "asker")
       expect(NodeFs.readdirSync(root)).toEqual(["file"])
-    }).pipe(Effect.provide(NodeContext.layer))
-  )
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("the Leases service binds a root and the filesystem", () => {
     const root = tempDir()

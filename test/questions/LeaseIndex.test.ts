@@ -54,8 +54,7 @@ describe("the lease index", () => {
         expect(Option.map(yield* leases.read(ids[0]!), (l) => l.kind)).toEqual(Option.some("asker"))
         expect(yield* leases.read(ids[99]!)).toEqual(Option.none())
       }).pipe(Effect.provide(LeaseIndex.layer(ROOT).pipe(Layer.provideMerge(fs))))
-    })
-  )
+    }))
 
   it.scoped("sees a lease another process let go, or beat, as soon as the folder changes", () =>
     Effect.gen(function* () {
@@ -70,8 +69,7 @@ describe("the lease index", () => {
       yield* settle
       expect(yield* leases.read(ids[0]!)).toEqual(Option.none())
       expect(Option.map(yield* leases.read(ids[1]!), (l) => l.kind)).toEqual(Option.some("daemon"))
-    }).pipe(Effect.provide(LeaseIndex.layer(ROOT).pipe(Layer.provideMerge(MemoryFileSystem.layer))))
-  )
+    }).pipe(Effect.provide(LeaseIndex.layer(ROOT).pipe(Layer.provideMerge(MemoryFileSystem.layer)))))
 
   it.scoped("judges a lease stale at the moment of asking, with no file changing", () =>
     Effect.gen(function* () {
@@ -82,6 +80,5 @@ describe("the lease index", () => {
       expect(yield* at(yield* TestClock.currentTimeMillis)).toBe("asker")
       yield* TestClock.adjust("91 seconds")
       expect(yield* at(yield* TestClock.currentTimeMillis)).toBe("nobody")
-    }).pipe(Effect.provide(LeaseIndex.layer(ROOT).pipe(Layer.provideMerge(MemoryFileSystem.layer))))
-  )
+    }).pipe(Effect.provide(LeaseIndex.layer(ROOT).pipe(Layer.provideMerge(MemoryFileSystem.layer)))))
 })

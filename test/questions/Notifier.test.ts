@@ -69,8 +69,7 @@ describe("Notifier", () => {
       ])
       expect(NodeFs.readFileSync(NodePath.join(dir, "stdin"), "utf8")).toBe("")
       expect(NodeFs.existsSync("pwned")).toBe(false)
-    }).pipe(Effect.provide(NodeContext.layer))
-  )
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.live("says why a failing command failed, from its last line on stderr", () =>
     Effect.gen(function* () {
@@ -80,8 +79,7 @@ describe("Notifier", () => {
       expect(e.message).toContain("exited with status 3")
       expect(e.message).toContain("topic not found: magi")
       expect(e.message).not.toContain("connecting")
-    }).pipe(Effect.provide(NodeContext.layer))
-  )
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("kills a command that hangs past twenty seconds", () => {
     let dir = ""
@@ -112,8 +110,7 @@ describe("Notifier", () => {
     Effect.gen(function* () {
       const notifier = yield* Notify.make([], "")
       yield* notifier.notify(choiceQuestion())
-    }).pipe(Effect.provide(NodeContext.layer))
-  )
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.live("keeps only the tail of a command that floods stderr, and reports its last line", () =>
     Effect.gen(function* () {
@@ -124,9 +121,7 @@ describe("Notifier", () => {
       const notifier = yield* Notify.make([made.script], "")
       const e = yield* Effect.flip(notifier.notify(choiceQuestion()))
       expect(e.message).toMatch(/exited with status 3: the real reason$/)
-    }).pipe(Effect.provide(NodeContext.layer)),
-    { timeout: 60_000 }
-  )
+    }).pipe(Effect.provide(NodeContext.layer)), { timeout: 60_000 })
 
   it.effect("holds no more than the tail it reports, however much text streams through", () =>
     Effect.gen(function* () {
@@ -137,8 +132,7 @@ describe("Notifier", () => {
       expect(tail.length).toBeLessThanOrEqual(Notify.STDERR_TAIL_BYTES)
       expect(Notify.lastStderrLine(tail)).toBe("last words")
       expect(largest).toBe(1024)
-    })
-  )
+    }))
 })
 
 describe("Notifier with ntfy beside the command", () => {
@@ -183,8 +177,7 @@ describe("Notifier with ntfy beside the command", () => {
       const only = yield* Notify.make([], "", yield* channel(ntfy.url))
       yield* only.notify(choiceQuestion(), { notice: true })
       expect(ntfy.published[2]!.message.actions?.map((a) => a.action)).toEqual(["view"])
-    }).pipe(Effect.scoped, Effect.provide(NodeContext.layer))
-  )
+    }).pipe(Effect.scoped, Effect.provide(NodeContext.layer)))
 })
 
 describe("what the notifier keeps between questions", () => {
@@ -203,6 +196,5 @@ describe("what the notifier keeps between questions", () => {
       expect(yield* key).toBe("key 2")
       expect(yield* key).toBe("key 2")
       expect(reads).toBe(2)
-    })
-  )
+    }))
 })

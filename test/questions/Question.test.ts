@@ -211,7 +211,24 @@ describe("Question", () => {
 
   it("accepts only asset names that cannot change what a path join means", () => {
     for (const good of ["diff.svg", "a", "table_2-final.png", "x".repeat(64)]) expect(Q.validAssetName(good)).toBe(true)
-    for (const bad of ["..", "../id_rsa", "..\\id_rsa", "sub/../id_rsa", "/", "\\", "/etc/passwd", "C:\\Windows\\win.ini", "", ".hidden", ".", "x".repeat(65), "a..b", "c:d"])
+    for (
+      const bad of [
+        "..",
+        "../id_rsa",
+        "..\\id_rsa",
+        "sub/../id_rsa",
+        "/",
+        "\\",
+        "/etc/passwd",
+        "C:\\Windows\\win.ini",
+        "",
+        ".hidden",
+        ".",
+        "x".repeat(65),
+        "a..b",
+        "c:d"
+      ]
+    )
       expect(Q.validAssetName(bad)).toBe(false)
   })
 })

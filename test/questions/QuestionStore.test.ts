@@ -18,7 +18,9 @@ const text = (bytes: Option.Option<Uint8Array>) => Option.map(bytes, (b) => new 
 for (const backend of backends) {
   describe(`QuestionStore over ${backend.name}`, () => {
     /** Run `body` against a fresh store of this backend. */
-    const withStore = <A, E>(body: (ctx: { base: string; store: QuestionStore["Type"]; fs: FileSystem.FileSystem }) => Effect.Effect<A, E, QuestionStore | FileSystem.FileSystem>) =>
+    const withStore = <A, E>(
+      body: (ctx: { base: string; store: QuestionStore["Type"]; fs: FileSystem.FileSystem }) => Effect.Effect<A, E, QuestionStore | FileSystem.FileSystem>
+    ) =>
       Effect.gen(function* () {
         const base = yield* backend.base
         return yield* Effect.gen(function* () {
@@ -44,8 +46,7 @@ for (const backend of backends) {
           expect((yield* store.get(elsewhere.id)).status).toBe("open")
           expect(yield* store.openFor(RUN)).toEqual([])
         })
-      )
-    )
+      ))
 
     it.scoped("abandons a run's questions only once its status can no longer resume", () =>
       withStore(({ store }) =>
@@ -64,8 +65,7 @@ for (const backend of backends) {
           // A second call finds nothing left.
           expect(yield* store.settleRun(RUN, "failed")).toBe(0)
         })
-      )
-    )
+      ))
 
     it.scoped("lists open questions first, newest first, and resolves the short id", () =>
       withStore(({ store }) =>
@@ -91,8 +91,7 @@ for (const backend of backends) {
           expect(several.message).toContain("matches 3 questions")
           expect(yield* store.revision).toBeGreaterThan(0)
         })
-      )
-    )
+      ))
 
     it.scoped("finds a question by the start of its short id, and names the few a shared start matches", () =>
       withStore(({ store }) =>
@@ -104,8 +103,7 @@ for (const backend of backends) {
           const several = yield* Effect.flip(store.resolveId("d"))
           expect(several.message).toContain("`d` matches 2 questions: 20260101-000001-de12, 20260101-000002-d9f0; type more of the id")
         })
-      )
-    )
+      ))
 
     it.scoped("never serves a stale listing after a write, however quickly it follows", () =>
       withStore(({ store }) =>
@@ -118,8 +116,7 @@ for (const backend of backends) {
           }
           expect((yield* store.list)[0]!.thread).toHaveLength(20)
         })
-      )
-    )
+      ))
 
     it.scoped("does not count an asker's lease beat as a change to the questions", () =>
       withStore(({ store }) =>
@@ -135,8 +132,7 @@ for (const backend of backends) {
           yield* Lease.beat(store.root, q.id, "asker")
           expect(yield* store.revision).toBe(before)
         })
-      )
-    )
+      ))
 
     it.scoped("never builds a path from an id that could leave the store", () =>
       withStore(({ store, fs, base }) =>
@@ -147,8 +143,7 @@ for (const backend of backends) {
           const e = yield* Effect.flip(store.get("../secret"))
           expect(e._tag).toBe("QuestionNotFound")
         })
-      )
-    )
+      ))
 
     it.scoped("skips a truncated or future file in the listing, but explains it when asked by name", () =>
       withStore(({ store, fs }) =>
@@ -157,8 +152,18 @@ for (const backend of backends) {
           yield* store.put(good)
           yield* fs.writeFileString(NodePath.join(store.root, "20260101-000009-dead.json"), '{"schema": 1, "id"')
           const future = {
-            schema: 99, id: "20260101-000010-beef", run: "r", node: "n", seat: "s", summary: "?", detail: "",
-            choices: [], status: "open", asked_at: "2026-01-01T00:00:00Z", answered_at: null, answer: null
+            schema: 99,
+            id: "20260101-000010-beef",
+            run: "r",
+            node: "n",
+            seat: "s",
+            summary: "?",
+            detail: "",
+            choices: [],
+            status: "open",
+            asked_at: "2026-01-01T00:00:00Z",
+            answered_at: null,
+            answer: null
           }
           yield* fs.writeFileString(NodePath.join(store.root, "20260101-000010-beef.json"), JSON.stringify(future))
 
@@ -167,8 +172,7 @@ for (const backend of backends) {
           const e = yield* Effect.flip(store.get("20260101-000010-beef"))
           expect(e.message).toContain("schema")
         })
-      )
-    )
+      ))
 
     it.scoped("keeps listing and answering when one small file nests thousands of arrays deep", () =>
       withStore(({ store, fs }) =>
@@ -193,8 +197,7 @@ for (const backend of backends) {
           const skipped = yield* store.skipped
           expect(skipped.map((s) => s.id).sort()).toEqual(["20260101-000002-bbbb", "20260101-000003-cccc"])
         })
-      )
-    )
+      ))
 
     it.scoped("refuses a file whose id is not its own name, rather than writing it back elsewhere", () =>
       withStore(({ store, fs }) =>
@@ -209,8 +212,7 @@ for (const backend of backends) {
           expect(Either.isLeft(yield* Effect.either(sayToQuestion("20260101-000002-bbbb", "hello?")))).toBe(true)
           expect((yield* store.get(q.id)).thread).toEqual([])
         })
-      )
-    )
+      ))
 
     it.scoped("reads a schema-1 file byte for byte as an older magi wrote it", () =>
       withStore(({ store, fs }) =>
@@ -243,8 +245,7 @@ for (const backend of backends) {
           expect(q.summary).toBe("Which storage backend should the cache use?")
           expect(yield* store.list).toHaveLength(1)
         })
-      )
-    )
+      ))
 
     it.scoped("counts a question that talked back and forth as one open question", () =>
       withStore(({ store }) =>
@@ -258,8 +259,7 @@ for (const backend of backends) {
           expect(yield* store.countNeedsOwner).toBe(1)
           expect(yield* store.openFor(RUN)).toHaveLength(1)
         })
-      )
-    )
+      ))
 
     it.scoped("keeps every one of many concurrent updates to one question", () =>
       withStore(({ store }) =>
@@ -271,8 +271,7 @@ for (const backend of backends) {
           const back = yield* store.get(q.id)
           expect(back.thread.map((t) => t.body).sort()).toEqual([...words].sort())
         })
-      )
-    )
+      ))
 
     it.scoped("lets exactly one of several racing answers win", () =>
       withStore(({ store }) =>
@@ -287,8 +286,7 @@ for (const backend of backends) {
           expect(results.filter(Either.isRight)).toHaveLength(1)
           for (const r of results.filter(Either.isLeft)) expect(r.left.message).toContain("already answered")
         })
-      )
-    )
+      ))
 
     it.scoped("waits for a live writer's lock, and goes on the moment it is released", () =>
       withStore(({ store, fs }) =>
@@ -307,8 +305,7 @@ for (const backend of backends) {
           yield* runUntilDone(waiting, "50 millis", "1 minute")
           expect((yield* store.get(q.id)).thread).toHaveLength(1)
         })
-      )
-    )
+      ))
 
     it.scoped("breaks a lock left by a writer that died once it is older than the stale limit", () =>
       withStore(({ store, fs }) =>
@@ -322,8 +319,7 @@ for (const backend of backends) {
           expect((yield* store.get(q.id)).thread).toHaveLength(1)
           expect(yield* fs.exists(lock)).toBe(false)
         })
-      )
-    )
+      ))
 
     it.scoped("breaks a lock dated in the future (a clock stepped back) once it sat unchanged past the stale limit", () =>
       withStore(({ store, fs }) =>
@@ -339,8 +335,7 @@ for (const backend of backends) {
           expect((yield* store.get(q.id)).thread).toHaveLength(1)
           expect(yield* fs.exists(lock)).toBe(false)
         })
-      )
-    )
+      ))
 
     it.scoped("breaks a lock that is a directory instead of blocking its question forever", () =>
       withStore(({ store, fs }) =>
@@ -356,8 +351,7 @@ for (const backend of backends) {
           expect((yield* store.get(q.id)).thread).toHaveLength(1)
           expect(yield* fs.exists(lock)).toBe(false)
         })
-      )
-    )
+      ))
 
     it.scoped("never lets one question's stuck lock delay a write to another", () =>
       withStore(({ store, fs }) =>
@@ -379,8 +373,7 @@ for (const backend of backends) {
           expect(blocked.unsafePoll()).toBeNull()
           yield* Fiber.interrupt(blocked)
         })
-      )
-    )
+      ))
 
     it.scoped("files a new question only under a free id, never over one already there", () =>
       withStore(({ store }) =>
@@ -393,16 +386,14 @@ for (const backend of backends) {
             Effect.sync(() => {
               prepared = true
               return q
-            })
-          )
+            }))
           expect(Option.isNone(second)).toBe(true)
           // Refused before anything of its own (a panel) was written.
           expect(prepared).toBe(false)
           expect(yield* store.create(same)).toBe(false)
           expect((yield* store.get(first.id)).summary).toBe(first.summary)
         })
-      )
-    )
+      ))
 
     it.scoped("sweeps scratch a killed writer left once it is clearly abandoned, and leaves fresh scratch alone", () =>
       withStore(({ store, fs }) =>
@@ -426,8 +417,7 @@ for (const backend of backends) {
           expect(yield* fs.exists(panelTmp)).toBe(false)
           expect((yield* store.list).map((x) => x.id)).toEqual([q.id])
         })
-      )
-    )
+      ))
 
     // -- panels --------------------------------------------------------------
 
@@ -457,8 +447,7 @@ for (const backend of backends) {
           const png = yield* store.panelAsset(q.id, "table.png")
           expect(Option.map(png, (b) => [...b])).toEqual(Option.some([0x89, 0x50, 0x4e, 0x47]))
         })
-      )
-    )
+      ))
 
     it.scoped("refuses a traversal asset name before touching the filesystem", () =>
       withStore(({ store, fs, base }) =>
@@ -471,7 +460,22 @@ for (const backend of backends) {
           const traversed = NodePath.join(store.root, `${q.id}.panel`, "..", "id_rsa")
           expect(yield* fs.readFileString(traversed)).toBe(secret)
 
-          for (const name of ["..", "../id_rsa", "..\\id_rsa", "sub/../id_rsa", "/", "\\", "/etc/passwd", "C:\\Windows\\win.ini", "", ".hidden", ".", "x".repeat(200)]) {
+          for (
+            const name of [
+              "..",
+              "../id_rsa",
+              "..\\id_rsa",
+              "sub/../id_rsa",
+              "/",
+              "\\",
+              "/etc/passwd",
+              "C:\\Windows\\win.ini",
+              "",
+              ".hidden",
+              ".",
+              "x".repeat(200)
+            ]
+          ) {
             const e = yield* Effect.flip(store.panelAsset(q.id, name))
             expect(e._tag).toBe("InvalidAssetName")
             expect(e.message).toContain("not a panel file name")
@@ -488,8 +492,7 @@ for (const backend of backends) {
           expect(e.message).toContain("A-Za-z0-9")
           expect(yield* store.panelHtml(q.id)).toEqual(Option.some("<p>ok</p>"))
         })
-      )
-    )
+      ))
 
     it.scoped("refuses an oversized panel naming the cap and the size, and writes nothing", () =>
       withStore(({ store, fs, base }) =>
@@ -505,8 +508,7 @@ for (const backend of backends) {
           expect(e.message).toContain(String(PANEL_MAX_BYTES + html.length))
           expect(yield* fs.readDirectory(store.root)).toEqual([`${q.id}.json`])
         })
-      )
-    )
+      ))
 
     it.scoped("refuses two assets sharing a base name, naming both sources", () =>
       withStore(({ store, fs, base }) =>
@@ -525,8 +527,7 @@ for (const backend of backends) {
           expect(e.message).toContain("after")
           expect(yield* fs.exists(NodePath.join(store.root, `${panelled().id}.panel`))).toBe(false)
         })
-      )
-    )
+      ))
 
     it.scoped("replaces a panel stored twice rather than merging two attempts", () =>
       withStore(({ store, fs, base }) =>
@@ -546,8 +547,7 @@ for (const backend of backends) {
           // Dropping what is already gone is the desired state, not an error.
           yield* store.dropPanel(second.id)
         })
-      )
-    )
+      ))
 
     it.scoped("reports a missing panel as none, and refuses an empty one", () =>
       withStore(({ store, fs }) =>
@@ -560,8 +560,7 @@ for (const backend of backends) {
           expect(e.message).toContain("empty panel")
           expect(yield* fs.exists(NodePath.join(store.root, `${q.id}.panel`))).toBe(false)
         })
-      )
-    )
+      ))
   })
 }
 
@@ -578,34 +577,33 @@ describe("QuestionStore over a real folder with hostile files in it", () => {
     { name: "read in one step by the bounded reader", layer: LocalContext.layer }
   ]
   for (const reader of readers)
-  it.scoped(`skips a FIFO, a link to /dev/zero, a folder and an oversized file named *.json, and explains each by id (${reader.name})`, () =>
-    Effect.gen(function* () {
-      const base = yield* tempDir
-      const root = NodePath.join(base, "questions")
-      return yield* Effect.gen(function* () {
-        const store = yield* QuestionStore
-        const good = choiceQuestion("20260101-000001-aaaa")
-        yield* store.put(good)
-        execFileSync("mkfifo", [NodePath.join(root, `${ids.fifo}.json`)])
-        NodeFs.symlinkSync("/dev/zero", NodePath.join(root, `${ids.zero}.json`))
-        NodeFs.mkdirSync(NodePath.join(root, `${ids.folder}.json`))
-        NodeFs.writeFileSync(NodePath.join(root, `${ids.huge}.json`), Buffer.alloc(QUESTION_FILE_MAX_BYTES + 1, 0x20))
+    it.scoped(`skips a FIFO, a link to /dev/zero, a folder and an oversized file named *.json, and explains each by id (${reader.name})`, () =>
+      Effect.gen(function* () {
+        const base = yield* tempDir
+        const root = NodePath.join(base, "questions")
+        return yield* Effect.gen(function* () {
+          const store = yield* QuestionStore
+          const good = choiceQuestion("20260101-000001-aaaa")
+          yield* store.put(good)
+          execFileSync("mkfifo", [NodePath.join(root, `${ids.fifo}.json`)])
+          NodeFs.symlinkSync("/dev/zero", NodePath.join(root, `${ids.zero}.json`))
+          NodeFs.mkdirSync(NodePath.join(root, `${ids.folder}.json`))
+          NodeFs.writeFileSync(NodePath.join(root, `${ids.huge}.json`), Buffer.alloc(QUESTION_FILE_MAX_BYTES + 1, 0x20))
 
-        expect((yield* store.list).map((q) => q.id)).toEqual([good.id])
-        const skipped = yield* store.skipped
-        expect(Object.fromEntries(skipped.map((s) => [s.id, s.reason]))).toMatchObject({
-          [ids.fifo]: expect.stringContaining("a FIFO"),
-          [ids.zero]: expect.stringContaining("a character device"),
-          [ids.folder]: expect.stringContaining("a directory"),
-          [ids.huge]: expect.stringContaining(String(QUESTION_FILE_MAX_BYTES))
-        })
-        const e = yield* Effect.flip(store.get(ids.fifo))
-        expect(e.message).toContain("only regular files")
-        yield* sayToQuestion(good.id, "still answerable")
-        expect((yield* store.get(good.id)).thread).toHaveLength(1)
-      }).pipe(Effect.provide(QuestionStore.at(root).pipe(Layer.provideMerge(reader.layer))))
-    })
-  )
+          expect((yield* store.list).map((q) => q.id)).toEqual([good.id])
+          const skipped = yield* store.skipped
+          expect(Object.fromEntries(skipped.map((s) => [s.id, s.reason]))).toMatchObject({
+            [ids.fifo]: expect.stringContaining("a FIFO"),
+            [ids.zero]: expect.stringContaining("a character device"),
+            [ids.folder]: expect.stringContaining("a directory"),
+            [ids.huge]: expect.stringContaining(String(QUESTION_FILE_MAX_BYTES))
+          })
+          const e = yield* Effect.flip(store.get(ids.fifo))
+          expect(e.message).toContain("only regular files")
+          yield* sayToQuestion(good.id, "still answerable")
+          expect((yield* store.get(good.id)).thread).toHaveLength(1)
+        }).pipe(Effect.provide(QuestionStore.at(root).pipe(Layer.provideMerge(reader.layer))))
+      }))
 
   it.scoped("flushes a record and its folder to the disk before the write returns", () =>
     Effect.gen(function* () {
@@ -619,8 +617,7 @@ describe("QuestionStore over a real folder with hostile files in it", () => {
               ...file,
               sync: Effect.zipRight(Effect.sync(() => steps.push(`sync ${NodePath.basename(path)}`)), file.sync)
             })),
-          rename: (from: string, to: string) =>
-            Effect.zipRight(Effect.sync(() => steps.push(`rename ${NodePath.basename(to)}`)), fs.rename(from, to))
+          rename: (from: string, to: string) => Effect.zipRight(Effect.sync(() => steps.push(`rename ${NodePath.basename(to)}`)), fs.rename(from, to))
         }))
       )
       yield* Effect.gen(function* () {
@@ -636,6 +633,5 @@ describe("QuestionStore over a real folder with hostile files in it", () => {
       expect(sync).toBeGreaterThanOrEqual(0)
       expect(rename).toBeGreaterThan(sync)
       expect(dir).toBeGreaterThan(rename)
-    })
-  )
+    }))
 })

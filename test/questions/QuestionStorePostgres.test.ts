@@ -65,8 +65,7 @@ describe("the question store on PostgreSQL", () => {
       expect(yield* second.panelAsset(q.id, "table.png")).toEqual(Option.none())
       yield* store.dropPanel(q.id)
       expect(yield* second.panelHtml(q.id)).toEqual(Option.none())
-    })
-  )
+    }))
 
   it.scopedLive("refuses an oversized panel naming the cap, and leaves the one stored before whole", () =>
     Effect.gen(function* () {
@@ -77,8 +76,7 @@ describe("the question store on PostgreSQL", () => {
       const refused = yield* Effect.flip(store.putPanel(q, "<p>second</p>", [big]))
       expect(refused.message).toContain(`over magi's cap of ${PANEL_MAX_BYTES} bytes`)
       expect(text(yield* store.panelAsset(q.id, "index.html"))).toEqual(Option.some("<p>first</p>"))
-    })
-  )
+    }))
 
   it.scoped("moves settled questions to their month and pages history newest first, across the hot ones and the months, with a search", () =>
     Effect.gen(function* () {
@@ -103,8 +101,7 @@ describe("the question store on PostgreSQL", () => {
       expect(redis.questions.map((q) => q.summary)).toEqual(["Queue on Redis 5", "Queue on Redis 3", "Queue on Redis 1"])
       // A shelved question is still found by its short id, and answered questions stay where they are.
       expect((yield* store.get(ids[0]!.slice(-4))).id).toBe(ids[0])
-    })
-  )
+    }))
 
   it.scoped("lists history by when a question was settled, not asked, on the shelves too, and rows shelved before that order was kept", () =>
     Effect.gen(function* () {
@@ -130,8 +127,7 @@ describe("the question store on PostgreSQL", () => {
       // Shelved by a build that kept no order: worked out again from the rows.
       yield* query(url, "UPDATE magi_records SET sort_key = NULL WHERE kind = 'questions'")
       expect(yield* pages).toEqual(settledOrder)
-    })
-  )
+    }))
 
   it.scopedLive("says a database that fails under it by tag, naming it with the password masked, and keeps what the database said", () =>
     Effect.gen(function* () {
@@ -144,8 +140,7 @@ describe("the question store on PostgreSQL", () => {
       expect(failed.message).toContain(":***@127.0.0.1")
       expect(failed.message).not.toContain(":magi_test@")
       expect((failed as { cause?: { _tag?: string } }).cause?._tag).toBe("SqlError")
-    })
-  )
+    }))
 
   it.scopedLive("tells a listener in another process of a change to a question, by its file name", () =>
     Effect.gen(function* () {
@@ -166,6 +161,5 @@ describe("the question store on PostgreSQL", () => {
       }
       const got = yield* Fiber.join(heard)
       expect(got).toEqual(Option.some(`${q.id}.json`))
-    })
-  )
+    }))
 })

@@ -49,8 +49,7 @@ const onDiskNow = (id: string) =>
       Effect.retry({ schedule: Schedule.spaced("5 millis").pipe(Schedule.upTo("60 seconds")) }),
       Effect.withClock(Clock.make()),
       Effect.orDie
-    )
-  )
+    ))
 
 /** What an agent does: ask, then `--wait` again after every pending slice. */
 const agentLoop = (q: Q.Question) =>
@@ -83,8 +82,7 @@ describe("Waits", () => {
       expect(outcome.answer).toBe("SQLite")
       expect(outcome.question.status).toBe("answered")
       expect(outcome.question.answered_at).not.toBeNull()
-    }).pipe(Effect.provide(onDisk("240 seconds")))
-  )
+    }).pipe(Effect.provide(onDisk("240 seconds"))))
 
   it.effect("abandons a question nobody answers by its deadline, keeping the record and the reason", () =>
     Effect.gen(function* () {
@@ -101,8 +99,7 @@ describe("Waits", () => {
       expect(onDisk.detail).toContain("_Abandoned: no answer within 60s of asking._")
       expect(Q.resolution(onDisk)).toBeUndefined()
       expect(yield* store.countOpen).toBe(0)
-    }).pipe(Effect.provide(onDisk("240 seconds")))
-  )
+    }).pipe(Effect.provide(onDisk("240 seconds"))))
 
   it.effect("hands back Pending when a slice runs out, and leaves the question open", () =>
     Effect.gen(function* () {
@@ -118,8 +115,7 @@ describe("Waits", () => {
       // The slice, not the hour-long deadline, ended it.
       expect(yield* TestClock.currentTimeMillis).toBeLessThan(60_000)
       expect((yield* store.get(q.id)).status).toBe("open")
-    }).pipe(Effect.provide(onDisk("30 seconds")))
-  )
+    }).pipe(Effect.provide(onDisk("30 seconds"))))
 
   it.effect("sees, on a resumed wait, the answer written after the first slice ended", () =>
     Effect.gen(function* () {
@@ -135,8 +131,7 @@ describe("Waits", () => {
       const second = yield* Effect.fork(waits.resumeWait(fresh, Duration.seconds(HOUR - 31)))
       const outcome = yield* runUntilDone(second)
       expect(outcome._tag === "Answered" && outcome.answer).toBe("Redis")
-    }).pipe(Effect.provide(onDisk("30 seconds")))
-  )
+    }).pipe(Effect.provide(onDisk("30 seconds"))))
 
   it.effect("never misses a word the owner left in the gap between two slices", () =>
     Effect.gen(function* () {
@@ -154,8 +149,7 @@ describe("Waits", () => {
       const outcome = yield* waits.resumeWait(resumed, Duration.seconds(HOUR - 31))
       expect(outcome._tag === "Replied" && outcome.said).toBe("why not Postgres?")
       expect(outcome.question.status).toBe("open")
-    }).pipe(Effect.provide(onDisk("30 seconds")))
-  )
+    }).pipe(Effect.provide(onDisk("30 seconds"))))
 
   it.effect("returns to the agent when the owner talks back without deciding", () =>
     Effect.gen(function* () {
@@ -169,8 +163,7 @@ describe("Waits", () => {
       expect(outcome._tag === "Replied" && outcome.said).toBe("why not Postgres?")
       expect(outcome.question.status).toBe("open")
       expect(outcome.question.answer).toBeNull()
-    }).pipe(Effect.provide(onDisk("240 seconds")))
-  )
+    }).pipe(Effect.provide(onDisk("240 seconds"))))
 
   it.effect("keeps an answer that lands at the very moment the deadline passes", () =>
     Effect.gen(function* () {
@@ -187,8 +180,7 @@ describe("Waits", () => {
       const outcome = yield* Fiber.join(waiting)
       expect(outcome._tag).toBe("Answered")
       expect((yield* store.get(q.id)).status).toBe("answered")
-    }).pipe(Effect.provide(inMemory("240 seconds")))
-  )
+    }).pipe(Effect.provide(inMemory("240 seconds"))))
 
   it.effect("reports a notification command that cannot run, and the wait still gets the answer", () =>
     Effect.gen(function* () {
@@ -214,8 +206,7 @@ describe("Waits", () => {
           )
         )
       )
-    )
-  )
+    ))
 
   it.effect("beats the asker's lease while waiting and records what the agent was given", () =>
     Effect.gen(function* () {
@@ -241,8 +232,7 @@ describe("Waits", () => {
       expect(answered._tag).toBe("Answered")
       yield* waits.markDelivered(answered)
       expect((yield* store.get(q.id)).answer_delivered).toBe(true)
-    }).pipe(Effect.provide(inMemory("240 seconds")))
-  )
+    }).pipe(Effect.provide(inMemory("240 seconds"))))
 
   it.effect("never loses an owner's word said while the agent was replying to an earlier one", () =>
     Effect.gen(function* () {
@@ -259,8 +249,7 @@ describe("Waits", () => {
       yield* store.update(q.id, (fresh) => Q.reply(fresh, "Postgres needs a server", ["SQLite"], new Date()))
       const second = yield* waits.resumeWait(yield* store.get(q.id), Duration.seconds(HOUR))
       expect(second._tag === "Replied" && second.said).toBe("op2: and how is it backed up?")
-    }).pipe(Effect.provide(inMemory("240 seconds")))
-  )
+    }).pipe(Effect.provide(inMemory("240 seconds"))))
 
   it.effect("hears an answer by re-reading every few seconds where the store cannot be watched", () =>
     Effect.gen(function* () {
@@ -291,8 +280,7 @@ describe("Waits", () => {
           Layer.provideMerge(MemoryFileSystem.layer)
         )
       )
-    )
-  )
+    ))
 
   it.effect("replays a whole day in slices, the owner answering in hour 23", () =>
     Effect.gen(function* () {
@@ -306,8 +294,7 @@ describe("Waits", () => {
       // One-hour slices (an agent CLI with a long tool timeout), each a
       // fresh `magi ask --wait`; the answer is heard in the 24th.
       expect(slices).toBe(24)
-    }).pipe(Effect.provide(inMemory("1 hour", "1 day")))
-  )
+    }).pipe(Effect.provide(inMemory("1 hour", "1 day"))))
 
   it.effect("replays a whole day in slices with nobody answering, and abandons exactly at the deadline", () =>
     Effect.gen(function* () {
@@ -321,8 +308,7 @@ describe("Waits", () => {
       expect(outcome._tag).toBe("Abandoned")
       expect(slices).toBe(24)
       expect((yield* store.get(q.id)).detail).toContain("no answer within 86400s of asking")
-    }).pipe(Effect.provide(inMemory("1 hour", "1 day")))
-  )
+    }).pipe(Effect.provide(inMemory("1 hour", "1 day"))))
 })
 
 describe("Waits let go of the asker's lease when the asking process stops waiting", () => {
@@ -331,8 +317,7 @@ describe("Waits let go of the asker's lease when the asking process stops waitin
     Effect.gen(function* () {
       const scope = yield* Scope.make()
       const ctx = yield* Layer.buildWithScope(inMemory(slice), scope)
-      const leaseOf = (id: string) =>
-        Lease.read("/magi/questions", id).pipe(Effect.provide(Layer.succeedContext(ctx)), Effect.map(Option.map((l) => l.kind)))
+      const leaseOf = (id: string) => Lease.read("/magi/questions", id).pipe(Effect.provide(Layer.succeedContext(ctx)), Effect.map(Option.map((l) => l.kind)))
       return { scope, waits: Context.get(ctx, Waits), ctx, leaseOf }
     })
 
@@ -347,8 +332,7 @@ describe("Waits let go of the asker's lease when the asking process stops waitin
       yield* Scope.close(p.scope, Exit.void)
       // Before: the lease stayed for its whole 90 s ttl, and so did the daemon.
       expect(yield* p.leaseOf(q.id)).toEqual(Option.none())
-    })
-  )
+    }))
 
   it.effect("a pending slice of a question outside any magi run lets go of its lease too: nobody waits once it exited", () =>
     Effect.gen(function* () {
@@ -359,8 +343,7 @@ describe("Waits let go of the asker's lease when the asking process stops waitin
       yield* Scope.close(p.scope, Exit.void)
       // Before (issue 20): the lease stayed its 90 s, and the page said "the agent is waiting".
       expect(yield* p.leaseOf(q.id)).toEqual(Option.none())
-    })
-  )
+    }))
 
   it.effect("a wait stopped by a signal leaves no lease either", () =>
     Effect.gen(function* () {
@@ -371,8 +354,7 @@ describe("Waits let go of the asker's lease when the asking process stops waitin
       yield* Fiber.interrupt(waiting)
       yield* Scope.close(p.scope, Exit.interrupt(waiting.id()))
       expect(yield* p.leaseOf(q.id)).toEqual(Option.none())
-    })
-  )
+    }))
 
   it.effect("a lease someone else beat since (the daemon delivering) is left alone", () =>
     Effect.gen(function* () {
@@ -383,8 +365,7 @@ describe("Waits let go of the asker's lease when the asking process stops waitin
       yield* Lease.beat("/magi/questions", q.id, "daemon").pipe(Effect.provide(Layer.succeedContext(p.ctx)))
       yield* Scope.close(p.scope, Exit.void)
       expect(yield* p.leaseOf(q.id)).toEqual(Option.some("daemon"))
-    })
-  )
+    }))
 })
 
 describe("a deputy's wait", () => {
@@ -398,8 +379,7 @@ describe("a deputy's wait", () => {
         ),
         scope
       ).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["MAGI_NODE", "deputy"]]))))
-      const leaseOf = (id: string) =>
-        Lease.read("/magi/questions", id).pipe(Effect.provide(Layer.succeedContext(ctx)), Effect.map(Option.map((l) => l.kind)))
+      const leaseOf = (id: string) => Lease.read("/magi/questions", id).pipe(Effect.provide(Layer.succeedContext(ctx)), Effect.map(Option.map((l) => l.kind)))
       const q = yield* asked(HOUR)
       const waiting = yield* Effect.fork(Context.get(ctx, Waits).askAndWait(q, Duration.seconds(HOUR)))
       yield* advance("5 seconds")
@@ -408,8 +388,7 @@ describe("a deputy's wait", () => {
       yield* Scope.close(scope, Exit.void)
       // The deputy's turn may wait again at once; the daemon beats the lease until the turn ends.
       expect(yield* leaseOf(q.id)).toEqual(Option.some("deputy"))
-    })
-  )
+    }))
 })
 
 describe("the asker records whether it notified, for the loop to stand in", () => {
@@ -421,10 +400,12 @@ describe("the asker records whether it notified, for the loop to stand in", () =
   })
   const working = Layer.succeed(Notifier, { command: ["ntfy"], configured: true, channels: ["ntfy"], notify: () => Effect.void })
 
-  for (const [name, notifier, state] of [
-    ["a notification that fails (no network in the sandbox) is recorded as failed", failing, "failed"],
-    ["a notification sent is recorded as sent", working, "sent"]
-  ] as const)
+  for (
+    const [name, notifier, state] of [
+      ["a notification that fails (no network in the sandbox) is recorded as failed", failing, "failed"],
+      ["a notification sent is recorded as sent", working, "sent"]
+    ] as const
+  )
     it.effect(name, () =>
       Effect.gen(function* () {
         const waits = yield* Waits
@@ -439,6 +420,5 @@ describe("the asker records whether it notified, for the loop to stand in", () =
         }
         expect(record).toMatchObject({ _tag: "Some", value: { state, by: "asker", turns: 0 } })
         yield* Fiber.interrupt(waiting)
-      }).pipe(Effect.provide(onDisk("240 seconds", notifier)))
-    )
+      }).pipe(Effect.provide(onDisk("240 seconds", notifier))))
 })

@@ -28,7 +28,10 @@ describe("a question as a push payload", () => {
     const three = { ...choiceQuestion(), choices: ["a", "b", "c"] }
     expect(WebPush.payload({ question: three, tokens: TOKENS, notice: false }).actions).toEqual([])
     expect(WebPush.payload({ question: freeQuestion(), tokens: [], notice: false }).actions).toEqual([])
-    expect(WebPush.payload({ question: choiceQuestion(), tokens: TOKENS, notice: true })).toMatchObject({ actions: [], title: expect.stringMatching(/^magi notice/) })
+    expect(WebPush.payload({ question: choiceQuestion(), tokens: TOKENS, notice: true })).toMatchObject({
+      actions: [],
+      title: expect.stringMatching(/^magi notice/)
+    })
     const settled = { ...choiceQuestion(), status: "abandoned" } as Q.Question
     expect(WebPush.payload({ question: settled, tokens: TOKENS, notice: false }).actions).toEqual([])
     expect(WebPush.payload({ question: choiceQuestion(), tokens: undefined, notice: false }).actions).toEqual([])

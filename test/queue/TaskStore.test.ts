@@ -54,8 +54,7 @@ for (const backend of backends) {
           // Nothing but the record is left behind: no temp, no lock.
           expect(yield* fs.readDirectory(root)).toEqual([`${t.id}.json`])
         })
-      )
-    )
+      ))
 
     it.scoped("refuses an ambiguous id naming every match, and an unknown one", () =>
       withStore((root) =>
@@ -74,8 +73,7 @@ for (const backend of backends) {
           expect((yield* store.get("cd34")).id).toBe(b.id)
           expect(root).toContain("queue")
         })
-      )
-    )
+      ))
 
     it.scoped("lists in list order, skipping a file it cannot read and saying which and why", () =>
       withStore((root) =>
@@ -99,8 +97,7 @@ for (const backend of backends) {
           // Read directly, the unreadable file explains itself.
           expect((yield* Effect.flip(store.get("dead"))).message).toContain("is not valid JSON")
         })
-      )
-    )
+      ))
 
     it.scoped("a listing sees a write made right after the last listing", () =>
       withStore(() =>
@@ -116,8 +113,7 @@ for (const backend of backends) {
           yield* store.update(t.id, T.release)
           expect((yield* store.list).map((x) => x.status)).toEqual(["queued"])
         })
-      )
-    )
+      ))
 
     it.scoped("update stamps updated_at, writes nothing for an unchanged task, and returns a refusal untouched", () =>
       withStore(() =>
@@ -133,8 +129,7 @@ for (const backend of backends) {
           expect(refused._tag).toBe("TaskRefused")
           expect(yield* store.get(t.id)).toEqual(held)
         })
-      )
-    )
+      ))
 
     it.scoped("concurrent updates of one task lose nothing", () =>
       withStore(() =>
@@ -148,8 +143,7 @@ for (const backend of backends) {
           )
           expect((yield* store.get(t.id)).answers).toHaveLength(20)
         })
-      )
-    )
+      ))
 
     it.scoped("remove refuses a running task and one a live loop claims, and deletes the rest", () =>
       withStore((root) =>
@@ -167,8 +161,7 @@ for (const backend of backends) {
           expect(yield* fs.readDirectory(root)).toEqual([])
           expect((yield* Effect.flip(store.get(t.id)))._tag).toBe("TaskNotFound")
         })
-      )
-    )
+      ))
 
     it.scoped("a claim names its process; a second claim is refused; a dead pid's claim, or one from a loop of the build before, is judged by its process", () =>
       withStore((root) =>
@@ -195,8 +188,7 @@ for (const backend of backends) {
           yield* store.unclaim(t.id)
           expect(yield* fs.exists(claimFile)).toBe(true)
         })
-      )
-    )
+      ))
 
     it.scoped("keeps its claim fresh while it holds it, and gives it up on unclaim", () =>
       withStore((root) =>
@@ -210,8 +202,7 @@ for (const backend of backends) {
           yield* store.unclaim(t.id)
           expect(yield* fs.exists(claimFile)).toBe(false)
         })
-      )
-    )
+      ))
 
     it.scoped("the revision is 0 when empty and moves when a task is added, changed or removed", () =>
       withStore(() =>
@@ -236,7 +227,6 @@ for (const backend of backends) {
           yield* store.remove(t.id)
           expect(yield* store.revision).toBe(0)
         })
-      )
-    )
+      ))
   })
 }

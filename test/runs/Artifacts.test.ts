@@ -63,6 +63,5 @@ describe("a run's artifacts", () => {
       const bad = yield* Effect.either(Artifacts.read(dir, "../../etc/passwd"))
       expect(Either.isLeft(bad) && bad.left._tag).toBe("InvalidArtifactName")
       expect(yield* Artifacts.list(NodePath.join(dir, "none"))).toEqual([])
-    }).pipe(Effect.provide(NodeFileSystem.layer))
-  )
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
 })

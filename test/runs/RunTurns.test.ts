@@ -78,6 +78,5 @@ describe("finishing a turn", () => {
       expect(after.status).toBe("waiting")
       expect(after.reason).toContain("EIO")
       expect((yield* questions.get(question.id)).status).toBe("open")
-    }).pipe(Effect.provide(driver))
-  )
+    }).pipe(Effect.provide(driver)))
 })

@@ -13,7 +13,6 @@ import { choiceQuestion, tempDirSync } from "../support.js"
 
 const FAKE = NodePath.resolve("test/fixtures/fake-agent.mjs")
 
-
 describe("how a turn leaves a run", () => {
   it("an outstanding question keeps the run waiting after a turn that went well", () => {
     expect(statusAfterTurn({ usable: true, quota: null }, 1)).toBe("waiting")
@@ -274,6 +273,5 @@ describe("Worktree.branchTaken", () => {
       const free = yield* Worktree.branchTaken(dir, "cd34")
       expect(taken).toBe(true)
       expect(free).toBe(false)
-    }).pipe(Effect.provide(NodeContext.layer))
-  )
+    }).pipe(Effect.provide(NodeContext.layer)))
 })

@@ -23,8 +23,8 @@ const lockDenied = Layer.effect(
     writeFileString: (path: string, text: string, options?: FileSystem.WriteFileStringOptions) =>
       NodePath.basename(path).startsWith("run.lock")
         ? Effect.fail(
-            new PlatformError.SystemError({ module: "FileSystem", method: "writeFile", reason: "PermissionDenied", pathOrDescriptor: path })
-          )
+          new PlatformError.SystemError({ module: "FileSystem", method: "writeFile", reason: "PermissionDenied", pathOrDescriptor: path })
+        )
         : fs.writeFileString(path, text, options)
   }))
 )
@@ -45,6 +45,5 @@ describe("the run lock", () => {
       expect(message).toContain("PermissionDenied")
       expect(message).not.toContain("another process")
       yield* Fiber.interruptFork(update)
-    }).pipe(Effect.provide(RunStore.at("/home/runs").pipe(Layer.provideMerge(QuestionStore.at("/home/questions")), Layer.provideMerge(lockDenied))))
-  )
+    }).pipe(Effect.provide(RunStore.at("/home/runs").pipe(Layer.provideMerge(QuestionStore.at("/home/questions")), Layer.provideMerge(lockDenied)))))
 })

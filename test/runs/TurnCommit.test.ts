@@ -73,8 +73,7 @@ describe("committing what a turn left", () => {
       expect(git("show", "--name-only", "--format=", "HEAD").split("\n").sort()).toEqual(["gone.txt", "kept.txt", "src/deep/cache.ts"])
       expect(NodeFs.existsSync(NodePath.join(dir, "gone.txt"))).toBe(false)
       expect(git("rev-parse", "--abbrev-ref", "HEAD")).toBe("trunk")
-    }).pipe(Effect.provide(NodeContext.layer))
-  )
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("a clean worktree gets no commit", () =>
     Effect.gen(function* () {
@@ -82,8 +81,7 @@ describe("committing what a turn left", () => {
       const before = git("rev-parse", "HEAD")
       expect(Option.isNone(yield* commitLeftovers(dir, "Nothing to do.", "seat impl's turn 1"))).toBe(true)
       expect(git("rev-parse", "HEAD")).toBe(before)
-    }).pipe(Effect.provide(NodeContext.layer))
-  )
+    }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("a repository that names nobody still gets the commit, signed by magi", () =>
     withIsolatedGit(
@@ -93,8 +91,7 @@ describe("committing what a turn left", () => {
         yield* commitLeftovers(dir, "", "seat impl's turn 1")
         expect(git("log", "-1", "--format=%an <%ae>|%s")).toBe("magi <magi@localhost>|Work left uncommitted by seat impl's turn 1")
       })
-    ).pipe(Effect.provide(NodeContext.layer))
-  )
+    ).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("a failing pre-commit hook does not cost the work", () =>
     Effect.gen(function* () {
@@ -104,8 +101,7 @@ describe("committing what a turn left", () => {
       NodeFs.writeFileSync(NodePath.join(dir, "a.txt"), "a\n")
       yield* commitLeftovers(dir, "Wrote a.", "seat impl's turn 1")
       expect(git("status", "--porcelain")).toBe("")
-    }).pipe(Effect.provide(NodeContext.layer))
-  )
+    }).pipe(Effect.provide(NodeContext.layer)))
 })
 
 describe("the message", () => {

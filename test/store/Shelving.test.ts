@@ -25,7 +25,10 @@ const NOW = new Date("2026-11-20T12:00:00Z").getTime()
 const HOUR = 60 * 60 * 1000
 
 /** Run ids in the month of `day` (1–28), `i` apart. */
-const runId = (month: string, i: number) => `2026${month}${String(1 + (i % 28)).padStart(2, "0")}-10${String(Math.floor(i / 60) % 60).padStart(2, "0")}${String(i % 60).padStart(2, "0")}-${(0xa000 + i).toString(16)}`
+const runId = (month: string, i: number) =>
+  `2026${month}${String(1 + (i % 28)).padStart(2, "0")}-10${String(Math.floor(i / 60) % 60).padStart(2, "0")}${String(i % 60).padStart(2, "0")}-${
+    (0xa000 + i).toString(16)
+  }`
 
 const backends = [
   { name: "the home folder", backend: (home: string) => Effect.succeed(StoreBackend.files.pipe(Layer.provide(MagiHome.at(home)))) },
@@ -79,8 +82,7 @@ for (const b of backends) {
         yield* runs.update(old[1]!.id, (r) => ({ ...r, reason: "noted" }))
         expect((yield* runs.get(old[1]!.id)).reason).toBe("noted")
         expect((yield* runs.list).map((r) => r.id)).toEqual([justDone.id, live.id])
-      })
-    )
+      }))
 
     it.scoped("a done task leaves the queue's listing an hour on, is paged through as history, and comes back hot when released", () =>
       Effect.gen(function* () {
@@ -108,8 +110,7 @@ for (const b of backends) {
         expect((yield* tasks.list).map((t) => t.id)).toContain(done.id)
         expect((yield* tasks.history({ limit: 10 })).tasks).toEqual([])
         expect(Either.isRight(yield* Effect.either(tasks.get(done.id)))).toBe(true)
-      })
-    )
+      }))
 
     it.scoped("the task a shelved run came from is found by the run, even once the task is shelved too", () =>
       Effect.gen(function* () {
@@ -124,8 +125,7 @@ for (const b of backends) {
         yield* shelveNow.pipe(Effect.provide(context))
         expect((yield* tasks.list).length).toBe(0)
         expect((yield* tasks.ofRun(run)).pipe((o) => o._tag === "Some" && o.value.id)).toBe(t.id)
-      })
-    )
+      }))
   })
 }
 
@@ -156,8 +156,7 @@ describe("the hot listing of runs on the home folder", () => {
       NodeFs.utimesSync(shelved, new Date(Date.now() + 5_000), new Date(Date.now() + 5_000))
       expect((yield* runs.stamp).revision).toBe(before.revision)
       expect(yield* runs.list).toEqual([])
-    })
-  )
+    }))
 
   it.scoped("fills a page of runs from the newest shelves and leaves an older month's shelf unread once the page is full", () =>
     Effect.gen(function* () {
@@ -187,6 +186,5 @@ describe("the hot listing of runs on the home folder", () => {
       const next = yield* runs.page({ before: newest.next!, limit: 3 })
       expect(next.runs.map((r) => r.id)).toEqual([october[0]!.id, september[2]!.id, september[1]!.id])
       expect(NodeFs.existsSync(septemberIndex)).toBe(true)
-    })
-  )
+    }))
 })

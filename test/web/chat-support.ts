@@ -34,4 +34,3 @@ export const chatRepo = (script: ReadonlyArray<Record<string, unknown>>) => {
   )
   return { dir, repo, setScript: (s: ReadonlyArray<Record<string, unknown>>) => NodeFs.writeFileSync(NodePath.join(dir, "script.json"), JSON.stringify(s)) }
 }
-

@@ -20,7 +20,7 @@ const chunks = (png: Buffer) => {
     return (c ^ 0xffffffff) >>> 0
   }
   const out: Array<{ type: string; data: Buffer }> = []
-  for (let at = 8; at < png.length; ) {
+  for (let at = 8; at < png.length;) {
     const length = png.readUInt32BE(at)
     const type = png.subarray(at + 4, at + 8).toString("latin1")
     const data = png.subarray(at + 8, at + 8 + length)

@@ -52,8 +52,7 @@ const oneTapOwner = async (makeOwner: () => Promise<Owner>) => {
   const answerUrl = `${web.url}/api/answer-by-token`
   /** POST a token as a button would. */
   const pressToken = (token: string) => postJson(answerUrl, { token })
-  const secret = () =>
-    Effect.runPromise(AnswerLinks.secretShared(o.home, Option.fromNullable(o.env.MAGI_STORE_URL)).pipe(Effect.provide(NodeFileSystem.layer)))
+  const secret = () => Effect.runPromise(AnswerLinks.secretShared(o.home, Option.fromNullable(o.env.MAGI_STORE_URL)).pipe(Effect.provide(NodeFileSystem.layer)))
   return { o, ntfy, web, ask, pressToken, answerUrl, secret }
 }
 
@@ -145,7 +144,11 @@ for (const backend of storeBackends)
       // Wrong choice: `eu`'s token pointed at `us`.
       await refused(rewritePayload(eu, (p) => ({ ...p, i: 1 })), 403, /not made by this magi/)
       // A choice past the end of the set, even signed with the right key.
-      await refused(AnswerLinks.mint(secret, { question: first.id, choices: ["eu", "us"], index: 2, expiresAt: Date.now() + 3_600_000 }), 409, /choices .* changed/)
+      await refused(
+        AnswerLinks.mint(secret, { question: first.id, choices: ["eu", "us"], index: 2, expiresAt: Date.now() + 3_600_000 }),
+        409,
+        /choices .* changed/
+      )
       // Expired: the right key, a deadline passed.
       await refused(AnswerLinks.mint(secret, { question: first.id, choices: ["eu", "us"], index: 0, expiresAt: Date.now() - 1000 }), 410, /expired/)
       // Malformed.

@@ -30,4 +30,3 @@ export const pairingCode = (home: string, env: Record<string, string> = {}): str
   if (code === undefined) throw new Error(`no code in:\n${out}`)
   return code
 }
-

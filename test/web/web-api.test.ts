@@ -13,27 +13,15 @@ import * as Q from "../../src/questions/Question.js"
 import { answerQuestion, sayToQuestion } from "../../src/questions/Answers.js"
 import { choiceQuestion, freeQuestion, ok, tempDirSync } from "../support.js"
 import { freshDatabaseSync } from "../pgSupport.js"
-import {
-  eventually,
-  fakeTailscale,
-  MAGI,
-  postJson,
-  readEvents,
-  request,
-  seed,
-  startWeb,
-  withStore,
-  writeLease,
-  writeNotice,
-  type Web
-} from "./web-support.js"
+import { eventually, fakeTailscale, MAGI, postJson, readEvents, request, seed, startWeb, withStore, writeLease, writeNotice, type Web } from "./web-support.js"
 
 const PANEL_CSP =
   "default-src 'none'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; font-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
 
 let counter = 0
 /** A fresh id per question, so tests sharing one server never touch each other's. */
-const nextId = () => `20260902-23${String(Math.floor(counter / 60)).padStart(2, "0")}${String(counter % 60).padStart(2, "0")}-${(0xa000 + counter++).toString(16)}`
+const nextId = () =>
+  `20260902-23${String(Math.floor(counter / 60)).padStart(2, "0")}${String(counter % 60).padStart(2, "0")}-${(0xa000 + counter++).toString(16)}`
 
 type Listed = { id: string; status: string; waiting_on_agent: boolean; summary: string; holder: string }
 /** Every question `GET /api/questions` sent: the open ones, then the first page of history. */
@@ -651,21 +639,24 @@ describe("history by pages", () => {
     await seed(home, [...old.map((x) => ({ q: x })), { q: open }], own?.url)
     server = await startWeb(home, 0, own === undefined ? {} : { env: { MAGI_STORE_URL: own.url } })
     // The mover runs as the server starts: the hot folder keeps only the open question.
-    if (onFiles) await eventually(
-      "the settled questions moved to their month",
-      () => (NodeFs.readdirSync(NodePath.join(home, "questions")).filter((n) => n.endsWith(".json")).length === 1 ? true : undefined),
-      60_000
-    )
+    if (onFiles)
+      await eventually(
+        "the settled questions moved to their month",
+        () => (NodeFs.readdirSync(NodePath.join(home, "questions")).filter((n) => n.endsWith(".json")).length === 1 ? true : undefined),
+        60_000
+      )
   }, 90_000)
   afterAll(async () => {
     await server?.stop()
     await own?.drop()
   })
 
-  filesOnly(() => it("moves an older home's settled questions out of the hot folder at start, into one folder per month", () => {
-    expect(NodeFs.readdirSync(NodePath.join(home, "questions")).filter((n) => n.endsWith(".json"))).toEqual([`${open.id}.json`])
-    expect(NodeFs.readdirSync(NodePath.join(home, "questions", "history", "2026-07")).length).toBe(70)
-  }))
+  filesOnly(() =>
+    it("moves an older home's settled questions out of the hot folder at start, into one folder per month", () => {
+      expect(NodeFs.readdirSync(NodePath.join(home, "questions")).filter((n) => n.endsWith(".json"))).toEqual([`${open.id}.json`])
+      expect(NodeFs.readdirSync(NodePath.join(home, "questions", "history", "2026-07")).length).toBe(70)
+    })
+  )
 
   it("sends the open questions with the first 30 of history and a cursor, and the rest page by page", async () => {
     const first = (await request(`${server.url}/api/questions`)).json() as { open: Listed[]; history: Listed[]; next: string | null }
@@ -787,50 +778,62 @@ describe("who holds a question's wait", () => {
 })
 
 // Notices on PostgreSQL are rows: test/daemon/NoticesPostgres.test.ts.
-filesOnly(() => describe("GET /api/notices", () => {
-  it("lists what the waiter could not deliver, newest first, skipping a file it cannot read", async () => {
-    const home = tempDirSync()
-    const own = await startWeb(home)
-    try {
-      expect((await request(`${own.url}/api/notices`)).json()).toEqual([])
-      const older = writeNotice(home, { id: "20260902-231500-aaaa", question: "20260902-231000-1111", summary: "Could not reach impl-A", reason: "the seat has no session to resume" })
-      const newer = writeNotice(home, { id: "20260902-231600-bbbb", question: "20260902-231000-2222", summary: "Could not reach rev-1", reason: "the worktree is gone" })
-      NodeFs.writeFileSync(NodePath.join(home, "notices", "20260902-231700-cccc.json"), "{ torn")
-      const reply = await request(`${own.url}/api/notices`)
-      expect(reply.status).toBe(200)
-      expect(reply.headers["content-type"]).toBe("application/json; charset=utf-8")
-      expect(reply.json()).toEqual([newer, older])
-    } finally {
-      await own.stop()
-    }
-  })
+filesOnly(() =>
+  describe("GET /api/notices", () => {
+    it("lists what the waiter could not deliver, newest first, skipping a file it cannot read", async () => {
+      const home = tempDirSync()
+      const own = await startWeb(home)
+      try {
+        expect((await request(`${own.url}/api/notices`)).json()).toEqual([])
+        const older = writeNotice(home, {
+          id: "20260902-231500-aaaa",
+          question: "20260902-231000-1111",
+          summary: "Could not reach impl-A",
+          reason: "the seat has no session to resume"
+        })
+        const newer = writeNotice(home, {
+          id: "20260902-231600-bbbb",
+          question: "20260902-231000-2222",
+          summary: "Could not reach rev-1",
+          reason: "the worktree is gone"
+        })
+        NodeFs.writeFileSync(NodePath.join(home, "notices", "20260902-231700-cccc.json"), "{ torn")
+        const reply = await request(`${own.url}/api/notices`)
+        expect(reply.status).toBe(200)
+        expect(reply.headers["content-type"]).toBe("application/json; charset=utf-8")
+        expect(reply.json()).toEqual([newer, older])
+      } finally {
+        await own.stop()
+      }
+    })
 
-  it("sends a change event with a new notices revision when the waiter writes a notice", async () => {
-    const home = tempDirSync()
-    const own = await startWeb(home)
-    try {
-      let first: number | undefined
-      let written: number | undefined
-      // The notices folder's mtime once the notice is in it: what the
-      // revision must become (the folder's own creation moves it earlier).
-      const folderRevision = () => NodeFs.statSync(NodePath.join(home, "notices")).mtime.getTime()
-      const events = await readEvents(`${own.url}/api/events`, (seen) => {
-        const revisions = seen.map((e) => JSON.parse(e.data).revisions.notices as number)
-        if (written === undefined && revisions.length > 0) {
-          first = revisions[0]
-          writeNotice(home, { id: "20260902-231500-dddd", question: "20260902-231000-3333", summary: "Could not reach impl-A", reason: "run is done" })
-          written = folderRevision()
-        }
-        return revisions.some((r) => r !== first && r === written)
-      })
-      expect(events.every((e) => e.event === "change")).toBe(true)
-      expect(JSON.parse(events.at(-1)!.data).revisions.notices).not.toBe(first)
-      expect((await request(`${own.url}/api/health`)).json().revisions.notices).toBe(JSON.parse(events.at(-1)!.data).revisions.notices)
-    } finally {
-      await own.stop()
-    }
+    it("sends a change event with a new notices revision when the waiter writes a notice", async () => {
+      const home = tempDirSync()
+      const own = await startWeb(home)
+      try {
+        let first: number | undefined
+        let written: number | undefined
+        // The notices folder's mtime once the notice is in it: what the
+        // revision must become (the folder's own creation moves it earlier).
+        const folderRevision = () => NodeFs.statSync(NodePath.join(home, "notices")).mtime.getTime()
+        const events = await readEvents(`${own.url}/api/events`, (seen) => {
+          const revisions = seen.map((e) => JSON.parse(e.data).revisions.notices as number)
+          if (written === undefined && revisions.length > 0) {
+            first = revisions[0]
+            writeNotice(home, { id: "20260902-231500-dddd", question: "20260902-231000-3333", summary: "Could not reach impl-A", reason: "run is done" })
+            written = folderRevision()
+          }
+          return revisions.some((r) => r !== first && r === written)
+        })
+        expect(events.every((e) => e.event === "change")).toBe(true)
+        expect(JSON.parse(events.at(-1)!.data).revisions.notices).not.toBe(first)
+        expect((await request(`${own.url}/api/health`)).json().revisions.notices).toBe(JSON.parse(events.at(-1)!.data).revisions.notices)
+      } finally {
+        await own.stop()
+      }
+    })
   })
-}))
+)
 
 describe("the waiter inside magi web", () => {
   const daemonPid = (home: string): number | undefined => {

@@ -29,7 +29,13 @@ describe("the approvals API", { timeout: 60_000 }, () => {
       const r = await request(`${web.url}/api/approvals/rules`)
       expect(r.status).toBe(200)
       expect(r.json().rules).toEqual([
-        expect.objectContaining({ id: FIRST, rule: "Bash(git push:*)", repo: "/work/site", added_at: "2026-12-01T12:00:00.000Z", question: "20261201-120000-ab12" }),
+        expect.objectContaining({
+          id: FIRST,
+          rule: "Bash(git push:*)",
+          repo: "/work/site",
+          added_at: "2026-12-01T12:00:00.000Z",
+          question: "20261201-120000-ab12"
+        }),
         expect.objectContaining({ id: SECOND, rule: "Bash(npm publish)", repo: "/work/other", question: "20261201-120500-cd34" })
       ])
     } finally {

@@ -199,7 +199,8 @@ describe("the phone page in Chromium", () => {
       const scrollOf = (q: Q.Question) =>
         page.frameLocator(`article.card[data-id="${q.id}"] iframe`).locator("html").evaluate((h) => ({ content: h.scrollHeight, shown: h.clientHeight }))
       const cap = await page.evaluate(() => Math.min(window.innerHeight * 0.6, 560))
-      for (const q of [short, tall, hostile]) await page.frameLocator(`article.card[data-id="${q.id}"] iframe`).locator("p").first().waitFor({ timeout: 10_000 })
+      for (const q of [short, tall, hostile])
+        await page.frameLocator(`article.card[data-id="${q.id}"] iframe`).locator("p").first().waitFor({ timeout: 10_000 })
       expect(await frameOf(short).getAttribute("sandbox")).toBe("allow-same-origin")
 
       // A line of text gets a frame a line tall, all of it shown.
@@ -269,7 +270,8 @@ describe("the phone page in Chromium", () => {
     // The classic JSON CSRF: a text/plain form whose one field spells JSON,
     // submitted by the attacker's page as soon as it loads at /submit.
     const evil = await otherOrigin(
-      () => `<!doctype html><form id="f" method="POST" action="${target}" enctype="text/plain">
+      () =>
+        `<!doctype html><form id="f" method="POST" action="${target}" enctype="text/plain">
 <input name='{"choice":"Redis","pad":"' value='"}'></form>
 <script>if (location.pathname === "/submit") document.getElementById("f").submit()</script>`
     )
@@ -448,7 +450,11 @@ describe("the phone page in Chromium", () => {
       const done = choiceQuestion("20260902-231501-2c2c")
       await seed(home, [
         {
-          q: { ...panelled, summary: "Which layout should the settings page use?", detail: "Two options, sketched in the panel. Both fit the current design system." },
+          q: {
+            ...panelled,
+            summary: "Which layout should the settings page use?",
+            detail: "Two options, sketched in the panel. Both fit the current design system."
+          },
           panel: `<!doctype html><style>body{font:15px sans-serif;margin:12px}td{padding:4px 8px;border:1px solid #ccc}</style>
 <h3>Options</h3><table><tr><td>Tabs</td><td>3 screens</td></tr><tr><td>One page</td><td>1 long screen</td></tr></table>
 <p><img src="asset/chart.png" width="32" height="32" alt="chart"> benchmark</p>`,

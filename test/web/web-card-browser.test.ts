@@ -27,8 +27,7 @@ const shot = async (page: Page, name: string) => {
 }
 
 /** The question as it is on disk now. */
-const onDisk = (home: string, id: string) =>
-  JSON.parse(NodeFs.readFileSync(NodePath.join(home, "questions", `${id}.json`), "utf8")) as Q.Question
+const onDisk = (home: string, id: string) => JSON.parse(NodeFs.readFileSync(NodePath.join(home, "questions", `${id}.json`), "utf8")) as Q.Question
 
 /** Each card's top edge in the document, by id: what must not move under a finger. */
 const tops = (page: Page) =>
@@ -295,7 +294,9 @@ describe("one question's card in Chromium", () => {
         long
       ].join("\n")
       const question = { ...choiceQuestion("20260902-231501-6a6a", new Date()), detail }
-      const replied = ok(Q.reply(ok(Q.say(question, "Which *cache*?", new Date())), "The `entries` one:\n\n1. read path\n2. write path", question.choices, new Date()))
+      const replied = ok(
+        Q.reply(ok(Q.say(question, "Which *cache*?", new Date())), "The `entries` one:\n\n1. read path\n2. write path", question.choices, new Date())
+      )
       await seed(home, [{ q: replied }])
       await page.goto(web.url)
       const card = page.locator("article.card").first()

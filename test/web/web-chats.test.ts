@@ -72,9 +72,7 @@ describe("a chat over HTTP", () => {
   it("announces a chat's change with a chats revision in the events and in health", async () => {
     const before = (await request(api("/api/health"))).json().revisions.chats
     expect(typeof before).toBe("number")
-    const seen = readEvents(api("/api/events"), (events) =>
-      events.slice(1).some((e) => e.event === "change" && JSON.parse(e.data).revisions.chats !== before)
-    )
+    const seen = readEvents(api("/api/events"), (events) => events.slice(1).some((e) => e.event === "change" && JSON.parse(e.data).revisions.chats !== before))
     await new Promise((r) => setTimeout(r, 200))
     await postJson(api("/api/chats"), { idea: "a second idea", repo: setup.repo })
     const events = await seen

@@ -47,7 +47,12 @@ describe("magi web reachable beyond loopback", { timeout: 120_000 }, () => {
   it("refuses an unpaired device on every route but the pairing page and the capability links", async () => {
     const routes = apiRoutes()
     expect(routes.length).toBeGreaterThan(20)
-    for (const { method, path } of [...routes, ...PAGE_PATHS.map((path) => ({ method: "GET", path })), { method: "GET", path: "/api/devices" }, { method: "DELETE", path: "/api/devices/x" }]) {
+    for (
+      const { method, path } of [...routes, ...PAGE_PATHS.map((path) => ({ method: "GET", path })), { method: "GET", path: "/api/devices" }, {
+        method: "DELETE",
+        path: "/api/devices/x"
+      }]
+    ) {
       const reply = await request(`${web.url}${path}`, {
         method,
         headers: method === "GET" ? {} : { "content-type": "application/json" },

@@ -21,7 +21,6 @@ import * as C from "../../src/chat/Chat.js"
 import { encode as encodeChat } from "../../src/chat/ChatRecords.js"
 import { DRAFT } from "./chat-support.js"
 
-
 type Theme = "light" | "dark"
 
 const RUN_A = "20260902-201256-9fb7"
@@ -62,7 +61,11 @@ const smallTargets = (page: Page) =>
       if (box.width === 0 && box.height === 0) continue
       // Rounding: a 43.99 px box is drawn as 44 device pixels.
       if (box.width < 43.5 || box.height < 43.5)
-        small.push(`${node.tagName.toLowerCase()}.${node.className} "${(node.textContent ?? node.getAttribute("aria-label") ?? "").trim().slice(0, 40)}" ${Math.round(box.width)}×${Math.round(box.height)}`)
+        small.push(
+          `${node.tagName.toLowerCase()}.${node.className} "${(node.textContent ?? node.getAttribute("aria-label") ?? "").trim().slice(0, 40)}" ${
+            Math.round(box.width)
+          }×${Math.round(box.height)}`
+        )
     }
     return small
   })

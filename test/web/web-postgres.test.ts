@@ -23,7 +23,19 @@ describe("magi web on PostgreSQL", { timeout: 120_000 }, () => {
       const panel = NodePath.join(agent.cwd, "why.html")
       NodeFs.writeFileSync(panel, '<h1>Redis is faster</h1><img src="chart.svg">')
       NodeFs.writeFileSync(NodePath.join(agent.cwd, "chart.svg"), "<svg/>")
-      const ask = agent.start(["ask", "--summary", "Which backend?", "--choice", "SQLite", "--choice", "Redis", "--panel", panel, "--asset", NodePath.join(agent.cwd, "chart.svg")])
+      const ask = agent.start([
+        "ask",
+        "--summary",
+        "Which backend?",
+        "--choice",
+        "SQLite",
+        "--choice",
+        "Redis",
+        "--panel",
+        panel,
+        "--asset",
+        NodePath.join(agent.cwd, "chart.svg")
+      ])
       const [id] = await agent.filedId()
       const listed = await eventually("the page to list the question", async () => {
         const reply = await request(`${web.url}/api/questions`)

@@ -81,12 +81,14 @@ describe("the service worker in a real browser", { timeout: 120_000 }, () => {
           }))
         )
       await expect.poll(shown, { timeout: 30_000 }).toHaveLength(1)
-      expect((await shown())[0]).toEqual({
-        title: payload.title,
-        body: "Which storage backend should the cache use?\n1. SQLite\n2. Redis",
-        tag: ID,
-        actions: ["SQLite", "Redis"]
-      } satisfies Shown)
+      expect((await shown())[0]).toEqual(
+        {
+          title: payload.title,
+          body: "Which storage backend should the cache use?\n1. SQLite\n2. Redis",
+          tag: ID,
+          actions: ["SQLite", "Redis"]
+        } satisfies Shown
+      )
 
       // Press "Redis": the worker's own click handler, given the notification the browser showed.
       const worker = context.serviceWorkers().find((w) => w.url() === `${web.url}/sw.js`)

@@ -20,7 +20,6 @@ import { gitRepo, seed, seedRun, startWeb, withTasks } from "./web-support.js"
 import { PHONE, phoneSession } from "./browser-support.js"
 import { UNDO_MS } from "../../src/web/client/decisions.js"
 
-
 /** The task files in `home`, read as the loop would. */
 const stored = (home: string): Array<T.Task> => {
   const dir = NodePath.join(home, "queue")
@@ -95,7 +94,9 @@ describe("the queue and runs pages in Chromium", { timeout: 120_000 }, () => {
 
       // An empty instruction is refused by the form itself.
       await form.getByRole("button", { name: "File task" }).tap()
-      expect(await form.getByRole("textbox", { name: "What should the agent do?" }).evaluate((e) => (e as HTMLTextAreaElement).validity.valueMissing)).toBe(true)
+      expect(await form.getByRole("textbox", { name: "What should the agent do?" }).evaluate((e) => (e as HTMLTextAreaElement).validity.valueMissing)).toBe(
+        true
+      )
       expect(stored(home).length).toBe(2)
       expect(console.filter((m) => /Content Security Policy|Refused|Uncaught/.test(m))).toEqual([])
     } finally {
@@ -289,8 +290,10 @@ describe("the queue and runs pages in Chromium", { timeout: 120_000 }, () => {
       const question = { ...choiceQuestion("20260903-180001-c0c0"), summary: "Which <b>cache</b>?" }
       await seed(home, [{ q: question }])
       const first = await file(home, { instruction: "Set up the cache" })
-      const failing = await file(home, { instruction: "<img src=x onerror=\"document.title='pwned'\">Flaky one" }, (t) =>
-        ok(T.fail(ok(T.start(t, "20260903-180002-c1c1")), "the agent's turn failed (exit 3) <script>alert(1)</script>", 2))
+      const failing = await file(
+        home,
+        { instruction: "<img src=x onerror=\"document.title='pwned'\">Flaky one" },
+        (t) => ok(T.fail(ok(T.start(t, "20260903-180002-c1c1")), "the agent's turn failed (exit 3) <script>alert(1)</script>", 2))
       )
       const waiting = await file(home, { instruction: "Use the cache" }, (t) => ok(T.block(t, [first.id, question.id], "after both")))
       await page.goto(`${web.url}/#/queue`)
@@ -321,11 +324,17 @@ describe("the queue and runs pages in Chromium", { timeout: 120_000 }, () => {
   it("shows each task's latest conductor decision on its card, as text, and the decisions newest first in a folded Conductor section, live", async () => {
     const { home, web } = await open()
     try {
-      const append = (r: DecisionRecord) =>
-        Effect.runPromise(appendDecision(NodePath.join(home, "conduct"), r).pipe(Effect.provide(NodeFileSystem.layer)))
+      const append = (r: DecisionRecord) => Effect.runPromise(appendDecision(NodePath.join(home, "conduct"), r).pipe(Effect.provide(NodeFileSystem.layer)))
       const waiting = await file(home, { instruction: "Use the cache" })
       const other = await file(home, { instruction: "Set up the cache" })
-      await append({ at: "2026-01-01T00:00:00Z", turn: 1, task: waiting.id, decision: { id: waiting.id, recovery: "requeue" }, outcome: "applied", why: "requeued" })
+      await append({
+        at: "2026-01-01T00:00:00Z",
+        turn: 1,
+        task: waiting.id,
+        decision: { id: waiting.id, recovery: "requeue" },
+        outcome: "applied",
+        why: "requeued"
+      })
       await append({
         at: "2026-01-01T00:01:00Z",
         turn: 2,
@@ -337,7 +346,9 @@ describe("the queue and runs pages in Chromium", { timeout: 120_000 }, () => {
       await page.goto(`${web.url}/#/queue`)
       const card = page.locator(`article.task[data-id="${waiting.id}"]`)
       await card.waitFor({ timeout: 15_000 })
-      await expect.poll(() => card.locator(".conductor-line").textContent(), { timeout: 15_000 }).toBe("conductor: refused — <b>a task cannot wait on itself</b>")
+      await expect.poll(() => card.locator(".conductor-line").textContent(), { timeout: 15_000 }).toBe(
+        "conductor: refused — <b>a task cannot wait on itself</b>"
+      )
       expect(await card.locator(".conductor-line b").count()).toBe(0)
       expect(await page.locator(`article.task[data-id="${other.id}"] .conductor-line`).count()).toBe(0)
 
@@ -352,7 +363,14 @@ describe("the queue and runs pages in Chromium", { timeout: 120_000 }, () => {
       ])
 
       // A new decision arrives with the next queue change, without a reload.
-      await append({ at: "2026-01-01T00:02:00Z", turn: 3, task: other.id, decision: { id: other.id, recovery: "hold" }, outcome: "applied", why: "held for review" })
+      await append({
+        at: "2026-01-01T00:02:00Z",
+        turn: 3,
+        task: other.id,
+        decision: { id: other.id, recovery: "hold" },
+        outcome: "applied",
+        why: "held for review"
+      })
       await file(home, { instruction: "Something new" })
       await expect
         .poll(() => section.locator("li > div").allTextContents(), { timeout: 20_000 })
@@ -481,8 +499,10 @@ describe("the queue and runs pages in Chromium", { timeout: 120_000 }, () => {
         { "impl-1.out": `${"a-very-long-unbroken-output-line-".repeat(20)}\nDone.\n`, "impl-1.err": "warning: something\n" }
       )
       const first = await file(home, { instruction: "Set up the cache", priority: 2 })
-      await file(home, { instruction: "A task with a long title that goes on and on past what a phone shows in one line" }, (t) =>
-        ok(T.fail(ok(T.start(t, id)), "the agent's turn failed (exit 1)", 2))
+      await file(
+        home,
+        { instruction: "A task with a long title that goes on and on past what a phone shows in one line" },
+        (t) => ok(T.fail(ok(T.start(t, id)), "the agent's turn failed (exit 1)", 2))
       )
       await file(home, { instruction: "Wait for the cache" }, (t) => ok(T.block(t, [first.id], "after it")))
       await file(home, { instruction: "Held for now" }, (t) => ok(T.hold(t, "not this week")))

@@ -157,8 +157,10 @@ describe("GET /api/queue", () => {
       const finished = await file(own.home, { instruction: "Finished", priority: 9 }, (t) => ok(T.succeed(t)))
       const question = choiceQuestion("20260903-140001-e001")
       await seed(own.home, [{ q: question }])
-      const blocked = await file(own.home, { instruction: "Waits", priority: 1 }, (t) =>
-        ok(T.block(t, [high.id, question.id, "20990101-000000-dead"], "needs the others"))
+      const blocked = await file(
+        own.home,
+        { instruction: "Waits", priority: 1 },
+        (t) => ok(T.block(t, [high.id, question.id, "20990101-000000-dead"], "needs the others"))
       )
       const list = await queue(own.url)
       expect(list.map((t) => t.title)).toEqual(["High", "Waits", "Newer low", "Low", "Finished"])
@@ -176,13 +178,17 @@ describe("GET /api/queue", () => {
   it("names a blocker that is a question settled onto a month's shelf, not as missing", async () => {
     const home = tempDirSync()
     const long = new Date(Date.now() - 3 * 3600_000)
-    const settled = { ...ok(Q.answer({ ...choiceQuestion("20260903-090001-e0e1", long), summary: "Which cache?" }, { choice: "SQLite" }, long)), answer_delivered: true }
+    const settled = {
+      ...ok(Q.answer({ ...choiceQuestion("20260903-090001-e0e1", long), summary: "Which cache?" }, { choice: "SQLite" }, long)),
+      answer_delivered: true
+    }
     await seed(home, [{ q: settled }])
     const own = await startWeb(home)
     try {
       // Read by its agent hours ago: the start's pass shelves it.
-      await eventually("the answered question on its month's shelf", () =>
-        NodeFs.existsSync(NodePath.join(home, "questions", `${settled.id}.json`)) ? undefined : true
+      await eventually(
+        "the answered question on its month's shelf",
+        () => NodeFs.existsSync(NodePath.join(home, "questions", `${settled.id}.json`)) ? undefined : true
       )
       const blocked = await file(home, { instruction: "Waits on the cache decision", priority: 1 }, (t) => ok(T.block(t, [settled.id], "needs it")))
       const listed = (await queue(own.url)).find((t) => t.id === blocked.id)!
@@ -330,8 +336,22 @@ describe("GET /api/conduct", () => {
     expect((await request(api("/api/conduct"))).json()).toEqual({ decisions: [] })
     const dir = NodePath.join(web.home, "conduct")
     NodeFs.mkdirSync(dir, { recursive: true })
-    const older = { at: "2026-01-01T00:00:00Z", turn: 1, task: "t1", decision: { id: "t1", recovery: "requeue" }, outcome: "applied", why: "requeued for a fresh start" }
-    const newer = { at: "2026-01-01T00:01:00Z", turn: 2, task: "t2", decision: { id: "t2", blocked_by: ["t2"] }, outcome: "refused", why: "task t2 cannot wait on itself" }
+    const older = {
+      at: "2026-01-01T00:00:00Z",
+      turn: 1,
+      task: "t1",
+      decision: { id: "t1", recovery: "requeue" },
+      outcome: "applied",
+      why: "requeued for a fresh start"
+    }
+    const newer = {
+      at: "2026-01-01T00:01:00Z",
+      turn: 2,
+      task: "t2",
+      decision: { id: "t2", blocked_by: ["t2"] },
+      outcome: "refused",
+      why: "task t2 cannot wait on itself"
+    }
     NodeFs.writeFileSync(NodePath.join(dir, "decisions.jsonl"), `${JSON.stringify(older)}\n${JSON.stringify(newer)}\n{"torn`)
     const r = await request(api("/api/conduct"))
     expect(r.status).toBe(200)

@@ -47,8 +47,7 @@ describe("writes from a browser", () => {
   })
 
   it("refuses with 403 anything a form or a foreign page could send", () => {
-    const refused = (method: string, headers: Record<string, string>) =>
-      Option.map(checkWrite(method, headers), (r) => r.status)
+    const refused = (method: string, headers: Record<string, string>) => Option.map(checkWrite(method, headers), (r) => r.status)
     expect(refused("POST", { host, "content-type": "text/plain" })).toEqual(Option.some(403))
     expect(refused("POST", { host })).toEqual(Option.some(403))
     expect(refused("DELETE", { host, "content-type": "application/jsonp" })).toEqual(Option.some(403))

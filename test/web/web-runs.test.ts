@@ -37,8 +37,9 @@ describe("GET /api/runs", () => {
     for (const r of [...old, live]) seedRun(home, r)
     const own = await startWeb(home)
     try {
-      await eventually("the finished runs to be shelved", async () =>
-        NodeFs.existsSync(NodePath.join(home, "runs", "history", "2026-09", `${old[4]!.id}.json`)) ? true : undefined
+      await eventually(
+        "the finished runs to be shelved",
+        async () => NodeFs.existsSync(NodePath.join(home, "runs", "history", "2026-09", `${old[4]!.id}.json`)) ? true : undefined
       )
       const first = (await request(`${own.url}/api/runs?limit=3`)).json() as Array<{ id: string }>
       expect(first.map((r) => r.id)).toEqual([live.id, old[4]!.id, old[3]!.id])
@@ -272,10 +273,11 @@ describe("the runs revision", () => {
       const id = runId(501)
       seedRun(own.home, sampleRun(id))
       // Health says what the watcher last read: once it has seen the new run.
-      const before = await eventually("health to see the run", async () => ((r: number) => (r !== 0 ? r : undefined))((await request(`${own.url}/api/health`)).json().revisions.runs))
-      const events = readEvents(`${own.url}/api/events`, (es) =>
-        es.some((e) => e.event === "change" && JSON.parse(e.data).revisions.runs !== before)
+      const before = await eventually(
+        "health to see the run",
+        async () => ((r: number) => (r !== 0 ? r : undefined))((await request(`${own.url}/api/health`)).json().revisions.runs)
       )
+      const events = readEvents(`${own.url}/api/events`, (es) => es.some((e) => e.event === "change" && JSON.parse(e.data).revisions.runs !== before))
       await new Promise((r) => setTimeout(r, 300))
       seedRun(own.home, sampleRun(id, { status: "done", summary: "done it" }))
       const seen = await events

@@ -26,23 +26,22 @@ describe("magi web's waiter", () => {
       const ownerOf = () => JSON.parse(NodeFs.readFileSync(daemonFile, "utf8")).pid
 
       yield* TestClock.setTime(now)
-        const waiter = yield* Effect.fork(
-          inProcessWaiter(MagiHome.at(home)).pipe(
-            Effect.withConfigProvider(
-              ConfigProvider.fromMap(new Map([["HOME", top], ["XDG_CONFIG_HOME", NodePath.join(top, "config")]]))
-            )
+      const waiter = yield* Effect.fork(
+        inProcessWaiter(MagiHome.at(home)).pipe(
+          Effect.withConfigProvider(
+            ConfigProvider.fromMap(new Map([["HOME", top], ["XDG_CONFIG_HOME", NodePath.join(top, "config")]]))
           )
         )
-        // The other loop is alive: its record is left alone.
-        yield* advance("20 seconds")
-        expect(ownerOf()).toBe(1)
-        // It stops beating; 30 s on its record is stale, and within one more
-        // look this server owns the home.
-        yield* advance("70 seconds")
-        expect(ownerOf()).toBe(process.pid)
-        yield* Fiber.interrupt(waiter)
-        // Let go on the way out, so the next loop need not wait.
-        expect(NodeFs.existsSync(daemonFile)).toBe(false)
-    })
-  )
+      )
+      // The other loop is alive: its record is left alone.
+      yield* advance("20 seconds")
+      expect(ownerOf()).toBe(1)
+      // It stops beating; 30 s on its record is stale, and within one more
+      // look this server owns the home.
+      yield* advance("70 seconds")
+      expect(ownerOf()).toBe(process.pid)
+      yield* Fiber.interrupt(waiter)
+      // Let go on the way out, so the next loop need not wait.
+      expect(NodeFs.existsSync(daemonFile)).toBe(false)
+    }))
 })

@@ -157,8 +157,7 @@ export const USAGE_LIMIT_WORDS: ReadonlyArray<RegExp> = [/usage limit/i, /quota 
 
 /** When a limit lifts, as the CLI said it: "resets 3pm (UTC)", "try again at 4:05 PM", "reset in 2 hours". */
 export const resetTime = (text: string): string | undefined => {
-  const m =
-    /\bresets?\s+(?:at\s+|on\s+)?([^\n·|]+?)\s*(?:[.;]\s|[.;]?$|\n|·|\|)/im.exec(text) ??
+  const m = /\bresets?\s+(?:at\s+|on\s+)?([^\n·|]+?)\s*(?:[.;]\s|[.;]?$|\n|·|\|)/im.exec(text) ??
     /\btry again\s+((?:at|in|after)\s+[^\n·|]+?)\s*(?:[.;]\s|[.;]?$|\n|·|\|)/im.exec(text)
   const t = m?.[1]?.trim()
   return t === undefined || t === "" ? undefined : t
@@ -261,4 +260,3 @@ export const commandOf = (agent: AgentSpec) => {
 /** Fill `{prompt_file}`, `{cwd}`, `{label}`, `{session}` in one pass; others are kept. */
 export const expandTemplate = (arg: string, values: Record<"prompt_file" | "cwd" | "label" | "session", string>): string =>
   arg.replace(/\{(prompt_file|cwd|label|session)\}/g, (_, k: keyof typeof values) => values[k])
-

@@ -7,7 +7,18 @@
  */
 import { Duration } from "effect"
 import * as NodePath from "node:path"
-import { type AgentAdapter, commandOf, MCP_SERVER_NAME, type McpServerSpec, type Parsed, plainMessage, sliceBefore, str, usageLimit, wholeJson } from "./Adapter.js"
+import {
+  type AgentAdapter,
+  commandOf,
+  MCP_SERVER_NAME,
+  type McpServerSpec,
+  type Parsed,
+  plainMessage,
+  sliceBefore,
+  str,
+  usageLimit,
+  wholeJson
+} from "./Adapter.js"
 
 const CLAUDE_WRITE_TOOLS = "Edit,Write,MultiEdit,NotebookEdit"
 
@@ -64,10 +75,9 @@ const LIMIT_WORDS = [/5-hour limit/i, /weekly limit/i, /opus limit/i, /session l
  */
 const ROOT_REFUSAL = /cannot be used with root\/sudo privileges/i
 
-export const ROOT_ADVICE =
-  "claude refuses --permission-mode bypassPermissions when run as root. Either run magi as a non-root user, " +
+export const ROOT_ADVICE = "claude refuses --permission-mode bypassPermissions when run as root. Either run magi as a non-root user, " +
   'or, if this machine is a sandbox or container you are willing to let the agent act in unchecked, set IS_SANDBOX = "1" ' +
-  "in the agent's env in magi.toml ([agents.<id>] env = { IS_SANDBOX = \"1\" }); magi never sets it for you"
+  'in the agent\'s env in magi.toml ([agents.<id>] env = { IS_SANDBOX = "1" }); magi never sets it for you'
 
 /**
  * The tool-call timeout magi registers its server with. claude's own, with

@@ -50,17 +50,16 @@ const sandbox = (input: PlanInput): ReadonlyArray<string> =>
   input.allowWrite
     ? ["--sandbox", "workspace-write", "--add-dir", input.questionsDir]
     : [
-        "-c",
-        `default_permissions=${toml(READ_ONLY_PROFILE)}`,
-        "-c",
-        `permissions.${READ_ONLY_PROFILE}.extends=${toml(":read-only")}`,
-        "-c",
-        `permissions.${READ_ONLY_PROFILE}.filesystem={${toml(input.questionsDir)}=${toml("write")}}`
-      ]
+      "-c",
+      `default_permissions=${toml(READ_ONLY_PROFILE)}`,
+      "-c",
+      `permissions.${READ_ONLY_PROFILE}.extends=${toml(":read-only")}`,
+      "-c",
+      `permissions.${READ_ONLY_PROFILE}.filesystem={${toml(input.questionsDir)}=${toml("write")}}`
+    ]
 
 /** When a codex usage limit lifts: "try again at 3:28 PM", "… in 2 hours", "Try again Aug 18." */
-const codexReset = (message: string): string | undefined =>
-  /\btry again\s+(?!later\b)([^\n]+?)\.?\s*$/im.exec(message)?.[1]?.trim()
+const codexReset = (message: string): string | undefined => /\btry again\s+(?!later\b)([^\n]+?)\.?\s*$/im.exec(message)?.[1]?.trim()
 
 const parse = (out: string): Parsed => {
   let session: string | null = null

@@ -26,7 +26,20 @@
  *   `Error: …` on stderr. Both exit 1.
  */
 import { Duration } from "effect"
-import { type AgentAdapter, commandOf, get, MCP_SERVER_NAME, type McpServerSpec, jsonLines, type Parsed, plainMessage, resetTime, sliceBefore, str, usageLimit } from "./Adapter.js"
+import {
+  type AgentAdapter,
+  commandOf,
+  get,
+  MCP_SERVER_NAME,
+  type McpServerSpec,
+  jsonLines,
+  type Parsed,
+  plainMessage,
+  resetTime,
+  sliceBefore,
+  str,
+  usageLimit
+} from "./Adapter.js"
 
 /** How long its bash tool waits on a command before killing it, unless the model asks for longer. */
 const BASH_LIMIT = Duration.seconds(120)
@@ -206,11 +219,11 @@ export const opencode: AgentAdapter = {
       ...(input.allowWrite && input.mcp === undefined
         ? {}
         : {
-            env: {
-              ...(input.allowWrite ? {} : { OPENCODE_PERMISSION: readOnlyPermission(agent.env.OPENCODE_PERMISSION) }),
-              ...(input.mcp === undefined ? {} : { OPENCODE_CONFIG_CONTENT: withMcp(agent.env.OPENCODE_CONFIG_CONTENT, input.mcp) })
-            }
-          })
+          env: {
+            ...(input.allowWrite ? {} : { OPENCODE_PERMISSION: readOnlyPermission(agent.env.OPENCODE_PERMISSION) }),
+            ...(input.mcp === undefined ? {} : { OPENCODE_CONFIG_CONTENT: withMcp(agent.env.OPENCODE_CONFIG_CONTENT, input.mcp) })
+          }
+        })
     }
   },
   parse

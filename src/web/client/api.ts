@@ -55,7 +55,9 @@ export const listQuestions = async (tag?: string): Promise<{ readonly list: Ques
 }
 
 /** One page of settled history older than `before` (a cursor from the last page), newest first; `q`: every word must match. */
-export const listHistory = async (options: { readonly before?: string | null | undefined; readonly q?: string | undefined; readonly limit?: number | undefined }): Promise<HistoryPage> => {
+export const listHistory = async (
+  options: { readonly before?: string | null | undefined; readonly q?: string | undefined; readonly limit?: number | undefined }
+): Promise<HistoryPage> => {
   const params = new URLSearchParams()
   if (options.before !== undefined && options.before !== null) params.set("before", options.before)
   if (options.q !== undefined && options.q.trim() !== "") params.set("q", options.q)
@@ -98,8 +100,7 @@ export const listHosts = () => getJson<ReadonlyArray<HostView>>("/api/hosts")
 /** One run with its seats, task, questions, artifacts and last output. */
 export const getRun = (id: string) => getJson<RunDetail>(`/api/runs/${encodeURIComponent(id)}`)
 
-export const artifactUrl = (run: string, name: string) =>
-  `/api/runs/${encodeURIComponent(run)}/artifacts/${encodeURIComponent(name)}`
+export const artifactUrl = (run: string, name: string) => `/api/runs/${encodeURIComponent(run)}/artifacts/${encodeURIComponent(name)}`
 
 /**
  * Browsers refuse a keepalive request whose body is over 64 KiB; a longer
@@ -136,8 +137,7 @@ export const queueHistory = (before?: string) =>
   )
 
 /** File a task; the repository defaults to the one magi web runs in. */
-export const fileTask = (body: { instruction: string; title?: string; priority?: number; repo?: string }) =>
-  send<TaskView>("/api/queue", body)
+export const fileTask = (body: { instruction: string; title?: string; priority?: number; repo?: string }) => send<TaskView>("/api/queue", body)
 
 export type TaskMove = "hold" | "release" | "priority" | "edit" | "done"
 
@@ -203,8 +203,7 @@ export interface SavedApprovalRule {
 
 export const listApprovalRules = () => getJson<{ readonly rules: ReadonlyArray<SavedApprovalRule> }>("/api/approvals/rules").then((r) => r.rules)
 
-export const removeApprovalRule = (id: string) =>
-  send<{ readonly removed: SavedApprovalRule }>(`/api/approvals/rules/${encodeURIComponent(id)}`, {}, "DELETE")
+export const removeApprovalRule = (id: string) => send<{ readonly removed: SavedApprovalRule }>(`/api/approvals/rules/${encodeURIComponent(id)}`, {}, "DELETE")
 
 /** A phone's Web Push subscription, as `GET /api/push` lists it. */
 export interface PushSubscriptionView {

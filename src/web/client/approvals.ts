@@ -19,7 +19,9 @@ export const approvalsSection = (): { readonly node: HTMLElement; readonly load:
     el(
       "p",
       { class: "muted intro" },
-      ...withCode("Tool calls these rules let through without asking you, saved by \"Always allow\" on an approval. The config's `[approvals]` rules are changed in the config.")
+      ...withCode(
+        'Tool calls these rules let through without asking you, saved by "Always allow" on an approval. The config\'s `[approvals]` rules are changed in the config.'
+      )
     ),
     status,
     list

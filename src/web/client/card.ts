@@ -120,15 +120,15 @@ export const holderText = (q: QuestionView, loopRunning: boolean | undefined): s
   return q.holder === "asker"
     ? "The agent is waiting."
     : q.holder === "daemon"
-      ? `magi is delivering ${yours} to the agent.`
-      : // Asked outside any run: nothing resumes it, and nothing needs to.
-        keptForNextWait(q)
-        ? `No agent is waiting; ${yours} ${q.status === "answered" ? "is" : "are"} kept for the agent's next \`magi ask --wait\`.`
-        : loopRunning === false
-        ? "No agent is waiting, and no magi loop is running to resume it: start `magi serve` (or `magi web` without `--no-loop`)."
-        : q.status === "answered"
-          ? "No agent is waiting; magi will resume it with your answer."
-          : "No agent is waiting; magi will resume it when you answer."
+    ? `magi is delivering ${yours} to the agent.`
+    // Asked outside any run: nothing resumes it, and nothing needs to.
+    : keptForNextWait(q)
+    ? `No agent is waiting; ${yours} ${q.status === "answered" ? "is" : "are"} kept for the agent's next \`magi ask --wait\`.`
+    : loopRunning === false
+    ? "No agent is waiting, and no magi loop is running to resume it: start `magi serve` (or `magi web` without `--no-loop`)."
+    : q.status === "answered"
+    ? "No agent is waiting; magi will resume it with your answer."
+    : "No agent is waiting; magi will resume it when you answer."
 }
 
 const holderLine = (q: QuestionView, loopRunning: boolean | undefined) => {
@@ -136,8 +136,7 @@ const holderLine = (q: QuestionView, loopRunning: boolean | undefined) => {
   return text === undefined ? null : el("p", { class: `holder ${q.holder}`, attrs: { "data-holder": q.holder } }, ...withCode(text))
 }
 
-const resolution = (q: QuestionView): string | undefined =>
-  q.answer === null ? undefined : "choice" in q.answer ? q.answer.choice : q.answer.text
+const resolution = (q: QuestionView): string | undefined => q.answer === null ? undefined : "choice" in q.answer ? q.answer.choice : q.answer.text
 
 /**
  * The panel in a frame that runs nothing and fits its content up to a cap,
@@ -195,18 +194,18 @@ const thread = (q: QuestionView, now: number) =>
   q.thread.length === 0
     ? null
     : el(
-        "ol",
-        { class: "thread", attrs: { "aria-label": "Conversation" } },
-        ...q.thread.map((turn) =>
-          el(
-            "li",
-            { class: `turn ${turn.who}` },
-            el("div", { class: "turn-head" }, el("strong", {}, turn.who === "operator" ? "You" : "Agent"), " ", time(turn.at, now)),
-            // The agent writes markdown; the owner's own words are shown as typed.
-            turn.who === "agent" ? markdownBlock("md", turn.body) : el("div", { class: "text" }, turn.body)
-          )
+      "ol",
+      { class: "thread", attrs: { "aria-label": "Conversation" } },
+      ...q.thread.map((turn) =>
+        el(
+          "li",
+          { class: `turn ${turn.who}` },
+          el("div", { class: "turn-head" }, el("strong", {}, turn.who === "operator" ? "You" : "Agent"), " ", time(turn.at, now)),
+          // The agent writes markdown; the owner's own words are shown as typed.
+          turn.who === "agent" ? markdownBlock("md", turn.body) : el("div", { class: "text" }, turn.body)
         )
       )
+    )
 
 /** A text box whose contents survive the card being redrawn. */
 const draftBox = (ctx: CardContext, key: string, label: string, disabled: boolean) => {
@@ -229,9 +228,7 @@ const decideControls = (q: QuestionView, ctx: CardContext): HTMLElement => {
     return el(
       "div",
       { class: "choices", attrs: { role: "group", "aria-label": "Choices" } },
-      ...q.choices.map((choice) =>
-        el("button", { class: "choice", attrs: { type: "button" }, on: { click: () => ctx.decide(q, { choice }) } }, choice)
-      )
+      ...q.choices.map((choice) => el("button", { class: "choice", attrs: { type: "button" }, on: { click: () => ctx.decide(q, { choice }) } }, choice))
     )
   const box = draftBox(ctx, `${q.id}:answer`, "Your answer", false)
   return el(
@@ -359,13 +356,13 @@ export const card = (q: QuestionView, ctx: CardContext): HTMLElement => {
     answer === undefined || ctx.decision !== undefined
       ? null
       : el(
-          "p",
-          { class: "resolution" },
-          el("strong", {}, "Answer: "),
-          el("span", { class: "text" }, answer),
-          q.answered_at === null ? null : el("span", { class: "muted" }, " · ", time(q.answered_at, ctx.now)),
-          // A notification's button answered it: said so, as the terminal does.
-          q.answered_via === "link" ? el("span", { class: "muted via" }, " · by a notification button") : null
-        )
+        "p",
+        { class: "resolution" },
+        el("strong", {}, "Answer: "),
+        el("span", { class: "text" }, answer),
+        q.answered_at === null ? null : el("span", { class: "muted" }, " · ", time(q.answered_at, ctx.now)),
+        // A notification's button answered it: said so, as the terminal does.
+        q.answered_via === "link" ? el("span", { class: "muted via" }, " · by a notification button") : null
+      )
   )
 }

@@ -36,8 +36,7 @@ const notifyThisPhone = async (publicKey: string): Promise<void> => {
   const registration = await navigator.serviceWorker.register("/sw.js", { scope: "/" })
   await navigator.serviceWorker.ready
   const existing = await registration.pushManager.getSubscription()
-  const subscription =
-    existing ?? (await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: keyBytes(publicKey) }))
+  const subscription = existing ?? (await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: keyBytes(publicKey) }))
   const json = subscription.toJSON()
   await Api.keepPushSubscription({ endpoint: subscription.endpoint, keys: { p256dh: json.keys?.["p256dh"] ?? "", auth: json.keys?.["auth"] ?? "" } })
 }
@@ -126,7 +125,13 @@ export const devicesView = (): View => {
         ),
         // Subscriptions from a page that needed no pairing (loopback only).
         ...pushOf(null).map((p) =>
-          el("li", { class: "device" }, el("strong", {}, "a browser (not paired)"), el("span", { class: "muted" }, ` · notified via ${p.service}`), stopButton(p.id))
+          el(
+            "li",
+            { class: "device" },
+            el("strong", {}, "a browser (not paired)"),
+            el("span", { class: "muted" }, ` · notified via ${p.service}`),
+            stopButton(p.id)
+          )
         )
       )
     } catch (e) {

@@ -79,16 +79,16 @@ export const historyFeed = (redraw: () => void, allDrawn: () => boolean): Histor
     status.textContent = loading
       ? "Loading…"
       : failed !== undefined
-        ? `Could not load older questions: ${failed}`
-        : searching() && results.length === 0
-          ? "No settled question has every word searched for."
-          : more
-            ? ""
-            : searching()
-              ? "That is every match."
-              : loaded.size > 0
-                ? "That is the whole history."
-                : ""
+      ? `Could not load older questions: ${failed}`
+      : searching() && results.length === 0
+      ? "No settled question has every word searched for."
+      : more
+      ? ""
+      : searching()
+      ? "That is every match."
+      : loaded.size > 0
+      ? "That is the whole history."
+      : ""
   }
 
   const loadOlder = async () => {
@@ -159,17 +159,16 @@ export const historyFeed = (redraw: () => void, allDrawn: () => boolean): Histor
   /** The end came into view while cards were still being built: look again once they are. */
   let endSeenEarly = false
   // A margin so the next page is on its way before the owner reaches the end.
-  const nearEnd =
-    typeof IntersectionObserver === "undefined"
-      ? undefined
-      : new IntersectionObserver(
-          (entries) => {
-            if (!entries.some((e) => e.isIntersecting)) return
-            if (allDrawn()) void loadOlder()
-            else endSeenEarly = true
-          },
-          { rootMargin: "600px 0px" }
-        )
+  const nearEnd = typeof IntersectionObserver === "undefined"
+    ? undefined
+    : new IntersectionObserver(
+      (entries) => {
+        if (!entries.some((e) => e.isIntersecting)) return
+        if (allDrawn()) void loadOlder()
+        else endSeenEarly = true
+      },
+      { rootMargin: "600px 0px" }
+    )
   nearEnd?.observe(sentinel)
 
   return {

@@ -119,7 +119,14 @@ const noticesView = el(
 )
 
 const frame = [
-  el("header", { class: "top" }, el("h1", {}, "magi"), el("nav", {}, questionsLink, ...navViews.map((v) => v.link), noticesLink), connection, views.at(-1)!.link),
+  el(
+    "header",
+    { class: "top" },
+    el("h1", {}, "magi"),
+    el("nav", {}, questionsLink, ...navViews.map((v) => v.link), noticesLink),
+    connection,
+    views.at(-1)!.link
+  ),
   el("main", {}, questionsView, noticesView, ...views.map((v) => v.view.node))
 ]
 
@@ -144,8 +151,7 @@ openEmpty.after(help.node)
 // -- drawing ------------------------------------------------------------------
 
 /** Open and not waiting on the agent: the number on the badge and in the title. */
-const needsOwner = (qs: ReadonlyArray<QuestionView>) =>
-  qs.filter((q) => q.status === "open" && !q.waiting_on_agent).length
+const needsOwner = (qs: ReadonlyArray<QuestionView>) => qs.filter((q) => q.status === "open" && !q.waiting_on_agent).length
 
 /** `a` before `b` in plain code-unit order (`localeCompare` collates, and is many times slower). */
 const ordinal = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)

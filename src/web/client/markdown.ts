@@ -28,8 +28,31 @@ md.validateLink = (url) => LINK_SCHEMES.test(url.trim())
 
 /** The elements markdown-it makes from markdown with HTML off, and only those. */
 const ALLOWED = new Set([
-  "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "blockquote",
-  "pre", "code", "em", "strong", "s", "a", "table", "thead", "tbody", "tr", "th", "td"
+  "p",
+  "br",
+  "hr",
+  "h1",
+  "h2",
+  "h3",
+  "h4",
+  "h5",
+  "h6",
+  "ul",
+  "ol",
+  "li",
+  "blockquote",
+  "pre",
+  "code",
+  "em",
+  "strong",
+  "s",
+  "a",
+  "table",
+  "thead",
+  "tbody",
+  "tr",
+  "th",
+  "td"
 ])
 
 /** `[ ] ` / `[x] ` opening a list item: a task list, shown as a (disabled) checkbox. */

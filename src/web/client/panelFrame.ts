@@ -32,8 +32,7 @@ export const PANEL_MAX_PX = 4_000
 const documentElementOf = Object.getOwnPropertyDescriptor(Document.prototype, "documentElement")!.get!
 
 /** The height the frame takes for content `content` px tall: its 1 px borders included, within the sane maximum. */
-export const frameHeight = (content: number): number =>
-  Number.isFinite(content) && content > 0 ? Math.min(Math.ceil(content), PANEL_MAX_PX) + 2 : 2
+export const frameHeight = (content: number): number => Number.isFinite(content) && content > 0 ? Math.min(Math.ceil(content), PANEL_MAX_PX) + 2 : 2
 
 /**
  * Size `frame` to its document's content: collapsed for a moment so the

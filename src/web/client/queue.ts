@@ -73,8 +73,8 @@ const blockerItem = (b: Blocker) =>
     b.kind === "question"
       ? el("a", { attrs: { href: `#/questions/${encodeURIComponent(b.id)}` } }, `question: ${b.title}`)
       : b.kind === "task"
-        ? `task ${short(b.id)}: ${b.title}`
-        : `${b.id}, which no longer exists`,
+      ? `task ${short(b.id)}: ${b.title}`
+      : `${b.id}, which no longer exists`,
     b.kind === "missing" ? null : el("span", { class: "muted" }, ` (${b.status})`)
   )
 
@@ -265,16 +265,16 @@ export const queueView = (): View => {
       { class: "task-controls" },
       f.state === "holding"
         ? el(
-            "div",
-            { class: "deciding", attrs: { role: "status" } },
-            el(
-              "p",
-              {},
-              "Marking done… sent in ",
-              el("span", { attrs: { "data-deadline": String(f.deadline) } }, `${Math.max(1, Math.ceil((f.deadline - now) / 1000))} s`)
-            ),
-            el("button", { class: "undo primary", attrs: { type: "button" }, on: { click: () => undoDone(t.id) } }, "Undo")
-          )
+          "div",
+          { class: "deciding", attrs: { role: "status" } },
+          el(
+            "p",
+            {},
+            "Marking done… sent in ",
+            el("span", { attrs: { "data-deadline": String(f.deadline) } }, `${Math.max(1, Math.ceil((f.deadline - now) / 1000))} s`)
+          ),
+          el("button", { class: "undo primary", attrs: { type: "button" }, on: { click: () => undoDone(t.id) } }, "Undo")
+        )
         : el("div", { class: "deciding", attrs: { role: "status" } }, el("p", {}, "Marking done…"))
     )
 
@@ -300,7 +300,11 @@ export const queueView = (): View => {
             on: {
               submit: (event) => {
                 event.preventDefault()
-                act(t, () => Api.moveTask(t.id, "hold", reason.value.trim() === "" ? {} : { reason: reason.value }), () => "Held: the loop will not start it until you release it")
+                act(
+                  t,
+                  () => Api.moveTask(t.id, "hold", reason.value.trim() === "" ? {} : { reason: reason.value }),
+                  () => "Held: the loop will not start it until you release it"
+                )
               }
             }
           },
@@ -318,7 +322,15 @@ export const queueView = (): View => {
         )
       )
     const level = el("input", {
-      attrs: { type: "number", inputmode: "numeric", step: "1", value: String(t.priority), "aria-label": "New priority", disabled: running, "data-draft": `${t.id}:priority` }
+      attrs: {
+        type: "number",
+        inputmode: "numeric",
+        step: "1",
+        value: String(t.priority),
+        "aria-label": "New priority",
+        disabled: running,
+        "data-draft": `${t.id}:priority`
+      }
     })
     extra.push(
       el(
@@ -342,41 +354,41 @@ export const queueView = (): View => {
     )
     const removeBox = confirming.has(t.id)
       ? el(
-          "div",
-          { class: "confirm", attrs: { role: "group", "aria-label": "Remove for good?" } },
-          el("span", {}, "Remove this task for good?"),
-          el(
-            "button",
-            { class: "danger", attrs: { type: "button" }, on: { click: () => act(t, () => Api.removeTask(t.id), (r) => `Removed ${r.title}`, true) } },
-            "Yes, remove"
-          ),
-          el(
-            "button",
-            {
-              attrs: { type: "button" },
-              on: {
-                click: () => {
-                  confirming.delete(t.id)
-                  draw()
-                }
-              }
-            },
-            "Keep it"
-          )
-        )
-      : el(
+        "div",
+        { class: "confirm", attrs: { role: "group", "aria-label": "Remove for good?" } },
+        el("span", {}, "Remove this task for good?"),
+        el(
+          "button",
+          { class: "danger", attrs: { type: "button" }, on: { click: () => act(t, () => Api.removeTask(t.id), (r) => `Removed ${r.title}`, true) } },
+          "Yes, remove"
+        ),
+        el(
           "button",
           {
-            attrs: { type: "button", disabled: running },
+            attrs: { type: "button" },
             on: {
               click: () => {
-                confirming.add(t.id)
+                confirming.delete(t.id)
                 draw()
               }
             }
           },
-          "Remove…"
+          "Keep it"
         )
+      )
+      : el(
+        "button",
+        {
+          attrs: { type: "button", disabled: running },
+          on: {
+            click: () => {
+              confirming.add(t.id)
+              draw()
+            }
+          }
+        },
+        "Remove…"
+      )
     extra.push(removeBox)
 
     // Open across redraws while the owner edits; what they typed is kept in `editing`.
@@ -449,11 +461,11 @@ export const queueView = (): View => {
       notice === undefined ? null : el("p", { class: `notice ${notice.kind}`, attrs: { role: "status" } }, notice.text),
       t.status === "held"
         ? el(
-            "p",
-            { class: "notice waiting hold" },
-            t.hold_source === "machine" ? "magi gave up on it" : "You held it",
-            t.hold_reason === null ? "." : `: ${t.hold_source === "machine" ? reasonLine(t.hold_reason, t.last_error) : t.hold_reason}`
-          )
+          "p",
+          { class: "notice waiting hold" },
+          t.hold_source === "machine" ? "magi gave up on it" : "You held it",
+          t.hold_reason === null ? "." : `: ${t.hold_source === "machine" ? reasonLine(t.hold_reason, t.last_error) : t.hold_reason}`
+        )
         : null,
       // One line of it (the run page has the whole reason and the log), and
       // not again under a hold that already quotes it.
@@ -467,23 +479,23 @@ export const queueView = (): View => {
       waitsOnYou.length === 0
         ? null
         : el(
-            "div",
-            { class: "blockers waits-on-you" },
-            el("span", { class: "muted" }, "Its run waits on you:"),
-            el(
-              "ul",
-              {},
-              ...waitsOnYou.map((q) => el("li", {}, el("a", { attrs: { href: `#/questions/${encodeURIComponent(q.id)}` } }, q.summary)))
-            )
-          ),
+          "div",
+          { class: "blockers waits-on-you" },
+          el("span", { class: "muted" }, "Its run waits on you:"),
+          el(
+            "ul",
+            {},
+            ...waitsOnYou.map((q) => el("li", {}, el("a", { attrs: { href: `#/questions/${encodeURIComponent(q.id)}` } }, q.summary)))
+          )
+        ),
       lastRun === undefined
         ? null
         : el(
-            "p",
-            { class: "runs-line" },
-            el("a", { attrs: { href: `#/runs/${encodeURIComponent(lastRun)}` } }, `Run ${short(lastRun)}`),
-            t.runs.length > 1 ? el("span", { class: "muted" }, ` (latest of ${t.runs.length})`) : null
-          ),
+          "p",
+          { class: "runs-line" },
+          el("a", { attrs: { href: `#/runs/${encodeURIComponent(lastRun)}` } }, `Run ${short(lastRun)}`),
+          t.runs.length > 1 ? el("span", { class: "muted" }, ` (latest of ${t.runs.length})`) : null
+        ),
       el("details", { class: "instruction" }, el("summary", {}, "Instruction"), el("div", { class: "detail text" }, t.instruction)),
       controls(t, now)
     )
@@ -654,8 +666,7 @@ export const queueView = (): View => {
         loopRunning = loop
         draw()
       }
-      const moved =
-        revisions.queue === undefined ||
+      const moved = revisions.queue === undefined ||
         revisions.queue !== last.queue ||
         revisions.questions === undefined ||
         revisions.questions !== last.questions

@@ -46,17 +46,16 @@ export const markdownBlock = (className: string, source: string): HTMLElement =>
  * fetch (the server restarted into another build whose chunk has another
  * name) leaves the text plain and lets a later call try again.
  */
-export const loadMarkdown = (): Promise<void> =>
-  (loading ??= import("./markdown.js").then(
-    (module) => {
-      render = module.markdown
-      for (const [node, source] of pending) {
-        node.replaceChildren(module.markdown(source))
-        node.classList.remove("pending")
-      }
-      pending.clear()
-    },
-    () => {
-      loading = undefined
+export const loadMarkdown = (): Promise<void> => (loading ??= import("./markdown.js").then(
+  (module) => {
+    render = module.markdown
+    for (const [node, source] of pending) {
+      node.replaceChildren(module.markdown(source))
+      node.classList.remove("pending")
     }
-  ))
+    pending.clear()
+  },
+  () => {
+    loading = undefined
+  }
+))

@@ -44,13 +44,24 @@ const runItem = (r: RunListEntry, now: number) => {
   return el(
     "a",
     { class: `card run-item ${kind}`, attrs: { href: `#/runs/${encodeURIComponent(r.id)}`, "data-id": r.id } },
-    el("span", { class: "card-head" }, el("span", { class: `status ${kind}` }, label), " ", time(r.created_at, now), el("span", { class: "short" }, short(r.id))),
+    el(
+      "span",
+      { class: "card-head" },
+      el("span", { class: `status ${kind}` }, label),
+      " ",
+      time(r.created_at, now),
+      el("span", { class: "short" }, short(r.id))
+    ),
     el("span", { class: "summary" }, titleOf(r.instruction)),
     el("span", { class: "who" }, [r.branch, ...r.seats.map((s) => s.agent)].filter((s) => s !== "").join(" · ")),
     r.host_offline === null ? null : el("span", { class: "notice error host-offline" }, r.host_offline),
     r.queued === null ? null : el("span", { class: "notice waiting queued" }, r.queued),
     r.questions_needs_owner > 0
-      ? el("span", { class: "notice waiting" }, r.questions_needs_owner === 1 ? "1 question waits for you" : `${r.questions_needs_owner} questions wait for you`)
+      ? el(
+        "span",
+        { class: "notice waiting" },
+        r.questions_needs_owner === 1 ? "1 question waits for you" : `${r.questions_needs_owner} questions wait for you`
+      )
       : null
   )
 }
@@ -72,7 +83,10 @@ const logLink = (r: RunDetail): Array<Node | string> => {
   const log = fullLog(r)
   return log === undefined
     ? []
-    : [" ", el("a", { class: "full-log", attrs: { href: Api.artifactUrl(r.id, log.name), target: "_blank", rel: "noopener noreferrer" } }, `Full log (${log.name})`)]
+    : [
+      " ",
+      el("a", { class: "full-log", attrs: { href: Api.artifactUrl(r.id, log.name), target: "_blank", rel: "noopener noreferrer" } }, `Full log (${log.name})`)
+    ]
 }
 
 const runPage = (r: RunDetail, now: number) => {
@@ -81,9 +95,18 @@ const runPage = (r: RunDetail, now: number) => {
   return el(
     "article",
     { class: `card run-detail ${kind}`, attrs: { "data-id": r.id } },
-    el("header", { class: "card-head" }, el("span", { class: `status ${kind}` }, label), " ", time(r.created_at, now), el("span", { class: "short" }, short(r.id))),
+    el(
+      "header",
+      { class: "card-head" },
+      el("span", { class: `status ${kind}` }, label),
+      " ",
+      time(r.created_at, now),
+      el("span", { class: "short" }, short(r.id))
+    ),
     el("h3", { class: "summary" }, titleOf(r.instruction)),
-    r.host_offline === null ? null : el("p", { class: "notice error host-offline" }, `${r.host_offline}: its seats resume when it is back; answers given meanwhile wait for it`),
+    r.host_offline === null
+      ? null
+      : el("p", { class: "notice error host-offline" }, `${r.host_offline}: its seats resume when it is back; answers given meanwhile wait for it`),
     r.queued === null ? null : el("p", { class: "notice waiting queued" }, `Its next turn is ${r.queued}; it starts when one ends.`),
     r.reason === "" ? null : el("p", { class: "notice error reason" }, r.reason, ...logLink(r)),
     el(
@@ -104,7 +127,13 @@ const runPage = (r: RunDetail, now: number) => {
       "ul",
       { class: "seats" },
       ...r.seats.map((s) =>
-        el("li", { attrs: { "data-seat": s.key } }, el("strong", {}, s.key), ` · ${s.agent} · ${s.turns === 1 ? "1 turn" : `${s.turns} turns`}`, s.write ? "" : " · read-only")
+        el(
+          "li",
+          { attrs: { "data-seat": s.key } },
+          el("strong", {}, s.key),
+          ` · ${s.agent} · ${s.turns === 1 ? "1 turn" : `${s.turns} turns`}`,
+          s.write ? "" : " · read-only"
+        )
       )
     ),
     el("details", { class: "instruction" }, el("summary", {}, "Instruction"), el("div", { class: "detail text" }, r.instruction)),
@@ -114,44 +143,45 @@ const runPage = (r: RunDetail, now: number) => {
     r.questions.length === 0
       ? el("p", { class: "muted" }, "This run asked nothing.")
       : el(
-          "ul",
-          { class: "run-questions" },
-          ...r.questions.map((q) => {
-            const [qLabel, qKind] =
-              q.status === "open" ? (q.waiting_on_agent ? ["waiting on the agent", "waiting"] : ["needs you", "open"]) : [q.status, q.status]
-            return el(
-              "li",
-              {},
-              el("span", { class: `status ${qKind}` }, qLabel),
-              " ",
-              el("a", { attrs: { href: `#/questions/${encodeURIComponent(q.id)}` } }, q.summary)
-            )
-          })
-        ),
+        "ul",
+        { class: "run-questions" },
+        ...r.questions.map((q) => {
+          const [qLabel, qKind] = q.status === "open"
+            ? (q.waiting_on_agent ? ["waiting on the agent", "waiting"] : ["needs you", "open"])
+            : [q.status, q.status]
+          return el(
+            "li",
+            {},
+            el("span", { class: `status ${qKind}` }, qLabel),
+            " ",
+            el("a", { attrs: { href: `#/questions/${encodeURIComponent(q.id)}` } }, q.summary)
+          )
+        })
+      ),
     el("h4", {}, "Last output"),
     out === null
       ? el("p", { class: "muted" }, "The agent has printed nothing yet.")
       : el(
-          "div",
-          { class: "last-output" },
-          el("p", { class: "muted" }, out.truncated ? `The end of ${out.name}:` : `${out.name}:`),
-          el("pre", { class: "output" }, out.text)
-        ),
+        "div",
+        { class: "last-output" },
+        el("p", { class: "muted" }, out.truncated ? `The end of ${out.name}:` : `${out.name}:`),
+        el("pre", { class: "output" }, out.text)
+      ),
     el("h4", {}, "Artifacts"),
     r.artifacts.length === 0
       ? el("p", { class: "muted" }, "No artifacts yet.")
       : el(
-          "ul",
-          { class: "artifacts" },
-          ...r.artifacts.map((a) =>
-            el(
-              "li",
-              {},
-              el("a", { attrs: { href: Api.artifactUrl(r.id, a.name), target: "_blank", rel: "noopener noreferrer" } }, a.name),
-              el("span", { class: "muted" }, ` ${kb(a.size)}`)
-            )
+        "ul",
+        { class: "artifacts" },
+        ...r.artifacts.map((a) =>
+          el(
+            "li",
+            {},
+            el("a", { attrs: { href: Api.artifactUrl(r.id, a.name), target: "_blank", rel: "noopener noreferrer" } }, a.name),
+            el("span", { class: "muted" }, ` ${kb(a.size)}`)
           )
         )
+      )
   )
 }
 
@@ -164,7 +194,11 @@ export const isRunsAddress = (hash: string): boolean => hash === "#/runs" || has
 export const runsView = (): View => {
   const banner = el("p", { class: "notice error", attrs: { hidden: true, role: "alert" } })
   const list = el("div", { class: "list runs-list" })
-  const empty = el("p", { class: "empty muted", attrs: { hidden: true } }, ...withCode("No runs yet. `magi run TEXT` starts one; the queue starts them for you."))
+  const empty = el(
+    "p",
+    { class: "empty muted", attrs: { hidden: true } },
+    ...withCode("No runs yet. `magi run TEXT` starts one; the queue starts them for you.")
+  )
   const more = el("button", { class: "more-runs", attrs: { type: "button", hidden: true } }, "Show older runs")
   // One line of the hosts sharing the store, so a host that went down is seen before its runs are.
   const hostsLine = el("p", { class: "hosts-line muted", attrs: { hidden: true } })
@@ -224,7 +258,11 @@ export const runsView = (): View => {
       "Hosts: ",
       ...hosts.flatMap((h, i) => [
         i === 0 ? "" : " · ",
-        el("span", { class: h.online ? "host online" : "host offline", attrs: { "data-host": h.name } }, h.online ? `${h.name} (online, ${h.turns}/${h.max_turns} turns)` : `${h.name} (offline since ${new Date(h.last_seen).toLocaleString()})`)
+        el(
+          "span",
+          { class: h.online ? "host online" : "host offline", attrs: { "data-host": h.name } },
+          h.online ? `${h.name} (online, ${h.turns}/${h.max_turns} turns)` : `${h.name} (offline since ${new Date(h.last_seen).toLocaleString()})`
+        )
       ])
     )
   }
@@ -284,8 +322,7 @@ export const runsView = (): View => {
     },
     changed: (revisions) => {
       // An unknown revision (polling, an older server) means "look again".
-      const moved =
-        revisions.runs === undefined ||
+      const moved = revisions.runs === undefined ||
         revisions.runs !== last.runs ||
         // A host queued a run's turn, started it, or went away.
         revisions.hosts !== last.hosts ||

@@ -58,20 +58,19 @@ export const textOf = (content: string | ReadonlyArray<Block>): string =>
   typeof content === "string"
     ? content
     : content
-        .map((b) => {
-          if (b.type === "text") return String((b as { text: string }).text)
-          if (b.type === "tool_result") {
-            const c = (b as { content: unknown }).content
-            return typeof c === "string" ? c : Array.isArray(c) ? c.map((x: { text?: string }) => x.text ?? "").join("\n") : ""
-          }
-          if (b.type === "tool_use") return JSON.stringify((b as { input: unknown }).input)
-          return ""
-        })
-        .join("\n")
+      .map((b) => {
+        if (b.type === "text") return String((b as { text: string }).text)
+        if (b.type === "tool_result") {
+          const c = (b as { content: unknown }).content
+          return typeof c === "string" ? c : Array.isArray(c) ? c.map((x: { text?: string }) => x.text ?? "").join("\n") : ""
+        }
+        if (b.type === "tool_use") return JSON.stringify((b as { input: unknown }).input)
+        return ""
+      })
+      .join("\n")
 
 /** The text of the whole conversation a request carries. */
-export const conversationText = (body: MessagesBody | undefined): string =>
-  (body?.messages ?? []).map((m) => `[${m.role}] ${textOf(m.content)}`).join("\n")
+export const conversationText = (body: MessagesBody | undefined): string => (body?.messages ?? []).map((m) => `[${m.role}] ${textOf(m.content)}`).join("\n")
 
 /** The last message's tool results, if it carries any. */
 export const lastToolResult = (body: MessagesBody): string | undefined => {

@@ -53,8 +53,8 @@ export const contentText = (m: ChatMessage): string =>
   typeof m.content === "string"
     ? m.content
     : Array.isArray(m.content)
-      ? m.content.map((p: { text?: unknown }) => (typeof p?.text === "string" ? p.text : "")).join("")
-      : ""
+    ? m.content.map((p: { text?: unknown }) => (typeof p?.text === "string" ? p.text : "")).join("")
+    : ""
 
 /** The user's messages' texts in a request, oldest first. */
 export const userTexts = (r: ChatRequest): string[] => r.messages.filter((m) => m.role === "user").map(contentText)
@@ -73,7 +73,16 @@ export const isAgentTurn = (r: ChatRequest): boolean => (r.tools?.length ?? 0) >
 const TITLE = "Scripted session"
 
 const chunk = (id: string, model: string, delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) =>
-  `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`
+  `data: ${
+    JSON.stringify({
+      id,
+      object: "chat.completion.chunk",
+      created: Math.floor(Date.now() / 1000),
+      model,
+      choices: [{ index: 0, delta, finish_reason: finish }],
+      ...extra
+    })
+  }\n\n`
 
 const usage = { usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }
 
@@ -122,7 +131,9 @@ export const startOpenAiChat = (script: Script): Promise<OpenAiChatStandIn> => {
         res.write(chunk(id, body.model, {}, "stop", usage))
       } else {
         res.write(
-          chunk(id, body.model, { tool_calls: [{ index: 0, id: `call_${calls}`, type: "function", function: { name: reply.tool, arguments: JSON.stringify(reply.args) } }] }, null)
+          chunk(id, body.model, {
+            tool_calls: [{ index: 0, id: `call_${calls}`, type: "function", function: { name: reply.tool, arguments: JSON.stringify(reply.args) } }]
+          }, null)
         )
         res.write(chunk(id, body.model, {}, "tool_calls", usage))
       }

@@ -103,8 +103,7 @@ export const runningSession = (output: string): number | undefined => {
 // ---------------------------------------------------------------------------
 // The server
 
-const sse = (events: ReadonlyArray<Record<string, unknown>>) =>
-  events.map((e) => `event: ${String(e.type)}\ndata: ${JSON.stringify(e)}\n\n`).join("")
+const sse = (events: ReadonlyArray<Record<string, unknown>>) => events.map((e) => `event: ${String(e.type)}\ndata: ${JSON.stringify(e)}\n\n`).join("")
 
 const usage = { input_tokens: 10, input_tokens_details: null, output_tokens: 5, output_tokens_details: null, total_tokens: 15 }
 
@@ -124,17 +123,16 @@ const answer = (res: Http.ServerResponse, step: Step, n: number) => {
       )
     case "call":
     case "message": {
-      const item =
-        step.kind === "call"
-          ? {
-              type: "function_call",
-              id: `fc_${n}`,
-              call_id: `call_${n}`,
-              name: step.name,
-              ...(step.namespace === undefined ? {} : { namespace: step.namespace }),
-              arguments: JSON.stringify(step.args)
-            }
-          : { type: "message", role: "assistant", id: `msg_${n}`, content: [{ type: "output_text", text: step.text, annotations: [] }] }
+      const item = step.kind === "call"
+        ? {
+          type: "function_call",
+          id: `fc_${n}`,
+          call_id: `call_${n}`,
+          name: step.name,
+          ...(step.namespace === undefined ? {} : { namespace: step.namespace }),
+          arguments: JSON.stringify(step.args)
+        }
+        : { type: "message", role: "assistant", id: `msg_${n}`, content: [{ type: "output_text", text: step.text, annotations: [] }] }
       res.writeHead(200, { "content-type": "text/event-stream" })
       return res.end(
         sse([
@@ -234,7 +232,8 @@ export const STANDIN_MODEL = "gpt-standin"
  * start, measured through the proxy above). No retries, so an error reply is
  * codex's answer at once.
  */
-export const codexConfig = (standIn: Pick<StandIn, "baseUrl">): string => `model = "${STANDIN_MODEL}"
+export const codexConfig = (standIn: Pick<StandIn, "baseUrl">): string =>
+  `model = "${STANDIN_MODEL}"
 model_provider = "standin"
 check_for_update_on_startup = false
 web_search = "disabled"
