@@ -174,8 +174,10 @@ for (const backend of storeBackends)
       const done = await ask.done
       expect(JSON.parse(done.stdout).answer).toBe(q.answer.choice)
       // No lock or temp file is left behind (the leases and the notification
-      // records have folders of their own).
-      expect(NodeFs.readdirSync(o.questionsDir).filter((n) => !n.endsWith(".json")).sort()).toEqual(["announced", "leases"])
+      // records have folders of their own; on PostgreSQL the notification
+      // records are rows).
+      const ownFolders = o.env.MAGI_STORE_URL === undefined ? ["announced", "leases"] : ["leases"]
+      expect(NodeFs.readdirSync(o.questionsDir).filter((n) => !n.endsWith(".json")).sort()).toEqual(ownFolders)
     })
 
     it("exits 1 with the reason when the deadline passes unanswered", async () => {

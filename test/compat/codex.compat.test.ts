@@ -401,8 +401,10 @@ describe("magi with the real codex CLI", () => {
       const run = onlyRun(w)
       expect(run.status, ran.stderr).toBe("stalled")
       expect(run.reason).toMatch(/usage limit/i)
-      // codex words the reset as a local time of day ("try again at 8:30 AM").
-      expect(run.reason).toMatch(/resets at \d{1,2}:\d{2}/)
+      // codex words the reset as a local time of day ("try again at 8:30 AM"),
+      // with the date in front when it falls on another day (two hours from
+      // 23:00 is tomorrow: "try again at Dec 2nd, 2026 1:00 AM").
+      expect(run.reason).toMatch(/resets at (?:[A-Z][a-z]{2} \d{1,2}\w*, \d{4} )?\d{1,2}:\d{2}/)
       expect(ran.stderr).toContain("magi run --resume")
     } finally {
       await cleanup(w)
