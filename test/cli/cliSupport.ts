@@ -101,6 +101,15 @@ export const owner = (options: OwnerOptions = {}) => {
         ? NodeFs.readFileSync(NodePath.join(questionsDir, `${id}.json`), "utf8")
         : psqlText(options.storeUrl, "SELECT body FROM magi_records WHERE kind = 'questions' AND id = :'a0'", id)
     )
+  /** The record of what was done to announce question `id` (`Announcements.ts`), undefined before any. */
+  const announcement = (id: string): { readonly state: string; readonly by: string } | undefined => {
+    if (options.storeUrl === undefined) {
+      const path = NodePath.join(questionsDir, "announced", `${id}.json`)
+      return NodeFs.existsSync(path) ? JSON.parse(NodeFs.readFileSync(path, "utf8")) : undefined
+    }
+    const body = psqlText(options.storeUrl, "SELECT body FROM magi_records WHERE kind = 'questions/announced' AND id = :'a0'", id)
+    return body === "" ? undefined : JSON.parse(body)
+  }
   /**
    * A record as another process (or an older magi) left it, written behind
    * magi's back: `<home>/<folder>/<id>.json` (or `<id>/<file>` for a kind
@@ -121,7 +130,7 @@ export const owner = (options: OwnerOptions = {}) => {
     NodeFs.mkdirSync(NodePath.dirname(path), { recursive: true })
     NodeFs.writeFileSync(path, body)
   }
-  return { start, run, filedId, until, read, plant, cwd, home, top, env, questionsDir }
+  return { start, run, filedId, until, read, announcement, plant, cwd, home, top, env, questionsDir }
 }
 
 /**

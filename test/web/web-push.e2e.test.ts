@@ -119,8 +119,10 @@ for (const backend of storeBackends)
       onTestFinished(() => void asking.child.kill("SIGKILL"))
       const [id] = await t.o.filedId(1)
       // The asker records when it has notified (`Announcements.ts`): after that, no push can still be on its way.
-      const announced = NodePath.join(t.o.questionsDir, "announced", `${id}.json`)
-      await t.o.until(() => NodeFs.existsSync(announced) && !NodeFs.readFileSync(announced, "utf8").includes('"sending"'), "the ask to notify")
+      await t.o.until(() => {
+        const announced = t.o.announcement(id!)
+        return announced !== undefined && announced.state !== "sending"
+      }, "the ask to notify")
       expect(t.service.received).toEqual([])
     })
   })
