@@ -29,7 +29,10 @@ export const PANEL_MAX_PX = 4_000
  * `<img name="documentElement">` shadows the property on its document (named
  * elements do, with no script at all), never the getter.
  */
-const documentElementOf = Object.getOwnPropertyDescriptor(Document.prototype, "documentElement")!.get!
+const documentElementOf = (doc: Document): Element | null =>
+  // Looked up when a panel is measured, not when this module loads: the
+  // page's views are also imported where there is no DOM (unit tests).
+  Object.getOwnPropertyDescriptor(Document.prototype, "documentElement")!.get!.call(doc) as Element | null
 
 /** The height the frame takes for content `content` px tall: its 1 px borders included, within the sane maximum. */
 export const frameHeight = (content: number): number => Number.isFinite(content) && content > 0 ? Math.min(Math.ceil(content), PANEL_MAX_PX) + 2 : 2
@@ -44,7 +47,7 @@ export const frameHeight = (content: number): number => Number.isFinite(content)
 export const fitPanel = (frame: HTMLIFrameElement): void => {
   const doc = frame.contentDocument
   if (doc === null) return
-  const root = documentElementOf.call(doc) as Element | null
+  const root = documentElementOf(doc)
   if (root === null) return
   frame.style.height = "0px"
   frame.style.height = `${frameHeight(root.scrollHeight)}px`
