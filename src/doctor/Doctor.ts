@@ -20,6 +20,9 @@ import { ownBinDir, plan } from "../agents/Agents.js"
 import { load as loadConfig, type Settings, userConfigFile } from "../platform/MagiConfig.js"
 import * as Notify from "../questions/Notifier.js"
 import * as Q from "../questions/Question.js"
+import * as WebPush from "../questions/WebPush.js"
+import { Devices } from "../devices/Devices.js"
+import * as StoreBackend from "../platform/StoreBackend.js"
 import { type Check, fail, ok, warn } from "./Check.js"
 import * as Postgres from "../platform/Postgres.js"
 import * as Hosts from "../platform/Hosts.js"
@@ -209,10 +212,44 @@ const agentChecks = (agent: AgentSpec, input: DoctorInput, binDir: string | unde
     return checks
   })
 
-const notifyChecks = (settings: Settings, input: DoctorInput) =>
+/**
+ * How many phones take Web Push, where the page offers it: none when it does
+ * not (no https `public_url`), or when the store cannot be read (its own
+ * check says why).
+ */
+const pushSubscriptions = (settings: Settings, input: DoctorInput) =>
+  WebPush.offered(settings.publicUrl)
+    ? Effect.flatMap(Devices, (d) => d.subscriptions).pipe(
+      Effect.map((all) => Option.some(all.length)),
+      Effect.provide(
+        Devices.layer.pipe(
+          Layer.provide(StoreBackend.StoreBackend.layer),
+          Layer.provideMerge(Layer.merge(MagiConfig.fixed(settings), MagiHome.at(input.home)))
+        )
+      ),
+      Effect.orElseSucceed(() => Option.none<number>())
+    )
+    : Effect.succeed(Option.none<number>())
+
+const notifyChecks = (settings: Settings, input: DoctorInput, pushes: Option.Option<number>) =>
   Effect.gen(function* () {
     const name = "notifications"
     const command = settings.notifyCommand
+    // Web Push is a channel like the others: a phone that turned it on is
+    // notified even with no ntfy and no command, and an https page nobody
+    // subscribed from is worth saying, since that is the step people skip.
+    const pushLine: Check[] = Option.match(pushes, {
+      onNone: () => [],
+      onSome: (n) => [
+        n > 0
+          ? ok(`${name}: Web Push`, `${n} ${n === 1 ? "phone takes" : "phones take"} pushes`)
+          : warn(
+            `${name}: Web Push`,
+            `${settings.publicUrl} offers it, but no phone has turned it on`,
+            `open ${settings.publicUrl}/#/devices on the phone and press "Notify this phone"`
+          )
+      ]
+    })
     // The file magi reads, which `XDG_CONFIG_HOME` moves: a hint naming
     // `~/.config` would send the owner to edit a file nothing reads.
     const ntfy = settings.ntfy
@@ -227,19 +264,20 @@ const notifyChecks = (settings: Settings, input: DoctorInput) =>
         )
       ]
     if (command.length === 0)
-      return ntfy !== null
-        ? ntfyLine
+      return ntfy !== null || Option.getOrElse(pushes, () => 0) > 0
+        ? [...ntfyLine, ...pushLine]
         : [
           warn(
             name,
             "no notification is configured: the web UI is the only place questions show up",
             `set [notify] ntfy = { topic = "a-long-random-topic" } in ${yield* userConfigFile}, or a [notify] command (argv)`
-          )
+          ),
+          ...pushLine
         ]
     const program = command[0]!
     const found = NodePath.isAbsolute(program) ? Option.some(program) : yield* which(program, input.env.PATH ?? "")
     if (Option.isNone(found)) return [fail(name, `\`${program}\` is not on PATH`, "install it, or give its full path in [notify] command")]
-    const checks: Check[] = [ok(`${name}: program`, found.value), ...ntfyLine]
+    const checks: Check[] = [ok(`${name}: program`, found.value), ...ntfyLine, ...pushLine]
     const url = input.env[Notify.WEB_URL_ENV] ?? ""
     if (url === "" && command.some((a) => a.includes("{url}")))
       checks.push(
@@ -448,11 +486,18 @@ export const runDoctor = (input: DoctorInput) =>
         fail("agents", "none configured and none of claude, codex, opencode, agy on PATH", "install an agent CLI, or configure [agents.<id>] in magi.toml")
       )
     else for (const agent of roster.right.agents) checks.push(...(yield* agentChecks(agent, input, binDir)))
-    if (Either.isRight(settings)) checks.push(...(yield* notifyChecks(settings.right, input)))
-    checks.push(...(yield* homeChecks(input)))
+    // The store is checked before the notifications (which count the phones
+    // it keeps for Web Push) but reported after them, in the order a first
+    // day meets them.
     const store = yield* storeChecks(input, Either.isRight(settings) ? settings.right.storeUrl : null)
+    const storeUsable = !store.some((c) => c.status === "fail")
+    if (Either.isRight(settings)) {
+      const pushes = storeUsable ? yield* pushSubscriptions(settings.right, input) : Option.none<number>()
+      checks.push(...(yield* notifyChecks(settings.right, input, pushes)))
+    }
+    checks.push(...(yield* homeChecks(input)))
     checks.push(...store)
-    if (Either.isRight(settings) && !store.some((c) => c.status === "fail")) checks.push(...(yield* hostChecks(input, settings.right)))
+    if (Either.isRight(settings) && storeUsable) checks.push(...(yield* hostChecks(input, settings.right)))
     checks.push(...(yield* serviceChecks(input)))
     return checks as ReadonlyArray<Check>
   })

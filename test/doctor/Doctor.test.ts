@@ -12,6 +12,12 @@ import { FACTS } from "../../src/doctor/AgentFacts.js"
 import { render, fail, ok, warn } from "../../src/doctor/Check.js"
 import type { AgentSpec } from "../../src/agents/AgentRoster.js"
 import { tempDirSync } from "../support.js"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import { Effect, Layer, Option } from "effect"
+import { Devices } from "../../src/devices/Devices.js"
+import { StoreBackend } from "../../src/platform/StoreBackend.js"
+import { MagiHome } from "../../src/platform/MagiHome.js"
+import { phoneKeys } from "../web/push-support.js"
 
 const MAGI = NodePath.resolve("dist/magi.js")
 const BIN = NodePath.resolve("test/fixtures/bin")
@@ -149,6 +155,37 @@ describe("magi doctor with fake agent CLIs", () => {
     const r = doctor({ toml: claudeAgent('IS_SANDBOX = "1"'), env: { MAGI_HOME: home } })
     expect(r.stdout).toContain(`warn  home ${home}: permissions: mode 755: other users can read the questions and answers — chmod 700 ${home}`)
     expect(r.stdout).toMatch(new RegExp(`ok {4}home ${home}: free disk: \\d+ MiB free`))
+  })
+})
+
+describe("magi doctor and Web Push", () => {
+  const https = `[web]\npublic_url = "https://magi.tail1234.ts.net"\n` + claudeAgent('IS_SANDBOX = "1"')
+
+  it("warns when the page offers Web Push but no phone has turned it on, saying where to press", { timeout: 120_000 }, () => {
+    const r = doctor({ toml: https })
+    expect(r.stdout).toContain(
+      'warn  notifications: Web Push: https://magi.tail1234.ts.net offers it, but no phone has turned it on — open https://magi.tail1234.ts.net/#/devices on the phone and press "Notify this phone"'
+    )
+  })
+
+  it("counts a subscribed phone as a way to be notified, with no ntfy and no command", { timeout: 120_000 }, async () => {
+    const home = NodePath.join(tempDirSync(), "home")
+    NodeFs.mkdirSync(home, { mode: 0o700 })
+    const phone = phoneKeys()
+    await Effect.runPromise(
+      Effect.flatMap(Devices, (d) => d.subscribe(Option.none(), { endpoint: "https://push.example.net/send/abc", p256dh: phone.p256dh, auth: phone.auth }))
+        .pipe(
+          Effect.provide(Devices.layer.pipe(Layer.provide(StoreBackend.layer), Layer.provide(MagiHome.at(home)), Layer.provide(NodeFileSystem.layer)))
+        )
+    )
+    const r = doctor({ toml: https, env: { MAGI_HOME: home } })
+    expect(r.stdout).toContain("ok    notifications: Web Push: 1 phone takes pushes")
+    expect(r.stdout).not.toContain("no notification is configured")
+  })
+
+  it("says nothing of Web Push where the page is plain http, which browsers refuse it", { timeout: 120_000 }, () => {
+    const r = doctor({ toml: claudeAgent('IS_SANDBOX = "1"') })
+    expect(r.stdout).not.toContain("Web Push")
   })
 })
 
