@@ -45,7 +45,8 @@ afterEach(async () => {
 export const need = (cli: string): string => {
   const key = `MAGI_COMPAT_${cli.toUpperCase()}`
   const bin = process.env[key]
-  if (bin === undefined || bin === "") throw new Error(process.env[`${key}_ERROR`] ?? `${key} is not set: run through vitest, whose global setup installs the pinned CLIs`)
+  if (bin === undefined || bin === "")
+    throw new Error(process.env[`${key}_ERROR`] ?? `${key} is not set: run through vitest, whose global setup installs the pinned CLIs`)
   return bin
 }
 
