@@ -16,45 +16,18 @@
 //   its answer posted on beta's page → the answer on the asker's stdout.
 //
 // 3 hosts draining N tasks against one: queue-hosts.mjs.
-import { execFileSync, spawn } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
-import Pg from "pg"
-import { startServer, databaseUrl } from "../pg/server.mjs"
-import { MAGI, isolatedEnv, median, ms, onExit, run, size, tempDir, track } from "./lib.mjs"
+import { MAGI, benchHost, benchPostgres, median, ms, pageOf, run, size, sleep, startMagi, tempDir, until } from "./lib.mjs"
 
 const ROUNDS = size("ROUNDS", 10)
 const ASK_AGENT = resolve("test/fixtures/ask-agent.mjs")
-const sleep = (n) => new Promise((r) => setTimeout(r, n))
 
-const server = await startServer()
-onExit(() => server.stop())
-const admin = new Pg.Client({ connectionString: server.url })
-await admin.connect()
-await admin.query("CREATE DATABASE magi_bench_hosts")
-const url = databaseUrl(server.url, "magi_bench_hosts")
-const children = new Set()
-
-const host = (name) => {
-  const o = isolatedEnv()
-  mkdirSync(join(o.top, "config", "magi"), { recursive: true })
-  writeFileSync(join(o.top, "config", "magi", "config.toml"), `[host]\nname = "${name}"\n`)
-  return { ...o, env: { ...o.env, MAGI_STORE_URL: url } }
-}
-const start = (h, args, cwd, extra = {}) => {
-  const child = track(spawn(process.execPath, [MAGI, ...args], { cwd, env: { ...h.env, ...extra }, stdio: ["ignore", "pipe", "pipe"] }))
-  let out = ""
-  let err = ""
-  child.stdout.on("data", (d) => (out += d))
-  child.stderr.on("data", (d) => (err += d))
-  children.add(child)
-  child.on("close", () => children.delete(child))
-  return { child, out: () => out, err: () => err }
-}
-const until = async (what, ok, limit = 60_000) => {
-  for (const end = Date.now() + limit; Date.now() < end; await sleep(5)) if (await ok()) return
-  throw new Error(`timed out waiting for ${what}`)
-}
+const pg = await benchPostgres()
+const url = await pg.database("magi_bench_hosts")
+const host = (name) => benchHost(name, url)
+const start = (h, args, cwd, extra = {}) => startMagi({ ...h.env, ...extra }, args, cwd)
 
 /** A page's live stream, read as a browser's EventSource reads it: each change event, with when it arrived. */
 const follow = async (url) => {
@@ -97,8 +70,7 @@ try {
   await run(process.execPath, [MAGI, "answer", "--list"], { cwd: repo, env: alpha.env })
   start(alpha, ["serve"], repo, agentEnv)
   const web = start(beta, ["web", "--bind", "127.0.0.1", "--port", "0"], beta.cwd, agentEnv)
-  await until("beta's page", () => /^http:\/\/\S+/m.test(web.out()))
-  const page = /^(http:\/\/\S+)/m.exec(web.out())[1]
+  const page = await pageOf(web, "beta's page")
   const turns = () => (existsSync(log) ? readFileSync(log, "utf8").trim().split("\n").filter((l) => l !== "").length : 0)
   const samples = []
   for (let round = 0; round < ROUNDS; round++) {
@@ -132,8 +104,7 @@ try {
   // -- a page on beta sees a change made on gamma ------------------------------
   const gamma = host("gamma")
   const gammaWeb = start(gamma, ["web", "--bind", "127.0.0.1", "--port", "0", "--no-loop"], gamma.cwd)
-  await until("gamma's page", () => /^http:\/\/\S+/m.test(gammaWeb.out()))
-  const gammaPage = /^(http:\/\/\S+)/m.exec(gammaWeb.out())[1]
+  const gammaPage = await pageOf(gammaWeb, "gamma's page")
   const stream = await follow(page)
   await until("the page's first event", () => stream.events.length > 0)
   // One question stays open for the owner's words: each word is a change to it.
@@ -188,9 +159,5 @@ try {
   }
   console.log(`hosts: answer on beta → asker on alpha prints, over ${ROUNDS} rounds: median ${ms(median(printed))}, max ${ms(Math.max(...printed))}`)
 } finally {
-  for (const c of children) c.kill("SIGTERM")
-  await sleep(1500)
-  for (const c of children) c.kill("SIGKILL")
-  await admin.end().catch(() => {})
-  server.stop()
+  await pg.stop()
 }

@@ -1,7 +1,7 @@
 // Shared bits for the benchmarks: an isolated magi home, process helpers,
 // and the clean-up every bench gets whichever way it ends.
 import { spawn } from "node:child_process"
-import { mkdtempSync, mkdirSync, rmSync } from "node:fs"
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 
@@ -236,4 +236,91 @@ export const loadPage = async (browser, url, { rate = 4, cards = 100 } = {}) => 
   } finally {
     await context.close()
   }
+}
+
+export const sleep = (n) => new Promise((r) => setTimeout(r, n))
+
+/**
+ * Resolve once `ok()` (which may be async) holds, checking every `every` ms;
+ * throw naming `what` after `limit` ms. A latency bench checks often (5 ms,
+ * the default) so that the wait adds little to what it measures; one whose
+ * check queries the database checks less often, not to load what it measures.
+ */
+export const until = async (what, ok, { limit = 60_000, every = 5 } = {}) => {
+  for (const end = Date.now() + limit; Date.now() < end; await sleep(every)) if (await ok()) return
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+// -- hosts on one PostgreSQL store ------------------------------------------------
+//
+// The benches of several hosts (hosts.mjs, queue-hosts.mjs) start a server of
+// their own on 127.0.0.1 (scripts/pg/server.mjs), and hosts on it: each a home
+// and a config folder whose config.toml names it, as on a machine of its own.
+
+/**
+ * A PostgreSQL server for this bench, stopped however the bench exits:
+ * `database(name)` creates a database and gives its URL; `stop()` ends what
+ * `startMagi` started (each in order first, so claims are released) and the
+ * server.
+ */
+export const benchPostgres = async () => {
+  const { default: Pg } = await import("pg")
+  const { startServer, databaseUrl } = await import("../pg/server.mjs")
+  const server = await startServer()
+  onExit(() => server.stop())
+  const admin = new Pg.Client({ connectionString: server.url })
+  await admin.connect()
+  return {
+    database: async (name) => {
+      await admin.query(`CREATE DATABASE ${name}`)
+      return databaseUrl(server.url, name)
+    },
+    stop: async () => {
+      await stopMagis()
+      await admin.end().catch(() => {})
+      server.stop()
+    }
+  }
+}
+
+/**
+ * Host `name` on the store at `storeUrl`: an isolated home (`isolatedEnv`)
+ * whose config.toml says `[host] name` and then `config`, a function of the
+ * host's folder when it names a path in it (a clone there, say).
+ */
+export const benchHost = (name, storeUrl, config = "") => {
+  const o = isolatedEnv()
+  mkdirSync(join(o.top, "config", "magi"), { recursive: true })
+  writeFileSync(join(o.top, "config", "magi", "config.toml"), `[host]\nname = "${name}"\n${typeof config === "function" ? config(o.top) : config}`)
+  return { ...o, name, env: { ...o.env, MAGI_STORE_URL: storeUrl } }
+}
+
+/** What `startMagi` started and has not closed yet: what `stopMagis` ends. */
+const magis = new Set()
+
+/** `magi ARGS` in `cwd` with exactly `env`, left running: { child, out, err, stop }; `stop` resolves once it has closed. */
+export const startMagi = (env, args, cwd) => {
+  const child = track(spawn(process.execPath, [MAGI, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] }))
+  let out = ""
+  let err = ""
+  child.stdout.on("data", (d) => (out += d))
+  child.stderr.on("data", (d) => (err += d))
+  magis.add(child)
+  const closed = new Promise((done) => child.on("close", done))
+  child.on("close", () => magis.delete(child))
+  return { child, out: () => out, err: () => err, stop: () => (child.kill("SIGTERM"), closed) }
+}
+
+/** The address a started `magi web` prints once it listens. */
+export const pageOf = async (web, what) => {
+  await until(what, () => /^http:\/\/\S+/m.test(web.out()))
+  return /^(http:\/\/\S+)/m.exec(web.out())[1]
+}
+
+/** End whatever `startMagi` started that still runs: SIGTERM, so each stops in order, then SIGKILL for any still there 1.5 s later. */
+export const stopMagis = async () => {
+  if (magis.size === 0) return
+  for (const c of magis) c.kill("SIGTERM")
+  await sleep(1500)
+  for (const c of magis) c.kill("SIGKILL")
 }

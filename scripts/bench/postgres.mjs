@@ -13,8 +13,7 @@ import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as Http from "node:http"
 import Pg from "pg"
-import { startServer, databaseUrl } from "../pg/server.mjs"
-import { MAGI, isolatedEnv, median, ms, onExit, run, size, track } from "./lib.mjs"
+import { MAGI, benchPostgres, isolatedEnv, median, ms, run, size, sleep, track } from "./lib.mjs"
 
 const ROUNDS = size("ROUNDS", 20)
 const RACE_ROUNDS = size("RACES", 30)
@@ -23,24 +22,17 @@ const QUESTIONS = Math.max(100, size("QUESTIONS", 100_000))
 // Requests per client in the web measure: 20 × 50 = 1,000 samples, so the
 // p99 is the 10th slowest rather than the 4th of 400.
 const PER_CLIENT = size("PER_CLIENT", 50)
-const sleep = (n) => new Promise((r) => setTimeout(r, n))
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]
 
-const server = await startServer()
-// However the bench ends (a throw before the try below, Ctrl-C): `stop` is
-// synchronous, so it can run as the process exits, and does nothing twice.
-onExit(() => server.stop())
-const admin = new Pg.Client({ connectionString: server.url })
-await admin.connect()
-await admin.query("CREATE DATABASE magi_bench")
-const url = databaseUrl(server.url, "magi_bench")
+// However the bench ends (a throw before the try below, Ctrl-C), its server is stopped as the process exits.
+const pg = await benchPostgres()
+const url = await pg.database("magi_bench")
 const db = new Pg.Client({ connectionString: url })
 const children = new Set()
 const cleanUp = async () => {
   for (const c of children) c.kill("SIGKILL")
   await db.end().catch(() => {})
-  await admin.end().catch(() => {})
-  server.stop()
+  await pg.stop()
 }
 
 const owner = () => {

@@ -10,61 +10,39 @@
 // and the speed-up of the hosts over one. Checked: zero duplicates (a task
 // with more than one run, a run with more than one turn) and zero lost (a
 // task not done, a task never run).
-import { execFileSync, spawn } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import Pg from "pg"
-import { startServer, databaseUrl } from "../pg/server.mjs"
-import { MAGI, isolatedEnv, onExit, size, tempDir, track } from "./lib.mjs"
+import { benchHost, benchPostgres, pageOf, size, sleep, startMagi, tempDir, until } from "./lib.mjs"
 
 const TASKS = size("TASKS", 1000)
 const HOSTS = size("HOSTS", 3)
 const RUNS = size("RUNS", 2)
-const sleep = (n) => new Promise((r) => setTimeout(r, n))
 /** One line per turn: its run and the task's first line. Shell, not node: the agent should cost next to nothing. */
 const AGENT = ["sh", "-c", `printf '%s\\t%s\\t%s\\n' "$MAGI_RUN" "$(head -n1 "$MAGI_PROMPT_FILE")" "$PWD" >> "$FAKE_AGENT_LOG"; echo done`]
+/** Checks that read the database, every 50 ms rather than lib's 5: not to load the drain being measured. */
+const EVERY = 50
 
-const server = await startServer()
-onExit(() => server.stop())
-const admin = new Pg.Client({ connectionString: server.url })
-await admin.connect()
-const children = new Set()
+const pg = await benchPostgres()
 
-const start = (env, args, cwd) => {
-  const child = track(spawn(process.execPath, [MAGI, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] }))
-  let out = ""
-  let err = ""
-  child.stdout.on("data", (d) => (out += d))
-  child.stderr.on("data", (d) => (err += d))
-  children.add(child)
-  const closed = new Promise((done) => child.on("close", done))
-  child.on("close", () => children.delete(child))
-  return { child, out: () => out, err: () => err, stop: () => (child.kill("SIGTERM"), closed) }
-}
-const until = async (what, ok, limit = 60_000) => {
-  for (const end = Date.now() + limit; Date.now() < end; await sleep(50)) if (await ok()) return
-  throw new Error(`timed out waiting for ${what}`)
-}
-
-/** A host: its home, its clone of `origin`, a config naming it. */
+/** A host: its home, its clone of `origin` (in its folder, named in its config as `app`). */
 const host = (name, origin, url, log) => {
-  const o = isolatedEnv()
-  const clone = join(o.top, "src", "app")
+  const h = benchHost(
+    name,
+    url,
+    (top) => `max_turns = ${RUNS + 2}\n\n[daemon]\nmax_concurrent_runs = ${RUNS}\n\n[repos]\napp = ${JSON.stringify(join(realpathSync(top), "src", "app"))}\n`
+  )
+  const clone = join(h.top, "src", "app")
   execFileSync("git", ["clone", "-q", origin, clone], { stdio: "pipe" })
   writeFileSync(join(clone, "magi.toml"), `[agents.fake]\nkind = "command"\ncommand = ${JSON.stringify(AGENT)}\n`)
-  mkdirSync(join(o.top, "config", "magi"), { recursive: true })
-  writeFileSync(
-    join(o.top, "config", "magi", "config.toml"),
-    `[host]\nname = "${name}"\nmax_turns = ${RUNS + 2}\n\n[daemon]\nmax_concurrent_runs = ${RUNS}\n\n[repos]\napp = ${JSON.stringify(realpathSync(clone))}\n`
-  )
-  return { name, top: realpathSync(o.top), clone, env: { ...o.env, MAGI_STORE_URL: url, FAKE_AGENT_LOG: log } }
+  return { name, top: realpathSync(h.top), clone, env: { ...h.env, FAKE_AGENT_LOG: log } }
 }
 
 /** File `TASKS` tasks, start `hosts` loops, wait for the last to be done; the figures. */
 const drain = async (label, hosts) => {
   const db = `magi_bench_qhosts_${label}`
-  await admin.query(`CREATE DATABASE ${db}`)
-  const url = databaseUrl(server.url, db)
+  const url = await pg.database(db)
   const dir = tempDir("magi-bench-qhosts-")
   const origin = join(dir, "origin")
   mkdirSync(origin)
@@ -73,9 +51,8 @@ const drain = async (label, hosts) => {
   const log = join(dir, "agent.tsv")
   const all = Array.from({ length: hosts }, (_, i) => host(`h${i + 1}`, origin, url, log))
   // Filed through one page (the first host's, no loop of its own).
-  const filer = start(all[0].env, ["web", "--no-loop", "--bind", "127.0.0.1", "--port", "0"], all[0].clone)
-  await until("the filing page", () => /^http:\/\/\S+/m.test(filer.out()))
-  const page = /^(http:\/\/\S+)/m.exec(filer.out())[1]
+  const filer = startMagi(all[0].env, ["web", "--no-loop", "--bind", "127.0.0.1", "--port", "0"], all[0].clone)
+  const page = await pageOf(filer, "the filing page")
   for (let i = 1; i <= TASKS; i++) {
     const r = await fetch(`${page}/api/queue`, {
       method: "POST",
@@ -87,11 +64,14 @@ const drain = async (label, hosts) => {
   await filer.stop()
   const turns = () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter((l) => l !== "") : [])
   const t0 = performance.now()
-  const loops = all.map((h) => start(h.env, ["serve"], h.clone))
+  const loops = all.map((h) => startMagi(h.env, ["serve"], h.clone))
   const client = new Pg.Client({ connectionString: url })
   await client.connect()
   const tasks = async () => (await client.query("SELECT body FROM magi_records WHERE kind = 'queue'")).rows.map((r) => JSON.parse(r.body))
-  await until(`${label}: every task done`, async () => turns().length >= TASKS && (await tasks()).every((t) => t.status === "done"), 3_600_000)
+  await until(`${label}: every task done`, async () => turns().length >= TASKS && (await tasks()).every((t) => t.status === "done"), {
+    limit: 3_600_000,
+    every: EVERY
+  })
   const seconds = (performance.now() - t0) / 1000
   // A few seconds more: nothing may run twice after the end.
   await sleep(3000)
@@ -122,9 +102,5 @@ try {
   )
   if (one.duplicates + one.lost + many.duplicates + many.lost > 0) process.exitCode = 1
 } finally {
-  for (const c of children) c.kill("SIGTERM")
-  await sleep(1500)
-  for (const c of children) c.kill("SIGKILL")
-  await admin.end().catch(() => {})
-  server.stop()
+  await pg.stop()
 }

@@ -7,23 +7,16 @@
  * the next matching command through with no question. Nothing leaves
  * 127.0.0.1 (see claude.compat.test.ts for the isolation).
  */
-import { execFileSync, spawn } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
+import { afterTest, need, runMagi, startMagi } from "./processes.js"
 import { type MessagesBody, claudeEnv, startAnthropic, textOf } from "./standins/anthropic.js"
-
-const CLAUDE = process.env.MAGI_COMPAT_CLAUDE
-const MAGI = NodePath.resolve("dist/magi.js")
 
 /** A process deadline: long enough for a loaded machine, short enough to end a hang. */
 const DEADLINE_MS = 300_000
-
-const cleanups: Array<() => Promise<void> | void> = []
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c()
-})
 
 /** The commands the scripted model runs, in order; each names what the owner does with it. */
 const COMMANDS = ["git tag denied-by-owner", "git tag allowed-by-owner", "git branch always-by-owner", "git branch through-by-rule"]
@@ -36,9 +29,9 @@ describe("tool approvals with the real claude", () => {
   it(
     "puts each command that needs permission to the owner; Deny is obeyed, Allow runs it, and Always allow lets the next matching one through unasked",
     async () => {
-      if (CLAUDE === undefined) throw new Error(process.env.MAGI_COMPAT_CLAUDE_ERROR ?? "MAGI_COMPAT_CLAUDE is not set (run through vitest's globalSetup)")
+      const claude = need("claude")
       const dir = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "magi-approvals-")))
-      cleanups.push(() => NodeFs.rmSync(dir, { recursive: true, force: true }))
+      afterTest(() => NodeFs.rmSync(dir, { recursive: true, force: true }))
       const results: string[][] = []
       const api = await startAnthropic((body) => {
         const seen = toolResults(body)
@@ -46,7 +39,7 @@ describe("tool approvals with the real claude", () => {
         const next = COMMANDS[seen.length]
         return next === undefined ? { text: "Done." } : { tool: "Bash", input: { command: next, description: "Mark the repository" } }
       })
-      cleanups.push(() => api.close())
+      afterTest(() => api.close())
 
       const repo = NodePath.join(dir, "repo")
       NodeFs.mkdirSync(repo)
@@ -64,35 +57,31 @@ describe("tool approvals with the real claude", () => {
       NodeFs.writeFileSync(
         NodePath.join(repo, "magi.toml"),
         `[agents.claude]\nkind = "claude"\ncommand = ${
-          JSON.stringify(CLAUDE)
+          JSON.stringify(claude)
         }\nenv = { ${envToml} }\n\n[notify]\ncommand = ["true"]\n\n[approvals]\nask = true\n`
       )
       const home = NodePath.join(dir, "magi-home")
-      const env: Record<string, string> = {}
-      for (const [k, v] of Object.entries({ ...process.env, IS_SANDBOX: undefined })) if (v !== undefined) env[k] = v
-      Object.assign(env, {
+      // IS_SANDBOX only ever from magi.toml: the machine running the suite may set one.
+      const env = {
+        IS_SANDBOX: undefined,
         MAGI_HOME: home,
         XDG_CONFIG_HOME: NodePath.join(dir, "no-config"),
         HOME: claudeHome,
         CLAUDE_CONFIG_DIR: NodePath.join(claudeHome, ".claude")
-      })
-      const magi = (...args: string[]) => execFileSync(process.execPath, [MAGI, ...args], { cwd: repo, env, encoding: "utf8" })
+      }
+      const magi = async (...args: string[]) => {
+        const r = await runMagi(args, { cwd: repo, env, deadline: DEADLINE_MS })
+        if (r.code !== 0) throw new Error(`magi ${args.join(" ")} exited ${r.code}: ${r.stderr}`)
+        return r.stdout
+      }
 
-      const run = spawn(process.execPath, [MAGI, "run", "Mark the repository with tags and branches."], { cwd: repo, env })
-      let stderr = ""
-      run.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
-      const done = new Promise<number | null>((resolve) => run.on("close", resolve))
-      const killer = setTimeout(() => run.kill("SIGKILL"), DEADLINE_MS)
-      cleanups.push(() => {
-        clearTimeout(killer)
-        if (run.exitCode === null && run.signalCode === null) run.kill("SIGKILL")
-      })
+      const run = startMagi(["run", "Mark the repository with tags and branches."], { cwd: repo, env, deadline: DEADLINE_MS })
 
       // The owner, at the terminal: each approval as it arrives.
       const questionsDir = NodePath.join(home, "questions")
       const answered = new Map<string, { summary: string; choices: string[] }>()
       let exited = false
-      void done.then(() => (exited = true))
+      void run.done.then(() => (exited = true))
       while (!exited) {
         const files = NodeFs.existsSync(questionsDir) ? NodeFs.readdirSync(questionsDir).filter((f) => f.endsWith(".json")) : []
         for (const f of files) {
@@ -100,11 +89,12 @@ describe("tool approvals with the real claude", () => {
           if (q.status !== "open" || answered.has(q.id)) continue
           answered.set(q.id, { summary: q.summary, choices: q.choices })
           const choice = q.summary.includes("denied") ? "Deny" : q.summary.includes("allowed") ? "Allow" : q.choices[2]
-          magi("answer", q.id, "--reply", choice)
+          await magi("answer", q.id, "--reply", choice)
         }
         await new Promise((r) => setTimeout(r, 250))
       }
-      expect(await done, stderr).toBe(0)
+      const ended = await run.done
+      expect(ended.code, ended.stderr).toBe(0)
 
       // Three questions, the fourth command went through by the saved rule.
       expect([...answered.values()].map((q) => q.summary)).toEqual([
@@ -132,7 +122,7 @@ describe("tool approvals with the real claude", () => {
         ["allow", "owner", "Bash(git branch:*)"],
         ["allow", "rule", "Bash(git branch:*)"]
       ])
-      expect(magi("approvals", "list")).toContain("allow Bash(git branch:*)")
+      expect(await magi("approvals", "list")).toContain("allow Bash(git branch:*)")
     },
     DEADLINE_MS + 60_000
   )

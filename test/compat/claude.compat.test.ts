@@ -8,13 +8,13 @@
  * Each test has its own temp folders and its own stand-in port. Deadlines are
  * generous (a loaded 2-core machine): they bound a hang, they time nothing.
  */
-import { execFileSync, spawn } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Duration, Effect } from "effect"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import type { AgentSpec } from "../../src/agents/AgentRoster.js"
 import { make as makeAgents, newSeat } from "../../src/agents/Agents.js"
 import { ROOT_ADVICE } from "../../src/agents/adapters/claude.js"
@@ -28,30 +28,13 @@ import {
   startAnthropic,
   textOf
 } from "./standins/anthropic.js"
+import { until } from "../support.js"
+import { afterTest, need, startMagi as startBuiltMagi } from "./processes.js"
 
-const CLAUDE = process.env.MAGI_COMPAT_CLAUDE
-const MAGI = NodePath.resolve("dist/magi.js")
 const MAGI_BIN = NodePath.resolve("dist/bin")
 
 /** A process deadline: long enough for a loaded machine, short enough to end a hang. */
 const DEADLINE_MS = 180_000
-
-const cleanups: Array<() => Promise<void> | void> = []
-afterEach(async () => {
-  const errors: unknown[] = []
-  for (const c of cleanups.splice(0).reverse())
-    try {
-      await c()
-    } catch (e) {
-      errors.push(e)
-    }
-  if (errors.length > 0) throw errors[0]
-})
-
-const requireClaude = (): string => {
-  if (CLAUDE === undefined) throw new Error(process.env.MAGI_COMPAT_CLAUDE_ERROR ?? "MAGI_COMPAT_CLAUDE is not set (run through vitest's globalSetup)")
-  return CLAUDE
-}
 
 interface World {
   readonly dir: string
@@ -75,15 +58,15 @@ const toml = (v: unknown): string => JSON.stringify(v)
 
 /** A git repo whose magi.toml runs the real claude against a fresh stand-in. */
 const world = async (script: (body: MessagesBody, n: number) => Reply, o: WorldOptions = {}): Promise<World> => {
-  const claude = requireClaude()
+  const claude = need("claude")
   const dir = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "magi-claude-")))
-  cleanups.push(() => NodeFs.rmSync(dir, { recursive: true, force: true }))
+  afterTest(() => NodeFs.rmSync(dir, { recursive: true, force: true }))
   const api = await startAnthropic(script)
-  cleanups.push(() => api.close())
+  afterTest(() => api.close())
   // Every test: claude reached nothing but the stand-in's Messages API. It is
   // given the stand-in as its proxy too, so anything bound past 127.0.0.1
   // (telemetry, updates, feature flags) would show up here as a CONNECT.
-  cleanups.push(() => {
+  afterTest(() => {
     const elsewhere = api.requests.filter((r) => !r.path.startsWith("/v1/messages"))
     if (elsewhere.length > 0)
       throw new Error(`claude reached past the stand-in's API: ${elsewhere.map((r) => `${r.method} ${r.path}`).join(", ")}`)
@@ -124,30 +107,9 @@ const world = async (script: (body: MessagesBody, n: number) => Reply, o: WorldO
   return { dir, repo, home, claudeHome, api, env }
 }
 
-interface Ran {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
-/** Start `magi …` without blocking this process (the stand-in answers from here). */
-const startMagi = (w: World, args: ReadonlyArray<string>, env: Record<string, string | undefined> = w.env) => {
-  const merged: Record<string, string> = {}
-  // IS_SANDBOX only ever from magi.toml: the machine running the suite may set one.
-  for (const [k, v] of Object.entries({ ...process.env, IS_SANDBOX: undefined, ...env })) if (v !== undefined) merged[k] = v
-  const proc = spawn(process.execPath, [MAGI, ...args], { cwd: w.repo, env: merged })
-  let stdout = ""
-  let stderr = ""
-  proc.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
-  proc.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
-  const done = new Promise<Ran>((resolve) => proc.on("close", (code) => resolve({ code, stdout, stderr })))
-  const timer = setTimeout(() => proc.kill("SIGKILL"), DEADLINE_MS)
-  void done.then(() => clearTimeout(timer))
-  cleanups.push(() => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL")
-  })
-  return { proc, done }
-}
+/** Start `magi …` in the world's repository; IS_SANDBOX only ever from magi.toml: the machine running the suite may set one. */
+const startMagi = (w: World, args: ReadonlyArray<string>, env: Record<string, string | undefined> = w.env) =>
+  startBuiltMagi(args, { cwd: w.repo, env: { IS_SANDBOX: undefined, ...env }, deadline: DEADLINE_MS })
 
 const runMagi = (w: World, ...args: string[]) => startMagi(w, args).done
 
@@ -158,14 +120,6 @@ const runDir = (w: World) => {
 }
 
 const runRecord = (w: World) => JSON.parse(NodeFs.readFileSync(NodePath.join(runDir(w), "run.json"), "utf8"))
-
-const until = async (what: string, check: () => boolean, ms = DEADLINE_MS) => {
-  const end = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 250))
-  }
-}
 
 const sessionFiles = (configDir: string, session: string): string[] => {
   const projects = NodePath.join(configDir, "projects")
@@ -225,7 +179,7 @@ describe("the real claude, driven by magi", () => {
       const serve = startMagi(w, ["serve"], { ...w.env, HOME: elsewhere, CLAUDE_CONFIG_DIR: undefined })
       // The exited asker's lease ages out first (up to 90 s), then a tick.
       await until("the resumed turn to finish the run", () => runRecord(w).status === "done", 300_000)
-      serve.proc.kill("SIGTERM")
+      serve.child.kill("SIGTERM")
       await serve.done
 
       const turns = w.api.turns()
@@ -307,8 +261,8 @@ describe("the real claude, driven by magi", () => {
       let hang = true
       const w = await world((body) => hang ? { hang: true } : { text: `Resumed with ${body.messages.length} messages; finished.` })
       const first = startMagi(w, ["run", "Write the release notes."])
-      await until("claude's first request", () => w.api.turns().length === 1)
-      first.proc.kill("SIGINT")
+      await until("claude's first request", () => w.api.turns().length === 1, DEADLINE_MS)
+      first.child.kill("SIGINT")
       await first.done
       const stopped = runRecord(w)
       expect(stopped.status).toBe("stalled")
@@ -384,7 +338,7 @@ describe("the real claude, driven by magi", () => {
   it(
     "a read-only seat cannot change the worktree, by Bash or by the edit tools, yet can still run magi ask (and needs no IS_SANDBOX as root)",
     async () => {
-      const claude = requireClaude()
+      const claude = need("claude")
       let repoDir = ""
       const attempts: ReadonlyArray<Reply> = [
         { tool: "Bash", input: { command: "touch made-by-bash.txt", description: "create a file" } },

@@ -14,14 +14,15 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
-import { execFileSync, spawn, spawnSync } from "node:child_process"
+import { execFileSync, spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { Agents, newSeat, waitSliceSecs } from "../../src/agents/Agents.js"
 import type { AgentSpec } from "../../src/agents/AgentRoster.js"
 import { MagiHome } from "../../src/platform/MagiHome.js"
-import { MAGI } from "../runSupport.js"
+import { until } from "../support.js"
+import { runMagi, startMagi } from "./processes.js"
 import { codexConfig, messages, runningSession, type Script, type StandIn, startResponsesStandIn, toolCalls, toolOutputs } from "./standins/openai-responses.js"
 
 const CODEX = process.env.MAGI_COMPAT_CODEX
@@ -113,20 +114,8 @@ const cleanup = async (w: World) => {
   NodeFs.rmSync(w.base, { recursive: true, force: true })
 }
 
-/** Run the built magi to its end without blocking the stand-in, which lives in this process. */
-const magi = (w: World, env: Record<string, string>, ...args: string[]) =>
-  new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [MAGI, ...args], { cwd: w.repo, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (d) => (stdout += d))
-    child.stderr.on("data", (d) => (stderr += d))
-    const timer = setTimeout(() => child.kill("SIGKILL"), DEADLINE)
-    child.on("exit", (status) => {
-      clearTimeout(timer)
-      resolve({ status, stdout, stderr })
-    })
-  })
+/** The built magi in the world's repository, run to its end. */
+const magi = (w: World, env: Record<string, string>, ...args: string[]) => runMagi(args, { cwd: w.repo, env, deadline: DEADLINE })
 
 const readJson = (file: string) => JSON.parse(NodeFs.readFileSync(file, "utf8"))
 const onlyRun = (w: World) => {
@@ -140,14 +129,6 @@ const questions = (w: World) => {
       .filter((f) => f.endsWith(".json"))
       .map((f) => readJson(NodePath.join(dir, f)))
     : []
-}
-
-const until = async (what: string, ok: () => boolean, ms = DEADLINE) => {
-  const end = Date.now() + ms
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 200))
-  }
 }
 
 // ---------------------------------------------------------------------------
@@ -211,7 +192,7 @@ describe("magi with the real codex CLI", () => {
       // 1. The run: codex asks through its shell; the slice hands back.
       const started = await magi(w, w.env, "run", "Add a cache in front of the store")
       expect(started.stderr).toContain("is waiting on the owner")
-      expect(started.status).toBe(0)
+      expect(started.code).toBe(0)
       const afterFirst = onlyRun(w)
       expect(afterFirst).toMatchObject({ status: "waiting", seats: [{ key: "impl", agent: "codex", turns: 1 }] })
       const thread = afterFirst.seats[0].session as string
@@ -236,12 +217,8 @@ describe("magi with the real codex CLI", () => {
       expect(questions(w)).toHaveLength(1)
 
       // 2. The owner answers; nobody is reading.
-      const answered = spawnSync(process.execPath, [MAGI, "answer", q.id, "--reply", "A"], {
-        cwd: w.repo,
-        env: { ...process.env, ...w.env },
-        encoding: "utf8"
-      })
-      expect(answered.status).toBe(0)
+      const answered = await magi(w, w.env, "answer", q.id, "--reply", "A")
+      expect(answered.code).toBe(0)
       // The asker's lease (if an exited asker still leaves one) would hold the
       // waiter off for its ttl; age it rather than wait that out.
       const lease = NodePath.join(w.home, "questions", "leases", `${q.id}.lease`)
@@ -251,21 +228,19 @@ describe("magi with the real codex CLI", () => {
       //    CODEX_HOME than the seat started with: the seat's own are recorded.
       const elsewhere = NodePath.join(w.base, "daemon-home")
       NodeFs.mkdirSync(elsewhere)
-      const daemon = spawn(process.execPath, [MAGI, "serve", "--home", w.home], {
+      const daemon = startMagi(["serve", "--home", w.home], {
         cwd: w.repo,
-        env: { ...process.env, ...w.env, HOME: elsewhere, CODEX_HOME: NodePath.join(elsewhere, ".codex") },
-        stdio: ["ignore", "pipe", "pipe"]
+        env: { ...w.env, HOME: elsewhere, CODEX_HOME: NodePath.join(elsewhere, ".codex") },
+        deadline: DEADLINE
       })
-      let daemonErr = ""
-      daemon.stderr.on("data", (d) => (daemonErr += d))
       try {
-        await until("the run to finish", () => onlyRun(w).status !== "waiting" && onlyRun(w).status !== "running")
+        await until("the run to finish", () => onlyRun(w).status !== "waiting" && onlyRun(w).status !== "running", DEADLINE)
       } finally {
-        daemon.kill("SIGTERM")
-        await new Promise((r) => daemon.once("exit", r))
+        daemon.child.kill("SIGTERM")
+        await daemon.done
       }
       const done = onlyRun(w)
-      expect(done, daemonErr).toMatchObject({ status: "done", summary: "Recorded the owner's choice A in backend.txt." })
+      expect(done, daemon.stderr()).toMatchObject({ status: "done", summary: "Recorded the owner's choice A in backend.txt." })
       expect(done.seats[0]).toMatchObject({ session: thread, turns: 2 })
 
       // The resumed request is the same codex session, carrying the earlier
@@ -364,7 +339,7 @@ describe("magi with the real codex CLI", () => {
       const line = "Keep every line of this instruction in mind while you work on the cache.\n"
       NodeFs.writeFileSync(big, `${line.repeat(Math.ceil(200_000 / line.length))}${marker}\n`)
       const ran = await magi(w, w.env, "run", "--file", big)
-      expect(ran.status, ran.stderr).toBe(0)
+      expect(ran.code, ran.stderr).toBe(0)
       expect(onlyRun(w)).toMatchObject({ status: "done", summary: "Read it all." })
       const sent = messages(w.standIn.requests[0]!.body, "user").join("\n")
       expect(sent.length).toBeGreaterThan(200_000)

@@ -7,60 +7,28 @@
  * up: the time between the call and the model's next request, and the
  * error the model was shown.
  */
-import { execFileSync, spawn } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
-import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { MAGI } from "../runSupport.js"
 import { codexConfig, type RecordedRequest, startResponsesStandIn, toolOutputs } from "./standins/openai-responses.js"
 import { type ChatRequest, startOpenAiChat, toolResults } from "./standins/openai-chat.js"
 import { MODEL, opencodeEnv } from "./opencodeWorld.js"
+import { afterTest, need, runToEnd, scratchDir } from "./processes.js"
 
 /** Longer than any default timeout we expect, so the CLI gives up first. */
 const LONG_SLICE = 500
 const DEADLINE_MS = 600_000
 
-const cleanups: Array<() => Promise<void> | void> = []
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c()
-})
-
-const need = (name: string): string => {
-  const bin = process.env[`MAGI_COMPAT_${name.toUpperCase()}`]
-  if (bin === undefined || bin === "") throw new Error(process.env[`MAGI_COMPAT_${name.toUpperCase()}_ERROR`] ?? `MAGI_COMPAT_${name.toUpperCase()} is not set`)
-  return bin
-}
-
+/** A test's folder, with an empty repository in it and a place for magi's home. */
 const scratch = (prefix: string) => {
-  const root = NodePath.join(process.env.XDG_CACHE_HOME ?? NodePath.join(NodeOs.homedir(), ".cache"), "magi-agents", "compat-tmp")
-  NodeFs.mkdirSync(root, { recursive: true })
-  const dir = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(root, prefix)))
-  cleanups.push(() => NodeFs.rmSync(dir, { recursive: true, force: true }))
+  const dir = scratchDir(prefix)
   const repo = NodePath.join(dir, "repo")
   NodeFs.mkdirSync(repo)
   execFileSync("git", ["init", "-q", "-b", "trunk"], { cwd: repo })
   return { dir, repo, home: NodePath.join(dir, "magi-home") }
 }
-
-/** Run `argv` to its end with `stdin`, without blocking the stand-in in this process. */
-const runToEnd = (argv: ReadonlyArray<string>, cwd: string, env: Record<string, string>, stdin: string) =>
-  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const p = spawn(argv[0]!, argv.slice(1), { cwd, env: { ...process.env, ...env } })
-    let stdout = ""
-    let stderr = ""
-    p.stdout.on("data", (d) => (stdout += d))
-    p.stderr.on("data", (d) => (stderr += d))
-    const timer = setTimeout(() => p.kill("SIGKILL"), DEADLINE_MS)
-    cleanups.push(() => {
-      if (p.exitCode === null && p.signalCode === null) p.kill("SIGKILL")
-    })
-    p.on("close", (code) => {
-      clearTimeout(timer)
-      resolve({ code, stdout, stderr })
-    })
-    p.stdin.end(stdin)
-  })
 
 const ASK = { summary: "Which database?", choices: ["SQLite", "Postgres"] }
 const serverArgs = ["mcp", "--slice", String(LONG_SLICE)]
@@ -77,7 +45,7 @@ describe("each CLI's MCP tool-call timeout with nothing set", () => {
         if (!offered) return { kind: "message", text: "magi's tools were not offered" }
         return { kind: "call", namespace: "mcp__magi", name: "ask", args: ASK }
       })
-      cleanups.push(() => standIn.close())
+      afterTest(() => standIn.close())
       const codexHome = NodePath.join(w.dir, "codex-home")
       NodeFs.mkdirSync(codexHome)
       NodeFs.writeFileSync(NodePath.join(codexHome, "config.toml"), codexConfig(standIn))
@@ -102,9 +70,7 @@ describe("each CLI's MCP tool-call timeout with nothing set", () => {
           'mcp_servers.magi.default_tools_approval_mode="approve"',
           "-"
         ],
-        w.repo,
-        { ...standIn.proxyEnv, HOME: w.dir, CODEX_HOME: codexHome },
-        "Ask the owner."
+        { cwd: w.repo, env: { ...standIn.proxyEnv, HOME: w.dir, CODEX_HOME: codexHome }, stdin: "Ask the owner.", deadline: DEADLINE_MS }
       )
       const [call, after] = standIn.requests.filter((r) => r.path.endsWith("/responses"))
       expect(after, `${ran.stderr.slice(-3000)}`).toBeDefined()
@@ -130,7 +96,7 @@ describe("each CLI's MCP tool-call timeout with nothing set", () => {
         if (toolResults(request).length > 0) return { text: "gave up" }
         return { tool: "magi_ask", args: ASK }
       })
-      cleanups.push(() => api.close())
+      afterTest(() => api.close())
       const env = {
         ...opencodeEnv(w.dir, "agent", api.baseUrl),
         OPENCODE_CONFIG_CONTENT: JSON.stringify({
@@ -144,7 +110,12 @@ describe("each CLI's MCP tool-call timeout with nothing set", () => {
           }
         })
       }
-      const ran = await runToEnd([opencode, "run", "--format", "json", "--dir", w.repo, "--auto", "-m", MODEL], w.repo, env, "Ask the owner.")
+      const ran = await runToEnd([opencode, "run", "--format", "json", "--dir", w.repo, "--auto", "-m", MODEL], {
+        cwd: w.repo,
+        env,
+        stdin: "Ask the owner.",
+        deadline: DEADLINE_MS
+      })
       const agentTurns = api.requests.filter((r) => (r.tools?.length ?? 0) > 0)
       expect(agentTurns.length, ran.stderr).toBeGreaterThanOrEqual(2)
       const secs = (times[1]! - times[0]!) / 1000

@@ -9,39 +9,18 @@
  * Deadlines are generous (a loaded 2-core machine): they bound a hang, they
  * time nothing.
  */
-import { execFileSync, spawn } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
-import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { afterEach, describe, expect, it } from "vitest"
-import { MAGI } from "../runSupport.js"
+import { describe, expect, it } from "vitest"
+import { until } from "../support.js"
 import { claudeEnv, conversationText, type MessagesBody, type Reply as ClaudeReply, startAnthropic } from "./standins/anthropic.js"
 import { codexConfig, type RecordedRequest, startResponsesStandIn, toolOutputs } from "./standins/openai-responses.js"
 import { type ChatRequest, startOpenAiChat, toolResults } from "./standins/openai-chat.js"
 import { opencodeEnv } from "./opencodeWorld.js"
+import { afterTest, need, type Ran, runMagi, scratchDir } from "./processes.js"
 
 const DEADLINE_MS = 240_000
-
-const cleanups: Array<() => Promise<void> | void> = []
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c()
-})
-
-const need = (name: string): string => {
-  const bin = process.env[`MAGI_COMPAT_${name.toUpperCase()}`]
-  if (bin === undefined || bin === "")
-    throw new Error(process.env[`MAGI_COMPAT_${name.toUpperCase()}_ERROR`] ?? `MAGI_COMPAT_${name.toUpperCase()} is not set: run through vitest`)
-  return bin
-}
-
-/** Temp folders outside /tmp (codex's sandbox lets commands write /tmp, which would hide what a test proves). */
-const scratch = (prefix: string) => {
-  const root = NodePath.join(process.env.XDG_CACHE_HOME ?? NodePath.join(NodeOs.homedir(), ".cache"), "magi-agents", "compat-tmp")
-  NodeFs.mkdirSync(root, { recursive: true })
-  const dir = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(root, prefix)))
-  cleanups.push(() => NodeFs.rmSync(dir, { recursive: true, force: true }))
-  return dir
-}
 
 /** A git repo on `trunk` with `toml` as its magi.toml. */
 const repoWith = (dir: string, toml: string) => {
@@ -56,37 +35,9 @@ const repoWith = (dir: string, toml: string) => {
   return repo
 }
 
-interface Ran {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
-/** The built magi, without blocking this process (the stand-in answers from here). */
+/** The built magi, with no IS_SANDBOX but the one magi.toml gives an agent (the machine running the suite may set one). */
 const magi = (cwd: string, env: Record<string, string>, ...args: string[]): Promise<Ran> =>
-  new Promise((resolve) => {
-    const p = spawn(process.execPath, [MAGI, ...args], { cwd, env: { ...process.env, IS_SANDBOX: undefined, ...env }, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    p.stdout.on("data", (d) => (stdout += d))
-    p.stderr.on("data", (d) => (stderr += d))
-    const timer = setTimeout(() => p.kill("SIGKILL"), DEADLINE_MS)
-    cleanups.push(() => {
-      if (p.exitCode === null && p.signalCode === null) p.kill("SIGKILL")
-    })
-    p.on("close", (code) => {
-      clearTimeout(timer)
-      resolve({ code, stdout, stderr })
-    })
-  })
-
-const until = async (what: string, ok: () => boolean, ms = DEADLINE_MS) => {
-  const end = Date.now() + ms
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 250))
-  }
-}
+  runMagi(args, { cwd, env: { IS_SANDBOX: undefined, ...env }, deadline: DEADLINE_MS })
 
 /** The questions filed in `home`. */
 const questions = (home: string): Array<Record<string, unknown>> => {
@@ -124,7 +75,7 @@ const ownerAnswers = async (home: string, repoEnv: Record<string, string>, cwd: 
     if (ended !== undefined && questions(home).length === 0)
       throw new Error(`magi run ended (${ended.code}) with no question filed:\n${ended.stderr}\nthe model saw: ${seen()}`)
     return questions(home).length === 1
-  })
+  }, DEADLINE_MS)
   const q = questions(home)[0]!
   const run = onlyRun(home)
   expect(q.summary).toBe("Which database?")
@@ -144,7 +95,7 @@ describe("magi mcp with the real agent CLIs", () => {
     "claude: magi run registers the server (--mcp-config), the model calls mcp__magi__ask, and the owner's answer comes back as the tool's result",
     async () => {
       const claude = need("claude")
-      const dir = scratch("mcp-claude-")
+      const dir = scratchDir("mcp-claude-")
       let toolName: string | undefined
       const api = await startAnthropic((body: MessagesBody): ClaudeReply => {
         const convo = conversationText(body)
@@ -153,7 +104,7 @@ describe("magi mcp with the real agent CLIs", () => {
         if (toolName === undefined) return { text: "no magi ask tool offered" }
         return { tool: toolName, input: ASK }
       })
-      cleanups.push(() => api.close())
+      afterTest(() => api.close())
       const claudeHome = NodePath.join(dir, "claude-home")
       NodeFs.mkdirSync(claudeHome)
       const { HOME: _h, CLAUDE_CONFIG_DIR: _c, ...network } = claudeEnv(api.url, claudeHome)
@@ -189,7 +140,7 @@ describe("magi mcp with the real agent CLIs", () => {
     "codex: magi run registers the server (-c mcp_servers.magi.*), the model calls magi's ask tool, and the owner's answer comes back as the tool's output",
     async () => {
       const codex = need("codex")
-      const dir = scratch("mcp-codex-")
+      const dir = scratchDir("mcp-codex-")
       let toolName: string | undefined
       const standIn = await startResponsesStandIn((request: RecordedRequest) => {
         const outputs = toolOutputs(request.body)
@@ -205,7 +156,7 @@ describe("magi mcp with the real agent CLIs", () => {
           }
         return { kind: "call", namespace: "mcp__magi", name: toolName, args: ASK }
       })
-      cleanups.push(() => standIn.close())
+      afterTest(() => standIn.close())
       const codexHome = NodePath.join(dir, "codex-home")
       const userHome = NodePath.join(dir, "user-home")
       for (const d of [codexHome, userHome]) NodeFs.mkdirSync(d)
@@ -237,7 +188,7 @@ describe("magi mcp with the real agent CLIs", () => {
     "opencode: magi run registers the server (OPENCODE_CONFIG_CONTENT), the model calls magi_ask, and the owner's answer comes back as the tool's result",
     async () => {
       const opencode = need("opencode")
-      const dir = scratch("mcp-opencode-")
+      const dir = scratchDir("mcp-opencode-")
       let toolName: string | undefined
       const api = await startOpenAiChat((request: ChatRequest) => {
         const tools = (request.tools ?? []).map((t) => t.function.name)
@@ -249,7 +200,7 @@ describe("magi mcp with the real agent CLIs", () => {
         if (toolName === undefined) return { text: `no magi ask tool offered: ${tools.join(", ")}` }
         return { tool: toolName, args: ASK }
       })
-      cleanups.push(() => api.close())
+      afterTest(() => api.close())
       const ocEnv = opencodeEnv(dir, "agent", api.baseUrl)
       const repo = repoWith(dir, `[agents.oc]\nkind = "opencode"\ncommand = ${JSON.stringify([opencode])}\nmodel = "standin/scripted"\n`)
       const home = NodePath.join(dir, "magi-home")

@@ -11,15 +11,15 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
-import { execFileSync, spawn } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import type { AgentSpec } from "../../src/agents/AgentRoster.js"
 import { Agents, newSeat, type CallInput } from "../../src/agents/Agents.js"
 import { MagiHome } from "../../src/platform/MagiHome.js"
-import { MAGI } from "../runSupport.js"
 import { MODEL, opencodeEnv, VERSION } from "./opencodeWorld.js"
-import { tempDirSync } from "../support.js"
+import { tempDirSync, until } from "../support.js"
+import { runMagi, startMagi } from "./processes.js"
 import { type ChatRequest, contentText, type OpenAiChatStandIn, type Script, startOpenAiChat, toolResults, userTexts } from "./standins/openai-chat.js"
 
 const BIN = process.env.MAGI_COMPAT_OPENCODE ?? ""
@@ -51,41 +51,12 @@ const repoWithOpencode = (dir: string, extra = "") => {
   return repo
 }
 
-interface Ran {
-  readonly status: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
-/**
- * The built magi, run to completion without blocking this process: the
- * stand-in answers opencode from this same event loop.
- */
-const magiWithin = (ms: number) => (cwd: string, env: Record<string, string>, ...args: string[]): Promise<Ran> =>
-  new Promise((resolve) => {
-    const p = spawn(process.execPath, [MAGI, ...args], { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    p.stdout.on("data", (d) => (stdout += d))
-    p.stderr.on("data", (d) => (stderr += d))
-    const timer = setTimeout(() => p.kill("SIGKILL"), ms)
-    p.on("close", (status) => {
-      clearTimeout(timer)
-      resolve({ status, stdout, stderr })
-    })
-  })
+/** The built magi, run to its end within `ms`. */
+const magiWithin = (ms: number) => (cwd: string, env: Record<string, string>, ...args: string[]) => runMagi(args, { cwd, env, deadline: ms })
 
 const magi = magiWithin(TURN_MS * 2)
 
 const readJson = (file: string) => JSON.parse(NodeFs.readFileSync(file, "utf8"))
-
-const until = async (what: string, ok: () => boolean, ms = TURN_MS) => {
-  const end = Date.now() + ms
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 200))
-  }
-}
 
 /** The one run in `home`: its id, record and file. */
 const onlyRun = (home: string) => {
@@ -131,7 +102,7 @@ describe(`opencode ${VERSION}, for real`, () => {
     // 1. The run: opencode's bash tool runs `magi ask`, which hands back.
     const started = await magi(repo, { ...seatEnv, ...env }, "run", "Add a cache; ask the owner which backend.")
     expect(started.stderr).toContain("is waiting on the owner")
-    expect(started.status).toBe(0)
+    expect(started.code).toBe(0)
     const run = onlyRun(home)
     expect(run.record()).toMatchObject({ status: "waiting", seats: [{ key: "impl", agent: "oc", turns: 1 }] })
     const session: string = run.record().seats[0].session
@@ -149,29 +120,23 @@ describe(`opencode ${VERSION}, for real`, () => {
 
     // 2. The owner answers; nobody is reading.
     const answered = await magi(repo, env, "answer", qid, "--reply", "SQLite")
-    expect(answered.status).toBe(0)
+    expect(answered.code).toBe(0)
     const lease = NodePath.join(home, "questions", "leases", `${qid}.lease`)
     if (NodeFs.existsSync(lease)) NodeFs.writeFileSync(lease, JSON.stringify({ ...readJson(lease), beat_at: "2000-01-01T00:00:00Z" }))
 
     // 3. The daemon, started with another HOME and other XDG folders, still
     //    resumes the seat's own session: the seat recorded where it lives.
     const elsewhere = opencodeEnv(dir, "daemon", "http://127.0.0.1:9/v1")
-    const daemon = spawn(process.execPath, [MAGI, "serve", "--home", home], {
-      cwd: repo,
-      env: { ...process.env, ...elsewhere, MAGI_HOME: home },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let daemonErr = ""
-    daemon.stderr.on("data", (d) => (daemonErr += d))
+    const daemon = startMagi(["serve", "--home", home], { cwd: repo, env: { ...elsewhere, MAGI_HOME: home }, deadline: TURN_MS * 3 })
     try {
       await until("the run to finish", () => ["done", "failed", "stalled"].includes(run.record().status), TURN_MS * 2).catch((e) => {
-        throw new Error(`${e.message}; magi serve said:\n${daemonErr}`)
+        throw new Error(`${e.message}; magi serve said:\n${daemon.stderr()}`)
       })
     } finally {
-      daemon.kill("SIGTERM")
-      await new Promise((r) => daemon.once("close", r))
+      daemon.child.kill("SIGTERM")
+      await daemon.done
     }
-    expect(run.record(), daemonErr).toMatchObject({
+    expect(run.record(), daemon.stderr()).toMatchObject({
       status: "done",
       summary: "Going with SQLite, as the owner chose.",
       seats: [{ key: "impl", turns: 2, session }]
@@ -206,7 +171,7 @@ describe(`opencode ${VERSION}, for real`, () => {
     const file = NodePath.join(dir, "task.md")
     NodeFs.writeFileSync(file, task)
     const ran = await magi(repo, { ...opencodeEnv(dir, "seat", s.baseUrl), MAGI_HOME: home }, "run", "--file", file)
-    expect(ran.status, ran.stderr).toBe(0)
+    expect(ran.code, ran.stderr).toBe(0)
     const run = onlyRun(home)
     expect(run.record()).toMatchObject({ status: "done", summary: "Read every line." })
     const prompt = NodeFs.readFileSync(NodePath.join(home, "runs", run.id, "artifacts", "impl-1.prompt.md"), "utf8")
@@ -374,7 +339,7 @@ describe(`opencode ${VERSION} seats, for real`, () => {
     const repo = repoWithOpencode(dir)
     const limit = limitMs === undefined ? {} : { OPENCODE_EXPERIMENTAL_BASH_DEFAULT_TIMEOUT_MS: String(limitMs) }
     const ran = await magiWithin(8 * TURN_MS)(repo, { ...opencodeEnv(dir, "seat", s.baseUrl), ...limit, MAGI_HOME: home }, "run", "Ask, then sleep.")
-    expect(ran.status, ran.stderr).toBe(0)
+    expect(ran.code, ran.stderr).toBe(0)
     const [asked, slept] = toolResults(s.requests.at(-1)!)
     const secs = (from: number, to: number) => Math.round((at[to]! - at[from]!) / 100) / 10
     return { asked: asked!, slept: slept!, askSecs: secs(0, 1), sleepSecs: secs(1, 2) }

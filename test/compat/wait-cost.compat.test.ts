@@ -10,20 +10,12 @@
  * Deadlines are generous (a loaded 2-core machine): they bound a hang, they
  * time nothing; the figures are printed, never asserted on beyond counts.
  */
-import { spawn } from "node:child_process"
-import * as NodePath from "node:path"
 import { describe, expect, it } from "vitest"
+import { MAGI } from "../runSupport.js"
+import { need, runToEnd } from "./processes.js"
 import { ANSWER, type Cli, type Form, measureWaitCost } from "./waitCost.js"
 
-const MAGI = NodePath.resolve("dist/magi.js")
 const DEADLINE_MS = 300_000
-
-const need = (name: Cli): string => {
-  const bin = process.env[`MAGI_COMPAT_${name.toUpperCase()}`]
-  if (bin === undefined || bin === "")
-    throw new Error(process.env[`MAGI_COMPAT_${name.toUpperCase()}_ERROR`] ?? `MAGI_COMPAT_${name.toUpperCase()} is not set: run through vitest`)
-  return bin
-}
 
 const endTurn = (cli: Cli, form: Form, sliceSecs?: number) => async () => {
   const r = await measureWaitCost({
@@ -87,16 +79,10 @@ describe("the cost of waiting, with the real agent CLIs", () => {
   it(
     "the bench, small: polling codex's shell costs a request per slice, ending the turn none (scripts/bench/wait-cost.ts)",
     async () => {
-      const out = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-        const p = spawn(process.execPath, ["scripts/bench/run-all.mjs", "wait-cost"], {
-          env: { ...process.env, MAGI_BENCH_CLIS: "codex", MAGI_BENCH_FORMS: "shell", MAGI_BENCH_WINDOW_S: "20" },
-          stdio: ["ignore", "pipe", "pipe"]
-        })
-        let stdout = ""
-        let stderr = ""
-        p.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
-        p.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
-        p.on("close", (code) => resolve({ code, stdout, stderr }))
+      const out = await runToEnd([process.execPath, "scripts/bench/run-all.mjs", "wait-cost"], {
+        cwd: process.cwd(),
+        env: { MAGI_BENCH_CLIS: "codex", MAGI_BENCH_FORMS: "shell", MAGI_BENCH_WINDOW_S: "20" },
+        deadline: 4 * DEADLINE_MS
       })
       console.log(out.stdout)
       expect(out.code, out.stderr).toBe(0)

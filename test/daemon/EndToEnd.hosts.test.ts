@@ -5,12 +5,12 @@
  * agent stands in for a CLI.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { spawn, spawnSync, type ChildProcess } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { MAGI, repoWithAgent } from "../runSupport.js"
+import { repoWithAgent } from "../runSupport.js"
 import { freshDatabaseSync } from "../pgSupport.js"
 import { tempDirSync, until } from "../support.js"
+import { type Host, makeHost, pageUrl, run, start } from "./hostsSupport.js"
 
 const ASK_AGENT = NodePath.resolve("test/fixtures/ask-agent.mjs")
 
@@ -24,51 +24,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db.drop()
 })
-
-interface Host {
-  readonly name: string
-  readonly home: string
-  readonly env: Record<string, string>
-}
-
-/** A host: its home, and a config folder whose config.toml names it. */
-const makeHost = (dir: string, folder: string, name: string, extra = ""): Host => {
-  const home = NodePath.join(dir, folder, "home")
-  const config = NodePath.join(dir, folder, "config")
-  NodeFs.mkdirSync(NodePath.join(config, "magi"), { recursive: true })
-  NodeFs.writeFileSync(NodePath.join(config, "magi", "config.toml"), `[host]\nname = "${name}"\n${extra}`)
-  return { name, home, env: { MAGI_HOME: home, XDG_CONFIG_HOME: config, MAGI_STORE_URL: db.url } }
-}
-
-const run = (host: Host, cwd: string, extraEnv: Record<string, string>, ...args: string[]) =>
-  spawnSync(process.execPath, [MAGI, ...args], { cwd, env: { ...process.env, ...host.env, ...extraEnv }, encoding: "utf8", timeout: 60_000 })
-
-interface Started {
-  readonly child: ChildProcess
-  readonly stdout: () => string
-  readonly stderr: () => string
-  readonly exited: Promise<number | null>
-  readonly stop: () => Promise<number | null>
-}
-
-const start = (host: Host, cwd: string, extraEnv: Record<string, string>, ...args: string[]): Started => {
-  const child = spawn(process.execPath, [MAGI, ...args], { cwd, env: { ...process.env, ...host.env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] })
-  let stdout = ""
-  let stderr = ""
-  child.stdout!.on("data", (d) => (stdout += d))
-  child.stderr!.on("data", (d) => (stderr += d))
-  const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)))
-  return {
-    child,
-    stdout: () => stdout,
-    stderr: () => stderr,
-    exited,
-    stop: () => {
-      child.kill("SIGTERM")
-      return exited
-    }
-  }
-}
 
 interface HostSeen {
   readonly name: string
@@ -89,9 +44,9 @@ const online = (host: Host, cwd: string, name: string, pid: number | undefined) 
 describe("several hosts on one PostgreSQL store", { timeout: 240_000 }, () => {
   it("lists each host with its last beat, and refuses a second live loop under a host name already taken", async () => {
     const dir = tempDirSync()
-    const alpha = makeHost(dir, "a", "alpha")
-    const beta = makeHost(dir, "b", "beta")
-    const impostor = makeHost(dir, "c", "alpha")
+    const alpha = makeHost(db.url, dir, "alpha")
+    const beta = makeHost(db.url, dir, "beta")
+    const impostor = makeHost(db.url, dir, "alpha", { folder: "impostor" })
     const a = start(alpha, dir, {}, "serve")
     const b = start(beta, dir, {}, "serve")
     try {
@@ -126,8 +81,8 @@ describe("several hosts on one PostgreSQL store", { timeout: 240_000 }, () => {
     const dir = tempDirSync()
     const log = NodePath.join(dir, "agent.jsonl")
     const repo = repoWithAgent(dir, ["node", ASK_AGENT])
-    const alpha = makeHost(dir, "a", "alpha")
-    const beta = makeHost(dir, "b", "beta")
+    const alpha = makeHost(db.url, dir, "alpha")
+    const beta = makeHost(db.url, dir, "beta")
     const agentEnv = { FAKE_AGENT_LOG: log }
     const calls = () => (NodeFs.existsSync(log)
       ? NodeFs.readFileSync(log, "utf8").trim().split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { turn: number; cwd: string })
@@ -153,8 +108,7 @@ describe("several hosts on one PostgreSQL store", { timeout: 240_000 }, () => {
     // beta serves the page and runs a loop of its own.
     const web = start(beta, dir, agentEnv, "web", "--bind", "127.0.0.1", "--port", "0")
     try {
-      await until("beta's page", () => /^http:\/\/\S+/m.test(web.stdout()), PROCESS_DEADLINE)
-      const url = /^(http:\/\/\S+)/m.exec(web.stdout())![1]!
+      const url = await pageUrl(web, "beta's page", PROCESS_DEADLINE)
       await until("beta to register", () => online(beta, dir, "beta", web.child.pid), PROCESS_DEADLINE)
       // Anywhere, the run says its host is down.
       expect(run(beta, dir, {}, "show", shown.id).stdout).toMatch(/host {6}host alpha offline since \d{4}-/)

@@ -7,13 +7,12 @@
  * process reaches the one database by `MAGI_STORE_URL`.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { spawn, type ChildProcess } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import Pg from "pg"
-import { MAGI } from "../runSupport.js"
 import { freshDatabaseSync } from "../pgSupport.js"
 import { tempDirSync, until } from "../support.js"
+import { makeHost, pageUrl, type Started, start } from "./hostsSupport.js"
 
 /** Generous: the suite runs on a busy 2-core box. */
 const PROCESS_DEADLINE = 90_000
@@ -26,44 +25,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await db.drop()
 })
-
-interface Host {
-  readonly name: string
-  readonly env: Record<string, string>
-}
-
-/** A host: its home, and a config folder whose config.toml names it (and says more, `extra`). */
-const makeHost = (dir: string, name: string, extra = ""): Host => {
-  const config = NodePath.join(dir, name, "config")
-  NodeFs.mkdirSync(NodePath.join(config, "magi"), { recursive: true })
-  NodeFs.writeFileSync(NodePath.join(config, "magi", "config.toml"), `[host]\nname = "${name}"\n${extra}`)
-  return { name, env: { MAGI_HOME: NodePath.join(dir, name, "home"), XDG_CONFIG_HOME: config, MAGI_STORE_URL: db.url } }
-}
-
-interface Started {
-  readonly child: ChildProcess
-  readonly stdout: () => string
-  readonly stderr: () => string
-  readonly stop: () => Promise<number | null>
-}
-
-const start = (host: Host, cwd: string, extraEnv: Record<string, string>, ...args: string[]): Started => {
-  const child = spawn(process.execPath, [MAGI, ...args], { cwd, env: { ...process.env, ...host.env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] })
-  let stdout = ""
-  let stderr = ""
-  child.stdout!.on("data", (d) => (stdout += d))
-  child.stderr!.on("data", (d) => (stderr += d))
-  const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)))
-  return {
-    child,
-    stdout: () => stdout,
-    stderr: () => stderr,
-    stop: () => {
-      if (child.exitCode === null) child.kill("SIGTERM")
-      return exited
-    }
-  }
-}
 
 /** The page's live stream, read as a browser's EventSource reads it: each `change` event's data. */
 const follow = async (url: string) => {
@@ -109,13 +70,12 @@ const rows = async (text: string, values: ReadonlyArray<unknown> = []) => {
 describe("several hosts, one inbox, live everywhere", { timeout: 300_000 }, () => {
   it("a page open on beta's magi web is told of a question gamma's agent asked, and lists it", async () => {
     const dir = tempDirSync()
-    const beta = makeHost(dir, "beta")
-    const gamma = makeHost(dir, "gamma")
+    const beta = makeHost(db.url, dir, "beta")
+    const gamma = makeHost(db.url, dir, "gamma")
     const web = start(beta, dir, {}, "web", "--bind", "127.0.0.1", "--port", "0", "--no-loop")
     let asker: Started | undefined
     try {
-      await until("beta's page to listen", () => /^http:\/\/\S+/m.test(web.stdout()), PROCESS_DEADLINE)
-      const url = /^(http:\/\/\S+)/m.exec(web.stdout())![1]!
+      const url = await pageUrl(web, "beta's page to listen", PROCESS_DEADLINE)
       const page = await follow(url)
       try {
         await until("the page's first event", () => page.changes.length > 0, PROCESS_DEADLINE)
@@ -148,10 +108,10 @@ appendFileSync(${JSON.stringify(published)}, JSON.stringify({ summary: process.a
 `
     )
     const notify = `[notify]\ncommand = ["node", ${JSON.stringify(notifier)}, "{summary}", "{url}"]\n[web]\npublic_url = "https://inbox.example.test"\n`
-    const alpha = makeHost(dir, "alpha", notify)
-    const beta = makeHost(dir, "beta", notify)
+    const alpha = makeHost(db.url, dir, "alpha", { config: notify })
+    const beta = makeHost(db.url, dir, "beta", { config: notify })
     // The asker's host runs no loop of its own: only the store tells the others.
-    const gamma = makeHost(dir, "gamma", notify)
+    const gamma = makeHost(db.url, dir, "gamma", { config: notify })
     const publications = () =>
       NodeFs.existsSync(published)
         ? NodeFs.readFileSync(published, "utf8").trim().split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { summary: string; url: string })

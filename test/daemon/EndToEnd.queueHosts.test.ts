@@ -6,13 +6,13 @@
  * is given (its worktree says which host ran it).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import Pg from "pg"
-import { MAGI } from "../runSupport.js"
 import { freshDatabaseSync } from "../pgSupport.js"
 import { tempDirSync, until } from "../support.js"
+import { type Host, makeHost, pageUrl, run, type Started, start } from "./hostsSupport.js"
 
 const QUEUE_AGENT = NodePath.resolve("test/fixtures/queue-agent.mjs")
 const CONDUCTOR_AGENT = NodePath.resolve("test/fixtures/conductor-agent.mjs")
@@ -40,31 +40,24 @@ const origin = (dir: string, name: string) => {
   return repo
 }
 
-interface Host {
-  readonly name: string
-  readonly home: string
-  readonly env: Record<string, string>
+interface QueueHost extends Host {
   /** Its clone of each repository it has, by name. */
   readonly clones: Readonly<Record<string, string>>
 }
 
 /**
- * A host: a home, its own clone of each of `repos` (with the fake agents in
- * its magi.toml), and a config naming it and mapping the names to its clones.
+ * A host with its own clone of each of `repos` (with the fake agents in its
+ * magi.toml), and a config naming it and mapping the names to its clones.
  */
-const makeHost = (
+const makeQueueHost = (
   dir: string,
   name: string,
   repos: Readonly<Record<string, string>>,
   options: { readonly runs?: number; readonly conductor?: boolean } = {}
-): Host => {
-  const top = NodePath.join(dir, name)
-  const home = NodePath.join(top, "home")
-  const config = NodePath.join(top, "config")
-  NodeFs.mkdirSync(NodePath.join(config, "magi"), { recursive: true })
+): QueueHost => {
   const clones: Record<string, string> = {}
   for (const [repoName, from] of Object.entries(repos)) {
-    const clone = NodePath.join(top, "src", repoName)
+    const clone = NodePath.join(dir, name, "src", repoName)
     execFileSync("git", ["clone", "-q", from, clone], { stdio: "pipe" })
     NodeFs.writeFileSync(
       NodePath.join(clone, "magi.toml"),
@@ -75,44 +68,15 @@ const makeHost = (
     )
     clones[repoName] = NodeFs.realpathSync(clone)
   }
-  NodeFs.writeFileSync(
-    NodePath.join(config, "magi", "config.toml"),
-    `[host]\nname = "${name}"\nmax_turns = 4\n\n[daemon]\nmax_concurrent_runs = ${options.runs ?? 2}\n\n[repos]\n` +
+  const host = makeHost(db.url, dir, name, {
+    config: `max_turns = 4\n\n[daemon]\nmax_concurrent_runs = ${options.runs ?? 2}\n\n[repos]\n` +
       Object.entries(clones)
         .map(([n, p]) => `${n} = ${JSON.stringify(p)}\n`)
-        .join("")
-  )
-  return { name, home, clones, env: { MAGI_HOME: home, XDG_CONFIG_HOME: config, MAGI_STORE_URL: db.url, MAGI_RUN: "", MAGI_NODE: "" } }
-}
-
-const magi = (host: Host, cwd: string, extraEnv: Record<string, string>, ...args: string[]) =>
-  spawnSync(process.execPath, [MAGI, ...args], { cwd, env: { ...process.env, ...host.env, ...extraEnv }, encoding: "utf8", timeout: 60_000 })
-
-interface Started {
-  readonly child: ChildProcess
-  readonly stdout: () => string
-  readonly stderr: () => string
-  readonly exited: Promise<number | null>
-  readonly stop: () => Promise<number | null>
-}
-
-const start = (host: Host, cwd: string, extraEnv: Record<string, string>, ...args: string[]): Started => {
-  const child = spawn(process.execPath, [MAGI, ...args], { cwd, env: { ...process.env, ...host.env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] })
-  let stdout = ""
-  let stderr = ""
-  child.stdout!.on("data", (d) => (stdout += d))
-  child.stderr!.on("data", (d) => (stderr += d))
-  const exited = new Promise<number | null>((done) => child.once("exit", (code, signal) => done(code ?? (signal === null ? null : -1))))
-  return {
-    child,
-    stdout: () => stdout,
-    stderr: () => stderr,
-    exited,
-    stop: () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM")
-      return exited
-    }
-  }
+        .join(""),
+    // Not an agent's: a suite run from inside a magi run must not file these tasks as that run's.
+    env: { MAGI_RUN: "", MAGI_NODE: "" }
+  })
+  return { ...host, clones }
 }
 
 interface StoredTask {
@@ -147,11 +111,7 @@ const turnsIn = (log: string): ReadonlyArray<{ task: string; run: string; cwd: s
     : []
 
 /** Which host's folder (its home, its clones) a directory is under. */
-const hostOf = (hosts: ReadonlyArray<Host>, cwd: string) =>
-  hosts.find((h) => {
-    const top = NodeFs.realpathSync(NodePath.dirname(h.home))
-    return cwd.startsWith(top + NodePath.sep)
-  })?.name ?? "?"
+const hostOf = (hosts: ReadonlyArray<Host>, cwd: string) => hosts.find((h) => cwd.startsWith(NodeFs.realpathSync(h.top) + NodePath.sep))?.name ?? "?"
 
 /** Settle for a while and read again: nothing may change after the end. */
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -162,18 +122,18 @@ describe("the queue across hosts on one PostgreSQL store", { timeout: DRAIN_DEAD
     const log = NodePath.join(dir, "agent.jsonl")
     const app = origin(dir, "app-origin")
     const lib = origin(dir, "lib-origin")
-    const alpha = makeHost(dir, "alpha", { app })
-    const beta = makeHost(dir, "beta", { app })
-    const gamma = makeHost(dir, "gamma", { app, lib })
+    const alpha = makeQueueHost(dir, "alpha", { app })
+    const beta = makeQueueHost(dir, "beta", { app })
+    const gamma = makeQueueHost(dir, "gamma", { app, lib })
     const hosts = [alpha, beta, gamma]
     const agentEnv = { FAKE_AGENT_LOG: log }
 
     // Filed from inside alpha's clone, with no --repo: the task records the name.
-    const inside = magi(alpha, alpha.clones.app!, agentEnv, "task", "add", "--json", "Task from inside the clone")
+    const inside = run(alpha, alpha.clones.app!, agentEnv, "task", "add", "--json", "Task from inside the clone")
     expect(inside.status, inside.stderr).toBe(0)
     expect(JSON.parse(inside.stdout)).toMatchObject({ repo_name: "app", repo: alpha.clones.app })
     // A name nobody has is refused, naming the ones known; nothing is filed.
-    const unknown = magi(alpha, dir, agentEnv, "task", "add", "--repo", "nope", "Lost work")
+    const unknown = run(alpha, dir, agentEnv, "task", "add", "--repo", "nope", "Lost work")
     expect(unknown.status).not.toBe(0)
     expect(unknown.stderr).toContain("magi: no host has a repository named `nope` (known: app (here))")
 
@@ -182,18 +142,17 @@ describe("the queue across hosts on one PostgreSQL store", { timeout: DRAIN_DEAD
     const servers = [g]
     try {
       await until("gamma to register", () => g.stderr().includes("magi serve: waiting"), PROCESS_DEADLINE)
-      const forLib = magi(alpha, dir, agentEnv, "task", "add", "--json", "--repo", "lib", "Library task 1")
+      const forLib = run(alpha, dir, agentEnv, "task", "add", "--json", "--repo", "lib", "Library task 1")
       expect(forLib.status, forLib.stderr).toBe(0)
       expect(JSON.parse(forLib.stdout)).toMatchObject({ repo_name: "lib", repo: "lib" })
-      expect(magi(alpha, dir, agentEnv, "task", "show", JSON.parse(forLib.stdout).id).stdout).toContain("repo       lib (no clone on this host)")
+      expect(run(alpha, dir, agentEnv, "task", "show", JSON.parse(forLib.stdout).id).stdout).toContain("repo       lib (no clone on this host)")
       await g.stop()
       servers.length = 0
 
       // The rest through a page (one process; 200 `magi task add` would be minutes of node start-up).
       const filer = start(alpha, alpha.clones.app!, agentEnv, "web", "--no-loop", "--bind", "127.0.0.1", "--port", "0")
       try {
-        await until("the filing page", () => /^http:\/\/\S+/m.test(filer.stdout()), PROCESS_DEADLINE)
-        const url = /^(http:\/\/\S+)/m.exec(filer.stdout())![1]!
+        const url = await pageUrl(filer, "the filing page", PROCESS_DEADLINE)
         const names = (await (await fetch(`${url}/api/repos`)).json()) as {
           names: ReadonlyArray<{ name: string; here: boolean; hosts: ReadonlyArray<string> }>
         }
@@ -269,8 +228,8 @@ describe("the queue across hosts on one PostgreSQL store", { timeout: DRAIN_DEAD
     const conductorLog = NodePath.join(dir, "conductor.jsonl")
     const gate = NodePath.join(dir, "gate")
     const app = origin(dir, "app-origin")
-    const alpha = makeHost(dir, "alpha", { app }, { runs: 1, conductor: true })
-    const beta = makeHost(dir, "beta", { app }, { runs: 1, conductor: true })
+    const alpha = makeQueueHost(dir, "alpha", { app }, { runs: 1, conductor: true })
+    const beta = makeQueueHost(dir, "beta", { app }, { runs: 1, conductor: true })
     const hosts = [alpha, beta]
     // The agent waits for the gate file before it works: a turn that is surely mid-run when its host is killed.
     const agentEnv = { FAKE_AGENT_LOG: log, CONDUCTOR_LOG: conductorLog, FAKE_AGENT_GATE: gate }
@@ -279,7 +238,7 @@ describe("the queue across hosts on one PostgreSQL store", { timeout: DRAIN_DEAD
     let b: Started | undefined
     try {
       await until("alpha to register", () => a.stderr().includes("magi serve: waiting"), PROCESS_DEADLINE)
-      const filed = magi(alpha, alpha.clones.app!, agentEnv, "task", "add", "--json", "Build the API")
+      const filed = run(alpha, alpha.clones.app!, agentEnv, "task", "add", "--json", "Build the API")
       expect(filed.status, filed.stderr).toBe(0)
       const id = JSON.parse(filed.stdout).id as string
       // alpha, the only host, conducts and starts the task; its agent waits at the gate.
@@ -290,7 +249,7 @@ describe("the queue across hosts on one PostgreSQL store", { timeout: DRAIN_DEAD
       // beta comes up: the conductor stays alpha's, the task stays alpha's.
       b = start(beta, beta.clones.app!, agentEnv, "serve")
       await until("beta to register", () => b!.stderr().includes("magi serve: waiting"), PROCESS_DEADLINE)
-      const second = magi(beta, beta.clones.app!, agentEnv, "task", "add", "--json", "Use the API")
+      const second = run(beta, beta.clones.app!, agentEnv, "task", "add", "--json", "Use the API")
       expect(second.status, second.stderr).toBe(0)
       await until("the conductor to look at the second task", () => turnsIn(conductorLog).some((t) => t.shown.includes("Use the API")), PROCESS_DEADLINE)
       expect(new Set(turnsIn(conductorLog).map((t) => hostOf(hosts, t.cwd)))).toEqual(new Set(["alpha"]))
@@ -318,7 +277,7 @@ describe("the queue across hosts on one PostgreSQL store", { timeout: DRAIN_DEAD
       // The conductor moved to beta with its host gone.
       await until("beta to conduct", () => b!.stderr().includes("conductor: this host (beta) conducts"), PROCESS_DEADLINE * 3)
     } finally {
-      if (a.child.exitCode === null && a.child.signalCode === null) await a.stop()
+      await a.stop()
       if (b !== undefined) await b.stop()
     }
   })
