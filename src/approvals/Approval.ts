@@ -137,3 +137,22 @@ export const permissionPromptResult = (decision: Decision, input: Readonly<Recor
       ? { behavior: "allow", updatedInput: input, ...(byOwner ? { decisionClassification: decision.always ? "user_permanent" : "user_temporary" } : {}) }
       : { behavior: "deny", message: decision.message, ...(byOwner ? { decisionClassification: "user_reject" } : {}) }
   )
+
+// ---------------------------------------------------------------------------
+// codex's `PermissionRequest` hook protocol
+
+/**
+ * What codex's `PermissionRequest` hook prints on stdout: read from the
+ * pinned 0.169.0's hook schema (`permission-request.command.output`),
+ * `{hookSpecificOutput: {hookEventName: "PermissionRequest", decision:
+ * {behavior: "allow" | "deny", message?}}}`. A hook that prints nothing
+ * leaves the call to codex's own approval flow, so magi's hook always
+ * prints one of these.
+ */
+export const permissionRequestHookOutput = (decision: Decision): string =>
+  JSON.stringify({
+    hookSpecificOutput: {
+      hookEventName: "PermissionRequest",
+      decision: decision._tag === "allow" ? { behavior: "allow" } : { behavior: "deny", message: decision.message }
+    }
+  })

@@ -1,0 +1,184 @@
+/**
+ * Tool approvals against the real, pinned `codex` on the local Responses
+ * stand-in: with `[approvals] ask = true`, a writing codex seat runs with
+ * magi's `PermissionRequest` hook (`magi approvals hook codex`), so a shell
+ * command that asks to leave codex's sandbox reaches the owner as an
+ * approval question. Deny is obeyed, Allow runs the command, "Always allow"
+ * saves a rule that lets the next matching command through unasked, and a
+ * command a config rule denies never asks. codex's automatic reviewer (a
+ * model, which `--approve-for-me` would otherwise consult) is never asked:
+ * every request the stand-in sees is the agent's own turn.
+ *
+ * As in codex.compat.test.ts, everything lives outside /tmp (codex's
+ * sandbox may write /tmp), codex's shell is a login shell whose profile
+ * resets PATH, and nothing leaves 127.0.0.1.
+ */
+import { execFileSync, spawn, spawnSync } from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import { afterEach, describe, expect, it } from "vitest"
+import { codexConfig, startResponsesStandIn, toolCalls, toolOutputs } from "./standins/openai-responses.js"
+
+const CODEX = process.env.MAGI_COMPAT_CODEX
+const MAGI = NodePath.resolve("dist/magi.js")
+
+/** A process deadline: long enough for a loaded machine, short enough to end a hang. */
+const DEADLINE_MS = 300_000
+
+const cleanups: Array<() => Promise<void> | void> = []
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c()
+})
+
+/** The commands the scripted model runs, in order; each names what becomes of it. */
+const COMMANDS = ["git tag denied-by-owner", "git tag allowed-by-owner", "git branch always-by-owner", "git branch through-by-rule", "git tag refused-by-rule"]
+
+/** Temp folders live in the agents' cache, outside /tmp (see the file's comment). */
+const scratchRoot = () => {
+  const root = NodePath.join(
+    process.env.MAGI_AGENTS_CACHE ?? NodePath.join(process.env.XDG_CACHE_HOME ?? NodePath.join(NodeOs.homedir(), ".cache"), "magi-agents"),
+    "compat-tmp"
+  )
+  NodeFs.mkdirSync(root, { recursive: true })
+  return root
+}
+
+/** Run the built magi to its end without blocking the stand-in, which lives in this process. */
+const magiAsync = (cwd: string, env: Record<string, string>, ...args: string[]) =>
+  new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [MAGI, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (d) => (stdout += d))
+    child.stderr.on("data", (d) => (stderr += d))
+    const timer = setTimeout(() => child.kill("SIGKILL"), DEADLINE_MS)
+    cleanups.push(() => {
+      clearTimeout(timer)
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+    })
+    child.on("close", (status) => {
+      clearTimeout(timer)
+      resolve({ status, stdout, stderr })
+    })
+  })
+
+describe("tool approvals with the real codex", () => {
+  it(
+    "puts each command that asks to leave the sandbox to the owner; Deny is obeyed, Allow runs it, Always allow lets the next matching one through, and a denying rule never asks",
+    async () => {
+      if (CODEX === undefined) throw new Error(process.env.MAGI_COMPAT_CODEX_ERROR ?? "MAGI_COMPAT_CODEX is not set (run through vitest's globalSetup)")
+      const base = NodeFs.mkdtempSync(NodePath.join(scratchRoot(), "codex-approvals-"))
+      cleanups.push(() => NodeFs.rmSync(base, { recursive: true, force: true }))
+
+      // The model asks to run each command outside the sandbox, as codex's
+      // own model does when the sandbox is in its way (.git is read-only in it).
+      const api = await startResponsesStandIn((req) => {
+        const next = COMMANDS[toolOutputs(req.body).length]
+        return next === undefined
+          ? { kind: "message", text: "Done." }
+          : {
+            kind: "call",
+            name: "exec_command",
+            args: { cmd: next, sandbox_permissions: "require_escalated", justification: "Mark the repository" }
+          }
+      })
+      cleanups.push(() => api.close())
+
+      const repo = NodePath.join(base, "repo")
+      const home = NodePath.join(base, "magi-home")
+      const codexHome = NodePath.join(base, "codex-home")
+      const userHome = NodePath.join(base, "user-home")
+      for (const d of [repo, codexHome, userHome]) NodeFs.mkdirSync(d, { recursive: true })
+      // A login profile that resets PATH to one without node or magi on it:
+      // codex runs commands (and its hooks) through a shell, and the hook must
+      // still find magi and its node.
+      const tools = NodePath.join(userHome, "tools")
+      NodeFs.mkdirSync(tools)
+      for (const tool of ["git"]) {
+        const found = spawnSync("sh", ["-c", `command -v ${tool}`], { encoding: "utf8" }).stdout.trim()
+        if (found !== "") NodeFs.symlinkSync(found, NodePath.join(tools, tool))
+      }
+      NodeFs.writeFileSync(NodePath.join(userHome, ".bash_profile"), `PATH=${tools}\nexport PATH\n`)
+      NodeFs.writeFileSync(NodePath.join(codexHome, "config.toml"), codexConfig(api))
+
+      const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, encoding: "utf8" })
+      git("init", "-q", "-b", "trunk")
+      git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "init")
+      NodeFs.writeFileSync(
+        NodePath.join(repo, "magi.toml"),
+        `[agents.codex]\nkind = "codex"\ncommand = ${JSON.stringify([CODEX])}\nmcp = false\n\n[notify]\ncommand = ["true"]\n\n` +
+          `[approvals]\nask = true\ndeny = ["Bash(git tag refused-by-rule)"]\n`
+      )
+      const env: Record<string, string> = {}
+      for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v
+      Object.assign(env, api.proxyEnv, {
+        MAGI_HOME: home,
+        XDG_CONFIG_HOME: NodePath.join(base, "no-config"),
+        HOME: userHome,
+        CODEX_HOME: codexHome
+      })
+
+      const run = magiAsync(repo, env, "run", "Mark the repository with tags and branches.")
+      let exited = false
+      void run.then(() => (exited = true))
+
+      // The owner, at the terminal: each approval as it arrives.
+      const questionsDir = NodePath.join(home, "questions")
+      const answered = new Map<string, { summary: string; choices: string[] }>()
+      while (!exited) {
+        const files = NodeFs.existsSync(questionsDir) ? NodeFs.readdirSync(questionsDir).filter((f) => f.endsWith(".json")) : []
+        for (const f of files) {
+          const q = JSON.parse(NodeFs.readFileSync(NodePath.join(questionsDir, f), "utf8"))
+          if (q.status !== "open" || answered.has(q.id)) continue
+          answered.set(q.id, { summary: q.summary, choices: q.choices })
+          const choice = q.summary.includes("denied") ? "Deny" : q.summary.includes("allowed") ? "Allow" : q.choices[2]
+          const r = await magiAsync(repo, env, "answer", q.id, "--reply", choice)
+          expect(r.status, r.stderr).toBe(0)
+        }
+        await new Promise((r) => setTimeout(r, 250))
+      }
+      const done = await run
+      expect(done.status, done.stderr).toBe(0)
+
+      // Three questions: the fourth command went through by the saved rule, the fifth was refused by the config's.
+      expect([...answered.values()].map((q) => q.summary)).toEqual([
+        "Bash: `git tag denied-by-owner`",
+        "Bash: `git tag allowed-by-owner`",
+        "Bash: `git branch always-by-owner`"
+      ])
+      expect([...answered.values()][2]!.choices).toEqual(["Allow", "Deny", "Always allow Bash(git branch:*)"])
+      // Deny and the denying rule obeyed; Allow and the saved rule ran their commands.
+      expect(git("tag", "--list").split("\n").filter((l) => l !== "")).toEqual(["allowed-by-owner"])
+      expect(git("branch", "--list", "always-by-owner")).toContain("always-by-owner")
+      expect(git("branch", "--list", "through-by-rule")).toContain("through-by-rule")
+
+      // The model was told why each refused call did not run.
+      const last = api.requests.at(-1)!.body
+      expect(toolCalls(last).map((c) => c.args.cmd)).toEqual(COMMANDS)
+      const outputs = toolOutputs(last)
+      expect(outputs[0]).toContain("The owner denied this tool call")
+      expect(outputs[4]).toContain("magi's approval rule Bash(git tag refused-by-rule) denies this tool call")
+      // Only the agent's turns reached the model: codex's automatic reviewer was never consulted.
+      expect(api.requests).toHaveLength(COMMANDS.length + 1)
+      expect(api.escaped, JSON.stringify(api.escaped)).toEqual([])
+
+      // Every decision is in the audit log, by the owner or by a rule.
+      const log = NodeFs.readFileSync(NodePath.join(home, "approvals.jsonl"), "utf8")
+        .split("\n")
+        .filter((l) => l !== "")
+        .map((l) => JSON.parse(l))
+      expect(log.map((e) => [e.decision, e.by, e.rule ?? null])).toEqual([
+        ["deny", "owner", null],
+        ["allow", "owner", null],
+        ["allow", "owner", "Bash(git branch:*)"],
+        ["allow", "rule", "Bash(git branch:*)"],
+        ["deny", "rule", "Bash(git tag refused-by-rule)"]
+      ])
+      expect(log.every((e) => e.seat === "impl")).toBe(true)
+      const listed = await magiAsync(repo, env, "approvals", "list")
+      expect(listed.stdout).toContain("allow Bash(git branch:*)")
+    },
+    DEADLINE_MS + 60_000
+  )
+})
