@@ -18,7 +18,7 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
-import { codexConfig, startResponsesStandIn, toolCalls, toolOutputs } from "./standins/openai-responses.js"
+import { codexConfig, messages, type StandIn, startResponsesStandIn, type Step, toolCalls, toolOutputs } from "./standins/openai-responses.js"
 
 const CODEX = process.env.MAGI_COMPAT_CODEX
 const MAGI = NodePath.resolve("dist/magi.js")
@@ -63,6 +63,58 @@ const magiAsync = (cwd: string, env: Record<string, string>, ...args: string[]) 
     })
   })
 
+/**
+ * One test's world under `base`: a repository whose magi.toml names the
+ * pinned codex (its shell form: `mcp = false`) with `extra` appended, codex's
+ * home sending it to `api`, and a user home whose login profile resets PATH
+ * to one without node or magi on it (codex runs commands, and its hooks,
+ * through a shell: the hook must still find magi and its node).
+ */
+const world = (base: string, api: StandIn, extra: string, agentLines = "") => {
+  const repo = NodePath.join(base, "repo")
+  const home = NodePath.join(base, "magi-home")
+  const codexHome = NodePath.join(base, "codex-home")
+  const userHome = NodePath.join(base, "user-home")
+  for (const d of [repo, codexHome, userHome]) NodeFs.mkdirSync(d, { recursive: true })
+  const tools = NodePath.join(userHome, "tools")
+  NodeFs.mkdirSync(tools)
+  const gitPath = spawnSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).stdout.trim()
+  NodeFs.symlinkSync(gitPath, NodePath.join(tools, "git"))
+  NodeFs.writeFileSync(NodePath.join(userHome, ".bash_profile"), `PATH=${tools}\nexport PATH\n`)
+  NodeFs.writeFileSync(NodePath.join(codexHome, "config.toml"), codexConfig(api))
+
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, encoding: "utf8" })
+  git("init", "-q", "-b", "trunk")
+  git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "init")
+  NodeFs.writeFileSync(
+    NodePath.join(repo, "magi.toml"),
+    `[agents.codex]\nkind = "codex"\ncommand = ${JSON.stringify([CODEX])}\nmcp = false\n${agentLines}\n[notify]\ncommand = ["true"]\n\n${extra}`
+  )
+  const env: Record<string, string> = {}
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v
+  Object.assign(env, api.proxyEnv, {
+    MAGI_HOME: home,
+    XDG_CONFIG_HOME: NodePath.join(base, "no-config"),
+    HOME: userHome,
+    CODEX_HOME: codexHome
+  })
+  return { repo, home, env, git }
+}
+
+/** A shell call the model asks to run outside codex's sandbox, as codex's own model does when the sandbox is in its way. */
+const escalated = (cmd: string): Step => ({
+  kind: "call",
+  name: "exec_command",
+  args: { cmd, sandbox_permissions: "require_escalated", justification: "Mark the repository" }
+})
+
+/** The audit log's decisions, each as [decision, by, rule]. */
+const audited = (home: string) =>
+  NodeFs.readFileSync(NodePath.join(home, "approvals.jsonl"), "utf8")
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => JSON.parse(l) as { decision: string; by: string; rule?: string; seat: string })
+
 describe("tool approvals with the real codex", () => {
   it(
     "puts each command that asks to leave the sandbox to the owner; Deny is obeyed, Allow runs it, Always allow lets the next matching one through, and a denying rule never asks",
@@ -71,53 +123,14 @@ describe("tool approvals with the real codex", () => {
       const base = NodeFs.mkdtempSync(NodePath.join(scratchRoot(), "codex-approvals-"))
       cleanups.push(() => NodeFs.rmSync(base, { recursive: true, force: true }))
 
-      // The model asks to run each command outside the sandbox, as codex's
-      // own model does when the sandbox is in its way (.git is read-only in it).
+      // Each command asks to leave the sandbox (.git is read-only in it).
       const api = await startResponsesStandIn((req) => {
         const next = COMMANDS[toolOutputs(req.body).length]
-        return next === undefined
-          ? { kind: "message", text: "Done." }
-          : {
-            kind: "call",
-            name: "exec_command",
-            args: { cmd: next, sandbox_permissions: "require_escalated", justification: "Mark the repository" }
-          }
+        return next === undefined ? { kind: "message", text: "Done." } : escalated(next)
       })
       cleanups.push(() => api.close())
 
-      const repo = NodePath.join(base, "repo")
-      const home = NodePath.join(base, "magi-home")
-      const codexHome = NodePath.join(base, "codex-home")
-      const userHome = NodePath.join(base, "user-home")
-      for (const d of [repo, codexHome, userHome]) NodeFs.mkdirSync(d, { recursive: true })
-      // A login profile that resets PATH to one without node or magi on it:
-      // codex runs commands (and its hooks) through a shell, and the hook must
-      // still find magi and its node.
-      const tools = NodePath.join(userHome, "tools")
-      NodeFs.mkdirSync(tools)
-      for (const tool of ["git"]) {
-        const found = spawnSync("sh", ["-c", `command -v ${tool}`], { encoding: "utf8" }).stdout.trim()
-        if (found !== "") NodeFs.symlinkSync(found, NodePath.join(tools, tool))
-      }
-      NodeFs.writeFileSync(NodePath.join(userHome, ".bash_profile"), `PATH=${tools}\nexport PATH\n`)
-      NodeFs.writeFileSync(NodePath.join(codexHome, "config.toml"), codexConfig(api))
-
-      const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, encoding: "utf8" })
-      git("init", "-q", "-b", "trunk")
-      git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "init")
-      NodeFs.writeFileSync(
-        NodePath.join(repo, "magi.toml"),
-        `[agents.codex]\nkind = "codex"\ncommand = ${JSON.stringify([CODEX])}\nmcp = false\n\n[notify]\ncommand = ["true"]\n\n` +
-          `[approvals]\nask = true\ndeny = ["Bash(git tag refused-by-rule)"]\n`
-      )
-      const env: Record<string, string> = {}
-      for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v
-      Object.assign(env, api.proxyEnv, {
-        MAGI_HOME: home,
-        XDG_CONFIG_HOME: NodePath.join(base, "no-config"),
-        HOME: userHome,
-        CODEX_HOME: codexHome
-      })
+      const { repo, home, env, git } = world(base, api, `[approvals]\nask = true\ndeny = ["Bash(git tag refused-by-rule)"]\n`)
 
       const run = magiAsync(repo, env, "run", "Mark the repository with tags and branches.")
       let exited = false
@@ -164,10 +177,7 @@ describe("tool approvals with the real codex", () => {
       expect(api.escaped, JSON.stringify(api.escaped)).toEqual([])
 
       // Every decision is in the audit log, by the owner or by a rule.
-      const log = NodeFs.readFileSync(NodePath.join(home, "approvals.jsonl"), "utf8")
-        .split("\n")
-        .filter((l) => l !== "")
-        .map((l) => JSON.parse(l))
+      const log = audited(home)
       expect(log.map((e) => [e.decision, e.by, e.rule ?? null])).toEqual([
         ["deny", "owner", null],
         ["allow", "owner", null],
@@ -180,5 +190,66 @@ describe("tool approvals with the real codex", () => {
       expect(listed.stdout).toContain("allow Bash(git branch:*)")
     },
     DEADLINE_MS + 60_000
+  )
+
+  it(
+    "denies a call the owner has not decided within the slice, telling the agent to end its turn; the owner's later Allow reaches the resumed seat, whose same call then runs",
+    async () => {
+      if (CODEX === undefined) throw new Error(process.env.MAGI_COMPAT_CODEX_ERROR ?? "MAGI_COMPAT_CODEX is not set (run through vitest's globalSetup)")
+      const base = NodeFs.mkdtempSync(NodePath.join(scratchRoot(), "codex-approvals-"))
+      cleanups.push(() => NodeFs.rmSync(base, { recursive: true, force: true }))
+      const CMD = "git tag later-by-owner"
+      const api = await startResponsesStandIn((req) => {
+        const resumed = messages(req.body, "user").some((u) => u.includes("The owner's answer"))
+        const outputs = toolOutputs(req.body)
+        // Turn 1: the call, then, told there is no decision yet, the end of the turn.
+        if (!resumed) return outputs.length === 0 ? escalated(CMD) : { kind: "message", text: "Waiting for the owner's decision." }
+        // Turn 2, resumed with the decision: the same call again, then done.
+        return outputs.length === 1 ? escalated(CMD) : { kind: "message", text: "Tagged." }
+      })
+      cleanups.push(() => api.close())
+      // A short slice: the owner is not quick enough.
+      const { repo, home, env, git } = world(base, api, "[approvals]\nask = true\n", "wait_slice = 3\n")
+
+      const first = await magiAsync(repo, env, "run", "Tag the repository.")
+      expect(first.status, first.stderr).toBe(0)
+      const [runId] = NodeFs.readdirSync(NodePath.join(home, "runs"))
+      const runFile = NodePath.join(home, "runs", runId!, "run.json")
+      const runNow = () => JSON.parse(NodeFs.readFileSync(runFile, "utf8"))
+      expect(runNow()).toMatchObject({ status: "waiting" })
+      const questionsDir = NodePath.join(home, "questions")
+      const [file] = NodeFs.readdirSync(questionsDir).filter((f) => f.endsWith(".json"))
+      const q = JSON.parse(NodeFs.readFileSync(NodePath.join(questionsDir, file!), "utf8"))
+      expect(q).toMatchObject({ status: "open", summary: "Bash: `git tag later-by-owner`", seat: "impl", run: runId })
+      // The agent was told to make the same call again or end its turn; the command did not run.
+      expect(toolOutputs(api.requests[1]!.body)[0]).toContain("Make exactly the same tool call again to keep waiting for the decision, or end your turn")
+      expect(git("tag", "--list")).toBe("")
+
+      // The owner allows it; nobody is reading. The asker's lease (if the
+      // hook left one) would hold the waiter off for its ttl: age it.
+      const answered = await magiAsync(repo, env, "answer", q.id, "--reply", "Allow")
+      expect(answered.status, answered.stderr).toBe(0)
+      const lease = NodePath.join(questionsDir, "leases", `${q.id}.lease`)
+      if (NodeFs.existsSync(lease)) {
+        NodeFs.writeFileSync(lease, JSON.stringify({ ...JSON.parse(NodeFs.readFileSync(lease, "utf8")), beat_at: "2000-01-01T00:00:00Z" }))
+      }
+      const daemon = spawn(process.execPath, [MAGI, "serve", "--home", home], { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] })
+      let daemonErr = ""
+      daemon.stderr.on("data", (d) => (daemonErr += d))
+      try {
+        const end = Date.now() + DEADLINE_MS
+        while (["waiting", "running"].includes(runNow().status) && Date.now() < end) await new Promise((r) => setTimeout(r, 250))
+      } finally {
+        daemon.kill("SIGTERM")
+        await new Promise((r) => daemon.once("exit", r))
+      }
+      expect(runNow(), daemonErr).toMatchObject({ status: "done", summary: "Tagged." })
+      // The same call found the owner's decision: no second question, and the command ran.
+      expect(NodeFs.readdirSync(questionsDir).filter((f) => f.endsWith(".json"))).toHaveLength(1)
+      expect(git("tag", "--list").trim()).toBe("later-by-owner")
+      expect(audited(home).map((e) => [e.decision, e.by])).toEqual([["allow", "owner"]])
+      expect(api.escaped, JSON.stringify(api.escaped)).toEqual([])
+    },
+    2 * DEADLINE_MS + 60_000
   )
 })

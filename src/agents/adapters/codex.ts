@@ -18,6 +18,7 @@
  */
 import { Duration } from "effect"
 import { sliceUnder } from "../../mcp/Slices.js"
+import type { AgentSpec } from "../AgentRoster.js"
 import { type AgentAdapter, commandOf, get, jsonLines, MCP_SERVER_NAME, type McpServerSpec, type Parsed, type PlanInput, str, usageLimit } from "./Adapter.js"
 
 /**
@@ -76,8 +77,8 @@ const shellWord = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`
  * its interactive `/hooks` review: `--dangerously-bypass-hook-trust` runs it
  * unreviewed (and any other hook the owner enabled but has not reviewed).
  */
-const approvedByOwner = (magi: string, questionsDir: string): ReadonlyArray<string> => {
-  const command = [magi, "approvals", "hook", "codex", "--slice", String(Duration.toSeconds(sliceUnder(CODEX_HOOK_TIMEOUT)))].map(shellWord).join(" ")
+const approvedByOwner = (magi: string, questionsDir: string, sliceSecs: number): ReadonlyArray<string> => {
+  const command = [magi, "approvals", "hook", "codex", "--slice", String(sliceSecs)].map(shellWord).join(" ")
   return [
     "--approve-for-me",
     "--add-dir",
@@ -88,10 +89,14 @@ const approvedByOwner = (magi: string, questionsDir: string): ReadonlyArray<stri
   ]
 }
 
-const sandbox = (input: PlanInput): ReadonlyArray<string> =>
+/** Seconds the hook waits for the owner: a slice under its timeout, or `[agents.<id>] wait_slice` when shorter. */
+const hookSliceSecs = (agent: AgentSpec): number =>
+  Math.min(Duration.toSeconds(sliceUnder(CODEX_HOOK_TIMEOUT)), agent.waitSliceSecs ?? Number.POSITIVE_INFINITY)
+
+const sandbox = (agent: AgentSpec, input: PlanInput): ReadonlyArray<string> =>
   input.allowWrite
     ? input.approve === true && input.magi !== undefined
-      ? approvedByOwner(input.magi, input.questionsDir)
+      ? approvedByOwner(input.magi, input.questionsDir, hookSliceSecs(agent))
       : ["--sandbox", "workspace-write", "--add-dir", input.questionsDir, "-c", 'approval_policy="never"']
     : [
       "-c",
@@ -200,7 +205,7 @@ export const codex: AgentAdapter = {
         "--skip-git-repo-check",
         "-C",
         input.cwd,
-        ...sandbox(input),
+        ...sandbox(agent, input),
         ...(input.mcp === undefined ? [] : mcpOverrides(input.mcp)),
         ...model("-m"),
         ...agent.args,
