@@ -59,9 +59,8 @@ export const FACTS: Record<Exclude<AgentKind, "command">, AgentFacts> = {
     sessionsDir: (env) => NodePath.join(env.CODEX_HOME ?? NodePath.join(home(env), ".codex"), "sessions"),
     quietEnv: {},
     rootProblem: noProblem,
-    approvals: NO_APPROVALS(
-      'magi runs codex exec with approval_policy "never" inside its workspace-write sandbox, which refuses what it does not allow instead of asking (codex\'s PermissionRequest hook is not wired yet)'
-    )
+    approvals:
+      "with [approvals] ask = true, a writing seat runs codex exec with --approve-for-me and magi's PermissionRequest hook (magi approvals hook codex, run under --dangerously-bypass-hook-trust): every call codex would ask about goes to the owner (a command that asks to leave the workspace-write sandbox, another MCP server's tool; commands inside the sandbox run unasked). A call codex asks no hook about (request_permissions) still goes to its automatic reviewer, a model"
   },
   opencode: {
     versionArgs: ["--version"],
