@@ -188,6 +188,15 @@ describe("tool approvals with the real codex", () => {
       expect(log.every((e) => e.seat === "impl")).toBe(true)
       const listed = await magiAsync(repo, env, "approvals", "list")
       expect(listed.stdout).toContain("allow Bash(git branch:*)")
+
+      // magi doctor's dry call has the pinned codex parse these very flags, and says where approvals go.
+      const doctor = await magiAsync(repo, env, "doctor", "--json")
+      const checks = JSON.parse(doctor.stdout).checks as Array<{ name: string; status: string; detail: string }>
+      const argv = checks.find((c) => c.name === "agent codex (codex): magi's argv")
+      expect(argv, doctor.stdout).toMatchObject({ status: "ok" })
+      expect(argv!.detail).toContain("--approve-for-me")
+      expect(argv!.detail).toContain("'approvals' 'hook' 'codex'")
+      expect(checks.find((c) => c.name === "agent codex (codex): approvals")!.detail).toContain("magi approvals hook codex")
     },
     DEADLINE_MS + 60_000
   )
