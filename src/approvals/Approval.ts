@@ -9,6 +9,7 @@
  * it (`isApproval`), and what lets a re-tried call find the question it
  * already asked instead of asking again.
  */
+import { Schema } from "effect"
 import { createHash } from "node:crypto"
 import type * as Q from "../questions/Question.js"
 import { CHOICE_MAX_BYTES, headline } from "../questions/Question.js"
@@ -156,3 +157,19 @@ export const permissionRequestHookOutput = (decision: Decision): string =>
       decision: decision._tag === "allow" ? { behavior: "allow" } : { behavior: "deny", message: decision.message }
     }
   })
+
+/**
+ * What codex sends a `PermissionRequest` hook on stdin (the pinned 0.169.0:
+ * `tool_name` "Bash" with `tool_input.command` and the model's
+ * justification as `tool_input.description`, or another MCP server's tool as
+ * `mcp__<server>__<tool>` with its arguments; `cwd` where the seat works, and
+ * session fields magi does not need).
+ */
+export const CodexPermissionRequest = Schema.parseJson(
+  Schema.Struct({
+    hook_event_name: Schema.Literal("PermissionRequest"),
+    tool_name: Schema.String,
+    tool_input: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+    cwd: Schema.String
+  })
+)

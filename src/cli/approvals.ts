@@ -92,21 +92,6 @@ const rm = Command.make(
     })
 ).pipe(Command.withDescription('Remove a rule "Always allow" saved, by its number in magi approvals list'))
 
-/**
- * What codex sends a `PermissionRequest` hook on stdin (the pinned 0.169.0:
- * `tool_name` "Bash" with `tool_input.command` and the model's
- * justification as `tool_input.description`, `cwd` where the seat works,
- * and session fields magi does not need).
- */
-const CodexPermissionRequest = Schema.parseJson(
-  Schema.Struct({
-    hook_event_name: Schema.Literal("PermissionRequest"),
-    tool_name: Schema.String,
-    tool_input: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-    cwd: Schema.String
-  })
-)
-
 /** More than any request codex sends (a command and a sentence); more is refused, never read whole. */
 const HOOK_INPUT_MAX_BYTES = 1024 * 1024
 
@@ -130,7 +115,7 @@ const hook = Command.make(
       const decision = yield* Effect.gen(function* () {
         const raw = yield* readStdinUpTo(HOOK_INPUT_MAX_BYTES)
         if (raw === undefined) return yield* Effect.fail(`the request on stdin is over ${HOOK_INPUT_MAX_BYTES} bytes`)
-        const request = yield* Schema.decodeUnknown(CodexPermissionRequest)(raw).pipe(
+        const request = yield* Schema.decodeUnknown(Approval.CodexPermissionRequest)(raw).pipe(
           Effect.mapError((e) =>
             `the request on stdin is not codex's PermissionRequest: ${
               ParseResult.ArrayFormatter.formatErrorSync(e).map((i) => `${i.path.length === 0 ? "" : `${i.path.join(".")}: `}${i.message}`).join("; ")

@@ -67,7 +67,8 @@ const shellWord = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`
  * approval_policy "on-request" and codex's automatic reviewer (a model)
  * deciding. A `PermissionRequest` hook runs before that reviewer, and a hook
  * that decides is final: magi's hook (`magi approvals hook codex`) always
- * decides, so the reviewer is never asked about a shell command. Commands
+ * decides, so the reviewer is never asked about a shell command or another
+ * MCP server's tool (magi's own are approved up front). Commands
  * run in the sandbox unasked, as with "never"; what asks is a command that
  * wants to leave it (codex's `require_escalated`, or network access), which
  * "never" refused outright.
