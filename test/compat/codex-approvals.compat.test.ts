@@ -98,7 +98,7 @@ const world = (base: string, api: StandIn, extra: string, agentLines = "") => {
     HOME: userHome,
     CODEX_HOME: codexHome
   })
-  return { repo, home, env, git }
+  return { repo, home, env, git, codexHome }
 }
 
 /** A shell call the model asks to run outside codex's sandbox, as codex's own model does when the sandbox is in its way. */
@@ -117,20 +117,32 @@ const audited = (home: string) =>
 
 describe("tool approvals with the real codex", () => {
   it(
-    "puts each command that asks to leave the sandbox to the owner; Deny is obeyed, Allow runs it, Always allow lets the next matching one through, and a denying rule never asks",
+    "puts each command that asks to leave the sandbox to the owner; Deny is obeyed, Allow runs it, Always allow lets the next matching one through, and a denying rule never asks, for a command or another MCP server's tool",
     async () => {
       if (CODEX === undefined) throw new Error(process.env.MAGI_COMPAT_CODEX_ERROR ?? "MAGI_COMPAT_CODEX is not set (run through vitest's globalSetup)")
       const base = NodeFs.mkdtempSync(NodePath.join(scratchRoot(), "codex-approvals-"))
       cleanups.push(() => NodeFs.rmSync(base, { recursive: true, force: true }))
 
-      // Each command asks to leave the sandbox (.git is read-only in it).
+      // Each command asks to leave the sandbox (.git is read-only in it);
+      // then a tool of another MCP server, which codex asks about too.
       const api = await startResponsesStandIn((req) => {
-        const next = COMMANDS[toolOutputs(req.body).length]
-        return next === undefined ? { kind: "message", text: "Done." } : escalated(next)
+        const done = toolOutputs(req.body).length
+        const next = COMMANDS[done]
+        if (next !== undefined) return escalated(next)
+        return done === COMMANDS.length
+          ? { kind: "call", namespace: "mcp__other", name: "wait", args: { id: "20261202-010000-abcd" } }
+          : { kind: "message", text: "Done." }
       })
       cleanups.push(() => api.close())
 
-      const { repo, home, env, git } = world(base, api, `[approvals]\nask = true\ndeny = ["Bash(git tag refused-by-rule)"]\n`)
+      const { repo, home, env, git, codexHome } = world(base, api, `[approvals]\nask = true\ndeny = ["Bash(git tag refused-by-rule)", "mcp__other__*"]\n`)
+      // Another MCP server in the owner's codex config (magi's own server serves well as one).
+      NodeFs.appendFileSync(
+        NodePath.join(codexHome, "config.toml"),
+        `\n[mcp_servers.other]\ncommand = ${JSON.stringify(process.execPath)}\nargs = [${
+          JSON.stringify(MAGI)
+        }, "mcp"]\nrequired = true\nstartup_timeout_sec = 60\n`
+      )
 
       const run = magiAsync(repo, env, "run", "Mark the repository with tags and branches.")
       let exited = false
@@ -168,12 +180,13 @@ describe("tool approvals with the real codex", () => {
 
       // The model was told why each refused call did not run.
       const last = api.requests.at(-1)!.body
-      expect(toolCalls(last).map((c) => c.args.cmd)).toEqual(COMMANDS)
+      expect(toolCalls(last).filter((c) => c.name === "exec_command").map((c) => c.args.cmd)).toEqual(COMMANDS)
       const outputs = toolOutputs(last)
       expect(outputs[0]).toContain("The owner denied this tool call")
       expect(outputs[4]).toContain("magi's approval rule Bash(git tag refused-by-rule) denies this tool call")
+      expect(outputs[5]).toContain("magi's approval rule mcp__other__* denies this tool call")
       // Only the agent's turns reached the model: codex's automatic reviewer was never consulted.
-      expect(api.requests).toHaveLength(COMMANDS.length + 1)
+      expect(api.requests).toHaveLength(COMMANDS.length + 2)
       expect(api.escaped, JSON.stringify(api.escaped)).toEqual([])
 
       // Every decision is in the audit log, by the owner or by a rule.
@@ -183,7 +196,8 @@ describe("tool approvals with the real codex", () => {
         ["allow", "owner", null],
         ["allow", "owner", "Bash(git branch:*)"],
         ["allow", "rule", "Bash(git branch:*)"],
-        ["deny", "rule", "Bash(git tag refused-by-rule)"]
+        ["deny", "rule", "Bash(git tag refused-by-rule)"],
+        ["deny", "rule", "mcp__other__*"]
       ])
       expect(log.every((e) => e.seat === "impl")).toBe(true)
       const listed = await magiAsync(repo, env, "approvals", "list")
