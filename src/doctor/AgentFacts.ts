@@ -60,7 +60,7 @@ export const FACTS: Record<Exclude<AgentKind, "command">, AgentFacts> = {
     quietEnv: {},
     rootProblem: noProblem,
     approvals:
-      "with [approvals] ask = true, a writing seat runs codex exec with --approve-for-me and magi's PermissionRequest hook (magi approvals hook codex, run under --dangerously-bypass-hook-trust): every call codex would ask about goes to the owner (a command that asks to leave the workspace-write sandbox, another MCP server's tool; commands inside the sandbox run unasked). A call codex asks no hook about (request_permissions) still goes to its automatic reviewer, a model"
+      "with [approvals] ask = true, a writing seat runs codex exec with --approve-for-me and magi's PermissionRequest hook (magi approvals hook codex, run under --dangerously-bypass-hook-trust): every call codex would ask about goes to the owner (a command that asks to leave the workspace-write sandbox, another MCP server's tool; commands inside the sandbox run unasked). By codex's source, a call it puts to no hook (request_permissions) would still go to its automatic reviewer, a model (docs/approvals.md)"
   },
   opencode: {
     versionArgs: ["--version"],
