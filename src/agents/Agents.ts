@@ -420,7 +420,8 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
       }
       const mcp = binDir === undefined ? undefined : mcpServer(agent, NodePath.join(binDir, "magi"), seatEnv, input.cwd)
       // `[approvals] ask`, as the repository's own config says: its tool calls that need permission go to the owner.
-      const approve = mcp !== undefined &&
+      // (A route needs magi's own command: claude's through `magi mcp`, codex's hook by its path.)
+      const approve = binDir !== undefined &&
         input.allowWrite &&
         (yield* loadConfig(input.repo ?? input.cwd).pipe(
           Effect.provideService(FileSystem.FileSystem, fs),

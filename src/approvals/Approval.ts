@@ -9,6 +9,7 @@
  * it (`isApproval`), and what lets a re-tried call find the question it
  * already asked instead of asking again.
  */
+import { Schema } from "effect"
 import { createHash } from "node:crypto"
 import type * as Q from "../questions/Question.js"
 import { CHOICE_MAX_BYTES, headline } from "../questions/Question.js"
@@ -137,3 +138,38 @@ export const permissionPromptResult = (decision: Decision, input: Readonly<Recor
       ? { behavior: "allow", updatedInput: input, ...(byOwner ? { decisionClassification: decision.always ? "user_permanent" : "user_temporary" } : {}) }
       : { behavior: "deny", message: decision.message, ...(byOwner ? { decisionClassification: "user_reject" } : {}) }
   )
+
+// ---------------------------------------------------------------------------
+// codex's `PermissionRequest` hook protocol
+
+/**
+ * What codex's `PermissionRequest` hook prints on stdout: read from the
+ * pinned 0.169.0's hook schema (`permission-request.command.output`),
+ * `{hookSpecificOutput: {hookEventName: "PermissionRequest", decision:
+ * {behavior: "allow" | "deny", message?}}}`. A hook that prints nothing
+ * leaves the call to codex's own approval flow, so magi's hook always
+ * prints one of these.
+ */
+export const permissionRequestHookOutput = (decision: Decision): string =>
+  JSON.stringify({
+    hookSpecificOutput: {
+      hookEventName: "PermissionRequest",
+      decision: decision._tag === "allow" ? { behavior: "allow" } : { behavior: "deny", message: decision.message }
+    }
+  })
+
+/**
+ * What codex sends a `PermissionRequest` hook on stdin (the pinned 0.169.0:
+ * `tool_name` "Bash" with `tool_input.command` and the model's
+ * justification as `tool_input.description`, or another MCP server's tool as
+ * `mcp__<server>__<tool>` with its arguments; `cwd` where the seat works, and
+ * session fields magi does not need).
+ */
+export const CodexPermissionRequest = Schema.parseJson(
+  Schema.Struct({
+    hook_event_name: Schema.Literal("PermissionRequest"),
+    tool_name: Schema.String,
+    tool_input: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+    cwd: Schema.String
+  })
+)

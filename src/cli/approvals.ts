@@ -3,16 +3,24 @@
  * agent's tool calls without asking. The rules "Always allow" saved are
  * numbered and removable here; the config's `[approvals]` rules are listed
  * with where they are written, and changed there.
+ *
+ * `magi approvals hook codex`: codex's `PermissionRequest` hook, which a
+ * writing codex seat runs under `[approvals] ask` (agents/adapters/codex.ts).
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Effect, Layer } from "effect"
+import { Cause, Duration, Effect, Layer, Option, ParseResult, Schema } from "effect"
+import * as Approval from "../approvals/Approval.js"
+import * as Approvals from "../approvals/Approvals.js"
+import { AuditLog } from "../approvals/AuditLog.js"
 import * as Rules from "../approvals/Rules.js"
+import { sliceUnder } from "../mcp/Slices.js"
+import { questionsLayer } from "./AppLayer.js"
 import { SavedRules, type SavedRule } from "../approvals/SavedRules.js"
 import { type ApprovalSettings, MagiConfig } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as LocalContext from "../platform/LocalContext.js"
 import { CliFailure } from "./CliFailure.js"
-import { writeErr, writeOut } from "./io.js"
+import { readStdinUpTo, writeErr, writeOut } from "./io.js"
 
 const approvalsLayer = () =>
   SavedRules.layer.pipe(
@@ -84,8 +92,57 @@ const rm = Command.make(
     })
 ).pipe(Command.withDescription('Remove a rule "Always allow" saved, by its number in magi approvals list'))
 
+/** More than any request codex sends (a command and a sentence); more is refused, never read whole. */
+const HOOK_INPUT_MAX_BYTES = 1024 * 1024
+
+/** codex's own hook timeout when none is configured (600 s, from its hook discovery): a slice that fits it by default. */
+const CODEX_DEFAULT_HOOK_TIMEOUT = Duration.seconds(600)
+
+const hook = Command.make(
+  "hook",
+  {
+    client: Args.choice([["codex", "codex"]], { name: "CLI" }).pipe(Args.withDescription("the agent CLI running this hook: codex")),
+    slice: Options.integer("slice").pipe(
+      Options.withDescription('seconds to wait for the owner before denying with "make the same call again" (default: under codex\'s 600 s hook timeout)'),
+      Options.optional
+    )
+  },
+  (o) =>
+    Effect.gen(function* () {
+      if (Option.isSome(o.slice) && o.slice.value <= 0)
+        return yield* CliFailure.usage(`--slice must be a number of seconds above 0, not ${o.slice.value}`)
+      const slice = Option.match(o.slice, { onSome: (secs) => Duration.seconds(secs), onNone: () => sliceUnder(CODEX_DEFAULT_HOOK_TIMEOUT) })
+      const decision = yield* Effect.gen(function* () {
+        const raw = yield* readStdinUpTo(HOOK_INPUT_MAX_BYTES)
+        if (raw === undefined) return yield* Effect.fail(`the request on stdin is over ${HOOK_INPUT_MAX_BYTES} bytes`)
+        const request = yield* Schema.decodeUnknown(Approval.CodexPermissionRequest)(raw).pipe(
+          Effect.mapError((e) =>
+            `the request on stdin is not codex's PermissionRequest: ${
+              ParseResult.ArrayFormatter.formatErrorSync(e).map((i) => `${i.path.length === 0 ? "" : `${i.path.join(".")}: `}${i.message}`).join("; ")
+            }`
+          )
+        )
+        const decided = yield* Approvals.decideForAgent({ tool: request.tool_name, input: request.tool_input }, request.cwd, slice).pipe(
+          Effect.mapError((e) => e.message),
+          Effect.provide(Layer.mergeAll(SavedRules.layer, AuditLog.layer).pipe(Layer.provideMerge(questionsLayer())))
+        )
+        return decided.decision
+      }).pipe(
+        // Whatever goes wrong denies the call: a hook that prints nothing, or
+        // fails, leaves it to codex's automatic reviewer, a model, never the owner.
+        Effect.catchAllCause((cause) => {
+          const why = Option.getOrElse(Cause.failureOption(cause), () => Cause.pretty(cause))
+          return writeErr(`magi: ${why}\n`).pipe(
+            Effect.as<Approval.Decision>({ _tag: "deny", message: `magi could not put this call to the owner, so it is denied: ${why}` })
+          )
+        })
+      )
+      yield* writeOut(`${Approval.permissionRequestHookOutput(decision)}\n`)
+    })
+).pipe(Command.withDescription("codex's PermissionRequest hook: decide a tool call by the approval rules or ask the owner (magi sets it up per seat)"))
+
 export const approvals = Command.make("approvals").pipe(
   Command.withDescription("See and remove the rules that approve agents' tool calls without asking"),
-  Command.withSubcommands([list, rm]),
+  Command.withSubcommands([list, rm, hook]),
   Command.provide(() => approvalsLayer())
 )

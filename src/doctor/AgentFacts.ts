@@ -59,9 +59,8 @@ export const FACTS: Record<Exclude<AgentKind, "command">, AgentFacts> = {
     sessionsDir: (env) => NodePath.join(env.CODEX_HOME ?? NodePath.join(home(env), ".codex"), "sessions"),
     quietEnv: {},
     rootProblem: noProblem,
-    approvals: NO_APPROVALS(
-      'magi runs codex exec with approval_policy "never" inside its workspace-write sandbox, which refuses what it does not allow instead of asking (codex\'s PermissionRequest hook is not wired yet)'
-    )
+    approvals:
+      "with [approvals] ask = true, a writing seat runs codex exec with --approve-for-me and magi's PermissionRequest hook (magi approvals hook codex, run under --dangerously-bypass-hook-trust): every call codex would ask about goes to the owner (a command that asks to leave the workspace-write sandbox, another MCP server's tool; commands inside the sandbox run unasked). By codex's source, a call it puts to no hook (request_permissions) would still go to its automatic reviewer, a model (docs/approvals.md)"
   },
   opencode: {
     versionArgs: ["--version"],

@@ -87,8 +87,12 @@ const why = (r: Ran) => `exit ${r.code}: ${Notify.lastStderrLine(r.stderr === ""
 /** The process environment as a plain record (unset values dropped). */
 const plain = (env: Env): Record<string, string> => Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined))
 
-/** magi's argv for `agent`, as a new writing seat's first turn, without the prompt. */
-export const magiArgv = (agent: AgentSpec, cwd: string): ReadonlyArray<string> => {
+/**
+ * magi's argv for `agent`, as a new writing seat's first turn, without the
+ * prompt; with `[approvals] ask` (`approve`), the flags that route its
+ * approvals (codex's `--approve-for-me` and hook), so the dry call checks them too.
+ */
+export const magiArgv = (agent: AgentSpec, cwd: string, approve = false, magi?: string): ReadonlyArray<string> => {
   const prompt = "magi doctor: a dry call, no prompt is sent"
   const p = plan(agent, {
     cwd,
@@ -99,7 +103,9 @@ export const magiArgv = (agent: AgentSpec, cwd: string): ReadonlyArray<string> =
     newSession: "00000000-0000-4000-8000-000000000000",
     allowWrite: true,
     timeout: CALL_TIMEOUT,
-    questionsDir: NodePath.join(cwd, "questions")
+    questionsDir: NodePath.join(cwd, "questions"),
+    ...(magi === undefined ? {} : { magi }),
+    ...(approve ? { approve } : {})
   })
   return p.argv.filter((a) => a !== prompt)
 }
@@ -142,7 +148,7 @@ const magiOnItsPath = (label: string, path: string, binDir: string | undefined) 
         "install magi on PATH (npm link in the magi checkout), or run magi from its build (dist/magi.js), which puts its bin folder first on the agent's PATH"
       ))
 
-const agentChecks = (agent: AgentSpec, input: DoctorInput, binDir: string | undefined) =>
+const agentChecks = (agent: AgentSpec, input: DoctorInput, binDir: string | undefined, approve: boolean) =>
   Effect.gen(function* () {
     const facts = factsFor(agent.kind)
     const label = `agent ${agent.id} (${agent.kind})`
@@ -177,7 +183,7 @@ const agentChecks = (agent: AgentSpec, input: DoctorInput, binDir: string | unde
             `check that ${program} is installed and runs from a terminal`
           )
       )
-      const argv = magiArgv(agent, input.repo)
+      const argv = magiArgv(agent, input.repo, approve, binDir === undefined ? undefined : NodePath.join(binDir, "magi"))
       const dry = facts.dryCall(argv)
       const parsed = yield* call(dry, env, input.repo)
       checks.push(
@@ -485,7 +491,8 @@ export const runDoctor = (input: DoctorInput) =>
       checks.push(
         fail("agents", "none configured and none of claude, codex, opencode, agy on PATH", "install an agent CLI, or configure [agents.<id>] in magi.toml")
       )
-    else for (const agent of roster.right.agents) checks.push(...(yield* agentChecks(agent, input, binDir)))
+    else for (const agent of roster.right.agents)
+        checks.push(...(yield* agentChecks(agent, input, binDir, Either.isRight(settings) && settings.right.approvals.ask)))
     // The store is checked before the notifications (which count the phones
     // it keeps for Web Push) but reported after them, in the order a first
     // day meets them.

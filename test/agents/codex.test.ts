@@ -87,6 +87,26 @@ describe("codex is called so its agent can ask whatever its sandbox", () => {
     })
   })
 
+  it("a writing seat whose calls the owner approves runs with --approve-for-me and magi's PermissionRequest hook, called by magi's path", () => {
+    const magiBin = "/opt/it's magi/bin/magi"
+    const p = plan(agent(), { ...input, magi: magiBin, approve: true })
+    // codex exec pins approval_policy to "never" unless --approve-for-me, which brings its own workspace-write sandbox.
+    expect(p.argv).toContain("--approve-for-me")
+    expect(p.argv).not.toContain("--sandbox")
+    expect(p.argv.join(" ")).toContain(`--add-dir ${input.questionsDir}`)
+    expect(p.argv).toContain("--dangerously-bypass-hook-trust")
+    const c = overrides(p.argv)
+    expect(c.approval_policy).toBeUndefined()
+    // One hook, every PermissionRequest, as a shell command (the quote in the path kept), with a slice under its timeout.
+    expect(c["hooks.PermissionRequest"]).toBe(
+      `[{hooks=[{type="command",command=${JSON.stringify(`'/opt/it'\\''s magi/bin/magi' 'approvals' 'hook' 'codex' '--slice' '600'`)},timeout=720}]}]`
+    )
+    // `[agents.<id>] wait_slice` shortens the hook's wait as it does every other.
+    expect(overrides(plan(agent({ waitSliceSecs: 5 }), { ...input, magi: magiBin, approve: true }).argv)["hooks.PermissionRequest"]).toContain(`'--slice' '5'`)
+    // A read-only seat changes nothing, so it has nothing to approve.
+    expect(plan(agent(), { ...input, allowWrite: false, magi: magiBin, approve: true }).argv).not.toContain("--approve-for-me")
+  })
+
   it("a path with quotes or backslashes stays one TOML key", () => {
     const p = plan(agent(), { ...input, allowWrite: false, questionsDir: '/tmp/we"ird\\home/questions' })
     expect(overrides(p.argv)["permissions.magi-read-only.filesystem"]).toBe('{"/tmp/we\\"ird\\\\home/questions"="write"}')

@@ -28,10 +28,12 @@ export interface PlanInput {
   /** `magi mcp` to register with the CLI for this call, when the seat asks through MCP. */
   readonly mcp?: McpServerSpec
   /**
-   * `[approvals] ask` for a writing seat with `mcp`: its tool calls that
-   * need permission go to the owner through `magi mcp`'s `approve` tool
-   * (claude's `--permission-prompt-tool`) instead of being allowed unchecked.
-   * CLIs that offer no such hook ignore it (`magi doctor` says so).
+   * `[approvals] ask` for a writing seat: its tool calls that need
+   * permission go to the owner instead of being allowed unchecked (claude:
+   * `magi mcp`'s `approve` tool as its `--permission-prompt-tool`, when the
+   * seat has `mcp`; codex: `magi approvals hook codex` as its
+   * `PermissionRequest` hook). CLIs that offer no such hook ignore it
+   * (`magi doctor` says so).
    */
   readonly approve?: boolean
 }

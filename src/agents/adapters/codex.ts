@@ -17,6 +17,8 @@
  *   after the turn (`runs/TurnCommit`).
  */
 import { Duration } from "effect"
+import { sliceUnder } from "../../mcp/Slices.js"
+import type { AgentSpec } from "../AgentRoster.js"
 import { type AgentAdapter, commandOf, get, jsonLines, MCP_SERVER_NAME, type McpServerSpec, type Parsed, type PlanInput, str, usageLimit } from "./Adapter.js"
 
 /**
@@ -46,16 +48,66 @@ const READ_ONLY_PROFILE = "magi-read-only"
 /** A TOML string (basic strings take JSON's escapes). */
 const toml = (s: string) => JSON.stringify(s)
 
-const sandbox = (input: PlanInput): ReadonlyArray<string> =>
+/**
+ * How long codex lets magi's `PermissionRequest` hook run (its own default
+ * is 600 s). Twelve minutes gives the hook a ten-minute slice of waiting for
+ * the owner, as `magi mcp` has: codex's turn is held, costing nothing, while
+ * it waits.
+ */
+export const CODEX_HOOK_TIMEOUT = Duration.minutes(12)
+
+/** A word for a POSIX shell: codex runs a hook's command through one. */
+const shellWord = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`
+
+/**
+ * A writing seat whose calls that need permission go to the owner
+ * (`[approvals] ask`). `codex exec` pins approval_policy to "never" (a call
+ * that needs approval is refused, the hook never runs) unless
+ * `--approve-for-me`, which runs the workspace-write sandbox with
+ * approval_policy "on-request" and codex's automatic reviewer (a model)
+ * deciding. A `PermissionRequest` hook runs before that reviewer, and a hook
+ * that decides is final: magi's hook (`magi approvals hook codex`) always
+ * decides, so the reviewer is never asked about a shell command or another
+ * MCP server's tool (magi's own are approved up front). Commands
+ * run in the sandbox unasked, as with "never"; what asks is a command that
+ * wants to leave it (codex's `require_escalated`, or network access), which
+ * "never" refused outright.
+ *
+ * The hook is given with `-c`, for this call only (never in the owner's
+ * ~/.codex), and codex runs only hooks it trusts, trust being recorded by
+ * its interactive `/hooks` review: `--dangerously-bypass-hook-trust` runs it
+ * unreviewed (and any other hook the owner enabled but has not reviewed).
+ */
+const approvedByOwner = (magi: string, questionsDir: string, sliceSecs: number): ReadonlyArray<string> => {
+  const command = [magi, "approvals", "hook", "codex", "--slice", String(sliceSecs)].map(shellWord).join(" ")
+  return [
+    "--approve-for-me",
+    "--add-dir",
+    questionsDir,
+    "--dangerously-bypass-hook-trust",
+    "-c",
+    `hooks.PermissionRequest=[{hooks=[{type="command",command=${toml(command)},timeout=${Duration.toSeconds(CODEX_HOOK_TIMEOUT)}}]}]`
+  ]
+}
+
+/** Seconds the hook waits for the owner: a slice under its timeout, or `[agents.<id>] wait_slice` when shorter. */
+const hookSliceSecs = (agent: AgentSpec): number =>
+  Math.min(Duration.toSeconds(sliceUnder(CODEX_HOOK_TIMEOUT)), agent.waitSliceSecs ?? Number.POSITIVE_INFINITY)
+
+const sandbox = (agent: AgentSpec, input: PlanInput): ReadonlyArray<string> =>
   input.allowWrite
-    ? ["--sandbox", "workspace-write", "--add-dir", input.questionsDir]
+    ? input.approve === true && input.magi !== undefined
+      ? approvedByOwner(input.magi, input.questionsDir, hookSliceSecs(agent))
+      : ["--sandbox", "workspace-write", "--add-dir", input.questionsDir, "-c", 'approval_policy="never"']
     : [
       "-c",
       `default_permissions=${toml(READ_ONLY_PROFILE)}`,
       "-c",
       `permissions.${READ_ONLY_PROFILE}.extends=${toml(":read-only")}`,
       "-c",
-      `permissions.${READ_ONLY_PROFILE}.filesystem={${toml(input.questionsDir)}=${toml("write")}}`
+      `permissions.${READ_ONLY_PROFILE}.filesystem={${toml(input.questionsDir)}=${toml("write")}}`,
+      "-c",
+      'approval_policy="never"'
     ]
 
 /** When a codex usage limit lifts: "try again at 3:28 PM", "… in 2 hours", "Try again Aug 18." */
@@ -154,9 +206,7 @@ export const codex: AgentAdapter = {
         "--skip-git-repo-check",
         "-C",
         input.cwd,
-        ...sandbox(input),
-        "-c",
-        'approval_policy="never"',
+        ...sandbox(agent, input),
         ...(input.mcp === undefined ? [] : mcpOverrides(input.mcp)),
         ...model("-m"),
         ...agent.args,
