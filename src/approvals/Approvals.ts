@@ -14,14 +14,20 @@
  *    delivered is the decision.
  * 3. The owner's answer is the decision; "Always allow" also saves the rule
  *    shown on the choice. Every decision goes to the audit log.
+ *
+ * `decideForAgent` is what each CLI's route calls (claude's
+ * `--permission-prompt-tool` through `magi mcp`'s `approve` tool, codex's
+ * `PermissionRequest` hook through `magi approvals hook codex`): one slice,
+ * and a pending slice told as a denial that says how to get the decision.
  */
 import { FileSystem } from "@effect/platform"
-import { Clock, Context, Duration, Effect, Layer, Option, Random } from "effect"
+import { Clock, Config, Context, Duration, Effect, Layer, Option, Random } from "effect"
 import * as NodePath from "node:path"
 import { type ApprovalSettings, load, MagiConfig, repoRoot } from "../platform/MagiConfig.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore, StoreError } from "../questions/QuestionStore.js"
-import { WaitOutcome, Waits, type WaitsShape } from "../questions/Waits.js"
+import * as Lease from "../questions/Lease.js"
+import { make as makeWaits, POLL, WaitOutcome, Waits, type WaitsShape } from "../questions/Waits.js"
 import * as Approval from "./Approval.js"
 import { AuditLog } from "./AuditLog.js"
 import * as Rules from "./Rules.js"
@@ -230,3 +236,41 @@ export const makeWith = (waits: WaitsShape) =>
 
     return { decide } satisfies ApprovalsShape
   })
+
+/** A magi variable of the agent's environment, "" when unset. */
+const envVar = (name: string) => Config.string(name).pipe(Config.withDefault(""), Effect.orElseSucceed(() => ""))
+
+/** What one route tells its CLI: the decision, and whether the owner made it (claude reports that). */
+export interface AgentDecision {
+  readonly decision: Approval.Decision
+  readonly byOwner: boolean
+}
+
+/**
+ * One tool call of the agent this process serves (its `MAGI_RUN`,
+ * `MAGI_NODE`, `MAGI_SEAT`, `MAGI_AGENT`, `MAGI_REPO`), working in `cwd`,
+ * decided with at most one `slice` of waiting. A slice that ends first is a
+ * denial telling the agent to make the same call again or end its turn
+ * (`pendingMessage`): the question stays open, and the waiter resumes the
+ * seat once the owner decides.
+ */
+export const decideForAgent = (call: Rules.ToolCall, cwd: string, slice: Duration.Duration) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const node = yield* envVar("MAGI_NODE")
+      const waits = yield* makeWaits(slice, POLL, Lease.kindForNode(node))
+      const approvals = yield* makeWith(waits)
+      const outcome = yield* approvals.decide({
+        call,
+        run: yield* envVar("MAGI_RUN"),
+        node,
+        seat: yield* envVar("MAGI_SEAT"),
+        agent: yield* envVar("MAGI_AGENT"),
+        repo: yield* envVar("MAGI_REPO"),
+        cwd
+      })
+      return outcome._tag === "Decided"
+        ? { decision: outcome.decision, byOwner: outcome.by === "owner" } satisfies AgentDecision
+        : { decision: { _tag: "deny", message: pendingMessage(outcome.question) }, byOwner: false } satisfies AgentDecision
+    })
+  )

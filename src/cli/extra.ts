@@ -13,6 +13,7 @@ import { task } from "./task.js"
 import { plan } from "./plan.js"
 import { store } from "./store.js"
 import { approvals } from "./approvals.js"
+import { approve } from "./approve.js"
 import { mcp } from "./mcp.js"
 import { service } from "./service.js"
 import { init } from "./init.js"
@@ -28,7 +29,7 @@ const start = Command.make("start", {}, () => runWeb({ bind: "127.0.0.1", port: 
   Command.withDescription("Run the web UI on 127.0.0.1:7878 and the waiter (what `npm start` runs)")
 )
 
-export const extraCommands = [web, start, run, runs, show, serve, hosts, task, plan, doctor, store, mcp, approvals, service, init] as const
+export const extraCommands = [web, start, run, runs, show, serve, hosts, task, plan, doctor, store, mcp, approvals, approve, service, init] as const
 
 /** What some of these commands add to their help, by command path. */
 export const extraHelp: Record<string, HelpExtras> = {

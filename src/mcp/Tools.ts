@@ -295,9 +295,6 @@ export const reply = tool({
     })
 })
 
-/** A magi variable of the agent's environment, "" when unset. */
-const envVar = (name: string) => Config.string(name).pipe(Config.withDefault(""), Effect.orElseSucceed(() => ""))
-
 /**
  * claude's `--permission-prompt-tool`: claude calls it with the tool call
  * that needs permission and reads the decision from the result's text
@@ -315,28 +312,12 @@ export const approve = tool({
     tool_use_id: Schema.optional(Schema.String.annotations({ description: "The tool call's id." }))
   }),
   run: (input, context) =>
-    Effect.scoped(
-      Effect.gen(function* () {
-        const node = yield* envVar("MAGI_NODE")
-        const waits = yield* makeWaits(context.slice, POLL, Lease.kindForNode(node))
-        const approvals = yield* Approvals.makeWith(waits)
-        const outcome = yield* approvals.decide({
-          call: { tool: input.tool_name, input: input.input },
-          run: yield* envVar("MAGI_RUN"),
-          node,
-          seat: yield* envVar("MAGI_SEAT"),
-          agent: yield* envVar("MAGI_AGENT"),
-          repo: yield* envVar("MAGI_REPO"),
-          cwd: yield* cwd
-        })
-        const decision: Approval.Decision = outcome._tag === "Decided"
-          ? outcome.decision
-          : { _tag: "deny", message: Approvals.pendingMessage(outcome.question) }
-        const text = Approval.permissionPromptResult(decision, input.input, outcome._tag === "Decided" && outcome.by === "owner")
-        // Text alone: claude reads the decision from "a single text block" and refuses a result with structured content.
-        return { text, structured: {}, isError: false } satisfies ToolReply
-      })
-    ).pipe(Effect.mapError((e) => Asking.AskRefused.refused(e.message)))
+    Effect.gen(function* () {
+      const { decision, byOwner } = yield* Approvals.decideForAgent({ tool: input.tool_name, input: input.input }, yield* cwd, context.slice)
+      const text = Approval.permissionPromptResult(decision, input.input, byOwner)
+      // Text alone: claude reads the decision from "a single text block" and refuses a result with structured content.
+      return { text, structured: {}, isError: false } satisfies ToolReply
+    }).pipe(Effect.mapError((e) => Asking.AskRefused.refused(e.message)))
 })
 
 /** Every tool `magi mcp` offers, in the order `tools/list` gives them. */

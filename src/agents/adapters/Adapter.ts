@@ -28,12 +28,16 @@ export interface PlanInput {
   /** `magi mcp` to register with the CLI for this call, when the seat asks through MCP. */
   readonly mcp?: McpServerSpec
   /**
-   * `[approvals] ask` for a writing seat with `mcp`: its tool calls that
-   * need permission go to the owner through `magi mcp`'s `approve` tool
-   * (claude's `--permission-prompt-tool`) instead of being allowed unchecked.
-   * CLIs that offer no such hook ignore it (`magi doctor` says so).
+   * `[approvals] ask` for a writing seat: its tool calls that need
+   * permission go to the owner instead of being allowed unchecked, by the
+   * CLI's own route (claude: `magi mcp`'s `approve` tool as its
+   * `--permission-prompt-tool`, so only with `mcp`; opencode: magi's plugin,
+   * which runs `magi approve --hook opencode`). CLIs that offer no such hook
+   * ignore it (`magi doctor` says so).
    */
   readonly approve?: boolean
+  /** `MAGI_HOME`: where magi keeps files a CLI loads (opencode's approval plugin, `Plan.files`). */
+  readonly home?: string
 }
 
 /**
@@ -57,6 +61,12 @@ export interface Plan {
   readonly stdin: string
   /** Environment this call needs on top of the agent's (opencode's read-only permissions). */
   readonly env?: Readonly<Record<string, string>>
+  /**
+   * Files the call needs in place before it starts (opencode's approval
+   * plugin). Each is named by its content: one already there is kept, and
+   * two calls writing the same one write the same bytes.
+   */
+  readonly files?: ReadonlyArray<{ readonly path: string; readonly content: string }>
 }
 
 /** One CLI's reading of its own output, before magi's common rules apply. */
