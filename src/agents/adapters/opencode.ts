@@ -20,6 +20,12 @@
  *   (`~/.local/share/opencode/…` without it; `OPENCODE_DB` moves it); the
  *   provider and model a session runs on come from the config
  *   (`$XDG_CONFIG_HOME/opencode/opencode.json`, `OPENCODE_CONFIG`).
+ * - Tool approvals: `opencode run` refuses an `"ask"` permission by itself
+ *   and asks no plugin first, but awaits a plugin's `tool.execute.before`
+ *   before every tool call and takes an error it throws as the call's
+ *   result. A writing seat under `[approvals] ask` gets magi's plugin
+ *   (approvals/OpencodeHook.ts), written to magi's home and named in
+ *   `OPENCODE_CONFIG_CONTENT`.
  * - Failures: a model API error is a `{"type":"error"}` event on stdout
  *   after opencode's own retries (five, for a 429 or a 5xx); a refusal
  *   before the session starts ("Session not found") is a coloured
