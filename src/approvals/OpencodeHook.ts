@@ -118,7 +118,8 @@ export const readHookCall = (text: string): HookCall | string => {
  * The plugin's source: an ES module opencode loads in its own process (Bun),
  * using node's modules alone. For a call that is not free it runs `magi
  * approve --hook opencode` (`MAGI_BIN`, which magi sets for every seat) with
- * the call on stdin, and throws the denial's message; a magi that fails or
+ * the call on stdin and `--slice` from the options its config entry gives
+ * it (`[url, {"slice": seconds}]`), and throws the denial's message; a magi that fails or
  * prints no decision refuses the call too, saying why. `magi` inherits the
  * seat's environment (`MAGI_RUN`, `MAGI_SEAT`, …) from opencode.
  */
@@ -157,15 +158,16 @@ const free = (tool, args, dir) => {
   return false
 }
 
-const decide = (call) =>
+const decide = (call, slice) =>
   new Promise((resolve) => {
     const magi = process.env.MAGI_BIN || "magi"
+    const argv = ["approve", "--hook", "opencode", ...(Number.isInteger(slice) && slice > 0 ? ["--slice", String(slice)] : [])]
     let out = ""
     let err = ""
     const refuse = (why) => resolve({ decision: "deny", message: "magi could not decide on this tool call, so it is refused: " + why })
     let child
     try {
-      child = spawn(magi, ["approve", "--hook", "opencode"], { stdio: ["pipe", "pipe", "pipe"], env: process.env })
+      child = spawn(magi, argv, { stdio: ["pipe", "pipe", "pipe"], env: process.env })
     } catch (e) {
       return refuse(String(e && e.message ? e.message : e))
     }
@@ -187,11 +189,12 @@ const decide = (call) =>
 
 export default {
   id: "magi-approvals",
-  server: async (ctx) => ({
+  // options: what the config's entry gives it, [url, {"slice": seconds}]: how long one call waits for the owner.
+  server: async (ctx, options) => ({
     "tool.execute.before": async (input, output) => {
       const args = output && typeof output.args === "object" && output.args !== null ? output.args : {}
       if (free(input.tool, args, ctx.directory)) return
-      const d = await decide({ tool: input.tool, args, directory: ctx.directory })
+      const d = await decide({ tool: input.tool, args, directory: ctx.directory }, options && options.slice)
       if (d.decision !== "allow") throw new Error(d.message)
     }
   })

@@ -78,11 +78,19 @@ describe("opencode: the call", () => {
     expect(file.content).toBe(pluginSource())
     const config = JSON.parse(p.env!.OPENCODE_CONFIG_CONTENT!)
     // The owner's plugins and servers stay; magi's come after.
-    expect(config.plugin).toEqual(["owner-plugin", `file://${file.path}`])
+    expect(config.plugin).toEqual(["owner-plugin", [`file://${file.path}`, { slice: 600 }]])
     expect(Object.keys(config.mcp)).toEqual(["github", "magi"])
     // Its permissions are untouched: the plugin is the gate, --auto lets the rest run.
     expect(p.env!.OPENCODE_PERMISSION).toBeUndefined()
     expect(p.argv).toContain("--auto")
+  })
+
+  it("each call waits ten minutes for the owner, or the agent's wait_slice when shorter", () => {
+    const slice = (over: Partial<AgentSpec>) =>
+      JSON.parse(plan(agent(over), { ...input, approve: true, magi: "/opt/magi/bin/magi", home: "/h" }).env!.OPENCODE_CONFIG_CONTENT!).plugin[0][1].slice
+    expect(slice({})).toBe(600)
+    expect(slice({ waitSliceSecs: 3 })).toBe(3)
+    expect(slice({ waitSliceSecs: 3600 })).toBe(600)
   })
 
   it("no plugin for a read-only seat, nor without [approvals] ask, nor without a magi to run", () => {

@@ -36,7 +36,7 @@ beforeAll(async () => {
   process.env.MAGI_BIN = fake
   const mod = await import(pathToFileURL(file).href)
   expect(mod.default.id).toBe("magi-approvals")
-  const hooks = await mod.default.server({ directory: work, worktree: work })
+  const hooks = await mod.default.server({ directory: work, worktree: work }, { slice: 7 })
   hook = hooks["tool.execute.before"]
 })
 
@@ -64,7 +64,7 @@ describe("magi's opencode plugin", () => {
     expect(handed()).toEqual([])
   })
 
-  it("hands every other call to `magi approve --hook opencode` with the folder it runs in, and a denial is thrown as the tool's error", async () => {
+  it("hands every other call to `magi approve --hook opencode` with the folder it runs in and its config's slice, and a denial is thrown as the tool's error", async () => {
     process.env.FAKE_REPLY = JSON.stringify({ decision: "deny", message: "The owner denied this tool call." })
     await expect(call("bash", { command: "git push" })).rejects.toThrow("The owner denied this tool call.")
     await expect(call("webfetch", { url: "https://example.com" })).rejects.toThrow("The owner denied this tool call.")
@@ -77,7 +77,7 @@ describe("magi's opencode plugin", () => {
     await expect(call("github_create_issue", { title: "x" })).rejects.toThrow()
     await expect(call("mystery", {})).rejects.toThrow()
     const calls = handed()
-    expect(calls.map((c) => c.argv)).toEqual(Array(8).fill("approve --hook opencode"))
+    expect(calls.map((c) => c.argv)).toEqual(Array(8).fill("approve --hook opencode --slice 7"))
     expect(calls[0]!.call).toEqual({ tool: "bash", args: { command: "git push" }, directory: work })
   })
 

@@ -16,7 +16,7 @@ import { afterEach, describe, expect, it } from "vitest"
 import { MAGI } from "../runSupport.js"
 import { tempDirSync } from "../support.js"
 import { MODEL, opencodeEnv, VERSION } from "./opencodeWorld.js"
-import { type OpenAiChatStandIn, type Reply, startOpenAiChat, toolResults } from "./standins/openai-chat.js"
+import { type OpenAiChatStandIn, type Reply, startOpenAiChat, toolResults, userTexts } from "./standins/openai-chat.js"
 
 const BIN = process.env.MAGI_COMPAT_OPENCODE ?? ""
 
@@ -38,31 +38,61 @@ const CALLS: ReadonlyArray<Reply> = [
   { tool: "write", args: { filePath: "notes.txt", content: "written unasked\n" } }
 ]
 
+/** A git repo on branch `trunk` whose only agent is the real opencode, with `[approvals] ask` and `extra` config. */
+const repoWithOpencode = (dir: string, agentExtra: string, extra: string) => {
+  const repo = NodePath.join(dir, "repo")
+  NodeFs.mkdirSync(repo)
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, encoding: "utf8" })
+  git("init", "-q", "-b", "trunk")
+  NodeFs.writeFileSync(NodePath.join(repo, "README.md"), "hello\n")
+  NodeFs.writeFileSync(
+    NodePath.join(repo, "magi.toml"),
+    `[agents.oc]\nkind = "opencode"\ncommand = ${JSON.stringify([BIN])}\nmodel = "${MODEL}"\n${agentExtra}\n` +
+      `[notify]\ncommand = ["true"]\n\n[approvals]\nask = true\n${extra}`
+  )
+  git("add", ".")
+  git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "init")
+  return { repo, git }
+}
+
+/** This process's environment with `over` on top, for the magi processes a test starts. */
+const envWith = (over: Record<string, string>): Record<string, string> => {
+  const env: Record<string, string> = {}
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v
+  return Object.assign(env, over)
+}
+
+/**
+ * The built magi, run to completion without blocking this process: the
+ * stand-in answers opencode from this same event loop.
+ */
+const runToEnd = (cwd: string, env: Record<string, string>, ...args: string[]) =>
+  new Promise<{ status: number | null; stderr: string }>((resolve) => {
+    const p = spawn(process.execPath, [MAGI, ...args], { cwd, env, stdio: ["ignore", "ignore", "pipe"] })
+    let stderr = ""
+    p.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
+    const timer = setTimeout(() => p.kill("SIGKILL"), DEADLINE_MS)
+    p.on("close", (status) => {
+      clearTimeout(timer)
+      resolve({ status, stderr })
+    })
+  })
+
+const requireBin = () => {
+  if (BIN === "") throw new Error(process.env.MAGI_COMPAT_OPENCODE_ERROR ?? "MAGI_COMPAT_OPENCODE is not set (run through vitest's globalSetup)")
+}
+
 describe(`tool approvals with the real opencode ${VERSION}`, () => {
   it(
     "puts each command that needs permission to the owner; Deny is obeyed and told, Allow runs it, Always allow lets the next one through unasked, a deny rule never asks, and an edit in the worktree runs",
     async () => {
-      if (BIN === "") throw new Error(process.env.MAGI_COMPAT_OPENCODE_ERROR ?? "MAGI_COMPAT_OPENCODE is not set (run through vitest's globalSetup)")
+      requireBin()
       const dir = tempDirSync()
       const standIn: OpenAiChatStandIn = await startOpenAiChat((req) => CALLS[toolResults(req).length] ?? { text: "Done." })
       cleanups.push(() => standIn.close())
-
-      const repo = NodePath.join(dir, "repo")
-      NodeFs.mkdirSync(repo)
-      const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, encoding: "utf8" })
-      git("init", "-q", "-b", "trunk")
-      NodeFs.writeFileSync(NodePath.join(repo, "README.md"), "hello\n")
-      NodeFs.writeFileSync(
-        NodePath.join(repo, "magi.toml"),
-        `[agents.oc]\nkind = "opencode"\ncommand = ${JSON.stringify([BIN])}\nmodel = "${MODEL}"\n\n` +
-          `[notify]\ncommand = ["true"]\n\n[approvals]\nask = true\ndeny = ["Bash(git tag denied-by-rule)"]\n`
-      )
-      git("add", ".")
-      git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "init")
+      const { repo, git } = repoWithOpencode(dir, "", 'deny = ["Bash(git tag denied-by-rule)"]\n')
       const home = NodePath.join(dir, "magi-home")
-      const env: Record<string, string> = {}
-      for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v
-      Object.assign(env, opencodeEnv(dir, "seat", standIn.baseUrl), { MAGI_HOME: home })
+      const env = envWith({ ...opencodeEnv(dir, "seat", standIn.baseUrl), MAGI_HOME: home })
       const magi = (...args: string[]) => execFileSync(process.execPath, [MAGI, ...args], { cwd: repo, env, encoding: "utf8" })
 
       const run = spawn(process.execPath, [MAGI, "run", "Mark the repository with tags and branches."], { cwd: repo, env })
@@ -126,5 +156,74 @@ describe(`tool approvals with the real opencode ${VERSION}`, () => {
       expect(standIn.escapes).toEqual([])
     },
     DEADLINE_MS + 60_000
+  )
+
+  it(
+    "a call the owner has not decided within the slice is refused with how to get the decision; the seat ends its turn, and once the owner allows it the waiter resumes the seat, whose same call runs",
+    async () => {
+      requireBin()
+      const dir = tempDirSync()
+      const TAG = { tool: "bash", args: { command: "git tag after-resume", description: "Mark the repository" } } as const
+      const standIn = await startOpenAiChat((req) => {
+        const resumed = userTexts(req).length > 1
+        const last = req.messages.at(-1)!
+        if (last.role !== "tool") return TAG
+        return { text: resumed ? "Tagged, as the owner allowed." : "The owner has not decided yet; ending my turn." }
+      })
+      cleanups.push(() => standIn.close())
+      // A slice of 3 s, so the call is refused as pending well inside the test.
+      const { repo, git } = repoWithOpencode(dir, "wait_slice = 3\n", "")
+      const home = NodePath.join(dir, "magi-home")
+      const env = envWith({ ...opencodeEnv(dir, "seat", standIn.baseUrl), MAGI_HOME: home })
+      const magi = (...args: string[]) => execFileSync(process.execPath, [MAGI, ...args], { cwd: repo, env, encoding: "utf8", timeout: DEADLINE_MS })
+
+      // 1. The run: the call waits one slice, is refused as pending, and the seat ends its turn.
+      const started = await runToEnd(repo, env, "run", "Tag the repository.")
+      expect(started.status, started.stderr).toBe(0)
+      expect(started.stderr).toContain("is waiting on the owner")
+      const [id] = NodeFs.readdirSync(NodePath.join(home, "runs"))
+      const record = () => JSON.parse(NodeFs.readFileSync(NodePath.join(home, "runs", id!, "run.json"), "utf8"))
+      expect(record()).toMatchObject({ status: "waiting", seats: [{ key: "impl", turns: 1 }] })
+      const pending = toolResults(standIn.requests.at(-1)!)
+      expect(pending).toHaveLength(1)
+      expect(pending[0]).toContain("Make exactly the same tool call again to keep waiting for the decision, or end your turn")
+      expect(git("tag", "--list")).toBe("")
+      const [qfile] = NodeFs.readdirSync(NodePath.join(home, "questions")).filter((f) => f.endsWith(".json"))
+      const qid = qfile!.slice(0, -5)
+      expect(JSON.parse(NodeFs.readFileSync(NodePath.join(home, "questions", qfile!), "utf8"))).toMatchObject({
+        status: "open",
+        summary: "Bash: `git tag after-resume`",
+        run: id,
+        seat: "impl"
+      })
+
+      // 2. The owner allows it; nobody is waiting on the question any more.
+      magi("answer", qid, "--reply", "Allow")
+      const lease = NodePath.join(home, "questions", "leases", `${qid}.lease`)
+      if (NodeFs.existsSync(lease)) NodeFs.writeFileSync(lease, JSON.stringify({ ...JSON.parse(NodeFs.readFileSync(lease, "utf8")), beat_at: "2000-01-01T00:00:00Z" }))
+
+      // 3. The waiter resumes the seat; its same call finds the owner's decision and runs.
+      const daemon = spawn(process.execPath, [MAGI, "serve", "--home", home], { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] })
+      let daemonErr = ""
+      daemon.stderr.on("data", (d: Buffer) => (daemonErr += d.toString()))
+      cleanups.push(async () => {
+        if (daemon.exitCode === null && daemon.signalCode === null) {
+          daemon.kill("SIGTERM")
+          await new Promise((r) => daemon.once("close", r))
+        }
+      })
+      for (const end = Date.now() + DEADLINE_MS; !["done", "failed", "stalled"].includes(record().status);) {
+        if (Date.now() > end) throw new Error(`the run never finished; magi serve said:\n${daemonErr}`)
+        await new Promise((r) => setTimeout(r, 250))
+      }
+      expect(record(), daemonErr).toMatchObject({ status: "done", summary: "Tagged, as the owner allowed.", seats: [{ key: "impl", turns: 2 }] })
+      expect(git("tag", "--list").trim()).toBe("after-resume")
+      // One question, decided once, by the owner.
+      expect(NodeFs.readdirSync(NodePath.join(home, "questions")).filter((f) => f.endsWith(".json"))).toEqual([qfile])
+      const log = NodeFs.readFileSync(NodePath.join(home, "approvals.jsonl"), "utf8").split("\n").filter((l) => l !== "").map((l) => JSON.parse(l))
+      expect(log.map((e) => [e.tool, e.decision, e.by, e.question])).toEqual([["Bash", "allow", "owner", qid]])
+      expect(standIn.escapes).toEqual([])
+    },
+    3 * DEADLINE_MS
   )
 })

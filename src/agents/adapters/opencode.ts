@@ -35,6 +35,8 @@ import { Duration } from "effect"
 import * as NodePath from "node:path"
 import { pathToFileURL } from "node:url"
 import * as OpencodeHook from "../../approvals/OpencodeHook.js"
+import { MAX_SLICE } from "../../mcp/Slices.js"
+import type { AgentSpec } from "../AgentRoster.js"
 import {
   type AgentAdapter,
   commandOf,
@@ -165,8 +167,8 @@ export const OPENCODE_MCP_TIMEOUT = Duration.minutes(12)
 /** What magi adds to a seat's opencode config: its MCP server, its approval plugin. */
 interface Additions {
   readonly mcp?: McpServerSpec
-  /** The approval plugin's `file://` URL. */
-  readonly plugin?: string
+  /** The approval plugin's entry: its `file://` URL and its options. */
+  readonly plugin?: readonly [string, { readonly slice: number }]
 }
 
 /**
@@ -202,6 +204,14 @@ const withAdditions = (own: string | undefined, add: Additions): string => {
     ...(add.plugin === undefined ? {} : { plugin: [...plugins, add.plugin] })
   })
 }
+
+/**
+ * Seconds one tool call waits for the owner's approval before it is refused
+ * with "make the same call again": `MAX_SLICE` (opencode sets a plugin hook
+ * no limit), or `[agents.<id>] wait_slice` when that is shorter, as for
+ * magi's MCP tools.
+ */
+export const approveSliceSecs = (agent: AgentSpec): number => Math.min(Duration.toSeconds(MAX_SLICE), agent.waitSliceSecs ?? Number.POSITIVE_INFINITY)
 
 /**
  * The approval plugin for a writing seat under `[approvals] ask`
@@ -259,7 +269,7 @@ export const opencode: AgentAdapter = {
             ...(input.mcp === undefined && plugin === undefined ? {} : {
               OPENCODE_CONFIG_CONTENT: withAdditions(agent.env.OPENCODE_CONFIG_CONTENT, {
                 ...(input.mcp === undefined ? {} : { mcp: input.mcp }),
-                ...(plugin === undefined ? {} : { plugin: pathToFileURL(plugin.path).href })
+                ...(plugin === undefined ? {} : { plugin: [pathToFileURL(plugin.path).href, { slice: approveSliceSecs(agent) }] as const })
               })
             })
           }
