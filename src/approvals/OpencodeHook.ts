@@ -4,8 +4,8 @@
  * sees every tool call and refuses one by throwing. Pure: the plugin's
  * source, and what `magi approve --hook opencode` reads and prints.
  *
- * What was measured against the real opencode 1.18.33 (test/compat/
- * approvals-opencode.compat.test.ts):
+ * What was measured against the real opencode 1.18.33 (the route in
+ * test/compat/approvals-opencode.compat.test.ts; the 150 s hold by hand):
  * - Under `opencode run`, a permission set to `"ask"` is refused at once
  *   ("auto-rejecting"), and no plugin hook is asked first: permissions
  *   cannot route to the owner. `tool.execute.before` can: opencode awaits
