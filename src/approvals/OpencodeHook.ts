@@ -101,12 +101,12 @@ export const readHookCall = (text: string): HookCall | string => {
   try {
     v = JSON.parse(text)
   } catch {
-    return "the hook's input is not JSON: expected {\"tool\": \"bash\", \"args\": {...}, \"directory\": \"/path\"} on stdin"
+    return 'the hook\'s input is not JSON: expected {"tool": "bash", "args": {...}, "directory": "/path"} on stdin'
   }
   if (typeof v !== "object" || v === null || Array.isArray(v)) return "the hook's input must be a JSON object with tool and args"
   const o = v as Record<string, unknown>
-  if (typeof o.tool !== "string" || o.tool === "") return "the hook's input has no tool name (\"tool\": \"bash\")"
-  if (typeof o.args !== "object" || o.args === null || Array.isArray(o.args)) return "the hook's input has no args object (\"args\": {...})"
+  if (typeof o.tool !== "string" || o.tool === "") return 'the hook\'s input has no tool name ("tool": "bash")'
+  if (typeof o.args !== "object" || o.args === null || Array.isArray(o.args)) return 'the hook\'s input has no args object ("args": {...})'
   if (o.directory !== undefined && typeof o.directory !== "string") return "the hook's directory must be a path"
   return { tool: o.tool, args: o.args as Record<string, unknown>, ...(typeof o.directory === "string" ? { directory: o.directory } : {}) }
 }
@@ -123,7 +123,8 @@ export const readHookCall = (text: string): HookCall | string => {
  * prints no decision refuses the call too, saying why. `magi` inherits the
  * seat's environment (`MAGI_RUN`, `MAGI_SEAT`, …) from opencode.
  */
-export const pluginSource = (): string => `// magi's tool approvals for opencode: written by magi for its seats; do not edit.
+export const pluginSource = (): string =>
+  `// magi's tool approvals for opencode: written by magi for its seats; do not edit.
 // Each tool call that needs permission goes to \`magi approve --hook opencode\`,
 // which decides by [approvals] rules or asks the owner (docs/approvals.md).
 import { spawn } from "node:child_process"

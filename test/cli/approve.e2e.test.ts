@@ -23,29 +23,33 @@ const auditLog = (home: string) =>
 
 for (const backend of storeBackends)
   describe(`magi approve --hook opencode on ${backend.name}`, () => {
-    it("puts a call no rule decides to the owner; with no decision in the slice it refuses, saying to make the same call again; after Allow the same call runs, asking nothing more", async () => {
-      const o = await backend.owner()
-      const env = { ...SEAT, MAGI_REPO: o.cwd }
-      const first = await o.run([...HOOK, "--slice", "1"], env, push(o.cwd))
-      expect(first.code, first.stderr).toBe(0)
-      const [id] = await o.filedId()
-      const q = o.read(id!)
-      expect(q.summary).toBe("Bash: `git push origin trunk`")
-      expect(q.choices).toEqual(["Allow", "Deny", "Always allow Bash(git push:*)"])
-      expect(q.seat).toBe("impl")
-      expect(JSON.parse(first.stdout)).toEqual({
-        decision: "deny",
-        message: expect.stringContaining("Make exactly the same tool call again to keep waiting for the decision, or end your turn")
-      })
+    it(
+      "puts a call no rule decides to the owner; with no decision in the slice it refuses, saying to make the same call again; after Allow the same call runs, asking nothing more",
+      async () => {
+        const o = await backend.owner()
+        const env = { ...SEAT, MAGI_REPO: o.cwd }
+        const first = await o.run([...HOOK, "--slice", "1"], env, push(o.cwd))
+        expect(first.code, first.stderr).toBe(0)
+        const [id] = await o.filedId()
+        const q = o.read(id!)
+        expect(q.summary).toBe("Bash: `git push origin trunk`")
+        expect(q.choices).toEqual(["Allow", "Deny", "Always allow Bash(git push:*)"])
+        expect(q.seat).toBe("impl")
+        expect(JSON.parse(first.stdout)).toEqual({
+          decision: "deny",
+          message: expect.stringContaining("Make exactly the same tool call again to keep waiting for the decision, or end your turn")
+        })
 
-      const answered = await o.run(["answer", id!, "--reply", "Allow"])
-      expect(answered.code, answered.stderr).toBe(0)
-      const again = await o.run([...HOOK, "--slice", "1"], env, push(o.cwd))
-      expect(again.code, again.stderr).toBe(0)
-      expect(JSON.parse(again.stdout)).toEqual({ decision: "allow" })
-      expect(await o.filedId()).toEqual([id])
-      expect(auditLog(o.home).map((e) => [e.tool, e.decision, e.by, e.question])).toEqual([["Bash", "allow", "owner", id]])
-    }, 90_000)
+        const answered = await o.run(["answer", id!, "--reply", "Allow"])
+        expect(answered.code, answered.stderr).toBe(0)
+        const again = await o.run([...HOOK, "--slice", "1"], env, push(o.cwd))
+        expect(again.code, again.stderr).toBe(0)
+        expect(JSON.parse(again.stdout)).toEqual({ decision: "allow" })
+        expect(await o.filedId()).toEqual([id])
+        expect(auditLog(o.home).map((e) => [e.tool, e.decision, e.by, e.question])).toEqual([["Bash", "allow", "owner", id]])
+      },
+      90_000
+    )
 
     it("reads opencode's tool names and arguments as the rules spell them: a deny rule refuses and an allow rule lets through, neither asking", async () => {
       const o = await backend.owner()

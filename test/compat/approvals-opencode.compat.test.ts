@@ -200,7 +200,8 @@ describe(`tool approvals with the real opencode ${VERSION}`, () => {
       // 2. The owner allows it; nobody is waiting on the question any more.
       magi("answer", qid, "--reply", "Allow")
       const lease = NodePath.join(home, "questions", "leases", `${qid}.lease`)
-      if (NodeFs.existsSync(lease)) NodeFs.writeFileSync(lease, JSON.stringify({ ...JSON.parse(NodeFs.readFileSync(lease, "utf8")), beat_at: "2000-01-01T00:00:00Z" }))
+      if (NodeFs.existsSync(lease))
+        NodeFs.writeFileSync(lease, JSON.stringify({ ...JSON.parse(NodeFs.readFileSync(lease, "utf8")), beat_at: "2000-01-01T00:00:00Z" }))
 
       // 3. The waiter resumes the seat; its same call finds the owner's decision and runs.
       const daemon = spawn(process.execPath, [MAGI, "serve", "--home", home], { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] })
