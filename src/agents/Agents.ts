@@ -355,6 +355,20 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
       }
     })
 
+  /**
+   * A file a call needs (`Plan.files`), named by its content: kept when it
+   * is there, else written beside and renamed into place, so a call never
+   * loads half of one another call is writing.
+   */
+  const placeFile = (file: { readonly path: string; readonly content: string }) =>
+    Effect.gen(function* () {
+      if (yield* fs.exists(file.path)) return
+      yield* fs.makeDirectory(NodePath.dirname(file.path), { recursive: true })
+      const scratch = `${file.path}.${process.pid}-${yield* Random.nextIntBetween(0, 0x7fffffff)}.tmp`
+      yield* fs.writeFileString(scratch, file.content)
+      yield* fs.rename(scratch, file.path)
+    })
+
   const call = (input: CallInput): Effect.Effect<CallResult, AgentStartFailed> =>
     Effect.gen(function* () {
       const { agent, seat } = input
@@ -419,8 +433,9 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         MAGI_HOME: home
       }
       const mcp = binDir === undefined ? undefined : mcpServer(agent, NodePath.join(binDir, "magi"), seatEnv, input.cwd)
-      // `[approvals] ask`, as the repository's own config says: its tool calls that need permission go to the owner.
-      // (A route needs magi's own command: claude's through `magi mcp`, codex's hook by its path.)
+      // `[approvals] ask`, as the repository's own config says: its tool calls
+      // that need permission go to the owner, by a route that runs this magi
+      // (claude's through `magi mcp`, codex's hook and opencode's plugin by its path).
       const approve = binDir !== undefined &&
         input.allowWrite &&
         (yield* loadConfig(input.repo ?? input.cwd).pipe(
@@ -440,8 +455,10 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         questionsDir,
         ...(binDir === undefined ? {} : { magi: NodePath.join(binDir, "magi") }),
         ...(mcp === undefined ? {} : { mcp }),
-        ...(approve ? { approve } : {})
+        ...(approve ? { approve } : {}),
+        home
       })
+      for (const file of p.files ?? []) yield* placeFile(file).pipe(Effect.mapError(failed(`write ${file.path}`)))
       const env: Record<string, string> = { ...seatEnv, ...p.env }
       const [program, ...args] = p.argv
       const command = Command.make(program!, ...args).pipe(

@@ -4,8 +4,10 @@
  * numbered and removable here; the config's `[approvals]` rules are listed
  * with where they are written, and changed there.
  *
- * `magi approvals hook codex`: codex's `PermissionRequest` hook, which a
- * writing codex seat runs under `[approvals] ask` (agents/adapters/codex.ts).
+ * `magi approvals hook codex|opencode`: what a writing seat under
+ * `[approvals] ask` runs for a tool call that needs permission: codex's
+ * `PermissionRequest` hook (agents/adapters/codex.ts), opencode's magi plugin
+ * (approvals/OpencodeHook.ts). Both decide through `Approvals.decideForAgent`.
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Cause, Duration, Effect, Layer, Option, ParseResult, Schema } from "effect"
@@ -13,7 +15,8 @@ import * as Approval from "../approvals/Approval.js"
 import * as Approvals from "../approvals/Approvals.js"
 import { AuditLog } from "../approvals/AuditLog.js"
 import * as Rules from "../approvals/Rules.js"
-import { sliceUnder } from "../mcp/Slices.js"
+import { MAX_SLICE, sliceUnder } from "../mcp/Slices.js"
+import * as OpencodeHook from "../approvals/OpencodeHook.js"
 import { questionsLayer } from "./AppLayer.js"
 import { SavedRules, type SavedRule } from "../approvals/SavedRules.js"
 import { type ApprovalSettings, MagiConfig } from "../platform/MagiConfig.js"
@@ -98,12 +101,73 @@ const HOOK_INPUT_MAX_BYTES = 1024 * 1024
 /** codex's own hook timeout when none is configured (600 s, from its hook discovery): a slice that fits it by default. */
 const CODEX_DEFAULT_HOOK_TIMEOUT = Duration.seconds(600)
 
+/** More than any tool call's input opencode's plugin hands over (a whole file to write, say); a larger one is refused, not read whole. */
+const OPENCODE_INPUT_MAX_BYTES = 16 * 1024 * 1024
+
+/** The hook input, decided: `decideForAgent` for the call it carries, or why there is no call to decide. */
+type Decide = (call: Rules.ToolCall, cwd: string) => Effect.Effect<Approval.Decision, string>
+
+/**
+ * codex's `PermissionRequest`: the request on stdin, codex's answer on
+ * stdout. Whatever goes wrong denies the call: a hook that prints nothing,
+ * or fails, leaves it to codex's automatic reviewer, a model, never the owner.
+ */
+const codexHook = (decide: Decide) =>
+  Effect.gen(function* () {
+    const raw = yield* readStdinUpTo(HOOK_INPUT_MAX_BYTES)
+    if (raw === undefined) return yield* Effect.fail(`the request on stdin is over ${HOOK_INPUT_MAX_BYTES} bytes`)
+    const request = yield* Schema.decodeUnknown(Approval.CodexPermissionRequest)(raw).pipe(
+      Effect.mapError((e) =>
+        `the request on stdin is not codex's PermissionRequest: ${
+          ParseResult.ArrayFormatter.formatErrorSync(e).map((i) => `${i.path.length === 0 ? "" : `${i.path.join(".")}: `}${i.message}`).join("; ")
+        }`
+      )
+    )
+    return yield* decide({ tool: request.tool_name, input: request.tool_input }, request.cwd)
+  }).pipe(
+    deniedOnFailure,
+    Effect.flatMap((decision) => writeOut(`${Approval.permissionRequestHookOutput(decision)}\n`))
+  )
+
+/**
+ * opencode's plugin (approvals/OpencodeHook.ts): the call as JSON on stdin,
+ * the decision as JSON on stdout, whose message the plugin throws on a
+ * denial. Failing denies here too, saying why, as the plugin would.
+ */
+const opencodeHook = (decide: Decide) =>
+  Effect.gen(function* () {
+    const text = yield* readStdinUpTo(OPENCODE_INPUT_MAX_BYTES)
+    if (text === undefined) return yield* Effect.fail(`the hook's input is over ${OPENCODE_INPUT_MAX_BYTES} bytes`)
+    const call = OpencodeHook.readHookCall(text)
+    if (typeof call === "string") return yield* Effect.fail(call)
+    return yield* decide(OpencodeHook.toolCall(call.tool, call.args), call.directory ?? process.cwd())
+  }).pipe(
+    deniedOnFailure,
+    Effect.flatMap((decision) => {
+      const printed: OpencodeHook.HookDecision = decision._tag === "allow" ? { decision: "allow" } : { decision: "deny", message: decision.message }
+      return writeOut(`${JSON.stringify(printed)}\n`)
+    })
+  )
+
+/** A failure as a denial saying why, told on stderr too: a hook must always answer. */
+const deniedOnFailure = <R>(effect: Effect.Effect<Approval.Decision, string, R>) =>
+  Effect.catchAllCause(effect, (cause) => {
+    const why = Option.getOrElse(Cause.failureOption(cause), () => Cause.pretty(cause))
+    return writeErr(`magi: ${why}\n`).pipe(
+      Effect.as<Approval.Decision>({ _tag: "deny", message: `magi could not put this call to the owner, so it is denied: ${why}` })
+    )
+  })
+
 const hook = Command.make(
   "hook",
   {
-    client: Args.choice([["codex", "codex"]], { name: "CLI" }).pipe(Args.withDescription("the agent CLI running this hook: codex")),
+    client: Args.choice([["codex", "codex"], ["opencode", "opencode"]], { name: "CLI" }).pipe(
+      Args.withDescription("the agent CLI running this hook: codex (its PermissionRequest hook) or opencode (magi's plugin)")
+    ),
     slice: Options.integer("slice").pipe(
-      Options.withDescription('seconds to wait for the owner before denying with "make the same call again" (default: under codex\'s 600 s hook timeout)'),
+      Options.withDescription(
+        'seconds to wait for the owner before denying with "make the same call again" (default: under codex\'s 600 s hook timeout; ten minutes for opencode, whose plugin hooks have no limit)'
+      ),
       Options.optional
     )
   },
@@ -111,35 +175,24 @@ const hook = Command.make(
     Effect.gen(function* () {
       if (Option.isSome(o.slice) && o.slice.value <= 0)
         return yield* CliFailure.usage(`--slice must be a number of seconds above 0, not ${o.slice.value}`)
-      const slice = Option.match(o.slice, { onSome: (secs) => Duration.seconds(secs), onNone: () => sliceUnder(CODEX_DEFAULT_HOOK_TIMEOUT) })
-      const decision = yield* Effect.gen(function* () {
-        const raw = yield* readStdinUpTo(HOOK_INPUT_MAX_BYTES)
-        if (raw === undefined) return yield* Effect.fail(`the request on stdin is over ${HOOK_INPUT_MAX_BYTES} bytes`)
-        const request = yield* Schema.decodeUnknown(Approval.CodexPermissionRequest)(raw).pipe(
-          Effect.mapError((e) =>
-            `the request on stdin is not codex's PermissionRequest: ${
-              ParseResult.ArrayFormatter.formatErrorSync(e).map((i) => `${i.path.length === 0 ? "" : `${i.path.join(".")}: `}${i.message}`).join("; ")
-            }`
-          )
+      const slice = Option.match(o.slice, {
+        onSome: (secs) => Duration.seconds(secs),
+        onNone: () => (o.client === "codex" ? sliceUnder(CODEX_DEFAULT_HOOK_TIMEOUT) : MAX_SLICE)
+      })
+      const decide: Decide = (call, cwd) =>
+        Approvals.decideForAgent(call, cwd, slice).pipe(
+          Effect.map((decided) => decided.decision),
+          Effect.provide(Layer.mergeAll(SavedRules.layer, AuditLog.layer).pipe(Layer.provideMerge(questionsLayer()))),
+          // The config's layer fails with what it read wrong (a message of its own).
+          Effect.mapError((e) => (typeof e === "object" && e !== null && "message" in e ? String(e.message) : String(e)))
         )
-        const decided = yield* Approvals.decideForAgent({ tool: request.tool_name, input: request.tool_input }, request.cwd, slice).pipe(
-          Effect.mapError((e) => e.message),
-          Effect.provide(Layer.mergeAll(SavedRules.layer, AuditLog.layer).pipe(Layer.provideMerge(questionsLayer())))
-        )
-        return decided.decision
-      }).pipe(
-        // Whatever goes wrong denies the call: a hook that prints nothing, or
-        // fails, leaves it to codex's automatic reviewer, a model, never the owner.
-        Effect.catchAllCause((cause) => {
-          const why = Option.getOrElse(Cause.failureOption(cause), () => Cause.pretty(cause))
-          return writeErr(`magi: ${why}\n`).pipe(
-            Effect.as<Approval.Decision>({ _tag: "deny", message: `magi could not put this call to the owner, so it is denied: ${why}` })
-          )
-        })
-      )
-      yield* writeOut(`${Approval.permissionRequestHookOutput(decision)}\n`)
+      yield* o.client === "codex" ? codexHook(decide) : opencodeHook(decide)
     })
-).pipe(Command.withDescription("codex's PermissionRequest hook: decide a tool call by the approval rules or ask the owner (magi sets it up per seat)"))
+).pipe(
+  Command.withDescription(
+    "An agent CLI's approval hook (codex's PermissionRequest, opencode's magi plugin): decide a tool call by the approval rules or ask the owner (magi sets it up per seat)"
+  )
+)
 
 export const approvals = Command.make("approvals").pipe(
   Command.withDescription("See and remove the rules that approve agents' tool calls without asking"),

@@ -68,9 +68,8 @@ export const FACTS: Record<Exclude<AgentKind, "command">, AgentFacts> = {
     sessionsDir: (env) => NodePath.join(env.XDG_DATA_HOME ?? NodePath.join(home(env), ".local", "share"), "opencode"),
     quietEnv: { OPENCODE_DISABLE_AUTOUPDATE: "1" },
     rootProblem: noProblem,
-    approvals: NO_APPROVALS(
-      "magi runs opencode run with its permissions set up front (a writing seat may do everything, a read-only seat is denied edits and the shell), so nothing is left to ask (opencode run refuses an ask by itself, and offers no permission hook)"
-    )
+    approvals:
+      "with [approvals] ask = true, every tool call of a writing seat that needs permission (shell commands, fetches, edits outside its worktree, other MCP tools; reads and edits in its worktree run) goes to the owner through the plugin magi gives it, which runs magi approvals hook opencode (a seat run with --pure or OPENCODE_PURE loads no plugin and is not checked)"
   },
   agy: {
     versionArgs: ["--version"],

@@ -9,6 +9,7 @@ import { Duration } from "effect"
 import type { AgentSpec } from "../../src/agents/AgentRoster.js"
 import { parse as parseReply, plan, sessionEnvOf, waitSliceSecs } from "../../src/agents/Agents.js"
 import { opencode, parse, READ_ONLY_PERMISSION } from "../../src/agents/adapters/opencode.js"
+import { pluginFileName, pluginSource } from "../../src/approvals/OpencodeHook.js"
 
 const agent = (over: Partial<AgentSpec> = {}): AgentSpec => ({
   id: "oc",
@@ -66,6 +67,38 @@ describe("opencode: the call", () => {
     const own = JSON.stringify({ webfetch: "deny", bash: { "git push *": "allow" }, edit: "allow" })
     const p = plan(agent({ env: { OPENCODE_PERMISSION: own } }), { ...input, allowWrite: false })
     expect(JSON.parse(p.env!.OPENCODE_PERMISSION!)).toEqual({ webfetch: "deny", ...READ_ONLY_PERMISSION })
+  })
+
+  it("a writing seat under [approvals] ask loads magi's approval plugin, named by its content in magi's home", () => {
+    const mcp = { command: "/opt/magi/bin/magi", args: ["mcp"], env: {} }
+    const own = JSON.stringify({ plugin: ["owner-plugin"], mcp: { github: { type: "remote" } } })
+    const p = plan(agent({ env: { OPENCODE_CONFIG_CONTENT: own } }), { ...input, approve: true, magi: "/opt/magi/bin/magi", home: "/h", mcp })
+    const file = p.files![0]!
+    expect(file.path).toBe(`/h/opencode/${pluginFileName(pluginSource())}`)
+    expect(file.content).toBe(pluginSource())
+    const config = JSON.parse(p.env!.OPENCODE_CONFIG_CONTENT!)
+    // The owner's plugins and servers stay; magi's come after.
+    expect(config.plugin).toEqual(["owner-plugin", [`file://${file.path}`, { slice: 600 }]])
+    expect(Object.keys(config.mcp)).toEqual(["github", "magi"])
+    // Its permissions are untouched: the plugin is the gate, --auto lets the rest run.
+    expect(p.env!.OPENCODE_PERMISSION).toBeUndefined()
+    expect(p.argv).toContain("--auto")
+  })
+
+  it("each call waits ten minutes for the owner, or the agent's wait_slice when shorter", () => {
+    const slice = (over: Partial<AgentSpec>) =>
+      JSON.parse(plan(agent(over), { ...input, approve: true, magi: "/opt/magi/bin/magi", home: "/h" }).env!.OPENCODE_CONFIG_CONTENT!).plugin[0][1].slice
+    expect(slice({})).toBe(600)
+    expect(slice({ waitSliceSecs: 3 })).toBe(3)
+    expect(slice({ waitSliceSecs: 3600 })).toBe(600)
+  })
+
+  it("no plugin for a read-only seat, nor without [approvals] ask, nor without a magi to run", () => {
+    const home = { magi: "/opt/magi/bin/magi", home: "/h" }
+    expect(plan(agent(), { ...input, ...home, approve: true, allowWrite: false }).files).toBeUndefined()
+    expect(plan(agent(), { ...input, ...home }).files).toBeUndefined()
+    expect(plan(agent(), { ...input, approve: true, home: "/h" }).files).toBeUndefined()
+    expect(plan(agent(), { ...input, ...home }).env).toBeUndefined()
   })
 
   it("waits at most 100 s per `magi ask`, inside the 120 s after which its bash tool kills the command", () => {

@@ -29,13 +29,16 @@ export interface PlanInput {
   readonly mcp?: McpServerSpec
   /**
    * `[approvals] ask` for a writing seat: its tool calls that need
-   * permission go to the owner instead of being allowed unchecked (claude:
-   * `magi mcp`'s `approve` tool as its `--permission-prompt-tool`, when the
-   * seat has `mcp`; codex: `magi approvals hook codex` as its
-   * `PermissionRequest` hook). CLIs that offer no such hook ignore it
-   * (`magi doctor` says so).
+   * permission go to the owner instead of being allowed unchecked, by the
+   * CLI's own route (claude: `magi mcp`'s `approve` tool as its
+   * `--permission-prompt-tool`, so only with `mcp`; codex: `magi approvals
+   * hook codex` as its `PermissionRequest` hook; opencode: magi's plugin,
+   * which runs `magi approvals hook opencode`). CLIs that offer no such hook
+   * ignore it (`magi doctor` says so).
    */
   readonly approve?: boolean
+  /** `MAGI_HOME`: where magi keeps files a CLI loads (opencode's approval plugin, `Plan.files`). */
+  readonly home?: string
 }
 
 /**
@@ -59,6 +62,12 @@ export interface Plan {
   readonly stdin: string
   /** Environment this call needs on top of the agent's (opencode's read-only permissions). */
   readonly env?: Readonly<Record<string, string>>
+  /**
+   * Files the call needs in place before it starts (opencode's approval
+   * plugin). Each is named by its content: one already there is kept, and
+   * two calls writing the same one write the same bytes.
+   */
+  readonly files?: ReadonlyArray<{ readonly path: string; readonly content: string }>
 }
 
 /** One CLI's reading of its own output, before magi's common rules apply. */

@@ -20,12 +20,23 @@
  *   (`~/.local/share/opencode/…` without it; `OPENCODE_DB` moves it); the
  *   provider and model a session runs on come from the config
  *   (`$XDG_CONFIG_HOME/opencode/opencode.json`, `OPENCODE_CONFIG`).
+ * - Tool approvals: `opencode run` refuses an `"ask"` permission by itself
+ *   and asks no plugin first, but awaits a plugin's `tool.execute.before`
+ *   before every tool call and takes an error it throws as the call's
+ *   result. A writing seat under `[approvals] ask` gets magi's plugin
+ *   (approvals/OpencodeHook.ts), written to magi's home and named in
+ *   `OPENCODE_CONFIG_CONTENT`.
  * - Failures: a model API error is a `{"type":"error"}` event on stdout
  *   after opencode's own retries (five, for a 429 or a 5xx); a refusal
  *   before the session starts ("Session not found") is a coloured
  *   `Error: …` on stderr. Both exit 1.
  */
 import { Duration } from "effect"
+import * as NodePath from "node:path"
+import { pathToFileURL } from "node:url"
+import * as OpencodeHook from "../../approvals/OpencodeHook.js"
+import { MAX_SLICE } from "../../mcp/Slices.js"
+import type { AgentSpec } from "../AgentRoster.js"
 import {
   type AgentAdapter,
   commandOf,
@@ -34,6 +45,7 @@ import {
   type McpServerSpec,
   jsonLines,
   type Parsed,
+  type PlanInput,
   plainMessage,
   resetTime,
   sliceBefore,
@@ -152,12 +164,20 @@ export const parse = (out: string, err = ""): Parsed => {
  */
 export const OPENCODE_MCP_TIMEOUT = Duration.minutes(12)
 
+/** What magi adds to a seat's opencode config: its MCP server, its approval plugin. */
+interface Additions {
+  readonly mcp?: McpServerSpec
+  /** The approval plugin's entry: its `file://` URL and its options. */
+  readonly plugin?: readonly [string, { readonly slice: number }]
+}
+
 /**
- * `OPENCODE_CONFIG_CONTENT` with magi's server added: opencode merges it
- * over its config files, so the owner's own servers and settings stay. One
- * the agent's env already sets is kept, magi's entry added to it.
+ * `OPENCODE_CONFIG_CONTENT` with magi's server and plugin added: opencode
+ * merges it over its config files, so the owner's own servers, plugins and
+ * settings stay. One the agent's env already sets is kept, magi's entries
+ * added to it.
  */
-const withMcp = (own: string | undefined, server: McpServerSpec): string => {
+const withAdditions = (own: string | undefined, add: Additions): string => {
   let base: Record<string, unknown> = {}
   try {
     const parsed: unknown = own === undefined ? {} : JSON.parse(own)
@@ -166,19 +186,43 @@ const withMcp = (own: string | undefined, server: McpServerSpec): string => {
     // An unreadable one is what opencode itself would skip.
   }
   const servers = typeof base.mcp === "object" && base.mcp !== null ? (base.mcp as Record<string, unknown>) : {}
+  const plugins = Array.isArray(base.plugin) ? base.plugin : []
   return JSON.stringify({
     ...base,
-    mcp: {
-      ...servers,
-      [MCP_SERVER_NAME]: {
-        type: "local",
-        command: [server.command, ...server.args],
-        environment: server.env,
-        enabled: true,
-        timeout: Duration.toMillis(OPENCODE_MCP_TIMEOUT)
+    ...(add.mcp === undefined ? {} : {
+      mcp: {
+        ...servers,
+        [MCP_SERVER_NAME]: {
+          type: "local",
+          command: [add.mcp.command, ...add.mcp.args],
+          environment: add.mcp.env,
+          enabled: true,
+          timeout: Duration.toMillis(OPENCODE_MCP_TIMEOUT)
+        }
       }
-    }
+    }),
+    ...(add.plugin === undefined ? {} : { plugin: [...plugins, add.plugin] })
   })
+}
+
+/**
+ * Seconds one tool call waits for the owner's approval before it is refused
+ * with "make the same call again": `MAX_SLICE` (opencode sets a plugin hook
+ * no limit), or `[agents.<id>] wait_slice` when that is shorter, as for
+ * magi's MCP tools.
+ */
+export const approveSliceSecs = (agent: AgentSpec): number => Math.min(Duration.toSeconds(MAX_SLICE), agent.waitSliceSecs ?? Number.POSITIVE_INFINITY)
+
+/**
+ * The approval plugin for a writing seat under `[approvals] ask`
+ * (approvals/OpencodeHook.ts): its file in magi's home, named by its
+ * content, and what the config names it by. It runs `magi approve`, so it
+ * needs magi's own path (`MAGI_BIN`, set with it).
+ */
+const approvalPlugin = (input: PlanInput): { readonly path: string; readonly content: string } | undefined => {
+  if (!input.allowWrite || input.approve !== true || input.magi === undefined || input.home === undefined) return undefined
+  const content = OpencodeHook.pluginSource()
+  return { path: NodePath.join(input.home, "opencode", OpencodeHook.pluginFileName(content)), content }
 }
 
 export const opencode: AgentAdapter = {
@@ -198,6 +242,7 @@ export const opencode: AgentAdapter = {
   sessionEnv: ["HOME", "XDG_DATA_HOME", "OPENCODE_DB", "XDG_CONFIG_HOME", "OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR", "XDG_STATE_HOME"],
   plan: (agent, input) => {
     const { program, lead, model } = commandOf(agent)
+    const plugin = approvalPlugin(input)
     return {
       argv: [
         program,
@@ -216,14 +261,20 @@ export const opencode: AgentAdapter = {
       // No message argument: piped stdin alone is the message, unquoted and
       // unbounded by argv.
       stdin: input.prompt,
-      ...(input.allowWrite && input.mcp === undefined
+      ...(input.allowWrite && input.mcp === undefined && plugin === undefined
         ? {}
         : {
           env: {
             ...(input.allowWrite ? {} : { OPENCODE_PERMISSION: readOnlyPermission(agent.env.OPENCODE_PERMISSION) }),
-            ...(input.mcp === undefined ? {} : { OPENCODE_CONFIG_CONTENT: withMcp(agent.env.OPENCODE_CONFIG_CONTENT, input.mcp) })
+            ...(input.mcp === undefined && plugin === undefined ? {} : {
+              OPENCODE_CONFIG_CONTENT: withAdditions(agent.env.OPENCODE_CONFIG_CONTENT, {
+                ...(input.mcp === undefined ? {} : { mcp: input.mcp }),
+                ...(plugin === undefined ? {} : { plugin: [pathToFileURL(plugin.path).href, { slice: approveSliceSecs(agent) }] as const })
+              })
+            })
           }
-        })
+        }),
+      ...(plugin === undefined ? {} : { files: [plugin] })
     }
   },
   parse
