@@ -132,6 +132,20 @@ const lines = <A>(file: string): ReadonlyArray<A> =>
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
+/**
+ * Is any process still running with `entry` in its environment? The
+ * namespace's processes die just after unshare does (the kernel kills them
+ * once its first process is gone), not with it.
+ */
+const anyProcessWith = (entry: string) =>
+  NodeFs.readdirSync("/proc").filter((p) => /^\d+$/.test(p)).some((pid) => {
+    try {
+      return NodeFs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(entry)
+    } catch {
+      return false
+    }
+  })
+
 describe.skipIf(!canUnshare)("a host on another machine killed mid-run", { timeout: EXPIRY_DEADLINE + 4 * PROCESS_DEADLINE }, () => {
   it("leaves its task to another host once the task's claim expires: retried once there, the attempt spent, never two turns at once", async () => {
     const dir = tempDirSync()
@@ -170,8 +184,9 @@ describe.skipIf(!canUnshare)("a host on another machine killed mid-run", { timeo
 
       // The machine goes away: alpha's loop and its agent at once.
       a.child.kill("SIGKILL")
-      await a.exited
       const killedAt = Date.now()
+      await a.exited
+      await until("every process of alpha's machine to be gone", () => !anyProcessWith(`FAKE_AGENT_GATE=${alphaGate}`), PROCESS_DEADLINE)
       // Were alpha's agent alive, this would let it finish its turn.
       NodeFs.writeFileSync(alphaGate, "")
 
