@@ -105,11 +105,15 @@ describe("a page-only magi web", { timeout: 5 * PROCESS_DEADLINE }, () => {
       expect(seen(gamma, "gamma")).toMatchObject({ online: true, loop: true, pid: loop.child.pid, max_turns: 3 })
 
       // The loop stops: the page says the host is still up, with no loop since then.
+      const beating = seen(gamma, "gamma")!
       await loop.stop()
-      const stopped = seen(gamma, "gamma")!
-      expect(stopped).toMatchObject({ loop: true, pid: loop.child.pid })
+      const stoppedBy = new Date().toISOString()
       await until("the page to speak for gamma again", () => seen(gamma, "gamma")?.pid === page.child.pid, PROCESS_DEADLINE)
-      expect(seen(gamma, "gamma")).toMatchObject({ online: true, loop: false, loop_seen_at: stopped.stopped_at })
+      const after = seen(gamma, "gamma")!
+      expect(after).toMatchObject({ online: true, loop: false })
+      // When the loop was last heard from: its orderly stop, after its last beat.
+      expect(after.loop_seen_at! >= (beating as HostSeen & { seen_at: string }).seen_at).toBe(true)
+      expect(after.loop_seen_at! <= stoppedBy).toBe(true)
     } finally {
       await loop?.stop()
       await page.stop()
