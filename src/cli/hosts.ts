@@ -18,11 +18,13 @@ export const hosts = Command.make(
     Effect.gen(function* () {
       const all = yield* Effect.flatMap(Hosts, (h) => h.list).pipe(Effect.mapError((e) => CliFailure.refused(e.message)))
       if (json) return yield* writeOut(JSON.stringify(all, null, 2) + "\n")
-      if (all.length === 0) return yield* writeOut("no hosts yet: each `magi serve` (or `magi web` running the loop) registers its host\n")
+      if (all.length === 0) return yield* writeOut("no hosts yet: each `magi serve` and `magi web` registers its host\n")
       for (const h of all) {
         const state = h.online ? `online, last seen ${h.last_seen}` : `offline since ${h.last_seen}`
         const repos = h.repos.length === 0 ? "no [repos]" : `repos ${h.repos.join(", ")}`
-        const load = `${h.turns}/${h.max_turns} turns${h.queued > 0 ? `, ${h.queued} queued` : ""}`
+        const load = h.loop
+          ? `${h.turns}/${h.max_turns} turns${h.queued > 0 ? `, ${h.queued} queued` : ""}`
+          : `its page only, no loop${h.loop_seen_at === undefined ? "" : ` (loop last seen ${h.loop_seen_at})`}`
         yield* writeOut(forTerminalLine(`${h.name}  ${state}  magi ${h.version}  ${load}  ${repos}  (pid ${h.pid} on ${h.machine})`) + "\n")
       }
     }).pipe(Effect.provide(runsLayer()))

@@ -19,6 +19,7 @@ import { inProcessWaiter } from "./InProcessWaiter.js"
 import { shelveLoop } from "../store/Shelving.js"
 import { RunStore } from "../runs/Runs.js"
 import { TaskStore } from "../queue/TaskStore.js"
+import { Hosts } from "../platform/Hosts.js"
 import { receivedSignal } from "./Signals.js"
 import { Devices } from "../devices/Devices.js"
 import * as Device from "../devices/Device.js"
@@ -77,6 +78,10 @@ export const runWeb = (options: WebRun) => {
       // Started once the page is up, so nothing the waiter does can delay it;
       // interrupted with the scope, which lets go of the home on the way out.
       if (options.loop) yield* Effect.forkScoped(inProcessWaiter(home))
+      // The host is listed (`magi hosts`, `/api/health`) while this page is
+      // up, even when it runs no loop: as a page only, whenever no loop
+      // holds the host's name (this one's, or a `magi serve`'s).
+      yield* Effect.forkScoped(Effect.scoped(Effect.zipRight(Effect.flatMap(Hosts, (h) => h.registerPage), Effect.never)).pipe(Effect.provide(Hosts.layer)))
       // Settled questions, finished runs and done tasks to their month's shelf: now (the migration of an
       // older home) and every few minutes; the page is up already.
       yield* Effect.forkScoped(shelveLoop.pipe(Effect.provide(Layer.merge(RunStore.layer, TaskStore.layer))))

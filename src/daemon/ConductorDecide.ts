@@ -5,8 +5,8 @@
  * a clock or a file; `Conductor.ts` does the I/O around them.
  *
  * How our queue maps onto the reference's three lists: the loop itself turns
- * a running task nobody works on into `failed` with its attempt refunded (and
- * marks its run `stalled`), so a *stalled* task here is a failed task whose
+ * a running task nobody works on into `failed` (its attempt refunded, or
+ * spent when its loop died) and marks its run `stalled`, so a *stalled* task here is a failed task whose
  * last run stalled; *finished* is every other failed task and every held one;
  * *runnable* is a queued one.
  */

@@ -36,9 +36,10 @@ export const RETRY_PAUSE = Duration.minutes(5)
 /**
  * Is a failed task still in its pause before a retry? Only an attempt the
  * task spent (its last run failed) pauses it, counted from when it failed
- * (its last write); a stall refunded the attempt and is no fault of the
- * task's (a usage limit rests the agent instead, a loop that stopped has
- * nothing to wait out), so it runs again at once.
+ * (its last write). A run that stalled goes again at once: a usage limit
+ * rests the agent instead, and a loop that stopped or died (its attempt
+ * counted or not) left nothing to wait out — the pause is for a failure the
+ * agent reported, which comes back within seconds.
  */
 export const retryPaused = (t: T.Task, lastRunStalled: boolean, nowMs: number): boolean =>
   t.status === "failed" && !lastRunStalled && nowMs - Date.parse(t.updated_at) < Duration.toMillis(RETRY_PAUSE)
@@ -130,15 +131,28 @@ export interface StallCheck {
 }
 
 /**
- * Why a running task should be stalled, if it should: nothing is working on
- * its run (no turn, no question), and either the loop that started it is
- * gone or the run has sat still for `IDLE_STALL`.
+ * What happens to a running task nothing is working on (no turn, no
+ * question), if anything yet:
+ *
+ * - its loop is gone (killed, or its machine went away: its claim went
+ *   stale) → `Fail`: the attempt counts, as the attempts rule says, and the
+ *   task is retried once on any host with the repository, then held for the
+ *   owner. A crash mid-turn is not always the machine's fault: an agent that
+ *   runs its host out of memory would, refunded, be tried on every host in
+ *   turn for ever; counted, it costs the default two attempts and waits for
+ *   the owner;
+ * - its loop lives but the run has sat still for `IDLE_STALL` → `Stall`:
+ *   the attempt is refunded (the loop is there, so nothing crashed; the run
+ *   lost its way) and the task runs again.
+ *
+ * A loop stopped in order settles its own turns as stalls on the way out
+ * (`QueueLoop`), so it never reaches this rule.
  */
-export const stallReason = (c: StallCheck): string | undefined => {
+export const orphanSettlement = (c: StallCheck): Settlement | undefined => {
   if (c.turnInFlight || c.waitingOnOwner) return undefined
-  if (!c.loopAlive) return "the magi loop that ran it is gone and no turn of its run is going on"
+  if (!c.loopAlive) return { _tag: "Fail", why: "the magi loop that ran it is gone and no turn of its run is going on" }
   if (c.nowMs - c.lastMovedMs >= Duration.toMillis(IDLE_STALL))
-    return `its run has had no turn and no question for ${Duration.toMinutes(IDLE_STALL)} minutes`
+    return { _tag: "Stall", why: `its run has had no turn and no question for ${Duration.toMinutes(IDLE_STALL)} minutes` }
   return undefined
 }
 

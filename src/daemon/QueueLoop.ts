@@ -38,7 +38,7 @@ import { taskInstruction } from "../queue/TaskPrompt.js"
 import { TaskStore } from "../queue/TaskStore.js"
 import { Conductor } from "./Conductor.js"
 import { Deputies } from "./Deputies.js"
-import { type BlockerState, resetAt, resolveBlockers, retryPaused, settle, settlementFor, stallReason } from "./QueueDecide.js"
+import { type BlockerState, resetAt, resolveBlockers, retryPaused, orphanSettlement, settle, type Settlement, settlementFor } from "./QueueDecide.js"
 
 /** One thing the loop did to a task, as `magi serve` prints it. */
 export interface QueueEvent {
@@ -215,6 +215,30 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
           if (Option.isSome(after) && after.value.status === "failed")
             yield* say(events, { kind: "stalled", task: t.id, run: runId ?? null, line: `stalled ${title(t)}: ${why}; the attempt is refunded` })
         })
+      /**
+       * Give up on the run under `s` (`orphanSettlement`): the run is
+       * stalled either way (nothing of it is going on), the task spends the
+       * attempt or not as `s` says.
+       */
+      const giveUp = (s: Settlement & { readonly why: string }) =>
+        Effect.gen(function* () {
+          if (runId === undefined) return
+          const after = yield* change(t.id, (fresh) => settle(fresh, runId, s, maxAttempts))
+          yield* tasks.unclaim(t.id)
+          yield* runs.setStatus(runId, "stalled", s.why).pipe(Effect.ignore)
+          if (Option.isNone(after) || after.value.runs.at(-1) !== runId) return
+          const now = after.value
+          if (now.status === "held") yield* say(events, { kind: "held", task: t.id, run: runId, line: `held ${title(now)}: ${now.hold_reason ?? ""}` })
+          else if (now.status === "failed")
+            yield* say(events, {
+              kind: "stalled",
+              task: t.id,
+              run: runId,
+              line: `stalled ${title(t)}: ${s.why}; ${
+                s._tag === "Fail" ? `attempt ${now.attempts} of ${maxAttempts} spent, so it runs again` : "the attempt is refunded"
+              }`
+            })
+        })
       if (runId === undefined) return loopAlive ? undefined : yield* stall("it was marked running but no run was ever recorded for it")
       const run = yield* Effect.either(runs.get(runId))
       if (Either.isLeft(run)) return loopAlive ? undefined : yield* stall(`its run ${runId} cannot be read (${run.left.message})`)
@@ -224,14 +248,14 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       // answer once the limit lifts, and the task waits for that run.
       if (waitingOnOwner && resumable(run.right.status)) return yield* settleTask(events, t.id, { ...run.right, status: "waiting" })
       if (settlementFor(run.right)._tag !== "Wait" || run.right.status === "waiting") return yield* settleTask(events, t.id, run.right)
-      const why = stallReason({
+      const s = orphanSettlement({
         turnInFlight: yield* driver.seatBusy(run.right, IMPL_SEAT),
         waitingOnOwner,
         lastMovedMs: Math.max(Date.parse(run.right.updated_at), Date.parse(t.updated_at)),
         nowMs: yield* nowMs,
         loopAlive
       })
-      if (why !== undefined) yield* stall(why)
+      if (s !== undefined && (s._tag === "Fail" || s._tag === "Stall")) yield* giveUp(s)
     })
 
   // -- 3. starting --------------------------------------------------------------------

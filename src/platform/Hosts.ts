@@ -55,7 +55,15 @@ export const HostRecord = Schema.Struct({
   started_at: Schema.String,
   seen_at: Schema.String,
   /** Set when the loop stopped in order; a host killed never says so, and is judged by `seen_at`. */
-  stopped_at: Schema.optional(Schema.String)
+  stopped_at: Schema.optional(Schema.String),
+  /**
+   * False when a page-only `magi web` (`--no-loop`) speaks for the host: the
+   * machine is up, but no loop runs there (no waiter, no queue), so its
+   * runs wait for one. Older records, all written by loops, are true.
+   */
+  loop: Schema.optionalWith(Schema.Boolean, { default: () => true }),
+  /** On a page's record: when the host's loop was last heard from, if it ever ran. */
+  loop_seen_at: Schema.optional(Schema.String)
 })
 export type HostRecord = typeof HostRecord.Type
 
@@ -102,12 +110,19 @@ export const viewOf = (host: HostRecord, nowMs: number): HostView => {
   return { ...host, online, last_seen: host.stopped_at ?? host.seen_at }
 }
 
-/** "host buildbox offline since 2026-…", or nothing when `name` is online (or unknown: a run from before hosts). */
+/**
+ * "host buildbox offline since 2026-…", or nothing when `name`'s loop is
+ * online (or unknown: a run from before hosts). A host whose page alone is
+ * up runs no loop, so for its runs it is as offline as a host that is down.
+ */
 export const offlineWords = (hosts: ReadonlyArray<HostView>, name: string | undefined): string | undefined => {
   if (name === undefined) return undefined
   const host = hosts.find((h) => h.name === name)
-  if (host === undefined || host.online) return undefined
-  return `host ${name} offline since ${host.last_seen}`
+  if (host === undefined || (host.online && host.loop)) return undefined
+  if (!host.online) return `host ${name} offline since ${host.last_seen}`
+  return host.loop_seen_at === undefined
+    ? `host ${name} runs no magi serve (only its page is up)`
+    : `host ${name} offline since ${host.loop_seen_at} (only its page is up)`
 }
 
 /** "queued behind 3 turns on buildbox" for a run whose turn waits for room on its host, else nothing. */
@@ -157,6 +172,14 @@ export interface HostsShape {
   readonly self: string
   /** Claim the name and beat for the rest of the scope; refused when another live loop has it. */
   readonly register: (load?: Effect.Effect<Load>) => Effect.Effect<Registered, HostTaken | HostError, Scope.Scope>
+  /**
+   * Say, for the rest of the scope, that this host is up with a page (`magi
+   * web`) and maybe no loop: every beat in which no live loop holds the
+   * name, the host's record is written as the page's (no repositories, no
+   * turns, `loop: false`). It claims nothing, so a `magi serve` starting
+   * here is not refused; that loop's record replaces the page's at once.
+   */
+  readonly registerPage: Effect.Effect<void, never, Scope.Scope>
   /** Every host that ever registered on this store, by name. */
   readonly list: Effect.Effect<ReadonlyArray<HostView>, HostError>
   /** Moves whenever a host's record is written (a beat, a turn queued or started). */
@@ -205,7 +228,8 @@ export const make = Effect.fn("Hosts.make")(function* () {
             waiting,
             started_at: startedAt,
             seen_at: now,
-            ...(stopped ? { stopped_at: now } : {})
+            ...(stopped ? { stopped_at: now } : {}),
+            loop: true
           }
           yield* records.put(record)
         })
@@ -242,9 +266,50 @@ export const make = Effect.fn("Hosts.make")(function* () {
       } satisfies Registered
     }).pipe(Effect.provideService(FileSystem.FileSystem, fs))
 
+  /**
+   * The page's record, written only while no live loop holds the name; on
+   * the way out (`stopped`), only over a record that is still this page's.
+   * A loop that takes the name between the look and the write has its
+   * record replaced until its next beat (`HEARTBEAT`), no longer.
+   */
+  const pageRecord = (startedAt: string, stopped: boolean) =>
+    Effect.gen(function* () {
+      if (Option.isSome(yield* claims.holder(name, NAME_CLAIM))) return
+      const before = yield* Effect.option(records.read(name))
+      const machine = NodeOs.hostname()
+      const mine = (b: HostRecord) => !b.loop && b.pid === process.pid && b.machine === machine
+      if (stopped && Option.exists(before, (b) => !mine(b))) return
+      const loopSeen = Option.flatMap(before, (b) => (b.loop ? Option.some(b.stopped_at ?? b.seen_at) : Option.fromNullable(b.loop_seen_at)))
+      const now = iso(yield* Clock.currentTimeMillis)
+      yield* records.put({
+        schema: HOST_SCHEMA,
+        name,
+        version: VERSION,
+        machine,
+        pid: process.pid,
+        repos: [],
+        max_turns: 0,
+        turns: 0,
+        queued: 0,
+        waiting: [],
+        started_at: startedAt,
+        seen_at: now,
+        loop: false,
+        ...(Option.isSome(loopSeen) ? { loop_seen_at: loopSeen.value } : {}),
+        ...(stopped ? { stopped_at: now } : {})
+      })
+    }).pipe(Effect.catchAll((e) => Effect.logWarning(`could not record host ${name}: ${e.message}`)))
+
+  const registerPage = Effect.gen(function* () {
+    const startedAt = iso(yield* Clock.currentTimeMillis)
+    yield* pageRecord(startedAt, false)
+    yield* Effect.addFinalizer(() => pageRecord(startedAt, true))
+    yield* Effect.forkScoped(Effect.repeat(pageRecord(startedAt, false), Schedule.spaced(HEARTBEAT)).pipe(Effect.delay(HEARTBEAT)))
+  }).pipe(Effect.provideService(FileSystem.FileSystem, fs))
+
   const backend = yield* StoreBackend.StoreBackend
   const changes = backend._tag === "postgres"
     ? StoreBackend.changes(hostRecords.folder).pipe(Stream.provideService(StoreBackend.StoreBackend, backend), Stream.provideService(FileSystem.FileSystem, fs))
     : Stream.empty
-  return { self: name, register, list, revision: records.revision, changes } satisfies HostsShape
+  return { self: name, register, registerPage, list, revision: records.revision, changes } satisfies HostsShape
 })

@@ -106,6 +106,12 @@ export interface QuestionStoreShape {
   /** Load by id, unique prefix, or short (suffix) id. */
   readonly get: (idOrPrefix: string) => Effect.Effect<Question, ReadError>
   /**
+   * Load by its exact id: one look, where `get` first finds the id (a round
+   * trip of its own on PostgreSQL). What a waiting asker re-reads with, the
+   * owner's answer waiting on it.
+   */
+  readonly read: (id: string) => Effect.Effect<Question, ReadError>
+  /**
    * Every readable question in the hot folder, open first, then newest
    * first: every question anyone can still be waiting on, and what settled
    * recently. Older history is on the month shelves (`historyPage`, `everything`).
@@ -471,6 +477,7 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
 
   const resolveId = records.resolve
   const get = records.get
+  const read = records.read
 
   const update = <E>(wanted: string, change: (q: Question) => Either.Either<Question, E>) =>
     records.update(wanted, change).pipe(Effect.withSpan("QuestionStore.update", { attributes: { id: wanted } }))
@@ -658,6 +665,7 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
     sweep: records.sweep,
     skipped: Effect.map(records.scan, (scan) => scan.skipped),
     get,
+    read,
     list,
     historyPage,
     everything,

@@ -397,8 +397,9 @@ export const fail = (t: Task, why: string, maxAttempts: number): Result => {
 }
 
 /**
- * Its run stopped through no fault of the task (a usage limit, a loop that
- * died, a run gone idle): failed, with the attempt given back.
+ * Its run stopped through no fault of the task (a usage limit, a loop
+ * stopped in order, a run gone idle): failed, with the attempt given back.
+ * (A loop that died mid-turn is `fail`: the crash may be the task's own.)
  */
 export const stall = (t: Task, why: string): Result => {
   if (t.status !== "running") return refuse("status", `${name(t)} is ${t.status}, not running, so it cannot stall`)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { resetAt, resolveBlockers, settle, settlementFor, stallReason, type BlockerState } from "../../src/daemon/QueueDecide.js"
+import { resetAt, resolveBlockers, orphanSettlement, settle, settlementFor, type BlockerState } from "../../src/daemon/QueueDecide.js"
 import * as T from "../../src/queue/Task.js"
 import { ok } from "../support.js"
 
@@ -71,14 +71,34 @@ describe("a task follows its run", () => {
   })
 })
 
-describe("stalling", () => {
+describe("a running task nothing is working on", () => {
+  const running = ok(T.start(base, "run-1"))
   const idle = { turnInFlight: false, waitingOnOwner: false, lastMovedMs: 0, nowMs: 0, loopAlive: true }
-  it("stalls only with nothing going on, once the loop is gone or 30 minutes have passed", () => {
-    expect(stallReason({ ...idle, nowMs: 29 * 60_000 })).toBeUndefined()
-    expect(stallReason({ ...idle, nowMs: 30 * 60_000 })).toContain("30 minutes")
-    expect(stallReason({ ...idle, loopAlive: false })).toContain("is gone")
-    expect(stallReason({ ...idle, loopAlive: false, turnInFlight: true })).toBeUndefined()
-    expect(stallReason({ ...idle, nowMs: 99 * 60_000, waitingOnOwner: true })).toBeUndefined()
+  it("is left alone while a turn or a question goes on, or its live loop's run moved within 30 minutes", () => {
+    expect(orphanSettlement({ ...idle, nowMs: 29 * 60_000 })).toBeUndefined()
+    expect(orphanSettlement({ ...idle, loopAlive: false, turnInFlight: true })).toBeUndefined()
+    expect(orphanSettlement({ ...idle, nowMs: 99 * 60_000, waitingOnOwner: true })).toBeUndefined()
+    expect(orphanSettlement({ ...idle, loopAlive: false, waitingOnOwner: true })).toBeUndefined()
+  })
+
+  it("is stalled with its attempt refunded when its live loop's run sat still for 30 minutes", () => {
+    const s = orphanSettlement({ ...idle, nowMs: 30 * 60_000 })
+    expect(s).toMatchObject({ _tag: "Stall", why: expect.stringContaining("30 minutes") })
+    expect(settle(running, "run-1", s!, 2)).toMatchObject({ status: "failed", attempts: 0 })
+  })
+
+  it("spends the attempt when its loop is gone: retried once, then held for the owner if the retry's loop dies too", () => {
+    const s = orphanSettlement({ ...idle, loopAlive: false })
+    expect(s).toMatchObject({ _tag: "Fail", why: expect.stringContaining("is gone") })
+    // The first crash: attempt 1 of 2 spent, runnable again.
+    const first = settle(running, "run-1", s!, 2)
+    expect(first).toMatchObject({ status: "failed", attempts: 1, last_error: expect.stringContaining("is gone") })
+    expect(T.runnable(first)).toBe(true)
+    // Its retry's host dies as well: the attempts are spent, so the owner decides.
+    const retried = ok(T.start(first, "run-2"))
+    const second = settle(retried, "run-2", s!, 2)
+    expect(second).toMatchObject({ status: "held", hold_source: "machine", attempts: 2 })
+    expect(second.hold_reason).toContain("failed 2 of 2 attempts; last: the magi loop that ran it is gone")
   })
 })
 

@@ -235,7 +235,7 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       yield* stop(s)
     }))
 
-  it.scoped("a running task whose loop is gone, or whose run sat idle for 30 minutes, is stalled with its attempt refunded", () =>
+  it.scoped("a running task whose loop is gone spends its attempt and runs again at once; one whose run sat idle for 30 minutes is stalled with its attempt refunded", () =>
     Effect.gen(function* () {
       const w = yield* makeWorld
       const fs = Context.get(w.base, FileSystem.FileSystem)
@@ -253,15 +253,16 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       yield* runs.put(sampleRun("19700101-010000-bbbb", { created_at: "1970-01-01T01:00:00Z", updated_at: "1970-01-01T01:00:00Z" }))
       yield* store(w).update(idle.id, (t) => T.start(t, "19700101-010000-bbbb"))
       expect(yield* store(w).claim(idle.id)).toBe(true)
-      // The orphan goes at once (and, its attempt refunded, runs again as
-      // attempt 1 of a new run); the idle one only once 30 minutes have passed.
+      // The orphan goes at once (its attempt spent, it runs again at once as
+      // attempt 2 of a new run); the idle one only once 30 minutes have passed.
       yield* Ref.set(w.script, () => ({ text: "Done." }))
       yield* s.queue.tick
       yield* s.queue.settle
       const stalledLine = (yield* Ref.get(w.events)).find((e) => e.kind === "stalled" && e.task === orphan.id)
       expect(stalledLine?.line).toContain("the magi loop that ran it is gone")
+      expect(stalledLine?.line).toContain("attempt 1 of 2 spent")
       expect((yield* runs.get("19700101-010000-aaaa")).status).toBe("stalled")
-      expect(yield* task(w, orphan.id)).toMatchObject({ status: "done", attempts: 1 })
+      expect(yield* task(w, orphan.id)).toMatchObject({ status: "done", attempts: 2 })
       expect((yield* task(w, orphan.id)).runs).toHaveLength(2)
       expect(yield* task(w, idle.id)).toMatchObject({ status: "running", attempts: 1 })
       yield* TestClock.adjust("29 minutes")
@@ -275,6 +276,33 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       // Both run again, as new runs.
       expect(yield* task(w, idle.id)).toMatchObject({ status: "done", attempts: 1 })
       expect((yield* task(w, idle.id)).runs).toHaveLength(2)
+      yield* stop(s)
+    }))
+
+  it.scoped("a task whose loop died on its last attempt is held for the owner, not run a third time", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      const fs = Context.get(w.base, FileSystem.FileSystem)
+      const runs = Context.get(w.base, RunStore)
+      const s = yield* startServe(w)
+      // Its first attempt's loop died (spent), and so did its retry's.
+      const t = yield* file(w, "Work that crashes its host")
+      yield* runs.put(sampleRun("19700101-000000-aaaa"))
+      yield* runs.put(sampleRun("19700101-000000-bbbb"))
+      yield* store(w).update(t.id, (x) =>
+        Either.flatMap(T.start(x, "19700101-000000-aaaa"), (y) =>
+          Either.flatMap(T.fail(y, "the magi loop that ran it is gone and no turn of its run is going on", 2), (z) => T.start(z, "19700101-000000-bbbb"))))
+      const dead = spawnSync(process.execPath, ["-e", ""]).pid!
+      yield* fs.writeFileString(`${HOME}/queue/${t.id}.lock`, `${dead}\n`)
+      yield* s.queue.tick
+      yield* s.queue.settle
+      const held = yield* task(w, t.id)
+      expect(held).toMatchObject({ status: "held", hold_source: "machine", attempts: 2 })
+      expect(held.hold_reason).toContain("failed 2 of 2 attempts; last: the magi loop that ran it is gone")
+      expect((yield* runs.get("19700101-000000-bbbb")).status).toBe("stalled")
+      expect((yield* Ref.get(w.events)).filter((e) => e.task === t.id).map((e) => e.kind)).toEqual(["held"])
+      yield* s.pass("10 minutes")
+      expect(yield* Ref.get(w.calls)).toHaveLength(0)
       yield* stop(s)
     }))
 

@@ -261,7 +261,11 @@ export const runsView = (): View => {
         el(
           "span",
           { class: h.online ? "host online" : "host offline", attrs: { "data-host": h.name } },
-          h.online ? `${h.name} (online, ${h.turns}/${h.max_turns} turns)` : `${h.name} (offline since ${new Date(h.last_seen).toLocaleString()})`
+          !h.online
+            ? `${h.name} (offline since ${new Date(h.last_seen).toLocaleString()})`
+            : h.loop
+            ? `${h.name} (online, ${h.turns}/${h.max_turns} turns)`
+            : `${h.name} (online, its page only: no loop)`
         )
       ])
     )
