@@ -89,7 +89,7 @@ const serve = (host: Host, agentEnv: Record<string, string>, machine?: string): 
     ? argv
     // `--kill-child`: the namespace's first process (and so every process in
     // it) dies with unshare, which is what the test kills.
-    : ["unshare", "--uts", "--pid", "--fork", "--kill-child", "--mount-proc", "sh", "-c", "hostname \"$0\" && exec \"$@\"", machine, ...argv]
+    : ["unshare", "--uts", "--pid", "--fork", "--kill-child", "--mount-proc", "sh", "-c", 'hostname "$0" && exec "$@"', machine, ...argv]
   const child = spawn(command!, args, { cwd: host.clone, env: { ...process.env, ...host.env, ...agentEnv }, stdio: ["ignore", "ignore", "pipe"] })
   let stderr = ""
   child.stderr!.on("data", (d) => (stderr += d))
