@@ -15,7 +15,7 @@
  * 3. The owner's answer is the decision; "Always allow" also saves the rule
  *    shown on the choice. Every decision goes to the audit log.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Context, Duration, Effect, Layer, Option, Random } from "effect"
 import * as NodePath from "node:path"
 import { type ApprovalSettings, load, MagiConfig, repoRoot } from "../platform/MagiConfig.js"

@@ -12,7 +12,8 @@
  * All I/O goes through `@effect/platform`'s `FileSystem`, so the same code
  * runs on a real directory and on the in-memory filesystem.
  */
-import { FileSystem, Error as PlatformError } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as PlatformError from "@effect/platform/Error"
 import { Chunk, Clock, Context, Data, Effect, Either, Layer, Option, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as Q from "./Question.js"
