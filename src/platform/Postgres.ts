@@ -175,12 +175,11 @@ export const sqlWords = (e: { readonly message: string; readonly cause?: unknown
 }
 
 /**
- * The driver (`pg` and @effect/sql-pg, in PostgresDriver.ts), loaded the
- * first time a database is used: evaluating `pg` at start-up loads Node's
- * own fetch implementation as well (its runtime check reads a global that
- * does), about a tenth of every command's start, and a home-folder store
- * never needs any of it. Within the one-file bundle this is a deferred
- * evaluation, not a second file: the code cache still covers it.
+ * The driver (`pg` and @effect/sql-pg, in PostgresDriver.ts), evaluated the
+ * first time a database is used: a home-folder store never needs it, and it
+ * was a good part of every command's start (docs/benchmarks.md, start-up).
+ * Within the one-file bundle this is a deferred evaluation, not a second
+ * file: the launcher's code cache still covers it.
  */
 const driver = Effect.promise(() => import("./PostgresDriver.js"))
 
