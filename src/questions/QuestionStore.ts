@@ -626,8 +626,10 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
         // moves' file operations outlived the young generation's collections
         // and was promoted, so the old generation filled with them between
         // full collections (the peak of a first move was that garbage).
-        const due = yield* Effect.filter(chunk, (id) =>
-          Effect.map(Effect.option(records.read(id)), (q) => Option.isSome(q) && History.archivable(q.value, now)))
+        const due = yield* Effect.filter(
+          chunk,
+          (id) => Effect.map(Effect.option(records.read(id)), (q) => Option.isSome(q) && History.archivable(q.value, now))
+        )
         const done = yield* Effect.forEach(
           due,
           (id) =>
