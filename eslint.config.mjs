@@ -40,6 +40,26 @@ export default defineConfig(
     }
   },
   {
+    // What the CLI evaluates at every start (docs/benchmarks.md, start-up):
+    // @effect/platform's index evaluates every module it re-exports (MsgPack
+    // loads msgpackr, which probes for a native add-on), so src names each
+    // module it uses; the database driver, the web server, the MCP library
+    // and the QR encoder are imported dynamically where they are used.
+    files: ["src/**/*.ts"],
+    ignores: ["src/web/client/**"],
+    rules: {
+      "no-restricted-imports": ["error", {
+        paths: [
+          { name: "@effect/platform", message: "import the module itself (@effect/platform/FileSystem): the index evaluates every module at start-up" },
+          {
+            name: "@effect/platform-node",
+            message: "import the module itself (@effect/platform-node/NodeContext): the index evaluates every module at start-up"
+          }
+        ]
+      }]
+    }
+  },
+  {
     // The phone page's client runs in the browser; the benches' page scripts too.
     files: ["src/web/client/**/*.ts", "scripts/bench/**/*.mjs"],
     languageOptions: { globals: globals.browser }

@@ -23,6 +23,26 @@ export const parse = no; export const decode = no; export default { parse: no, d
 }
 
 /**
+ * `pg` asks at load whether it runs in a Cloudflare Worker by constructing a
+ * `Response`, and the first touch of that global makes Node evaluate its
+ * whole fetch implementation (undici): about 30 ms of every command on the
+ * PostgreSQL store, for an answer that is always no under Node. The check is
+ * answered here instead; a `pg` whose check reads differently fails the build
+ * rather than quietly keeping the cost.
+ */
+const pgOnNode = {
+  name: "pg-on-node",
+  setup(b) {
+    b.onLoad({ filter: /node_modules[\\/]pg[\\/]lib[\\/]stream\.js$/ }, async (args) => {
+      const source = await readFile(args.path, "utf8")
+      const check = "function isCloudflareRuntime() {"
+      if (!source.includes(check)) throw new Error(`pg's ${args.path} no longer has ${check}: see pgOnNode in scripts/build.mjs`)
+      return { contents: source.replace(check, `${check}\n  return false // magi runs on Node (scripts/build.mjs)`), loader: "js" }
+    })
+  }
+}
+
+/**
  * The phone page's client (scripts/client-build.mjs), inlined into the CLI
  * bundle as the module `magi:web-client`: `magi web` serves it from memory,
  * so an installed magi is one file and the page fetches nothing from
@@ -60,7 +80,7 @@ await build({
   sourcemap: "linked",
   legalComments: "none",
   logLevel: "warning",
-  plugins: [unusedParsers, webClient]
+  plugins: [unusedParsers, pgOnNode, webClient]
 })
 await rm("dist/magi.cjs.cache", { force: true })
 await rm("dist/magi.js.map", { force: true })

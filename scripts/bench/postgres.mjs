@@ -148,12 +148,16 @@ try {
           assets: [],
           status: open ? "open" : "answered",
           asked_at: asked,
-          ...(open ? {} : { answered_at: asked, answer: { choice: "yes" } }),
+          // An open one has them null (left out, it is unreadable, and the
+          // listing showed none of the 100 open ones).
+          answered_at: open ? null : asked,
+          answer: open ? null : { choice: "yes" },
           thread: [],
           answer_timeout: 86400 * 400,
           cwd: "/tmp",
           delivered_turns: 0,
-          answer_delivered: !open
+          answer_delivered: !open,
+          waiter: null
         })
       )
     }
@@ -171,6 +175,9 @@ try {
     const got = await run(process.execPath, [MAGI, "answer", "--list"], { cwd: o.cwd, env: o.env })
     listing.push(performance.now() - t0)
     if (got.code !== 0) throw new Error(`magi answer --list failed: ${got.out}`)
+    // Each open question is a block of lines starting with its short id.
+    const listed = got.out.split("\n").filter((l) => /^[0-9a-f]{4} {2}/.test(l)).length
+    if (listed !== 100) throw new Error(`magi answer --list showed ${listed} open questions, not 100: ${got.out.slice(0, 400)}`)
   }
   console.log(`postgres magi answer --list at ${QUESTIONS} questions (100 open): median ${ms(median(listing))} (whole process, 5 runs)`)
 

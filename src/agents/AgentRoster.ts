@@ -17,7 +17,7 @@
  * For `kind = "command"`, `command` is the whole argv with `{prompt_file}`,
  * `{cwd}`, `{label}` and `{session}` filled in per call.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Config, Context, Data, Effect, Layer, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { loadTable } from "../platform/MagiConfig.js"

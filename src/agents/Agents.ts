@@ -16,7 +16,9 @@
  * (timed out, exited, or interrupted): an agent's tools start children of
  * their own, and a hung `npm test` must not outlive the turn that started it.
  */
-import { Command, CommandExecutor, FileSystem } from "@effect/platform"
+import * as Command from "@effect/platform/Command"
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Context, Data, Duration, Effect, Fiber, Layer, Option, Random, Ref, Schedule, Stream } from "effect"
 import * as NodePath from "node:path"
 import type { AgentKind, AgentSpec, WaitMode } from "./AgentRoster.js"

@@ -17,10 +17,11 @@
  *
  * `decideForAgent` is what each CLI's route calls (claude's
  * `--permission-prompt-tool` through `magi mcp`'s `approve` tool, codex's
- * `PermissionRequest` hook through `magi approvals hook codex`): one slice,
+ * `PermissionRequest` hook and opencode's plugin through `magi approvals
+ * hook`): one slice,
  * and a pending slice told as a denial that says how to get the decision.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Config, Context, Duration, Effect, Layer, Option, Random } from "effect"
 import * as NodePath from "node:path"
 import { type ApprovalSettings, load, MagiConfig, repoRoot } from "../platform/MagiConfig.js"

@@ -13,7 +13,7 @@
  * It stays in the home folder whichever backend keeps the records: it is the
  * record of what was decided on this machine, where the agents ran.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Context, Data, Effect, Layer } from "effect"
 import * as NodePath from "node:path"
 import { MagiHome } from "../platform/MagiHome.js"

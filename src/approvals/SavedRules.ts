@@ -10,7 +10,7 @@
  * overwrite the other (no read-modify-write of a shared list). Removing is
  * removing one record.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Context, Data, Effect, Either, Layer, Random, Schema } from "effect"
 import * as StoreBackend from "../platform/StoreBackend.js"
 import { parseVersioned } from "../platform/VersionedJson.js"

@@ -4,7 +4,7 @@
  * magi record (a newer schema refused by name, unknown fields refused, an
  * older one read with defaults).
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Data, Effect, Either, Schema, Stream } from "effect"
 import * as RecordStore from "../platform/RecordStore.js"
 import * as StoreBackend from "../platform/StoreBackend.js"

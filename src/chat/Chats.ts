@@ -21,7 +21,7 @@
  * at once, and the next turn carries every operator message the agent has
  * not seen.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Context, Data, Duration, Effect, Either, FiberSet, Layer, Option, Random, Stream } from "effect"
 import * as NodePath from "node:path"
 import { Rosters, type AgentSpec } from "../agents/AgentRoster.js"

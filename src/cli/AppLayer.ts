@@ -6,7 +6,7 @@
  */
 import * as LocalContext from "../platform/LocalContext.js"
 import { Layer } from "effect"
-import type { FileSystem } from "@effect/platform"
+import type * as FileSystem from "@effect/platform/FileSystem"
 import { MagiHome } from "../platform/MagiHome.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import { QuestionStore } from "../questions/QuestionStore.js"

@@ -12,7 +12,8 @@
  * was not asked to.
  */
 import { Command, Options } from "@effect/cli"
-import { Command as Process, FileSystem } from "@effect/platform"
+import * as Process from "@effect/platform/Command"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Config, Duration, Effect, Option, Schedule, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as NodeReadline from "node:readline"
@@ -26,7 +27,6 @@ import { QuestionStore } from "../questions/QuestionStore.js"
 import { reachableBeyondLoopback } from "../web/Bind.js"
 import { questionsLayer } from "./AppLayer.js"
 import { devicesOfConfig, printPairingCode } from "./web.js"
-import * as QrText from "../platform/QrText.js"
 import { forTerminal } from "../platform/TerminalText.js"
 import { CliFailure } from "./CliFailure.js"
 import { checksFor } from "./doctor.js"
@@ -189,6 +189,8 @@ export const init = Command.make(
         const ntfy = takeNtfy ? { server: ConfigDraft.NTFY_SERVER, topic: ConfigDraft.randomTopic() } : undefined
         if (ntfy !== undefined) {
           const link = ConfigDraft.subscribeLink(ntfy)
+          // The QR encoder is evaluated only when a code is drawn, not at every start.
+          const QrText = yield* Effect.promise(() => import("../platform/QrText.js"))
           yield* writeOut(`ntfy: subscribe to ${link} in the ntfy app (scan this with the phone):\n${QrText.render(link)}`)
         }
         let publicUrl: string | undefined

@@ -6,7 +6,6 @@
  */
 import { Command, Options } from "@effect/cli"
 import { Duration, Effect, Exit, Fiber, Layer, Option } from "effect"
-import * as Server from "../mcp/McpServer.js"
 import { MCP_CLIENTS, type McpClient, sliceFor } from "../mcp/Slices.js"
 import { AuditLog } from "../approvals/AuditLog.js"
 import { SavedRules } from "../approvals/SavedRules.js"
@@ -36,6 +35,9 @@ export const mcp = Command.make("mcp", options, (o) =>
     // The server runs in a fiber of its own: the client closing stdin ends
     // it by interrupting that fiber, which is this command's normal end
     // (exit 0), while a signal to magi still interrupts the command itself.
+    // The MCP library (and the RPC and MessagePack libraries under it) is
+    // evaluated only here: every other command's start is spared it.
+    const Server = yield* Effect.promise(() => import("../mcp/McpServer.js"))
     const server = yield* Effect.fork(
       Layer.launch(
         Server.layer(slice, VERSION).pipe(Layer.provide(Layer.mergeAll(SavedRules.layer, AuditLog.layer).pipe(Layer.provideMerge(questionsLayer()))))

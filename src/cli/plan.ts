@@ -11,7 +11,8 @@
  * the chat on `magi web`, which is the same interview for a phone.
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Command as PlatformCommand, FileSystem } from "@effect/platform"
+import * as PlatformCommand from "@effect/platform/Command"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Effect, Layer, Option, Random } from "effect"
 import * as NodePath from "node:path"
 import * as NodeReadline from "node:readline"

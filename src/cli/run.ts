@@ -9,7 +9,7 @@
  */
 import { firstMoveSaid } from "../store/Shelving.js"
 import { Args, Command, Options } from "@effect/cli"
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodePath from "node:path"
 import { Clock, Effect, Option } from "effect"
 import { Rosters } from "../agents/AgentRoster.js"

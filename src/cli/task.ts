@@ -7,7 +7,8 @@
  */
 import { firstMoveSaid } from "../store/Shelving.js"
 import { Args, Command, Options } from "@effect/cli"
-import { Command as PlatformCommand, FileSystem } from "@effect/platform"
+import * as PlatformCommand from "@effect/platform/Command"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Config, Effect, Either, Layer, Option } from "effect"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"

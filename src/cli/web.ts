@@ -12,7 +12,6 @@ import { Effect, Layer, Option, Ref } from "effect"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
-import { serve } from "../web/WebServer.js"
 import { CliFailure } from "./CliFailure.js"
 import { writeErr, writeOut } from "./io.js"
 import { inProcessWaiter } from "./InProcessWaiter.js"
@@ -25,7 +24,6 @@ import { Devices } from "../devices/Devices.js"
 import * as Device from "../devices/Device.js"
 import * as PushSubscription from "../devices/PushSubscription.js"
 import * as StoreBackend from "../platform/StoreBackend.js"
-import * as QrText from "../platform/QrText.js"
 import { forTerminal } from "../platform/TerminalText.js"
 import { localTime } from "./io.js"
 
@@ -61,6 +59,10 @@ export const runWeb = (options: WebRun) => {
   return Effect.scoped(
     Effect.gen(function* () {
       const config = yield* MagiConfig
+      // The server's modules (the HTTP platform, which brings a WebSocket
+      // library and an HTTP client with it) are evaluated only by a command
+      // that serves: every other command's start is spared them.
+      const { serve } = yield* Effect.promise(() => import("../web/WebServer.js"))
       const running = yield* serve({ bind: options.bind, port: options.port, publicUrl: config.publicUrl }).pipe(
         Effect.mapError((e) => CliFailure.refused(e.message))
       )
@@ -159,6 +161,8 @@ export const printPairingCode = (base: Option.Option<string>) =>
     const issued = yield* (yield* Devices).issueCode
     const minutes = Math.round(Device.CODE_LIFETIME_MS / 60_000)
     const link = Option.map(base, (b) => `${b}/pair#code=${issued.code}`)
+    // The QR encoder is evaluated only when a code is drawn, not at every start.
+    const QrText = yield* Effect.promise(() => import("../platform/QrText.js"))
     yield* writeOut(
       `pairing code: ${issued.code}\n` +
         `good once, for ${minutes} minutes (until ${localTime(new Date(issued.expiresAt))})\n` +

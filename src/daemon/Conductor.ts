@@ -17,7 +17,7 @@
  * `ConductorLog`: `decisions.jsonl` there too, or the database when the
  * records are in PostgreSQL.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Context, Duration, Effect, Either, Layer, Option, Random, Ref, Schedule } from "effect"
 import * as NodePath from "node:path"
 import { Rosters } from "../agents/AgentRoster.js"
@@ -32,7 +32,7 @@ import * as T from "../queue/Task.js"
 import { TaskStore } from "../queue/TaskStore.js"
 import { RunStore, type Run } from "../runs/Runs.js"
 import { git } from "../runs/Worktree.js"
-import { CommandExecutor } from "@effect/platform"
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as Claims from "../platform/Claims.js"
 import * as StoreBackend from "../platform/StoreBackend.js"
 import * as D from "./ConductorDecide.js"

@@ -12,7 +12,7 @@
  *   `conductor-log`), its id its time to the millisecond then a random part,
  *   so ids sort as the decisions were made and two never overwrite each other.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Context, Data, Effect, Either, Layer, Random } from "effect"
 import * as NodePath from "node:path"
 import { MagiHome } from "../platform/MagiHome.js"

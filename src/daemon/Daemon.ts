@@ -10,7 +10,7 @@
  * its next renewal that the home was taken over, and stops rather than run
  * beside the new owner.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Data, Deferred, Duration, Effect, Either, Option, Schedule, Schema } from "effect"
 import * as NodePath from "node:path"
 import * as Claims from "../platform/Claims.js"

@@ -9,7 +9,7 @@
  * nothing: an answer it carries is picked up by the loop's blocker
  * resolution like any other.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Context, Data, Duration, Effect, FiberSet, Layer, Option, Ref } from "effect"
 import * as NodePath from "node:path"
 import { Rosters } from "../agents/AgentRoster.js"

@@ -6,7 +6,7 @@
  * PostgreSQL), for the web's notices page, and goes out through the
  * notification command (so the owner hears it without looking).
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Context, Data, Effect, Either, Layer, Option, Random, Schema, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as RecordStore from "../platform/RecordStore.js"

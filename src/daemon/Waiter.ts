@@ -17,7 +17,7 @@
  * memory is which inputs just failed, so one broken seat is not retried (and
  * the owner not re-notified) every five seconds.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Context, Duration, Effect, Either, FiberSet, Layer, Option, Queue, Ref, Stream } from "effect"
 import * as NodePath from "node:path"
 import { Rosters } from "../agents/AgentRoster.js"

@@ -4,7 +4,7 @@
  * same phones, accepts the same codes once, and counts the same wrong
  * guesses. The rules are `Device.ts`'s; this is the reading and writing.
  */
-import type { FileSystem } from "@effect/platform"
+import type * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Context, Effect, Either, Layer, Option, Schema } from "effect"
 import * as StoreBackend from "../platform/StoreBackend.js"
 import * as Device from "./Device.js"

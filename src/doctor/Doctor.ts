@@ -11,7 +11,9 @@
  * Every call is bounded (`CALL_TIMEOUT`), gets no stdin, and keeps only the
  * tail of what it prints; none of them needs the network.
  */
-import { Command, CommandExecutor, FileSystem } from "@effect/platform"
+import * as Command from "@effect/platform/Command"
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Duration, Effect, Either, Layer, Option, Stream } from "effect"
 import * as NodeFsPromises from "node:fs/promises"
 import * as NodePath from "node:path"

@@ -11,7 +11,8 @@
  * resumes the seat with the owner's answer.
  */
 import { McpSchema, McpServer } from "@effect/ai"
-import { NodeSink, NodeStream } from "@effect/platform-node"
+import * as NodeSink from "@effect/platform-node/NodeSink"
+import * as NodeStream from "@effect/platform-node/NodeStream"
 import { type Duration, Effect, Layer, Logger } from "effect"
 import { type McpTool, TOOLS, type ToolEnv } from "./Tools.js"
 

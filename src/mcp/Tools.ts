@@ -10,7 +10,7 @@
  * sliced wait (questions/Waits.ts) and the same outcomes, told as structured
  * content for a program and as text for the model.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Config, Duration, Effect, JSONSchema, Option, ParseResult, Schema } from "effect"
 import * as Asking from "../questions/Asking.js"
 import * as Q from "../questions/Question.js"

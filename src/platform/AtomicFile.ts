@@ -16,7 +16,7 @@
  * nothing after a power cut, so they skip the flushes, which cost a waiting
  * agent tens of milliseconds per beat.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Effect } from "effect"
 import * as NodePath from "node:path"
 

@@ -19,7 +19,7 @@
  * shares). The per-record writer lock is the same idea for milliseconds:
  * `RecordLock` on files, an advisory lock on PostgreSQL.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Context, Data, Duration, Effect, Either, Layer, Option, Random } from "effect"

@@ -31,7 +31,7 @@
  * identity): a breaker that judged the old one finds another at step 3 and
  * removes nothing.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Effect, Option } from "effect"
 import * as NodeCrypto from "node:crypto"
 

@@ -16,7 +16,7 @@
  *   stop for `STALE_AFTER` is offline (on its own machine a dead pid is known
  *   at once, so a restart there is let in straight away).
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Context, Data, Duration, Effect, Either, Layer, Option, Schedule, Schema, type Scope, Stream } from "effect"
 import * as NodeOs from "node:os"
 import { defaults, MagiConfig } from "./MagiConfig.js"

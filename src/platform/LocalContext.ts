@@ -18,7 +18,8 @@
  * on the descriptor it opened (so a swap between a caller's `stat` and this
  * open changes nothing), and refuses a file over `WHOLE_READ_MAX_BYTES`.
  */
-import { FileSystem, Error as PlatformError } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as PlatformError from "@effect/platform/Error"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect, Either, Layer, Option } from "effect"

@@ -9,7 +9,7 @@
  * should guess at. `MAGI_WAIT_SLICE` overrides `[ask] wait_slice` last, for
  * an agent CLI whose tool timeout is shorter than the default slice.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Config, Context, Data, Effect, Layer, Option } from "effect"
 import * as NodePath from "node:path"
 import * as NodeOs from "node:os"

@@ -11,7 +11,7 @@
  * otherwise leave the same mtime and a stale value. Wall time, not `Clock`:
  * this compares against the filesystem's own timestamps.
  */
-import type { FileSystem } from "@effect/platform"
+import type * as FileSystem from "@effect/platform/FileSystem"
 import { Effect, Option } from "effect"
 
 /** Filesystem timestamps are coarse on some filesystems; an mtime older than this before a look is settled. */

@@ -5,7 +5,8 @@
  * It exists for tests that want a store with no disk at all, and it keeps the
  * memory-backed store honest: there is one store implementation, not two.
  */
-import { FileSystem, Error as PlatformError } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as PlatformError from "@effect/platform/Error"
 import { Effect, Layer, Option, PubSub, Stream } from "effect"
 import * as NodePath from "node:path"
 

@@ -11,19 +11,11 @@
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import * as PgClient from "@effect/sql-pg/PgClient"
 import { Data, Duration, Effect, Layer, Redacted, Schedule, Stream } from "effect"
-import Pg from "pg"
 
 /** The backend could not be reached or set up; `where` is the masked URL. */
 export class StoreUnavailable extends Data.TaggedError("StoreUnavailable")<{
   readonly where: string
-  readonly message: string
-  readonly cause?: unknown
-}> {}
-
-/** The listening connection failed or closed; `listen` reconnects after it. */
-class ListenLost extends Data.TaggedError("ListenLost")<{
   readonly message: string
   readonly cause?: unknown
 }> {}
@@ -147,7 +139,7 @@ const migrations = {
 } satisfies Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
 
 /** The migrations table's name: ours, so a database shared with another app stays readable. */
-const MIGRATIONS_TABLE = "magi_migrations"
+export const MIGRATIONS_TABLE = "magi_migrations"
 
 /** Bring the schema up to date; two processes starting at once take turns (the migrator locks its table). */
 export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: MIGRATIONS_TABLE }).pipe(
@@ -168,7 +160,8 @@ export const appliedMigrations = Effect.flatMap(
     )
 )
 
-const unavailable = (where: string) => (e: SqlError | Migrator.MigrationError) =>
+/** A failure to reach or set up the database at `where` (masked), in words. */
+export const unavailable = (where: string) => (e: SqlError | Migrator.MigrationError) =>
   new StoreUnavailable({ where, message: `PostgreSQL at ${where}: ${sqlWords(e)}`, cause: e })
 
 /**
@@ -181,58 +174,25 @@ export const sqlWords = (e: { readonly message: string; readonly cause?: unknown
   return driver === undefined || driver === "" ? e.message : `${e.message} (${driver})`
 }
 
+/**
+ * The driver (`pg` and @effect/sql-pg, in PostgresDriver.ts), evaluated the
+ * first time a database is used: a home-folder store never needs it, and it
+ * was a good part of every command's start (docs/benchmarks.md, start-up).
+ * Within the one-file bundle this is a deferred evaluation, not a second
+ * file: the launcher's code cache still covers it.
+ */
+const driver = Effect.promise(() => import("./PostgresDriver.js"))
+
 /** The pool for `url`, its schema migrated; fails with `StoreUnavailable` naming the masked URL. */
-export const layer = (url: Redacted.Redacted<string>): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, StoreUnavailable> => {
-  const where = maskUrl(Redacted.value(url))
-  const client = PgClient.layer({
-    url,
-    maxConnections: POOL_SIZE,
-    connectTimeout: CONNECT_TIMEOUT,
-    // Idle connections are closed, so an idle `magi web` holds one, not eight.
-    idleTimeout: Duration.seconds(30),
-    applicationName: "magi"
-  }).pipe(Layer.mapError(unavailable(where)))
-  const migrated = Layer.effectDiscard(migrate.pipe(Effect.mapError(unavailable(where))))
-  return Layer.provideMerge(migrated, client)
-}
+export const layer = (url: Redacted.Redacted<string>): Layer.Layer<SqlClient.SqlClient, StoreUnavailable> =>
+  Layer.unwrapEffect(Effect.map(driver, (d) => d.layer(url)))
 
 /**
  * Notifications on `channel`, each payload once, on a connection of this
- * stream's own. A dropped connection is reconnected (with backoff), so a
- * listener outlives a database restart; what was notified while it was
- * down is missed, which is why every listener also polls.
+ * stream's own; reconnected after a drop (see PostgresDriver.listen).
  */
 export const listen = (url: Redacted.Redacted<string>, channel: string): Stream.Stream<string> =>
-  Stream.asyncPush<string, ListenLost>((emit) =>
-    Effect.acquireRelease(
-      Effect.tryPromise({
-        try: async () => {
-          const client = new Pg.Client({ connectionString: Redacted.value(url), connectionTimeoutMillis: Duration.toMillis(CONNECT_TIMEOUT) })
-          client.on("notification", (msg: Pg.Notification) => {
-            if (msg.channel === channel && msg.payload !== undefined) emit.single(msg.payload)
-          })
-          client.on("error", (e: Error) => emit.fail(new ListenLost({ message: e.message, cause: e })))
-          client.on("end", () => emit.fail(new ListenLost({ message: "the listening connection closed" })))
-          await client.connect()
-          await client.query(`LISTEN ${Pg.escapeIdentifier(channel)}`)
-          return client
-        },
-        catch: (e) => new ListenLost({ message: e instanceof Error ? e.message : String(e), cause: e })
-      }),
-      (client) =>
-        Effect.promise(() => {
-          client.removeAllListeners("end")
-          client.removeAllListeners("error")
-          client.on("error", () => {})
-          return client.end().catch(() => undefined)
-        })
-    )
-  ).pipe(
-    // Backoff from 200 ms, never more than 5 s apart: a database back from a
-    // restart is heard from again within seconds.
-    Stream.retry(Schedule.exponential("200 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))),
-    Stream.orDie
-  )
+  Stream.unwrap(Effect.map(driver, (d) => d.listen(url, channel)))
 
 /** What `magi doctor` learns of a database, without changing it. */
 export interface Probe {
@@ -242,25 +202,5 @@ export interface Probe {
   readonly roundTripsMs: ReadonlyArray<number>
 }
 
-/** Round trips timed by the doctor: enough for a median that one slow packet does not move. */
-const PROBE_ROUND_TRIPS = 5
-
 /** Connect to `url` (no migration), time a few round trips and read which migrations are applied. */
-export const probe = (url: Redacted.Redacted<string>): Effect.Effect<Probe, StoreUnavailable> => {
-  const where = maskUrl(Redacted.value(url))
-  return Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const roundTripsMs: Array<number> = []
-    for (let i = 0; i < PROBE_ROUND_TRIPS; i++) {
-      const t0 = performance.now()
-      yield* sql`SELECT 1`
-      roundTripsMs.push(performance.now() - t0)
-    }
-    const table = yield* sql<{ readonly present: boolean }>`SELECT to_regclass(${MIGRATIONS_TABLE}) IS NOT NULL AS present`
-    const applied = table[0]?.present === true ? yield* appliedMigrations : []
-    return { applied, roundTripsMs }
-  }).pipe(
-    Effect.provide(PgClient.layer({ url, maxConnections: 1, connectTimeout: CONNECT_TIMEOUT, applicationName: "magi doctor" })),
-    Effect.mapError(unavailable(where))
-  )
-}
+export const probe = (url: Redacted.Redacted<string>): Effect.Effect<Probe, StoreUnavailable> => Effect.flatMap(driver, (d) => d.probe(url))

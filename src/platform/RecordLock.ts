@@ -13,7 +13,7 @@
  * A writer removes only its own lock (its random token is the content): a
  * writer stalled past the limit must not remove the next holder's.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Data, Duration, Effect, Option, Random } from "effect"
 import * as NodeCrypto from "node:crypto"
 import * as FileClaim from "./FileClaim.js"

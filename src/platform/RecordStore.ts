@@ -80,7 +80,8 @@
  * const { records, skipped } = yield* tasks.scan
  * ```
  */
-import { FileSystem, Error as PlatformError } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as PlatformError from "@effect/platform/Error"
 import { Clock, Context, Effect, Either, Option } from "effect"
 import * as NodePath from "node:path"
 import { SCRATCH_SUFFIX, createAtomically, syncDirectory, writeAtomically } from "./AtomicFile.js"

@@ -5,7 +5,9 @@
  * so a test puts its own `systemctl` first on `PATH` and no real service
  * manager is touched.
  */
-import { Command, CommandExecutor, FileSystem } from "@effect/platform"
+import * as Command from "@effect/platform/Command"
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Context, Duration, Effect, Layer, Schema, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as Unit from "./ServiceUnit.js"

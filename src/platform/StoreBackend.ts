@@ -9,7 +9,7 @@
  * holds the records: worktrees, agent artifacts, config, and the leases a
  * waiting `magi ask` beats.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Config, Context, Effect, Layer, Option, PubSub, Redacted, Stream } from "effect"
 import * as NodePath from "node:path"

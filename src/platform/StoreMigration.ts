@@ -27,7 +27,8 @@
  * - **Checked**: every kind ends with a checksum of each side (see
  *   `Checksum`), the source's taken as it is copied, the target's read back.
  */
-import { FileSystem, Error as PlatformError } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as PlatformError from "@effect/platform/Error"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Chunk, Data, Effect, Either, Option, Stream } from "effect"

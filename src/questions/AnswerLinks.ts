@@ -20,7 +20,7 @@
  * `magi ask` sent the button and the `magi web` that takes the press may be
  * different machines.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Data, Effect, Either, Layer, Option, Schema } from "effect"
 import * as NodeCrypto from "node:crypto"
 import * as NodePath from "node:path"

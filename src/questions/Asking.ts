@@ -8,7 +8,7 @@
  * What each door prints (progress lines, stdout, tool results) stays with
  * the door; this module only files, checks and loads.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Config, Data, Effect, Option, Random } from "effect"
 import * as Q from "./Question.js"
 import type { Question } from "./Question.js"

@@ -15,7 +15,7 @@
  * owner's eyes only and never checked: a pid is reused by the operating
  * system, a timestamp is not.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { MagiHome, questionsDir } from "../platform/MagiHome.js"

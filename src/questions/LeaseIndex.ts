@@ -18,7 +18,7 @@
  * Freshness is never cached: a lease goes stale with no file changing, so it
  * is judged from its beat at the moment of asking, as before.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Effect, Layer, Option, Ref, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as Memo from "../platform/Memo.js"

@@ -10,7 +10,9 @@
  * one program, and a summary mentioning `{run}` is not expanded again. That is
  * what makes it safe to put agent-written text in a notification at all.
  */
-import { Command, CommandExecutor, FileSystem } from "@effect/platform"
+import * as Command from "@effect/platform/Command"
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import { Config, Context, Data, Duration, Effect, Either, Layer, Option, Ref, Stream } from "effect"

@@ -12,7 +12,8 @@
  * All I/O goes through `@effect/platform`'s `FileSystem`, so the same code
  * runs on a real directory and on the in-memory filesystem.
  */
-import { FileSystem, Error as PlatformError } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as PlatformError from "@effect/platform/Error"
 import { Chunk, Clock, Context, Data, Effect, Either, Layer, Option, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as Q from "./Question.js"
@@ -627,23 +628,30 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
       let moved = 0
       const months = new Set<string>()
       for (const chunk of chunksOf(ids, batch)) {
-        const read = yield* Effect.forEach(chunk, (id) => Effect.option(records.read(id)))
-        const due = read.flatMap((q) => (Option.isSome(q) && History.archivable(q.value, now) ? [q.value] : []))
+        // Only the ids of the due ones are kept, each record let go as soon
+        // as it is judged: a batch of 500 decoded questions held through the
+        // moves' file operations outlived the young generation's collections
+        // and was promoted, so the old generation filled with them between
+        // full collections (the peak of a first move was that garbage).
+        const due = yield* Effect.filter(
+          chunk,
+          (id) => Effect.map(Effect.option(records.read(id)), (q) => Option.isSome(q) && History.archivable(q.value, now))
+        )
         const done = yield* Effect.forEach(
           due,
-          (q) =>
+          (id) =>
             // Judged again under the lock, on the record as it is then: an
             // answer or an abandonment that landed since the read decides.
-            records.archive(q.id, (fresh) => History.archivable(fresh, now)).pipe(
+            records.archive(id, (fresh) => History.archivable(fresh, now)).pipe(
               // One question that cannot move (a lock held past the give-up) waits for the next round.
-              Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not move question ${Q.shortId(q.id)} to history: ${e.message}`), false))
+              Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not move question ${Q.shortId(id)} to history: ${e.message}`), false))
             ),
           // A move is a few file operations, each a round trip through
           // libuv's thread pool; several in flight keep its four threads busy.
           { concurrency: MOVES_IN_FLIGHT }
         )
         moved += done.filter((d) => d).length
-        const touched = new Set(due.flatMap((q) => History.monthOf(q.id) ?? []))
+        const touched = new Set(due.flatMap((id) => History.monthOf(id) ?? []))
         for (const m of touched) months.add(m)
         yield* records.flushShelves(touched)
         // Between batches the process serves whatever else is waiting.

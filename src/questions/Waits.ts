@@ -14,7 +14,7 @@
  * (network filesystems, exhausted inotify watches) and a missed event must
  * cost seconds, not the answer.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Config, Context, Data, Duration, Effect, Either, Layer, Option, Ref, Stream } from "effect"
 import * as Q from "./Question.js"
 import type { Question } from "./Question.js"

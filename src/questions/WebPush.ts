@@ -15,7 +15,7 @@
  * kept, a file in the home (0600) or, when the records are in PostgreSQL,
  * one record there shared by every host (as `AnswerLinks.secretShared`).
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { Data, Duration, Effect, Either, Layer, Option, Schema } from "effect"

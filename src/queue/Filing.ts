@@ -3,7 +3,7 @@
  * so a task filed from a phone and one filed from a terminal (or by an agent
  * inside a run) are checked and written the same way.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Data, Effect, Either, Option } from "effect"
 import * as NodePath from "node:path"
 import { Hosts } from "../platform/Hosts.js"

@@ -16,7 +16,7 @@
  * (`<id>.lock`) for as long as a loop has the task running, hours maybe,
  * during which the owner may still hold or reprioritize it.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Context, Data, Duration, Effect, Either, FiberMap, Layer, Option, Random, Schedule, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as Claims from "../platform/Claims.js"

@@ -9,7 +9,7 @@
  * file, not a link, is read: a FIFO or device dropped into the folder must not hang the
  * reader, a huge file must not be read whole into a listing.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Data, Effect, Option } from "effect"
 import * as NodePath from "node:path"
 import { timestamp } from "../questions/Question.js"

@@ -3,7 +3,7 @@
  * take, and the checkout it works in (`Workspaces`). `RunDriver` sets runs up
  * and drives their turns with these, so a task runs exactly like `magi run`.
  */
-import { CommandExecutor } from "@effect/platform"
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import { Context, Data, Duration, Effect, Layer } from "effect"
 import type { CallResult } from "../agents/Agents.js"
 import type { Run } from "./Runs.js"

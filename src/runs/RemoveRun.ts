@@ -3,7 +3,7 @@
  * record (marked `removed_at`) as history, so its questions and artifacts
  * still say which run they came from.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Data, Effect, Option } from "effect"
 import * as Q from "../questions/Question.js"
 import { resumable } from "./RunStatus.js"

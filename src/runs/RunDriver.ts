@@ -10,7 +10,8 @@
  * provide, so the long-lived loops hold the service instead of a captured
  * context to re-provide around each call.
  */
-import { CommandExecutor, FileSystem } from "@effect/platform"
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Cause, Clock, Context, Duration, Effect, Either, Layer, Option, Random } from "effect"
 import { Rosters, type AgentSpec } from "../agents/AgentRoster.js"
 import { Agents, magiNameFor, mintUuid, sessionEnvOf, type CallResult } from "../agents/Agents.js"

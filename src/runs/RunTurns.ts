@@ -11,7 +11,7 @@
  * process was killed stops beating, and the seat is free again once the lock
  * ages out.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Data, Duration, Effect, Fiber, Option, Random, Schedule, Schema } from "effect"
 import type { MagiName } from "../agents/Prompts.js"
 import { createAtomically, writeAtomically } from "../platform/AtomicFile.js"

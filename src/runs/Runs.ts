@@ -9,7 +9,7 @@
  * like questions, and updated under the run's lock because the process that
  * ran the turn and the waiter delivering an answer both write it.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Context, Data, Effect, Either, Layer, Schema, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as RecordStore from "../platform/RecordStore.js"

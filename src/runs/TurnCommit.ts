@@ -8,7 +8,7 @@
  * means no agent's sandbox costs the owner the work, and the branch is what
  * the owner reviews either way.
  */
-import { CommandExecutor } from "@effect/platform"
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import { Effect, Option } from "effect"
 import { git } from "./Worktree.js"
 

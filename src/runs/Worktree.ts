@@ -4,7 +4,8 @@
  * changes files there and never in the owner's checkout, so a run that goes
  * wrong costs a branch, not the owner's uncommitted work.
  */
-import { Command, CommandExecutor } from "@effect/platform"
+import * as Command from "@effect/platform/Command"
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import { Chunk, Data, Effect, Stream } from "effect"
 import * as NodePath from "node:path"
 

@@ -18,7 +18,7 @@
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Effect, Either, Schema } from "effect"
 import * as StoreBackend from "../platform/StoreBackend.js"
 import * as AnswerLinks from "../questions/AnswerLinks.js"

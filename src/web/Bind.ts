@@ -8,7 +8,7 @@
  * secrets, and "every network this laptop joins" is not an audience anyone
  * chose. 0.0.0.0 is only ever used when the owner types it.
  */
-import { Command } from "@effect/platform"
+import * as Command from "@effect/platform/Command"
 import type { CommandExecutor } from "@effect/platform/CommandExecutor"
 import { Data, Duration, Effect, Option } from "effect"
 import * as NodeNet from "node:net"

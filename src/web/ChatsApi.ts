@@ -9,7 +9,7 @@
  * Every rule is `Chats`'s: a refusal here is its message, mapped to a status.
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Effect, Schema } from "effect"
 import * as C from "../chat/Chat.js"
 import { ChatNotFound, Chats, type ChatRefused, type ChatStoreError } from "../chat/Chats.js"

@@ -5,7 +5,7 @@
  * the database) writes them; the web lists them and tells open pages when
  * one lands.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Context, Effect, Layer, Stream } from "effect"
 import { changesOnBackend, listOf, type Notice, onBackend } from "../daemon/Notices.js"
 import * as StoreBackend from "../platform/StoreBackend.js"

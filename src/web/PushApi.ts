@@ -9,7 +9,7 @@
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Effect, Either, Option, Schema } from "effect"
 import * as Device from "../devices/Device.js"
 import { Devices } from "../devices/Devices.js"

@@ -13,7 +13,7 @@
  * works, which repositories this home has seen, and which one `magi web` was
  * started in (where a task filed from the phone goes by default).
  */
-import { CommandExecutor } from "@effect/platform"
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import { Context, Effect, Layer, Option, Ref } from "effect"
 import * as NodeZlib from "node:zlib"
 import { ConductorLog, type DecisionRecord } from "../daemon/ConductorLog.js"
