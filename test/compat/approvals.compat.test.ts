@@ -7,11 +7,11 @@
  * the next matching command through with no question. Nothing leaves
  * 127.0.0.1 (see claude.compat.test.ts for the isolation).
  */
-import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { describe, expect, it } from "vitest"
+import { answerAsOwner, audited, repoOnTrunk } from "./approvalsSupport.js"
 import { afterTest, need, runMagi, startMagi } from "./processes.js"
 import { type MessagesBody, claudeEnv, startAnthropic, textOf } from "./standins/anthropic.js"
 
@@ -42,12 +42,7 @@ describe("tool approvals with the real claude", () => {
       afterTest(() => api.close())
 
       const repo = NodePath.join(dir, "repo")
-      NodeFs.mkdirSync(repo)
-      const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, encoding: "utf8" })
-      git("init", "-q", "-b", "trunk")
-      NodeFs.writeFileSync(NodePath.join(repo, "README.md"), "hello\n")
-      git("add", ".")
-      git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "init")
+      const git = repoOnTrunk(repo, { "README.md": "hello\n" })
       const claudeHome = NodePath.join(dir, "claude-home")
       NodeFs.mkdirSync(claudeHome)
       const { HOME: _h, CLAUDE_CONFIG_DIR: _c, ...network } = claudeEnv(api.url, claudeHome)
@@ -78,21 +73,7 @@ describe("tool approvals with the real claude", () => {
       const run = startMagi(["run", "Mark the repository with tags and branches."], { cwd: repo, env, deadline: DEADLINE_MS })
 
       // The owner, at the terminal: each approval as it arrives.
-      const questionsDir = NodePath.join(home, "questions")
-      const answered = new Map<string, { summary: string; choices: string[] }>()
-      let exited = false
-      void run.done.then(() => (exited = true))
-      while (!exited) {
-        const files = NodeFs.existsSync(questionsDir) ? NodeFs.readdirSync(questionsDir).filter((f) => f.endsWith(".json")) : []
-        for (const f of files) {
-          const q = JSON.parse(NodeFs.readFileSync(NodePath.join(questionsDir, f), "utf8"))
-          if (q.status !== "open" || answered.has(q.id)) continue
-          answered.set(q.id, { summary: q.summary, choices: q.choices })
-          const choice = q.summary.includes("denied") ? "Deny" : q.summary.includes("allowed") ? "Allow" : q.choices[2]
-          await magi("answer", q.id, "--reply", choice)
-        }
-        await new Promise((r) => setTimeout(r, 250))
-      }
+      const answered = await answerAsOwner(home, run.done, (id, choice) => magi("answer", id, "--reply", choice))
       const ended = await run.done
       expect(ended.code, ended.stderr).toBe(0)
 
@@ -112,11 +93,7 @@ describe("tool approvals with the real claude", () => {
       expect(last).toHaveLength(4)
       expect(last[0]).toContain("The owner denied this tool call")
       // Every decision is in the audit log, by the owner or by the rule.
-      const log = NodeFs.readFileSync(NodePath.join(home, "approvals.jsonl"), "utf8")
-        .split("\n")
-        .filter((l) => l !== "")
-        .map((l) => JSON.parse(l))
-      expect(log.map((e) => [e.decision, e.by, e.rule ?? null])).toEqual([
+      expect(audited(home).map((e) => [e.decision, e.by, e.rule ?? null])).toEqual([
         ["deny", "owner", null],
         ["allow", "owner", null],
         ["allow", "owner", "Bash(git branch:*)"],
