@@ -64,8 +64,12 @@ export interface Started {
 }
 
 /** `magi ARGS…` on `host`, started in `cwd` and left running (`magi serve`, `magi web`, a waiting `magi ask`). */
-export const start = (host: Host, cwd: string, extraEnv: Record<string, string>, ...args: string[]): Started => {
-  const child = spawn(process.execPath, [MAGI, ...args], { cwd, env: { ...process.env, ...host.env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] })
+export const start = (host: Host, cwd: string, extraEnv: Record<string, string>, ...args: string[]): Started =>
+  startArgv(host, cwd, extraEnv, [process.execPath, MAGI, ...args])
+
+/** `argv` with `host`'s environment, started in `cwd` and left running: magi behind a wrapper (`unshare`, say). */
+export const startArgv = (host: Host, cwd: string, extraEnv: Record<string, string>, argv: ReadonlyArray<string>): Started => {
+  const child = spawn(argv[0]!, argv.slice(1), { cwd, env: { ...process.env, ...host.env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] })
   let stdout = ""
   let stderr = ""
   child.stdout!.on("data", (d) => (stdout += d))
