@@ -13,20 +13,14 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { describe, expect, it } from "vitest"
 import { tempDirSync } from "../support.js"
-import { ageLease, answerAsOwner, audited, repoOnTrunk } from "./approvalsSupport.js"
+import { ageLease, audited, DEADLINE_MS, expectOwnerDecisionsObeyed, magiIn, OWNER_COMMANDS, repoOnTrunk, runAnsweredByOwner } from "./approvalsSupport.js"
 import { MODEL, opencodeEnv, VERSION } from "./opencodeWorld.js"
 import { afterTest, need, runMagi, startMagi } from "./processes.js"
 import { type OpenAiChatStandIn, type Reply, startOpenAiChat, toolResults, userTexts } from "./standins/openai-chat.js"
 
-/** A process deadline: long enough for a loaded machine, short enough to end a hang. */
-const DEADLINE_MS = 300_000
-
 /** The calls the scripted model makes, in order; each command names what becomes of it. */
 const CALLS: ReadonlyArray<Reply> = [
-  { tool: "bash", args: { command: "git tag denied-by-owner", description: "Mark the repository" } },
-  { tool: "bash", args: { command: "git tag allowed-by-owner", description: "Mark the repository" } },
-  { tool: "bash", args: { command: "git branch always-by-owner", description: "Mark the repository" } },
-  { tool: "bash", args: { command: "git branch through-by-rule", description: "Mark the repository" } },
+  ...OWNER_COMMANDS.map((command) => ({ tool: "bash", args: { command, description: "Mark the repository" } })),
   { tool: "bash", args: { command: "git tag denied-by-rule", description: "Mark the repository" } },
   { tool: "write", args: { filePath: "notes.txt", content: "written unasked\n" } }
 ]
@@ -42,13 +36,6 @@ const repoWithOpencode = (dir: string, agentExtra: string, extra: string) => {
   return { repo, git }
 }
 
-/** The built magi in `repo`, run to its end; what it printed, or an error when it failed. */
-const magiIn = (repo: string, env: Record<string, string>) => async (...args: string[]) => {
-  const r = await runMagi(args, { cwd: repo, env, deadline: DEADLINE_MS })
-  if (r.code !== 0) throw new Error(`magi ${args.join(" ")} exited ${r.code}: ${r.stderr}`)
-  return r.stdout
-}
-
 describe(`tool approvals with the real opencode ${VERSION}`, () => {
   it(
     "puts each command that needs permission to the owner; Deny is obeyed and told, Allow runs it, Always allow lets the next one through unasked, a deny rule never asks, and an edit in the worktree runs",
@@ -61,24 +48,12 @@ describe(`tool approvals with the real opencode ${VERSION}`, () => {
       const env = { ...opencodeEnv(dir, "seat", standIn.baseUrl), MAGI_HOME: home }
       const magi = magiIn(repo, env)
 
-      const run = startMagi(["run", "Mark the repository with tags and branches."], { cwd: repo, env, deadline: DEADLINE_MS })
-
       // The owner, at the terminal: each approval as it arrives.
-      const answered = await answerAsOwner(home, run.done, (id, choice) => magi("answer", id, "--reply", choice))
-      const ended = await run.done
-      expect(ended.code, ended.stderr).toBe(0)
+      const answered = await runAnsweredByOwner(repo, env, home)
 
-      // Three questions: the saved rule let the fourth command through, the deny rule stopped the fifth, the edit needed none.
-      expect([...answered.values()].map((q) => q.summary)).toEqual([
-        "Bash: `git tag denied-by-owner`",
-        "Bash: `git tag allowed-by-owner`",
-        "Bash: `git branch always-by-owner`"
-      ])
-      expect([...answered.values()][2]!.choices).toEqual(["Allow", "Deny", "Always allow Bash(git branch:*)"])
-      // Deny and the deny rule obeyed; Allow and the saved rule ran their commands.
-      expect(git("tag", "--list").split("\n").filter((l) => l !== "")).toEqual(["allowed-by-owner"])
-      expect(git("branch", "--list", "always-by-owner")).toContain("always-by-owner")
-      expect(git("branch", "--list", "through-by-rule")).toContain("through-by-rule")
+      // Three questions: the saved rule let the fourth command through, the deny rule stopped the fifth
+      // (no tag of it), the edit needed none; Deny obeyed, Allow and the saved rule ran their commands.
+      expectOwnerDecisionsObeyed(answered, git)
       // The model was told of each denial, in magi's words, and the edit ran.
       const last = toolResults(standIn.requests.at(-1)!)
       expect(last).toHaveLength(CALLS.length)

@@ -11,15 +11,9 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { describe, expect, it } from "vitest"
-import { answerAsOwner, audited, repoOnTrunk } from "./approvalsSupport.js"
-import { afterTest, need, runMagi, startMagi } from "./processes.js"
+import { audited, DEADLINE_MS, expectOwnerDecisionsObeyed, magiIn, OWNER_COMMANDS, repoOnTrunk, runAnsweredByOwner } from "./approvalsSupport.js"
+import { afterTest, need } from "./processes.js"
 import { type MessagesBody, claudeEnv, startAnthropic, textOf } from "./standins/anthropic.js"
-
-/** A process deadline: long enough for a loaded machine, short enough to end a hang. */
-const DEADLINE_MS = 300_000
-
-/** The commands the scripted model runs, in order; each names what the owner does with it. */
-const COMMANDS = ["git tag denied-by-owner", "git tag allowed-by-owner", "git branch always-by-owner", "git branch through-by-rule"]
 
 /** Every tool result in the conversation so far, oldest first. */
 const toolResults = (body: MessagesBody): string[] =>
@@ -36,7 +30,7 @@ describe("tool approvals with the real claude", () => {
       const api = await startAnthropic((body) => {
         const seen = toolResults(body)
         results.push(seen)
-        const next = COMMANDS[seen.length]
+        const next = OWNER_COMMANDS[seen.length]
         return next === undefined ? { text: "Done." } : { tool: "Bash", input: { command: next, description: "Mark the repository" } }
       })
       afterTest(() => api.close())
@@ -64,30 +58,14 @@ describe("tool approvals with the real claude", () => {
         HOME: claudeHome,
         CLAUDE_CONFIG_DIR: NodePath.join(claudeHome, ".claude")
       }
-      const magi = async (...args: string[]) => {
-        const r = await runMagi(args, { cwd: repo, env, deadline: DEADLINE_MS })
-        if (r.code !== 0) throw new Error(`magi ${args.join(" ")} exited ${r.code}: ${r.stderr}`)
-        return r.stdout
-      }
-
-      const run = startMagi(["run", "Mark the repository with tags and branches."], { cwd: repo, env, deadline: DEADLINE_MS })
+      const magi = magiIn(repo, env)
 
       // The owner, at the terminal: each approval as it arrives.
-      const answered = await answerAsOwner(home, run.done, (id, choice) => magi("answer", id, "--reply", choice))
-      const ended = await run.done
-      expect(ended.code, ended.stderr).toBe(0)
+      const answered = await runAnsweredByOwner(repo, env, home)
 
-      // Three questions, the fourth command went through by the saved rule.
-      expect([...answered.values()].map((q) => q.summary)).toEqual([
-        "Bash: `git tag denied-by-owner`",
-        "Bash: `git tag allowed-by-owner`",
-        "Bash: `git branch always-by-owner`"
-      ])
-      expect([...answered.values()][2]!.choices).toEqual(["Allow", "Deny", "Always allow Bash(git branch:*)"])
+      // Three questions, the fourth command went through by the saved rule;
       // Deny obeyed, Allow and the rule ran their commands.
-      expect(git("tag", "--list").split("\n").filter((l) => l !== "")).toEqual(["allowed-by-owner"])
-      expect(git("branch", "--list", "always-by-owner", "through-by-rule")).toContain("always-by-owner")
-      expect(git("branch", "--list", "through-by-rule")).toContain("through-by-rule")
+      expectOwnerDecisionsObeyed(answered, git)
       // The model was told of the denial.
       const last = results.at(-1)!
       expect(last).toHaveLength(4)

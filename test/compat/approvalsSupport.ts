@@ -8,6 +8,21 @@
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
+import { expect } from "vitest"
+import { runMagi, startMagi } from "./processes.js"
+
+/** A process deadline: long enough for a loaded machine, short enough to end a hang. */
+export const DEADLINE_MS = 300_000
+
+/** The commands every approvals test's model starts with, in order; each names what the owner does with it. */
+export const OWNER_COMMANDS = ["git tag denied-by-owner", "git tag allowed-by-owner", "git branch always-by-owner", "git branch through-by-rule"] as const
+
+/** The built magi in `repo`, run to its end: what it printed, or an error when it failed. */
+export const magiIn = (repo: string, env: Record<string, string | undefined>) => async (...args: string[]): Promise<string> => {
+  const r = await runMagi(args, { cwd: repo, env, deadline: DEADLINE_MS })
+  if (r.code !== 0) throw new Error(`magi ${args.join(" ")} exited ${r.code}: ${r.stderr}`)
+  return r.stdout
+}
 
 /**
  * A git repository at `repo` on branch `trunk` whose first commit holds
@@ -30,12 +45,26 @@ export interface Asked {
 }
 
 /**
+ * `magi run` of the approvals task in `repo`, the owner answering each
+ * question as it arrives (see `answerAsOwner`) until the run ends, which it
+ * must do well. The questions answered, in the order they came.
+ */
+export const runAnsweredByOwner = async (repo: string, env: Record<string, string | undefined>, home: string): Promise<Map<string, Asked>> => {
+  const magi = magiIn(repo, env)
+  const run = startMagi(["run", "Mark the repository with tags and branches."], { cwd: repo, env, deadline: DEADLINE_MS })
+  const answered = await answerAsOwner(home, run.done, (id, choice) => magi("answer", id, "--reply", choice))
+  const ended = await run.done
+  expect(ended.code, ended.stderr).toBe(0)
+  return answered
+}
+
+/**
  * The owner, at the terminal, until `ended` settles: each open question in
  * `home` answered as it arrives, by `answer(id, choice)`: Deny when its
  * summary says `denied`, Allow when `allowed`, else its third choice
  * ("Always allow …"). The questions answered, in the order they came.
  */
-export const answerAsOwner = async (
+const answerAsOwner = async (
   home: string,
   ended: Promise<unknown>,
   answer: (id: string, choice: string) => Promise<unknown>
@@ -56,6 +85,23 @@ export const answerAsOwner = async (
     await new Promise((r) => setTimeout(r, 250))
   }
   return answered
+}
+
+/**
+ * The owner was asked about the first three of `OWNER_COMMANDS` (the third
+ * offering its rule), and each decision held: Deny obeyed, Allow and "Always
+ * allow" ran their commands, and the saved rule let the fourth through.
+ */
+export const expectOwnerDecisionsObeyed = (answered: Map<string, Asked>, git: (...args: string[]) => string): void => {
+  expect([...answered.values()].map((q) => q.summary)).toEqual([
+    "Bash: `git tag denied-by-owner`",
+    "Bash: `git tag allowed-by-owner`",
+    "Bash: `git branch always-by-owner`"
+  ])
+  expect([...answered.values()][2]!.choices).toEqual(["Allow", "Deny", "Always allow Bash(git branch:*)"])
+  expect(git("tag", "--list").split("\n").filter((l) => l !== "")).toEqual(["allowed-by-owner"])
+  expect(git("branch", "--list", "always-by-owner")).toContain("always-by-owner")
+  expect(git("branch", "--list", "through-by-rule")).toContain("through-by-rule")
 }
 
 /** One decision in the audit log. */

@@ -18,15 +18,12 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { describe, expect, it } from "vitest"
 import { MAGI } from "../runSupport.js"
-import { ageLease, answerAsOwner, audited, repoOnTrunk } from "./approvalsSupport.js"
+import { ageLease, audited, DEADLINE_MS, expectOwnerDecisionsObeyed, magiIn, OWNER_COMMANDS, repoOnTrunk, runAnsweredByOwner } from "./approvalsSupport.js"
 import { afterTest, need, runMagi, scratchDir, startMagi } from "./processes.js"
 import { codexConfig, messages, type StandIn, startResponsesStandIn, type Step, toolCalls, toolOutputs } from "./standins/openai-responses.js"
 
-/** A process deadline: long enough for a loaded machine, short enough to end a hang. */
-const DEADLINE_MS = 300_000
-
 /** The commands the scripted model runs, in order; each names what becomes of it. */
-const COMMANDS = ["git tag denied-by-owner", "git tag allowed-by-owner", "git branch always-by-owner", "git branch through-by-rule", "git tag refused-by-rule"]
+const COMMANDS = [...OWNER_COMMANDS, "git tag refused-by-rule"]
 
 /** Run the built magi to its end without blocking the stand-in, which lives in this process. */
 const magiAsync = (cwd: string, env: Record<string, string>, ...args: string[]) => runMagi(args, { cwd, env, deadline: DEADLINE_MS })
@@ -100,27 +97,12 @@ describe("tool approvals with the real codex", () => {
         }, "mcp"]\nrequired = true\nstartup_timeout_sec = 60\n`
       )
 
-      const run = magiAsync(repo, env, "run", "Mark the repository with tags and branches.")
-
       // The owner, at the terminal: each approval as it arrives.
-      const answered = await answerAsOwner(home, run, async (id, choice) => {
-        const r = await magiAsync(repo, env, "answer", id, "--reply", choice)
-        expect(r.code, r.stderr).toBe(0)
-      })
-      const done = await run
-      expect(done.code, done.stderr).toBe(0)
+      const answered = await runAnsweredByOwner(repo, env, home)
 
-      // Three questions: the fourth command went through by the saved rule, the fifth was refused by the config's.
-      expect([...answered.values()].map((q) => q.summary)).toEqual([
-        "Bash: `git tag denied-by-owner`",
-        "Bash: `git tag allowed-by-owner`",
-        "Bash: `git branch always-by-owner`"
-      ])
-      expect([...answered.values()][2]!.choices).toEqual(["Allow", "Deny", "Always allow Bash(git branch:*)"])
-      // Deny and the denying rule obeyed; Allow and the saved rule ran their commands.
-      expect(git("tag", "--list").split("\n").filter((l) => l !== "")).toEqual(["allowed-by-owner"])
-      expect(git("branch", "--list", "always-by-owner")).toContain("always-by-owner")
-      expect(git("branch", "--list", "through-by-rule")).toContain("through-by-rule")
+      // Three questions: the fourth command went through by the saved rule, the fifth was refused by the
+      // config's (no tag of it); Deny obeyed, Allow and the saved rule ran their commands.
+      expectOwnerDecisionsObeyed(answered, git)
 
       // The model was told why each refused call did not run.
       const last = api.requests.at(-1)!.body
@@ -192,8 +174,7 @@ describe("tool approvals with the real codex", () => {
 
       // The owner allows it; nobody is reading. The asker's lease (if the
       // hook left one) would hold the waiter off for its ttl: age it.
-      const answered = await magiAsync(repo, env, "answer", q.id, "--reply", "Allow")
-      expect(answered.code, answered.stderr).toBe(0)
+      await magiIn(repo, env)("answer", q.id, "--reply", "Allow")
       ageLease(home, q.id)
       const daemon = startMagi(["serve", "--home", home], { cwd: repo, env, deadline: 2 * DEADLINE_MS })
       try {

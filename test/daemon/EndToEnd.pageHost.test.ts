@@ -4,21 +4,14 @@
  * PostgreSQL database: listed by `magi hosts` and `/api/health` as a page
  * with no loop, without keeping a `magi serve` of the same host out.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { freshDatabaseSync } from "../pgSupport.js"
+import { describe, expect, it } from "vitest"
 import { tempDirSync, until } from "../support.js"
-import { type Host, makeHost, pageUrl, run, type Started, start } from "./hostsSupport.js"
+import { databaseForFile, type Host, makeHost, pageUrl, run, type Started, start } from "./hostsSupport.js"
 
 /** Generous: processes start slowly on a busy 2-core box. */
 const PROCESS_DEADLINE = 60_000
 
-let db: { readonly url: string; readonly drop: () => Promise<void> }
-beforeAll(async () => {
-  db = await freshDatabaseSync()
-})
-afterAll(async () => {
-  await db.drop()
-})
+const db = databaseForFile()
 
 interface HostSeen {
   readonly name: string
@@ -41,7 +34,7 @@ const seen = (host: Host, name: string) => hosts(host).find((h) => h.name === na
 describe("a page-only magi web", { timeout: 5 * PROCESS_DEADLINE }, () => {
   it("lists its host as up with no loop, gives way to a magi serve of that host, and speaks for the host again once it stops", async () => {
     const dir = tempDirSync()
-    const gamma = makeHost(db.url, dir, "gamma", { config: "max_turns = 3\n", env: { MAGI_RUN: "", MAGI_NODE: "" } })
+    const gamma = makeHost(db.url(), dir, "gamma", { config: "max_turns = 3\n", env: { MAGI_RUN: "", MAGI_NODE: "" } })
     const page = start(gamma, gamma.top, {}, "web", "--no-loop", "--bind", "127.0.0.1", "--port", "0")
     let loop: Started | undefined
     try {

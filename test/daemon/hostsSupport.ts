@@ -11,8 +11,22 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
+import { afterAll, beforeAll } from "vitest"
+import { freshDatabaseSync } from "../pgSupport.js"
 import { MAGI } from "../runSupport.js"
 import { until } from "../support.js"
+
+/** The one database of a test file's hosts: made fresh before its tests, dropped after them. */
+export const databaseForFile = (): { readonly url: () => string } => {
+  let db: { readonly url: string; readonly drop: () => Promise<void> } | undefined
+  beforeAll(async () => {
+    db = await freshDatabaseSync()
+  })
+  afterAll(async () => {
+    await db?.drop()
+  })
+  return { url: () => db!.url }
+}
 
 export interface Host {
   readonly name: string
