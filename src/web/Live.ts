@@ -74,7 +74,9 @@ export const loopNow = (home: string) =>
 
 /** What a page shows of the hosts, hashed (FNV-1a): every field but when each was last seen. */
 export const hostsShown = (hosts: ReadonlyArray<HostView>): number => {
-  const text = JSON.stringify(hosts.map((h) => [h.name, h.online, h.online ? "" : h.last_seen, h.version, h.turns, h.queued, h.waiting, h.max_turns, h.repos, h.loop]))
+  const text = JSON.stringify(
+    hosts.map((h) => [h.name, h.online, h.online ? "" : h.last_seen, h.version, h.turns, h.queued, h.waiting, h.max_turns, h.repos, h.loop])
+  )
   let hash = 0x811c9dc5
   for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193) >>> 0
   return hash

@@ -289,9 +289,12 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       const t = yield* file(w, "Work that crashes its host")
       yield* runs.put(sampleRun("19700101-000000-aaaa"))
       yield* runs.put(sampleRun("19700101-000000-bbbb"))
+      const gone = "the magi loop that ran it is gone and no turn of its run is going on"
       yield* store(w).update(t.id, (x) =>
-        Either.flatMap(T.start(x, "19700101-000000-aaaa"), (y) =>
-          Either.flatMap(T.fail(y, "the magi loop that ran it is gone and no turn of its run is going on", 2), (z) => T.start(z, "19700101-000000-bbbb"))))
+        T.start(x, "19700101-000000-aaaa").pipe(
+          Either.flatMap((y) => T.fail(y, gone, 2)),
+          Either.flatMap((z) => T.start(z, "19700101-000000-bbbb"))
+        ))
       const dead = spawnSync(process.execPath, ["-e", ""]).pid!
       yield* fs.writeFileString(`${HOME}/queue/${t.id}.lock`, `${dead}\n`)
       yield* s.queue.tick

@@ -25,7 +25,9 @@ describe("what a run says of its host", () => {
   })
 
   it("offline since its last beat once its loop is gone", () => {
-    expect(offlineWords([viewOf(record({ seen_at: "2026-12-02T09:50:00.000Z" }), NOW)], "buildbox")).toBe("host buildbox offline since 2026-12-02T09:50:00.000Z")
+    expect(offlineWords([viewOf(record({ seen_at: "2026-12-02T09:50:00.000Z" }), NOW)], "buildbox")).toBe(
+      "host buildbox offline since 2026-12-02T09:50:00.000Z"
+    )
   })
 
   it("offline since its loop was last seen when only its page is up: nothing there resumes the run", () => {
