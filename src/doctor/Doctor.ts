@@ -438,9 +438,9 @@ const hostChecks = (input: DoctorInput, settings: Settings) =>
     )
     if (Either.isLeft(hosts)) return [...checks, warn("hosts", `cannot read the hosts: ${hosts.left.message}`, "see the store check above")]
     if (hosts.right.length === 0) return [...checks, ok("hosts", "none registered yet; each magi serve and magi web registers its host")]
-    const words = hosts.right.map((
-      h
-    ) => (h.online ? `${h.name} online (magi ${h.version}${h.loop ? "" : ", its page only: no loop"})` : `${h.name} offline since ${h.last_seen}`)).join(", ")
+    const words = hosts.right
+      .map((h) => h.online ? `${h.name} online (magi ${h.version}${h.loop ? "" : ", its page only: no loop"})` : `${h.name} offline since ${h.last_seen}`)
+      .join(", ")
     checks.push(ok("hosts", words))
     const behind = hosts.right.filter((h) => h.online && h.version !== VERSION)
     if (behind.length > 0)

@@ -7,19 +7,13 @@
  * the next matching command through with no question. Nothing leaves
  * 127.0.0.1 (see claude.compat.test.ts for the isolation).
  */
-import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { describe, expect, it } from "vitest"
-import { afterTest, need, runMagi, startMagi } from "./processes.js"
+import { audited, DEADLINE_MS, expectOwnerDecisionsObeyed, magiIn, OWNER_COMMANDS, repoOnTrunk, runAnsweredByOwner } from "./approvalsSupport.js"
+import { afterTest, need } from "./processes.js"
 import { type MessagesBody, claudeEnv, startAnthropic, textOf } from "./standins/anthropic.js"
-
-/** A process deadline: long enough for a loaded machine, short enough to end a hang. */
-const DEADLINE_MS = 300_000
-
-/** The commands the scripted model runs, in order; each names what the owner does with it. */
-const COMMANDS = ["git tag denied-by-owner", "git tag allowed-by-owner", "git branch always-by-owner", "git branch through-by-rule"]
 
 /** Every tool result in the conversation so far, oldest first. */
 const toolResults = (body: MessagesBody): string[] =>
@@ -36,18 +30,13 @@ describe("tool approvals with the real claude", () => {
       const api = await startAnthropic((body) => {
         const seen = toolResults(body)
         results.push(seen)
-        const next = COMMANDS[seen.length]
+        const next = OWNER_COMMANDS[seen.length]
         return next === undefined ? { text: "Done." } : { tool: "Bash", input: { command: next, description: "Mark the repository" } }
       })
       afterTest(() => api.close())
 
       const repo = NodePath.join(dir, "repo")
-      NodeFs.mkdirSync(repo)
-      const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, encoding: "utf8" })
-      git("init", "-q", "-b", "trunk")
-      NodeFs.writeFileSync(NodePath.join(repo, "README.md"), "hello\n")
-      git("add", ".")
-      git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "init")
+      const git = repoOnTrunk(repo, { "README.md": "hello\n" })
       const claudeHome = NodePath.join(dir, "claude-home")
       NodeFs.mkdirSync(claudeHome)
       const { HOME: _h, CLAUDE_CONFIG_DIR: _c, ...network } = claudeEnv(api.url, claudeHome)
@@ -69,54 +58,20 @@ describe("tool approvals with the real claude", () => {
         HOME: claudeHome,
         CLAUDE_CONFIG_DIR: NodePath.join(claudeHome, ".claude")
       }
-      const magi = async (...args: string[]) => {
-        const r = await runMagi(args, { cwd: repo, env, deadline: DEADLINE_MS })
-        if (r.code !== 0) throw new Error(`magi ${args.join(" ")} exited ${r.code}: ${r.stderr}`)
-        return r.stdout
-      }
-
-      const run = startMagi(["run", "Mark the repository with tags and branches."], { cwd: repo, env, deadline: DEADLINE_MS })
+      const magi = magiIn(repo, env)
 
       // The owner, at the terminal: each approval as it arrives.
-      const questionsDir = NodePath.join(home, "questions")
-      const answered = new Map<string, { summary: string; choices: string[] }>()
-      let exited = false
-      void run.done.then(() => (exited = true))
-      while (!exited) {
-        const files = NodeFs.existsSync(questionsDir) ? NodeFs.readdirSync(questionsDir).filter((f) => f.endsWith(".json")) : []
-        for (const f of files) {
-          const q = JSON.parse(NodeFs.readFileSync(NodePath.join(questionsDir, f), "utf8"))
-          if (q.status !== "open" || answered.has(q.id)) continue
-          answered.set(q.id, { summary: q.summary, choices: q.choices })
-          const choice = q.summary.includes("denied") ? "Deny" : q.summary.includes("allowed") ? "Allow" : q.choices[2]
-          await magi("answer", q.id, "--reply", choice)
-        }
-        await new Promise((r) => setTimeout(r, 250))
-      }
-      const ended = await run.done
-      expect(ended.code, ended.stderr).toBe(0)
+      const answered = await runAnsweredByOwner(repo, env, home)
 
-      // Three questions, the fourth command went through by the saved rule.
-      expect([...answered.values()].map((q) => q.summary)).toEqual([
-        "Bash: `git tag denied-by-owner`",
-        "Bash: `git tag allowed-by-owner`",
-        "Bash: `git branch always-by-owner`"
-      ])
-      expect([...answered.values()][2]!.choices).toEqual(["Allow", "Deny", "Always allow Bash(git branch:*)"])
+      // Three questions, the fourth command went through by the saved rule;
       // Deny obeyed, Allow and the rule ran their commands.
-      expect(git("tag", "--list").split("\n").filter((l) => l !== "")).toEqual(["allowed-by-owner"])
-      expect(git("branch", "--list", "always-by-owner", "through-by-rule")).toContain("always-by-owner")
-      expect(git("branch", "--list", "through-by-rule")).toContain("through-by-rule")
+      expectOwnerDecisionsObeyed(answered, git)
       // The model was told of the denial.
       const last = results.at(-1)!
       expect(last).toHaveLength(4)
       expect(last[0]).toContain("The owner denied this tool call")
       // Every decision is in the audit log, by the owner or by the rule.
-      const log = NodeFs.readFileSync(NodePath.join(home, "approvals.jsonl"), "utf8")
-        .split("\n")
-        .filter((l) => l !== "")
-        .map((l) => JSON.parse(l))
-      expect(log.map((e) => [e.decision, e.by, e.rule ?? null])).toEqual([
+      expect(audited(home).map((e) => [e.decision, e.by, e.rule ?? null])).toEqual([
         ["deny", "owner", null],
         ["allow", "owner", null],
         ["allow", "owner", "Bash(git branch:*)"],

@@ -13,55 +13,20 @@
  * sandbox may write /tmp), codex's shell is a login shell whose profile
  * resets PATH, and nothing leaves 127.0.0.1.
  */
-import { execFileSync, spawn, spawnSync } from "node:child_process"
+import { spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
-import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
+import { MAGI } from "../runSupport.js"
+import { ageLease, audited, DEADLINE_MS, expectOwnerDecisionsObeyed, magiIn, OWNER_COMMANDS, repoOnTrunk, runAnsweredByOwner } from "./approvalsSupport.js"
+import { afterTest, need, runMagi, scratchDir, startMagi } from "./processes.js"
 import { codexConfig, messages, type StandIn, startResponsesStandIn, type Step, toolCalls, toolOutputs } from "./standins/openai-responses.js"
 
-const CODEX = process.env.MAGI_COMPAT_CODEX
-const MAGI = NodePath.resolve("dist/magi.js")
-
-/** A process deadline: long enough for a loaded machine, short enough to end a hang. */
-const DEADLINE_MS = 300_000
-
-const cleanups: Array<() => Promise<void> | void> = []
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c()
-})
-
 /** The commands the scripted model runs, in order; each names what becomes of it. */
-const COMMANDS = ["git tag denied-by-owner", "git tag allowed-by-owner", "git branch always-by-owner", "git branch through-by-rule", "git tag refused-by-rule"]
-
-/** Temp folders live in the agents' cache, outside /tmp (see the file's comment). */
-const scratchRoot = () => {
-  const root = NodePath.join(
-    process.env.MAGI_AGENTS_CACHE ?? NodePath.join(process.env.XDG_CACHE_HOME ?? NodePath.join(NodeOs.homedir(), ".cache"), "magi-agents"),
-    "compat-tmp"
-  )
-  NodeFs.mkdirSync(root, { recursive: true })
-  return root
-}
+const COMMANDS = [...OWNER_COMMANDS, "git tag refused-by-rule"]
 
 /** Run the built magi to its end without blocking the stand-in, which lives in this process. */
-const magiAsync = (cwd: string, env: Record<string, string>, ...args: string[]) =>
-  new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [MAGI, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (d) => (stdout += d))
-    child.stderr.on("data", (d) => (stderr += d))
-    const timer = setTimeout(() => child.kill("SIGKILL"), DEADLINE_MS)
-    cleanups.push(() => {
-      clearTimeout(timer)
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
-    })
-    child.on("close", (status) => {
-      clearTimeout(timer)
-      resolve({ status, stdout, stderr })
-    })
-  })
+const magiAsync = (cwd: string, env: Record<string, string>, ...args: string[]) => runMagi(args, { cwd, env, deadline: DEADLINE_MS })
 
 /**
  * One test's world under `base`: a repository whose magi.toml names the
@@ -83,21 +48,18 @@ const world = (base: string, api: StandIn, extra: string, agentLines = "") => {
   NodeFs.writeFileSync(NodePath.join(userHome, ".bash_profile"), `PATH=${tools}\nexport PATH\n`)
   NodeFs.writeFileSync(NodePath.join(codexHome, "config.toml"), codexConfig(api))
 
-  const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, encoding: "utf8" })
-  git("init", "-q", "-b", "trunk")
-  git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "init")
+  const git = repoOnTrunk(repo, {})
   NodeFs.writeFileSync(
     NodePath.join(repo, "magi.toml"),
-    `[agents.codex]\nkind = "codex"\ncommand = ${JSON.stringify([CODEX])}\nmcp = false\n${agentLines}\n[notify]\ncommand = ["true"]\n\n${extra}`
+    `[agents.codex]\nkind = "codex"\ncommand = ${JSON.stringify([need("codex")])}\nmcp = false\n${agentLines}\n[notify]\ncommand = ["true"]\n\n${extra}`
   )
-  const env: Record<string, string> = {}
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v
-  Object.assign(env, api.proxyEnv, {
+  const env: Record<string, string> = {
+    ...api.proxyEnv,
     MAGI_HOME: home,
     XDG_CONFIG_HOME: NodePath.join(base, "no-config"),
     HOME: userHome,
     CODEX_HOME: codexHome
-  })
+  }
   return { repo, home, env, git, codexHome }
 }
 
@@ -108,20 +70,11 @@ const escalated = (cmd: string): Step => ({
   args: { cmd, sandbox_permissions: "require_escalated", justification: "Mark the repository" }
 })
 
-/** The audit log's decisions, each as [decision, by, rule]. */
-const audited = (home: string) =>
-  NodeFs.readFileSync(NodePath.join(home, "approvals.jsonl"), "utf8")
-    .split("\n")
-    .filter((l) => l !== "")
-    .map((l) => JSON.parse(l) as { decision: string; by: string; rule?: string; seat: string })
-
 describe("tool approvals with the real codex", () => {
   it(
     "puts each command that asks to leave the sandbox to the owner; Deny is obeyed, Allow runs it, Always allow lets the next matching one through, and a denying rule never asks, for a command or another MCP server's tool",
     async () => {
-      if (CODEX === undefined) throw new Error(process.env.MAGI_COMPAT_CODEX_ERROR ?? "MAGI_COMPAT_CODEX is not set (run through vitest's globalSetup)")
-      const base = NodeFs.mkdtempSync(NodePath.join(scratchRoot(), "codex-approvals-"))
-      cleanups.push(() => NodeFs.rmSync(base, { recursive: true, force: true }))
+      const base = scratchDir("codex-approvals-")
 
       // Each command asks to leave the sandbox (.git is read-only in it);
       // then a tool of another MCP server, which codex asks about too.
@@ -133,7 +86,7 @@ describe("tool approvals with the real codex", () => {
           ? { kind: "call", namespace: "mcp__other", name: "wait", args: { id: "20261202-010000-abcd" } }
           : { kind: "message", text: "Done." }
       })
-      cleanups.push(() => api.close())
+      afterTest(() => api.close())
 
       const { repo, home, env, git, codexHome } = world(base, api, `[approvals]\nask = true\ndeny = ["Bash(git tag refused-by-rule)", "mcp__other__*"]\n`)
       // Another MCP server in the owner's codex config (magi's own server serves well as one).
@@ -144,39 +97,12 @@ describe("tool approvals with the real codex", () => {
         }, "mcp"]\nrequired = true\nstartup_timeout_sec = 60\n`
       )
 
-      const run = magiAsync(repo, env, "run", "Mark the repository with tags and branches.")
-      let exited = false
-      void run.then(() => (exited = true))
-
       // The owner, at the terminal: each approval as it arrives.
-      const questionsDir = NodePath.join(home, "questions")
-      const answered = new Map<string, { summary: string; choices: string[] }>()
-      while (!exited) {
-        const files = NodeFs.existsSync(questionsDir) ? NodeFs.readdirSync(questionsDir).filter((f) => f.endsWith(".json")) : []
-        for (const f of files) {
-          const q = JSON.parse(NodeFs.readFileSync(NodePath.join(questionsDir, f), "utf8"))
-          if (q.status !== "open" || answered.has(q.id)) continue
-          answered.set(q.id, { summary: q.summary, choices: q.choices })
-          const choice = q.summary.includes("denied") ? "Deny" : q.summary.includes("allowed") ? "Allow" : q.choices[2]
-          const r = await magiAsync(repo, env, "answer", q.id, "--reply", choice)
-          expect(r.status, r.stderr).toBe(0)
-        }
-        await new Promise((r) => setTimeout(r, 250))
-      }
-      const done = await run
-      expect(done.status, done.stderr).toBe(0)
+      const answered = await runAnsweredByOwner(repo, env, home)
 
-      // Three questions: the fourth command went through by the saved rule, the fifth was refused by the config's.
-      expect([...answered.values()].map((q) => q.summary)).toEqual([
-        "Bash: `git tag denied-by-owner`",
-        "Bash: `git tag allowed-by-owner`",
-        "Bash: `git branch always-by-owner`"
-      ])
-      expect([...answered.values()][2]!.choices).toEqual(["Allow", "Deny", "Always allow Bash(git branch:*)"])
-      // Deny and the denying rule obeyed; Allow and the saved rule ran their commands.
-      expect(git("tag", "--list").split("\n").filter((l) => l !== "")).toEqual(["allowed-by-owner"])
-      expect(git("branch", "--list", "always-by-owner")).toContain("always-by-owner")
-      expect(git("branch", "--list", "through-by-rule")).toContain("through-by-rule")
+      // Three questions: the fourth command went through by the saved rule, the fifth was refused by the
+      // config's (no tag of it); Deny obeyed, Allow and the saved rule ran their commands.
+      expectOwnerDecisionsObeyed(answered, git)
 
       // The model was told why each refused call did not run.
       const last = api.requests.at(-1)!.body
@@ -218,9 +144,7 @@ describe("tool approvals with the real codex", () => {
   it(
     "denies a call the owner has not decided within the slice, telling the agent to end its turn; the owner's later Allow reaches the resumed seat, whose same call then runs",
     async () => {
-      if (CODEX === undefined) throw new Error(process.env.MAGI_COMPAT_CODEX_ERROR ?? "MAGI_COMPAT_CODEX is not set (run through vitest's globalSetup)")
-      const base = NodeFs.mkdtempSync(NodePath.join(scratchRoot(), "codex-approvals-"))
-      cleanups.push(() => NodeFs.rmSync(base, { recursive: true, force: true }))
+      const base = scratchDir("codex-approvals-")
       const CMD = "git tag later-by-owner"
       const api = await startResponsesStandIn((req) => {
         const resumed = messages(req.body, "user").some((u) => u.includes("The owner's answer"))
@@ -230,12 +154,12 @@ describe("tool approvals with the real codex", () => {
         // Turn 2, resumed with the decision: the same call again, then done.
         return outputs.length === 1 ? escalated(CMD) : { kind: "message", text: "Tagged." }
       })
-      cleanups.push(() => api.close())
+      afterTest(() => api.close())
       // A short slice: the owner is not quick enough.
       const { repo, home, env, git } = world(base, api, "[approvals]\nask = true\n", "wait_slice = 3\n")
 
       const first = await magiAsync(repo, env, "run", "Tag the repository.")
-      expect(first.status, first.stderr).toBe(0)
+      expect(first.code, first.stderr).toBe(0)
       const [runId] = NodeFs.readdirSync(NodePath.join(home, "runs"))
       const runFile = NodePath.join(home, "runs", runId!, "run.json")
       const runNow = () => JSON.parse(NodeFs.readFileSync(runFile, "utf8"))
@@ -250,23 +174,17 @@ describe("tool approvals with the real codex", () => {
 
       // The owner allows it; nobody is reading. The asker's lease (if the
       // hook left one) would hold the waiter off for its ttl: age it.
-      const answered = await magiAsync(repo, env, "answer", q.id, "--reply", "Allow")
-      expect(answered.status, answered.stderr).toBe(0)
-      const lease = NodePath.join(questionsDir, "leases", `${q.id}.lease`)
-      if (NodeFs.existsSync(lease)) {
-        NodeFs.writeFileSync(lease, JSON.stringify({ ...JSON.parse(NodeFs.readFileSync(lease, "utf8")), beat_at: "2000-01-01T00:00:00Z" }))
-      }
-      const daemon = spawn(process.execPath, [MAGI, "serve", "--home", home], { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] })
-      let daemonErr = ""
-      daemon.stderr.on("data", (d) => (daemonErr += d))
+      await magiIn(repo, env)("answer", q.id, "--reply", "Allow")
+      ageLease(home, q.id)
+      const daemon = startMagi(["serve", "--home", home], { cwd: repo, env, deadline: 2 * DEADLINE_MS })
       try {
         const end = Date.now() + DEADLINE_MS
         while (["waiting", "running"].includes(runNow().status) && Date.now() < end) await new Promise((r) => setTimeout(r, 250))
       } finally {
-        daemon.kill("SIGTERM")
-        await new Promise((r) => daemon.once("exit", r))
+        daemon.child.kill("SIGTERM")
+        await daemon.done
       }
-      expect(runNow(), daemonErr).toMatchObject({ status: "done", summary: "Tagged." })
+      expect(runNow(), daemon.stderr()).toMatchObject({ status: "done", summary: "Tagged." })
       // The same call found the owner's decision: no second question, and the command ran.
       expect(NodeFs.readdirSync(questionsDir).filter((f) => f.endsWith(".json"))).toHaveLength(1)
       expect(git("tag", "--list").trim()).toBe("later-by-owner")

@@ -14,7 +14,7 @@
  * follows the attempts rule: the attempt spent, the task run again, on beta.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process"
+import { execFileSync, spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
@@ -24,6 +24,7 @@ import { TASK_CLAIM, TASK_CLAIM_RENEW } from "../../src/queue/TaskStore.js"
 import { MAGI } from "../runSupport.js"
 import { freshDatabaseSync } from "../pgSupport.js"
 import { tempDirSync, until } from "../support.js"
+import { type Host, makeHost, run, type Started, startArgv } from "./hostsSupport.js"
 
 const QUEUE_AGENT = NodePath.resolve("test/fixtures/queue-agent.mjs")
 
@@ -46,60 +47,39 @@ afterAll(async () => {
 
 const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, stdio: "pipe", encoding: "utf8" })
 
-interface Host {
-  readonly name: string
-  readonly top: string
+/** A host with a clone of `origin` (named `app`) whose magi.toml runs the fake queue agent. */
+interface AppHost extends Host {
   readonly clone: string
-  readonly env: Record<string, string>
 }
 
 /** A host: its own home, config and clone of `origin` (named `app`), the fake queue agent in the clone's magi.toml. */
-const makeHost = (dir: string, name: string, origin: string): Host => {
-  const top = NodePath.join(dir, name)
-  const config = NodePath.join(top, "config")
-  NodeFs.mkdirSync(NodePath.join(config, "magi"), { recursive: true })
-  const clone = NodePath.join(top, "src", "app")
+const makeAppHost = (dir: string, name: string, origin: string): AppHost => {
+  const clone = NodePath.join(dir, name, "src", "app")
   execFileSync("git", ["clone", "-q", origin, clone], { stdio: "pipe" })
   NodeFs.writeFileSync(NodePath.join(clone, "magi.toml"), `[agents.fake]\nkind = "command"\ncommand = ${JSON.stringify(["node", QUEUE_AGENT])}\n`)
-  NodeFs.writeFileSync(
-    NodePath.join(config, "magi", "config.toml"),
-    `[host]\nname = "${name}"\n\n[daemon]\nmax_concurrent_runs = 1\n\n[repos]\napp = ${JSON.stringify(NodeFs.realpathSync(clone))}\n`
-  )
-  return {
-    name,
-    top: NodeFs.realpathSync(top),
-    clone: NodeFs.realpathSync(clone),
-    env: { MAGI_HOME: NodePath.join(top, "home"), XDG_CONFIG_HOME: config, MAGI_STORE_URL: db.url, MAGI_RUN: "", MAGI_NODE: "" }
-  }
-}
-
-interface Served {
-  readonly child: ChildProcess
-  readonly stderr: () => string
-  readonly exited: Promise<unknown>
+  const host = makeHost(db.url, dir, name, {
+    config: `\n[daemon]\nmax_concurrent_runs = 1\n\n[repos]\napp = ${JSON.stringify(NodeFs.realpathSync(clone))}\n`,
+    env: { MAGI_RUN: "", MAGI_NODE: "" }
+  })
+  return { ...host, top: NodeFs.realpathSync(host.top), clone: NodeFs.realpathSync(clone) }
 }
 
 /**
  * `magi serve` for `host`; on a machine of its own (`machine`: its hostname)
  * when given one, else on this one.
  */
-const serve = (host: Host, agentEnv: Record<string, string>, machine?: string): Served => {
+const serve = (host: AppHost, agentEnv: Record<string, string>, machine?: string): Started => {
   const argv = [process.execPath, MAGI, "serve"]
-  const [command, ...args] = machine === undefined
-    ? argv
-    // `--kill-child`: the namespace's first process (and so every process in
-    // it) dies with unshare, which is what the test kills.
-    : ["unshare", "--uts", "--pid", "--fork", "--kill-child", "--mount-proc", "sh", "-c", 'hostname "$0" && exec "$@"', machine, ...argv]
-  const child = spawn(command!, args, { cwd: host.clone, env: { ...process.env, ...host.env, ...agentEnv }, stdio: ["ignore", "ignore", "pipe"] })
-  let stderr = ""
-  child.stderr!.on("data", (d) => (stderr += d))
-  const exited = new Promise((done) => child.once("exit", done))
-  return { child, stderr: () => stderr, exited }
-}
-
-const stop = async (s: Served) => {
-  if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill("SIGTERM")
-  await s.exited
+  return startArgv(
+    host,
+    host.clone,
+    agentEnv,
+    machine === undefined
+      ? argv
+      // `--kill-child`: the namespace's first process (and so every process in
+      // it) dies with unshare, which is what the test kills.
+      : ["unshare", "--uts", "--pid", "--fork", "--kill-child", "--mount-proc", "sh", "-c", 'hostname "$0" && exec "$@"', machine, ...argv]
+  )
 }
 
 /** Rows of one record kind in the database, as stored. */
@@ -156,21 +136,17 @@ describe.skipIf(!canUnshare)("a host on another machine killed mid-run", { timeo
     NodeFs.mkdirSync(origin)
     git(origin, "init", "-q", "-b", "trunk")
     git(origin, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "init")
-    const alpha = makeHost(dir, "alpha", origin)
-    const beta = makeHost(dir, "beta", origin)
+    const alpha = makeAppHost(dir, "alpha", origin)
+    const beta = makeAppHost(dir, "beta", origin)
     const agentEnv = { FAKE_AGENT_STARTS: starts, FAKE_AGENT_LOG: finished }
 
     // alpha, on a machine of its own, the only host: it takes the task, and
     // its agent waits at a gate, so the turn is surely mid-run when alpha dies.
     const a = serve(alpha, { ...agentEnv, FAKE_AGENT_GATE: alphaGate }, "alpha-machine")
-    let b: Served | undefined
+    let b: Started | undefined
     try {
       await until("alpha to serve", () => a.stderr().includes("magi serve: waiting"), PROCESS_DEADLINE)
-      const filed = spawnSync(process.execPath, [MAGI, "task", "add", "--json", "Build the API"], {
-        cwd: alpha.clone,
-        env: { ...process.env, ...alpha.env },
-        encoding: "utf8"
-      })
+      const filed = run(alpha, alpha.clone, {}, "task", "add", "--json", "Build the API")
       expect(filed.status, filed.stderr).toBe(0)
       const id = JSON.parse(filed.stdout).id as string
       await until("alpha's agent to start", () => lines(starts).length === 1, PROCESS_DEADLINE)
@@ -228,7 +204,7 @@ describe.skipIf(!canUnshare)("a host on another machine killed mid-run", { timeo
     } finally {
       if (a.child.exitCode === null && a.child.signalCode === null) a.child.kill("SIGKILL")
       await a.exited
-      if (b !== undefined) await stop(b)
+      if (b !== undefined) await b.stop()
     }
   })
 })

@@ -289,10 +289,12 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       const t = yield* file(w, "Work that crashes its host")
       yield* runs.put(sampleRun("19700101-000000-aaaa"))
       yield* runs.put(sampleRun("19700101-000000-bbbb"))
+      const gone = "the magi loop that ran it is gone and no turn of its run is going on"
       yield* store(w).update(t.id, (x) =>
-        Either.flatMap(T.start(x, "19700101-000000-aaaa"), (y) =>
-          Either.flatMap(T.fail(y, "the magi loop that ran it is gone and no turn of its run is going on", 2), (z) =>
-            T.start(z, "19700101-000000-bbbb"))))
+        T.start(x, "19700101-000000-aaaa").pipe(
+          Either.flatMap((y) => T.fail(y, gone, 2)),
+          Either.flatMap((z) => T.start(z, "19700101-000000-bbbb"))
+        ))
       const dead = spawnSync(process.execPath, ["-e", ""]).pid!
       yield* fs.writeFileString(`${HOME}/queue/${t.id}.lock`, `${dead}\n`)
       yield* s.queue.tick
@@ -301,11 +303,7 @@ describe("the queue's loop", { timeout: 120_000 }, () => {
       expect(held).toMatchObject({ status: "held", hold_source: "machine", attempts: 2 })
       expect(held.hold_reason).toContain("failed 2 of 2 attempts; last: the magi loop that ran it is gone")
       expect((yield* runs.get("19700101-000000-bbbb")).status).toBe("stalled")
-      expect(
-        (yield* Ref.get(w.events)).filter((e) =>
-          e.task === t.id
-        ).map((e) => e.kind)
-      ).toEqual(["held"])
+      expect((yield* Ref.get(w.events)).filter((e) => e.task === t.id).map((e) => e.kind)).toEqual(["held"])
       yield* s.pass("10 minutes")
       expect(yield* Ref.get(w.calls)).toHaveLength(0)
       yield* stop(s)

@@ -11,8 +11,22 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
+import { afterAll, beforeAll } from "vitest"
+import { freshDatabaseSync } from "../pgSupport.js"
 import { MAGI } from "../runSupport.js"
 import { until } from "../support.js"
+
+/** The one database of a test file's hosts: made fresh before its tests, dropped after them. */
+export const databaseForFile = (): { readonly url: () => string } => {
+  let db: { readonly url: string; readonly drop: () => Promise<void> } | undefined
+  beforeAll(async () => {
+    db = await freshDatabaseSync()
+  })
+  afterAll(async () => {
+    await db?.drop()
+  })
+  return { url: () => db!.url }
+}
 
 export interface Host {
   readonly name: string
@@ -64,8 +78,12 @@ export interface Started {
 }
 
 /** `magi ARGS…` on `host`, started in `cwd` and left running (`magi serve`, `magi web`, a waiting `magi ask`). */
-export const start = (host: Host, cwd: string, extraEnv: Record<string, string>, ...args: string[]): Started => {
-  const child = spawn(process.execPath, [MAGI, ...args], { cwd, env: { ...process.env, ...host.env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] })
+export const start = (host: Host, cwd: string, extraEnv: Record<string, string>, ...args: string[]): Started =>
+  startArgv(host, cwd, extraEnv, [process.execPath, MAGI, ...args])
+
+/** `argv` with `host`'s environment, started in `cwd` and left running: magi behind a wrapper (`unshare`, say). */
+export const startArgv = (host: Host, cwd: string, extraEnv: Record<string, string>, argv: ReadonlyArray<string>): Started => {
+  const child = spawn(argv[0]!, argv.slice(1), { cwd, env: { ...process.env, ...host.env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] })
   let stdout = ""
   let stderr = ""
   child.stdout!.on("data", (d) => (stdout += d))
