@@ -41,6 +41,25 @@ export const freeQuestion = (id = "20260902-231502-cd34", now = ASKED): Q.Questi
     now
   })
 
+/**
+ * Asset names that would change what a path join means (traversal, absolute
+ * paths on either OS, hidden files, the empty name): the rule in
+ * `Q.validAssetName` and the store that serves assets must refuse each.
+ */
+export const HOSTILE_ASSET_NAMES: ReadonlyArray<string> = [
+  "..",
+  "../id_rsa",
+  "..\\id_rsa",
+  "sub/../id_rsa",
+  "/",
+  "\\",
+  "/etc/passwd",
+  "C:\\Windows\\win.ini",
+  "",
+  ".hidden",
+  "."
+]
+
 /** Unwrap a transition the test expects to succeed. */
 export const ok = <A, E>(result: Either.Either<A, E>): A => {
   if (Either.isLeft(result)) throw new Error(`expected success, got ${String((result.left as { message?: string }).message ?? result.left)}`)

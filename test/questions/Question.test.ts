@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { Either } from "effect"
 import * as Q from "../../src/questions/Question.js"
-import { ASKED, choiceQuestion, freeQuestion, ok, refusal } from "../support.js"
+import { ASKED, choiceQuestion, freeQuestion, HOSTILE_ASSET_NAMES, ok, refusal } from "../support.js"
 
 const later = (secs: number) => new Date(ASKED.getTime() + secs * 1000)
 
@@ -213,17 +213,7 @@ describe("Question", () => {
     for (const good of ["diff.svg", "a", "table_2-final.png", "x".repeat(64)]) expect(Q.validAssetName(good)).toBe(true)
     for (
       const bad of [
-        "..",
-        "../id_rsa",
-        "..\\id_rsa",
-        "sub/../id_rsa",
-        "/",
-        "\\",
-        "/etc/passwd",
-        "C:\\Windows\\win.ini",
-        "",
-        ".hidden",
-        ".",
+        ...HOSTILE_ASSET_NAMES,
         "x".repeat(65),
         "a..b",
         "c:d"

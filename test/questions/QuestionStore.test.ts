@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import { answerQuestion, sayToQuestion } from "../../src/questions/Answers.js"
 import * as Lease from "../../src/questions/Lease.js"
-import { advance, backends, realPause, runUntilDone, tempDir, choiceQuestion, freeQuestion, ok, RUN } from "../support.js"
+import { advance, backends, realPause, runUntilDone, tempDir, choiceQuestion, freeQuestion, HOSTILE_ASSET_NAMES, ok, RUN } from "../support.js"
 
 const encoder = new TextEncoder()
 const text = (bytes: Option.Option<Uint8Array>) => Option.map(bytes, (b) => new TextDecoder().decode(b))
@@ -462,17 +462,7 @@ for (const backend of backends) {
 
           for (
             const name of [
-              "..",
-              "../id_rsa",
-              "..\\id_rsa",
-              "sub/../id_rsa",
-              "/",
-              "\\",
-              "/etc/passwd",
-              "C:\\Windows\\win.ini",
-              "",
-              ".hidden",
-              ".",
+              ...HOSTILE_ASSET_NAMES,
               "x".repeat(200)
             ]
           ) {
