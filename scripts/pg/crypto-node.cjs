@@ -41,9 +41,7 @@ async function hmacSha256(keyBuffer, msg) {
 
 /** PBKDF2-HMAC-SHA-256, 32 bytes, on libuv's pool as WebCrypto's is: the main thread goes on meanwhile. */
 function deriveKey(password, salt, iterations) {
-  return new Promise((resolve, reject) =>
-    nodeCrypto.pbkdf2(password, salt, iterations, 32, "sha256", (err, key) => (err ? reject(err) : resolve(key)))
-  )
+  return new Promise((resolve, reject) => nodeCrypto.pbkdf2(password, salt, iterations, 32, "sha256", (err, key) => (err ? reject(err) : resolve(key))))
 }
 
 module.exports = {

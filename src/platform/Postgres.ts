@@ -171,14 +171,17 @@ export const LATEST_MIGRATION = Object.keys(migrations).length
  * newer magi is left as it is, as the migrator leaves it (its records are
  * refused one by one by their schema; `magi doctor` says to upgrade).
  */
-export const migrateIfBehind = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  sql<{ readonly latest: number | null }>`SELECT max(migration_id) AS latest FROM ${sql(MIGRATIONS_TABLE)}`.pipe(
-    Effect.map((rows) => Number(rows[0]?.latest ?? 0)),
-    // No migrations table: a database magi never used, migrated from the start.
-    // Any other failure (unreachable, refused) is the store's, said once.
-    Effect.catchIf((e) => codeOf(e.cause) === UNDEFINED_TABLE, () => Effect.succeed(0)),
-    Effect.flatMap((latest) => latest >= LATEST_MIGRATION ? Effect.void : Effect.asVoid(migrate))
-  ))
+export const migrateIfBehind = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) =>
+    sql<{ readonly latest: number | null }>`SELECT max(migration_id) AS latest FROM ${sql(MIGRATIONS_TABLE)}`.pipe(
+      Effect.map((rows) => Number(rows[0]?.latest ?? 0)),
+      // No migrations table: a database magi never used, migrated from the start.
+      // Any other failure (unreachable, refused) is the store's, said once.
+      Effect.catchIf((e) => codeOf(e.cause) === UNDEFINED_TABLE, () => Effect.succeed(0)),
+      Effect.flatMap((latest) => latest >= LATEST_MIGRATION ? Effect.void : Effect.asVoid(migrate))
+    )
+)
 
 /** The migrations applied to the database, by id. */
 export const appliedMigrations = Effect.flatMap(
