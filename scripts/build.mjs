@@ -104,6 +104,7 @@ await build({
   plugins: [unusedParsers, pgOnNode, pgCryptoOnNode, webClient]
 })
 await rm("dist/magi.cjs.cache", { force: true })
+await rm("dist/magi.cjs.cache.driver", { force: true })
 await rm("dist/magi.js.map", { force: true })
 await copyFile("scripts/launcher.cjs", "dist/magi.js")
 // `magi` by name, for agents: magi puts dist/bin first on an agent's PATH so

@@ -211,9 +211,13 @@ export const sqlWords = (e: { readonly message: string; readonly cause?: unknown
  * first time a database is used: a home-folder store never needs it, and it
  * was a good part of every command's start (docs/benchmarks.md, start-up).
  * Within the one-file bundle this is a deferred evaluation, not a second
- * file: the launcher's code cache still covers it.
+ * file: the launcher's code cache covers it once a process has loaded it.
  */
-const driver = Effect.promise(() => import("./PostgresDriver.js"))
+const driver = Effect.promise(() => import("./PostgresDriver.js")).pipe(
+  // For the launcher (scripts/launcher.cjs): this process compiled the
+  // driver, so the code cache it writes as it ends may hold it for the next.
+  Effect.tap(() => Effect.sync(() => Object.assign(globalThis, { [Symbol.for("magi.driverLoaded")]: true })))
+)
 
 /** The pool for `url`, its schema migrated; fails with `StoreUnavailable` naming the masked URL. */
 export const layer = (url: Redacted.Redacted<string>): Layer.Layer<SqlClient.SqlClient, StoreUnavailable> =>
