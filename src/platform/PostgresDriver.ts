@@ -27,6 +27,14 @@ class ListenLost extends Data.TaggedError("ListenLost")<{
   readonly cause?: unknown
 }> {}
 
+/** A connection's socket, which pg keeps as `client.connection.stream`. */
+const socketOf = (client: Pg.PoolClient): { readonly unref: () => unknown } | undefined => {
+  const stream: unknown = (client as unknown as { readonly connection?: { readonly stream?: unknown } }).connection?.stream
+  return typeof stream === "object" && stream !== null && "unref" in stream && typeof stream.unref === "function"
+    ? (stream as { readonly unref: () => unknown })
+    : undefined
+}
+
 /** The pool for `url`, its schema migrated; fails with `StoreUnavailable` naming the masked URL. */
 export const layer = (url: Redacted.Redacted<string>): Layer.Layer<SqlClient.SqlClient, StoreUnavailable> => {
   const where = maskUrl(Redacted.value(url))
@@ -47,11 +55,22 @@ export const layer = (url: Redacted.Redacted<string>): Layer.Layer<SqlClient.Sql
       })
       // A pooled connection that drops while idle is replaced by the next query; the error itself is no one's to handle.
       made.on("error", () => {})
-      return made
+      const open = new Set<Pg.PoolClient>()
+      made.on("connect", (c) => open.add(c))
+      made.on("remove", (c) => open.delete(c))
+      return { made, open }
     }),
-    // As PgClient.layer ends it: a server that stopped answering does not hold the exit for long.
-    (made) => Effect.promise(() => made.end()).pipe(Effect.interruptible, Effect.timeoutOption(Duration.seconds(1)))
-  )
+    // Each connection says goodbye (pg's Terminate) and is let go at once:
+    // waiting for the server to close its end held every command's exit
+    // for the server's backend to wind down (10–30 ms under load), and a
+    // closed pool's sockets are nobody's to wait for. The goodbye is on the
+    // wire before the process ends, so the server sees a clean close.
+    ({ made, open }) =>
+      Effect.sync(() => {
+        made.end().catch(() => undefined)
+        for (const c of open) socketOf(c)?.unref()
+      })
+  ).pipe(Effect.map(({ made }) => made))
   const client = PgClient.layerFromPool({ acquire: pool, applicationName: "magi" }).pipe(Layer.mapError(unavailable(where)))
   const migrated = Layer.effectDiscard(migrateIfBehind.pipe(Effect.mapError(unavailable(where))))
   return Layer.provideMerge(migrated, client)
