@@ -8,7 +8,7 @@
 // package.json saying so), because starting Node's ESM loader costs more than
 // this whole file does.
 "use strict"
-const { existsSync, readFileSync, renameSync, rmSync, writeFileSync } = require("node:fs")
+const { accessSync, constants, existsSync, readFileSync, renameSync, rmSync, writeFileSync } = require("node:fs")
 const Module = require("node:module")
 const { join } = require("node:path")
 const { Script } = require("node:vm")
@@ -33,6 +33,8 @@ if (fresh || !existsSync(driverFile)) {
     const driver = globalThis[Symbol.for("magi.driverLoaded")] === true
     if (!fresh && !driver) return
     try {
+      // A read-only install runs uncached without working out a cache it cannot keep.
+      accessSync(__dirname, constants.W_OK)
       const tmp = `${cacheFile}.${process.pid}.tmp`
       writeFileSync(tmp, script.createCachedData())
       renameSync(tmp, cacheFile)
