@@ -87,6 +87,8 @@ import * as NodePath from "node:path"
 import { SCRATCH_SUFFIX, createAtomically, syncDirectory, writeAtomically } from "./AtomicFile.js"
 import * as Memo from "./Memo.js"
 import * as RecordLock from "./RecordLock.js"
+import * as ShelfPages from "./ShelfPage.js"
+import type { ShelfPage } from "./ShelfPage.js"
 import { isNewerSchema, type NewerSchema } from "./VersionedJson.js"
 
 /** What a kind of record brings to the store. */
@@ -263,6 +265,16 @@ export interface RecordStore<A, NotFound, Unreadable, Failed> {
    * page reads, from the shelves' indexes, never whole records.
    */
   readonly shelvedIds: (options: ShelvedQuery) => Effect.Effect<ReadonlyArray<Shelved>, Failed>
+  /**
+   * For a kind listed by id (no `ArchiveOptions.order`: runs, tasks): up to
+   * `limit` records with ids below `before` (from the greatest when none),
+   * greatest first, hot and shelved alike; `next` is the id to ask the next
+   * page `before`, null at the end. An unreadable hot record takes no slot;
+   * an unreadable shelved one costs its slot, not the page. Reads only what
+   * it returns: a shelf the page does not reach is not read at all (one
+   * query on PostgreSQL).
+   */
+  readonly pageById: (options: { readonly before?: string | undefined; readonly limit: number }) => Effect.Effect<ShelfPage<A>, Failed>
   /**
    * Each id on the shelf with its digest (the kind's searchable words),
    * every id on the shelf included; `known` hands over records just moved,
@@ -1283,7 +1295,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
       }
     }
 
-    return {
+    const store = {
       archivedPathOf,
       stamp,
       archive,
@@ -1307,5 +1319,26 @@ export const make = <A, NotFound, Unreadable, Failed>(
       update,
       sweep,
       revision
-    } satisfies FileRecordStore<A, NotFound, Unreadable, Failed>
+    }
+
+    /**
+     * The hot records (the listing, reused while nothing changed) merged with
+     * the shelves' names, newest shelf first (`shelvedIds` stops once the
+     * page is full), and only the page's shelved records read.
+     */
+    const pageById = (query: { readonly before?: string | undefined; readonly limit: number }): Effect.Effect<ShelfPage<A>, Failed> =>
+      Effect.gen(function* () {
+        const { records: hot } = yield* scan
+        return yield* ShelfPages.page({ ...store, pageById }, {
+          hot: hot.filter((r) => query.before === undefined || kind.idOf(r) < query.before),
+          inHot: new Set(hot.map(kind.idOf)),
+          before: query.before,
+          limit: query.limit,
+          idOf: kind.idOf,
+          orderOf: kind.idOf,
+          shelfOf: (id) => archiveOpts?.shelfOf(id)
+        })
+      })
+
+    return { ...store, pageById } satisfies FileRecordStore<A, NotFound, Unreadable, Failed>
   })
