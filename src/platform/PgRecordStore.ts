@@ -308,10 +308,20 @@ export const make = <A, NotFound, Unreadable, Failed>(
       )
     }
 
+    // One index probe per shelf, newest first (a loose index scan on
+    // `magi_records_shelf`): `DISTINCT` read every shelved row's entry,
+    // 20,000 for a year of runs, and every listing command asks (`hasHistory`).
     const shelves = run(
       `list ${plural}' shelves`,
       Effect.map(
-        sql<{ readonly shelf: string }>`SELECT DISTINCT shelf FROM magi_records WHERE kind = ${table} AND shelf IS NOT NULL ORDER BY shelf DESC`,
+        sql<{ readonly shelf: string }>`
+          WITH RECURSIVE s(shelf) AS (
+            (SELECT shelf FROM magi_records WHERE kind = ${table} AND shelf IS NOT NULL ORDER BY shelf DESC LIMIT 1)
+            UNION ALL
+            SELECT (SELECT r.shelf FROM magi_records r WHERE r.kind = ${table} AND r.shelf < s.shelf ORDER BY r.shelf DESC LIMIT 1)
+            FROM s WHERE s.shelf IS NOT NULL
+          )
+          SELECT shelf FROM s WHERE shelf IS NOT NULL`,
         (rows) => rows.map((r) => r.shelf)
       )
     )
