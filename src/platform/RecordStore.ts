@@ -53,7 +53,9 @@
  * records are then the folders whose id is on no shelf, and the layout's
  * revision (`stamp`) looks at each hot record's file and at the shelves'
  * folders, never at a shelved record: a listing and a poll cost nothing per
- * settled record.
+ * settled record. Which folders are hot is kept in `<archive.dir>/hot.json`
+ * under the mtimes it was worked out at, so a fresh process lists neither
+ * the root (every record's folder, hot or not) nor the shelves to know.
  *
  * A kind whose settled records can come back (a done task released to the
  * queue again) says which are settled (`settled`): a write of a shelved
