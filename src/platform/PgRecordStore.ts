@@ -37,6 +37,7 @@ import {
   type Skipped
 } from "./RecordStore.js"
 import { CHANGES_CHANNEL, sqlWords } from "./Postgres.js"
+import type { ShelfPage } from "./ShelfPage.js"
 
 export interface PgRecordStoreOptions<A, NotFound, Unreadable, Failed> {
   /** The kind's key in the table: the file backend's folder name ("questions", "tasks"). */
@@ -451,6 +452,42 @@ export const make = <A, NotFound, Unreadable, Failed>(
         })
       )
 
+    /**
+     * One query, newest id first, hot and shelved rows alike, for as many
+     * rows as a page and its look-ahead take (another only when unreadable
+     * hot rows, which take no slot, leave it short).
+     */
+    const pageById = (query: { readonly before?: string | undefined; readonly limit: number }): Effect.Effect<ShelfPage<A>, Failed> =>
+      run(
+        `page through ${plural}`,
+        Effect.gen(function* () {
+          const slots: Array<{ readonly id: string; readonly record: A | undefined }> = []
+          const batch = Math.max(SHELVED_BATCH_MIN, query.limit + 1)
+          let before = query.before
+          for (;;) {
+            const rows = yield* sql<Row & { readonly hot: boolean }>`
+              SELECT id, body, shelf IS NULL AS hot FROM magi_records
+              WHERE kind = ${table} ${before === undefined ? sql`` : sql`AND id < ${before}`}
+              ORDER BY id DESC LIMIT ${batch}`
+            for (const row of rows) {
+              if (slots.length > query.limit) break
+              const got = fromRow(row)
+              // An unreadable hot record is no slot (the hot listing leaves it out);
+              // an unreadable shelved one costs its slot, as on the shelves of files.
+              if (Either.isRight(got)) slots.push({ id: row.id, record: got.right })
+              else if (!row.hot) slots.push({ id: row.id, record: undefined })
+            }
+            if (slots.length > query.limit || rows.length < batch) break
+            before = rows[rows.length - 1]!.id
+          }
+          const page = slots.slice(0, query.limit)
+          return {
+            records: page.flatMap((s) => (s.record === undefined ? [] : [s.record])),
+            next: slots.length > query.limit ? (page.at(-1)?.id ?? null) : null
+          }
+        })
+      )
+
     return {
       root,
       ids,
@@ -474,6 +511,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
       shelves,
       shelfIds,
       shelfIndex,
-      shelvedIds
+      shelvedIds,
+      pageById
     } satisfies RecordStore<A, NotFound, Unreadable, Failed>
   })

@@ -53,7 +53,9 @@
  * records are then the folders whose id is on no shelf, and the layout's
  * revision (`stamp`) looks at each hot record's file and at the shelves'
  * folders, never at a shelved record: a listing and a poll cost nothing per
- * settled record.
+ * settled record. Which folders are hot is kept in `<archive.dir>/hot.json`
+ * under the mtimes it was worked out at, so a fresh process lists neither
+ * the root (every record's folder, hot or not) nor the shelves to know.
  *
  * A kind whose settled records can come back (a done task released to the
  * queue again) says which are settled (`settled`): a write of a shelved
@@ -87,6 +89,8 @@ import * as NodePath from "node:path"
 import { SCRATCH_SUFFIX, createAtomically, syncDirectory, writeAtomically } from "./AtomicFile.js"
 import * as Memo from "./Memo.js"
 import * as RecordLock from "./RecordLock.js"
+import * as ShelfPages from "./ShelfPage.js"
+import type { ShelfPage } from "./ShelfPage.js"
 import { isNewerSchema, type NewerSchema } from "./VersionedJson.js"
 
 /** What a kind of record brings to the store. */
@@ -264,6 +268,16 @@ export interface RecordStore<A, NotFound, Unreadable, Failed> {
    */
   readonly shelvedIds: (options: ShelvedQuery) => Effect.Effect<ReadonlyArray<Shelved>, Failed>
   /**
+   * For a kind listed by id (no `ArchiveOptions.order`: runs, tasks): up to
+   * `limit` records with ids below `before` (from the greatest when none),
+   * greatest first, hot and shelved alike; `next` is the id to ask the next
+   * page `before`, null at the end. An unreadable hot record takes no slot;
+   * an unreadable shelved one costs its slot, not the page. Reads only what
+   * it returns: a shelf the page does not reach is not read at all (one
+   * query on PostgreSQL).
+   */
+  readonly pageById: (options: { readonly before?: string | undefined; readonly limit: number }) => Effect.Effect<ShelfPage<A>, Failed>
+  /**
    * Each id on the shelf with its digest (the kind's searchable words),
    * every id on the shelf included; `known` hands over records just moved,
    * so they need not be read back.
@@ -296,14 +310,14 @@ interface ShelfIndex {
   readonly greatestFirst: ReadonlyArray<readonly [order: string, id: string]>
 }
 
-/** Where the entries below `before` start in a list sorted greatest first (all of it when none). */
-const firstBelow = (greatestFirst: ShelfIndex["greatestFirst"], before: string | undefined): number => {
+/** Where the keys below `before` start in a list sorted greatest first (all of it when none). */
+const firstBelow = <T>(greatestFirst: ReadonlyArray<T>, keyOf: (entry: T) => string, before: string | undefined): number => {
   if (before === undefined) return 0
   let lo = 0
   let hi = greatestFirst.length
   while (lo < hi) {
     const mid = (lo + hi) >> 1
-    if (greatestFirst[mid]![0] >= before) lo = mid + 1
+    if (keyOf(greatestFirst[mid]!) >= before) lo = mid + 1
     else hi = mid
   }
   return lo
@@ -330,6 +344,12 @@ export interface FolderStamp {
   readonly revision: number
   readonly newest: number
 }
+
+/**
+ * The folder layout's hot ids as last worked out, in the archive's folder
+ * (see `hotIdsAndNames`): a cache, safe to delete.
+ */
+export const HOT_IDS_FILE = "hot.json"
 
 /** FNV-1a, 32 bits: a cheap stable hash of a stamp's parts. */
 export const fnv1a = (text: string): number => {
@@ -667,37 +687,96 @@ export const make = <A, NotFound, Unreadable, Failed>(
     const listings = Memo.make<Scan<A>>()
     const rootMtime = Memo.mtimeOf(fs, root)
 
-    /** Every shelved id, as one set, reused while no shelf's folder changed: what the folder layout's hot ids leave out. */
-    let shelvedSet: { readonly key: string; readonly ids: ReadonlySet<string> } | undefined
-    const shelvedIdSet = Effect.gen(function* () {
-      if (archiveRoot === undefined) return { key: "", ids: new Set<string>(), newest: 0 }
+    /**
+     * The shelves and each one's folder mtime, as one key: what the folder
+     * layout's hot ids depend on besides the root. One stat per shelf, no
+     * listing.
+     */
+    const shelvesStamp = Effect.gen(function* () {
+      if (archiveRoot === undefined) return { key: "", names: [] as ReadonlyArray<string>, newest: 0 }
       const names = yield* shelves.pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))
       const stamps = yield* Effect.forEach(names, (shelf) => Memo.mtimeOf(fs, shelfDirOf(shelf)))
-      const key = names.map((n, i) => `${n}:${stamps[i]}`).join(";")
-      const newest = Math.max(0, ...stamps)
-      if (shelvedSet !== undefined && shelvedSet.key === key) return { key, ids: shelvedSet.ids, newest }
-      const takenAt = Date.now()
-      const ids = new Set<string>()
-      for (const shelf of names) for (const id of yield* shelfIds(shelf).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))) ids.add(id)
-      shelvedSet = stamps.every((m) => Memo.trusted(m, takenAt)) ? { key, ids } : undefined
-      return { key, ids, newest }
+      return { key: names.map((n, i) => `${n}:${stamps[i]}`).join(";"), names, newest: Math.max(0, ...stamps) }
     })
+
+    /** Every shelved id, as one set, reused while no shelf's folder changed: what the folder layout's hot ids leave out. */
+    let shelvedSet: { readonly key: string; readonly ids: ReadonlySet<string> } | undefined
+    const shelvedIdSet = (stamp: { readonly key: string; readonly names: ReadonlyArray<string>; readonly newest: number }) =>
+      Effect.gen(function* () {
+        if (shelvedSet !== undefined && shelvedSet.key === stamp.key) return shelvedSet.ids
+        const takenAt = Date.now()
+        const ids = new Set<string>()
+        for (const shelf of stamp.names) for (const id of yield* shelfIds(shelf).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))) ids.add(id)
+        shelvedSet = Memo.trusted(stamp.newest, takenAt) ? { key: stamp.key, ids } : undefined
+        return ids
+      })
+
+    /**
+     * The folder layout's hot ids as the last process to work them out left
+     * them (`<archive.dir>/hot.json`), with the key they were worked out at:
+     * the root's mtime and every shelf's. A run's folder stays in the root
+     * after its record is shelved, so the root holds every run there ever
+     * was (20,000 names after months of work) and the hot ids are the root's
+     * names on no shelf: listing the root and every shelf, each command,
+     * for the handful that are hot. The root's mtime moves when a record's
+     * folder is made or removed, a shelf's when a record lands on it or
+     * leaves it, so while the key reads the same the ids are the same; a
+     * key is kept only once its mtimes are safely old (`Memo.trusted`). In
+     * the archive's folder, since a write to the root would move its key;
+     * a lost or stale file costs one listing, which writes it again.
+     */
+    const hotFile = archiveRoot === undefined ? undefined : NodePath.join(archiveRoot, HOT_IDS_FILE)
+    const readHotFile = (key: string): Effect.Effect<Option.Option<ReadonlyArray<string>>> =>
+      hotFile === undefined
+        ? Effect.succeed(Option.none())
+        : fs.readFileString(hotFile).pipe(
+          Effect.map((text) => {
+            try {
+              const kept: unknown = JSON.parse(text)
+              if (typeof kept !== "object" || kept === null) return Option.none()
+              const { key: keptKey, ids } = kept as { key?: unknown; ids?: unknown }
+              // Names a listing of the root could have given, nothing that leaves it.
+              const asListed = (id: unknown) => typeof id === "string" && id !== "" && !/[/\\\0]/.test(id) && !id.startsWith(".") && id !== options.archive?.dir
+              return keptKey === key && Array.isArray(ids) && ids.every(asListed)
+                ? Option.some(ids as ReadonlyArray<string>)
+                : Option.none()
+            } catch {
+              return Option.none() // torn or hand-edited: worked out again
+            }
+          }),
+          Effect.orElseSucceed(() => Option.none())
+        )
+    const writeHotFile = (key: string, ids: ReadonlyArray<string>): Effect.Effect<void> =>
+      hotFile === undefined ? Effect.void : withFs(writeAtomically(hotFile, JSON.stringify({ key, ids }))).pipe(Effect.ignore)
 
     /**
      * The folder layout's hot ids: the root's folders whose id is on no
      * shelf, reused while neither the root nor any shelf changed (a new
-     * record makes a folder; a move lands on a shelf).
+     * record makes a folder; a move lands on a shelf), in this process or,
+     * through the hot ids' file, in the last one. `all` is the root's
+     * names, when they were listed.
      */
-    let hotFolders: { readonly key: string; readonly ids: ReadonlyArray<string>; readonly all: ReadonlyArray<string> } | undefined
+    let hotFolders: { readonly key: string; readonly ids: ReadonlyArray<string>; readonly all: ReadonlyArray<string> | undefined } | undefined
     const hotIdsAndNames = Effect.gen(function* () {
       const rootStamp = yield* rootMtime
-      const shelved = yield* shelvedIdSet
+      const shelved = yield* shelvesStamp
       const key = `${rootStamp}|${shelved.key}`
       if (hotFolders !== undefined && hotFolders.key === key) return hotFolders
+      const trustedNow = (takenAt: number) => Memo.trusted(rootStamp, takenAt) && Memo.trusted(shelved.newest, takenAt)
+      // Written only under a trusted key, so one read back under the same key is as good as a listing.
+      if (shelved.names.length > 0 && rootStamp !== -1) {
+        const kept = yield* readHotFile(key)
+        if (Option.isSome(kept)) {
+          hotFolders = { key, ids: kept.value, all: undefined }
+          return hotFolders
+        }
+      }
       const takenAt = Date.now()
       const all = yield* names
-      const found = { key, all, ids: idsIn(all).filter((id) => !shelved.ids.has(id)) }
-      hotFolders = Memo.trusted(rootStamp, takenAt) && Memo.trusted(shelved.newest, takenAt) ? found : undefined
+      const shelvedIds = yield* shelvedIdSet(shelved)
+      const found = { key, all, ids: idsIn(all).filter((id) => !shelvedIds.has(id)) }
+      hotFolders = trustedNow(takenAt) ? found : undefined
+      if (hotFolders !== undefined && shelved.names.length > 0) yield* writeHotFile(key, found.ids)
       return found
     })
 
@@ -708,9 +787,11 @@ export const make = <A, NotFound, Unreadable, Failed>(
      * mtime, hashed. One stat per hot record plus one per shelf, whatever
      * the shelves hold.
      */
-    const folderStamp: Effect.Effect<FolderStamp & { readonly ids: ReadonlyArray<string>; readonly all: ReadonlyArray<string> }> = Effect.gen(
+    const folderStamp: Effect.Effect<FolderStamp & { readonly ids: ReadonlyArray<string>; readonly all: ReadonlyArray<string> | undefined }> = Effect.gen(
       function* () {
-        const hot = yield* hotIdsAndNames.pipe(Effect.orElseSucceed(() => ({ key: "", ids: [] as ReadonlyArray<string>, all: [] as ReadonlyArray<string> })))
+        const hot = yield* hotIdsAndNames.pipe(
+          Effect.orElseSucceed(() => ({ key: "", ids: [] as ReadonlyArray<string>, all: [] as ReadonlyArray<string> | undefined }))
+        )
         const mtimes = yield* Effect.forEach(hot.ids, (id) => Memo.mtimeOf(fs, pathOf(id)), { concurrency: 16 })
         const newest = Math.max(0, ...mtimes)
         // A folder with no record in it (one being made) is no record yet: it moves nothing.
@@ -739,7 +820,8 @@ export const make = <A, NotFound, Unreadable, Failed>(
         const result = scanOf(yield* readAll(stamp.ids))
         const now = yield* Clock.currentTimeMillis
         // A folder layout's leftovers are inside the records' folders: only the hot ones are looked in here (the sweep looks in all).
-        if (now - lastSweep > SWEEP_EVERY_MS) yield* sweepNames(stamp.all, stamp.ids)
+        // (The root's own names only when they were listed: records' writes land in their folders, not the root; `sweep` lists it.)
+        if (now - lastSweep > SWEEP_EVERY_MS) yield* sweepNames(stamp.all ?? [], stamp.ids)
         folderListing = Memo.trusted(stamp.newest, takenAt) ? { revision: stamp.revision, scan: result } : undefined
         return result
       }
@@ -1160,10 +1242,30 @@ export const make = <A, NotFound, Unreadable, Failed>(
         // one month may be settled in the next), so every shelf offers its
         // greatest `limit` below the cursor, from its index, sorted once
         // per change of the shelf; the page is the greatest of those.
+        // Ordered by id with no words to match, a shelf's listing is all a
+        // page needs: its index (230 KB of JSON for a month of runs) is read
+        // only by a search or a kind with an order of its own.
+        const byIdOnly = archiveOpts?.order === undefined && words.length === 0
+        // A shelf that cannot be read costs its records, not the page, as an
+        // unreadable record costs its slot: said, and passed over.
+        const orPassedOver = <B>(shelf: string, empty: B, read: Effect.Effect<B, Failed>) =>
+          Effect.catchAll(read, (e) => Effect.as(Effect.logWarning(`${reasonOf(e)}; the ${plural} on shelf ${shelf} are left out`), empty))
         for (const shelf of yield* shelves) {
-          const index = yield* shelfEntries(shelf)
           let taken = 0
-          for (let k = firstBelow(index.greatestFirst, before); k < index.greatestFirst.length; k++) {
+          if (byIdOnly) {
+            const ids = yield* orPassedOver(shelf, [] as ReadonlyArray<string>, shelfIds(shelf))
+            for (let k = firstBelow(ids, (id) => id, before); k < ids.length && taken < limit; k++) {
+              const id = ids[k]!
+              if (query.skip?.(id) ?? false) continue
+              found.push({ id, order: id })
+              taken++
+            }
+            // A full page: the older shelves cannot add to it (below).
+            if (found.length >= limit) break
+            continue
+          }
+          const index = yield* orPassedOver(shelf, NO_INDEX, shelfEntries(shelf))
+          for (let k = firstBelow(index.greatestFirst, ([order]) => order, before); k < index.greatestFirst.length; k++) {
             const [order, id] = index.greatestFirst[k]!
             if (taken >= limit) break
             if (query.skip?.(id) ?? false) continue
@@ -1173,8 +1275,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
           }
           // Ordered by id, a newer shelf's every record is greater than an
           // older one's (shelves sort as their ids do): once a page is full,
-          // the older shelves cannot add to it, and their indexes stay unread.
-          // A `magi runs` on a year of shelves reads one month's index, not twelve.
+          // the older shelves cannot add to it, and stay unread, unlisted.
           if (archiveOpts?.order === undefined && found.length >= limit) break
         }
         return found.sort((a, b) => (a.order < b.order ? 1 : a.order > b.order ? -1 : 0)).slice(0, limit)
@@ -1196,7 +1297,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
       }
     }
 
-    return {
+    const store = {
       archivedPathOf,
       stamp,
       archive,
@@ -1220,5 +1321,26 @@ export const make = <A, NotFound, Unreadable, Failed>(
       update,
       sweep,
       revision
-    } satisfies FileRecordStore<A, NotFound, Unreadable, Failed>
+    }
+
+    /**
+     * The hot records (the listing, reused while nothing changed) merged with
+     * the shelves' names, newest shelf first (`shelvedIds` stops once the
+     * page is full), and only the page's shelved records read.
+     */
+    const pageById = (query: { readonly before?: string | undefined; readonly limit: number }): Effect.Effect<ShelfPage<A>, Failed> =>
+      Effect.gen(function* () {
+        const { records: hot } = yield* scan
+        return yield* ShelfPages.page({ ...store, pageById }, {
+          hot: hot.filter((r) => query.before === undefined || kind.idOf(r) < query.before),
+          inHot: new Set(hot.map(kind.idOf)),
+          before: query.before,
+          limit: query.limit,
+          idOf: kind.idOf,
+          orderOf: kind.idOf,
+          shelfOf: (id) => archiveOpts?.shelfOf(id)
+        })
+      })
+
+    return { ...store, pageById } satisfies FileRecordStore<A, NotFound, Unreadable, Failed>
   })

@@ -15,7 +15,6 @@ import * as NodePath from "node:path"
 import * as RecordStore from "../platform/RecordStore.js"
 import * as ShelfMove from "../platform/ShelfMove.js"
 import * as StoreBackend from "../platform/StoreBackend.js"
-import * as ShelfPage from "../platform/ShelfPage.js"
 import { isNewerSchema, type NewerSchema, parseVersioned } from "../platform/VersionedJson.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as Q from "../questions/Question.js"
@@ -279,22 +278,12 @@ const assemble = Effect.fn("RunStore.assemble")(function* (
   const newestFirst = (a: Run, b: Run) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
   const list = Effect.map(records.scan, (scan) => [...scan.records].sort(newestFirst))
 
+  // Runs keep no order of their own on the shelves: the key is the id, so the cursor is one.
   const page = (options: { readonly before?: string | undefined; readonly limit: number }) =>
-    Effect.gen(function* () {
-      const { before, limit } = options
-      const hotAll = yield* list
-      // Runs keep no order of their own on the shelves: the key is the id, so the cursor is one.
-      const found = yield* ShelfPage.page(records, {
-        hot: hotAll.filter((r) => before === undefined || r.id < before),
-        inHot: new Set(hotAll.map((r) => r.id)),
-        before,
-        limit,
-        idOf: (r) => r.id,
-        orderOf: (r) => r.id,
-        shelfOf: monthOf
-      })
-      return { runs: found.records, next: found.next } satisfies RunPage
-    }).pipe(Effect.withSpan("RunStore.page"))
+    records.pageById(options).pipe(
+      Effect.map((found) => ({ runs: found.records, next: found.next }) satisfies RunPage),
+      Effect.withSpan("RunStore.page")
+    )
 
   const archiveFinished = (batch: number) =>
     Effect.gen(function* () {

@@ -53,31 +53,42 @@ const note = (id: string, text = `note ${id}`): Note => ({ schema: SCHEMA, id, t
 
 type Notes = RecordStore.RecordStore<Note, NoteNotFound, NoteUnreadable | NewerSchema, NoteStoreError>
 
-const notesOn = StoreBackend.records({
-  folder: "notes",
+const noteKind = {
   kind: { noun: "note", decode, encode: (n: Note) => JSON.stringify(n), idOf: (n: Note) => n.id, maxBytes: NOTE_MAX_BYTES },
   errors: {
-    notFound: (message) => new NoteNotFound({ message }),
-    unreadable: (message): NoteUnreadable | NewerSchema => new NoteUnreadable({ message }),
-    newer: (refusal) => refusal,
-    failed: (message) => new NoteStoreError({ message })
-  },
-  // Shelved by the id's first seven characters, like questions by month;
-  // listed by their count, then id (as questions by when they were settled).
-  archive: {
-    dir: "history",
-    shelfOf: (id) => (/^\d{4}-\d{2}/.test(id) ? id.slice(0, 7) : undefined),
-    digest: (n) => n.text.toLowerCase(),
-    order: (n) => `${String(n.count).padStart(4, "0")} ${n.id}`
+    notFound: (message: string) => new NoteNotFound({ message }),
+    unreadable: (message: string): NoteUnreadable | NewerSchema => new NoteUnreadable({ message }),
+    newer: (refusal: NewerSchema) => refusal,
+    failed: (message: string) => new NoteStoreError({ message })
   }
+}
+
+/** Shelved by the id's first seven characters, like questions by month. */
+const shelfOf = (id: string) => (/^\d{4}-\d{2}/.test(id) ? id.slice(0, 7) : undefined)
+
+const notesOn = StoreBackend.records({
+  folder: "notes",
+  ...noteKind,
+  // Listed by their count, then id (as questions by when they were settled).
+  archive: { dir: "history", shelfOf, digest: (n) => n.text.toLowerCase(), order: (n) => `${String(n.count).padStart(4, "0")} ${n.id}` }
 })
+
+/** The same notes listed by id alone, as runs and tasks are. */
+const ledgerOn = StoreBackend.records({ folder: "ledger", ...noteKind, archive: { dir: "history", shelfOf, digest: (n) => n.text.toLowerCase() } })
 
 /** One backend as the contract sees it, plus how to plant a stored body behind the contract's back. */
 interface Harness {
   readonly name: string
   /** A fresh store, and a second one over the same data as another process would open it. */
   readonly open: Effect.Effect<
-    { readonly notes: Notes; readonly other: Effect.Effect<Notes, unknown, Scope.Scope>; readonly plant: (id: string, body: string) => Effect.Effect<void> },
+    {
+      readonly notes: Notes
+      /** Notes of a kind listed by id alone (`ledgerOn`), beside them. */
+      readonly ledger: Notes
+      readonly other: Effect.Effect<Notes, unknown, Scope.Scope>
+      /** A body stored as note `id` (of the ledger with `folder` "ledger"). */
+      readonly plant: (id: string, body: string, folder?: string) => Effect.Effect<void>
+    },
     unknown,
     Scope.Scope
   >
@@ -90,7 +101,12 @@ const fileHarness = (folder: (typeof contractFolders)[number]): Harness => ({
     const layer = StoreBackend.StoreBackend.files.pipe(Layer.provide(MagiHome.at(dir)))
     const context = yield* Layer.build(Layer.merge(layer, Layer.succeed(FileSystem.FileSystem, fs)))
     const build = Effect.provide(notesOn, context)
-    return { notes: yield* build, other: build, plant: (id: string, body: string) => write(NodePath.join(dir, "notes", `${id}.json`), body) }
+    return {
+      notes: yield* build,
+      ledger: yield* Effect.provide(ledgerOn, context),
+      other: build,
+      plant: (id: string, body: string, folder = "notes") => write(NodePath.join(dir, folder, `${id}.json`), body)
+    }
   })
 })
 
@@ -99,17 +115,17 @@ const pgHarness: Harness = {
   open: Effect.gen(function* () {
     const db = yield* freshDatabase
     // A pool of its own each time, as another process (or host) opens the same database.
-    const build = Effect.flatMap(
-      Layer.build(Layer.merge(StoreBackend.StoreBackend.postgres(Redacted.make(db.url)), MemoryFileSystem.layer)),
-      (context) => Effect.provide(notesOn, context)
-    )
+    const backend = Layer.build(Layer.merge(StoreBackend.StoreBackend.postgres(Redacted.make(db.url)), MemoryFileSystem.layer))
+    const build = Effect.flatMap(backend, (context) => Effect.provide(notesOn, context))
     const notes = yield* build
     return {
       notes,
+      ledger: yield* Effect.flatMap(backend, (context) => Effect.provide(ledgerOn, context)),
       other: build,
-      plant: (id: string, body: string) =>
+      plant: (id: string, body: string, folder = "notes") =>
         Effect.asVoid(
-          query(db.url, "INSERT INTO magi_records (kind, id, body) VALUES ('notes', $1, $2) ON CONFLICT (kind, id) DO UPDATE SET body = EXCLUDED.body", [
+          query(db.url, "INSERT INTO magi_records (kind, id, body) VALUES ($1, $2, $3) ON CONFLICT (kind, id) DO UPDATE SET body = EXCLUDED.body", [
+            folder,
             id,
             body
           ])
@@ -296,6 +312,29 @@ for (const harness of harnesses) {
         expect(yield* page({ before: "0005 2026-07-01-aa01", limit: 1 })).toEqual(["2026-08-01-bb01"])
         yield* notes.update("2026-09-01-cc01", (n) => Either.right({ ...n, count: 9 }))
         expect(yield* page({ limit: 2 })).toEqual(["2026-09-01-cc01", "2026-07-01-aa01"])
+      }))
+
+    it.scopedLive("pages a kind listed by id through its hot and shelved records alike, newest first, an unreadable hot one taking no slot", () =>
+      Effect.gen(function* () {
+        const { ledger, plant } = yield* harness.open
+        const shelved = ["2026-07-01-aa01", "2026-08-01-bb01", "2026-08-02-bb02"]
+        for (const id of [...shelved, "2026-09-01-cc01", "2026-09-02-cc02"]) yield* ledger.create(note(id))
+        for (const id of shelved) yield* ledger.archive(id, () => true)
+        yield* ledger.flushShelves(["2026-07", "2026-08"])
+        yield* plant("2026-09-03-cc03", "not json", "ledger")
+        const page = (before: string | undefined, limit: number) =>
+          Effect.map(ledger.pageById({ before, limit }), (p) => ({ ids: p.records.map((n) => n.id), next: p.next }))
+        expect(yield* page(undefined, 2)).toEqual({ ids: ["2026-09-02-cc02", "2026-09-01-cc01"], next: "2026-09-01-cc01" })
+        expect(yield* page("2026-09-01-cc01", 2)).toEqual({ ids: ["2026-08-02-bb02", "2026-08-01-bb01"], next: "2026-08-01-bb01" })
+        expect(yield* page("2026-08-01-bb01", 2)).toEqual({ ids: ["2026-07-01-aa01"], next: null })
+        expect(yield* page(undefined, 10)).toEqual({
+          ids: ["2026-09-02-cc02", "2026-09-01-cc01", "2026-08-02-bb02", "2026-08-01-bb01", "2026-07-01-aa01"],
+          next: null
+        })
+        expect(yield* page(undefined, 5)).toEqual({
+          ids: ["2026-09-02-cc02", "2026-09-01-cc01", "2026-08-02-bb02", "2026-08-01-bb01", "2026-07-01-aa01"],
+          next: null
+        })
       }))
 
     it.scopedLive("holds one record's claim against a writer in another process until the holder is done", () =>

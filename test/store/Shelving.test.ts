@@ -6,6 +6,7 @@
  * done task released to the queue again comes back hot.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect, Either, Layer, Redacted, TestClock } from "effect"
 import * as NodeFs from "node:fs"
@@ -158,33 +159,97 @@ describe("the hot listing of runs on the home folder", () => {
       expect(yield* runs.list).toEqual([])
     }))
 
-  it.scoped("fills a page of runs from the newest shelves and leaves an older month's shelf unread once the page is full", () =>
+  /**
+   * The runs store of a fresh process (as each `magi runs` is) over `home`,
+   * every folder listing it makes written down in `listed`.
+   */
+  const freshProcess = (home: string, listed: Array<string> = []) =>
     Effect.gen(function* () {
-      const base = yield* tempDir
-      const home = NodePath.join(base, "home")
-      yield* TestClock.setTime(NOW)
+      const listing = Layer.effect(
+        FileSystem.FileSystem,
+        Effect.map(FileSystem.FileSystem, (fs) => ({
+          ...fs,
+          readDirectory: (path: string, options?: FileSystem.ReadDirectoryOptions) => {
+            // Written down when the listing runs, not when it is built (a store builds some once, up front).
+            return Effect.zipRight(Effect.sync(() => listed.push(path)), fs.readDirectory(path, options))
+          }
+        }))
+      ).pipe(Layer.provide(NodeFileSystem.layer))
       const context = yield* Layer.build(
         RunStore.layer.pipe(
           Layer.provideMerge(QuestionStore.layer),
           Layer.provideMerge(StoreBackend.files),
           Layer.provideMerge(MagiHome.at(home)),
-          Layer.provideMerge(NodeFileSystem.layer)
+          Layer.provideMerge(listing)
         )
       )
-      const runs = yield* Effect.provide(RunStore, context)
-      const september = Array.from({ length: 3 }, (_, i) => sampleRun(runId("09", i), { status: "done", updated_at: "2026-09-30T00:00:00Z" }))
-      const october = Array.from({ length: 3 }, (_, i) => sampleRun(runId("10", i), { status: "done", updated_at: "2026-10-30T00:00:00Z" }))
-      for (const r of [...september, ...october]) yield* runs.put(r)
-      yield* shelveNow.pipe(Effect.provide(context))
-      // A shelf's index is rebuilt when it is read: gone, it tells whether September's shelf was read.
-      const septemberIndex = NodePath.join(home, "runs", "history", "2026-09.index.json")
-      NodeFs.rmSync(septemberIndex)
+      return { runs: yield* Effect.provide(RunStore, context), context, listed }
+    })
+
+  /** September's and October's runs shelved, one November run still going; every folder's mtime an hour old, as on a home left alone a while. */
+  const shelvedHome = Effect.gen(function* () {
+    const home = NodePath.join(yield* tempDir, "home")
+    yield* TestClock.setTime(NOW)
+    const { runs, context } = yield* freshProcess(home)
+    const september = Array.from({ length: 3 }, (_, i) => sampleRun(runId("09", i), { status: "done", updated_at: "2026-09-30T00:00:00Z" }))
+    const october = Array.from({ length: 3 }, (_, i) => sampleRun(runId("10", i), { status: "done", updated_at: "2026-10-30T00:00:00Z" }))
+    const going = sampleRun(runId("11", 1), { status: "running", updated_at: new Date(NOW).toISOString() })
+    for (const r of [...september, ...october, going]) yield* runs.put(r)
+    yield* shelveNow.pipe(Effect.provide(context))
+    const hourAgo = new Date(Date.now() - HOUR)
+    for (const dir of ["runs", "runs/history/2026-09", "runs/history/2026-10"]) NodeFs.utimesSync(NodePath.join(home, dir), hourAgo, hourAgo)
+    return { home, september, october, going }
+  })
+
+  it.scoped("a fresh process fills a page of runs from the newest shelf: neither the runs folder nor an older month's shelf is listed, and the next page reads it in order", () =>
+    Effect.gen(function* () {
+      const { home, september, october, going } = yield* shelvedHome
+      // The first process after the move works the hot runs out, once.
+      expect((yield* (yield* freshProcess(home)).runs.page({ limit: 2 })).runs.map((r) => r.id)).toEqual([going.id, october[2]!.id])
+
+      const { runs, listed } = yield* freshProcess(home)
       const newest = yield* runs.page({ limit: 2 })
-      expect(newest.runs.map((r) => r.id)).toEqual([october[2]!.id, october[1]!.id])
-      expect(NodeFs.existsSync(septemberIndex)).toBe(false)
+      expect(newest.runs.map((r) => r.id)).toEqual([going.id, october[2]!.id])
+      expect(listed).toContain(NodePath.join(home, "runs", "history", "2026-10"))
+      expect(listed).not.toContain(NodePath.join(home, "runs"))
+      expect(listed).not.toContain(NodePath.join(home, "runs", "history", "2026-09"))
       // A page that runs past October reads September, in order.
       const next = yield* runs.page({ before: newest.next!, limit: 3 })
-      expect(next.runs.map((r) => r.id)).toEqual([october[0]!.id, september[2]!.id, september[1]!.id])
-      expect(NodeFs.existsSync(septemberIndex)).toBe(true)
+      expect(next.runs.map((r) => r.id)).toEqual([october[1]!.id, october[0]!.id, september[2]!.id])
+      expect(listed).toContain(NodePath.join(home, "runs", "history", "2026-09"))
+    }))
+
+  it.scoped("an older month's shelf that cannot be read does not break the newest page, and a page that reaches it passes over it", () =>
+    Effect.gen(function* () {
+      const { home, october, going } = yield* shelvedHome
+      const september = NodePath.join(home, "runs", "history", "2026-09")
+      NodeFs.rmSync(september, { recursive: true })
+      NodeFs.writeFileSync(september, "not a shelf\n")
+      for (const fresh of [1, 2]) {
+        const { runs } = yield* freshProcess(home)
+        const newest = yield* runs.page({ limit: 3 })
+        expect(newest.runs.map((r) => r.id), `process ${fresh}`).toEqual([going.id, october[2]!.id, october[1]!.id])
+        // A page that reaches it passes over its runs, as over an unreadable record, rather than fail.
+        const next = yield* runs.page({ before: newest.next!, limit: 3 })
+        expect(next.runs.map((r) => r.id)).toEqual([october[0]!.id])
+        expect(next.next).toBeNull()
+      }
+    }))
+
+  it.scoped("a run made or shelved after the hot runs were worked out is seen by the next process", () =>
+    Effect.gen(function* () {
+      const { home, october, going } = yield* shelvedHome
+      yield* (yield* freshProcess(home)).runs.page({ limit: 2 })
+      const made = sampleRun(runId("11", 2), { status: "running", updated_at: new Date(NOW).toISOString() })
+      yield* (yield* freshProcess(home)).runs.put(made)
+      expect((yield* (yield* freshProcess(home)).runs.list).map((r) => r.id)).toEqual([made.id, going.id])
+      // Another process finishes and shelves the one that was going.
+      const other = yield* freshProcess(home)
+      yield* other.runs.update(going.id, (r) => ({ ...r, status: "done" }))
+      yield* TestClock.setTime(NOW + 2 * HOUR)
+      expect(yield* other.runs.archiveFinished(10)).toBe(1)
+      const after = yield* freshProcess(home)
+      expect((yield* after.runs.list).map((r) => r.id)).toEqual([made.id])
+      expect((yield* after.runs.page({ limit: 3 })).runs.map((r) => r.id)).toEqual([made.id, going.id, october[2]!.id])
     }))
 })
