@@ -29,5 +29,21 @@ if (cachedData === undefined || script.cachedDataRejected) {
     } catch {}
   })
 }
+// effect asks once, as it loads, whether V8 keeps one of its frames in a
+// stack trace: it formats a stack and looks for the frame's name
+// (isNotOptimizedAway in effect/Utils). Formatting a frame's position makes
+// V8 first find every line end of the script it is in, this whole bundle:
+// 5 to 10 ms of every start, for a question about a name. So the first stack
+// formatted while the bundle loads gives the frames' names only, and puts
+// Node's own formatting back as it does; every stack after it is as usual.
+const formatStack = Error.prepareStackTrace
+Error.prepareStackTrace = (error, frames) => {
+  Error.prepareStackTrace = formatStack
+  return `${error}\n${frames.map((frame) => `    at ${frame.getFunctionName() ?? "<anonymous>"}`).join("\n")}`
+}
 const bundle = { exports: {} }
-script.runInThisContext()(bundle.exports, Module.createRequire(file), bundle, file, __dirname)
+try {
+  script.runInThisContext()(bundle.exports, Module.createRequire(file), bundle, file, __dirname)
+} finally {
+  if (Error.prepareStackTrace !== formatStack) Error.prepareStackTrace = formatStack
+}
