@@ -89,7 +89,8 @@ const moduleImports = {
           return exported === "*" ? `import * as ${name} from "${module}"` : `import { ${exported} } from "${module}"`
         }).join("; ")
       })
-      if (anyImport.test(rewritten)) throw new Error(`${args.path}: an import from ${barrels.join(" or ")} in a form moduleImports (scripts/build.mjs) does not rewrite`)
+      if (anyImport.test(rewritten))
+        throw new Error(`${args.path}: an import from ${barrels.join(" or ")} in a form moduleImports (scripts/build.mjs) does not rewrite`)
       return { contents: rewritten, loader: "ts" }
     })
   }
@@ -159,6 +160,27 @@ exec "\${MAGI_NODEJS:-node}" "\${0%/*}/../magi.js" "$@"
 await writeFile("dist/package.json", '{ "type": "commonjs" }\n')
 await chmod("dist/magi.js", 0o755)
 
-// Run once so the code cache exists before the first real call.
+// Write the code cache before the first real call, from one process that
+// runs what is run most (src/bin.ts, MAGI_CODE_CACHE_WARMUP): the help, and
+// the owner's listings, on an empty home made for it.
 import { spawnSync } from "node:child_process"
-spawnSync(process.execPath, ["dist/magi.js", "--help"], { stdio: "ignore" })
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+const warmHome = mkdtempSync(join(tmpdir(), "magi-build-"))
+try {
+  const warmed = spawnSync(process.execPath, [join(process.cwd(), "dist/magi.js")], {
+    stdio: "ignore",
+    env: {
+      PATH: process.env.PATH,
+      HOME: warmHome,
+      MAGI_HOME: join(warmHome, "home"),
+      XDG_CONFIG_HOME: join(warmHome, "config"),
+      MAGI_CODE_CACHE_WARMUP: JSON.stringify([["--help"], ["answer", "--list"], ["runs"]])
+    },
+    cwd: warmHome
+  })
+  if (warmed.status !== 0) throw new Error(`the code cache's warm-up run of dist/magi.js exited with ${warmed.status ?? warmed.signal}`)
+} finally {
+  await rm(warmHome, { recursive: true, force: true })
+}
