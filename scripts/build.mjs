@@ -97,6 +97,27 @@ const moduleImports = {
 }
 
 /**
+ * `pg` signs in with SCRAM-SHA-256 through WebCrypto, whose first use in a
+ * process sets up Node's WebCrypto layer: 10–20 ms of every command on the
+ * PostgreSQL store, for work node:crypto does in about 2 ms. Its crypto
+ * helpers are replaced by the same functions on node:crypto
+ * (scripts/pg/crypto-node.cjs); a `pg` whose helpers export anything else
+ * fails the build rather than signing in with a half-replaced module.
+ */
+const pgCryptoOnNode = {
+  name: "pg-crypto-on-node",
+  setup(b) {
+    b.onLoad({ filter: /node_modules[\\/]pg[\\/]lib[\\/]crypto[\\/]utils\.js$/ }, async (args) => {
+      const source = await readFile(args.path, "utf8")
+      const exported = /module\.exports = \{([^}]*)\}/.exec(source)?.[1].split(",").map((s) => s.trim()).filter((s) => s !== "").sort().join(",")
+      const ours = "deriveKey,hashByName,hmacSha256,md5,postgresMd5PasswordHash,randomBytes,sha256"
+      if (exported !== ours) throw new Error(`pg's ${args.path} exports ${exported}, not ${ours}: see pgCryptoOnNode in scripts/build.mjs`)
+      return { contents: await readFile("scripts/pg/crypto-node.cjs", "utf8"), loader: "js" }
+    })
+  }
+}
+
+/**
  * The phone page's client (scripts/client-build.mjs), inlined into the CLI
  * bundle as the module `magi:web-client`: `magi web` serves it from memory,
  * so an installed magi is one file and the page fetches nothing from
@@ -134,9 +155,10 @@ await build({
   sourcemap: "linked",
   legalComments: "none",
   logLevel: "warning",
-  plugins: [unusedParsers, pgOnNode, moduleImports, webClient]
+  plugins: [unusedParsers, pgOnNode, pgCryptoOnNode, moduleImports, webClient]
 })
 await rm("dist/magi.cjs.cache", { force: true })
+await rm("dist/magi.cjs.cache.driver", { force: true })
 await rm("dist/magi.js.map", { force: true })
 await copyFile("scripts/launcher.cjs", "dist/magi.js")
 // `magi` by name, for agents: magi puts dist/bin first on an agent's PATH so

@@ -138,6 +138,13 @@ const migrations = {
     ))
 } satisfies Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>>
 
+/** PostgreSQL's SQLSTATE for a table that does not exist. */
+const UNDEFINED_TABLE = "42P01"
+
+/** The SQLSTATE of a driver error, if it has one. */
+const codeOf = (cause: unknown): string | undefined =>
+  typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string" ? cause.code : undefined
+
 /** The migrations table's name: ours, so a database shared with another app stays readable. */
 export const MIGRATIONS_TABLE = "magi_migrations"
 
@@ -150,6 +157,31 @@ export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migration
 
 /** The latest migration this build knows; `magi doctor` compares it with the database's. */
 export const LATEST_MIGRATION = Object.keys(migrations).length
+
+/**
+ * The schema brought up to date at a process's start, at the cost of one
+ * round trip when it is already: the newest applied migration is read
+ * first, and only a database behind this build (or never used by magi: no
+ * migrations table, so the read fails) goes through `migrate`, which takes
+ * the migrations table's lock and reads it again inside its transaction.
+ * The migrator's own run is six round trips (a table check, BEGIN, LOCK, two
+ * reads, COMMIT) on every start, a good part of a listing's time
+ * (docs/benchmarks.md, start-up). Migrations are applied and recorded in one
+ * transaction, so a recorded step is a step done. A database migrated by a
+ * newer magi is left as it is, as the migrator leaves it (its records are
+ * refused one by one by their schema; `magi doctor` says to upgrade).
+ */
+export const migrateIfBehind = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) =>
+    sql<{ readonly latest: number | null }>`SELECT max(migration_id) AS latest FROM ${sql(MIGRATIONS_TABLE)}`.pipe(
+      Effect.map((rows) => Number(rows[0]?.latest ?? 0)),
+      // No migrations table: a database magi never used, migrated from the start.
+      // Any other failure (unreachable, refused) is the store's, said once.
+      Effect.catchIf((e) => codeOf(e.cause) === UNDEFINED_TABLE, () => Effect.succeed(0)),
+      Effect.flatMap((latest) => latest >= LATEST_MIGRATION ? Effect.void : Effect.asVoid(migrate))
+    )
+)
 
 /** The migrations applied to the database, by id. */
 export const appliedMigrations = Effect.flatMap(
@@ -179,9 +211,13 @@ export const sqlWords = (e: { readonly message: string; readonly cause?: unknown
  * first time a database is used: a home-folder store never needs it, and it
  * was a good part of every command's start (docs/benchmarks.md, start-up).
  * Within the one-file bundle this is a deferred evaluation, not a second
- * file: the launcher's code cache still covers it.
+ * file: the launcher's code cache covers it once a process has loaded it.
  */
-const driver = Effect.promise(() => import("./PostgresDriver.js"))
+const driver = Effect.promise(() => import("./PostgresDriver.js")).pipe(
+  // For the launcher (scripts/launcher.cjs): this process compiled the
+  // driver, so the code cache it writes as it ends may hold it for the next.
+  Effect.tap(() => Effect.sync(() => Object.assign(globalThis, { [Symbol.for("magi.driverLoaded")]: true })))
+)
 
 /** The pool for `url`, its schema migrated; fails with `StoreUnavailable` naming the masked URL. */
 export const layer = (url: Redacted.Redacted<string>): Layer.Layer<SqlClient.SqlClient, StoreUnavailable> =>

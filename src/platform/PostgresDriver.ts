@@ -13,7 +13,7 @@ import {
   appliedMigrations,
   CONNECT_TIMEOUT,
   maskUrl,
-  migrate,
+  migrateIfBehind,
   MIGRATIONS_TABLE,
   POOL_SIZE,
   type Probe,
@@ -27,18 +27,52 @@ class ListenLost extends Data.TaggedError("ListenLost")<{
   readonly cause?: unknown
 }> {}
 
+/** A connection's socket, which pg keeps as `client.connection.stream`. */
+const socketOf = (client: Pg.PoolClient): { readonly unref: () => unknown } | undefined => {
+  const stream: unknown = (client as unknown as { readonly connection?: { readonly stream?: unknown } }).connection?.stream
+  return typeof stream === "object" && stream !== null && "unref" in stream && typeof stream.unref === "function"
+    ? (stream as { readonly unref: () => unknown })
+    : undefined
+}
+
 /** The pool for `url`, its schema migrated; fails with `StoreUnavailable` naming the masked URL. */
 export const layer = (url: Redacted.Redacted<string>): Layer.Layer<SqlClient.SqlClient, StoreUnavailable> => {
   const where = maskUrl(Redacted.value(url))
-  const client = PgClient.layer({
-    url,
-    maxConnections: POOL_SIZE,
-    connectTimeout: CONNECT_TIMEOUT,
-    // Idle connections are closed, so an idle `magi web` holds one, not eight.
-    idleTimeout: Duration.seconds(30),
-    applicationName: "magi"
-  }).pipe(Layer.mapError(unavailable(where)))
-  const migrated = Layer.effectDiscard(migrate.pipe(Effect.mapError(unavailable(where))))
+  // The pool made here rather than by `PgClient.layer`, which sends a
+  // `SELECT 1` before anything else: the schema check below is the first
+  // statement instead, one round trip fewer on every start. A database that
+  // cannot be reached fails that check, within `CONNECT_TIMEOUT` (the pool's
+  // connection timeout covers the whole handshake), with the same words.
+  const pool = Effect.acquireRelease(
+    Effect.sync(() => {
+      const made = new Pg.Pool({
+        connectionString: Redacted.value(url),
+        max: POOL_SIZE,
+        connectionTimeoutMillis: Duration.toMillis(CONNECT_TIMEOUT),
+        // Idle connections are closed, so an idle `magi web` holds one, not eight.
+        idleTimeoutMillis: Duration.toMillis(Duration.seconds(30)),
+        application_name: "magi"
+      })
+      // A pooled connection that drops while idle is replaced by the next query; the error itself is no one's to handle.
+      made.on("error", () => {})
+      const open = new Set<Pg.PoolClient>()
+      made.on("connect", (c) => open.add(c))
+      made.on("remove", (c) => open.delete(c))
+      return { made, open }
+    }),
+    // Each connection says goodbye (pg's Terminate) and is let go at once:
+    // waiting for the server to close its end held every command's exit
+    // for the server's backend to wind down (10–30 ms under load), and a
+    // closed pool's sockets are nobody's to wait for. The goodbye is on the
+    // wire before the process ends, so the server sees a clean close.
+    ({ made, open }) =>
+      Effect.sync(() => {
+        made.end().catch(() => undefined)
+        for (const c of open) socketOf(c)?.unref()
+      })
+  ).pipe(Effect.map(({ made }) => made))
+  const client = PgClient.layerFromPool({ acquire: pool, applicationName: "magi" }).pipe(Layer.mapError(unavailable(where)))
+  const migrated = Layer.effectDiscard(migrateIfBehind.pipe(Effect.mapError(unavailable(where))))
   return Layer.provideMerge(migrated, client)
 }
 
