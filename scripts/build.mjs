@@ -43,6 +43,60 @@ const pgOnNode = {
 }
 
 /**
+ * `import { Effect, Option } from "effect"`, as src writes it (the library's
+ * own style), names the package's index, and the index evaluates every
+ * module it re-exports: all of effect (Arbitrary, Channel, STM...) and with
+ * it all of fast-check, at every start. Where the bundle still hoists
+ * modules esbuild leaves the unused ones out, but the dynamic `import()`s
+ * (the database driver, the web server...) make it wrap effect's modules so
+ * they can run later, and a wrapped index runs each of its re-exports. So
+ * src's imports from these indexes are rewritten here to the modules
+ * themselves (`import * as Effect from "effect/Effect"`), which is what the
+ * index would have handed over. The index is read for the names it
+ * re-exports; a name it does not, or an import written in another form,
+ * fails the build rather than quietly keeping the cost.
+ */
+const barrels = ["effect", "@effect/cli"]
+const moduleImports = {
+  name: "module-imports",
+  async setup(b) {
+    /** For each barrel, what each of its names is: `[module, "*"]` for `export * as X`, `[module, name]` for a named re-export. */
+    const exportsOf = new Map()
+    for (const barrel of barrels) {
+      const index = await readFile(`node_modules/${barrel}/dist/esm/index.js`, "utf8")
+      const names = new Map()
+      for (const [, name, path] of index.matchAll(/export \* as (\w+) from "\.\/([\w/]+)\.js"/g)) names.set(name, [`${barrel}/${path}`, "*"])
+      for (const [, list, path] of index.matchAll(/export \{([^}]*)\} from "\.\/([\w/]+)\.js"/g)) {
+        for (const name of list.replace(/\/\*[\s\S]*?\*\//g, "").split(",").map((s) => s.trim()).filter(Boolean)) {
+          names.set(name, [`${barrel}/${path}`, name])
+        }
+      }
+      if (names.size < 10) throw new Error(`could not read what ${barrel}'s index re-exports: see moduleImports in scripts/build.mjs`)
+      exportsOf.set(barrel, names)
+    }
+    const anyImport = new RegExp(`from "(${barrels.join("|")})"`)
+    const oneImport = new RegExp(`^import (type )?\\{([^}]*)\\} from "(${barrels.join("|")})"$`, "gm")
+    b.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, async (args) => {
+      const source = await readFile(args.path, "utf8")
+      if (!anyImport.test(source)) return undefined
+      const rewritten = source.replace(oneImport, (_, typeOnly, list, barrel) => {
+        // Types are erased by the build: an import of types only imports nothing.
+        if (typeOnly) return ""
+        return list.split(",").map((s) => s.trim()).filter((s) => s !== "" && !s.startsWith("type ")).map((name) => {
+          const target = exportsOf.get(barrel).get(name)
+          if (target === undefined) throw new Error(`${args.path}: ${barrel} has no module or re-export named ${name} (see moduleImports in scripts/build.mjs)`)
+          const [module, exported] = target
+          return exported === "*" ? `import * as ${name} from "${module}"` : `import { ${exported} } from "${module}"`
+        }).join("; ")
+      })
+      if (anyImport.test(rewritten))
+        throw new Error(`${args.path}: an import from ${barrels.join(" or ")} in a form moduleImports (scripts/build.mjs) does not rewrite`)
+      return { contents: rewritten, loader: "ts" }
+    })
+  }
+}
+
+/**
  * `pg` signs in with SCRAM-SHA-256 through WebCrypto, whose first use in a
  * process sets up Node's WebCrypto layer: 10–20 ms of every command on the
  * PostgreSQL store, for work node:crypto does in about 2 ms. Its crypto
@@ -101,7 +155,7 @@ await build({
   sourcemap: "linked",
   legalComments: "none",
   logLevel: "warning",
-  plugins: [unusedParsers, pgOnNode, pgCryptoOnNode, webClient]
+  plugins: [unusedParsers, pgOnNode, pgCryptoOnNode, moduleImports, webClient]
 })
 await rm("dist/magi.cjs.cache", { force: true })
 await rm("dist/magi.cjs.cache.driver", { force: true })
@@ -128,6 +182,27 @@ exec "\${MAGI_NODEJS:-node}" "\${0%/*}/../magi.js" "$@"
 await writeFile("dist/package.json", '{ "type": "commonjs" }\n')
 await chmod("dist/magi.js", 0o755)
 
-// Run once so the code cache exists before the first real call.
+// Write the code cache before the first real call, from one process that
+// runs what is run most (src/bin.ts, MAGI_CODE_CACHE_WARMUP): the help, and
+// the owner's listings, on an empty home made for it.
 import { spawnSync } from "node:child_process"
-spawnSync(process.execPath, ["dist/magi.js", "--help"], { stdio: "ignore" })
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+const warmHome = mkdtempSync(join(tmpdir(), "magi-build-"))
+try {
+  const warmed = spawnSync(process.execPath, [join(process.cwd(), "dist/magi.js")], {
+    stdio: "ignore",
+    env: {
+      PATH: process.env.PATH,
+      HOME: warmHome,
+      MAGI_HOME: join(warmHome, "home"),
+      XDG_CONFIG_HOME: join(warmHome, "config"),
+      MAGI_CODE_CACHE_WARMUP: JSON.stringify([["--help"], ["answer", "--list"], ["runs"]])
+    },
+    cwd: warmHome
+  })
+  if (warmed.status !== 0) throw new Error(`the code cache's warm-up run of dist/magi.js exited with ${warmed.status ?? warmed.signal}`)
+} finally {
+  await rm(warmHome, { recursive: true, force: true })
+}

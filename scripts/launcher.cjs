@@ -21,7 +21,8 @@ try {
 } catch {}
 const script = new Script(Module.wrap(readFileSync(file, "utf8")), { filename: file, cachedData })
 // The cache holds what the process that wrote it compiled, and the build's
-// (`magi --help`) never loads the PostgreSQL driver: on that store every
+// (its warm-up: the help and the listings, on an empty home) never loads the
+// PostgreSQL driver: on that store every
 // start compiled it again (pg, its protocol, @effect/sql-pg; 30–40 ms under
 // load, docs/benchmarks.md). So the first process that loads the driver
 // (src/platform/Postgres.ts marks it) writes the cache once more, with it,
@@ -43,5 +44,21 @@ if (fresh || !existsSync(driverFile)) {
     } catch {}
   })
 }
+// effect asks once, as it loads, whether V8 keeps one of its frames in a
+// stack trace: it formats a stack and looks for the frame's name
+// (isNotOptimizedAway in effect/Utils). Formatting a frame's position makes
+// V8 first find every line end of the script it is in, this whole bundle:
+// 4 to 15 ms of every start, for a question about a name. So the first stack
+// formatted while the bundle loads gives the frames' names only, and puts
+// Node's own formatting back as it does; every stack after it is as usual.
+const formatStack = Error.prepareStackTrace
+Error.prepareStackTrace = (error, frames) => {
+  Error.prepareStackTrace = formatStack
+  return `${error}\n${frames.map((frame) => `    at ${frame.getFunctionName() ?? "<anonymous>"}`).join("\n")}`
+}
 const bundle = { exports: {} }
-script.runInThisContext()(bundle.exports, Module.createRequire(file), bundle, file, __dirname)
+try {
+  script.runInThisContext()(bundle.exports, Module.createRequire(file), bundle, file, __dirname)
+} finally {
+  if (Error.prepareStackTrace !== formatStack) Error.prepareStackTrace = formatStack
+}

@@ -25,3 +25,17 @@ export const questionsLayer = (
     Layer.provideMerge(Layer.mergeAll(config, home)),
     Layer.provideMerge(LocalContext.layer)
   )
+
+/**
+ * The question store alone, over `home`: what reading the questions needs
+ * (`magi answer`'s listing). The notifier, the waits and the hosts are for
+ * answering; building them is most of what a listing of a small home costs.
+ */
+export const questionStoreLayer = (
+  home: Layer.Layer<MagiHome> = MagiHome.fromEnv,
+  config: Layer.Layer<MagiConfig, unknown, FileSystem.FileSystem> = MagiConfig.fromFiles()
+) =>
+  QuestionStore.layer.pipe(
+    Layer.provideMerge(Layer.mergeAll(config, home)),
+    Layer.provideMerge(LocalContext.layer)
+  )

@@ -27,3 +27,16 @@ export const runsLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>
     Layer.provideMerge(Layer.mergeAll(MagiConfig.fromFiles(), home)),
     Layer.provideMerge(LocalContext.layer)
   )
+
+/**
+ * What listing runs needs (`magi runs`): the run and task stores, and the
+ * questions for the first move to the month shelves. Not the driver, the
+ * agents, their roster or the worktrees: building those is most of what a
+ * `magi runs` on a small home costs, and a listing starts no turn.
+ */
+export const runListingLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>
+  Layer.mergeAll(RunStore.layer, TaskStore.layer).pipe(
+    Layer.provideMerge(QuestionStore.layer),
+    Layer.provideMerge(Layer.mergeAll(MagiConfig.fromFiles(), home)),
+    Layer.provideMerge(LocalContext.layer)
+  )

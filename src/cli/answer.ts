@@ -13,7 +13,7 @@ import * as Lease from "../questions/Lease.js"
 import { keptForNextWait, mayBeHeld } from "../questions/Holding.js"
 import { WEB_URL_ENV } from "../questions/Notifier.js"
 import { CliFailure } from "./CliFailure.js"
-import { questionsLayer } from "./AppLayer.js"
+import { questionsLayer, questionStoreLayer } from "./AppLayer.js"
 import { Hosts, queuedForQuestion } from "../platform/Hosts.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
@@ -168,7 +168,8 @@ const target = (id: Option.Option<string>) =>
         }))
   })
 
-export const answer = Command.make("answer", options, (o) =>
+/** `--reply`, `--say`, or one question in full: everything but the listing. */
+const decide = (o: { readonly reply: Option.Option<string>; readonly say: Option.Option<string>; readonly id: Option.Option<string> }) =>
   Effect.gen(function* () {
     if (Option.isSome(o.reply) && Option.isSome(o.say))
       return yield* CliFailure.usage("use either --reply (decide) or --say (speak back), not both")
@@ -182,13 +183,21 @@ export const answer = Command.make("answer", options, (o) =>
       const q = yield* sayToQuestion(yield* target(o.id), o.say.value).pipe(Effect.mapError(refused))
       return yield* writeOut(`sent to ${forTerminalLine(Q.shortId(q.id))}: the agent reads it when it next checks; the question stays open\n`)
     }
-    if (Option.isSome(o.id) && !o.list) return yield* show(o.id.value)
-    yield* listing(o.all, o.json)
-    // Answering needs nothing from the config files: a broken one is a
-    // warning here, never a reason the owner cannot answer.
-  }).pipe(Effect.provide(questionsLayer(MagiHome.fromEnv, MagiConfig.fromFilesOrDefaults(process.cwd(), "answering"))))).pipe(
-    Command.withDescription("Answer, or speak back on, the questions agents asked you")
-  )
+    if (Option.isSome(o.id)) return yield* show(o.id.value)
+  })
+
+export const answer = Command.make("answer", options, (o) => {
+  // Answering needs nothing from the config files: a broken one is a
+  // warning here, never a reason the owner cannot answer.
+  const config = MagiConfig.fromFilesOrDefaults(process.cwd(), "answering")
+  // A listing reads the store only, and is built only that: it is what the
+  // owner runs most, and the services answering needs cost more to set up
+  // than an empty or small list costs to read.
+  const listsOnly = Option.isNone(o.reply) && Option.isNone(o.say) && (Option.isNone(o.id) || o.list)
+  return listsOnly
+    ? listing(o.all, o.json).pipe(Effect.provide(questionStoreLayer(MagiHome.fromEnv, config)))
+    : decide(o).pipe(Effect.provide(questionsLayer(MagiHome.fromEnv, config)))
+}).pipe(Command.withDescription("Answer, or speak back on, the questions agents asked you"))
 
 export const answerHelp: HelpExtras = {
   examples: [

@@ -29,7 +29,7 @@ import * as T from "../queue/Task.js"
 import { TaskStore } from "../queue/TaskStore.js"
 import { Hosts, offlineWords, queuedWords, type HostView } from "../platform/Hosts.js"
 import { CliFailure } from "./CliFailure.js"
-import { runsLayer } from "./RunLayer.js"
+import { runListingLayer, runsLayer } from "./RunLayer.js"
 import { formatSeconds, localTime, writeErr, writeOut } from "./io.js"
 import { forTerminal, forTerminalLine } from "../platform/TerminalText.js"
 import type { HelpExtras } from "./Help.js"
@@ -212,7 +212,7 @@ export const runs = Command.make(
       }
       if (printed === 0 && !json) return yield* writeOut("no runs yet; start one with magi run TEXT\n")
       if (!all && !json && printed === RUNS_LISTED) yield* writeErr(`(the newest ${RUNS_LISTED}; magi runs --all lists every run)\n`)
-    }).pipe(Effect.provide(runsLayer()))
+    }).pipe(Effect.provide(runListingLayer()))
 ).pipe(Command.withDescription("List runs, newest first"))
 
 export const show = Command.make(

@@ -20,8 +20,10 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as PlatformError from "@effect/platform/Error"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { Effect, Either, Layer, Option } from "effect"
 import * as RecordStore from "./RecordStore.js"
 import * as NodeFs from "node:fs"
@@ -183,5 +185,12 @@ export const boundedReaderLayer = Layer.succeed(RecordStore.BoundedReader, {
   }
 })
 
-/** `NodeContext.layer` with that filesystem in place of the stock one, and the bounded reader. */
-export const layer = Layer.mergeAll(NodeContext.layer, fileSystemLayer, boundedReaderLayer)
+/**
+ * `NodeContext.layer` less its worker manager (magi starts no workers, and
+ * building it and evaluating its modules was a few ms of every start), with
+ * that filesystem in place of the stock one, and the bounded reader.
+ */
+export const layer = Layer.mergeAll(NodePath.layer, NodeCommandExecutor.layer, NodeTerminal.layer).pipe(
+  Layer.provideMerge(NodeFileSystem.layer),
+  Layer.merge(Layer.merge(fileSystemLayer, boundedReaderLayer))
+)

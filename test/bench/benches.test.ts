@@ -36,7 +36,16 @@ const CHROMIUM = NodeFs.existsSync("/usr/bin/chromium")
 const benches: ReadonlyArray<Bench> = [
   { name: "answer-latency", env: { MAGI_BENCH_RUNS: "3" }, prints: [/answer latency over 3 runs: median [\d.]+ ms, max [\d.]+ ms/] },
   { name: "ask-memory", env: { MAGI_BENCH_WAIT_MS: "1500" }, prints: [/peak memory of a waiting magi ask: [\d.]+ MB/] },
-  { name: "cold-start", env: { MAGI_BENCH_RUNS: "3" }, prints: [/cold start: node -e 0 [\d.]+ ms, magi --help [\d.]+ ms \([\d.]+x\)/] },
+  {
+    name: "cold-start",
+    env: { MAGI_BENCH_RUNS: "3" },
+    prints: [
+      /cold start: node -e 0 [\d.]+ ms, magi --help [\d.]+ ms \([\d.]+x\)/,
+      /magi --version: median [\d.]+ ms wall, ([\d.]+ ms|n\/a) CPU/,
+      /magi answer --list \(empty home\): median [\d.]+ ms wall, ([\d.]+ ms|n\/a) CPU/,
+      /magi runs \(empty home\): median [\d.]+ ms wall, ([\d.]+ ms|n\/a) CPU/
+    ]
+  },
   {
     name: "history",
     env: { MAGI_BENCH_SETTLED: "300", MAGI_BENCH_CLI_RUNS: "1", MAGI_BENCH_PAGE_RUNS: CHROMIUM ? "1" : "0" },
