@@ -151,7 +151,9 @@ await build({
   // CommonJS so the launcher can compile it through `vm.Script` with V8's
   // code cache: compiling the bundle is most of a cold start otherwise.
   format: "cjs",
-  minify: true,
+  // MAGI_BUILD_MINIFY=0 keeps every function's name, for reading a CPU
+  // profile (`--cpu-prof`, scripts/bench/hosts.mjs's MAGI_BENCH_PROFILE).
+  minify: process.env.MAGI_BUILD_MINIFY !== "0",
   sourcemap: "linked",
   legalComments: "none",
   logLevel: "warning",

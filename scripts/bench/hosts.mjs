@@ -22,12 +22,22 @@ import { join, resolve } from "node:path"
 import { MAGI, benchHost, benchPostgres, median, ms, pageOf, run, size, sleep, startMagi, tempDir, until } from "./lib.mjs"
 
 const ROUNDS = size("ROUNDS", 10)
+// The asker's figure has a goal of its own (median under 100 ms): it can be
+// taken over more rounds than the others (MAGI_BENCH_ASKER_ROUNDS).
+const ASKER_ROUNDS = size("ASKER_ROUNDS", ROUNDS)
 const ASK_AGENT = resolve("test/fixtures/ask-agent.mjs")
 
+// MAGI_BENCH_PROFILE=<dir>: where the time goes. alpha's `magi serve` and
+// beta's `magi web` write V8 CPU profiles there (`--cpu-prof`), and the
+// database logs every statement (`log_statement = all`), copied there as
+// pg.log with a `bench_mark` line where each phase starts.
+const PROFILE = process.env.MAGI_BENCH_PROFILE ?? ""
 const pg = await benchPostgres()
 const url = await pg.database("magi_bench_hosts")
+const copyPgLog = PROFILE === "" ? undefined : await pg.logStatements()
 const host = (name) => benchHost(name, url)
-const start = (h, args, cwd, extra = {}) => startMagi({ ...h.env, ...extra }, args, cwd)
+const start = (h, args, cwd, extra = {}, nodeArgs = []) => startMagi({ ...h.env, ...extra }, args, cwd, nodeArgs)
+const profiled = (label) => (PROFILE === "" ? [] : ["--cpu-prof", `--cpu-prof-dir=${join(resolve(PROFILE), label)}`])
 
 /** A page's live stream, read as a browser's EventSource reads it: each change event, with when it arrived. */
 const follow = async (url) => {
@@ -68,8 +78,8 @@ try {
   const agentEnv = { FAKE_AGENT_LOG: log }
   // The first command migrates the schema.
   await run(process.execPath, [MAGI, "answer", "--list"], { cwd: repo, env: alpha.env })
-  start(alpha, ["serve"], repo, agentEnv)
-  const web = start(beta, ["web", "--bind", "127.0.0.1", "--port", "0"], beta.cwd, agentEnv)
+  const serve = start(alpha, ["serve"], repo, agentEnv, profiled("alpha-serve"))
+  const web = start(beta, ["web", "--bind", "127.0.0.1", "--port", "0"], beta.cwd, agentEnv, profiled("beta-web"))
   const page = await pageOf(web, "beta's page")
   const turns = () => (existsSync(log) ? readFileSync(log, "utf8").trim().split("\n").filter((l) => l !== "").length : 0)
   const samples = []
@@ -138,7 +148,8 @@ try {
   // -- answer on beta → asker on alpha prints -----------------------------------
   const printed = []
   const acknowledged = []
-  for (let round = 0; round < ROUNDS; round++) {
+  await pg.mark("asker phase")
+  for (let round = 0; round < ASKER_ROUNDS; round++) {
     const summary = `Asker bench ${round}`
     const asker = start(alpha, ["ask", "--summary", summary, "--choice", "left", "--choice", "right"], alpha.cwd)
     let q
@@ -159,9 +170,16 @@ try {
     await until("the asker on alpha to print the answer", () => asker.out().includes("right"))
     printed.push(performance.now() - t0)
   }
-  console.log(`hosts: answer on beta → asker on alpha prints, over ${ROUNDS} rounds: median ${ms(median(printed))}, max ${ms(Math.max(...printed))}`)
+  console.log(`hosts: answer on beta → asker on alpha prints, over ${ASKER_ROUNDS} rounds: median ${ms(median(printed))}, max ${ms(Math.max(...printed))}`)
   // Where the time goes: the answer's write on beta (its POST answered), and the rest on alpha.
   console.log(`hosts: of which beta's page acknowledging the answer: median ${ms(median(acknowledged))}, max ${ms(Math.max(...acknowledged))}`)
+  if (PROFILE !== "") {
+    await pg.mark("asker phase ends")
+    // Ended in order, so each writes its profile.
+    await Promise.all([serve.stop(), web.stop()])
+    copyPgLog(join(resolve(PROFILE), "pg.log"))
+    console.log(`hosts: profiles and the database's statements in ${resolve(PROFILE)}`)
+  }
 } finally {
   await pg.stop()
 }

@@ -1,7 +1,7 @@
 // Shared bits for the benchmarks: an isolated magi home, process helpers,
 // and the clean-up every bench gets whichever way it ends.
 import { spawn } from "node:child_process"
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs"
+import { copyFileSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 
@@ -281,6 +281,18 @@ export const benchPostgres = async () => {
       await admin.query(`CREATE DATABASE ${name}`)
       return databaseUrl(server.url, name)
     },
+    /**
+     * Log every statement from now on (`log_statement = all`), for counting
+     * what a path costs; returns a function copying the server's log to a
+     * file (the server's folder goes when it stops).
+     */
+    logStatements: async () => {
+      await admin.query("ALTER SYSTEM SET log_statement = 'all'")
+      await admin.query("SELECT pg_reload_conf()")
+      return (to) => copyFileSync(join(server.dir, "server.log"), to)
+    },
+    /** A line in the server's log (with `logStatements`): marks where a phase of the bench starts. */
+    mark: (label) => admin.query(`SELECT ${"$"}1::text AS bench_mark`, [label]),
     stop: async () => {
       await stopMagis()
       await admin.end().catch(() => {})
@@ -304,9 +316,12 @@ export const benchHost = (name, storeUrl, config = "") => {
 /** What `startMagi` started and has not closed yet: what `stopMagis` ends. */
 const magis = new Set()
 
-/** `magi ARGS` in `cwd` with exactly `env`, left running: { child, out, err, stop }; `stop` resolves once it has closed. */
-export const startMagi = (env, args, cwd) => {
-  const child = track(spawn(process.execPath, [MAGI, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] }))
+/**
+ * `magi ARGS` in `cwd` with exactly `env`, left running: { child, out, err, stop }; `stop` resolves once it has closed.
+ * `nodeArgs` go to node itself (`--cpu-prof`, which NODE_OPTIONS refuses).
+ */
+export const startMagi = (env, args, cwd, nodeArgs = []) => {
+  const child = track(spawn(process.execPath, [...nodeArgs, MAGI, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] }))
   let out = ""
   let err = ""
   child.stdout.on("data", (d) => (out += d))

@@ -48,13 +48,13 @@ export const seatPath = (home: { readonly dir: string }) => NodePath.join(conduc
 
 /**
  * The conductor is one per installation: the host whose loop holds this
- * claim conducts, the others' cycles do nothing. Two minutes, as a task's
- * claim: a host that went away hands it on within minutes; one that died on
- * this machine, at once (its pid).
+ * claim conducts, the others' cycles do nothing. Its lifetime is `[host]
+ * claim_ttl`, as a task's claim: a host that went away hands it on within
+ * it; one that died on this machine, at once (its pid). It is renewed
+ * (`renewEvery`) while a turn runs, which may take `CONDUCTOR_TURN_TIMEOUT`,
+ * longer than the claim.
  */
-export const CONDUCTOR_CLAIM = { ttl: Duration.minutes(2) } as const
-/** Renewed this often while a turn runs (a turn may take `CONDUCTOR_TURN_TIMEOUT`, longer than the claim). */
-export const CONDUCTOR_CLAIM_RENEW = Duration.seconds(20)
+const conductorClaim = (config: { readonly claimTtlSecs: number }) => Claims.acrossHosts(config.claimTtlSecs)
 /** The claim's key, under the `conduct` folder (`<home>/conduct/conductor.claim`, or a row). */
 const CONDUCTOR_KEY = "conductor"
 
@@ -142,7 +142,7 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
       yield* Ref.set(held, Option.none())
       yield* Effect.logWarning("conductor: another host took the conductor's claim over while this one was not renewing it; it conducts now")
     }
-    const got = yield* claims.value.acquire(CONDUCTOR_KEY, CONDUCTOR_CLAIM, { host: config.hostName })
+    const got = yield* claims.value.acquire(CONDUCTOR_KEY, conductorClaim(config), { host: config.hostName })
     if (Either.isLeft(got)) return false
     yield* Ref.set(held, Option.some(got.right))
     yield* Effect.logInfo(`conductor: this host (${config.hostName}) conducts`)
@@ -157,8 +157,9 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
       const mine = yield* Ref.get(held)
       if (Option.isNone(claims) || Option.isNone(mine)) return yield* effect
       const renew = claims.value.renew(mine.value).pipe(Effect.ignore)
+      const every = conductorClaim(config).renewEvery
       return yield* Effect.scoped(
-        Effect.zipRight(Effect.forkScoped(Effect.repeat(renew, Schedule.spaced(CONDUCTOR_CLAIM_RENEW)).pipe(Effect.delay(CONDUCTOR_CLAIM_RENEW))), effect)
+        Effect.zipRight(Effect.forkScoped(Effect.repeat(renew, Schedule.spaced(every)).pipe(Effect.delay(every))), effect)
       )
     })
 

@@ -89,6 +89,21 @@ export class Waiter extends Context.Tag("magi/Waiter")<Waiter, WaiterShape>() {
   static layer = Layer.scoped(Waiter, Effect.suspend(() => make()))
 }
 
+/** A tick's report as it is made. */
+interface Reporting {
+  readonly expired: Array<string>
+  readonly started: Array<string>
+  readonly refused: Array<string>
+  readonly announced: Array<string>
+}
+
+/** What the waiter's next look is for: every question, or the ones named. */
+interface Pending {
+  readonly all: boolean
+  readonly ids: ReadonlySet<string>
+}
+const nothingPending: Pending = { all: false, ids: new Set() }
+
 /** A seat, across runs. */
 const seatKey = (q: Q.Question) => `${q.run}\u0000${q.seat}`
 
@@ -126,10 +141,16 @@ export const make = Effect.fn("Waiter.make")(function* () {
   // Questions whose notification this loop is sending right now.
   const announcing = yield* Ref.make(new Set<string>())
   const root = store.root
-  // One pending wake-up is enough: a burst of changes during a tick costs
-  // one more tick, not one per change.
+  // What the next look is for: every question, or the ones that changed
+  // since the last look. One pending wake-up is enough: a burst of changes
+  // during a look costs one more look at what changed, not one per change.
+  const pending = yield* Ref.make<Pending>(nothingPending)
   const wake = yield* Queue.sliding<void>(1)
-  const wakeNow = Effect.asVoid(Queue.offer(wake, undefined))
+  const ring = Effect.asVoid(Queue.offer(wake, undefined))
+  /** Look at every question at once. */
+  const wakeNow = Effect.zipRight(Ref.update(pending, (p) => ({ ...p, all: true })), ring)
+  /** Look at question `id` at once. */
+  const wakeFor = (id: string) => Effect.zipRight(Ref.update(pending, (p) => ({ ...p, ids: new Set(p.ids).add(id) })), ring)
   const nowDate = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
   /**
@@ -383,39 +404,35 @@ export const make = Effect.fn("Waiter.make")(function* () {
       return at !== undefined && (yield* Clock.currentTimeMillis) - at < Duration.toMillis(RETRY_AFTER)
     })
 
-  const tick = Effect.gen(function* () {
-    const expired: string[] = []
-    const started: string[] = []
-    const refused: string[] = []
-    const announced: string[] = []
-    const all = yield* store.list.pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<Q.Question>))
-    for (const q of all) {
+  /** Look at one question: notify in its asker's place, expire it, or start delivering to its seat; said in `report`. */
+  const consider = (q: Q.Question, report: Reporting) =>
+    Effect.gen(function* () {
       // Notifying in an asker's place is any host's: the claim in the
       // shared store lets exactly one loop do it, even for a question whose
       // own host is down.
-      if (Q.isOpen(q) && (yield* maybeAnnounce(q))) announced.push(q.id)
+      if (Q.isOpen(q) && (yield* maybeAnnounce(q))) report.announced.push(q.id)
       // Settled for good: skipped before any file is read, since most
       // questions on disk are these.
-      if (q.cwd === "" || !Q.awaitsAgent(q)) continue
-      if ((yield* Ref.get(inFlight)).has(q.id)) continue
-      if (yield* elsewhere(q)) continue
+      if (q.cwd === "" || !Q.awaitsAgent(q)) return
+      if ((yield* Ref.get(inFlight)).has(q.id)) return
+      if (yield* elsewhere(q)) return
       const action = yield* decideNow(q)
       if (action._tag === "Expire") {
-        if (yield* expire(q)) expired.push(q.id)
+        if (yield* expire(q)) report.expired.push(q.id)
       } else if (action._tag === "Deliver") {
-        if ((yield* Ref.get(seatsInFlight)).has(seatKey(q))) continue
-        if (yield* recentlyFailed(q, action.word)) continue
+        if ((yield* Ref.get(seatsInFlight)).has(seatKey(q))) return
+        if (yield* recentlyFailed(q, action.word)) return
         // Refusals that need no process are settled here, in the tick, so
         // the report says so; a real delivery runs beside the next ticks.
         const found = yield* target(q)
         if (Either.isLeft(found)) {
           yield* refuse(q, action.word, found.left)
-          refused.push(q.id)
-          continue
+          report.refused.push(q.id)
+          return
         }
         yield* Ref.update(inFlight, (s) => new Set(s).add(q.id))
         yield* Ref.update(seatsInFlight, (s) => new Set(s).add(seatKey(q)))
-        started.push(q.id)
+        report.started.push(q.id)
         yield* FiberSet.run(
           deliveries,
           deliver(q, action.word).pipe(
@@ -431,15 +448,33 @@ export const make = Effect.fn("Waiter.make")(function* () {
           )
         )
       }
-    }
-    return { expired, started, refused, announced } satisfies TickReport
-  }).pipe(
-    // A tick is finished before a stop takes effect; a delivery in flight is
-    // interrupted (and marks nothing), because it was never confirmed.
-    Effect.uninterruptible,
-    bound,
-    Effect.withSpan("Waiter.tick")
-  )
+    })
+
+  /**
+   * A look taken to its end before a stop takes effect; a delivery in
+   * flight is interrupted (and marks nothing), because it was never confirmed.
+   */
+  const looking = (questions: Effect.Effect<ReadonlyArray<Q.Question>, never, FileSystem.FileSystem>, span: string) =>
+    Effect.gen(function* () {
+      const report: Reporting = { expired: [], started: [], refused: [], announced: [] }
+      for (const q of yield* questions) yield* consider(q, report)
+      return report satisfies TickReport
+    }).pipe(Effect.uninterruptible, bound, Effect.withSpan(span))
+
+  const tick = looking(store.list.pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<Q.Question>)), "Waiter.tick")
+
+  /**
+   * Look at the questions named, and only them: what a change to one
+   * question can call for. Listing every question (and reading each open
+   * one's announcement record) on every change was each loop's work on
+   * every host whenever any question anywhere changed, on the path of the
+   * owner's answer reaching its asker. One gone since is nothing to do.
+   */
+  const lookAt = (ids: ReadonlySet<string>) =>
+    looking(
+      Effect.map(Effect.forEach(ids, (id) => Effect.option(store.read(id))), (found) => found.flatMap((q) => Option.toArray(q))),
+      "Waiter.lookAt"
+    )
 
   /**
    * Wake the loop when something it acts on changes: a question file (an
@@ -450,28 +485,44 @@ export const make = Effect.fn("Waiter.make")(function* () {
    * filesystem without watching). A lease event only wakes when the lease is
    * gone: a waiting asker beats every few seconds, and that changes nothing.
    */
-  const wakeups = (wake: Effect.Effect<void>) =>
-    Effect.gen(function* () {
-      const leases = NodePath.join(root, Lease.LEASES_DIR)
-      yield* fs.makeDirectory(leases, { recursive: true }).pipe(Effect.ignore)
-      const questionChanged = store.changes.pipe(Stream.filter((name) => name.endsWith(".json")))
-      const leaseGone = fs.watch(leases).pipe(
-        Stream.map((event) => NodePath.basename(event.path)),
-        Stream.filter((name) => name.endsWith(".lease")),
-        Stream.filterEffect((name) => Effect.map(fs.exists(NodePath.join(leases, name)), (there) => !there)),
-        Stream.catchAll(() => Stream.empty)
-      )
-      yield* Stream.merge(questionChanged, leaseGone).pipe(Stream.runForEach(() => wake))
-    })
+  const wakeups = Effect.gen(function* () {
+    const leases = NodePath.join(root, Lease.LEASES_DIR)
+    yield* fs.makeDirectory(leases, { recursive: true }).pipe(Effect.ignore)
+    // `<id>.json`, or `announced/<id>.json` for its announcement record
+    // (an asker that could not notify calls for a loop to do it).
+    const questionChanged = store.changes.pipe(
+      Stream.filter((name) => name.endsWith(".json")),
+      Stream.map((name) => NodePath.basename(name, ".json"))
+    )
+    const leaseGone = fs.watch(leases).pipe(
+      Stream.map((event) => NodePath.basename(event.path)),
+      Stream.filter((name) => name.endsWith(".lease")),
+      Stream.filterEffect((name) => Effect.map(fs.exists(NodePath.join(leases, name)), (there) => !there)),
+      Stream.map((name) => NodePath.basename(name, ".lease")),
+      Stream.catchAll(() => Stream.empty)
+    )
+    yield* Stream.merge(questionChanged, leaseGone).pipe(Stream.runForEach(wakeFor))
+  })
 
   const once = tick.pipe(Effect.catchAllCause((c) => Effect.logWarning(`waiter tick failed: ${c}`)))
+  const onceAt = (ids: ReadonlySet<string>) =>
+    ids.size === 0 ? Effect.void : lookAt(ids).pipe(Effect.catchAllCause((c) => Effect.logWarning(`waiter look failed: ${c}`)))
 
   const beats = <E, R>(after: Effect.Effect<void, E, R>): Effect.Effect<never, E, R> =>
     Effect.scoped(
       Effect.gen(function* () {
-        yield* Effect.forkScoped(wakeups(wakeNow))
+        yield* Effect.forkScoped(wakeups)
+        let lastFull = Number.NEGATIVE_INFINITY
         for (;;) {
-          yield* once
+          const { all, ids } = yield* Ref.getAndSet(pending, nothingPending)
+          // Every question at least every `TICK`, however busy the changes
+          // keep the loop: what no watch reports (a seat's lock released, a
+          // lease gone stale) is found by the full look only.
+          const now = yield* Clock.currentTimeMillis
+          if (all || now - lastFull >= Duration.toMillis(TICK)) {
+            lastFull = now
+            yield* once
+          } else yield* onceAt(ids)
           yield* after
           yield* Effect.raceFirst(Queue.take(wake), Effect.sleep(TICK))
         }

@@ -61,6 +61,25 @@ export interface Staleness {
   readonly ttl: Duration.DurationInput
 }
 
+/** A claim that lasts across machines (a task's turn, the conductor's): when it goes stale, and how often its holder renews it. */
+export interface AcrossHosts extends Staleness {
+  readonly ttl: Duration.Duration
+  readonly renewEvery: Duration.Duration
+}
+
+/**
+ * The rule for a claim held across machines, from `[host] claim_ttl`
+ * (seconds). A dead process on its own host is known at once; a host that
+ * went away is known only when its claim expires, so the ttl is how long a
+ * task of a killed host waits. Renewed six times a ttl, so five renewals may
+ * fail in a row, and at least every 20 s whatever the ttl: another host
+ * judges the claim by its own `claim_ttl`, never under 30 s.
+ */
+export const acrossHosts = (ttlSecs: number): AcrossHosts => ({
+  ttl: Duration.seconds(ttlSecs),
+  renewEvery: Duration.min(Duration.millis(Math.floor((ttlSecs * 1000) / 6)), Duration.seconds(20))
+})
+
 /** The claims backend could not answer; nothing was taken. */
 export class ClaimsError extends Data.TaggedError("ClaimsError")<{
   readonly key: string

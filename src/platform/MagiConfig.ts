@@ -60,6 +60,20 @@ export const defaultHostName = (): string => {
 export const defaultMaxTurns = (cores: number = NodeOs.availableParallelism(), memoryBytes: number = NodeOs.totalmem()): number =>
   Math.max(1, Math.min(cores, Math.floor(memoryBytes / (1.5 * 1024 ** 3))))
 
+/**
+ * `[host] claim_ttl` when not set: two minutes survives a stalled disk or a
+ * busy database without two hosts running one task, while a host that went
+ * away hands its task on within minutes.
+ */
+export const DEFAULT_CLAIM_TTL_SECS = 120
+
+/**
+ * The shortest `[host] claim_ttl`: a holder renews at least every 20 s
+ * (`Claims.acrossHosts`), so thirty seconds still leaves a late renewal ten
+ * seconds before another host may take the claim over.
+ */
+export const MIN_CLAIM_TTL_SECS = 30
+
 export class ConfigError extends Data.TaggedError("ConfigError")<{ readonly message: string }> {}
 
 export interface Settings {
@@ -98,6 +112,12 @@ export interface Settings {
   readonly hostName: string
   /** `[host] max_turns`: agent turns this host runs at once, of every kind (tasks, resumes, the conductor, deputies). */
   readonly maxTurns: number
+  /**
+   * `[host] claim_ttl`: seconds a claim that lasts across machines (a
+   * task's turn, the conductor's) stays its holder's without a renewal;
+   * what a host killed mid-run holds its task for. See `Claims.acrossHosts`.
+   */
+  readonly claimTtlSecs: number
   /** `[repos]`: the repositories this host can run, by the name every host knows them by, to this host's clone. */
   readonly repos: Readonly<Record<string, string>>
   /** `[approvals]`: which agent tool calls need the owner's permission, and the rules that decide without asking. */
@@ -160,6 +180,7 @@ export const defaults: Settings = {
   publicUrl: null,
   hostName: defaultHostName(),
   maxTurns: defaultMaxTurns(),
+  claimTtlSecs: DEFAULT_CLAIM_TTL_SECS,
   repos: {},
   approvals: noApprovals,
   files: []
@@ -231,7 +252,7 @@ const KNOWN: Known = {
   agents: "any",
   store: { url: true },
   web: { public_url: true },
-  host: { name: true, max_turns: true },
+  host: { name: true, max_turns: true, claim_ttl: true },
   repos: "any",
   approvals: { ask: true, allow: true, deny: true, agents: "any", repos: "any" }
 }
@@ -537,6 +558,14 @@ export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, file
     })
   const hostName = typeof host.name === "string" ? host.name.trim() : defaultHostName()
   const maxTurns = host.max_turns === undefined ? defaultMaxTurns() : yield* positiveCount(host.max_turns, "host.max_turns", files)
+  const claimTtlSecs = host.claim_ttl === undefined ? DEFAULT_CLAIM_TTL_SECS : yield* positiveSeconds(host.claim_ttl, "host.claim_ttl", files)
+  if (claimTtlSecs < MIN_CLAIM_TTL_SECS)
+    return yield* new ConfigError({
+      message:
+        `\`host.claim_ttl\` must be at least ${MIN_CLAIM_TTL_SECS} seconds, not ${claimTtlSecs}: a shorter one would hand a task to a second host while its first still runs it through a busy database's pause (in ${
+          files.join(" or ")
+        })`
+    })
   const repos: Record<string, string> = {}
   if (merged.repos !== undefined && !isTable(merged.repos))
     return yield* new ConfigError({ message: `\`repos\` must be a table of names to folders, e.g. [repos] app = "/srv/src/app" (in ${files.join(" or ")})` })
@@ -566,6 +595,7 @@ export const settingsOf = Effect.fn("settingsOf")(function* (merged: Table, file
     publicUrl,
     hostName,
     maxTurns,
+    claimTtlSecs,
     repos,
     approvals,
     files

@@ -19,6 +19,7 @@
  *   never in neither place nor in both, and its digest is kept beside it.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import type * as Statement from "@effect/sql/Statement"
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Either, Option } from "effect"
 import { LOCK_GIVE_UP_MS } from "./RecordLock.js"
@@ -84,16 +85,19 @@ export const make = <A, NotFound, Unreadable, Failed>(
       return Either.mapLeft(decodeStored(kind, row.id, source, row.body, "its row says"), refusedAs(errors))
     }
 
-    /** Bump the kind's revision and tell listeners, inside the write's transaction. */
-    const touched = (id: string) =>
-      Effect.zipRight(
-        sql`INSERT INTO magi_revisions (kind, revision) VALUES (${table}, 1)
-            ON CONFLICT (kind) DO UPDATE SET revision = magi_revisions.revision + 1`,
-        sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${`${table}/${id}`})`
-      )
-
-    /** A write and its revision bump, committed together. */
-    const writing = <B>(id: string, effect: Effect.Effect<B, SqlError>) => sql.withTransaction(Effect.tap(effect, () => touched(id)))
+    /**
+     * `write` (an INSERT, UPDATE or DELETE on the record's row), the kind's
+     * revision bumped and listeners told, as one statement: atomic on its
+     * own (data-modifying CTEs all run, in one snapshot), and one round trip
+     * where it took five (BEGIN, write, bump, notify, COMMIT). Every write
+     * is on the path between an owner's answer and the agent hearing it, on
+     * a machine where each round trip waits for a busy CPU.
+     */
+    const touching = (id: string, write: Statement.Statement<unknown>) =>
+      sql`WITH written AS (${write}),
+               bumped AS (INSERT INTO magi_revisions (kind, revision) VALUES (${table}, 1)
+                          ON CONFLICT (kind) DO UPDATE SET revision = magi_revisions.revision + 1)
+          SELECT pg_notify(${CHANGES_CHANNEL}, ${`${table}/${id}`})`
 
     const readRow = (id: string) =>
       Effect.map(sql<Row>`SELECT id, body FROM magi_records WHERE kind = ${table} AND id = ${id}`, (rows) => Option.fromNullable(rows[0]))
@@ -185,7 +189,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
       const back = unsettled(record)
       return run(
         `write ${kind.noun} ${id}`,
-        writing(
+        touching(
           id,
           // Written where it is: an archived record stays on its shelf, unless it is no longer settled.
           sql`INSERT INTO magi_records (kind, id, body) VALUES (${table}, ${id}, ${kind.encode(record)})
@@ -193,7 +197,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
                 digest = CASE WHEN magi_records.shelf IS NULL OR ${back} THEN NULL ELSE ${words} END,
                 sort_key = CASE WHEN magi_records.shelf IS NULL OR ${back} THEN NULL ELSE ${order} END,
                 shelf = CASE WHEN ${back} THEN NULL ELSE magi_records.shelf END`
-        )
+        ).pipe(Effect.asVoid)
       )
     }
 
@@ -201,19 +205,22 @@ export const make = <A, NotFound, Unreadable, Failed>(
       const id = kind.idOf(record)
       return run(
         `create ${kind.noun} ${id}`,
-        sql.withTransaction(
-          Effect.gen(function* () {
-            const made = yield* sql`INSERT INTO magi_records (kind, id, body) VALUES (${table}, ${id}, ${kind.encode(record)})
-                                    ON CONFLICT (kind, id) DO NOTHING RETURNING id`
-            if (made.length === 0) return false
-            yield* touched(id)
-            return true
-          })
+        // One statement: the revision is bumped and listeners told only
+        // when the row was made (an id taken already changes nothing).
+        Effect.map(
+          sql<{ readonly id: string }>`
+            WITH made AS (INSERT INTO magi_records (kind, id, body) VALUES (${table}, ${id}, ${kind.encode(record)})
+                          ON CONFLICT (kind, id) DO NOTHING RETURNING id),
+                 bumped AS (INSERT INTO magi_revisions (kind, revision) SELECT ${table}, 1 FROM made
+                            ON CONFLICT (kind) DO UPDATE SET revision = magi_revisions.revision + 1)
+            SELECT id, pg_notify(${CHANGES_CHANNEL}, ${`${table}/${id}`}) FROM made`,
+          (made) => made.length > 0
         )
       )
     }
 
-    const remove = (id: string) => run(`remove ${kind.noun} ${id}`, writing(id, sql`DELETE FROM magi_records WHERE kind = ${table} AND id = ${id}`))
+    const remove = (id: string) =>
+      run(`remove ${kind.noun} ${id}`, touching(id, sql`DELETE FROM magi_records WHERE kind = ${table} AND id = ${id}`).pipe(Effect.asVoid))
 
     /**
      * The claim: a transaction holding the advisory lock of (kind, id) for
@@ -221,12 +228,14 @@ export const make = <A, NotFound, Unreadable, Failed>(
      * timeout turns a claim held by a live writer for too long into "busy".
      */
     const withLock = <B, E, R>(id: string, body: Effect.Effect<B, E, R>): Effect.Effect<B, E | Failed, R> => {
+      // One round trip: the CASE sets the timeout before it waits for the
+      // lock (a CASE evaluates its condition first). The read that follows
+      // stays a statement of its own: it must take its snapshot after the
+      // lock is held, or it could miss the write of the writer it waited on.
       const claim = run(
         `hold ${kind.noun} ${id}`,
-        Effect.zipRight(
-          sql`SELECT set_config('lock_timeout', ${`${LOCK_GIVE_UP_MS}ms`}, true)`,
-          sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${table}/${id}`}, 0))`
-        )
+        sql`SELECT CASE WHEN set_config('lock_timeout', ${`${LOCK_GIVE_UP_MS}ms`}, true) IS NOT NULL
+                   THEN pg_advisory_xact_lock(hashtextextended(${`${table}/${id}`}, 0)) END`
       )
       // BEGIN and COMMIT can fail too (the connection dropped): said as the store's failure.
       return sql
@@ -237,29 +246,45 @@ export const make = <A, NotFound, Unreadable, Failed>(
     const update = <E, R = never>(
       wanted: string,
       change: (current: A) => Either.Either<A, E> | Effect.Effect<A, E, R>
-    ): Effect.Effect<A, E | NotFound | Unreadable | Failed, R> =>
-      Effect.flatMap(resolve(wanted), (id) =>
+    ): Effect.Effect<A, E | NotFound | Unreadable | Failed, R> => {
+      /** The update of the record named exactly `id`, under its claim; none when there is no such record. */
+      const exactly = (id: string) =>
         withLock(
           id,
           Effect.gen(function* () {
-            const current = yield* read(id)
+            const row = yield* run(`read ${kind.noun} ${id}`, readRow(id))
+            if (Option.isNone(row)) return Option.none<A>()
+            const current = yield* fromRow(row.value)
             const changed = change(current)
             const next: A = Either.isEither(changed) ? yield* changed : yield* changed
             if (next !== current)
               yield* run(
                 `write ${kind.noun} ${id}`,
-                Effect.zipRight(
+                touching(
+                  id,
                   sql`UPDATE magi_records SET body = ${kind.encode(next)},
                         digest = CASE WHEN shelf IS NULL OR ${unsettled(next)} THEN NULL ELSE ${digestOf(next)} END,
                         sort_key = CASE WHEN shelf IS NULL OR ${unsettled(next)} THEN NULL ELSE ${orderOf(next)} END,
                         shelf = CASE WHEN ${unsettled(next)} THEN NULL ELSE shelf END
-                      WHERE kind = ${table} AND id = ${id}`,
-                  touched(id)
+                      WHERE kind = ${table} AND id = ${id}`
                 )
               )
-            return next
+            return Option.some(next)
           })
-        )).pipe(Effect.withSpan("PgRecordStore.update", { attributes: { id: wanted } }))
+        )
+      const missing = (id: string) => Effect.fail<NotFound>(errors.notFound(`no ${kind.noun} ${id} in PostgreSQL at ${options.where}`))
+      // The exact id first, with no look-up before it: nearly every caller
+      // (the page, the waiter, an asker) names the record exactly. A short
+      // or partial id is resolved only when no record has it as its id.
+      return exactly(wanted).pipe(
+        Effect.flatMap((done) =>
+          Option.isSome(done) ?
+            Effect.succeed(done.value) :
+            Effect.flatMap(resolve(wanted), (id) => Effect.flatMap(exactly(id), (again) => (Option.isSome(again) ? Effect.succeed(again.value) : missing(id))))
+        ),
+        Effect.withSpan("PgRecordStore.update", { attributes: { id: wanted } })
+      )
+    }
 
     // -- the archive -----------------------------------------------------------
 
@@ -308,10 +333,10 @@ export const make = <A, NotFound, Unreadable, Failed>(
           if (Either.isLeft(current) || !movable(current.right)) return false
           yield* run(
             `move ${kind.noun} ${id}`,
-            Effect.zipRight(
+            touching(
+              id,
               sql`UPDATE magi_records SET shelf = ${shelf}, digest = ${digestOf(current.right)}, sort_key = ${orderOf(current.right)}
-                  WHERE kind = ${table} AND id = ${id}`,
-              touched(id)
+                  WHERE kind = ${table} AND id = ${id}`
             )
           )
           return true

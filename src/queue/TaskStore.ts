@@ -17,13 +17,14 @@
  * during which the owner may still hold or reprioritize it.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Context, Data, Duration, Effect, Either, FiberMap, Layer, Option, Random, Schedule, Stream } from "effect"
+import { Clock, Context, Data, Effect, Either, FiberMap, Layer, Option, Random, Schedule, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as Claims from "../platform/Claims.js"
 import * as ShelfMove from "../platform/ShelfMove.js"
 import * as StoreBackend from "../platform/StoreBackend.js"
 import * as RecordStore from "../platform/RecordStore.js"
 import { MagiHome } from "../platform/MagiHome.js"
+import { DEFAULT_CLAIM_TTL_SECS, MagiConfig } from "../platform/MagiConfig.js"
 import * as T from "./Task.js"
 import type { Task } from "./Task.js"
 import { monthOf } from "../questions/History.js"
@@ -35,14 +36,15 @@ const QUEUE_FOLDER = "queue"
 export const queueDir = (home: { readonly dir: string }) => NodePath.join(home.dir, QUEUE_FOLDER)
 
 /**
- * A task's claim is the loop's for as long as it renews it. Two minutes
- * survives a stalled disk or a busy database without two loops running one
- * task, while a loop on a machine that went away is replaced within
- * minutes; a loop that died on this machine is replaced at once (its pid).
+ * A task's claim is the loop's for as long as it renews it: `[host]
+ * claim_ttl` (two minutes unless set), which survives a stalled disk or a
+ * busy database without two loops running one task, while a loop on a
+ * machine that went away is replaced within it; a loop that died on this
+ * machine is replaced at once (its pid). This is the default's rule.
  */
-export const TASK_CLAIM = { ttl: Duration.minutes(2) } as const
-/** A sixth of the ttl: five renewals may fail in a row before the claim is lost. */
-export const TASK_CLAIM_RENEW = Duration.seconds(20)
+export const TASK_CLAIM = Claims.acrossHosts(DEFAULT_CLAIM_TTL_SECS)
+/** How often the default's claim is renewed: a sixth of its ttl, so five renewals may fail in a row before it is lost. */
+export const TASK_CLAIM_RENEW = TASK_CLAIM.renewEvery
 
 // ---------------------------------------------------------------------------
 // Errors
@@ -100,7 +102,7 @@ export interface TaskStoreShape {
   /**
    * Take the claim on `id` for this process, kept fresh until `unclaim`;
    * false when a live holder has it. A holder is gone once its renewals
-   * stop for `TASK_CLAIM_TTL`, or at once when its process is dead on this
+   * stop for `[host] claim_ttl`, or at once when its process is dead on this
    * machine.
    */
   readonly claim: (id: string) => Effect.Effect<boolean, TaskStoreError>
@@ -154,7 +156,8 @@ export const digest = (t: Task): string => [t.id, ...t.runs, t.status, t.repo, t
 
 export class TaskStore extends Context.Tag("magi/TaskStore")<TaskStore, TaskStoreShape>() {
   /** A store at an explicit root, over whichever `FileSystem` is provided. */
-  static at = (root: string, alive: (pid: number) => boolean = pidAlive) => Layer.scoped(TaskStore, make(root, alive))
+  static at = (root: string, alive: (pid: number) => boolean = pidAlive, rule: Claims.AcrossHosts = TASK_CLAIM) =>
+    Layer.scoped(TaskStore, make(root, alive, rule))
   /** The owner's queue on the configured backend: `<home>/queue`, or the database of `[store] url`. */
   static layer = Layer.scoped(TaskStore, Effect.suspend(() => onBackend)).pipe(Layer.provide(StoreBackend.StoreBackend.layer))
 }
@@ -183,11 +186,15 @@ export const taskRecords: StoreBackend.KindOptions<Task, TaskNotFound, T.Unreada
 }
 
 /** The store in the folder `root`, its claims beside the tasks; `alive` judges a claim's pid on this machine. */
-export const make = Effect.fn("TaskStore.make")(function* (root: string, alive: (pid: number) => boolean = pidAlive) {
+export const make = Effect.fn("TaskStore.make")(function* (
+  root: string,
+  alive: (pid: number) => boolean = pidAlive,
+  rule: Claims.AcrossHosts = TASK_CLAIM
+) {
   const { folder: _folder, ...options } = taskRecords
   const records = yield* RecordStore.make({ ...options, root })
   const claims = yield* Claims.makeFiles((id) => NodePath.join(root, `${id}.lock`), alive)
-  return yield* assemble(root, records, claims, folderRevision(records), StoreBackend.watchFolder(yield* FileSystem.FileSystem, root))
+  return yield* assemble(root, records, claims, rule, folderRevision(records), StoreBackend.watchFolder(yield* FileSystem.FileSystem, root))
 })
 
 /** The folder's mtime, which every write moves (a rename into it); 0 with no task in it. */
@@ -208,14 +215,19 @@ const onBackend = Effect.gen(function* () {
     Stream.provideService(StoreBackend.StoreBackend, backend),
     Stream.provideService(FileSystem.FileSystem, fs)
   )
+  // The config's claim lifetime where the process has read one (every loop has).
+  const rule = Claims.acrossHosts(
+    Option.match(yield* Effect.serviceOption(MagiConfig), { onNone: () => DEFAULT_CLAIM_TTL_SECS, onSome: (c) => c.claimTtlSecs })
+  )
   // A database's revision is exact, and listing every task's id each poll would cost a query of them all.
-  return yield* assemble(queueDir(home), records, claims, backend._tag === "files" ? folderRevision(records) : records.revision, changes)
+  return yield* assemble(queueDir(home), records, claims, rule, backend._tag === "files" ? folderRevision(records) : records.revision, changes)
 })
 
 const assemble = Effect.fn("TaskStore.assemble")(function* (
   root: string,
   records: RecordStore.RecordStore<Task, TaskNotFound, T.UnreadableTask, TaskStoreError>,
   claims: Claims.ClaimsShape,
+  rule: Claims.AcrossHosts,
   revision: Effect.Effect<number>,
   changes: Stream.Stream<string>
 ) {
@@ -277,16 +289,16 @@ const assemble = Effect.fn("TaskStore.assemble")(function* (
           )
       ),
       Effect.catchTag("ClaimsError", (e) => Effect.logWarning(`queue: could not renew the claim on task ${T.shortId(id)}: ${e.message}`)),
-      Effect.repeat(Schedule.spaced(TASK_CLAIM_RENEW)),
+      Effect.repeat(Schedule.spaced(rule.renewEvery)),
       Effect.ignore
     )
 
   const claim = (id: string) =>
     Effect.gen(function* () {
-      const got = yield* claims.acquire(id, TASK_CLAIM).pipe(Effect.mapError((e) => new TaskStoreError({ message: e.message, cause: e })))
+      const got = yield* claims.acquire(id, rule).pipe(Effect.mapError((e) => new TaskStoreError({ message: e.message, cause: e })))
       if (Either.isLeft(got)) return false
       held.set(id, got.right)
-      yield* FiberMap.run(renewals, id, Effect.delay(keepFresh(id, got.right), TASK_CLAIM_RENEW))
+      yield* FiberMap.run(renewals, id, Effect.delay(keepFresh(id, got.right), rule.renewEvery))
       return true
     })
 
@@ -300,7 +312,7 @@ const assemble = Effect.fn("TaskStore.assemble")(function* (
     })
 
   const claimant = (id: string) =>
-    claims.holder(id, TASK_CLAIM).pipe(
+    claims.holder(id, rule).pipe(
       Effect.map(Option.map((h) => h.owner.pid)),
       // Unreadable is not free: someone may be in the middle of taking it.
       Effect.orElseSucceed(() => Option.none<number>())

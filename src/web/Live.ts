@@ -89,6 +89,9 @@ export const hostsShown = (hosts: ReadonlyArray<HostView>): number => {
  */
 const isRecordFile = (name: string) => name.endsWith(".json")
 
+/** The kinds of record whose changes a page hears of, by their key in `Revisions`. */
+type FeedKind = "questions" | "notices" | "runs" | "queue" | "chats"
+
 export class Live extends Context.Tag("magi/web/Live")<
   Live,
   {
@@ -160,10 +163,16 @@ export class Live extends Context.Tag("magi/web/Live")<
       // A file event always publishes: two writes in one timestamp tick leave
       // the revision unchanged, and the event is the only sign of the second.
       // The loop pid is only re-read by the poll, so the event keeps the poll's time.
-      const onFileEvent = Effect.gen(function* () {
-        const before = yield* Ref.get(last)
-        yield* publish(yield* revisionsNow, before.holders, before.loop, before.at)
-      })
+      // Only the changed kind's revision is read again: one round trip, not
+      // six (the hosts' a read of every host's record) on every change any
+      // host makes; the poll still reads them all. Merged into the last
+      // reading in one step, so two kinds changing at once lose neither.
+      const onFileEvent = (kind: FeedKind, revision: Effect.Effect<number>) =>
+        Effect.gen(function* () {
+          const now = yield* revision
+          const merged = yield* Ref.updateAndGet(last, (l) => ({ ...l, revisions: { ...l.revisions, [kind]: now } }))
+          yield* PubSub.publish(hub, { _tag: "Change", revisions: merged.revisions, loop: merged.loop })
+        })
       const onPoll = Effect.gen(function* () {
         const at = yield* Clock.currentTimeMillis
         const revisions = yield* revisionsNow
@@ -179,11 +188,17 @@ export class Live extends Context.Tag("magi/web/Live")<
         else yield* remember(revisions, holders, owner, at)
       })
 
-      yield* Stream.mergeAll([store.changes, notices.changes, tasks.changes, chats.changes, runStore.changes], { concurrency: 5 }).pipe(
-        Stream.filter(isRecordFile),
-        Stream.runForEach(() => onFileEvent),
-        Effect.forkScoped
-      )
+      const feeds: ReadonlyArray<readonly [FeedKind, Stream.Stream<string>, Effect.Effect<number>]> = [
+        ["questions", store.changes, store.revision],
+        ["notices", notices.changes, notices.revision],
+        ["queue", tasks.changes, tasks.revision],
+        ["chats", chats.changes, chats.revision],
+        ["runs", runStore.changes, runs.revision]
+      ]
+      yield* Stream.mergeAll(
+        feeds.map(([kind, changes, revision]) => changes.pipe(Stream.filter(isRecordFile), Stream.mapEffect(() => onFileEvent(kind, revision)))),
+        { concurrency: feeds.length }
+      ).pipe(Stream.runDrain, Effect.forkScoped)
       // A host's record is rewritten by every beat; only what a page shows
       // of it (a turn queued, a host gone) is news.
       if (Option.isSome(hosts))

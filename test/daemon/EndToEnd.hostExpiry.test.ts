@@ -10,7 +10,8 @@
  * its own (a PID namespace, so its pids mean nothing here). Killing the
  * namespace kills the whole "machine" at once, its agent with it, as a
  * machine that goes away does. beta, on this machine, can only wait for the
- * task's claim to expire (`TASK_CLAIM`, 2 minutes without a renewal), then
+ * task's claim to expire (`[host] claim_ttl`, set to its shortest, 30 s, on
+ * both hosts: the default's two minutes would be the same test, longer), then
  * follows the attempts rule: the attempt spent, the task run again, on beta.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -20,7 +21,9 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { Duration } from "effect"
 import Pg from "pg"
-import { TASK_CLAIM, TASK_CLAIM_RENEW } from "../../src/queue/TaskStore.js"
+import { acrossHosts } from "../../src/platform/Claims.js"
+import { MIN_CLAIM_TTL_SECS } from "../../src/platform/MagiConfig.js"
+import { TASK_CLAIM } from "../../src/queue/TaskStore.js"
 import { MAGI } from "../runSupport.js"
 import { freshDatabaseSync } from "../pgSupport.js"
 import { tempDirSync, until } from "../support.js"
@@ -30,8 +33,10 @@ const QUEUE_AGENT = NodePath.resolve("test/fixtures/queue-agent.mjs")
 
 /** Generous: processes start slowly on a busy 2-core box. */
 const PROCESS_DEADLINE = 60_000
+/** The claim lifetime both hosts are configured with (`[host] claim_ttl`), and how often it is renewed. */
+const CLAIM = acrossHosts(MIN_CLAIM_TTL_SECS)
 /** The claim's ttl, then a tick, on a busy box. */
-const EXPIRY_DEADLINE = Duration.toMillis(TASK_CLAIM.ttl) + 3 * PROCESS_DEADLINE
+const EXPIRY_DEADLINE = Duration.toMillis(CLAIM.ttl) + 3 * PROCESS_DEADLINE
 
 /** Can this process make namespaces (root, with util-linux's unshare)? */
 const canUnshare = spawnSync("unshare", ["--uts", "--pid", "--fork", "--mount-proc", "true"]).status === 0
@@ -58,7 +63,7 @@ const makeAppHost = (dir: string, name: string, origin: string): AppHost => {
   execFileSync("git", ["clone", "-q", origin, clone], { stdio: "pipe" })
   NodeFs.writeFileSync(NodePath.join(clone, "magi.toml"), `[agents.fake]\nkind = "command"\ncommand = ${JSON.stringify(["node", QUEUE_AGENT])}\n`)
   const host = makeHost(db.url, dir, name, {
-    config: `\n[daemon]\nmax_concurrent_runs = 1\n\n[repos]\napp = ${JSON.stringify(NodeFs.realpathSync(clone))}\n`,
+    config: `\nclaim_ttl = ${MIN_CLAIM_TTL_SECS}\n\n[daemon]\nmax_concurrent_runs = 1\n\n[repos]\napp = ${JSON.stringify(NodeFs.realpathSync(clone))}\n`,
     env: { MAGI_RUN: "", MAGI_NODE: "" }
   })
   return { ...host, top: NodeFs.realpathSync(host.top), clone: NodeFs.realpathSync(clone) }
@@ -155,7 +160,7 @@ describe.skipIf(!canUnshare)("a host on another machine killed mid-run", { timeo
       // beta comes up on this machine and leaves the task alone: alpha's claim is live.
       b = serve(beta, agentEnv)
       await until("beta to serve", () => b!.stderr().includes("magi serve: waiting"), PROCESS_DEADLINE)
-      await pause(Duration.toMillis(TASK_CLAIM_RENEW))
+      await pause(2 * Duration.toMillis(CLAIM.renewEvery))
       expect(lines(starts)).toHaveLength(1)
 
       // The machine goes away: alpha's loop and its agent at once.
@@ -180,10 +185,12 @@ describe.skipIf(!canUnshare)("a host on another machine killed mid-run", { timeo
       const [first, retry] = turns as [(typeof turns)[0], (typeof turns)[0]]
       // Retried after the claim expired, not at once: beta could not judge a
       // pid on another machine, so it waited for renewals to stop for the
-      // claim's ttl (alpha renewed at most TASK_CLAIM_RENEW before it died).
-      const ttl = Duration.toMillis(TASK_CLAIM.ttl)
-      const renew = Duration.toMillis(TASK_CLAIM_RENEW)
-      expect(retry.at - killedAt).toBeGreaterThanOrEqual(ttl - renew - 30_000)
+      // configured ttl (alpha renewed at most `renewEvery` before it died);
+      // and sooner than the default's two minutes could have let it.
+      const ttl = Duration.toMillis(CLAIM.ttl)
+      const renew = Duration.toMillis(CLAIM.renewEvery)
+      expect(retry.at - killedAt).toBeGreaterThanOrEqual(ttl - renew - 2_000)
+      expect(retry.at - killedAt).toBeLessThan(Duration.toMillis(TASK_CLAIM.ttl) - Duration.toMillis(TASK_CLAIM.renewEvery))
       console.log(`alpha's task retried on beta ${Math.round((retry.at - killedAt) / 1000)} s after alpha's machine went away`)
       // Never two turns at once: alpha's turn died with its machine (it never
       // finished, even with its gate open), and beta's began after.

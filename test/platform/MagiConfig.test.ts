@@ -100,6 +100,14 @@ describe("MagiConfig", () => {
       expect((yield* bad.run(Effect.flip(load(bad.repo)))).message).toContain("`host.name` must be 1 to 63 letters")
       const relative = world({ "magi.toml": '[repos]\napp = "src/app"\n' })
       expect((yield* relative.run(Effect.flip(load(relative.repo)))).message).toContain("`repos.app` must map a plain name")
+      // A cross-machine claim lasts two minutes unless `[host] claim_ttl` says otherwise, never under thirty seconds.
+      expect(yield* none.run(load(none.repo))).toMatchObject({ claimTtlSecs: 120 })
+      const ttl = world({ "user:config.toml": "[host]\nclaim_ttl = 45\n" })
+      expect(yield* ttl.run(load(ttl.repo))).toMatchObject({ claimTtlSecs: 45 })
+      const short = world({ "magi.toml": "[host]\nclaim_ttl = 5\n" })
+      expect((yield* short.run(Effect.flip(load(short.repo)))).message).toContain("`host.claim_ttl` must be at least 30 seconds, not 5")
+      const word = world({ "magi.toml": '[host]\nclaim_ttl = "1m"\n' })
+      expect((yield* word.run(Effect.flip(load(word.repo)))).message).toContain("`host.claim_ttl` must be a whole number of seconds above 0")
       // A 2-core 4 GiB laptop runs 2 turns; 8 cores with 4 GiB, still 2; one core, 1.
       expect([defaultMaxTurns(2, 4 * 1024 ** 3), defaultMaxTurns(8, 4 * 1024 ** 3), defaultMaxTurns(1, 64 * 1024 ** 3), defaultMaxTurns(4, 512 * 1024 ** 2)])
         .toEqual([2, 2, 1, 1])

@@ -1,10 +1,13 @@
 import { FileSystem } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer, Option, TestClock } from "effect"
+import { Context, Effect, Either, Layer, Option, TestClock } from "effect"
 import { spawnSync } from "node:child_process"
 import * as NodePath from "node:path"
+import { MagiConfig } from "../../src/platform/MagiConfig.js"
+import { MagiHome } from "../../src/platform/MagiHome.js"
 import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
+import * as StoreBackend from "../../src/platform/StoreBackend.js"
 import * as T from "../../src/queue/Task.js"
 import { TASK_CLAIM_RENEW, TaskStore, pidAlive } from "../../src/queue/TaskStore.js"
 import { tempDir } from "../support.js"
@@ -230,3 +233,40 @@ for (const backend of backends) {
       ))
   })
 }
+
+describe("a task's claim under [host] claim_ttl", () => {
+  /** The owner's queue as a loop opens it: on the configured backend (the home folder here), with `claimTtlSecs` from the config. */
+  const queueOf = (home: string, claimTtlSecs: number) =>
+    TaskStore.layer.pipe(
+      Layer.provide(Layer.mergeAll(StoreBackend.StoreBackend.files, MagiConfig.fixed({ claimTtlSecs }))),
+      Layer.provide(MagiHome.at(home)),
+      Layer.provideMerge(NodeFileSystem.layer)
+    )
+
+  it.scoped("lets another loop take a task over once the configured seconds pass unrenewed, where the default two minutes would still hold it", () =>
+    Effect.gen(function* () {
+      const home = yield* tempDir
+      yield* TestClock.setTime(NOW)
+      // A loop claims a task, then stops renewing it (its host went away): the claim stays behind.
+      const t = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const store = yield* TaskStore
+          const filed = yield* store.add({ instruction: "one", repo: "/r" })
+          expect(yield* store.claim(filed.id)).toBe(true)
+          return filed
+        }).pipe(Effect.provide(queueOf(home, 30)))
+      )
+      const short = yield* Layer.build(queueOf(home, 30)).pipe(Effect.map(Context.get(TaskStore)))
+      const usual = yield* Layer.build(queueOf(home, 120)).pipe(Effect.map(Context.get(TaskStore)))
+      yield* TestClock.adjust("29 seconds")
+      expect(yield* short.claim(t.id)).toBe(false)
+      yield* TestClock.adjust("2 seconds")
+      // Past 30 s: stale for a loop configured with 30, still held for one with the default.
+      expect(yield* usual.claim(t.id)).toBe(false)
+      expect(yield* short.claim(t.id)).toBe(true)
+      // The new holder renews it every 5 s (a sixth of 30): a minute on, it is still its own.
+      yield* TestClock.adjust("60 seconds")
+      expect(yield* usual.claimant(t.id)).toEqual(Option.some(process.pid))
+      expect(yield* usual.claim(t.id)).toBe(false)
+    }))
+})
