@@ -20,7 +20,8 @@ import { defaultHostName, MagiConfig } from "../platform/MagiConfig.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore, type StoreError } from "../questions/QuestionStore.js"
 import { IMPL_SEAT, RUN_TURN_TIMEOUT, RunNotStarted, Workspaces, type TurnOutcome } from "./NewRun.js"
-import { beatSeat, beating, releaseSeat, seatHeld, takeSeat, TurnRefused, type SeatBusy, type TurnInput, type TurnPrompt } from "./RunTurns.js"
+import type * as Claims from "../platform/Claims.js"
+import { beating, makeSeatLocks, TurnRefused, type SeatBusy, type TurnInput, type TurnPrompt } from "./RunTurns.js"
 import { RUN_SCHEMA, RunStore, outstanding, runsHere, statusAfterTurn, type Run, type RunNotFound, type RunStoreError, type Seat } from "./Runs.js"
 import { commitAfterTurn } from "./TurnCommit.js"
 
@@ -85,8 +86,8 @@ export const make = Effect.fn("RunDriver.make")(function* () {
   // Optional, as it always was: with no processes to start (the in-memory
   // tests) a turn's leftovers are simply not committed.
   const executor = yield* Effect.serviceOption(CommandExecutor.CommandExecutor)
-  // The seat's lock and magi's own path are plain module functions over the
-  // filesystem; they get this one.
+  // magi's own path is a plain module function over the
+  // filesystem; it gets this one, as the seats' locks do.
   const bound = <A, E>(e: Effect.Effect<A, E, FileSystem.FileSystem>) => Effect.provideService(e, FileSystem.FileSystem, fs)
   const commit = (worktree: string, summary: string, label: string) =>
     Option.match(executor, {
@@ -133,7 +134,8 @@ export const make = Effect.fn("RunDriver.make")(function* () {
     return run
   })
 
-  const seatBusy = (run: Pick<Run, "id">, seat: string) => bound(seatHeld(runs.dir(run.id), seat))
+  const seatLocks = yield* bound(makeSeatLocks)
+  const seatBusy = (run: Pick<Run, "id">, seat: string) => seatLocks.held(runs.dir(run.id), seat)
 
   const turn = Effect.fn("RunDriver.turn")(function* (input: TurnInput) {
     const run = yield* runs.get(input.run).pipe(Effect.mapError((e) => new TurnRefused({ message: e.message })))
@@ -147,7 +149,7 @@ export const make = Effect.fn("RunDriver.make")(function* () {
     if (seat === undefined) return yield* new TurnRefused({ message: `run ${run.id} has no seat ${input.seat}` })
     const dir = runs.dir(run.id)
     const refuse = (e: { readonly message: string }) => Effect.fail(new TurnRefused({ message: e.message }))
-    const underLock = (token: string) =>
+    const underLock = (lock: Claims.Claim) =>
       Effect.gen(function* () {
         // The seat as it is now, under the lock: a turn that just ended on it
         // has moved its session and turn count on.
@@ -172,7 +174,7 @@ export const make = Effect.fn("RunDriver.make")(function* () {
           ...r,
           seats: r.seats.map((s): Seat => s.key === current.key ? { ...s, session: seated.session, env: seated.env, turns: current.turns + 1 } : s)
         }))
-        const beat = Effect.zipRight(bound(beatSeat(dir, current.key, token)), input.alsoBeat ?? Effect.void)
+        const beat = Effect.zipRight(seatLocks.beat(current.key, lock), input.alsoBeat ?? Effect.void)
         const result: CallResult = yield* beating(
           beat,
           agents.call({
@@ -198,7 +200,7 @@ export const make = Effect.fn("RunDriver.make")(function* () {
         if (current.write) yield* commit(run.worktree, result.usable ? result.text : "", `seat ${current.key}'s turn ${result.seat.turns}`)
         return result
       })
-    const take: Effect.Effect<string, SeatBusy | TurnRefused> = bound(takeSeat(dir, seat.key)).pipe(
+    const take: Effect.Effect<Claims.Claim, SeatBusy | TurnRefused> = seatLocks.take(dir, seat.key).pipe(
       Effect.catchIf(
         (e): e is Exclude<typeof e, SeatBusy> => e._tag !== "SeatBusy",
         (e) => Effect.fail(new TurnRefused({ message: `cannot take seat ${seat.key}: ${e.message}` }))
@@ -206,8 +208,8 @@ export const make = Effect.fn("RunDriver.make")(function* () {
     )
     return yield* Effect.acquireUseRelease(
       take,
-      (token) => underLock(token).pipe(Effect.catchTags({ RunNotFound: refuse, RunStoreError: refuse })),
-      (token) => bound(releaseSeat(dir, seat.key, token))
+      (lock) => underLock(lock).pipe(Effect.catchTags({ RunNotFound: refuse, RunStoreError: refuse })),
+      (lock) => seatLocks.release(lock)
     )
   })
 

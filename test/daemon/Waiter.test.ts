@@ -582,12 +582,20 @@ describe("the waiter, scenario by scenario", () => {
       expect((yield* runRecord(w)).seats[0]!.turns).toBe(3)
     }))
 
-  it.scoped("a seat lock left by a turn whose process died is taken over once it is older than the lease", () =>
+  it.scoped("a seat lock an older magi left, naming a pid that lives again, is taken over once it is older than the lease", () =>
     Effect.gen(function* () {
       const w = yield* makeWorld
       yield* seed(w)
       const runsDir = Context.get(w.base, RunStore).dir(RUN_ID)
+      // The lock as magi wrote it before seats' locks were claims: a lease
+      // with a token and no host. Its pid is this (live) process, as a reused
+      // pid would be, so only the lock's age can free the seat.
       yield* Lease.beat(runsDir, "seat-impl", "daemon").pipe(Effect.provide(w.base))
+      const lockFile = Lease.leasePath(runsDir, "seat-impl")
+      yield* Effect.flatMap(FileSystem.FileSystem, (fs) =>
+        Effect.flatMap(fs.readFileString(lockFile), (body) => fs.writeFileString(lockFile, JSON.stringify({ ...JSON.parse(body), token: "123-old" })))).pipe(
+          Effect.provide(w.base)
+        )
       const driver = Context.get(yield* Layer.build(driverLayer(w)), RunDriver)
       const turn = driver.turn({ run: RUN_ID, seat: "impl", prompt: "carry on", timeout: Duration.minutes(15) }).pipe(Effect.either)
       expect(yield* turn).toMatchObject({ _tag: "Left", left: { _tag: "SeatBusy" } })

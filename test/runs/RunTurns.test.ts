@@ -3,7 +3,10 @@
  * must never be decided on a listing that did not happen.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import * as FileSystem from "@effect/platform/FileSystem"
+import { Effect, Either, Layer, TestClock } from "effect"
+import { spawnSync } from "node:child_process"
+import * as NodeOs from "node:os"
 import { Rosters } from "../../src/agents/AgentRoster.js"
 import { Agents, type CallResult } from "../../src/agents/Agents.js"
 import { MagiHome } from "../../src/platform/MagiHome.js"
@@ -12,6 +15,7 @@ import * as Q from "../../src/questions/Question.js"
 import { QuestionStore, StoreError } from "../../src/questions/QuestionStore.js"
 import { RunDriver } from "../../src/runs/RunDriver.js"
 import { RunStore, type Run } from "../../src/runs/Runs.js"
+import { makeSeatLocks } from "../../src/runs/RunTurns.js"
 import { plainFolders } from "../daemon/loopSupport.js"
 import { runWithSession } from "../runSupport.js"
 
@@ -79,4 +83,44 @@ describe("finishing a turn", () => {
       expect(after.reason).toContain("EIO")
       expect((yield* questions.get(question.id)).status).toBe("open")
     }).pipe(Effect.provide(driver)))
+})
+
+/** A pid that was a process on this machine a moment ago and is no more. */
+const deadPid = () => spawnSync(process.execPath, ["-e", "0"]).pid
+
+describe("a seat's lock", () => {
+  const lockFile = "/home/runs/r1/leases/seat-impl.lease"
+  const lockedBy = (pid: number, host = NodeOs.hostname()) =>
+    Effect.flatMap(FileSystem.FileSystem, (fs) =>
+      Effect.zipRight(
+        fs.makeDirectory("/home/runs/r1/leases", { recursive: true }),
+        fs.writeFileString(lockFile, JSON.stringify({ host, pid, token: "theirs", renewed_at: 0, kind: "daemon" }))
+      ))
+
+  it.effect("left by a turn whose process died on this machine is free at once, though renewed a moment ago", () =>
+    Effect.gen(function* () {
+      yield* lockedBy(deadPid())
+      const locks = yield* makeSeatLocks
+      expect(yield* locks.held("/home/runs/r1", "impl")).toBe(false)
+      expect(Either.isRight(yield* Effect.either(locks.take("/home/runs/r1", "impl")))).toBe(true)
+    }).pipe(Effect.provide(MemoryFileSystem.layer)))
+
+  it.effect("of a live process keeps the seat busy until it goes unrenewed for 90 s", () =>
+    Effect.gen(function* () {
+      yield* lockedBy(process.pid)
+      const locks = yield* makeSeatLocks
+      const busy = yield* Effect.either(locks.take("/home/runs/r1", "impl"))
+      expect(Either.isLeft(busy) && busy.left._tag === "SeatBusy").toBe(true)
+      yield* TestClock.adjust("91 seconds")
+      expect(Either.isRight(yield* Effect.either(locks.take("/home/runs/r1", "impl")))).toBe(true)
+    }).pipe(Effect.provide(MemoryFileSystem.layer)))
+
+  it.effect("of a process on another machine is judged by its renewals alone: a pid means nothing there", () =>
+    Effect.gen(function* () {
+      yield* lockedBy(deadPid(), "another-machine")
+      const locks = yield* makeSeatLocks
+      expect(yield* locks.held("/home/runs/r1", "impl")).toBe(true)
+      yield* TestClock.adjust("91 seconds")
+      expect(yield* locks.held("/home/runs/r1", "impl")).toBe(false)
+    }).pipe(Effect.provide(MemoryFileSystem.layer)))
 })
