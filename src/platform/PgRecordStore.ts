@@ -458,6 +458,8 @@ export const make = <A, NotFound, Unreadable, Failed>(
       shelfIndex,
       // The index is made by the query that reads it (its digests are a column): nothing to write.
       indexShelf: (shelf: string) => Effect.asVoid(shelfIndex(shelf)),
+      // A move is one transaction per record and needs no index written after it.
+      unindexedShelves: Effect.succeed([]),
       shelvedIds
     } satisfies RecordStore<A, NotFound, Unreadable, Failed>
   })

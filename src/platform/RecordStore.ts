@@ -286,6 +286,13 @@ export interface RecordStore<A, NotFound, Unreadable, Failed> {
    * goes), however many records the shelf holds.
    */
   readonly indexShelf: (shelf: string) => Effect.Effect<void, Failed>
+  /**
+   * Shelves with no index written yet. A move indexes the shelves it filled
+   * once it is done, so a shelf without one is a move that was stopped
+   * before its end (a first move killed half-way): the next command that
+   * lists finishes it, as it would have started it.
+   */
+  readonly unindexedShelves: Effect.Effect<ReadonlyArray<string>, Failed>
 }
 
 /** A shelved record's id and its order key. */
@@ -1053,6 +1060,17 @@ export const make = <A, NotFound, Unreadable, Failed>(
         Effect.map((all) => all.filter((n) => isSafeId(n) && !n.includes(".")).sort().reverse())
       )
 
+    const unindexedShelves: Effect.Effect<ReadonlyArray<string>, Failed> = archiveRoot === undefined
+      ? Effect.succeed([])
+      : fs.readDirectory(archiveRoot).pipe(
+        Effect.catchIf(isNotFound, () => Effect.succeed<string[]>([])),
+        Effect.mapError(failed(`list ${archiveRoot}`)),
+        Effect.map((all) => {
+          const indexed = new Set(all.filter((n) => n.endsWith(".index.json")).map((n) => n.slice(0, -".index.json".length)))
+          return all.filter((n) => isSafeId(n) && !n.includes(".") && !indexed.has(n))
+        })
+      )
+
     interface ShelfListing {
       /** The records' ids, newest first. */
       readonly ids: ReadonlyArray<string>
@@ -1393,6 +1411,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
       shelfIds,
       shelfIndex,
       indexShelf,
+      unindexedShelves,
       shelvedIds,
       root,
       ids,

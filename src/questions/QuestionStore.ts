@@ -155,6 +155,13 @@ export interface QuestionStoreShape {
   readonly indexHistory: (months: Iterable<string>) => Effect.Effect<void, StoreError>
   /** Whether any question was ever moved to a month's shelf: a home written before the shelves has none. */
   readonly hasHistory: Effect.Effect<boolean>
+  /**
+   * Months with no index yet: a move stopped before its end (killed
+   * half-way through a first move of 100,000 questions, say). The next
+   * command that lists finishes it, as it would have started it, and the
+   * archiver indexes them whether or not it moves anything into them.
+   */
+  readonly unindexedMonths: Effect.Effect<ReadonlyArray<string>>
   /** One run's open questions, newest first. */
   readonly openFor: (run: string) => Effect.Effect<ReadonlyArray<Question>, StoreError>
   /**
@@ -678,6 +685,7 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
     // Written as made, one month after another, none kept (`indexShelf`).
     indexHistory: (months: Iterable<string>) => Effect.forEach([...months], (m) => records.indexShelf(m), { discard: true }),
     hasHistory: Effect.map(records.shelves, (s) => s.length > 0).pipe(Effect.orElseSucceed(() => true)),
+    unindexedMonths: records.unindexedShelves.pipe(Effect.orElseSucceed((): ReadonlyArray<string> => [])),
     openFor,
     update,
     abandonForRun,
