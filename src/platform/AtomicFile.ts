@@ -17,7 +17,8 @@
  * agent tens of milliseconds per beat.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Effect } from "effect"
+import type { PlatformError } from "@effect/platform/Error"
+import { Effect, Exit } from "effect"
 import * as NodePath from "node:path"
 
 /** Suffix of every scratch file: what the leftovers sweep looks for. */
@@ -86,6 +87,28 @@ export const writeAtomically = Effect.fn("writeAtomically")(function* (
   yield* fs.rename(tmp, path).pipe(Effect.tapError(() => fs.remove(tmp).pipe(Effect.ignore)))
   if (durable) yield* syncDirectory(NodePath.dirname(path))
 })
+
+/**
+ * Replace `path` atomically with text written a piece at a time by `fill`
+ * (a month's index of 100,000 entries need never be one string): into a
+ * scratch file beside it, renamed into place when `fill` returns true,
+ * removed when it returns false, fails or is interrupted. Not durable: the
+ * one caller writes an index that is rebuilt from the records if lost.
+ */
+export const writeAtomicallyInPieces = <E, R>(
+  path: string,
+  fill: (write: (text: string) => Effect.Effect<void, PlatformError>) => Effect.Effect<boolean, E, R>
+): Effect.Effect<boolean, E | PlatformError, R | FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const tmp = scratchFor(path)
+    const encoder = new TextEncoder()
+    const keep = yield* Effect.scoped(
+      Effect.flatMap(fs.open(tmp, { flag: "wx" }), (file) => fill((text) => file.writeAll(encoder.encode(text))))
+    ).pipe(Effect.onExit((exit) => (Exit.isSuccess(exit) && exit.value ? Effect.void : fs.remove(tmp).pipe(Effect.ignore))))
+    if (keep) yield* fs.rename(tmp, path).pipe(Effect.tapError(() => fs.remove(tmp).pipe(Effect.ignore)))
+    return keep
+  })
 
 /**
  * Create `path` holding `text` unless it exists already (false then): a new

@@ -155,6 +155,38 @@ export const fileSystemLayer = Layer.effect(
   }))
 ).pipe(Layer.provide(NodeFileSystem.layer))
 
+/** A folder's names through `opendir`, a batch at a time (see `RecordStore.BoundedReader`). */
+const openNames = (path: string): Either.Either<RecordStore.NamesCursor | undefined, RecordStore.BoundedReadRefusal> => {
+  let dir: NodeFs.Dir
+  try {
+    // Node reads entries from the kernel 32 at a time by default; a few more per call costs little.
+    dir = NodeFs.opendirSync(path, { bufferSize: NAMES_BUFFERED })
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code
+    return code === "ENOENT" ? Either.right(undefined) : Either.left({ _tag: "Failed", message: (e as Error).message })
+  }
+  let open = true
+  return Either.right({
+    next: (max) => {
+      const names: Array<string> = []
+      while (open && names.length < max) {
+        const entry = dir.readSync()
+        if (entry === null) break
+        names.push(entry.name)
+      }
+      return names
+    },
+    close: () => {
+      if (!open) return
+      open = false
+      dir.closeSync()
+    }
+  })
+}
+
+/** Entries Node keeps read ahead from the kernel per open folder: a few kilobytes of names. */
+const NAMES_BUFFERED = 128
+
 /** The record store's one-step bounded read (see `RecordStore.BoundedReader`), on Node. */
 export const boundedReaderLayer = Layer.succeed(RecordStore.BoundedReader, {
   readString: (path, maxBytes) => {
@@ -182,7 +214,8 @@ export const boundedReaderLayer = Layer.succeed(RecordStore.BoundedReader, {
     } finally {
       NodeFs.closeSync(fd)
     }
-  }
+  },
+  openNames: (path) => openNames(path)
 })
 
 /**

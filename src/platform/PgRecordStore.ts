@@ -25,6 +25,7 @@ import { Effect, Either, Option } from "effect"
 import { LOCK_GIVE_UP_MS } from "./RecordLock.js"
 import {
   AMBIGUOUS_NAMED,
+  chunksOf,
   decodeStored,
   reasonOf,
   refusedAs,
@@ -516,6 +517,9 @@ export const make = <A, NotFound, Unreadable, Failed>(
     return {
       root,
       ids,
+      // The hot ids are one query's rows (a first move from files is the file store's).
+      forEachIdBatch: <E, R>(size: number, each: (ids: ReadonlyArray<string>) => Effect.Effect<void, E, R>) =>
+        Effect.flatMap(ids, (all) => Effect.forEach(chunksOf(all, size), each, { discard: true })),
       exists,
       read,
       scan,
@@ -536,6 +540,10 @@ export const make = <A, NotFound, Unreadable, Failed>(
       shelves,
       shelfIds,
       shelfIndex,
+      // The index is made by the query that reads it (its digests are a column): nothing to write.
+      indexShelf: (shelf: string) => Effect.asVoid(shelfIndex(shelf)),
+      // A move is one transaction per record and needs no index written after it.
+      unindexedShelves: Effect.succeed([]),
       shelvedIds,
       pageById
     } satisfies RecordStore<A, NotFound, Unreadable, Failed>

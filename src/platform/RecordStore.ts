@@ -86,7 +86,7 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as PlatformError from "@effect/platform/Error"
 import { Clock, Context, Effect, Either, Option } from "effect"
 import * as NodePath from "node:path"
-import { SCRATCH_SUFFIX, createAtomically, syncDirectory, writeAtomically } from "./AtomicFile.js"
+import { SCRATCH_SUFFIX, createAtomically, syncDirectory, writeAtomically, writeAtomicallyInPieces } from "./AtomicFile.js"
 import * as Memo from "./Memo.js"
 import * as RecordLock from "./RecordLock.js"
 import * as ShelfPages from "./ShelfPage.js"
@@ -207,6 +207,16 @@ export interface RecordStore<A, NotFound, Unreadable, Failed> {
   readonly root: string
   /** Ids of every stored hot record, readable or not. */
   readonly ids: Effect.Effect<ReadonlyArray<string>, Failed>
+  /**
+   * The same ids a batch of at most `size` at a time, each batch handed to
+   * `each` before the next is read: where the backend can, the whole list is
+   * never held (a flat home's first move lists 100,000 names, 1,000,000 at
+   * the goal). A record added or removed meanwhile may or may not be seen.
+   */
+  readonly forEachIdBatch: <E, R>(
+    size: number,
+    each: (ids: ReadonlyArray<string>) => Effect.Effect<void, E, R>
+  ) => Effect.Effect<void, E | Failed, R>
   /** Whether a record with exactly this id is stored, hot or archived. */
   readonly exists: (id: string) => Effect.Effect<boolean, Failed>
   /** One record by its exact id. */
@@ -283,6 +293,20 @@ export interface RecordStore<A, NotFound, Unreadable, Failed> {
    * so they need not be read back.
    */
   readonly shelfIndex: (shelf: string, known?: ReadonlyMap<string, A>) => Effect.Effect<ReadonlyMap<string, string>, Failed>
+  /**
+   * The shelf's index brought up to date and written, keeping none of it:
+   * what a move does after filling a shelf. Where the backend can, in
+   * bounded memory (a batch of the shelf's names at a time, written as it
+   * goes), however many records the shelf holds.
+   */
+  readonly indexShelf: (shelf: string) => Effect.Effect<void, Failed>
+  /**
+   * Shelves with no index written yet. A move indexes the shelves it filled
+   * once it is done, so a shelf without one is a move that was stopped
+   * before its end (a first move killed half-way): the next command that
+   * lists finishes it, as it would have started it.
+   */
+  readonly unindexedShelves: Effect.Effect<ReadonlyArray<string>, Failed>
 }
 
 /** A shelved record's id and its order key. */
@@ -381,6 +405,8 @@ const REASON_MAX_CHARS = 400
 /** Ids an ambiguous lookup names before "and N more". */
 export const AMBIGUOUS_NAMED = 10
 
+const isPlatformError = (e: unknown): e is PlatformError.PlatformError => typeof e === "object" && e !== null && PlatformError.TypeId in e
+
 const isNotFound = (e: PlatformError.PlatformError) => e._tag === "SystemError" && e.reason === "NotFound"
 
 const mtimeMs = (info: FileSystem.File.Info) => Option.getOrElse(Option.map(info.mtime, (d) => d.getTime()), () => -1)
@@ -474,6 +500,33 @@ export type BoundedReadRefusal =
   | { readonly _tag: "TooBig"; readonly size: number }
   | { readonly _tag: "Failed"; readonly message: string }
 
+/** A refusal as words, for an error message. */
+const refusalWords = (why: BoundedReadRefusal): string => {
+  switch (why._tag) {
+    case "NotFound":
+      return "not found"
+    case "NotRegular":
+      return `it is ${why.kind}`
+    case "TooBig":
+      return `too big (${why.size} bytes)`
+    case "Failed":
+      return why.message
+  }
+}
+
+/**
+ * Names read from a shelf per batch when indexing or sweeping it: a few
+ * hundred kilobytes of index text written at a time, whatever the shelf holds.
+ */
+const NAMES_BATCH = 500
+
+/** `all` in slices of at most `size`, in order. */
+export const chunksOf = <T>(all: ReadonlyArray<T>, size: number): ReadonlyArray<ReadonlyArray<T>> => {
+  const chunks: Array<ReadonlyArray<T>> = []
+  for (let i = 0; i < all.length; i += size) chunks.push(all.slice(i, i + size))
+  return chunks
+}
+
 /**
  * An optional fast path for reading one record file, synchronously and in
  * one step: open without blocking, check on the descriptor that it is a
@@ -484,8 +537,25 @@ export type BoundedReadRefusal =
  */
 export class BoundedReader extends Context.Tag("magi/BoundedReader")<
   BoundedReader,
-  { readonly readString: (path: string, maxBytes: number) => Either.Either<string, BoundedReadRefusal> }
+  {
+    readonly readString: (path: string, maxBytes: number) => Either.Either<string, BoundedReadRefusal>
+    /**
+     * A folder's names a batch at a time (`opendir`), never the whole folder
+     * at once: the first move of a flat home lists 100,000 names, 1,000,000
+     * at the goal, and a listing of them all, kept while they move, was the
+     * largest part of what the move held. `undefined` when the folder is not
+     * there. Names added or removed meanwhile may or may not be seen; the
+     * others are seen once each.
+     */
+    readonly openNames: (path: string) => Either.Either<NamesCursor | undefined, BoundedReadRefusal>
+  }
 >() {}
+
+/** An open folder read a batch at a time: `next` gives at most `max` names, none once all were given; `close` once done. */
+export interface NamesCursor {
+  readonly next: (max: number) => ReadonlyArray<string>
+  readonly close: () => void
+}
 
 /** Build a store of one kind of record. */
 export const make = <A, NotFound, Unreadable, Failed>(
@@ -515,6 +585,45 @@ export const make = <A, NotFound, Unreadable, Failed>(
       flat
         ? all.filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5))
         : all.filter((n) => !n.startsWith(".") && n !== options.archive?.dir)
+
+    /**
+     * `dir`'s names a batch at a time, each handed to `each` before the next
+     * is read (`BoundedReader.openNames`); without the bounded reader (in
+     * memory, in tests), one listing handed over in batches.
+     */
+    const forEachNames = <E, R>(
+      dir: string,
+      size: number,
+      each: (names: ReadonlyArray<string>) => Effect.Effect<void, E, R>
+    ): Effect.Effect<void, E | Failed, R> => {
+      if (Option.isNone(reader)) {
+        return Effect.flatMap(
+          fs.readDirectory(dir).pipe(
+            Effect.catchIf(isNotFound, () => Effect.succeed<string[]>([])),
+            Effect.mapError(failed(`list ${dir}`))
+          ),
+          (all) => Effect.forEach(chunksOf(all, size), each, { discard: true })
+        )
+      }
+      const fast = reader.value
+      const listFailed = (message: string) => errors.failed(`list ${dir}: ${message}`)
+      return Effect.acquireUseRelease(
+        Effect.suspend(() => {
+          const opened = fast.openNames(dir)
+          return Either.isRight(opened) ? Effect.succeed(opened.right) : Effect.fail(listFailed(refusalWords(opened.left)))
+        }),
+        (cursor) =>
+          Effect.gen(function* () {
+            if (cursor === undefined) return
+            for (;;) {
+              const names = yield* Effect.try({ try: () => cursor.next(size), catch: (e) => listFailed(describeThrown(e)) })
+              if (names.length === 0) return
+              yield* each(names)
+            }
+          }),
+        (cursor) => Effect.sync(() => cursor?.close())
+      )
+    }
 
     const notRegular = (path: string, kind_: string) => errors.unreadable(`${path} is ${kind_}, not a ${kind.noun} file; magi reads only regular files`)
     const tooBig = (path: string, size: number | bigint) => errors.unreadable(reasons.tooBig(kind, path, size))
@@ -782,6 +891,17 @@ export const make = <A, NotFound, Unreadable, Failed>(
 
     const ids: Effect.Effect<ReadonlyArray<string>, Failed> = flat ? Effect.map(names, idsIn) : Effect.map(hotIdsAndNames, (h) => h.ids)
 
+    // The folder layout's hot ids are the root's folders less the shelved
+    // ones, which takes every name at once; the flat layout's are its
+    // names, read a batch at a time.
+    const forEachIdBatch = <E, R>(size: number, each: (ids: ReadonlyArray<string>) => Effect.Effect<void, E, R>): Effect.Effect<void, E | Failed, R> =>
+      flat
+        ? forEachNames(root, size, (batch) => {
+          const found = idsIn(batch)
+          return found.length === 0 ? Effect.void : each(found)
+        })
+        : Effect.flatMap(ids, (all) => Effect.forEach(chunksOf(all, size), each, { discard: true }))
+
     /**
      * The folder layout's stamp: the hot ids and each one's record file
      * mtime, hashed. One stat per hot record plus one per shelf, whatever
@@ -1022,6 +1142,17 @@ export const make = <A, NotFound, Unreadable, Failed>(
         Effect.map((all) => all.filter((n) => isSafeId(n) && !n.includes(".")).sort().reverse())
       )
 
+    const unindexedShelves: Effect.Effect<ReadonlyArray<string>, Failed> = archiveRoot === undefined
+      ? Effect.succeed([])
+      : fs.readDirectory(archiveRoot).pipe(
+        Effect.catchIf(isNotFound, () => Effect.succeed<string[]>([])),
+        Effect.mapError(failed(`list ${archiveRoot}`)),
+        Effect.map((all) => {
+          const indexed = new Set(all.filter((n) => n.endsWith(".index.json")).map((n) => n.slice(0, -".index.json".length)))
+          return all.filter((n) => isSafeId(n) && !n.includes(".") && !indexed.has(n))
+        })
+      )
+
     interface ShelfListing {
       /** The records' ids, newest first. */
       readonly ids: ReadonlyArray<string>
@@ -1052,10 +1183,33 @@ export const make = <A, NotFound, Unreadable, Failed>(
     const shelfIds = (shelf: string): Effect.Effect<ReadonlyArray<string>, Failed> => Effect.map(shelfListing(shelf), (l) => l.ids)
 
     /**
+     * Each shelf's leftovers, reused while its folder is unchanged (`Memo`),
+     * read a batch of names at a time: only the few leftovers are kept, never
+     * the shelf's names (the sweep after a first move of 1,000,000 questions
+     * would otherwise hold them all).
+     */
+    const shelfLeftovers = Memo.make<ReadonlyArray<string>>()
+
+    const leftoversOn = (shelf: string): Effect.Effect<ReadonlyArray<string>, Failed> => {
+      const dir = shelfDirOf(shelf)
+      return shelfLeftovers.get(
+        shelf,
+        Memo.mtimeOf(fs, dir),
+        Effect.suspend(() => {
+          const found: Array<string> = []
+          return Effect.as(
+            forEachNames(dir, NAMES_BATCH, (names) => Effect.sync(() => found.push(...names.filter(isLeftover)))),
+            found
+          )
+        })
+      )
+    }
+
+    /**
      * The leftovers beside the shelves (a month index's scratch) and on them
-     * (a write to a shelved record killed midway). A shelf's names come from
-     * its memo while it is unchanged, so a sweep reads no shelf of 10,000
-     * names that nothing wrote to.
+     * (a write to a shelved record killed midway). A shelf's leftovers come
+     * from their memo while it is unchanged, so a sweep reads no shelf of
+     * 10,000 names that nothing wrote to.
      */
     const sweepArchive = (now: number): Effect.Effect<number> =>
       archiveRoot === undefined
@@ -1064,9 +1218,10 @@ export const make = <A, NotFound, Unreadable, Failed>(
           const beside = yield* fs.readDirectory(archiveRoot).pipe(Effect.orElseSucceed((): string[] => []))
           let removed = yield* sweepIn(archiveRoot, beside, now)
           for (const shelf of yield* shelves) {
-            const { leftovers } = yield* shelfListing(shelf)
+            const leftovers = yield* leftoversOn(shelf)
             if (leftovers.length === 0) continue
             removed += yield* sweepIn(shelfDirOf(shelf), leftovers, now)
+            shelfLeftovers.forget(shelf)
             shelfNames.forget(shelf)
           }
           return removed
@@ -1177,6 +1332,66 @@ export const make = <A, NotFound, Unreadable, Failed>(
           Effect.withSpan("RecordStore.shelfIndex", { attributes: { shelf } })
         )
 
+    /** The stored index file of a shelf, parsed; empty when missing, torn or hand-edited (rebuilt from the files then). */
+    const storedIndex = (file: string): Effect.Effect<Record<string, unknown>> =>
+      fs.readFileString(file).pipe(
+        Effect.map((text): Record<string, unknown> => {
+          try {
+            const parsed: unknown = JSON.parse(text)
+            return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {}
+          } catch {
+            return {}
+          }
+        }),
+        Effect.orElseSucceed((): Record<string, unknown> => ({}))
+      )
+
+    /**
+     * What `shelfIndex` writes, written as it is made: the shelf's names a
+     * batch at a time, each entry taken from the stored index or from its
+     * record (read and let go), and the file written a batch of entries at a
+     * time. Nothing grows with the shelf but the stored index read at the
+     * start (none at a first move); building the whole index as a map and
+     * then as one string was the peak of a first move (the month indexes of
+     * 100,000 questions, one after another, at its very end).
+     */
+    const indexShelf = (shelf: string): Effect.Effect<void, Failed> => {
+      if (archiveOpts === undefined || archiveRoot === undefined || !isSafeId(shelf)) return Effect.void
+      const dir = shelfDirOf(shelf)
+      const file = NodePath.join(archiveRoot, `${shelf}.index.json`)
+      return Effect.gen(function* () {
+        const stored = yield* storedIndex(file)
+        let changed = false
+        let count = 0
+        yield* withFs(writeAtomicallyInPieces(file, (write) =>
+          Effect.gen(function* () {
+            yield* write("{")
+            yield* forEachNames(dir, NAMES_BATCH, (names) =>
+              Effect.gen(function* () {
+                let piece = ""
+                for (const name of names) {
+                  if (!name.endsWith(".json")) continue
+                  const id = name.slice(0, -5)
+                  let entry = Object.hasOwn(stored, id) ? storedEntry(id, stored[id]) : undefined
+                  if (entry === undefined) {
+                    changed = true
+                    const record = yield* Effect.either(readAt(id, NodePath.join(dir, name)))
+                    // An unreadable file is indexed with no words, as `buildIndex` does.
+                    entry = Either.isRight(record) ? entryOf(id, record.right) : { order: id, digest: "" }
+                  }
+                  piece += `${count === 0 ? "" : ","}${JSON.stringify(id)}:${JSON.stringify([entry.order, entry.digest])}`
+                  count++
+                }
+                if (piece !== "") yield* write(piece)
+              }))
+            yield* write("}")
+            // Unchanged (every entry was stored, none gone): the scratch is dropped, the file left as it was.
+            return changed || Object.keys(stored).length !== count
+          }))).pipe(Effect.mapError((e): Failed => (isPlatformError(e) ? failed(`index ${dir}`)(e) : e)))
+        indexes.forget(shelf)
+      }).pipe(Effect.withSpan("RecordStore.indexShelf", { attributes: { shelf } }))
+    }
+
     /**
      * An entry as the index file keeps it: `[order, words]`. A bare string is
      * an index written before order keys: its words, and the id for the
@@ -1194,17 +1409,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
       Effect.gen(function* () {
         const dir = shelfDirOf(shelf)
         const file = NodePath.join(archiveDir, `${shelf}.index.json`)
-        const stored = yield* fs.readFileString(file).pipe(
-          Effect.map((text): Record<string, unknown> => {
-            try {
-              const parsed: unknown = JSON.parse(text)
-              return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {}
-            } catch {
-              return {} // torn or hand-edited: rebuilt from the files below
-            }
-          }),
-          Effect.orElseSucceed((): Record<string, unknown> => ({}))
-        )
+        const stored = yield* storedIndex(file)
         const index = new Map<string, IndexEntry>()
         let changed = false
         for (const id of yield* shelfIds(shelf)) {
@@ -1306,9 +1511,12 @@ export const make = <A, NotFound, Unreadable, Failed>(
       shelves,
       shelfIds,
       shelfIndex,
+      indexShelf,
+      unindexedShelves,
       shelvedIds,
       root,
       ids,
+      forEachIdBatch,
       exists,
       remove,
       read,

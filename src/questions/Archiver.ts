@@ -28,7 +28,8 @@ export const EVERY = Duration.minutes(5)
 /** Move everything movable now, batch by batch, index the months filled, and sweep leftovers; how many moved. */
 export const archiveNow = Effect.gen(function* () {
   const store = yield* QuestionStore
-  const months = new Set<string>()
+  // A move killed before its indexing left months without one, however few it moves now.
+  const months = new Set<string>(yield* store.unindexedMonths)
   let total = 0
   for (;;) {
     const { moved, more, months: touched } = yield* store.archiveSettled(BATCH)

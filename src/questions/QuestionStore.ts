@@ -155,6 +155,13 @@ export interface QuestionStoreShape {
   readonly indexHistory: (months: Iterable<string>) => Effect.Effect<void, StoreError>
   /** Whether any question was ever moved to a month's shelf: a home written before the shelves has none. */
   readonly hasHistory: Effect.Effect<boolean>
+  /**
+   * Months with no index yet: a move stopped before its end (killed
+   * half-way through a first move of 100,000 questions, say). The next
+   * command that lists finishes it, as it would have started it, and the
+   * archiver indexes them whether or not it moves anything into them.
+   */
+  readonly unindexedMonths: Effect.Effect<ReadonlyArray<string>>
   /** One run's open questions, newest first. */
   readonly openFor: (run: string) => Effect.Effect<ReadonlyArray<Question>, StoreError>
   /**
@@ -237,12 +244,6 @@ const STREAM_CHUNK = 256
 
 /** Moves in flight at once: libuv's four threads, kept busy, with room to spare. */
 const MOVES_IN_FLIGHT = 8
-
-const chunksOf = <A>(all: ReadonlyArray<A>, size: number): ReadonlyArray<ReadonlyArray<A>> => {
-  const out: Array<ReadonlyArray<A>> = []
-  for (let i = 0; i < all.length; i += size) out.push(all.slice(i, i + size))
-  return out
-}
 
 /** The questions' folder in the home, and their key in the database. */
 const QUESTIONS_FOLDER = "questions"
@@ -620,46 +621,49 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
   const archiveSettled = (batch: number) =>
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
-      // The hot folder's names once, then its records a chunk at a time:
-      // never the whole folder in memory (a first move of 100,000 questions
-      // held them all, and the process kept the memory after), and never a
-      // listing per batch (quadratic).
-      const ids = yield* records.ids
+      // The hot folder's names a batch at a time, each batch's records
+      // judged and moved before the next names are read: never the whole
+      // folder in memory, neither its records (a first move of 100,000
+      // questions held them all, and the process kept the memory after)
+      // nor its names (100,000 ids held through the move were most of what
+      // it kept alive, and at 1,000,000 they alone would pass the goal),
+      // and never a listing per batch (quadratic). Names the move renames
+      // away are behind the cursor; a question written meanwhile may wait
+      // for the next round.
       let moved = 0
       const months = new Set<string>()
-      for (const chunk of chunksOf(ids, batch)) {
-        // Only the ids of the due ones are kept, each record let go as soon
-        // as it is judged: a batch of 500 decoded questions held through the
-        // moves' file operations outlived the young generation's collections
-        // and was promoted, so the old generation filled with them between
-        // full collections (the peak of a first move was that garbage).
-        const due = yield* Effect.filter(
-          chunk,
-          (id) => Effect.map(Effect.option(records.read(id)), (q) => Option.isSome(q) && History.archivable(q.value, now))
-        )
-        const done = yield* Effect.forEach(
-          due,
-          (id) =>
-            // Judged again under the lock, on the record as it is then: an
-            // answer or an abandonment that landed since the read decides.
-            records.archive(id, (fresh) => History.archivable(fresh, now)).pipe(
-              // One question that cannot move (a lock held past the give-up) waits for the next round.
-              Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not move question ${Q.shortId(id)} to history: ${e.message}`), false))
-            ),
-          // A move is a few file operations, each a round trip through
-          // libuv's thread pool; several in flight keep its four threads busy.
-          { concurrency: MOVES_IN_FLIGHT }
-        )
-        moved += done.filter((d) => d).length
-        const touched = new Set(due.flatMap((id) => History.monthOf(id) ?? []))
-        for (const m of touched) months.add(m)
-        yield* records.flushShelves(touched)
-        // Between batches the process serves whatever else is waiting.
-        yield* Effect.yieldNow()
-      }
-      // Each month's index brought up to date (the moved records read back
-      // one at a time, never held together), so a search reads index lines.
-      for (const m of months) yield* Effect.ignore(records.shelfIndex(m))
+      yield* records.forEachIdBatch(batch, (chunk) =>
+        Effect.gen(function* () {
+          // Only the ids of the due ones are kept, each record let go as soon
+          // as it is judged: a batch of 500 decoded questions held through the
+          // moves' file operations outlived the young generation's collections
+          // and was promoted, so the old generation filled with them between
+          // full collections (the peak of a first move was that garbage).
+          const due = yield* Effect.filter(
+            chunk,
+            (id) => Effect.map(Effect.option(records.read(id)), (q) => Option.isSome(q) && History.archivable(q.value, now))
+          )
+          const done = yield* Effect.forEach(
+            due,
+            (id) =>
+              // Judged again under the lock, on the record as it is then: an
+              // answer or an abandonment that landed since the read decides.
+              records.archive(id, (fresh) => History.archivable(fresh, now)).pipe(
+                // One question that cannot move (a lock held past the give-up) waits for the next round.
+                Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not move question ${Q.shortId(id)} to history: ${e.message}`), false))
+              ),
+            // A move is a few file operations, each a round trip through
+            // libuv's thread pool; several in flight keep its four threads busy.
+            { concurrency: MOVES_IN_FLIGHT }
+          )
+          moved += done.filter((d) => d).length
+          const touched = new Set(due.flatMap((id) => History.monthOf(id) ?? []))
+          for (const m of touched) months.add(m)
+          yield* records.flushShelves(touched)
+          // Between batches the process serves whatever else is waiting.
+          yield* Effect.yieldNow()
+        }))
+      // The months' indexes are the caller's (`indexHistory`), once, after.
       return { moved, more: false, months: [...months] }
     }).pipe(Effect.withSpan("QuestionStore.archiveSettled"))
 
@@ -678,8 +682,10 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
     historyPage,
     everything,
     archiveSettled,
-    indexHistory: (months: Iterable<string>) => Effect.forEach([...months], (m) => records.shelfIndex(m), { discard: true }),
+    // Written as made, one month after another, none kept (`indexShelf`).
+    indexHistory: (months: Iterable<string>) => Effect.forEach([...months], (m) => records.indexShelf(m), { discard: true }),
     hasHistory: Effect.map(records.shelves, (s) => s.length > 0).pipe(Effect.orElseSucceed(() => true)),
+    unindexedMonths: records.unindexedShelves.pipe(Effect.orElseSucceed((): ReadonlyArray<string> => [])),
     openFor,
     update,
     abandonForRun,

@@ -40,7 +40,10 @@ export const firstMove = Effect.gen(function* () {
   const runStore = yield* Effect.serviceOption(RunStore)
   const taskStore = yield* Effect.serviceOption(TaskStore)
   const moved = { questions: 0, runs: 0, tasks: 0 }
-  if (!(yield* questions.hasHistory)) moved.questions = yield* Archiver.archiveNow
+  // A first move killed half-way is finished by the next command, before it
+  // lists: otherwise the rest stayed hot until a `magi serve` moved it
+  // beside its loop, whose listings re-read the hot folder at every rename.
+  if (!(yield* questions.hasHistory) || (yield* questions.unindexedMonths).length > 0) moved.questions = yield* Archiver.archiveNow
   if (runStore._tag === "Some" && !(yield* runStore.value.hasHistory)) moved.runs = yield* runStore.value.archiveFinished(Archiver.BATCH)
   if (taskStore._tag === "Some" && !(yield* taskStore.value.hasHistory)) moved.tasks = yield* taskStore.value.archiveDone(Archiver.BATCH)
   return moved

@@ -41,6 +41,30 @@ describe("a home written before the month shelves", () => {
     expect((await me.run(["answer", old[1]!.id])).stdout).toContain("settled aa02")
   }, 60_000)
 
+  it("magi answer --list finishes a first move killed half-way, and indexes the month it had begun", async () => {
+    const me = owner()
+    const moved = [settled(3, "ae01"), settled(4, "ae02")]
+    const left = [settled(5, "ae03"), settled(6, "ae04"), settled(7, "ae05")]
+    const open = { ...freeQuestion("20261101-100000-ce01", new Date(2026, 10, 1, 10)), summary: "still open" }
+    await seed(me.home, [...moved, ...left, open].map((q) => ({ q })))
+    // What a first move killed half-way leaves: some on their shelf, the month
+    // not indexed yet (that comes at the move's end), the rest still hot.
+    const shelf = NodePath.join(me.questionsDir, "history", "2026-06")
+    NodeFs.mkdirSync(shelf, { recursive: true })
+    for (const q of moved) NodeFs.renameSync(NodePath.join(me.questionsDir, `${q.id}.json`), NodePath.join(shelf, `${q.id}.json`))
+
+    const listed = await me.run(["answer", "--list"])
+    expect(listed.code, listed.stderr).toBe(0)
+    expect(listed.stdout).toContain("still open")
+    expect(listed.stderr).toContain("moved 3 settled questions to the month shelves")
+    expect(NodeFs.readdirSync(me.questionsDir).filter((n) => n.endsWith(".json"))).toEqual([`${open.id}.json`])
+    // The month is indexed whole, the questions moved before the kill with the rest.
+    const index = JSON.parse(NodeFs.readFileSync(NodePath.join(me.questionsDir, "history", "2026-06.index.json"), "utf8")) as Record<string, unknown>
+    expect(Object.keys(index).sort()).toEqual([...moved, ...left].map((q) => q.id).sort())
+    // Once finished, the next listing moves nothing.
+    expect((await me.run(["answer", "--list"])).stderr).not.toContain("moved")
+  }, 60_000)
+
   it("magi runs moves the finished runs' records to their shelves, keeps their folders, and lists them still", async () => {
     const me = owner()
     const done = sampleRun("20260603-100000-b001", { status: "done", instruction: "an old finished run" })

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FileSystem } from "@effect/platform"
-import { Chunk, Effect, Either, Option, Stream, TestClock } from "effect"
+import { Chunk, Effect, Either, Layer, Option, Stream, TestClock } from "effect"
 import * as NodePath from "node:path"
+import * as LocalContext from "../../src/platform/LocalContext.js"
 import * as Q from "../../src/questions/Question.js"
 import * as History from "../../src/questions/History.js"
 import { archiveNow } from "../../src/questions/Archiver.js"
@@ -255,3 +256,43 @@ for (const backend of backends) {
       ))
   })
 }
+
+// The first move as magi runs it on Node (`LocalContext`: the folders' names
+// read a batch at a time through `opendir`, each month's index written as it
+// is made), with more questions than one batch of names holds.
+describe("the first move of a flat home, on Node's own filesystem layer", () => {
+  it.scoped("moves every settled question over several batches of names, leaves the open ones, and indexes each month whole", () =>
+    Effect.gen(function* () {
+      const base = yield* tempDir
+      const root = NodePath.join(base, "questions")
+      yield* Effect.gen(function* () {
+        const store = yield* QuestionStore
+        const fs = yield* FileSystem.FileSystem
+        // 640 settled (more than one batch of 500 names, in the hot folder and on August's shelf) and 3 open.
+        const months = [[7, 520], [8, 60], [9, 60]] as const
+        const settledOnes = months.flatMap(([month, count]) =>
+          Array.from({ length: count }, (_, i) => {
+            const asked = new Date(2026, month, 1 + (i % 27), 9, i % 60)
+            return settled(idAt(asked, i.toString(16).padStart(4, "0")), asked, `question ${month}-${i} about caching`)
+          })
+        )
+        const open = [1, 2, 3].map((i) => choiceQuestion(idAt(new Date(2026, 10, 20, 9, i), `0pe${i}`), new Date(2026, 10, 20, 9, i)))
+        yield* Effect.forEach([...settledOnes, ...open], (q) => store.put(q), { concurrency: 8, discard: true })
+        yield* TestClock.setTime(new Date(2026, 11, 1).getTime())
+        expect(yield* archiveNow).toBe(640)
+        const hot = (yield* fs.readDirectory(root)).filter((n) => n.endsWith(".json")).sort()
+        expect(hot).toEqual(open.map((q) => `${q.id}.json`).sort())
+        for (const [month, count] of months) {
+          const shelf = History.monthOf(settledOnes.find((q) => new Date(q.asked_at).getMonth() === month)!.id)!
+          const index = JSON.parse(yield* fs.readFileString(NodePath.join(root, "history", `${shelf}.index.json`))) as Record<string, [string, string]>
+          const onShelf = settledOnes.filter((q) => History.monthOf(q.id) === shelf)
+          expect(onShelf).toHaveLength(count)
+          expect(Object.keys(index).sort()).toEqual(onShelf.map((q) => q.id).sort())
+          for (const q of onShelf) expect(index[q.id]).toEqual([History.orderKey(q), History.digest(q)])
+        }
+        // Found by its words, through the index just written.
+        const found = yield* store.historyPage({ limit: 5, words: ["question", "7-517"] })
+        expect(found.questions.map((q) => q.summary)).toEqual(["question 7-517 about caching"])
+      }).pipe(Effect.provide(QuestionStore.at(root).pipe(Layer.provideMerge(LocalContext.layer))))
+    }))
+})
