@@ -10,11 +10,11 @@
  * last and holds it, saying why, where `magi task show` shows it.
  */
 import { describe, expect, it } from "vitest"
-import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { tempDirSync, until } from "../support.js"
-import { databaseForFile, type Host, makeHost, run, type Started, start } from "./hostsSupport.js"
+import { pidAlive } from "../../src/platform/Claims.js"
+import { databaseForFile, gitRepo, type Host, makeHost, run, type Started, start } from "./hostsSupport.js"
 
 const QUEUE_AGENT = NodePath.resolve("test/fixtures/queue-agent.mjs")
 
@@ -28,8 +28,6 @@ const PROCESS_DEADLINE = 60_000
 const RECONCILE_DEADLINE = 60_000
 
 const db = databaseForFile()
-
-const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, stdio: "pipe", encoding: "utf8" })
 
 const lines = <A>(file: string): ReadonlyArray<A> =>
   NodeFs.existsSync(file) ? NodeFs.readFileSync(file, "utf8").split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as A) : []
@@ -45,24 +43,13 @@ const killHard = (pid: number) => {
   }
 }
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
-
 describe("a task whose loop dies mid-turn twice", { timeout: 2 * RECONCILE_DEADLINE + 4 * PROCESS_DEADLINE }, () => {
   it("is held for the owner once the second restart finds it, visibly, and never started a third time", async () => {
     const dir = tempDirSync()
     const starts = NodePath.join(dir, "starts.jsonl")
     const finished = NodePath.join(dir, "finished.jsonl")
     const clone = NodePath.join(dir, "app")
-    NodeFs.mkdirSync(clone)
-    git(clone, "init", "-q", "-b", "trunk")
-    git(clone, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "init")
+    gitRepo(clone)
     // The agent waits at a gate nobody opens: every turn is surely mid-run when its loop dies.
     NodeFs.writeFileSync(NodePath.join(clone, "magi.toml"), `[agents.fake]\nkind = "command"\ncommand = ${JSON.stringify(["node", QUEUE_AGENT])}\n`)
     const host: Host = makeHost(db.url(), dir, "alpha", { env: { MAGI_RUN: "", MAGI_NODE: "" } })
@@ -74,7 +61,7 @@ describe("a task whose loop dies mid-turn twice", { timeout: 2 * RECONCILE_DEADL
       s.child.kill("SIGKILL")
       killHard(turn.pid)
       await s.exited
-      await until("the killed agent to be gone", () => !alive(turn.pid), PROCESS_DEADLINE)
+      await until("the killed agent to be gone", () => !pidAlive(turn.pid), PROCESS_DEADLINE)
     }
     const turns = () => lines<{ task: string; run: string; pid: number }>(starts)
 

@@ -27,7 +27,7 @@ import { TASK_CLAIM } from "../../src/queue/TaskStore.js"
 import { MAGI } from "../runSupport.js"
 import { freshDatabaseSync } from "../pgSupport.js"
 import { tempDirSync, until } from "../support.js"
-import { type Host, makeHost, run, type Started, startArgv } from "./hostsSupport.js"
+import { gitRepo, type Host, makeHost, run, type Started, startArgv } from "./hostsSupport.js"
 
 const QUEUE_AGENT = NodePath.resolve("test/fixtures/queue-agent.mjs")
 
@@ -49,8 +49,6 @@ beforeAll(async () => {
 afterAll(async () => {
   if (canUnshare) await db.drop()
 })
-
-const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, stdio: "pipe", encoding: "utf8" })
 
 /** A host with a clone of `origin` (named `app`) whose magi.toml runs the fake queue agent. */
 interface AppHost extends Host {
@@ -138,9 +136,7 @@ describe.skipIf(!canUnshare)("a host on another machine killed mid-run", { timeo
     const finished = NodePath.join(dir, "finished.jsonl")
     const alphaGate = NodePath.join(dir, "alpha-gate")
     const origin = NodePath.join(dir, "origin")
-    NodeFs.mkdirSync(origin)
-    git(origin, "init", "-q", "-b", "trunk")
-    git(origin, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "init")
+    gitRepo(origin)
     const alpha = makeAppHost(dir, "alpha", origin)
     const beta = makeAppHost(dir, "beta", origin)
     const agentEnv = { FAKE_AGENT_STARTS: starts, FAKE_AGENT_LOG: finished }

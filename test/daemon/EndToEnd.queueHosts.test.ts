@@ -12,7 +12,7 @@ import * as NodePath from "node:path"
 import Pg from "pg"
 import { freshDatabaseSync } from "../pgSupport.js"
 import { tempDirSync, until } from "../support.js"
-import { type Host, makeHost, pageUrl, run, type Started, start } from "./hostsSupport.js"
+import { gitRepo, type Host, makeHost, pageUrl, run, type Started, start } from "./hostsSupport.js"
 
 const QUEUE_AGENT = NodePath.resolve("test/fixtures/queue-agent.mjs")
 const CONDUCTOR_AGENT = NodePath.resolve("test/fixtures/conductor-agent.mjs")
@@ -29,16 +29,8 @@ afterAll(async () => {
   await db.drop()
 })
 
-const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, stdio: "pipe", encoding: "utf8" })
-
 /** A repository with one commit: what every host clones. */
-const origin = (dir: string, name: string) => {
-  const repo = NodePath.join(dir, name)
-  NodeFs.mkdirSync(repo)
-  git(repo, "init", "-q", "-b", "trunk")
-  git(repo, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "init")
-  return repo
-}
+const origin = (dir: string, name: string) => gitRepo(NodePath.join(dir, name))
 
 interface QueueHost extends Host {
   /** Its clone of each repository it has, by name. */

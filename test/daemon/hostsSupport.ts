@@ -8,13 +8,22 @@
  * every host reaches the one database by `MAGI_STORE_URL`, as the machines of
  * one installation do.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process"
+import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { afterAll, beforeAll } from "vitest"
 import { freshDatabaseSync } from "../pgSupport.js"
 import { MAGI } from "../runSupport.js"
 import { until } from "../support.js"
+
+/** A new repository at `dir` (made if missing) on branch trunk, with one empty commit: what the hosts clone or run their tasks in. */
+export const gitRepo = (dir: string): string => {
+  NodeFs.mkdirSync(dir, { recursive: true })
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: dir, stdio: "pipe" })
+  git("init", "-q", "-b", "trunk")
+  git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "init")
+  return dir
+}
 
 /** The one database of a test file's hosts: made fresh before its tests, dropped after them. */
 export const databaseForFile = (): { readonly url: () => string } => {
