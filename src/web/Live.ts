@@ -138,12 +138,16 @@ export class Live extends Context.Tag("magi/web/Live")<
       // reaches fifty phones within milliseconds of reaching the first.
       const hub = yield* PubSub.sliding<Message>(16)
       yield* Effect.addFinalizer(() => PubSub.shutdown(hub))
-      const revisionsNow: Effect.Effect<Revisions> = Effect.all({
+      /** How each kind's revision is read: all of them by the poll, one by a change to that kind. */
+      const revisionOf: Record<FeedKind, Effect.Effect<number>> = {
         questions: store.revision,
         notices: notices.revision,
         runs: runs.revision,
         queue: tasks.revision,
-        chats: chats.revision,
+        chats: chats.revision
+      }
+      const revisionsNow: Effect.Effect<Revisions> = Effect.all({
+        ...revisionOf,
         hosts: hostsNow
         // Read side by side: on PostgreSQL each is a round trip, and a change
         // from another host reaches open pages once all are in.
@@ -167,9 +171,9 @@ export class Live extends Context.Tag("magi/web/Live")<
       // six (the hosts' a read of every host's record) on every change any
       // host makes; the poll still reads them all. Merged into the last
       // reading in one step, so two kinds changing at once lose neither.
-      const onFileEvent = (kind: FeedKind, revision: Effect.Effect<number>) =>
+      const onFileEvent = (kind: FeedKind) =>
         Effect.gen(function* () {
-          const now = yield* revision
+          const now = yield* revisionOf[kind]
           const merged = yield* Ref.updateAndGet(last, (l) => ({ ...l, revisions: { ...l.revisions, [kind]: now } }))
           yield* PubSub.publish(hub, { _tag: "Change", revisions: merged.revisions, loop: merged.loop })
         })
@@ -188,15 +192,15 @@ export class Live extends Context.Tag("magi/web/Live")<
         else yield* remember(revisions, holders, owner, at)
       })
 
-      const feeds: ReadonlyArray<readonly [FeedKind, Stream.Stream<string>, Effect.Effect<number>]> = [
-        ["questions", store.changes, store.revision],
-        ["notices", notices.changes, notices.revision],
-        ["queue", tasks.changes, tasks.revision],
-        ["chats", chats.changes, chats.revision],
-        ["runs", runStore.changes, runs.revision]
+      const feeds: ReadonlyArray<readonly [FeedKind, Stream.Stream<string>]> = [
+        ["questions", store.changes],
+        ["notices", notices.changes],
+        ["queue", tasks.changes],
+        ["chats", chats.changes],
+        ["runs", runStore.changes]
       ]
       yield* Stream.mergeAll(
-        feeds.map(([kind, changes, revision]) => changes.pipe(Stream.filter(isRecordFile), Stream.mapEffect(() => onFileEvent(kind, revision)))),
+        feeds.map(([kind, changes]) => changes.pipe(Stream.filter(isRecordFile), Stream.mapEffect(() => onFileEvent(kind)))),
         { concurrency: feeds.length }
       ).pipe(Stream.runDrain, Effect.forkScoped)
       // A host's record is rewritten by every beat; only what a page shows
