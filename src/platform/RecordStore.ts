@@ -405,6 +405,9 @@ const REASON_MAX_CHARS = 400
 /** Ids an ambiguous lookup names before "and N more". */
 export const AMBIGUOUS_NAMED = 10
 
+/** A shelf's index file beside it in the archive folder: `<shelf>.index.json`. */
+const INDEX_SUFFIX = ".index.json"
+
 const isPlatformError = (e: unknown): e is PlatformError.PlatformError => typeof e === "object" && e !== null && PlatformError.TypeId in e
 
 const isNotFound = (e: PlatformError.PlatformError) => e._tag === "SystemError" && e.reason === "NotFound"
@@ -1010,7 +1013,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
     const forgetDigest = (id: string): Effect.Effect<void> => {
       const shelf = archiveOpts?.shelfOf(id)
       if (archiveRoot === undefined || shelf === undefined || !isSafeId(shelf)) return Effect.void
-      const file = NodePath.join(archiveRoot, `${shelf}.index.json`)
+      const file = NodePath.join(archiveRoot, `${shelf}${INDEX_SUFFIX}`)
       return Effect.gen(function* () {
         indexes.forget(shelf)
         const text = yield* fs.readFileString(file)
@@ -1133,25 +1136,22 @@ export const make = <A, NotFound, Unreadable, Failed>(
 
     // -- the archive ---------------------------------------------------------
 
-    const shelves: Effect.Effect<ReadonlyArray<string>, Failed> = archiveRoot === undefined
+    /** The archive folder's names: its shelves, their indexes, scratch files. */
+    const archiveNames: Effect.Effect<ReadonlyArray<string>, Failed> = archiveRoot === undefined
       ? Effect.succeed([])
       : fs.readDirectory(archiveRoot).pipe(
         Effect.catchIf(isNotFound, () => Effect.succeed<string[]>([])),
-        Effect.mapError(failed(`list ${archiveRoot}`)),
-        // A shelf is a folder whose name has no dot; its index and scratch files have one.
-        Effect.map((all) => all.filter((n) => isSafeId(n) && !n.includes(".")).sort().reverse())
+        Effect.mapError(failed(`list ${archiveRoot}`))
       )
+    // A shelf is a folder whose name has no dot; its index and scratch files have one.
+    const isShelfName = (n: string) => isSafeId(n) && !n.includes(".")
 
-    const unindexedShelves: Effect.Effect<ReadonlyArray<string>, Failed> = archiveRoot === undefined
-      ? Effect.succeed([])
-      : fs.readDirectory(archiveRoot).pipe(
-        Effect.catchIf(isNotFound, () => Effect.succeed<string[]>([])),
-        Effect.mapError(failed(`list ${archiveRoot}`)),
-        Effect.map((all) => {
-          const indexed = new Set(all.filter((n) => n.endsWith(".index.json")).map((n) => n.slice(0, -".index.json".length)))
-          return all.filter((n) => isSafeId(n) && !n.includes(".") && !indexed.has(n))
-        })
-      )
+    const shelves: Effect.Effect<ReadonlyArray<string>, Failed> = Effect.map(archiveNames, (all) => all.filter(isShelfName).sort().reverse())
+
+    const unindexedShelves: Effect.Effect<ReadonlyArray<string>, Failed> = Effect.map(archiveNames, (all) => {
+      const indexed = new Set(all.filter((n) => n.endsWith(INDEX_SUFFIX)).map((n) => n.slice(0, -INDEX_SUFFIX.length)))
+      return all.filter((n) => isShelfName(n) && !indexed.has(n))
+    })
 
     interface ShelfListing {
       /** The records' ids, newest first. */
@@ -1358,7 +1358,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
     const indexShelf = (shelf: string): Effect.Effect<void, Failed> => {
       if (archiveOpts === undefined || archiveRoot === undefined || !isSafeId(shelf)) return Effect.void
       const dir = shelfDirOf(shelf)
-      const file = NodePath.join(archiveRoot, `${shelf}.index.json`)
+      const file = NodePath.join(archiveRoot, `${shelf}${INDEX_SUFFIX}`)
       return Effect.gen(function* () {
         const stored = yield* storedIndex(file)
         let changed = false
@@ -1408,7 +1408,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
     const buildIndex = (shelf: string, archiveDir: string, given?: ReadonlyMap<string, A>): Effect.Effect<ShelfIndex, Failed> =>
       Effect.gen(function* () {
         const dir = shelfDirOf(shelf)
-        const file = NodePath.join(archiveDir, `${shelf}.index.json`)
+        const file = NodePath.join(archiveDir, `${shelf}${INDEX_SUFFIX}`)
         const stored = yield* storedIndex(file)
         const index = new Map<string, IndexEntry>()
         let changed = false
