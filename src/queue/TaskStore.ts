@@ -43,8 +43,6 @@ export const queueDir = (home: { readonly dir: string }) => NodePath.join(home.d
  * machine is replaced at once (its pid). This is the default's rule.
  */
 export const TASK_CLAIM = Claims.acrossHosts(DEFAULT_CLAIM_TTL_SECS)
-/** How often the default's claim is renewed: a sixth of its ttl, so five renewals may fail in a row before it is lost. */
-export const TASK_CLAIM_RENEW = TASK_CLAIM.renewEvery
 
 // ---------------------------------------------------------------------------
 // Errors

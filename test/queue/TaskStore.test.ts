@@ -9,7 +9,7 @@ import { MagiHome } from "../../src/platform/MagiHome.js"
 import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
 import * as StoreBackend from "../../src/platform/StoreBackend.js"
 import * as T from "../../src/queue/Task.js"
-import { TASK_CLAIM_RENEW, TaskStore, pidAlive } from "../../src/queue/TaskStore.js"
+import { TASK_CLAIM, TaskStore, pidAlive } from "../../src/queue/TaskStore.js"
 import { tempDir } from "../support.js"
 
 /** A pid that was real a moment ago and is now certainly gone. */
@@ -199,7 +199,7 @@ for (const backend of backends) {
           const { store, fs, t, claimFile } = yield* claimedTask(root)
           const first = JSON.parse(yield* fs.readFileString(claimFile)).renewed_at
           // Hours of a running task in virtual time: renewed all along, never free.
-          for (let i = 0; i < 30; i++) yield* TestClock.adjust(TASK_CLAIM_RENEW)
+          for (let i = 0; i < 30; i++) yield* TestClock.adjust(TASK_CLAIM.renewEvery)
           expect(JSON.parse(yield* fs.readFileString(claimFile)).renewed_at).toBeGreaterThan(first)
           expect(yield* store.claimant(t.id)).toEqual(Option.some(process.pid))
           yield* store.unclaim(t.id)
