@@ -14,18 +14,6 @@ import { Notifier } from "../questions/Notifier.js"
 import { Waits } from "../questions/Waits.js"
 import { Hosts } from "../platform/Hosts.js"
 
-/** Everything questions need, over `home` (the owner's, from the environment, when not given). */
-export const questionsLayer = (
-  home: Layer.Layer<MagiHome> = MagiHome.fromEnv,
-  config: Layer.Layer<MagiConfig, unknown, FileSystem.FileSystem> = MagiConfig.fromFiles()
-) =>
-  Waits.layer.pipe(
-    // The hosts, on the same backend (one pool: the layers are shared): `magi answer ID` says when a resume waits for room.
-    Layer.provideMerge(Layer.mergeAll(QuestionStore.layer, Notifier.layer, Hosts.layer)),
-    Layer.provideMerge(Layer.mergeAll(config, home)),
-    Layer.provideMerge(LocalContext.layer)
-  )
-
 /**
  * The question store alone, over `home`: what reading the questions needs
  * (`magi answer`'s listing). The notifier, the waits and the hosts are for
@@ -38,4 +26,15 @@ export const questionStoreLayer = (
   QuestionStore.layer.pipe(
     Layer.provideMerge(Layer.mergeAll(config, home)),
     Layer.provideMerge(LocalContext.layer)
+  )
+
+/** Everything questions need, over `home` (the owner's, from the environment, when not given): the store and what answering adds. */
+export const questionsLayer = (
+  home: Layer.Layer<MagiHome> = MagiHome.fromEnv,
+  config: Layer.Layer<MagiConfig, unknown, FileSystem.FileSystem> = MagiConfig.fromFiles()
+) =>
+  Waits.layer.pipe(
+    // The hosts, on the same backend (one pool: the layers are shared): `magi answer ID` says when a resume waits for room.
+    Layer.provideMerge(Layer.mergeAll(Notifier.layer, Hosts.layer)),
+    Layer.provideMerge(questionStoreLayer(home, config))
   )

@@ -19,15 +19,6 @@ import { RunDriver } from "../runs/RunDriver.js"
 import { TaskStore } from "../queue/TaskStore.js"
 import { Hosts } from "../platform/Hosts.js"
 
-/** Everything a run needs, over `home` (the owner's, from the environment, when not given). */
-export const runsLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>
-  RunDriver.layer.pipe(
-    Layer.provideMerge(Layer.mergeAll(RunStore.layer, Agents.layer, Leases.layer, Workspaces.git, TaskStore.layer, Hosts.layer)),
-    Layer.provideMerge(Layer.mergeAll(QuestionStore.layer, Notifier.layer, Rosters.fromFiles, TurnSlots.layer)),
-    Layer.provideMerge(Layer.mergeAll(MagiConfig.fromFiles(), home)),
-    Layer.provideMerge(LocalContext.layer)
-  )
-
 /**
  * What listing runs needs (`magi runs`): the run and task stores, and the
  * questions for the first move to the month shelves. Not the driver, the
@@ -39,4 +30,12 @@ export const runListingLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) 
     Layer.provideMerge(QuestionStore.layer),
     Layer.provideMerge(Layer.mergeAll(MagiConfig.fromFiles(), home)),
     Layer.provideMerge(LocalContext.layer)
+  )
+
+/** Everything a run needs, over `home` (the owner's, from the environment, when not given): the listing's stores and the driver over them. */
+export const runsLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>
+  RunDriver.layer.pipe(
+    Layer.provideMerge(Layer.mergeAll(Agents.layer, Leases.layer, Workspaces.git, Hosts.layer)),
+    Layer.provideMerge(Layer.mergeAll(Notifier.layer, Rosters.fromFiles, TurnSlots.layer)),
+    Layer.provideMerge(runListingLayer(home))
   )
