@@ -99,8 +99,9 @@ describe("several hosts on one PostgreSQL store", { timeout: 240_000 }, () => {
     const shown = JSON.parse(run(alpha, repo, {}, "show", "--json").stdout) as { id: string; host: string; worktree: string }
     expect(shown.host).toBe("alpha")
     // The killed asker's lease (on alpha's disk) would hold the waiter off for its ttl: aged instead.
+    // Leases only: an asker killed mid-beat can leave its empty scratch file beside them.
     const leases = NodePath.join(alpha.home, "questions", "leases")
-    for (const f of NodeFs.existsSync(leases) ? NodeFs.readdirSync(leases) : []) {
+    for (const f of NodeFs.existsSync(leases) ? NodeFs.readdirSync(leases).filter((n) => n.endsWith(".lease")) : []) {
       const file = NodePath.join(leases, f)
       NodeFs.writeFileSync(file, JSON.stringify({ ...JSON.parse(NodeFs.readFileSync(file, "utf8")), beat_at: "2000-01-01T00:00:00Z" }))
     }
