@@ -9,7 +9,7 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import * as Q from "../src/questions/Question.js"
-import * as MemoryFileSystem from "../src/platform/MemoryFileSystem.js"
+import * as MemoryFileSystem from "../src/store/MemoryFileSystem.js"
 import { QuestionStore } from "../src/questions/QuestionStore.js"
 
 export const RUN = "20260902-201256-9fb7"

@@ -3,7 +3,7 @@
 // (temp file, fsync, rename, fsync of the folder), and the same write with
 // the flushes off for comparison; medians and p99.
 import * as LocalContext from "../../src/platform/LocalContext.js"
-import { writeAtomically } from "../../src/platform/AtomicFile.js"
+import { writeAtomically } from "../../src/store/files/AtomicFile.js"
 import { Effect, Layer } from "effect"
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"

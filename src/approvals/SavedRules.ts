@@ -12,8 +12,8 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Context, Data, Effect, Either, Layer, Random, Schema } from "effect"
-import * as StoreBackend from "../platform/StoreBackend.js"
-import { parseVersioned } from "../platform/VersionedJson.js"
+import * as StoreBackend from "../store/StoreBackend.js"
+import { parseVersioned } from "../store/VersionedJson.js"
 
 export const SAVED_RULE_SCHEMA = 1
 

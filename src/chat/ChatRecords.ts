@@ -6,9 +6,9 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Data, Effect, Either, Schema, Stream } from "effect"
-import * as RecordStore from "../platform/RecordStore.js"
-import * as StoreBackend from "../platform/StoreBackend.js"
-import { isNewerSchema, type NewerSchema, parseVersioned } from "../platform/VersionedJson.js"
+import * as RecordStore from "../store/files/RecordStore.js"
+import * as StoreBackend from "../store/StoreBackend.js"
+import { isNewerSchema, type NewerSchema, parseVersioned } from "../store/VersionedJson.js"
 import * as Q from "../questions/Question.js"
 import { CHAT_SCHEMA, Chat } from "./Chat.js"
 

@@ -3,7 +3,7 @@
  * decides (`--reply`) or speaks back (`--say`). Every refusal is the
  * question's own message on stderr, exit 1, and nothing written.
  */
-import { firstMoveSaid } from "../store/Shelving.js"
+import { firstMoveSaid } from "../app/Shelving.js"
 import { Args, Command, Options } from "@effect/cli"
 import { Clock, Config, Effect, Either, Option, Stream } from "effect"
 import * as Q from "../questions/Question.js"

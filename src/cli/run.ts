@@ -7,7 +7,7 @@
  * the owner's answer reaches the seat through `magi serve`, not through this
  * process.
  */
-import { firstMoveSaid } from "../store/Shelving.js"
+import { firstMoveSaid } from "../app/Shelving.js"
 import { Args, Command, Options } from "@effect/cli"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodePath from "node:path"

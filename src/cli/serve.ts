@@ -16,7 +16,7 @@ import { Deputies } from "../daemon/Deputies.js"
 import { CliFailure } from "./CliFailure.js"
 import { runsLayer } from "./RunLayer.js"
 import { writeErr } from "./io.js"
-import { firstMoveSaid, shelveLoop } from "../store/Shelving.js"
+import { firstMoveSaid, shelveLoop } from "../app/Shelving.js"
 import { Hosts } from "../platform/Hosts.js"
 import { TurnSlots } from "../agents/TurnSlots.js"
 

@@ -6,7 +6,7 @@
  * both sides' checksums, and exit 1 when any kind differs.
  *
  * Safe to run again, and to rerun after a kill: a record already on the
- * target is never touched (see `platform/StoreMigration`). The database's
+ * target is never touched (see `store/StoreMigration`). The database's
  * password is never printed: every message names it by its masked URL.
  */
 import { Command, Options } from "@effect/cli"
@@ -15,10 +15,10 @@ import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
-import * as Postgres from "../platform/Postgres.js"
-import * as StoreBackend from "../platform/StoreBackend.js"
-import * as StoreMigration from "../platform/StoreMigration.js"
-import { kinds } from "../store/Kinds.js"
+import * as Postgres from "../store/postgres/Postgres.js"
+import * as StoreBackend from "../store/StoreBackend.js"
+import * as StoreMigration from "../store/StoreMigration.js"
+import { kinds } from "../app/Kinds.js"
 import { CliFailure } from "./CliFailure.js"
 import { writeErr, writeOut } from "./io.js"
 

@@ -5,7 +5,7 @@
  * the store's lock, so a refusal here is the same refusal the web gives, and
  * a refused command has written nothing.
  */
-import { firstMoveSaid } from "../store/Shelving.js"
+import { firstMoveSaid } from "../app/Shelving.js"
 import { Args, Command, Options } from "@effect/cli"
 import * as PlatformCommand from "@effect/platform/Command"
 import * as FileSystem from "@effect/platform/FileSystem"

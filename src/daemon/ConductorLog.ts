@@ -16,8 +16,8 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Context, Data, Effect, Either, Layer, Random } from "effect"
 import * as NodePath from "node:path"
 import { MagiHome } from "../platform/MagiHome.js"
-import type * as RecordStore from "../platform/RecordStore.js"
-import * as StoreBackend from "../platform/StoreBackend.js"
+import type * as RecordStore from "../store/files/RecordStore.js"
+import * as StoreBackend from "../store/StoreBackend.js"
 import type { Decision } from "./ConductorVerdict.js"
 
 export interface DecisionRecord {

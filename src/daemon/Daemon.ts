@@ -13,7 +13,7 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Data, Deferred, Duration, Effect, Either, Option, Schedule, Schema } from "effect"
 import * as NodePath from "node:path"
-import * as Claims from "../platform/Claims.js"
+import * as Claims from "../store/Claims.js"
 import * as Q from "../questions/Question.js"
 
 /** How often the owning loop says it is alive. */

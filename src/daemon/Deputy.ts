@@ -12,7 +12,7 @@
  */
 import { Either, Schema } from "effect"
 import { isApproval } from "../approvals/Approval.js"
-import { parseVersioned } from "../platform/VersionedJson.js"
+import { parseVersioned } from "../store/VersionedJson.js"
 import * as Q from "../questions/Question.js"
 import { type MagiName, PLAIN_MAGI } from "../agents/Prompts.js"
 import { NODE as CONDUCT } from "./ConductorDecide.js"

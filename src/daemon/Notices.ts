@@ -9,8 +9,8 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Context, Data, Effect, Either, Layer, Option, Random, Schema, Stream } from "effect"
 import * as NodePath from "node:path"
-import * as RecordStore from "../platform/RecordStore.js"
-import * as StoreBackend from "../platform/StoreBackend.js"
+import * as RecordStore from "../store/files/RecordStore.js"
+import * as StoreBackend from "../store/StoreBackend.js"
 import { Notifier } from "../questions/Notifier.js"
 import * as Q from "../questions/Question.js"
 

@@ -14,7 +14,7 @@
  */
 import { Either, Schema } from "effect"
 import * as NodeCrypto from "node:crypto"
-import { parseVersioned } from "../platform/VersionedJson.js"
+import { parseVersioned } from "../store/VersionedJson.js"
 
 /** How long a pairing code is good for: long enough to find the phone and scan, short enough that a code left in a scrollback is dead. */
 export const CODE_LIFETIME_MS = 10 * 60 * 1000

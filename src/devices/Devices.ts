@@ -6,7 +6,7 @@
  */
 import type * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Context, Effect, Either, Layer, Option, Schema } from "effect"
-import * as StoreBackend from "../platform/StoreBackend.js"
+import * as StoreBackend from "../store/StoreBackend.js"
 import * as Device from "./Device.js"
 import * as PushSubscription from "./PushSubscription.js"
 

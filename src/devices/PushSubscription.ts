@@ -14,7 +14,7 @@ import { Either, Schema } from "effect"
 import * as NodeCrypto from "node:crypto"
 import * as NodeNet from "node:net"
 import { DEVICE_SCHEMA } from "./Device.js"
-import { parseVersioned } from "../platform/VersionedJson.js"
+import { parseVersioned } from "../store/VersionedJson.js"
 
 export const PushSubscription = Schema.Struct({
   schema: Schema.Literal(DEVICE_SCHEMA),

@@ -20,8 +20,8 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Context, Data, Duration, Effect, Either, Layer, Option, Schedule, Schema, type Scope, Stream } from "effect"
 import * as NodeOs from "node:os"
 import { defaults, MagiConfig } from "./MagiConfig.js"
-import * as StoreBackend from "./StoreBackend.js"
-import { isNewerSchema, type NewerSchema, parseVersioned } from "./VersionedJson.js"
+import * as StoreBackend from "../store/StoreBackend.js"
+import { isNewerSchema, type NewerSchema, parseVersioned } from "../store/VersionedJson.js"
 import { VERSION } from "./Version.js"
 
 /** How often a host says it is alive. */

@@ -25,7 +25,7 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { Effect, Either, Layer, Option } from "effect"
-import * as RecordStore from "./RecordStore.js"
+import * as RecordStore from "../store/files/RecordStore.js"
 import * as NodeFs from "node:fs"
 
 /**

@@ -24,9 +24,9 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import { Data, Effect, Either, Layer, Option, Schema } from "effect"
 import * as NodeCrypto from "node:crypto"
 import * as NodePath from "node:path"
-import { createAtomically } from "../platform/AtomicFile.js"
-import * as Postgres from "../platform/Postgres.js"
-import * as StoreBackend from "../platform/StoreBackend.js"
+import { createAtomically } from "../store/files/AtomicFile.js"
+import * as Postgres from "../store/postgres/Postgres.js"
+import * as StoreBackend from "../store/StoreBackend.js"
 
 /** `<home>/answer-links.key`: the HMAC secret, hex, readable by the owner alone. */
 export const SECRET_FILE = "answer-links.key"

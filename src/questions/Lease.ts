@@ -20,7 +20,7 @@ import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { MagiHome, questionsDir } from "../platform/MagiHome.js"
 import { Timestamp, timestamp } from "./Question.js"
-import { writeAtomically } from "../platform/AtomicFile.js"
+import { writeAtomically } from "../store/files/AtomicFile.js"
 
 /**
  * How long a beat keeps a lease fresh. `magi ask` beats after every 3 s poll

@@ -19,7 +19,7 @@ import { Config, Context, Data, Duration, Effect, Either, Layer, Option, Ref, St
 import * as Clock from "effect/Clock"
 import * as Q from "./Question.js"
 import type { Question } from "./Question.js"
-import * as StoreBackend from "../platform/StoreBackend.js"
+import * as StoreBackend from "../store/StoreBackend.js"
 import * as AnswerLinks from "./AnswerLinks.js"
 import * as Ntfy from "./Ntfy.js"
 import * as WebPush from "./WebPush.js"

@@ -7,7 +7,7 @@
  * daemon, and a test can replay any of them at any instant.
  */
 import { Data, Either, Schema } from "effect"
-import { isNewerSchema, type NewerSchema, parseVersioned } from "../platform/VersionedJson.js"
+import { isNewerSchema, type NewerSchema, parseVersioned } from "../store/VersionedJson.js"
 
 /**
  * On-disk format version. Bumped when a field's meaning changes or a field is

@@ -6,7 +6,7 @@
  * `magi answer` at a terminal) and a rename is the one cross-process atomic
  * write that needs no server. The files themselves (atomic durable writes,
  * the per-question lock, bounded reads, listing, ids) are the shared
- * `platform/RecordStore`; this module adds what is a question's own: the
+ * `store/files/RecordStore`; this module adds what is a question's own: the
  * listing order, runs' questions, counts and panels.
  *
  * All I/O goes through `@effect/platform`'s `FileSystem`, so the same code
@@ -21,12 +21,12 @@ import type { Question } from "./Question.js"
 import * as History from "./History.js"
 import * as Announcements from "./Announcements.js"
 import { MagiHome, questionsDir } from "../platform/MagiHome.js"
-import * as Claims from "../platform/Claims.js"
-import * as RecordStore from "../platform/RecordStore.js"
-import * as Postgres from "../platform/Postgres.js"
-import * as ShelfPage from "../platform/ShelfPage.js"
-import * as StoreBackend from "../platform/StoreBackend.js"
-import type { NewerSchema } from "../platform/VersionedJson.js"
+import * as Claims from "../store/Claims.js"
+import * as RecordStore from "../store/files/RecordStore.js"
+import * as Postgres from "../store/postgres/Postgres.js"
+import * as ShelfPage from "../store/ShelfPage.js"
+import * as StoreBackend from "../store/StoreBackend.js"
+import type { NewerSchema } from "../store/VersionedJson.js"
 import type { SqlError } from "@effect/sql/SqlError"
 import { type RunStatus, resumable } from "../runs/RunStatus.js"
 
@@ -38,7 +38,7 @@ import { type RunStatus, resumable } from "../runs/RunStatus.js"
  */
 export const PANEL_MAX_BYTES = 8 * 1024 * 1024
 
-export { LOCK_GIVE_UP_MS, LOCK_RETRY_MS, LOCK_STALE_MS } from "../platform/RecordLock.js"
+export { LOCK_GIVE_UP_MS, LOCK_RETRY_MS, LOCK_STALE_MS } from "../store/files/RecordLock.js"
 
 const PANEL_DIR = ".panel"
 const PANEL_TMP = ".panel.tmp"

@@ -8,7 +8,7 @@
  * status can only change the ways written down here.
  */
 import { Data, Either, Schema } from "effect"
-import { isNewerSchema, type NewerSchema, parseVersioned } from "../platform/VersionedJson.js"
+import { isNewerSchema, type NewerSchema, parseVersioned } from "../store/VersionedJson.js"
 import { Timestamp, makeId, shortId, timestamp } from "../questions/Question.js"
 
 export { makeId, shortId, timestamp }

@@ -5,7 +5,7 @@
  * Files for the same reason as questions: `magi task` at a terminal, an
  * agent filing a follow-up from inside a run, `magi web` and the loop all
  * write tasks, and a rename is the one cross-process atomic write that needs
- * no server. The files themselves are the shared `platform/RecordStore`'s
+ * no server. The files themselves are the shared `store/files/RecordStore`'s
  * (atomic writes, the per-record lock, listings that skip and explain an
  * unreadable file, ids by prefix or suffix); this module adds what is the
  * queue's own: stamping `updated_at`, the list order, filing under a fresh
@@ -19,10 +19,10 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Context, Data, Effect, Either, FiberMap, Layer, Option, Random, Schedule, Stream } from "effect"
 import * as NodePath from "node:path"
-import * as Claims from "../platform/Claims.js"
-import * as ShelfMove from "../platform/ShelfMove.js"
-import * as StoreBackend from "../platform/StoreBackend.js"
-import * as RecordStore from "../platform/RecordStore.js"
+import * as Claims from "../store/Claims.js"
+import * as ShelfMove from "../store/ShelfMove.js"
+import * as StoreBackend from "../store/StoreBackend.js"
+import * as RecordStore from "../store/files/RecordStore.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import { DEFAULT_CLAIM_TTL_SECS, MagiConfig } from "../platform/MagiConfig.js"
 import * as T from "./Task.js"

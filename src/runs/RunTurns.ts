@@ -7,7 +7,7 @@
  * A turn holds its seat's lock (`<run dir>/leases/seat-<key>.lease`) from
  * before its agent starts until the seat is written back, so two processes
  * (the waiter, `magi run --resume`) never both resume one session. The lock
- * is a claim of the one claims primitive (`platform/Claims`): renewed while
+ * is a claim of the one claims primitive (`store/Claims`): renewed while
  * the turn runs, free again once its process is gone — at once on this
  * machine, where a dead pid is known (a `magi serve` killed with -9 and
  * started again picks its turns up in seconds), or after `LEASE_TTL`
@@ -15,7 +15,7 @@
  */
 import { Data, Duration, Effect, Either, Fiber, Option, Schedule } from "effect"
 import type { MagiName } from "../agents/Prompts.js"
-import * as Claims from "../platform/Claims.js"
+import * as Claims from "../store/Claims.js"
 import * as Lease from "../questions/Lease.js"
 
 /**

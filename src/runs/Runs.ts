@@ -5,17 +5,17 @@
  * process (`magi run`, `magi run --resume`, the daemon's waiter) can pick a run
  * up where another left it: the seats carry their CLI sessions, the status
  * says whether it can still come back. Stored with the shared record store
- * (`platform/RecordStore`, folder layout): atomic durable writes, versioned
+ * (`store/files/RecordStore`, folder layout): atomic durable writes, versioned
  * like questions, and updated under the run's lock because the process that
  * ran the turn and the waiter delivering an answer both write it.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Context, Data, Effect, Either, Layer, Schema, Stream } from "effect"
 import * as NodePath from "node:path"
-import * as RecordStore from "../platform/RecordStore.js"
-import * as ShelfMove from "../platform/ShelfMove.js"
-import * as StoreBackend from "../platform/StoreBackend.js"
-import { isNewerSchema, type NewerSchema, parseVersioned } from "../platform/VersionedJson.js"
+import * as RecordStore from "../store/files/RecordStore.js"
+import * as ShelfMove from "../store/ShelfMove.js"
+import * as StoreBackend from "../store/StoreBackend.js"
+import { isNewerSchema, type NewerSchema, parseVersioned } from "../store/VersionedJson.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as Q from "../questions/Question.js"
 import { monthOf } from "../questions/History.js"

@@ -21,7 +21,7 @@ import { Live, type Message } from "./Live.js"
 import { NoticeFeed } from "./NoticeFeed.js"
 import { NotifySetting } from "./NotifySetting.js"
 import { Hosts } from "../platform/Hosts.js"
-import type { NewerSchema } from "../platform/VersionedJson.js"
+import type { NewerSchema } from "../store/VersionedJson.js"
 
 /** Largest request body accepted: an answer is a sentence, not an upload. */
 export const MAX_BODY_BYTES = 1024 * 1024

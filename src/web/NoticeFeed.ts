@@ -8,7 +8,7 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import { Context, Effect, Layer, Stream } from "effect"
 import { changesOnBackend, listOf, type Notice, onBackend } from "../daemon/Notices.js"
-import * as StoreBackend from "../platform/StoreBackend.js"
+import * as StoreBackend from "../store/StoreBackend.js"
 
 export class NoticeFeed extends Context.Tag("magi/web/NoticeFeed")<
   NoticeFeed,

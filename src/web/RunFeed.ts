@@ -11,7 +11,7 @@
  */
 import { Clock, Context, Effect, Layer, Option, Ref } from "effect"
 import { type Run, RunStore, type RunStoreError } from "../runs/Runs.js"
-import * as Memo from "../platform/Memo.js"
+import * as Memo from "../store/files/Memo.js"
 
 /** How long a scan serves list requests: `Live`'s poll, which takes a fresh one that often. */
 const SCAN_REUSE_MS = 1000

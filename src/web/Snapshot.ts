@@ -24,7 +24,7 @@
  * revision *and* holders.
  */
 import { Clock, Context, Effect, Layer, Option, Ref } from "effect"
-import * as Memo from "../platform/Memo.js"
+import * as Memo from "../store/files/Memo.js"
 import * as NodeCrypto from "node:crypto"
 import * as NodeZlib from "node:zlib"
 import * as Lease from "../questions/Lease.js"

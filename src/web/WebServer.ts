@@ -14,7 +14,7 @@ import type { MagiHome } from "../platform/MagiHome.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { type BadBind, publicHostOf, reachableBeyondLoopback, resolveBind } from "./Bind.js"
 import { Devices } from "../devices/Devices.js"
-import * as StoreBackend from "../platform/StoreBackend.js"
+import * as StoreBackend from "../store/StoreBackend.js"
 import * as PairingApi from "./PairingApi.js"
 import * as Api from "./Api.js"
 import * as Page from "./Page.js"
@@ -42,7 +42,7 @@ import * as ServiceWorker from "./ServiceWorker.js"
 import { Agents } from "../agents/Agents.js"
 import { Rosters } from "../agents/AgentRoster.js"
 import { ConductorLog } from "../daemon/ConductorLog.js"
-import type { StoreUnavailable, StoreUrlInvalid } from "../platform/Postgres.js"
+import type { StoreUnavailable, StoreUrlInvalid } from "../store/postgres/Postgres.js"
 
 /**
  * A restarted `magi web` often finds its port still held by the process it

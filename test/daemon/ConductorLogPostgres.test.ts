@@ -12,7 +12,7 @@ import { Effect, Layer, Redacted, TestClock } from "effect"
 import * as NodePath from "node:path"
 import { ConductorLog, type DecisionRecord, decisionsPath, latestFor, readDecisions } from "../../src/daemon/ConductorLog.js"
 import { MagiHome } from "../../src/platform/MagiHome.js"
-import { StoreBackend } from "../../src/platform/StoreBackend.js"
+import { StoreBackend } from "../../src/store/StoreBackend.js"
 import { freshDatabase, query } from "../pgSupport.js"
 import { tempDir } from "../support.js"
 

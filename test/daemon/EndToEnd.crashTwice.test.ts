@@ -13,7 +13,7 @@ import { describe, expect, it } from "vitest"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { tempDirSync, until } from "../support.js"
-import { pidAlive } from "../../src/platform/Claims.js"
+import { pidAlive } from "../../src/store/Claims.js"
 import { databaseForFile, gitRepo, type Host, makeHost, run, type Started, start } from "./hostsSupport.js"
 
 const QUEUE_AGENT = NodePath.resolve("test/fixtures/queue-agent.mjs")

@@ -6,7 +6,7 @@
 import { FileSystem } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { MagiHome } from "../../src/platform/MagiHome.js"
-import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
+import * as MemoryFileSystem from "../../src/store/MemoryFileSystem.js"
 import { QuestionStore } from "../../src/questions/QuestionStore.js"
 import { TaskStore } from "../../src/queue/TaskStore.js"
 import { Workspaces } from "../../src/runs/NewRun.js"

@@ -15,7 +15,7 @@ import { tempDirSync } from "../support.js"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect, Layer, Option } from "effect"
 import { Devices } from "../../src/devices/Devices.js"
-import { StoreBackend } from "../../src/platform/StoreBackend.js"
+import { StoreBackend } from "../../src/store/StoreBackend.js"
 import { MagiHome } from "../../src/platform/MagiHome.js"
 import { phoneKeys } from "../web/push-support.js"
 

@@ -4,7 +4,7 @@ import { Effect, Either } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as LocalContext from "../../src/platform/LocalContext.js"
-import * as RecordStore from "../../src/platform/RecordStore.js"
+import * as RecordStore from "../../src/store/files/RecordStore.js"
 import { tempDirSync } from "../support.js"
 
 describe("LocalContext", () => {

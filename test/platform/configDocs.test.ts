@@ -24,7 +24,7 @@ vi.mock("../../src/platform/MagiConfig.js", async (importOriginal) => {
 import { settingsOf } from "../../src/platform/MagiConfig.js"
 import { fromTable, Rosters, type AgentSpec } from "../../src/agents/AgentRoster.js"
 import { interviewerFor } from "../../src/chat/Chats.js"
-import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
+import * as MemoryFileSystem from "../../src/store/MemoryFileSystem.js"
 
 type Reader = (root: Record<string, unknown>) => Effect.Effect<unknown, unknown>
 

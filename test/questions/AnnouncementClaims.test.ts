@@ -12,7 +12,7 @@ import * as NodePath from "node:path"
 import * as Announcements from "../../src/questions/Announcements.js"
 import { QuestionStore } from "../../src/questions/QuestionStore.js"
 import { MagiHome } from "../../src/platform/MagiHome.js"
-import { StoreBackend } from "../../src/platform/StoreBackend.js"
+import { StoreBackend } from "../../src/store/StoreBackend.js"
 import { freshDatabase } from "../pgSupport.js"
 import { choiceQuestion, tempDir } from "../support.js"
 

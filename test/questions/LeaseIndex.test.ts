@@ -7,9 +7,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, Ref, TestClock } from "effect"
 import * as Lease from "../../src/questions/Lease.js"
 import { Leases } from "../../src/questions/Lease.js"
-import * as Memo from "../../src/platform/Memo.js"
+import * as Memo from "../../src/store/files/Memo.js"
 import * as LeaseIndex from "../../src/questions/LeaseIndex.js"
-import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
+import * as MemoryFileSystem from "../../src/store/MemoryFileSystem.js"
 
 const ROOT = "/magi/questions"
 

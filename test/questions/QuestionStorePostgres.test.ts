@@ -12,7 +12,7 @@ import * as Q from "../../src/questions/Question.js"
 import { archiveNow } from "../../src/questions/Archiver.js"
 import { PANEL_MAX_BYTES, QuestionStore } from "../../src/questions/QuestionStore.js"
 import { MagiHome } from "../../src/platform/MagiHome.js"
-import { StoreBackend } from "../../src/platform/StoreBackend.js"
+import { StoreBackend } from "../../src/store/StoreBackend.js"
 import { freshDatabase, query } from "../pgSupport.js"
 import { choiceQuestion, ok, tempDir } from "../support.js"
 

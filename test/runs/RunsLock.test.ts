@@ -5,7 +5,7 @@
 import { FileSystem, Error as PlatformError } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer } from "effect"
-import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
+import * as MemoryFileSystem from "../../src/store/MemoryFileSystem.js"
 import { QuestionStore } from "../../src/questions/QuestionStore.js"
 import { RunStore, type Run } from "../../src/runs/Runs.js"
 import { runWithSession } from "../runSupport.js"

@@ -13,7 +13,7 @@ import * as NodePath from "node:path"
 import type * as Q from "../../src/questions/Question.js"
 import { MagiHome } from "../../src/platform/MagiHome.js"
 import { QuestionStore } from "../../src/questions/QuestionStore.js"
-import { StoreBackend } from "../../src/platform/StoreBackend.js"
+import { StoreBackend } from "../../src/store/StoreBackend.js"
 import { TaskStore } from "../../src/queue/TaskStore.js"
 import { tempDirSync } from "../support.js"
 

@@ -15,7 +15,7 @@
  * file, not records in a record store: it joins the list when it becomes a
  * kind of its own.
  */
-import * as StoreMigration from "../platform/StoreMigration.js"
+import * as StoreMigration from "../store/StoreMigration.js"
 import { savedRuleRecords } from "../approvals/SavedRules.js"
 import { chatRecords } from "../chat/ChatRecords.js"
 import { deputyRecords } from "../daemon/Deputies.js"

@@ -13,7 +13,7 @@
  * - **released** by its holder only: a holder stalled past its claim never
  *   removes the next one's.
  *
- * Two backends keep the same contract (`test/platform/ClaimsContract.test.ts`):
+ * Two backends keep the same contract (`test/store/ClaimsContract.test.ts`):
  * files in the home (`FileClaim`, judged on the Clock that wrote them) and
  * PostgreSQL rows (judged on the database's clock, the one clock every host
  * shares). The per-record writer lock is the same idea for milliseconds:
@@ -25,9 +25,9 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Context, Data, Duration, Effect, Either, Layer, Option, Random } from "effect"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import * as FileClaim from "./FileClaim.js"
-import { writeAtomically } from "./AtomicFile.js"
-import { sqlWords } from "./Postgres.js"
+import * as FileClaim from "./files/FileClaim.js"
+import { writeAtomically } from "./files/AtomicFile.js"
+import { sqlWords } from "./postgres/Postgres.js"
 
 /** Who holds a claim. */
 export interface Owner {

@@ -34,9 +34,9 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Chunk, Data, Effect, Either, Option, Stream } from "effect"
 import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
-import { createAtomically } from "./AtomicFile.js"
-import { CHANGES_CHANNEL, sqlWords } from "./Postgres.js"
-import * as RecordStore from "./RecordStore.js"
+import { createAtomically } from "./files/AtomicFile.js"
+import { CHANGES_CHANNEL, sqlWords } from "./postgres/Postgres.js"
+import * as RecordStore from "./files/RecordStore.js"
 import type * as StoreBackend from "./StoreBackend.js"
 
 // ---------------------------------------------------------------------------

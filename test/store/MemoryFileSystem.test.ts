@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as MemoryFileSystem from "../../src/platform/MemoryFileSystem.js"
+import * as MemoryFileSystem from "../../src/store/MemoryFileSystem.js"
 
 describe("the in-memory filesystem", () => {
   it.effect("appends with flag a, as a real disk does, and replaces otherwise", () =>

@@ -8,9 +8,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
-import * as Postgres from "../../src/platform/Postgres.js"
-import { StoreBackend } from "../../src/platform/StoreBackend.js"
-import { freshDatabase, query } from "../pgSupport.js"
+import * as Postgres from "../../../src/store/postgres/Postgres.js"
+import { StoreBackend } from "../../../src/store/StoreBackend.js"
+import { freshDatabase, query } from "../../pgSupport.js"
 
 /** A process's start on `url`: the backend built (and its pool closed again), as every command builds it. */
 const start = (url: string) => Effect.scoped(Layer.build(StoreBackend.postgres(Redacted.make(url))))

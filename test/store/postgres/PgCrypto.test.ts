@@ -19,7 +19,7 @@ interface Helpers {
   readonly randomBytes: (length: number) => Buffer
 }
 
-const ours = require("../../scripts/pg/crypto-node.cjs") as Helpers
+const ours = require("../../../scripts/pg/crypto-node.cjs") as Helpers
 const pgs = require("pg/lib/crypto/utils.js") as Helpers
 
 const hex = (b: ArrayBuffer | Buffer) => Buffer.from(b as ArrayBuffer).toString("hex")

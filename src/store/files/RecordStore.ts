@@ -89,9 +89,9 @@ import * as NodePath from "node:path"
 import { SCRATCH_SUFFIX, createAtomically, syncDirectory, writeAtomically, writeAtomicallyInPieces } from "./AtomicFile.js"
 import * as Memo from "./Memo.js"
 import * as RecordLock from "./RecordLock.js"
-import * as ShelfPages from "./ShelfPage.js"
-import type { ShelfPage } from "./ShelfPage.js"
-import { isNewerSchema, type NewerSchema } from "./VersionedJson.js"
+import * as ShelfPages from "../ShelfPage.js"
+import type { ShelfPage } from "../ShelfPage.js"
+import { isNewerSchema, type NewerSchema } from "../VersionedJson.js"
 
 /** What a kind of record brings to the store. */
 export interface RecordKind<A> {
@@ -200,7 +200,7 @@ export interface Scan<A> {
  * The record store's contract: what every backend (this module's files,
  * `PgRecordStore`'s rows, the files over `MemoryFileSystem` in tests)
  * promises, saying nothing about where records live. The contract tests
- * (`test/platform/RecordStoreContract.ts`) hold each backend to it.
+ * (`test/store/RecordStoreContract.test.ts`) hold each backend to it.
  */
 export interface RecordStore<A, NotFound, Unreadable, Failed> {
   /** Where the records live, for messages: a folder, or a database with its password masked. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Ref } from "effect"
-import * as Memo from "../../src/platform/Memo.js"
+import * as Memo from "../../../src/store/files/Memo.js"
 
 /** A stamp long settled: any value computed now may be kept under it. */
 const OLD_STAMP = 1_000

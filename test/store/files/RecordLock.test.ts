@@ -9,9 +9,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import * as Q from "../../src/questions/Question.js"
-import * as QuestionStore from "../../src/questions/QuestionStore.js"
-import { tempDir } from "../support.js"
+import * as Q from "../../../src/questions/Question.js"
+import * as QuestionStore from "../../../src/questions/QuestionStore.js"
+import { tempDir } from "../../support.js"
 
 /** `MAGI_RACE_ROUNDS` shortens the loop while working on the lock; the suite runs all 200. */
 const ROUNDS = Number(process.env.MAGI_RACE_ROUNDS ?? 200)

@@ -5,7 +5,7 @@
  * question's settle time, a run's id).
  */
 import { Effect, Either } from "effect"
-import type { RecordStore } from "./RecordStore.js"
+import type { RecordStore } from "./files/RecordStore.js"
 
 export interface ShelfPage<A> {
   readonly records: ReadonlyArray<A>

@@ -13,12 +13,12 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Config, Context, Effect, Layer, Option, PubSub, Redacted, Stream } from "effect"
 import * as NodePath from "node:path"
-import { MagiConfig } from "./MagiConfig.js"
-import { MagiHome } from "./MagiHome.js"
+import { MagiConfig } from "../platform/MagiConfig.js"
+import { MagiHome } from "../platform/MagiHome.js"
 import * as Claims from "./Claims.js"
-import * as PgRecordStore from "./PgRecordStore.js"
-import * as Postgres from "./Postgres.js"
-import * as RecordStore from "./RecordStore.js"
+import * as PgRecordStore from "./postgres/PgRecordStore.js"
+import * as Postgres from "./postgres/Postgres.js"
+import * as RecordStore from "./files/RecordStore.js"
 
 export type Backend =
   | { readonly _tag: "files"; readonly home: string }

@@ -1,6 +1,6 @@
 /**
  * Finished runs and done tasks leave the hot folder as settled questions do
- * (`store/Shelving.ts`), on the home folder and on PostgreSQL: the listings
+ * (`app/Shelving.ts`), on the home folder and on PostgreSQL: the listings
  * that `magi web`'s poll, `magi runs` and the queue loop read no longer read
  * them, a lookup by id still finds them, history is paged through, and a
  * done task released to the queue again comes back hot.
@@ -12,12 +12,12 @@ import { Effect, Either, Layer, Redacted, TestClock } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { MagiHome } from "../../src/platform/MagiHome.js"
-import { StoreBackend } from "../../src/platform/StoreBackend.js"
+import { StoreBackend } from "../../src/store/StoreBackend.js"
 import { QuestionStore } from "../../src/questions/QuestionStore.js"
 import * as T from "../../src/queue/Task.js"
 import { TaskStore } from "../../src/queue/TaskStore.js"
 import { RunStore } from "../../src/runs/Runs.js"
-import { shelveNow } from "../../src/store/Shelving.js"
+import { shelveNow } from "../../src/app/Shelving.js"
 import { freshDatabase } from "../pgSupport.js"
 import { sampleRun } from "../runSupport.js"
 import { tempDir } from "../support.js"

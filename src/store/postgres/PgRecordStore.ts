@@ -22,7 +22,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type * as Statement from "@effect/sql/Statement"
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Either, Option } from "effect"
-import { LOCK_GIVE_UP_MS } from "./RecordLock.js"
+import { LOCK_GIVE_UP_MS } from "../files/RecordLock.js"
 import {
   AMBIGUOUS_NAMED,
   chunksOf,
@@ -37,9 +37,9 @@ import {
   type Shelved,
   type ShelvedQuery,
   type Skipped
-} from "./RecordStore.js"
+} from "../files/RecordStore.js"
 import { CHANGES_CHANNEL, sqlWords } from "./Postgres.js"
-import type { ShelfPage } from "./ShelfPage.js"
+import type { ShelfPage } from "../ShelfPage.js"
 
 export interface PgRecordStoreOptions<A, NotFound, Unreadable, Failed> {
   /** The kind's key in the table: the file backend's folder name ("questions", "tasks"). */
