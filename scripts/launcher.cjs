@@ -25,7 +25,7 @@ const script = new Script(Module.wrap(readFileSync(file, "utf8")), { filename: f
 // PostgreSQL driver: on that store every
 // start compiled it again (pg, its protocol, @effect/sql-pg; 30–40 ms under
 // load, docs/benchmarks.md). So the first process that loads the driver
-// (src/store/postgres/Postgres.ts marks it) writes the cache once more, with it,
+// (src/store/postgres/PgConnection.ts marks it) writes the cache once more, with it,
 // and the file beside the cache says so. A home-folder install never does.
 const driverFile = `${cacheFile}.driver`
 const fresh = cachedData === undefined || script.cachedDataRejected

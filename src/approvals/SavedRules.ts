@@ -13,6 +13,7 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Context, Data, Effect, Either, Layer, Random, Schema } from "effect"
 import * as StoreBackend from "../store/StoreBackend.js"
+import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import { parseVersioned } from "../store/VersionedJson.js"
 
 export const SAVED_RULE_SCHEMA = 1
@@ -85,7 +86,7 @@ export interface SavedRulesShape {
 
 export class SavedRules extends Context.Tag("magi/SavedRules")<SavedRules, SavedRulesShape>() {
   /** The saved rules on the configured backend. */
-  static layer = Layer.effect(SavedRules, Effect.suspend(() => make)).pipe(Layer.provide(StoreBackend.StoreBackend.layer))
+  static layer = Layer.effect(SavedRules, Effect.suspend(() => make)).pipe(Layer.provide(ConfiguredStore.layer))
 }
 
 export const make: Effect.Effect<SavedRulesShape, never, StoreBackend.StoreBackend | FileSystem.FileSystem> = Effect.gen(function* () {

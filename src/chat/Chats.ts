@@ -29,7 +29,7 @@ import { Agents, hasSession, type CallResult } from "../agents/Agents.js"
 import { createAtomically } from "../store/files/AtomicFile.js"
 import { loadTable } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
-import * as StoreBackend from "../store/StoreBackend.js"
+import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import * as Q from "../questions/Question.js"
 import type { Task } from "../queue/Task.js"
 import { TaskStore } from "../queue/TaskStore.js"
@@ -153,7 +153,7 @@ export class Chats extends Context.Tag("magi/Chats")<Chats, ChatsShape>() {
         return yield* make(chatsDir(home), yield* ChatRecords.onBackend)
       })
     )
-  ).pipe(Layer.provide(StoreBackend.StoreBackend.layer))
+  ).pipe(Layer.provide(ConfiguredStore.layer))
 }
 
 export const chatsDir = (home: { readonly dir: string }) => NodePath.join(home.dir, CHATS_FOLDER)

@@ -17,6 +17,7 @@ import { MagiConfig } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as Postgres from "../store/postgres/Postgres.js"
 import * as StoreBackend from "../store/StoreBackend.js"
+import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import * as StoreMigration from "../store/StoreMigration.js"
 import { kinds } from "../app/Kinds.js"
 import { CliFailure } from "./CliFailure.js"
@@ -59,7 +60,7 @@ const migrate = Command.make("migrate", options, (o) =>
   Effect.scoped(
     Effect.gen(function* () {
       const wanted = yield* targetOf(o.to)
-      const from = yield* backendIn(StoreBackend.StoreBackend.layer)
+      const from = yield* backendIn(ConfiguredStore.layer)
       const to = wanted._tag === "files" ? ({ _tag: "files", home: wanted.home } as const) : yield* backendIn(StoreBackend.StoreBackend.postgres(wanted.url))
       if (samePlace(from, to))
         return yield* CliFailure.usage(`the records are already in ${StoreBackend.describe(to)}; --to names where to copy them`)

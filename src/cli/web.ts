@@ -23,7 +23,7 @@ import { receivedSignal } from "./Signals.js"
 import { Devices } from "../devices/Devices.js"
 import * as Device from "../devices/Device.js"
 import * as PushSubscription from "../devices/PushSubscription.js"
-import * as StoreBackend from "../store/StoreBackend.js"
+import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import { forTerminal } from "../platform/TerminalText.js"
 import { localTime } from "./io.js"
 
@@ -136,7 +136,7 @@ const options = {
 /** The devices on the store the config names, for `magi web pair|devices|revoke`. */
 const devicesLayer = (home: Option.Option<string>) =>
   Devices.layer.pipe(
-    Layer.provide(StoreBackend.StoreBackend.layer),
+    Layer.provide(ConfiguredStore.layer),
     Layer.provideMerge(Layer.merge(homeLayer(home), MagiConfig.fromFiles(process.cwd()))),
     Layer.provideMerge(LocalContext.layer),
     Layer.mapError((e) => CliFailure.refused(e.message))

@@ -35,6 +35,7 @@ import { git } from "../runs/Worktree.js"
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as Claims from "../store/Claims.js"
 import * as StoreBackend from "../store/StoreBackend.js"
+import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import * as D from "./ConductorDecide.js"
 import { ConductorLog, type DecisionRecord } from "./ConductorLog.js"
 import { parseVerdict, type Decision } from "./ConductorVerdict.js"
@@ -89,7 +90,7 @@ export interface ConductorShape {
 export class Conductor extends Context.Tag("magi/Conductor")<Conductor, ConductorShape>() {
   /** The conductor, its decisions logged on the configured backend. */
   static layer = (options: ConductorOptions = {}) =>
-    Layer.scoped(Conductor, Effect.suspend(() => make(options))).pipe(Layer.provide(Layer.merge(ConductorLog.layer, StoreBackend.StoreBackend.layer)))
+    Layer.scoped(Conductor, Effect.suspend(() => make(options))).pipe(Layer.provide(Layer.merge(ConductorLog.layer, ConfiguredStore.layer)))
   /** No conductor at all (tests of the loop alone, embedding). */
   static off = Layer.succeed(Conductor, { cycle: Effect.succeed([]), busy: Effect.succeed(false) })
 }

@@ -18,6 +18,7 @@ import * as NodePath from "node:path"
 import { MagiHome } from "../platform/MagiHome.js"
 import type * as RecordStore from "../store/files/RecordStore.js"
 import * as StoreBackend from "../store/StoreBackend.js"
+import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import type { Decision } from "./ConductorVerdict.js"
 
 export interface DecisionRecord {
@@ -50,7 +51,7 @@ export class ConductorLog extends Context.Tag("magi/ConductorLog")<ConductorLog,
   /** The log file in the folder `conductDir`, over whichever `FileSystem` is provided. */
   static at = (conductDir: string) => Layer.effect(ConductorLog, Effect.suspend(() => inFile(conductDir)))
   /** The owner's log on the configured backend: `<home>/conduct/decisions.jsonl`, or the database. */
-  static layer = Layer.effect(ConductorLog, Effect.suspend(() => onBackend)).pipe(Layer.provide(StoreBackend.StoreBackend.layer))
+  static layer = Layer.effect(ConductorLog, Effect.suspend(() => onBackend)).pipe(Layer.provide(ConfiguredStore.layer))
 }
 
 export const decisionsPath = (conductDir: string) => NodePath.join(conductDir, "decisions.jsonl")

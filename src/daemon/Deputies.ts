@@ -17,6 +17,7 @@ import { Agents, magiNameFor, newSeat } from "../agents/Agents.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as StoreBackend from "../store/StoreBackend.js"
+import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import * as Lease from "../questions/Lease.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
@@ -39,7 +40,7 @@ export interface DeputiesShape {
 
 export class Deputies extends Context.Tag("magi/Deputies")<Deputies, DeputiesShape>() {
   /** The deputies, their records on the configured backend. */
-  static layer = Layer.scoped(Deputies, Effect.suspend(() => make)).pipe(Layer.provide(StoreBackend.StoreBackend.layer))
+  static layer = Layer.scoped(Deputies, Effect.suspend(() => make)).pipe(Layer.provide(ConfiguredStore.layer))
 }
 
 /** The deputies' records' folder in the home (`conduct/deputies`), and their key in the database. */

@@ -11,6 +11,7 @@ import { Clock, Context, Data, Effect, Either, Layer, Option, Random, Schema, St
 import * as NodePath from "node:path"
 import * as RecordStore from "../store/files/RecordStore.js"
 import * as StoreBackend from "../store/StoreBackend.js"
+import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import { Notifier } from "../questions/Notifier.js"
 import * as Q from "../questions/Question.js"
 
@@ -48,7 +49,7 @@ export class Notices extends Context.Tag("magi/Notices")<Notices, NoticesShape>(
   /** Notices in the folder `root`, over whichever `FileSystem` is provided. */
   static at = (root: string) => Layer.effect(Notices, Effect.suspend(() => Effect.flatMap(recordsAt(root), make)))
   /** The owner's notices on the configured backend: `<home>/notices`, or the database. */
-  static layer = Layer.effect(Notices, Effect.suspend(() => Effect.flatMap(onBackend, make))).pipe(Layer.provide(StoreBackend.StoreBackend.layer))
+  static layer = Layer.effect(Notices, Effect.suspend(() => Effect.flatMap(onBackend, make))).pipe(Layer.provide(ConfiguredStore.layer))
 }
 
 /** The notices' folder in the home, and their key in the database. */

@@ -24,9 +24,10 @@ import * as Notify from "../questions/Notifier.js"
 import * as Q from "../questions/Question.js"
 import * as WebPush from "../questions/WebPush.js"
 import { Devices } from "../devices/Devices.js"
-import * as StoreBackend from "../store/StoreBackend.js"
+import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import { type Check, fail, ok, warn } from "./Check.js"
 import * as Postgres from "../store/postgres/Postgres.js"
+import * as PgConnection from "../store/postgres/PgConnection.js"
 import * as Hosts from "../platform/Hosts.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
@@ -231,7 +232,7 @@ const pushSubscriptions = (settings: Settings, input: DoctorInput) =>
       Effect.map((all) => Option.some(all.length)),
       Effect.provide(
         Devices.layer.pipe(
-          Layer.provide(StoreBackend.StoreBackend.layer),
+          Layer.provide(ConfiguredStore.layer),
           Layer.provideMerge(Layer.merge(MagiConfig.fixed(settings), MagiHome.at(input.home)))
         )
       ),
@@ -387,7 +388,7 @@ const storeChecks = (input: DoctorInput, configured: string | null) =>
     const url = yield* Effect.either(Postgres.parseUrl(raw))
     if (Either.isLeft(url)) return [fail("store", url.left.message, "set [store] url (or MAGI_STORE_URL) to postgres://user:password@host:5432/database")]
     const where = Postgres.maskUrl(raw)
-    const probed = yield* Effect.either(Postgres.probe(url.right))
+    const probed = yield* Effect.either(PgConnection.probe(url.right))
     if (Either.isLeft(probed))
       return [fail("store", probed.left.message, "start the database or fix [store] url / MAGI_STORE_URL; every magi command needs it")]
     const { applied, roundTripsMs } = probed.right

@@ -21,6 +21,7 @@ import { Clock, Context, Data, Duration, Effect, Either, Layer, Option, Schedule
 import * as NodeOs from "node:os"
 import { defaults, MagiConfig } from "./MagiConfig.js"
 import * as StoreBackend from "../store/StoreBackend.js"
+import * as ConfiguredStore from "./ConfiguredStore.js"
 import { isNewerSchema, type NewerSchema, parseVersioned } from "../store/VersionedJson.js"
 import { VERSION } from "./Version.js"
 
@@ -189,7 +190,7 @@ export interface HostsShape {
 }
 
 export class Hosts extends Context.Tag("magi/Hosts")<Hosts, HostsShape>() {
-  static layer = Layer.effect(Hosts, Effect.suspend(() => make())).pipe(Layer.provide(StoreBackend.StoreBackend.layer))
+  static layer = Layer.effect(Hosts, Effect.suspend(() => make())).pipe(Layer.provide(ConfiguredStore.layer))
 }
 
 const iso = (ms: number) => new Date(ms).toISOString()

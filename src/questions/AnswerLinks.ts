@@ -199,7 +199,7 @@ const sharedKeys = new Map<string, Buffer>()
 
 /**
  * The installation's secret: in the database when the records are there
- * (`storeUrl`, as `StoreBackend.configuredUrl` gives it: every host signs
+ * (`storeUrl`, as `ConfiguredStore.configuredUrl` gives it: every host signs
  * and checks with the one key), else this home's file.
  */
 export const secretShared = Effect.fn("AnswerLinks.secretShared")(function* (homeDir: string, storeUrl: Option.Option<string>) {

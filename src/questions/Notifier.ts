@@ -19,7 +19,7 @@ import { Config, Context, Data, Duration, Effect, Either, Layer, Option, Ref, St
 import * as Clock from "effect/Clock"
 import * as Q from "./Question.js"
 import type { Question } from "./Question.js"
-import * as StoreBackend from "../store/StoreBackend.js"
+import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import * as AnswerLinks from "./AnswerLinks.js"
 import * as Ntfy from "./Ntfy.js"
 import * as WebPush from "./WebPush.js"
@@ -179,7 +179,7 @@ export class Notifier extends Context.Tag("magi/Notifier")<Notifier, NotifierSha
       if (ntfy === null && !pushOffered) return yield* make(config.notifyCommand, questionUrl(base))
       const home = yield* MagiHome
       const fs = yield* FileSystem.FileSystem
-      const storeUrl = yield* StoreBackend.configuredUrl
+      const storeUrl = yield* ConfiguredStore.configuredUrl
       const secret = yield* keptOnceGot(AnswerLinks.secretShared(home.dir, storeUrl).pipe(Effect.provideService(FileSystem.FileSystem, fs)))
       const client = yield* HttpClient.HttpClient
       let ntfyChannel: NtfyChannel | undefined
@@ -197,7 +197,7 @@ export class Notifier extends Context.Tag("magi/Notifier")<Notifier, NotifierSha
         // the first question (not at every `magi` start) and kept open.
         const scope = yield* Effect.scope
         const devices = yield* keptOnceGot(
-          Layer.buildWithScope(Devices.layer.pipe(Layer.provide(StoreBackend.StoreBackend.layer)), scope).pipe(
+          Layer.buildWithScope(Devices.layer.pipe(Layer.provide(ConfiguredStore.layer)), scope).pipe(
             Effect.map((context) => Context.get(context, Devices)),
             Effect.provideService(FileSystem.FileSystem, fs),
             Effect.provideService(MagiHome, home),

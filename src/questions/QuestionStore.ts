@@ -26,6 +26,7 @@ import * as RecordStore from "../store/files/RecordStore.js"
 import * as Postgres from "../store/postgres/Postgres.js"
 import * as ShelfPage from "../store/ShelfPage.js"
 import * as StoreBackend from "../store/StoreBackend.js"
+import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import type { NewerSchema } from "../store/VersionedJson.js"
 import type { SqlError } from "@effect/sql/SqlError"
 import { type RunStatus, resumable } from "../runs/RunStatus.js"
@@ -227,7 +228,7 @@ export class QuestionStore extends Context.Tag("magi/QuestionStore")<QuestionSto
       const backend = yield* StoreBackend.StoreBackend
       return backend._tag === "files" ? yield* make(questionsDir(home)) : yield* makeOnPostgres(questionsDir(home), backend)
     })
-  ).pipe(Layer.provide(StoreBackend.StoreBackend.layer))
+  ).pipe(Layer.provide(ConfiguredStore.layer))
 }
 
 /**

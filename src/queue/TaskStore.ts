@@ -22,6 +22,7 @@ import * as NodePath from "node:path"
 import * as Claims from "../store/Claims.js"
 import * as ShelfMove from "../store/ShelfMove.js"
 import * as StoreBackend from "../store/StoreBackend.js"
+import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import * as RecordStore from "../store/files/RecordStore.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import { DEFAULT_CLAIM_TTL_SECS, MagiConfig } from "../platform/MagiConfig.js"
@@ -157,7 +158,7 @@ export class TaskStore extends Context.Tag("magi/TaskStore")<TaskStore, TaskStor
   static at = (root: string, alive: (pid: number) => boolean = pidAlive, rule: Claims.AcrossHosts = TASK_CLAIM) =>
     Layer.scoped(TaskStore, make(root, alive, rule))
   /** The owner's queue on the configured backend: `<home>/queue`, or the database of `[store] url`. */
-  static layer = Layer.scoped(TaskStore, Effect.suspend(() => onBackend)).pipe(Layer.provide(StoreBackend.StoreBackend.layer))
+  static layer = Layer.scoped(TaskStore, Effect.suspend(() => onBackend)).pipe(Layer.provide(ConfiguredStore.layer))
 }
 
 /**

@@ -15,6 +15,7 @@ import * as NodePath from "node:path"
 import * as RecordStore from "../store/files/RecordStore.js"
 import * as ShelfMove from "../store/ShelfMove.js"
 import * as StoreBackend from "../store/StoreBackend.js"
+import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import { isNewerSchema, type NewerSchema, parseVersioned } from "../store/VersionedJson.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as Q from "../questions/Question.js"
@@ -235,7 +236,7 @@ export class RunStore extends Context.Tag("magi/RunStore")<RunStore, RunStoreSha
       )
       return yield* assemble(runsDir(home), records, Effect.map(records.revision, (revision) => ({ revision, newest: 0 })), changes)
     })
-  ).pipe(Layer.provide(StoreBackend.StoreBackend.layer))
+  ).pipe(Layer.provide(ConfiguredStore.layer))
 }
 
 export const runsDir = (home: { readonly dir: string }) => NodePath.join(home.dir, "runs")

@@ -5,7 +5,6 @@
  * question's settle time, a run's id).
  */
 import { Effect, Either } from "effect"
-import type { RecordStore } from "./files/RecordStore.js"
 
 export interface ShelfPage<A> {
   readonly records: ReadonlyArray<A>
@@ -28,10 +27,34 @@ export interface ShelfPageQuery<A> {
   readonly shelfOf: (id: string) => string | undefined
 }
 
+/** A shelved record's id and its order key. */
+export interface Shelved {
+  readonly id: string
+  readonly order: string
+}
+
+export interface ShelvedQuery {
+  readonly before?: string | undefined
+  readonly limit: number
+  readonly words?: ReadonlyArray<string> | undefined
+  readonly skip?: ((id: string) => boolean) | undefined
+}
+
+/**
+ * What a page reads of a kind's store: both backends' stores are one, and
+ * this module names only what it uses, so the store can build its `pageById`
+ * on it without the two importing each other.
+ */
+export interface ShelfReader<A, Failed> {
+  readonly shelvedIds: (options: ShelvedQuery) => Effect.Effect<ReadonlyArray<Shelved>, Failed>
+  readonly readShelf: (shelf: string, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<A>>
+  readonly read: (id: string) => Effect.Effect<A, unknown>
+}
+
 const newestFirst = (a: string, b: string) => (a < b ? 1 : a > b ? -1 : 0)
 
-export const page = <A, NotFound, Unreadable, Failed>(
-  records: RecordStore<A, NotFound, Unreadable, Failed>,
+export const page = <A, Failed>(
+  records: ShelfReader<A, Failed>,
   query: ShelfPageQuery<A>
 ): Effect.Effect<ShelfPage<A>, Failed> =>
   Effect.gen(function* () {

@@ -11,13 +11,12 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Config, Context, Effect, Layer, Option, PubSub, Redacted, Stream } from "effect"
+import { Context, Effect, Layer, PubSub, Redacted, Stream } from "effect"
 import * as NodePath from "node:path"
-import { MagiConfig } from "../platform/MagiConfig.js"
-import { MagiHome } from "../platform/MagiHome.js"
 import * as Claims from "./Claims.js"
 import * as PgRecordStore from "./postgres/PgRecordStore.js"
 import * as Postgres from "./postgres/Postgres.js"
+import * as PgConnection from "./postgres/PgConnection.js"
 import * as RecordStore from "./files/RecordStore.js"
 
 export type Backend =
@@ -37,11 +36,8 @@ export type Backend =
   }
 
 export class StoreBackend extends Context.Tag("magi/StoreBackend")<StoreBackend, Backend>() {
-  /** The records in the home's folders. */
-  static files: Layer.Layer<StoreBackend, never, MagiHome> = Layer.effect(
-    StoreBackend,
-    Effect.map(MagiHome, (home) => ({ _tag: "files" as const, home: home.dir }))
-  )
+  /** The records in the folders of the home `dir`. */
+  static filesAt = (dir: string): Layer.Layer<StoreBackend> => Layer.succeed(StoreBackend, { _tag: "files" as const, home: dir })
 
   /** The records in the database at `url`, its schema migrated first. */
   static postgres = (url: Redacted.Redacted<string>): Layer.Layer<StoreBackend, Postgres.StoreUnavailable> =>
@@ -56,7 +52,7 @@ export class StoreBackend extends Context.Tag("magi/StoreBackend")<StoreBackend,
         yield* Effect.addFinalizer(() => PubSub.shutdown(hub))
         const scope = yield* Effect.scope
         const startListening = yield* Effect.once(
-          Effect.forkIn(Stream.runForEach(Postgres.listen(url, Postgres.CHANGES_CHANNEL), (payload) => PubSub.publish(hub, payload)), scope)
+          Effect.forkIn(Stream.runForEach(PgConnection.listen(url, Postgres.CHANGES_CHANNEL), (payload) => PubSub.publish(hub, payload)), scope)
         )
         const notifications = Stream.unwrapScoped(
           Effect.gen(function* () {
@@ -67,33 +63,8 @@ export class StoreBackend extends Context.Tag("magi/StoreBackend")<StoreBackend,
         )
         return { _tag: "postgres" as const, where: Postgres.maskUrl(Redacted.value(url)), url, sql, notifications }
       })
-    ).pipe(Layer.provide(Postgres.layer(url)))
-
-  /**
-   * The backend this process is configured for: `MAGI_STORE_URL`, else the
-   * config's `[store] url` (when a config is provided), else the home folder.
-   * A backend already provided around it wins (a test's database, or the one
-   * a command built once for all its stores): each store's layer provides
-   * this one, and must not replace the backend it was given with another.
-   */
-  static layer: Layer.Layer<StoreBackend, Postgres.StoreUnavailable | Postgres.StoreUrlInvalid, MagiHome> = Layer.unwrapEffect(
-    Effect.gen(function* () {
-      const given = yield* Effect.serviceOption(StoreBackend)
-      if (Option.isSome(given)) return Layer.succeed(StoreBackend, given.value)
-      const url = yield* configuredUrl
-      if (Option.isNone(url)) return StoreBackend.files
-      return StoreBackend.postgres(yield* Postgres.parseUrl(url.value))
-    })
-  )
+    ).pipe(Layer.provide(PgConnection.layer(url)))
 }
-
-/** The store URL from the environment, else from the config when one is provided. */
-export const configuredUrl = Effect.gen(function* () {
-  const fromEnv = yield* Config.option(Config.nonEmptyString("MAGI_STORE_URL")).pipe(Effect.orDie)
-  if (Option.isSome(fromEnv)) return Option.some(fromEnv.value.trim())
-  const config = yield* Effect.serviceOption(MagiConfig)
-  return Option.flatMap(config, (c) => Option.fromNullable(c.storeUrl))
-})
 
 /** What a kind of record tells the backend; `folder` is its folder in the home (and its key in the database). */
 export interface KindOptions<A, NotFound, Unreadable, Failed> extends Omit<RecordStore.RecordStoreOptions<A, NotFound, Unreadable, Failed>, "root"> {

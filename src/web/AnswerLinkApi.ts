@@ -20,7 +20,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Effect, Either, Schema } from "effect"
-import * as StoreBackend from "../store/StoreBackend.js"
+import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import * as AnswerLinks from "../questions/AnswerLinks.js"
 import { answerWithLink } from "../questions/Answers.js"
 import { ANSWER_BY_TOKEN_PATH } from "../questions/Ntfy.js"
@@ -84,7 +84,7 @@ const settledWords = (q: Q.Question) =>
 const claimOf = (token: string) =>
   Effect.gen(function* () {
     const home = yield* MagiHome
-    const secret = yield* AnswerLinks.secretShared(home.dir, yield* StoreBackend.configuredUrl).pipe(
+    const secret = yield* AnswerLinks.secretShared(home.dir, yield* ConfiguredStore.configuredUrl).pipe(
       Effect.provideService(FileSystem.FileSystem, yield* FileSystem.FileSystem),
       Effect.either
     )

@@ -9,6 +9,7 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import { Context, Effect, Layer, Stream } from "effect"
 import { changesOnBackend, listOf, type Notice, onBackend } from "../daemon/Notices.js"
 import * as StoreBackend from "../store/StoreBackend.js"
+import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 
 export class NoticeFeed extends Context.Tag("magi/web/NoticeFeed")<
   NoticeFeed,
@@ -40,5 +41,5 @@ export class NoticeFeed extends Context.Tag("magi/web/NoticeFeed")<
       )
       return { where: records.root, list: listOf(records), revision: records.revision, changes }
     })
-  ).pipe(Layer.provide(StoreBackend.StoreBackend.layer))
+  ).pipe(Layer.provide(ConfiguredStore.layer))
 }

@@ -15,7 +15,7 @@ import * as Device from "../devices/Device.js"
 import { Devices } from "../devices/Devices.js"
 import * as PushSubscription from "../devices/PushSubscription.js"
 import { MagiHome } from "../platform/MagiHome.js"
-import * as StoreBackend from "../store/StoreBackend.js"
+import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import * as WebPush from "../questions/WebPush.js"
 import { bodyAs, failure as bodyFailure } from "./Api.js"
 import * as Responses from "./Responses.js"
@@ -50,7 +50,7 @@ export const router = (publicUrl: string | null) => {
     }))
     if (!offered) return Responses.json({ offered: false, reason: notOffered(publicUrl), subscriptions })
     const home = yield* MagiHome
-    const keys = yield* WebPush.vapidKeysShared(home.dir, yield* StoreBackend.configuredUrl).pipe(
+    const keys = yield* WebPush.vapidKeysShared(home.dir, yield* ConfiguredStore.configuredUrl).pipe(
       Effect.provideService(FileSystem.FileSystem, yield* FileSystem.FileSystem),
       Effect.either
     )

@@ -14,7 +14,7 @@ import type { MagiHome } from "../platform/MagiHome.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { type BadBind, publicHostOf, reachableBeyondLoopback, resolveBind } from "./Bind.js"
 import { Devices } from "../devices/Devices.js"
-import * as StoreBackend from "../store/StoreBackend.js"
+import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import * as PairingApi from "./PairingApi.js"
 import * as Api from "./Api.js"
 import * as Page from "./Page.js"
@@ -131,7 +131,7 @@ const services = Live.layer.pipe(
   // agent roster is read from its own repository's config.
   Layer.provideMerge(Chats.layer.pipe(Layer.provideMerge(Layer.mergeAll(Agents.layer, Rosters.fromFiles)))),
   Layer.provideMerge(
-    Layer.mergeAll(RunStore.layer, TaskStore.layer, Hosts.layer, Devices.layer.pipe(Layer.provide(StoreBackend.StoreBackend.layer)), SavedRules.layer)
+    Layer.mergeAll(RunStore.layer, TaskStore.layer, Hosts.layer, Devices.layer.pipe(Layer.provide(ConfiguredStore.layer)), SavedRules.layer)
   ),
   // The leases from an index kept in memory (one read per change of the
   // leases folder), never one read per question per request.

@@ -13,6 +13,7 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { MagiHome } from "../../src/platform/MagiHome.js"
 import { StoreBackend } from "../../src/store/StoreBackend.js"
+import * as ConfiguredStore from "../../src/platform/ConfiguredStore.js"
 import { QuestionStore } from "../../src/questions/QuestionStore.js"
 import * as T from "../../src/queue/Task.js"
 import { TaskStore } from "../../src/queue/TaskStore.js"
@@ -32,7 +33,7 @@ const runId = (month: string, i: number) =>
   }`
 
 const backends = [
-  { name: "the home folder", backend: (home: string) => Effect.succeed(StoreBackend.files.pipe(Layer.provide(MagiHome.at(home)))) },
+  { name: "the home folder", backend: (home: string) => Effect.succeed(ConfiguredStore.files.pipe(Layer.provide(MagiHome.at(home)))) },
   {
     name: "PostgreSQL",
     backend: (_home: string) => Effect.map(freshDatabase, (db) => StoreBackend.postgres(Redacted.make(db.url)))
@@ -139,7 +140,7 @@ describe("the hot listing of runs on the home folder", () => {
       const context = yield* Layer.build(
         RunStore.layer.pipe(
           Layer.provideMerge(QuestionStore.layer),
-          Layer.provideMerge(StoreBackend.files),
+          Layer.provideMerge(ConfiguredStore.files),
           Layer.provideMerge(MagiHome.at(home)),
           Layer.provideMerge(NodeFileSystem.layer)
         )
@@ -178,7 +179,7 @@ describe("the hot listing of runs on the home folder", () => {
       const context = yield* Layer.build(
         RunStore.layer.pipe(
           Layer.provideMerge(QuestionStore.layer),
-          Layer.provideMerge(StoreBackend.files),
+          Layer.provideMerge(ConfiguredStore.files),
           Layer.provideMerge(MagiHome.at(home)),
           Layer.provideMerge(listing)
         )

@@ -13,7 +13,7 @@ import * as SavedRulesModule from "../../src/approvals/SavedRules.js"
 import { type ApprovalSettings, MagiConfig, noApprovals } from "../../src/platform/MagiConfig.js"
 import { MagiHome } from "../../src/platform/MagiHome.js"
 import * as MemoryFileSystem from "../../src/store/MemoryFileSystem.js"
-import { StoreBackend } from "../../src/store/StoreBackend.js"
+import * as ConfiguredStore from "../../src/platform/ConfiguredStore.js"
 import { answerQuestion, sayToQuestion } from "../../src/questions/Answers.js"
 import { Notifier } from "../../src/questions/Notifier.js"
 import type * as Q from "../../src/questions/Question.js"
@@ -30,7 +30,7 @@ const world = (approvals: Partial<ApprovalSettings> = {}) => {
   const stores = Layer.mergeAll(
     QuestionStore.at("/magi/questions"),
     Notifier.off,
-    Layer.effect(SavedRules, SavedRulesModule.make).pipe(Layer.provide(StoreBackend.files)),
+    Layer.effect(SavedRules, SavedRulesModule.make).pipe(Layer.provide(ConfiguredStore.files)),
     Layer.effect(AuditLog, AuditLogModule.make)
   ).pipe(Layer.provideMerge(base))
   const waits = Layer.scoped(Waits, WaitsModule.make(SLICE)).pipe(Layer.provideMerge(stores))

@@ -13,6 +13,7 @@ import * as NodePath from "node:path"
 import { ConductorLog, type DecisionRecord, decisionsPath, latestFor, readDecisions } from "../../src/daemon/ConductorLog.js"
 import { MagiHome } from "../../src/platform/MagiHome.js"
 import { StoreBackend } from "../../src/store/StoreBackend.js"
+import * as ConfiguredStore from "../../src/platform/ConfiguredStore.js"
 import { freshDatabase, query } from "../pgSupport.js"
 import { tempDir } from "../support.js"
 
@@ -75,7 +76,7 @@ describe("the conductor's decisions log", () => {
     Effect.gen(function* () {
       const base = yield* tempDir
       const home = NodePath.join(base, "home")
-      const [log, fs] = yield* openLog(StoreBackend.files.pipe(Layer.provide(MagiHome.at(home))), home)
+      const [log, fs] = yield* openLog(ConfiguredStore.files.pipe(Layer.provide(MagiHome.at(home))), home)
       const first = decision(1, "t1", "applied", "blocked on t0")
       const second = decision(2, "t1", "refused", "t0 is done")
       yield* log.append(first)

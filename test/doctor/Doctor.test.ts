@@ -15,7 +15,7 @@ import { tempDirSync } from "../support.js"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect, Layer, Option } from "effect"
 import { Devices } from "../../src/devices/Devices.js"
-import { StoreBackend } from "../../src/store/StoreBackend.js"
+import * as ConfiguredStore from "../../src/platform/ConfiguredStore.js"
 import { MagiHome } from "../../src/platform/MagiHome.js"
 import { phoneKeys } from "../web/push-support.js"
 
@@ -175,7 +175,7 @@ describe("magi doctor and Web Push", () => {
     await Effect.runPromise(
       Effect.flatMap(Devices, (d) => d.subscribe(Option.none(), { endpoint: "https://push.example.net/send/abc", p256dh: phone.p256dh, auth: phone.auth }))
         .pipe(
-          Effect.provide(Devices.layer.pipe(Layer.provide(StoreBackend.layer), Layer.provide(MagiHome.at(home)), Layer.provide(NodeFileSystem.layer)))
+          Effect.provide(Devices.layer.pipe(Layer.provide(ConfiguredStore.layer), Layer.provide(MagiHome.at(home)), Layer.provide(NodeFileSystem.layer)))
         )
     )
     const r = doctor({ toml: https, env: { MAGI_HOME: home } })

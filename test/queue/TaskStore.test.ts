@@ -7,7 +7,7 @@ import * as NodePath from "node:path"
 import { MagiConfig } from "../../src/platform/MagiConfig.js"
 import { MagiHome } from "../../src/platform/MagiHome.js"
 import * as MemoryFileSystem from "../../src/store/MemoryFileSystem.js"
-import * as StoreBackend from "../../src/store/StoreBackend.js"
+import * as ConfiguredStore from "../../src/platform/ConfiguredStore.js"
 import * as T from "../../src/queue/Task.js"
 import { TASK_CLAIM, TaskStore, pidAlive } from "../../src/queue/TaskStore.js"
 import { tempDir } from "../support.js"
@@ -238,7 +238,7 @@ describe("a task's claim under [host] claim_ttl", () => {
   /** The owner's queue as a loop opens it: on the configured backend (the home folder here), with `claimTtlSecs` from the config. */
   const queueOf = (home: string, claimTtlSecs: number) =>
     TaskStore.layer.pipe(
-      Layer.provide(Layer.mergeAll(StoreBackend.StoreBackend.files, MagiConfig.fixed({ claimTtlSecs }))),
+      Layer.provide(Layer.mergeAll(ConfiguredStore.files, MagiConfig.fixed({ claimTtlSecs }))),
       Layer.provide(MagiHome.at(home)),
       Layer.provideMerge(NodeFileSystem.layer)
     )

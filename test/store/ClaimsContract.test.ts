@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { Claims, type ClaimsShape } from "../../src/store/Claims.js"
-import * as Postgres from "../../src/store/postgres/Postgres.js"
+import * as PgConnection from "../../src/store/postgres/PgConnection.js"
 import { freshDatabase, query } from "../pgSupport.js"
 import { contractFolders, openFolder } from "../support.js"
 
@@ -44,7 +44,7 @@ const pgHarness: Harness = {
   open: Effect.gen(function* () {
     const db = yield* freshDatabase
     return {
-      open: Effect.flatMap(Layer.build(Claims.postgres.pipe(Layer.provide(Postgres.layer(Redacted.make(db.url))))), (ctx) => Effect.provide(Claims, ctx)),
+      open: Effect.flatMap(Layer.build(Claims.postgres.pipe(Layer.provide(PgConnection.layer(Redacted.make(db.url))))), (ctx) => Effect.provide(Claims, ctx)),
       plant: (key, h) =>
         // The schema is made by the first store that opens the database.
         Effect.asVoid(

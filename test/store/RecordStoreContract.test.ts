@@ -10,7 +10,6 @@ import { FileSystem } from "@effect/platform"
 import { Data, Effect, Either, Layer, Redacted, Scope } from "effect"
 import * as NodePath from "node:path"
 import * as MemoryFileSystem from "../../src/store/MemoryFileSystem.js"
-import { MagiHome } from "../../src/platform/MagiHome.js"
 import type * as RecordStore from "../../src/store/files/RecordStore.js"
 import * as StoreBackend from "../../src/store/StoreBackend.js"
 import { type NewerSchema, parseVersioned } from "../../src/store/VersionedJson.js"
@@ -98,7 +97,7 @@ const fileHarness = (folder: (typeof contractFolders)[number]): Harness => ({
   name: folder.name,
   open: Effect.gen(function* () {
     const { dir, fs, write } = yield* openFolder(folder)
-    const layer = StoreBackend.StoreBackend.files.pipe(Layer.provide(MagiHome.at(dir)))
+    const layer = StoreBackend.StoreBackend.filesAt(dir)
     const context = yield* Layer.build(Layer.merge(layer, Layer.succeed(FileSystem.FileSystem, fs)))
     const build = Effect.provide(notesOn, context)
     return {

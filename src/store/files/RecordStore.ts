@@ -90,8 +90,10 @@ import { SCRATCH_SUFFIX, createAtomically, syncDirectory, writeAtomically, write
 import * as Memo from "./Memo.js"
 import * as RecordLock from "./RecordLock.js"
 import * as ShelfPages from "../ShelfPage.js"
-import type { ShelfPage } from "../ShelfPage.js"
+import type { ShelfPage, Shelved, ShelvedQuery } from "../ShelfPage.js"
 import { isNewerSchema, type NewerSchema } from "../VersionedJson.js"
+
+export type { Shelved, ShelvedQuery } from "../ShelfPage.js"
 
 /** What a kind of record brings to the store. */
 export interface RecordKind<A> {
@@ -307,19 +309,6 @@ export interface RecordStore<A, NotFound, Unreadable, Failed> {
    * lists finishes it, as it would have started it.
    */
   readonly unindexedShelves: Effect.Effect<ReadonlyArray<string>, Failed>
-}
-
-/** A shelved record's id and its order key. */
-export interface Shelved {
-  readonly id: string
-  readonly order: string
-}
-
-export interface ShelvedQuery {
-  readonly before?: string | undefined
-  readonly limit: number
-  readonly words?: ReadonlyArray<string> | undefined
-  readonly skip?: ((id: string) => boolean) | undefined
 }
 
 /** What a shelf's index keeps of one record: where it stands in the listing, and its words. */
@@ -1539,7 +1528,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
     const pageById = (query: { readonly before?: string | undefined; readonly limit: number }): Effect.Effect<ShelfPage<A>, Failed> =>
       Effect.gen(function* () {
         const { records: hot } = yield* scan
-        return yield* ShelfPages.page({ ...store, pageById }, {
+        return yield* ShelfPages.page(store, {
           hot: hot.filter((r) => query.before === undefined || kind.idOf(r) < query.before),
           inHot: new Set(hot.map(kind.idOf)),
           before: query.before,

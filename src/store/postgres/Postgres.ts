@@ -11,7 +11,7 @@
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Data, Duration, Effect, Layer, Redacted, Schedule, Stream } from "effect"
+import { Data, Duration, Effect, Redacted, Schedule } from "effect"
 
 /** The backend could not be reached or set up; `where` is the masked URL. */
 export class StoreUnavailable extends Data.TaggedError("StoreUnavailable")<{
@@ -206,30 +206,6 @@ export const sqlWords = (e: { readonly message: string; readonly cause?: unknown
   return driver === undefined || driver === "" ? e.message : `${e.message} (${driver})`
 }
 
-/**
- * The driver (`pg` and @effect/sql-pg, in PostgresDriver.ts), evaluated the
- * first time a database is used: a home-folder store never needs it, and it
- * was a good part of every command's start (docs/benchmarks.md, start-up).
- * Within the one-file bundle this is a deferred evaluation, not a second
- * file: the launcher's code cache covers it once a process has loaded it.
- */
-const driver = Effect.promise(() => import("./PostgresDriver.js")).pipe(
-  // For the launcher (scripts/launcher.cjs): this process compiled the
-  // driver, so the code cache it writes as it ends may hold it for the next.
-  Effect.tap(() => Effect.sync(() => Object.assign(globalThis, { [Symbol.for("magi.driverLoaded")]: true })))
-)
-
-/** The pool for `url`, its schema migrated; fails with `StoreUnavailable` naming the masked URL. */
-export const layer = (url: Redacted.Redacted<string>): Layer.Layer<SqlClient.SqlClient, StoreUnavailable> =>
-  Layer.unwrapEffect(Effect.map(driver, (d) => d.layer(url)))
-
-/**
- * Notifications on `channel`, each payload once, on a connection of this
- * stream's own; reconnected after a drop (see PostgresDriver.listen).
- */
-export const listen = (url: Redacted.Redacted<string>, channel: string): Stream.Stream<string> =>
-  Stream.unwrap(Effect.map(driver, (d) => d.listen(url, channel)))
-
 /** What `magi doctor` learns of a database, without changing it. */
 export interface Probe {
   /** Migration ids applied there (none: never used by magi). */
@@ -237,6 +213,3 @@ export interface Probe {
   /** Round trips of `SELECT 1`, in milliseconds. */
   readonly roundTripsMs: ReadonlyArray<number>
 }
-
-/** Connect to `url` (no migration), time a few round trips and read which migrations are applied. */
-export const probe = (url: Redacted.Redacted<string>): Effect.Effect<Probe, StoreUnavailable> => Effect.flatMap(driver, (d) => d.probe(url))

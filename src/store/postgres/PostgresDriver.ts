@@ -1,7 +1,7 @@
 /**
  * What of the PostgreSQL connection needs the driver (`pg`, through
  * @effect/sql-pg): the pool, the listening connection and the doctor's
- * probe. Only Postgres.ts imports this module, and only dynamically, so a
+ * probe. Only PgConnection.ts imports this module, and only dynamically, so a
  * process on the home-folder store never evaluates the driver (see
  * `driver` there); everything else about the database lives in Postgres.ts.
  */
