@@ -100,7 +100,8 @@ export const problems = (src) => {
       if (from === undefined || to === undefined || from === to) continue
       if (!folderEdges.has(from)) folderEdges.set(from, new Set())
       folderEdges.get(from).add(to)
-      if (!rankOf.has(from) || !rankOf.has(to)) out.push(`src/${file}: the folder ${from === undefined || rankOf.has(from) ? to : from}/ is not in scripts/layers.mjs's LAYERS`)
+      if (!rankOf.has(from) || !rankOf.has(to))
+        out.push(`src/${file}: the folder ${from === undefined || rankOf.has(from) ? to : from}/ is not in scripts/layers.mjs's LAYERS`)
       else if (forbiddenFrom(from).includes(to)) out.push(`src/${file} imports src/${target}: ${from}/ is not above ${to}/ (ARCHITECTURE.md, Layers)`)
     }
   }

@@ -10,7 +10,7 @@
  * password is never printed: every message names it by its masked URL.
  */
 import { Command, Options } from "@effect/cli"
-import { Context, Effect, Layer, Redacted } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
 import { MagiConfig } from "../platform/MagiConfig.js"
@@ -44,25 +44,20 @@ const sideWords = (c: StoreMigration.Checksum) =>
 /** Where `--to` points: a `scheme://` is a database URL (checked to be PostgreSQL), anything else a folder. */
 const targetOf = (to: string) =>
   /^[a-z][a-z0-9+.-]*:\/\//i.test(to.trim())
-    ? Effect.map(Postgres.parseUrl(to.trim()), (url) => ({ _tag: "postgres" as const, url }))
-    : Effect.succeed({ _tag: "files" as const, home: NodePath.resolve(to) })
+    ? Effect.map(Postgres.parseUrl(to.trim()), StoreBackend.StoreBackend.postgres)
+    : Effect.succeed(StoreBackend.StoreBackend.filesAt(NodePath.resolve(to)))
 
 const backendIn = <R>(layer: Layer.Layer<StoreBackend.StoreBackend, Postgres.StoreUnavailable | Postgres.StoreUrlInvalid, R>) =>
   Effect.map(Layer.build(layer), Context.get(StoreBackend.StoreBackend))
-
-/** The same store on both sides: a copy onto itself would find everything there and say nothing useful. */
-const samePlace = (a: StoreBackend.Backend, b: StoreBackend.Backend) =>
-  a._tag === "files" && b._tag === "files"
-    ? NodePath.resolve(a.home) === NodePath.resolve(b.home)
-    : a._tag === "postgres" && b._tag === "postgres" && Redacted.value(a.url) === Redacted.value(b.url)
 
 const migrate = Command.make("migrate", options, (o) =>
   Effect.scoped(
     Effect.gen(function* () {
       const wanted = yield* targetOf(o.to)
       const from = yield* backendIn(ConfiguredStore.layer)
-      const to = wanted._tag === "files" ? ({ _tag: "files", home: wanted.home } as const) : yield* backendIn(StoreBackend.StoreBackend.postgres(wanted.url))
-      if (samePlace(from, to))
+      const to = yield* backendIn(wanted)
+      // The same store on both sides: a copy onto itself would find everything there and say nothing useful.
+      if (StoreBackend.samePlace(from, to))
         return yield* CliFailure.usage(`the records are already in ${StoreBackend.describe(to)}; --to names where to copy them`)
       yield* writeErr(`magi: copying the records from ${StoreBackend.describe(from)} to ${StoreBackend.describe(to)}\n`)
 

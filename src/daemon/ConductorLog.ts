@@ -189,9 +189,11 @@ export const inRecords = (
 /** The log on the configured backend: the JSONL file in the home folder, or one record per decision in the database. */
 export const onBackend: Effect.Effect<ConductorLogShape, never, StoreBackend.StoreBackend | MagiHome | FileSystem.FileSystem> = Effect.gen(
   function* () {
-    const backend = yield* StoreBackend.StoreBackend
-    // `<home>/conduct`, as `Conductor.conductDir` (not imported: the conductor imports this module).
-    if (backend._tag === "files") return yield* inFile(NodePath.join((yield* MagiHome).dir, "conduct"))
-    return yield* inRecords(yield* StoreBackend.records({ folder: CONDUCTOR_LOG_FOLDER, kind: entryKind, errors: entryErrors }))
+    const home = yield* MagiHome
+    return yield* StoreBackend.byBackend({
+      // `<home>/conduct`, as `Conductor.conductDir` (not imported: the conductor imports this module).
+      files: () => inFile(NodePath.join(home.dir, "conduct")),
+      postgres: () => Effect.flatMap(StoreBackend.records({ folder: CONDUCTOR_LOG_FOLDER, kind: entryKind, errors: entryErrors }), inRecords)
+    })
   }
 )

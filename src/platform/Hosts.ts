@@ -309,8 +309,9 @@ export const make = Effect.fn("Hosts.make")(function* () {
   }).pipe(Effect.provideService(FileSystem.FileSystem, fs))
 
   const backend = yield* StoreBackend.StoreBackend
-  const changes = backend._tag === "postgres"
-    ? StoreBackend.changes(hostRecords.folder).pipe(Stream.provideService(StoreBackend.StoreBackend, backend), Stream.provideService(FileSystem.FileSystem, fs))
-    : Stream.empty
+  const changes = StoreBackend.changesAcrossHosts(hostRecords.folder).pipe(
+    Stream.provideService(StoreBackend.StoreBackend, backend),
+    Stream.provideService(FileSystem.FileSystem, fs)
+  )
   return { self: name, register, registerPage, list, revision: records.revision, changes } satisfies HostsShape
 })

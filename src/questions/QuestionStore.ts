@@ -225,8 +225,7 @@ export class QuestionStore extends Context.Tag("magi/QuestionStore")<QuestionSto
     QuestionStore,
     Effect.gen(function* () {
       const home = yield* MagiHome
-      const backend = yield* StoreBackend.StoreBackend
-      return backend._tag === "files" ? yield* make(questionsDir(home)) : yield* makeOnPostgres(questionsDir(home), backend)
+      return yield* StoreBackend.byBackend({ files: () => make(questionsDir(home)), postgres: (backend) => makeOnPostgres(questionsDir(home), backend) })
     })
   ).pipe(Layer.provide(ConfiguredStore.layer))
 }
@@ -391,7 +390,7 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
  */
 export const makeOnPostgres = Effect.fn("QuestionStore.makeOnPostgres")(function* (
   root: string,
-  backend: Extract<StoreBackend.Backend, { readonly _tag: "postgres" }>
+  backend: StoreBackend.PostgresBackend
 ) {
   const sql = backend.sql
   const fs = yield* FileSystem.FileSystem

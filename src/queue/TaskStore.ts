@@ -219,7 +219,8 @@ const onBackend = Effect.gen(function* () {
     Option.match(yield* Effect.serviceOption(MagiConfig), { onNone: () => DEFAULT_CLAIM_TTL_SECS, onSome: (c) => c.claimTtlSecs })
   )
   // A database's revision is exact, and listing every task's id each poll would cost a query of them all.
-  return yield* assemble(queueDir(home), records, claims, rule, backend._tag === "files" ? folderRevision(records) : records.revision, changes)
+  const revision = yield* StoreBackend.byBackend({ files: () => Effect.succeed(folderRevision(records)), postgres: () => Effect.succeed(records.revision) })
+  return yield* assemble(queueDir(home), records, claims, rule, revision, changes)
 })
 
 const assemble = Effect.fn("TaskStore.assemble")(function* (

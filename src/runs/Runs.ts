@@ -226,15 +226,19 @@ export class RunStore extends Context.Tag("magi/RunStore")<RunStore, RunStoreSha
     RunStore,
     Effect.gen(function* () {
       const home = yield* MagiHome
-      const backend = yield* StoreBackend.StoreBackend
-      if (backend._tag === "files") return yield* make(runsDir(home))
-      const records = yield* StoreBackend.records(runRecords)
-      const fs = yield* FileSystem.FileSystem
-      const changes = StoreBackend.changes(runRecords.folder).pipe(
-        Stream.provideService(StoreBackend.StoreBackend, backend),
-        Stream.provideService(FileSystem.FileSystem, fs)
-      )
-      return yield* assemble(runsDir(home), records, Effect.map(records.revision, (revision) => ({ revision, newest: 0 })), changes)
+      return yield* StoreBackend.byBackend({
+        files: () => make(runsDir(home)),
+        postgres: (backend) =>
+          Effect.gen(function* () {
+            const records = yield* StoreBackend.records(runRecords)
+            const fs = yield* FileSystem.FileSystem
+            const changes = StoreBackend.changes(runRecords.folder).pipe(
+              Stream.provideService(StoreBackend.StoreBackend, backend),
+              Stream.provideService(FileSystem.FileSystem, fs)
+            )
+            return yield* assemble(runsDir(home), records, Effect.map(records.revision, (revision) => ({ revision, newest: 0 })), changes)
+          })
+      })
     })
   ).pipe(Layer.provide(ConfiguredStore.layer))
 }

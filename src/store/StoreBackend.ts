@@ -35,6 +35,9 @@ export type Backend =
     readonly notifications: Stream.Stream<string>
   }
 
+/** The PostgreSQL backend, for a kind with a database implementation of its own (a question's panels, in `magi_files`). */
+export type PostgresBackend = Extract<Backend, { readonly _tag: "postgres" }>
+
 export class StoreBackend extends Context.Tag("magi/StoreBackend")<StoreBackend, Backend>() {
   /** The records in the folders of the home `dir`. */
   static filesAt = (dir: string): Layer.Layer<StoreBackend> => Layer.succeed(StoreBackend, { _tag: "files" as const, home: dir })
@@ -125,6 +128,34 @@ export const claims = (folder: string, suffix: string): Effect.Effect<Claims.Cla
     backend._tag === "files"
       ? Claims.makeFiles((key) => NodePath.join(backend.home, folder, `${key}${suffix}`))
       : Claims.makePostgres(backend.sql, `${folder}/`))
+
+/**
+ * A kind kept one way on each backend (a run's folder and its file in the
+ * home, or a row): the backend runs the implementation that is its own, so
+ * no caller asks which backend it has.
+ */
+export const byBackend = <A1, E1, R1, A2, E2, R2>(cases: {
+  readonly files: (home: string) => Effect.Effect<A1, E1, R1>
+  readonly postgres: (backend: PostgresBackend) => Effect.Effect<A2, E2, R2>
+}): Effect.Effect<A1 | A2, E1 | E2, R1 | R2 | StoreBackend> =>
+  Effect.flatMap(
+    StoreBackend,
+    (backend): Effect.Effect<A1 | A2, E1 | E2, R1 | R2> => backend._tag === "files" ? cases.files(backend.home) : cases.postgres(backend)
+  )
+
+/**
+ * Names of what changed among one kind's records on any host, as `<id>.json`:
+ * the database's notifications. None on the file backend, whose folder is one
+ * machine's: what another process there wrote, a caller learns by reading.
+ */
+export const changesAcrossHosts = (folder: string): Stream.Stream<string, never, StoreBackend | FileSystem.FileSystem> =>
+  Stream.unwrap(Effect.map(StoreBackend, (backend) => (backend._tag === "postgres" ? changes(folder) : Stream.empty)))
+
+/** The same store on both sides: the same home folder, or the same database URL. */
+export const samePlace = (a: Backend, b: Backend): boolean =>
+  a._tag === "files" && b._tag === "files"
+    ? NodePath.resolve(a.home) === NodePath.resolve(b.home)
+    : a._tag === "postgres" && b._tag === "postgres" && Redacted.value(a.url) === Redacted.value(b.url)
 
 /** How the backend is named to a person: the home's folder, or the database's masked URL. */
 export const describe = (backend: Backend): string => backend._tag === "files" ? `the home folder ${backend.home}` : `PostgreSQL at ${backend.where}`
