@@ -6,6 +6,17 @@ import js from "@eslint/js"
 import { defineConfig } from "eslint/config"
 import globals from "globals"
 import tseslint from "typescript-eslint"
+import { forbiddenFrom, LAYERS } from "./scripts/layers.mjs"
+
+// Imports the start-up rule below forbids everywhere in src/ (each folder's
+// layering rule repeats them: a later `no-restricted-imports` replaces it).
+const startUpPaths = [
+  { name: "@effect/platform", message: "import the module itself (@effect/platform/FileSystem): the index evaluates every module at start-up" },
+  {
+    name: "@effect/platform-node",
+    message: "import the module itself (@effect/platform-node/NodeContext): the index evaluates every module at start-up"
+  }
+]
 
 export default defineConfig(
   { ignores: ["dist/", "test-results/", "scripts/bench/.*.bundle.mjs"] },
@@ -48,17 +59,25 @@ export default defineConfig(
     files: ["src/**/*.ts"],
     ignores: ["src/web/client/**"],
     rules: {
-      "no-restricted-imports": ["error", {
-        paths: [
-          { name: "@effect/platform", message: "import the module itself (@effect/platform/FileSystem): the index evaluates every module at start-up" },
-          {
-            name: "@effect/platform-node",
-            message: "import the module itself (@effect/platform-node/NodeContext): the index evaluates every module at start-up"
-          }
-        ]
-      }]
+      "no-restricted-imports": ["error", { paths: startUpPaths }]
     }
   },
+  // The layering (ARCHITECTURE.md, Layers): a folder of src/ imports only the
+  // folders below it. `npm run lint` also runs scripts/layers.mjs, which
+  // checks the same order on the whole graph and refuses import circles.
+  ...LAYERS.flat().map((folder) => ({
+    files: [`src/${folder}/**/*.ts`],
+    ignores: ["src/web/client/**"],
+    rules: {
+      "no-restricted-imports": ["error", {
+        paths: startUpPaths,
+        patterns: forbiddenFrom(folder).map((above) => ({
+          regex: `^(\\.\\./)+${above}/`,
+          message: `${folder}/ is below ${above}/ (ARCHITECTURE.md, Layers): move the shared piece down, or inject it`
+        }))
+      }]
+    }
+  })),
   {
     // The phone page's client runs in the browser; the benches' page scripts too.
     files: ["src/web/client/**/*.ts", "scripts/bench/**/*.mjs"],

@@ -8,18 +8,19 @@ import { fileURLToPath } from "node:url"
 
 /** Top to bottom; a folder may import those after it. Folders on one line are peers and import neither way. */
 export const LAYERS = [
-  ["cli", "web"],
+  ["cli"],
+  ["web"],
   ["app"],
   ["daemon"],
   ["chat"],
   ["doctor"],
-  ["devices"],
   ["queue"],
   ["runs"],
   ["mcp"],
   ["agents"],
   ["approvals"],
   ["questions"],
+  ["devices"],
   ["platform"],
   ["store"]
 ]
@@ -102,7 +103,8 @@ export const problems = (src) => {
       folderEdges.get(from).add(to)
       if (!rankOf.has(from) || !rankOf.has(to))
         out.push(`src/${file}: the folder ${from === undefined || rankOf.has(from) ? to : from}/ is not in scripts/layers.mjs's LAYERS`)
-      else if (forbiddenFrom(from).includes(to)) out.push(`src/${file} imports src/${target}: ${from}/ is not above ${to}/ (ARCHITECTURE.md, Layers)`)
+      else if (forbiddenFrom(from).includes(to))
+        out.push(`src/${file} imports src/${target}: ${from}/ sits below ${to}/ and may not import it (ARCHITECTURE.md, Layers)`)
     }
   }
   for (const c of circles(folderEdges)) out.push(`folders import each other: ${c.join(" ↔ ")}`)

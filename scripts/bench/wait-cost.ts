@@ -49,7 +49,7 @@ const WINDOW_S = num("WINDOW_S", 120)
 const SLICE = num("SLICE", 10)
 const MAGI = NodePath.resolve(process.env.MAGI_BENCH_BUNDLE ?? "dist/magi.js")
 
-/** Each CLI's slices with nothing configured (src/agents/adapters, src/mcp/Slices.ts). */
+/** Each CLI's slices with nothing configured (src/agents/adapters, src/agents/Slices.ts). */
 const DEFAULT_SLICE: Record<Form, Record<Cli, number>> = {
   shell: { claude: 100, codex: 7, opencode: 100 },
   mcp: { claude: 600, codex: 600, opencode: 600 }

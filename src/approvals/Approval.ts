@@ -29,8 +29,8 @@ export interface ApprovalMark {
   readonly rule: string
 }
 
-/** Is this question a tool approval? Only the owner decides one: never a deputy, never the conductor. */
-export const isApproval = (q: { readonly approval?: unknown }): boolean => q.approval !== undefined
+/** Is this question a tool approval? Kept with the question (`Question.isApproval`): questions sit below approvals. */
+export { isApproval } from "../questions/Question.js"
 
 /** JSON with object keys sorted, so the same input always digests the same. */
 const canonical = (v: unknown): string =>

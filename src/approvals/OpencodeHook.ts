@@ -27,7 +27,6 @@
  * approval rules and, when none decides, to the owner.
  */
 import { createHash } from "node:crypto"
-import { MCP_SERVER_NAME } from "../agents/adapters/Adapter.js"
 import type { ToolCall } from "./Rules.js"
 
 /** opencode's tools that read, search or plan: never asked about. */
@@ -48,8 +47,12 @@ export const FREE_TOOLS: ReadonlyArray<string> = [
   "read_mcp_resource"
 ]
 
-/** opencode names an MCP server's tools `<server>_<tool>`: magi's own (ask, reply, wait) change nothing. */
-export const FREE_PREFIX = `${MCP_SERVER_NAME}_`
+/**
+ * opencode names an MCP server's tools `<server>_<tool>`: magi's own (ask,
+ * reply, wait) change nothing. The server's name is the adapters'
+ * (`MCP_SERVER_NAME`), handed to `pluginSource`: approvals sit below agents.
+ */
+const freePrefix = (mcpServerName: string) => `${mcpServerName}_`
 
 /** The edit tools: accepted without asking when every path they touch is in the seat's folder. */
 export const EDIT_TOOLS: ReadonlyArray<string> = ["edit", "write", "apply_patch"]
@@ -123,7 +126,7 @@ export const readHookCall = (text: string): HookCall | string => {
  * prints no decision refuses the call too, saying why. `magi` inherits the
  * seat's environment (`MAGI_RUN`, `MAGI_SEAT`, …) from opencode.
  */
-export const pluginSource = (): string =>
+export const pluginSource = (mcpServerName: string): string =>
   `// magi's tool approvals for opencode: written by magi for its seats; do not edit.
 // Each tool call that needs permission goes to \`magi approvals hook opencode\`,
 // which decides by [approvals] rules or asks the owner (docs/approvals.md).
@@ -131,7 +134,7 @@ import { spawn } from "node:child_process"
 import * as path from "node:path"
 
 const FREE = new Set(${JSON.stringify(FREE_TOOLS)})
-const FREE_PREFIX = ${JSON.stringify(FREE_PREFIX)}
+const FREE_PREFIX = ${JSON.stringify(freePrefix(mcpServerName))}
 const EDITS = new Set(${JSON.stringify(EDIT_TOOLS)})
 // Shell syntax that chains, substitutes or redirects: \`magi ask\` alone is free.
 const CHAINING = /[;&|\`<>\\n]|\\$\\(/

@@ -6,7 +6,7 @@
  */
 import { Command, Options } from "@effect/cli"
 import { Duration, Effect, Exit, Fiber, Layer, Option } from "effect"
-import { MCP_CLIENTS, type McpClient, sliceFor } from "../mcp/Slices.js"
+import { MCP_CLIENTS, type McpClient, sliceFor } from "../agents/Slices.js"
 import { AuditLog } from "../approvals/AuditLog.js"
 import { SavedRules } from "../approvals/SavedRules.js"
 import { questionsLayer } from "./AppLayer.js"

@@ -8,7 +8,6 @@ import { Clock, Effect, Either } from "effect"
 import { choicesDigest, type Claim } from "./AnswerLinks.js"
 import * as Q from "./Question.js"
 import { QuestionStore } from "./QuestionStore.js"
-import { isApproval } from "../approvals/Approval.js"
 
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -62,7 +61,7 @@ export const openQuestions = Effect.map(QuestionStore, (store) => store.list).pi
  * agent's) tool call by running `magi answer`.
  */
 export const seatRefusal = (q: Q.Question, seat: string): Q.QuestionRejected | undefined =>
-  seat !== "" && isApproval(q)
+  seat !== "" && Q.isApproval(q)
     ? new Q.QuestionRejected({
       reason: "not-owner",
       message: `question ${Q.shortId(q.id)} is a tool approval; only the owner decides one, never an agent (this process runs in seat ${seat})`

@@ -554,3 +554,6 @@ export const budgetLeftMs = (q: Question, fallbackSecs: number, now: Date): numb
 
 /** The words an expired question is abandoned with, by the asker or the daemon alike. */
 export const expiryReason = (q: Question, fallbackSecs: number): string => `no answer within ${timeoutSecs(q, fallbackSecs)}s of asking`
+
+/** Is this question a tool approval (approvals/Approval.ts)? Only the owner decides one: never a deputy, never the conductor. */
+export const isApproval = (q: { readonly approval?: unknown }): boolean => q.approval !== undefined

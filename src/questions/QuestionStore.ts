@@ -29,7 +29,6 @@ import * as StoreBackend from "../store/StoreBackend.js"
 import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import type { NewerSchema } from "../store/VersionedJson.js"
 import type { SqlError } from "@effect/sql/SqlError"
-import { type RunStatus, resumable } from "../runs/RunStatus.js"
 
 /**
  * Largest panel magi stores, html plus assets, checked as a total before a
@@ -176,8 +175,6 @@ export interface QuestionStoreShape {
   ) => Effect.Effect<Question, E | ReadError>
   /** Abandon a run's open questions with `why`; how many were. */
   readonly abandonForRun: (run: string, why: string) => Effect.Effect<number, StoreError>
-  /** Abandon a run's open questions once `status` says it cannot resume. */
-  readonly settleRun: (run: string, status: RunStatus) => Effect.Effect<number, StoreError>
   /** Expand an id, prefix or short id to exactly one stored id. */
   readonly resolveId: (idOrPrefix: string) => Effect.Effect<string, QuestionNotFound | StoreError>
   /** Changes whenever anything in the store does; 0 before the first write. */
@@ -500,11 +497,6 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
       return abandoned
     })
 
-  const settleRun = (run: string, status: RunStatus) =>
-    resumable(status)
-      ? Effect.succeed(0)
-      : abandonForRun(run, `run ${run} ${status}, so nothing is waiting for this answer`)
-
   const revision = records.revision
 
   const countOpen = Effect.map(list, (all) => all.filter(Q.isOpen).length)
@@ -689,7 +681,6 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
     openFor,
     update,
     abandonForRun,
-    settleRun,
     resolveId,
     revision,
     countOpen,

@@ -314,8 +314,9 @@ const assemble = Effect.fn("RunStore.assemble")(function* (
   const setStatus = (wanted: string, status: RunStatus, reason?: string) =>
     Effect.gen(function* () {
       const run = yield* update(wanted, (r) => ({ ...r, status, reason: reason ?? (resumable(status) ? "" : r.reason) }))
+      // Questions sit below runs: which statuses end a run is this module's rule (RunStatus.resumable).
       if (!resumable(status))
-        yield* questions.settleRun(run.id, status).pipe(
+        yield* questions.abandonForRun(run.id, `run ${run.id} ${status}, so nothing is waiting for this answer`).pipe(
           Effect.catchAll((e) => Effect.logWarning(`run ${run.id} ended but its open questions could not be settled: ${e.message}`))
         )
       return run

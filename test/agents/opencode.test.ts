@@ -9,6 +9,7 @@ import { Duration } from "effect"
 import type { AgentSpec } from "../../src/agents/AgentRoster.js"
 import { parse as parseReply, plan, sessionEnvOf, waitSliceSecs } from "../../src/agents/Agents.js"
 import { opencode, parse, READ_ONLY_PERMISSION } from "../../src/agents/adapters/opencode.js"
+import { MCP_SERVER_NAME } from "../../src/agents/adapters/Adapter.js"
 import { pluginFileName, pluginSource } from "../../src/approvals/OpencodeHook.js"
 
 const agent = (over: Partial<AgentSpec> = {}): AgentSpec => ({
@@ -74,8 +75,8 @@ describe("opencode: the call", () => {
     const own = JSON.stringify({ plugin: ["owner-plugin"], mcp: { github: { type: "remote" } } })
     const p = plan(agent({ env: { OPENCODE_CONFIG_CONTENT: own } }), { ...input, approve: true, magi: "/opt/magi/bin/magi", home: "/h", mcp })
     const file = p.files![0]!
-    expect(file.path).toBe(`/h/opencode/${pluginFileName(pluginSource())}`)
-    expect(file.content).toBe(pluginSource())
+    expect(file.path).toBe(`/h/opencode/${pluginFileName(pluginSource(MCP_SERVER_NAME))}`)
+    expect(file.content).toBe(pluginSource(MCP_SERVER_NAME))
     const config = JSON.parse(p.env!.OPENCODE_CONFIG_CONTENT!)
     // The owner's plugins and servers stay; magi's come after.
     expect(config.plugin).toEqual(["owner-plugin", [`file://${file.path}`, { slice: 600 }]])

@@ -9,6 +9,7 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { pathToFileURL } from "node:url"
 import { afterEach, beforeAll, describe, expect, it } from "vitest"
+import { MCP_SERVER_NAME } from "../../src/agents/adapters/Adapter.js"
 import { pluginFileName, pluginSource, readHookCall, toolCall } from "../../src/approvals/OpencodeHook.js"
 import { tempDirSync } from "../support.js"
 
@@ -23,8 +24,8 @@ beforeAll(async () => {
   NodeFs.mkdirSync(work)
   // Node reads a `.js` file as an ES module only under `"type": "module"`; Bun (opencode) reads it either way.
   NodeFs.writeFileSync(NodePath.join(dir, "package.json"), JSON.stringify({ type: "module" }))
-  const file = NodePath.join(dir, pluginFileName(pluginSource()))
-  NodeFs.writeFileSync(file, pluginSource())
+  const file = NodePath.join(dir, pluginFileName(pluginSource(MCP_SERVER_NAME)))
+  NodeFs.writeFileSync(file, pluginSource(MCP_SERVER_NAME))
   // A magi that notes the call and its arguments, then says what FAKE_REPLY says (or fails as FAKE_FAIL says).
   const fake = NodePath.join(dir, "magi")
   NodeFs.writeFileSync(
@@ -120,7 +121,7 @@ describe("an opencode call as magi's rules read it", () => {
   })
 
   it("names the plugin file by its content", () => {
-    expect(pluginFileName(pluginSource())).toMatch(/^magi-approvals-[0-9a-f]{12}\.js$/)
-    expect(pluginFileName(`${pluginSource()}\n`)).not.toBe(pluginFileName(pluginSource()))
+    expect(pluginFileName(pluginSource(MCP_SERVER_NAME))).toMatch(/^magi-approvals-[0-9a-f]{12}\.js$/)
+    expect(pluginFileName(`${pluginSource(MCP_SERVER_NAME)}\n`)).not.toBe(pluginFileName(pluginSource(MCP_SERVER_NAME)))
   })
 })

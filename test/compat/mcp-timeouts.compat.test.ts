@@ -1,7 +1,7 @@
 /**
  * How long each pinned CLI lets an MCP tool call run when nothing sets a
  * timeout: the figure `magi mcp --client <cli>` slices under
- * (src/mcp/Slices.ts), measured rather than read from documentation. Each
+ * (src/agents/Slices.ts), measured rather than read from documentation. Each
  * CLI is given `magi mcp` with a slice longer than any default, its
  * stand-in model calls `ask`, and the test reads when and how the CLI gave
  * up: the time between the call and the model's next request, and the

@@ -48,22 +48,18 @@ for (const backend of backends) {
         })
       ))
 
-    it.scoped("abandons a run's questions only once its status can no longer resume", () =>
+    it.scoped("abandons a run's open questions with the reason given, once", () =>
       withStore(({ store }) =>
         Effect.gen(function* () {
           const q = choiceQuestion()
           yield* store.put(q)
-          // Blocked can still be picked back up: leave it exactly as it was.
-          expect(yield* store.settleRun(RUN, "blocked")).toBe(0)
-          expect((yield* store.get(q.id)).status).toBe("open")
-          // Failed cannot: abandoned, with the run and its fate in the reason.
-          expect(yield* store.settleRun(RUN, "failed")).toBe(1)
+          expect(yield* store.abandonForRun(RUN, `run ${RUN} failed, so nothing is waiting for this answer`)).toBe(1)
           const back = yield* store.get(q.id)
           expect(back.status).toBe("abandoned")
           expect(back.detail).toContain(RUN)
           expect(back.detail).toContain("failed")
           // A second call finds nothing left.
-          expect(yield* store.settleRun(RUN, "failed")).toBe(0)
+          expect(yield* store.abandonForRun(RUN, "again")).toBe(0)
         })
       ))
 

@@ -88,6 +88,9 @@ describe("RunStore", () => {
       yield* questions.put(choiceQuestion())
       yield* runs.setStatus(run.id, "waiting")
       expect((yield* questions.get(choiceQuestion().id)).status).toBe("open")
+      // Blocked can still be picked back up: its question is left as it was.
+      yield* runs.setStatus(run.id, "blocked")
+      expect((yield* questions.get(choiceQuestion().id)).status).toBe("open")
       const failed = yield* runs.setStatus(run.id, "failed", "the agent's turn failed (exit 3)")
       expect(failed).toMatchObject({ status: "failed", reason: "the agent's turn failed (exit 3)" })
       const q = yield* questions.get(choiceQuestion().id)

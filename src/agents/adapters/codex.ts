@@ -17,7 +17,7 @@
  *   after the turn (`runs/TurnCommit`).
  */
 import { Duration } from "effect"
-import { sliceUnder } from "../../mcp/Slices.js"
+import { sliceUnder } from "../Slices.js"
 import type { AgentSpec } from "../AgentRoster.js"
 import { type AgentAdapter, commandOf, get, jsonLines, MCP_SERVER_NAME, type McpServerSpec, type Parsed, type PlanInput, str, usageLimit } from "./Adapter.js"
 

@@ -35,7 +35,7 @@ import { Duration } from "effect"
 import * as NodePath from "node:path"
 import { pathToFileURL } from "node:url"
 import * as OpencodeHook from "../../approvals/OpencodeHook.js"
-import { MAX_SLICE } from "../../mcp/Slices.js"
+import { MAX_SLICE } from "../Slices.js"
 import type { AgentSpec } from "../AgentRoster.js"
 import {
   type AgentAdapter,
@@ -221,7 +221,7 @@ export const approveSliceSecs = (agent: AgentSpec): number => Math.min(Duration.
  */
 const approvalPlugin = (input: PlanInput): { readonly path: string; readonly content: string } | undefined => {
   if (!input.allowWrite || input.approve !== true || input.magi === undefined || input.home === undefined) return undefined
-  const content = OpencodeHook.pluginSource()
+  const content = OpencodeHook.pluginSource(MCP_SERVER_NAME)
   return { path: NodePath.join(input.home, "opencode", OpencodeHook.pluginFileName(content)), content }
 }
 
