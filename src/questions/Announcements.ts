@@ -21,7 +21,7 @@
  */
 import { Clock, Data, Duration, Effect, Either, Option, Schema } from "effect"
 import * as NodePath from "node:path"
-import type * as RecordStore from "../store/files/RecordStore.js"
+import type * as RecordStore from "../store/RecordStore.js"
 import { parseVersioned } from "../store/VersionedJson.js"
 import * as Q from "./Question.js"
 import { NOTIFY_TIMEOUT } from "./Notifier.js"

@@ -6,7 +6,7 @@
  * that cannot move is said once and left hot, never lost.
  */
 import { Effect } from "effect"
-import type { RecordStore } from "./files/RecordStore.js"
+import type { RecordStore } from "./RecordStore.js"
 
 export interface ShelfMoveOptions<A> {
   /** The records found due, in the listing's order. */

@@ -37,7 +37,7 @@ import {
   type Shelved,
   type ShelvedQuery,
   type Skipped
-} from "../files/RecordStore.js"
+} from "../RecordStore.js"
 import { CHANGES_CHANNEL, sqlWords } from "./Postgres.js"
 import type { ShelfPage } from "../ShelfPage.js"
 
