@@ -31,6 +31,7 @@ import * as Lease from "../questions/Lease.js"
 import { make as makeWaits, POLL, WaitOutcome, Waits, type WaitsShape } from "../questions/Waits.js"
 import * as Approval from "./Approval.js"
 import { AuditLog } from "./AuditLog.js"
+import { withResolvedPath } from "./FilePaths.js"
 import * as Rules from "./Rules.js"
 import { SavedRules, type SavedRulesError } from "./SavedRules.js"
 
@@ -206,7 +207,8 @@ export const makeWith = (waits: WaitsShape) =>
           const rule = Rules.parseRule(s.rule)
           return s.repo === repo && !Rules.isBadRule(rule) ? [{ rule, source: { _tag: "saved", id: s.id } }] : []
         })
-        const verdict = Rules.decide(r.call, [...fromConfig.allow, ...savedRules], fromConfig.deny)
+        const resolved = yield* withResolvedPath(r.call, r.cwd).pipe(Effect.provideService(FileSystem.FileSystem, fs))
+        const verdict = Rules.decide(resolved, [...fromConfig.allow, ...savedRules], fromConfig.deny)
         if (verdict._tag === "deny")
           return yield* logged(r, digest, {
             _tag: "Decided",
