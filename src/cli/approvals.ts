@@ -10,16 +10,19 @@
  * (approvals/OpencodeHook.ts). Both decide through `Approvals.decideForAgent`.
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Cause, Duration, Effect, Layer, Option, ParseResult, Schema } from "effect"
+import * as FileSystem from "@effect/platform/FileSystem"
+import { Cause, Clock, Config, Duration, Effect, Layer, Option, ParseResult, Schema } from "effect"
 import * as Approval from "../approvals/Approval.js"
 import * as Approvals from "../approvals/Approvals.js"
 import { AuditLog } from "../approvals/AuditLog.js"
 import * as Rules from "../approvals/Rules.js"
+import * as RuleSources from "../approvals/RuleSources.js"
+import * as TrustedConfigs from "../approvals/TrustedConfigs.js"
 import { MAX_SLICE, sliceUnder } from "../mcp/Slices.js"
 import * as OpencodeHook from "../approvals/OpencodeHook.js"
 import { questionsLayer } from "./AppLayer.js"
 import { SavedRules, type SavedRule } from "../approvals/SavedRules.js"
-import { type ApprovalSettings, MagiConfig } from "../platform/MagiConfig.js"
+import { type ApprovalSettings, MagiConfig, repoRoot, userConfigFile } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as LocalContext from "../platform/LocalContext.js"
 import { CliFailure } from "./CliFailure.js"
@@ -94,6 +97,42 @@ const rm = Command.make(
       yield* writeErr("magi: calls it matched ask the owner again\n")
     })
 ).pipe(Command.withDescription('Remove a rule "Always allow" saved, by its number in magi approvals list'))
+
+/**
+ * `magi approvals trust [--repo DIR]`: the owner vouches for the repository's
+ * config files as they read now, so their allow rules apply (RuleSources.ts).
+ * Refused from an agent's seat: an agent may not loosen its own rules.
+ */
+const trust = Command.make(
+  "trust",
+  { repo: Options.directory("repo").pipe(Options.withDescription("the repository whose config to trust (default: the current one)"), Options.optional) },
+  (o) =>
+    Effect.gen(function* () {
+      const seat = (yield* Config.string("MAGI_SEAT").pipe(Config.withDefault(""), Effect.orDie)).trim()
+      if (seat !== "")
+        return yield* CliFailure.refused(`this shell is an agent's (seat ${seat}); only the owner trusts a repository's approval rules, never an agent`)
+      const fs = yield* FileSystem.FileSystem
+      const repo = yield* repoRoot(Option.getOrElse(o.repo, () => process.cwd()))
+      let trusted = 0
+      for (const file of RuleSources.repoConfigFiles(repo)) {
+        const text = yield* fs.readFileString(file).pipe(
+          Effect.map(Option.some),
+          Effect.catchIf((e) => e._tag === "SystemError" && e.reason === "NotFound", () => Effect.succeedNone),
+          Effect.mapError((e) => CliFailure.refused(`cannot read ${file}: ${e.message}`))
+        )
+        if (Option.isNone(text)) continue
+        const hash = yield* TrustedConfigs.trust(file, text.value, new Date(yield* Clock.currentTimeMillis)).pipe(
+          Effect.mapError((e) => CliFailure.refused(`could not record the trust of ${file}: ${e.message}`))
+        )
+        trusted++
+        yield* writeOut(`trusted ${file} (sha256 ${hash.slice(0, 16)}): its [approvals] allow rules apply until the file changes\n`)
+      }
+      if (trusted === 0)
+        return yield* CliFailure.refused(
+          `${repo} has no .magi/config.toml or magi.toml to trust; the machine's config (${yield* userConfigFile}) needs no trust`
+        )
+    })
+).pipe(Command.withDescription("Trust the repository's config files as they read now, so their approval allow rules apply (a change untrusts them)"))
 
 /** More than any request codex sends (a command and a sentence); more is refused, never read whole. */
 const HOOK_INPUT_MAX_BYTES = 1024 * 1024
@@ -196,6 +235,6 @@ const hook = Command.make(
 
 export const approvals = Command.make("approvals").pipe(
   Command.withDescription("See and remove the rules that approve agents' tool calls without asking"),
-  Command.withSubcommands([list, rm, hook]),
+  Command.withSubcommands([list, rm, trust, hook]),
   Command.provide(() => approvalsLayer())
 )

@@ -486,7 +486,7 @@ const scopedRules = Effect.fn("scopedRules")(function* (value: unknown, key: str
 })
 
 /** `[approvals]`, its values' types checked; the rules' own syntax is checked where they are read (`approvals/Rules.ts`). */
-const approvalsOf = Effect.fn("approvalsOf")(function* (raw: unknown, files: ReadonlyArray<string>) {
+export const approvalsOf = Effect.fn("approvalsOf")(function* (raw: unknown, files: ReadonlyArray<string>) {
   if (raw === undefined) return noApprovals
   if (!isTable(raw)) return yield* new ConfigError({ message: `\`approvals\` must be a table (in ${files.join(" or ")})` })
   if (raw.ask !== undefined && typeof raw.ask !== "boolean")
