@@ -132,3 +132,17 @@ export const rulesInForce = (
     }
     return { allow: unreadable ? [] : allow, deny, bad, files, notes } satisfies RulesInForce
   })
+
+/** Every rule of one file's `[approvals]`, with the key it is written under: what `magi doctor` lists. */
+export const everyRule = (a: ApprovalSettings): ReadonlyArray<{ readonly key: string; readonly kind: "allow" | "deny"; readonly rule: string }> => [
+  ...a.deny.map((rule) => ({ key: "approvals.deny", kind: "deny" as const, rule })),
+  ...a.allow.map((rule) => ({ key: "approvals.allow", kind: "allow" as const, rule })),
+  ...Object.entries(a.agents).flatMap(([id, r]) => [
+    ...r.deny.map((rule) => ({ key: `approvals.agents.${id}.deny`, kind: "deny" as const, rule })),
+    ...r.allow.map((rule) => ({ key: `approvals.agents.${id}.allow`, kind: "allow" as const, rule }))
+  ]),
+  ...Object.entries(a.repos).flatMap(([path, r]) => [
+    ...r.deny.map((rule) => ({ key: `approvals.repos."${path}".deny`, kind: "deny" as const, rule })),
+    ...r.allow.map((rule) => ({ key: `approvals.repos."${path}".allow`, kind: "allow" as const, rule }))
+  ])
+]

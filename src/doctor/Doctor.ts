@@ -25,6 +25,7 @@ import * as Q from "../questions/Question.js"
 import * as WebPush from "../questions/WebPush.js"
 import { Devices } from "../devices/Devices.js"
 import * as StoreBackend from "../platform/StoreBackend.js"
+import { approvalChecks } from "./ApprovalChecks.js"
 import { type Check, fail, ok, warn } from "./Check.js"
 import * as Postgres from "../platform/Postgres.js"
 import * as Hosts from "../platform/Hosts.js"
@@ -506,6 +507,7 @@ export const runDoctor = (input: DoctorInput) =>
       const pushes = storeUsable ? yield* pushSubscriptions(settings.right, input) : Option.none<number>()
       checks.push(...(yield* notifyChecks(settings.right, input, pushes)))
     }
+    checks.push(...(yield* approvalChecks(input.repo).pipe(Effect.provideService(MagiHome, { dir: input.home }))))
     checks.push(...(yield* homeChecks(input)))
     checks.push(...store)
     if (Either.isRight(settings) && storeUsable) checks.push(...(yield* hostChecks(input, settings.right)))
