@@ -33,6 +33,7 @@ import * as Approval from "./Approval.js"
 import { AuditLog } from "./AuditLog.js"
 import { withResolvedPath } from "./FilePaths.js"
 import { rulesInForce } from "./RuleSources.js"
+import { loadParser } from "./ShellCommands.js"
 import * as Rules from "./Rules.js"
 import { SavedRules, type SavedRulesError } from "./SavedRules.js"
 
@@ -183,6 +184,7 @@ export const makeWith = (waits: WaitsShape) =>
           const rule = Rules.parseRule(s.rule)
           return s.repo === repo && !Rules.isBadRule(rule) ? [{ rule, source: { _tag: "saved", id: s.id } }] : []
         })
+        yield* loadParser
         const resolved = yield* withResolvedPath(r.call, r.cwd).pipe(Effect.provideService(FileSystem.FileSystem, fs))
         const verdict = Rules.decide(resolved, [...fromConfig.allow, ...savedRules], fromConfig.deny)
         if (verdict._tag === "deny")

@@ -11,7 +11,26 @@
  * What the parser cannot read (bash's `[[ ]]`, `$'…'`, `<(…)`, an unclosed
  * quote) is `Unparsed`: no allow rule matches it, so it goes to the owner.
  */
-import parseBash from "@ericcornelissen/bash-parser"
+import { Effect } from "effect"
+
+type Parse = (source: string) => unknown
+let parseBash: Parse | undefined
+
+/**
+ * Load the parser, once per process, before the rules read a command. It is
+ * loaded only when a tool call is decided: evaluating it costs more than a
+ * hundred milliseconds, which every other magi command would pay at start.
+ * Until it is loaded every line reads as `Unparsed`: allowed by no rule.
+ */
+export const loadParser: Effect.Effect<void> = Effect.suspend(() =>
+  parseBash !== undefined
+    ? Effect.void
+    : Effect.promise(() => import("@ericcornelissen/bash-parser")).pipe(
+      Effect.map((m) => {
+        parseBash = m.default
+      })
+    )
+)
 
 /** One simple command: its words after quote removal, program first. */
 export interface SimpleCommand {
@@ -172,6 +191,7 @@ const simpleCommand = (node: Node): SimpleCommand => {
 
 /** The parser's tree, or why it could not read the line (its own errors, and its crashes on syntax it does not know). */
 const parseTree = (line: string): unknown => {
+  if (parseBash === undefined) return "the shell parser is not loaded"
   try {
     return parseBash(line)
   } catch (e) {

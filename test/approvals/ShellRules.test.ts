@@ -1,6 +1,10 @@
-import { describe, expect, it } from "vitest"
+import { Effect } from "effect"
+import { beforeAll, describe, expect, it } from "vitest"
 import * as Rules from "../../src/approvals/Rules.js"
-import { parseLine } from "../../src/approvals/ShellCommands.js"
+import { loadParser, parseLine } from "../../src/approvals/ShellCommands.js"
+
+// The rules read shell commands with the parser Approvals.decide loads first.
+beforeAll(() => Effect.runPromise(loadParser))
 
 const rule = (text: string): Rules.Rule => {
   const r = Rules.parseRule(text)

@@ -71,6 +71,9 @@ describe("a repository's config allows only once trusted", () => {
     expect(untrusted.stderr).toContain("the owner has not trusted it")
     const rm = await decide(codexRequest("Bash", { command: "rm -rf /" }, o.cwd))
     expect(rm.decision).toEqual({ behavior: "deny", message: "magi's approval rule Bash(rm -rf:*) denies this tool call." })
+    // Read by the bundled shell parser: no prefix of the line is `rm -rf`.
+    const hidden = await decide(codexRequest("Bash", { command: "{ sudo /bin/rm -fr${IFS}/; }" }, o.cwd))
+    expect(hidden.decision).toEqual({ behavior: "deny", message: "magi's approval rule Bash(rm -rf:*) denies this tool call." })
 
     // An agent may not trust its own rules.
     const byAgent = await o.run(["approvals", "trust"], SEAT)
