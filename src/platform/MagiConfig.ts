@@ -620,11 +620,15 @@ export const loadTable = Effect.fn("loadConfigTable")(function* (cwd: string) {
     if (Option.isSome(table)) layers.push({ file, table: table.value })
   }
   const table: { readonly [key: string]: unknown } = yield* mergeLayers(layers)
-  return { table, files: layers.map((l) => l.file) }
+  return { table, files: layers.map((l) => l.file), layers }
 })
 
 /** Read and merge the three layers for `cwd` into settings. */
 export const load = Effect.fn("loadConfig")(function* (cwd: string) {
-  const { table, files } = yield* loadTable(cwd)
-  return yield* settingsOf(table as Table, files)
+  const { table, files, layers } = yield* loadTable(cwd)
+  const settings = yield* settingsOf(table as Table, files)
+  // A repository's config is a file an agent can write: it may turn approvals on, never off.
+  const machine = layers[0]?.file === (yield* userConfigFile) ? layers[0].table.approvals : undefined
+  const machineAsks = isTable(machine) && machine.ask === true
+  return machineAsks && !settings.approvals.ask ? { ...settings, approvals: { ...settings.approvals, ask: true } } : settings
 })
