@@ -53,28 +53,44 @@ const configRules = (a: ApprovalSettings): ReadonlyArray<{ readonly key: string;
 const savedLine = (r: SavedRule, n: number) =>
   `${n}  allow ${r.rule}  in ${r.repo}  (saved ${r.added_at.slice(0, 16).replace("T", " ")}, question ${r.question.slice(r.question.lastIndexOf("-") + 1)})\n`
 
+/** How `magi approvals list` names a file's standing. */
+const STANDING: Record<RuleSources.RuleFile["trust"], string> = {
+  machine: "the machine's config",
+  trusted: "trusted by the owner as it reads",
+  untrusted: "a repository's config, not trusted: its allow rules are not in force (magi approvals trust)",
+  changed: "a repository's config, changed since it was trusted: its allow rules are not in force (magi approvals trust)"
+}
+
 const list = Command.make("list", { json: Options.boolean("json").pipe(Options.withDescription("print the rules as JSON")) }, (o) =>
   Effect.gen(function* () {
     const saved = yield* Effect.flatMap(SavedRules, (s) => s.list).pipe(Effect.mapError(refused))
     const config = yield* MagiConfig
-    const fromConfig = configRules(config.approvals)
-    if (o.json) return yield* writeOut(JSON.stringify({ saved, config: fromConfig }, null, 2) + "\n")
+    // File by file, as the hooks read them: a repository's allow rules apply only once trusted.
+    const inForce = yield* RuleSources.rulesInForce("", yield* repoRoot(process.cwd()), process.env.HOME ?? "", config)
+    const files = inForce.files.map((f) => ({ file: f.file, trust: f.trust, rules: RuleSources.everyRule(f.approvals) }))
+    const fromConfig = files.length > 0 ? files.flatMap((f) => f.rules.map((r) => ({ key: r.key, rule: r.rule, file: f.file }))) : configRules(config.approvals)
+    if (o.json) return yield* writeOut(JSON.stringify({ saved, config: fromConfig, files }, null, 2) + "\n")
     if (saved.length === 0 && fromConfig.length === 0)
       return yield* writeOut(
         'no approval rules: every tool call that needs permission asks the owner. "Always allow" on an approval saves one; [approvals] allow and deny in the config add more\n'
       )
     if (saved.length > 0)
       yield* writeOut(`saved by "Always allow" (remove one with magi approvals rm N):\n${saved.map((r, i) => savedLine(r, i + 1)).join("")}`)
-    if (fromConfig.length > 0) {
-      if (saved.length > 0)
-        yield* writeOut("\n")
-      yield* writeOut(`from the config (${config.files.join(", ") || "no file"}; change them there):\n`)
-      for (const { key, rule } of fromConfig) {
+    let first = saved.length === 0
+    for (const f of files) {
+      if (f.rules.length === 0) continue
+      yield* writeOut(`${first ? "" : "\n"}from ${f.file} (${STANDING[f.trust]}; change them there):\n`)
+      first = false
+      for (const { key, kind, rule } of f.rules) {
         const parsed = Rules.parseRule(rule)
-        yield* writeOut(`   ${key.endsWith(".deny") ? "deny " : "allow"} ${rule}  (${key})${Rules.isBadRule(parsed) ? `  IGNORED: ${parsed.why}` : ""}\n`)
+        const off = kind === "allow" && (f.trust === "untrusted" || f.trust === "changed")
+        yield* writeOut(
+          `   ${kind === "deny" ? "deny " : "allow"} ${rule}  (${key})${Rules.isBadRule(parsed) ? `  IGNORED: ${parsed.why}` : off ? "  NOT IN FORCE" : ""}\n`
+        )
       }
     }
-  })).pipe(Command.withDescription('List the approval rules: those "Always allow" saved, numbered, then the config\'s'))
+    for (const note of inForce.notes.filter((n) => !n.includes("allow rule(s)"))) yield* writeErr(`magi: ${note}\n`)
+  })).pipe(Command.withDescription('List the approval rules: those "Always allow" saved, numbered, then each config file\'s'))
 
 const rm = Command.make(
   "rm",

@@ -75,6 +75,11 @@ describe("a repository's config allows only once trusted", () => {
     const hidden = await decide(codexRequest("Bash", { command: "{ sudo /bin/rm -fr${IFS}/; }" }, o.cwd))
     expect(hidden.decision).toEqual({ behavior: "deny", message: "magi's approval rule Bash(rm -rf:*) denies this tool call." })
 
+    const listed = await o.run(["approvals", "list"])
+    expect(listed.stdout).toContain(`from ${repoToml} (a repository's config, not trusted`)
+    expect(listed.stdout).toContain("allow Bash  (approvals.allow)  NOT IN FORCE")
+    expect(listed.stdout).toContain("deny  Bash(rm -rf:*)  (approvals.deny)\n")
+
     // An agent may not trust its own rules.
     const byAgent = await o.run(["approvals", "trust"], SEAT)
     expect(byAgent.code).toBe(1)
@@ -84,6 +89,7 @@ describe("a repository's config allows only once trusted", () => {
     const sha = createHash("sha256").update(NodeFs.readFileSync(repoToml)).digest("hex")
     expect(trusted.stdout).toContain(`trusted ${repoToml} (sha256 ${sha.slice(0, 16)})`)
     expect((await decide(curl)).decision).toEqual({ behavior: "allow" })
+    expect((await o.run(["approvals", "list"])).stdout).not.toContain("NOT IN FORCE")
     expect((await decide(codexRequest("Bash", { command: "rm -rf /" }, o.cwd))).decision.behavior).toBe("deny")
 
     NodeFs.appendFileSync(repoToml, "# changed\n")
