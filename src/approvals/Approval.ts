@@ -77,19 +77,45 @@ export const alwaysChoice = (rule: string): string | undefined => {
   return Buffer.byteLength(label, "utf8") <= CHOICE_MAX_BYTES ? label : undefined
 }
 
+/**
+ * The most of a call's input the question shows: far under the detail's cap
+ * (`DETAIL_MAX_BYTES`) even in four-byte characters, so a tool call of any
+ * size files a question the owner can open. Past it, the input is cut, and
+ * its size and sha256 say what was cut.
+ */
+export const INPUT_SHOWN_MAX_CHARS = 16 * 1024
+
+/** A tool name as shown: a hook's input can name a tool with anything. */
+export const toolShown = (tool: string): string => headline(tool, 120)
+
+/** The input as the question shows it: whole, or its start with its size and sha256. */
+const shownInput = (input: string): { readonly text: string; readonly note: string | undefined } => {
+  if (input.length <= INPUT_SHOWN_MAX_CHARS) return { text: input, note: undefined }
+  const bytes = Buffer.byteLength(input, "utf8")
+  const sha = createHash("sha256").update(input, "utf8").digest("hex")
+  return {
+    text: `${input.slice(0, INPUT_SHOWN_MAX_CHARS)}\n…`,
+    note: `The input is ${bytes} bytes (sha256 ${sha}); only its first ${INPUT_SHOWN_MAX_CHARS} characters are shown. Deny it unless you know what the rest is.`
+  }
+}
+
+/** The rule an approval's mark keeps: none (`""`) when it is too long to be offered, so it can never be saved. */
+export const markedRule = (rule: string): string => (alwaysChoice(rule) === undefined ? "" : rule)
+
 /** The question's summary, detail and choices for one call. */
 export const questionFor = (a: Asking): { readonly summary: string; readonly detail: string; readonly choices: ReadonlyArray<string> } => {
   const subject = subjectOf(a.call)
-  const input = JSON.stringify(a.call.input, null, 2)
-  const fence = fenceFor(input)
+  const shown = shownInput(JSON.stringify(a.call.input, null, 2))
+  const fence = fenceFor(shown.text)
   const always = alwaysChoice(a.rule)
   const detail = [
-    `The agent in seat \`${a.seat}\`${a.run === "" ? "" : ` of run \`${a.run}\``} wants to use **${a.call.tool}** and needs your permission.`,
+    `The agent in seat \`${a.seat}\`${a.run === "" ? "" : ` of run \`${a.run}\``} wants to use **${toolShown(a.call.tool)}** and needs your permission.`,
     "",
     `${fence}json`,
-    input,
+    shown.text,
     fence,
     "",
+    ...(shown.note === undefined ? [] : [shown.note, ""]),
     always === undefined
       ? `This call's rule (\`${
         a.rule.slice(0, 200)
@@ -97,7 +123,7 @@ export const questionFor = (a: Asking): { readonly summary: string; readonly det
       : `**${always}** saves the rule \`${a.rule}\` for ${a.repo}: later calls it matches run without asking. See or remove it with \`magi approvals list\` / \`magi approvals rm N\`.`
   ].join("\n")
   return {
-    summary: `${a.call.tool}: ${inlineCode(headline(subject, 120))}`,
+    summary: `${toolShown(a.call.tool)}: ${inlineCode(headline(subject, 120))}`,
     detail,
     choices: always === undefined ? [ALLOW, DENY] : [ALLOW, DENY, always]
   }

@@ -22,15 +22,18 @@
  * and a pending slice told as a denial that says how to get the decision.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Config, Context, Duration, Effect, Layer, Option, Random } from "effect"
-import * as NodePath from "node:path"
-import { type ApprovalSettings, load, MagiConfig, repoRoot } from "../platform/MagiConfig.js"
+import { Clock, Config, Context, Duration, Effect, Either, Layer, Option, Random } from "effect"
+import { MagiConfig, repoRoot } from "../platform/MagiConfig.js"
+import { MagiHome } from "../platform/MagiHome.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore, StoreError } from "../questions/QuestionStore.js"
 import * as Lease from "../questions/Lease.js"
 import { make as makeWaits, POLL, WaitOutcome, Waits, type WaitsShape } from "../questions/Waits.js"
 import * as Approval from "./Approval.js"
 import { AuditLog } from "./AuditLog.js"
+import { withResolvedPath } from "./FilePaths.js"
+import { rulesInForce } from "./RuleSources.js"
+import { loadParser } from "./ShellCommands.js"
 import * as Rules from "./Rules.js"
 import { SavedRules, type SavedRulesError } from "./SavedRules.js"
 
@@ -64,36 +67,8 @@ export const pendingMessage = (q: Q.Question): string =>
   `magi asked the owner to approve this call (question ${Q.shortId(q.id)}) and has no decision yet. ` +
   "Make exactly the same tool call again to keep waiting for the decision, or end your turn: magi resumes you with it."
 
-/** Expand `~/` and make a configured repository path absolute, for comparing with the agent's repository. */
-const repoKey = (path: string, home: string): string =>
-  NodePath.resolve(path === "~" ? home : path.startsWith("~/") ? NodePath.join(home, path.slice(2)) : path)
-
-/** The config's rules that apply to `agent` in `repo`, each named by where it was written; unreadable ones are returned apart. */
-export const configRules = (settings: ApprovalSettings, agent: string, repo: string, home: string) => {
-  const allow: Rules.SourcedRule[] = []
-  const deny: Rules.SourcedRule[] = []
-  const bad: Rules.BadRule[] = []
-  const add = (texts: ReadonlyArray<string>, into: Rules.SourcedRule[], scope: string) => {
-    for (const text of texts) {
-      const rule = Rules.parseRule(text)
-      if (Rules.isBadRule(rule)) bad.push(rule)
-      else into.push({ rule, source: { _tag: "config", scope } })
-    }
-  }
-  add(settings.deny, deny, "approvals.deny")
-  add(settings.allow, allow, "approvals.allow")
-  const forAgent = settings.agents[agent]
-  if (forAgent !== undefined) {
-    add(forAgent.deny, deny, `approvals.agents.${agent}.deny`)
-    add(forAgent.allow, allow, `approvals.agents.${agent}.allow`)
-  }
-  for (const [path, rules] of Object.entries(settings.repos)) {
-    if (repoKey(path, home) !== NodePath.resolve(repo)) continue
-    add(rules.deny, deny, `approvals.repos."${path}".deny`)
-    add(rules.allow, allow, `approvals.repos."${path}".allow`)
-  }
-  return { allow, deny, bad }
-}
+/** The config's rules for one agent in one repository: see RuleSources.ts. */
+export { configRules } from "./RuleSources.js"
 
 export interface ApprovalsShape {
   readonly decide: (request: ApprovalRequest) => Effect.Effect<ApprovalOutcome, StoreError | SavedRulesError>
@@ -115,6 +90,7 @@ export const makeWith = (waits: WaitsShape) =>
     const saved = yield* SavedRules
     const audit = yield* AuditLog
     const fs = yield* FileSystem.FileSystem
+    const magiHome = yield* MagiHome
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
     const home = process.env.HOME ?? ""
 
@@ -141,7 +117,9 @@ export const makeWith = (waits: WaitsShape) =>
     const ownersDecision = (r: ApprovalRequest, repo: string, digest: string, q: Q.Question, words: string) =>
       Effect.gen(function* () {
         const decision = Approval.decisionOf(words)
-        const rule = decision._tag === "allow" && decision.always ? q.approval?.rule : undefined
+        // A rule too long to offer was never kept (`markedRule`), so typing "Always allow …" saves nothing.
+        const marked = q.approval?.rule
+        const rule = decision._tag === "allow" && decision.always && marked !== undefined && marked !== "" ? marked : undefined
         if (rule !== undefined) yield* saved.add(rule, repo, q.id)
         return yield* logged(r, digest, { _tag: "Decided", decision, by: "owner", question: q.id, ...(rule === undefined ? {} : { rule }) })
       })
@@ -170,6 +148,9 @@ export const makeWith = (waits: WaitsShape) =>
     const fileNew = (r: ApprovalRequest, repo: string, digest: string, rule: string) =>
       Effect.gen(function* () {
         const shown = Approval.questionFor({ call: r.call, run: r.run, seat: r.seat, rule, repo })
+        // Never a record over the caps: a question nobody can open is no question.
+        const wrong = Q.checkNew(shown)
+        if (Either.isLeft(wrong)) return yield* new StoreError({ message: `the approval question would not fit: ${wrong.left.message}` })
         for (let draw = 0; draw < ID_DRAWS; draw++) {
           const q: Q.Question = {
             ...Q.make({
@@ -180,7 +161,7 @@ export const makeWith = (waits: WaitsShape) =>
               ...shown,
               now: yield* now,
               cwd: r.cwd,
-              approval: { tool: r.call.tool, digest, rule }
+              approval: { tool: Approval.toolShown(r.call.tool), digest, rule: Approval.markedRule(rule) }
             }),
             answer_timeout: config.answerTimeoutSecs
           }
@@ -192,21 +173,20 @@ export const makeWith = (waits: WaitsShape) =>
     const decide = (r: ApprovalRequest) =>
       Effect.gen(function* () {
         const repo = r.repo !== undefined && r.repo !== "" ? r.repo : yield* repoRoot(r.cwd).pipe(Effect.provideService(FileSystem.FileSystem, fs))
-        // The repository's own config: `magi mcp` runs wherever its CLI started it.
-        // With no config file there, the settings this process was given.
-        const settings = yield* load(repo).pipe(
-          Effect.provideService(FileSystem.FileSystem, fs),
-          Effect.map((loaded) => (loaded.files.length > 0 ? loaded : config)),
-          Effect.orElseSucceed(() => config)
-        )
         const digest = Approval.inputDigest(r.call)
-        const fromConfig = configRules(settings.approvals, r.agent, repo, home)
+        const fromConfig = yield* rulesInForce(r.agent, repo, home, config).pipe(
+          Effect.provideService(FileSystem.FileSystem, fs),
+          Effect.provideService(MagiHome, magiHome)
+        )
         for (const bad of fromConfig.bad) yield* Effect.logWarning(`approvals: ignoring a rule: ${bad.why}`)
+        for (const note of fromConfig.notes) yield* Effect.logWarning(`approvals: ${note}`)
         const savedRules = (yield* saved.list).flatMap((s): ReadonlyArray<Rules.SourcedRule> => {
           const rule = Rules.parseRule(s.rule)
           return s.repo === repo && !Rules.isBadRule(rule) ? [{ rule, source: { _tag: "saved", id: s.id } }] : []
         })
-        const verdict = Rules.decide(r.call, [...fromConfig.allow, ...savedRules], fromConfig.deny)
+        yield* loadParser
+        const resolved = yield* withResolvedPath(r.call, r.cwd).pipe(Effect.provideService(FileSystem.FileSystem, fs))
+        const verdict = Rules.decide(resolved, [...fromConfig.allow, ...savedRules], fromConfig.deny)
         if (verdict._tag === "deny")
           return yield* logged(r, digest, {
             _tag: "Decided",

@@ -16,19 +16,35 @@
  * a shell tool's command, a file tool's path, a fetch's URL (`subjectOf`);
  * a tool with none of these is matched on its input as compact JSON.
  *
- * Deny beats allow. And an allow rule is strict where a shell is concerned:
- * it never matches a command that chains or redirects (`;`, `&`, `|`, a
- * backquote, `$(`, `>`, `<`, a newline) unless its own pattern holds that
- * character, so `Bash(git status:*)` cannot let `git status; rm -rf ~` through.
- * A deny rule is matched against the whole command *and* each part between
- * those operators, so `Bash(rm -rf:*)` also stops `cd build && rm -rf .`.
+ * Deny beats allow. A shell command is read by a shell parser into the
+ * simple commands it runs (`ShellCommands.ts`), wrappers such as `sudo`,
+ * `env`, `bash -c` looked through. A deny rule stops a call when it matches
+ * any of those commands, words and flags normalised (`CommandMatch.ts`:
+ * `Bash(rm -rf:*)` stops `(sudo /bin/rm -fr /)`), or the command as written.
+ * An allow rule is strict: it matches only a command the parser read as one
+ * plain command, with no expansion the shell would fill in, and never one
+ * that chains or redirects (`;`, `&`, `|`, a backquote, `$(`, `>`, `<`, a
+ * newline) unless its own pattern holds that character, so
+ * `Bash(git status:*)` cannot let `git status; rm -rf ~` through; a line the
+ * parser cannot read is never allowed by a rule.
+ *
+ * A file tool's path is normalised before matching (`..`, `.`, `//`), and,
+ * where `resolvedPath` is given (`FilePaths.ts`), read through its symlinks
+ * too: a deny rule matching either form stops the call, an allow rule must
+ * match both.
  */
+
+import * as NodePath from "node:path"
+import { commandPattern, matchesCommand } from "./CommandMatch.js"
+import { parseLine, type ParsedLine } from "./ShellCommands.js"
 
 /** One tool call as the agent CLI hands it to magi. */
 export interface ToolCall {
   /** The tool's name as the CLI names it: `Bash`, `Edit`, `mcp__github__create_issue`. */
   readonly tool: string
   readonly input: Readonly<Record<string, unknown>>
+  /** A file tool's path as the filesystem resolves it (symlinks followed), when magi could read it: `FilePaths.withResolvedPath`. */
+  readonly resolvedPath?: string
 }
 
 export interface Rule {
@@ -77,6 +93,35 @@ export const subjectOf = (call: ToolCall): string => {
   return JSON.stringify(call.input)
 }
 
+/** The fields whose subject is a file path. */
+const PATH_FIELDS = new Set(["file_path", "notebook_path", "path"])
+
+/** The field the subject is read from, if any. */
+const subjectField = (call: ToolCall): string | undefined => SUBJECT_FIELDS.find((f) => typeof call.input[f] === "string")
+
+/** A file tool's path in each form a rule is matched against: as normalised (`..`, `.`, `//` gone), and as resolved on disk. */
+export const pathForms = (call: ToolCall): ReadonlyArray<string> | undefined => {
+  const field = subjectField(call)
+  if (field === undefined || !PATH_FIELDS.has(field)) return undefined
+  const normal = NodePath.posix.normalize(call.input[field] as string)
+  return call.resolvedPath === undefined || call.resolvedPath === normal ? [normal] : [normal, call.resolvedPath]
+}
+
+/** The tools whose `command` is a shell command line (claude's, codex's, and opencode's read by claude's names). */
+const SHELL_TOOLS = new Set(["Bash", "bash", "shell", "Shell"])
+
+/** A shell tool's command as the commands it runs, or undefined for any other call. */
+export const shellLine = (call: ToolCall): ParsedLine | undefined => {
+  if (!SHELL_TOOLS.has(call.tool) || typeof call.input.command !== "string") return undefined
+  // Parsed once per call, however many rules look at it.
+  const known = parsedLines.get(call)
+  if (known !== undefined) return known
+  const line = parseLine(call.input.command)
+  parsedLines.set(call, line)
+  return line
+}
+const parsedLines = new WeakMap<ToolCall, ParsedLine>()
+
 /** Shell syntax that chains, substitutes or redirects: an allow rule for one command must not let a second one through. */
 const CHAINING = /[;&|`<>\n]|\$\(/
 
@@ -111,17 +156,36 @@ const commandParts = (command: string): ReadonlyArray<string> =>
 export const allows = (rule: Rule, call: ToolCall): boolean => {
   if (!globRegExp(rule.tool).test(call.tool)) return false
   if (rule.pattern === undefined) return true
+  const paths = pathForms(call)
+  if (paths !== undefined) return paths.every((p) => patternMatches(rule.pattern!, p))
   const subject = subjectOf(call)
-  if (CHAINING.test(subject) && !CHAINING.test(rule.pattern)) return false
+  const chains = CHAINING.test(rule.pattern)
+  if (CHAINING.test(subject) && !chains) return false
+  const line = shellLine(call)
+  if (line !== undefined) {
+    // Only what the parser read whole, as plain words: nothing the shell fills in later.
+    if (line._tag === "Unparsed" || line.opaque || !line.commands.every((c) => c.literal)) return false
+    if (!chains && !line.single) return false
+  }
   return patternMatches(rule.pattern, subject)
 }
 
-/** Does a deny rule stop `call`? Checked on the whole subject and on each part of a chained command. */
+/** Does a deny rule's pattern match one simple command: by its words, or as text for a glob? */
+const deniesCommand = (pattern: string, words: ReadonlyArray<string>): boolean => {
+  const asWords = commandPattern(pattern)
+  return asWords === undefined ? patternMatches(pattern, words.join(" ")) : matchesCommand(asWords, { words, literal: true })
+}
+
+/** Does a deny rule stop `call`? Checked on the subject as written, each part of a chain, each command the parser finds, each form of a path. */
 export const denies = (rule: Rule, call: ToolCall): boolean => {
   if (!globRegExp(rule.tool).test(call.tool)) return false
   if (rule.pattern === undefined) return true
+  const pattern = rule.pattern
   const subject = subjectOf(call)
-  return patternMatches(rule.pattern, subject) || commandParts(subject).some((part) => patternMatches(rule.pattern!, part))
+  if (patternMatches(pattern, subject) || commandParts(subject).some((part) => patternMatches(pattern, part))) return true
+  if ((pathForms(call) ?? []).some((p) => patternMatches(pattern, p))) return true
+  const line = shellLine(call)
+  return line?._tag === "Parsed" && line.commands.some((c) => deniesCommand(pattern, c.words))
 }
 
 /** Where a rule came from, as `magi approvals list` and the audit log name it. */

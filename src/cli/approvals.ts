@@ -10,16 +10,19 @@
  * (approvals/OpencodeHook.ts). Both decide through `Approvals.decideForAgent`.
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Cause, Duration, Effect, Layer, Option, ParseResult, Schema } from "effect"
+import * as FileSystem from "@effect/platform/FileSystem"
+import { Cause, Clock, Config, Duration, Effect, Layer, Option, ParseResult, Schema } from "effect"
 import * as Approval from "../approvals/Approval.js"
 import * as Approvals from "../approvals/Approvals.js"
 import { AuditLog } from "../approvals/AuditLog.js"
 import * as Rules from "../approvals/Rules.js"
+import * as RuleSources from "../approvals/RuleSources.js"
+import * as TrustedConfigs from "../approvals/TrustedConfigs.js"
 import { MAX_SLICE, sliceUnder } from "../agents/Slices.js"
 import * as OpencodeHook from "../approvals/OpencodeHook.js"
 import { questionsLayer } from "./AppLayer.js"
 import { SavedRules, type SavedRule } from "../approvals/SavedRules.js"
-import { type ApprovalSettings, MagiConfig } from "../platform/MagiConfig.js"
+import { type ApprovalSettings, MagiConfig, repoRoot, userConfigFile } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as LocalContext from "../platform/LocalContext.js"
 import { CliFailure } from "./CliFailure.js"
@@ -50,28 +53,44 @@ const configRules = (a: ApprovalSettings): ReadonlyArray<{ readonly key: string;
 const savedLine = (r: SavedRule, n: number) =>
   `${n}  allow ${r.rule}  in ${r.repo}  (saved ${r.added_at.slice(0, 16).replace("T", " ")}, question ${r.question.slice(r.question.lastIndexOf("-") + 1)})\n`
 
+/** How `magi approvals list` names a file's standing. */
+const STANDING: Record<RuleSources.RuleFile["trust"], string> = {
+  machine: "the machine's config",
+  trusted: "trusted by the owner as it reads",
+  untrusted: "a repository's config, not trusted: its allow rules are not in force (magi approvals trust)",
+  changed: "a repository's config, changed since it was trusted: its allow rules are not in force (magi approvals trust)"
+}
+
 const list = Command.make("list", { json: Options.boolean("json").pipe(Options.withDescription("print the rules as JSON")) }, (o) =>
   Effect.gen(function* () {
     const saved = yield* Effect.flatMap(SavedRules, (s) => s.list).pipe(Effect.mapError(refused))
     const config = yield* MagiConfig
-    const fromConfig = configRules(config.approvals)
-    if (o.json) return yield* writeOut(JSON.stringify({ saved, config: fromConfig }, null, 2) + "\n")
+    // File by file, as the hooks read them: a repository's allow rules apply only once trusted.
+    const inForce = yield* RuleSources.rulesInForce("", yield* repoRoot(process.cwd()), process.env.HOME ?? "", config)
+    const files = inForce.files.map((f) => ({ file: f.file, trust: f.trust, rules: RuleSources.everyRule(f.approvals) }))
+    const fromConfig = files.length > 0 ? files.flatMap((f) => f.rules.map((r) => ({ key: r.key, rule: r.rule, file: f.file }))) : configRules(config.approvals)
+    if (o.json) return yield* writeOut(JSON.stringify({ saved, config: fromConfig, files }, null, 2) + "\n")
     if (saved.length === 0 && fromConfig.length === 0)
       return yield* writeOut(
         'no approval rules: every tool call that needs permission asks the owner. "Always allow" on an approval saves one; [approvals] allow and deny in the config add more\n'
       )
     if (saved.length > 0)
       yield* writeOut(`saved by "Always allow" (remove one with magi approvals rm N):\n${saved.map((r, i) => savedLine(r, i + 1)).join("")}`)
-    if (fromConfig.length > 0) {
-      if (saved.length > 0)
-        yield* writeOut("\n")
-      yield* writeOut(`from the config (${config.files.join(", ") || "no file"}; change them there):\n`)
-      for (const { key, rule } of fromConfig) {
+    let first = saved.length === 0
+    for (const f of files) {
+      if (f.rules.length === 0) continue
+      yield* writeOut(`${first ? "" : "\n"}from ${f.file} (${STANDING[f.trust]}; change them there):\n`)
+      first = false
+      for (const { key, kind, rule } of f.rules) {
         const parsed = Rules.parseRule(rule)
-        yield* writeOut(`   ${key.endsWith(".deny") ? "deny " : "allow"} ${rule}  (${key})${Rules.isBadRule(parsed) ? `  IGNORED: ${parsed.why}` : ""}\n`)
+        const off = kind === "allow" && (f.trust === "untrusted" || f.trust === "changed")
+        yield* writeOut(
+          `   ${kind === "deny" ? "deny " : "allow"} ${rule}  (${key})${Rules.isBadRule(parsed) ? `  IGNORED: ${parsed.why}` : off ? "  NOT IN FORCE" : ""}\n`
+        )
       }
     }
-  })).pipe(Command.withDescription('List the approval rules: those "Always allow" saved, numbered, then the config\'s'))
+    for (const note of inForce.notes.filter((n) => !n.includes("allow rule(s)"))) yield* writeErr(`magi: ${note}\n`)
+  })).pipe(Command.withDescription('List the approval rules: those "Always allow" saved, numbered, then each config file\'s'))
 
 const rm = Command.make(
   "rm",
@@ -94,6 +113,42 @@ const rm = Command.make(
       yield* writeErr("magi: calls it matched ask the owner again\n")
     })
 ).pipe(Command.withDescription('Remove a rule "Always allow" saved, by its number in magi approvals list'))
+
+/**
+ * `magi approvals trust [--repo DIR]`: the owner vouches for the repository's
+ * config files as they read now, so their allow rules apply (RuleSources.ts).
+ * Refused from an agent's seat: an agent may not loosen its own rules.
+ */
+const trust = Command.make(
+  "trust",
+  { repo: Options.directory("repo").pipe(Options.withDescription("the repository whose config to trust (default: the current one)"), Options.optional) },
+  (o) =>
+    Effect.gen(function* () {
+      const seat = (yield* Config.string("MAGI_SEAT").pipe(Config.withDefault(""), Effect.orDie)).trim()
+      if (seat !== "")
+        return yield* CliFailure.refused(`this shell is an agent's (seat ${seat}); only the owner trusts a repository's approval rules, never an agent`)
+      const fs = yield* FileSystem.FileSystem
+      const repo = yield* repoRoot(Option.getOrElse(o.repo, () => process.cwd()))
+      let trusted = 0
+      for (const file of RuleSources.repoConfigFiles(repo)) {
+        const text = yield* fs.readFileString(file).pipe(
+          Effect.map(Option.some),
+          Effect.catchIf((e) => e._tag === "SystemError" && e.reason === "NotFound", () => Effect.succeedNone),
+          Effect.mapError((e) => CliFailure.refused(`cannot read ${file}: ${e.message}`))
+        )
+        if (Option.isNone(text)) continue
+        const hash = yield* TrustedConfigs.trust(file, text.value, new Date(yield* Clock.currentTimeMillis)).pipe(
+          Effect.mapError((e) => CliFailure.refused(`could not record the trust of ${file}: ${e.message}`))
+        )
+        trusted++
+        yield* writeOut(`trusted ${file} (sha256 ${hash.slice(0, 16)}): its [approvals] allow rules apply until the file changes\n`)
+      }
+      if (trusted === 0)
+        return yield* CliFailure.refused(
+          `${repo} has no .magi/config.toml or magi.toml to trust; the machine's config (${yield* userConfigFile}) needs no trust`
+        )
+    })
+).pipe(Command.withDescription("Trust the repository's config files as they read now, so their approval allow rules apply (a change untrusts them)"))
 
 /** More than any request codex sends (a command and a sentence); more is refused, never read whole. */
 const HOOK_INPUT_MAX_BYTES = 1024 * 1024
@@ -196,6 +251,6 @@ const hook = Command.make(
 
 export const approvals = Command.make("approvals").pipe(
   Command.withDescription("See and remove the rules that approve agents' tool calls without asking"),
-  Command.withSubcommands([list, rm, hook]),
+  Command.withSubcommands([list, rm, trust, hook]),
   Command.provide(() => approvalsLayer())
 )

@@ -25,6 +25,7 @@ import * as Q from "../questions/Question.js"
 import * as WebPush from "../questions/WebPush.js"
 import { Devices } from "../devices/Devices.js"
 import * as ConfiguredStore from "../platform/ConfiguredStore.js"
+import { approvalChecks } from "./ApprovalChecks.js"
 import { type Check, fail, ok, warn } from "./Check.js"
 import * as Postgres from "../store/postgres/Postgres.js"
 import * as PgConnection from "../store/postgres/PgConnection.js"
@@ -507,6 +508,7 @@ export const runDoctor = (input: DoctorInput) =>
       const pushes = storeUsable ? yield* pushSubscriptions(settings.right, input) : Option.none<number>()
       checks.push(...(yield* notifyChecks(settings.right, input, pushes)))
     }
+    checks.push(...(yield* approvalChecks(input.repo).pipe(Effect.provideService(MagiHome, { dir: input.home }))))
     checks.push(...(yield* homeChecks(input)))
     checks.push(...store)
     if (Either.isRight(settings) && storeUsable) checks.push(...(yield* hostChecks(input, settings.right)))

@@ -20,6 +20,7 @@ import { Notifier } from "../questions/Notifier.js"
 import * as Lease from "../questions/Lease.js"
 import { make as makeWaits, POLL, type WaitOutcome } from "../questions/Waits.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
+import type { MagiHome } from "../platform/MagiHome.js"
 import { endsTurnOnPending, endTurnLines } from "../questions/AgentHints.js"
 import * as Approval from "../approvals/Approval.js"
 import * as Approvals from "../approvals/Approvals.js"
@@ -27,7 +28,7 @@ import type { AuditLog } from "../approvals/AuditLog.js"
 import type { SavedRules } from "../approvals/SavedRules.js"
 
 /** What every tool may use: the question store and what waiting needs, and what deciding an approval needs. */
-export type ToolEnv = QuestionStore | Notifier | MagiConfig | FileSystem.FileSystem | SavedRules | AuditLog
+export type ToolEnv = QuestionStore | Notifier | MagiConfig | MagiHome | FileSystem.FileSystem | SavedRules | AuditLog
 
 /** How a tool call ended: what the model reads, what a program reads, and whether it failed. */
 export interface ToolReply {

@@ -486,7 +486,7 @@ const scopedRules = Effect.fn("scopedRules")(function* (value: unknown, key: str
 })
 
 /** `[approvals]`, its values' types checked; the rules' own syntax is checked where they are read (`approvals/Rules.ts`). */
-const approvalsOf = Effect.fn("approvalsOf")(function* (raw: unknown, files: ReadonlyArray<string>) {
+export const approvalsOf = Effect.fn("approvalsOf")(function* (raw: unknown, files: ReadonlyArray<string>) {
   if (raw === undefined) return noApprovals
   if (!isTable(raw)) return yield* new ConfigError({ message: `\`approvals\` must be a table (in ${files.join(" or ")})` })
   if (raw.ask !== undefined && typeof raw.ask !== "boolean")
@@ -620,11 +620,15 @@ export const loadTable = Effect.fn("loadConfigTable")(function* (cwd: string) {
     if (Option.isSome(table)) layers.push({ file, table: table.value })
   }
   const table: { readonly [key: string]: unknown } = yield* mergeLayers(layers)
-  return { table, files: layers.map((l) => l.file) }
+  return { table, files: layers.map((l) => l.file), layers }
 })
 
 /** Read and merge the three layers for `cwd` into settings. */
 export const load = Effect.fn("loadConfig")(function* (cwd: string) {
-  const { table, files } = yield* loadTable(cwd)
-  return yield* settingsOf(table as Table, files)
+  const { table, files, layers } = yield* loadTable(cwd)
+  const settings = yield* settingsOf(table as Table, files)
+  // A repository's config is a file an agent can write: it may turn approvals on, never off.
+  const machine = layers[0]?.file === (yield* userConfigFile) ? layers[0].table.approvals : undefined
+  const machineAsks = isTable(machine) && machine.ask === true
+  return machineAsks && !settings.approvals.ask ? { ...settings, approvals: { ...settings.approvals, ask: true } } : settings
 })

@@ -1,6 +1,11 @@
-import { describe, expect, it } from "vitest"
+import { Effect } from "effect"
+import { beforeAll, describe, expect, it } from "vitest"
 import * as Rules from "../../src/approvals/Rules.js"
+import { loadParser } from "../../src/approvals/ShellCommands.js"
 import * as Approval from "../../src/approvals/Approval.js"
+
+// The rules read shell commands with the parser Approvals.decide loads first.
+beforeAll(() => Effect.runPromise(loadParser))
 
 const rule = (text: string): Rules.Rule => {
   const r = Rules.parseRule(text)

@@ -57,6 +57,9 @@ for (const backend of storeBackends)
         NodePath.join(o.cwd, "magi.toml"),
         ["[approvals]", 'deny = ["Bash(rm -rf:*)"]', 'allow = ["Write(/srv/notes/*)"]', ""].join("\n")
       )
+      // A repository's allow rules apply once the owner trusts its config.
+      const trusted = await o.run(["approvals", "trust"])
+      expect(trusted.code, trusted.stderr).toBe(0)
       const env = { ...SEAT, MAGI_REPO: o.cwd }
       const denied = await o.run(HOOK, env, JSON.stringify({ tool: "bash", args: { command: "cd build && rm -rf ." }, directory: o.cwd }))
       expect(denied.code, denied.stderr).toBe(0)

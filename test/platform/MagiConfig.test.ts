@@ -56,6 +56,11 @@ describe("MagiConfig", () => {
     )
   })
 
+  it.effect("keeps [approvals] ask on when the machine's config sets it, whatever a repository's config says", () => {
+    const w = world({ "user:config.toml": "[approvals]\nask = true\n", "magi.toml": "[approvals]\nask = false\n" })
+    return w.run(load(w.repo)).pipe(Effect.map((s) => expect(s.approvals.ask).toBe(true)))
+  })
+
   it.effect("refuses an array set in two files, naming both", () => {
     const w = world({
       "user:config.toml": '[notify]\ncommand = ["ntfy"]\n',
