@@ -131,6 +131,7 @@ export const pluginSource = (mcpServerName: string): string =>
 // Each tool call that needs permission goes to \`magi approvals hook opencode\`,
 // which decides by [approvals] rules or asks the owner (docs/approvals.md).
 import { spawn } from "node:child_process"
+import * as fs from "node:fs"
 import * as path from "node:path"
 
 const FREE = new Set(${JSON.stringify(FREE_TOOLS)})
@@ -147,8 +148,27 @@ const editPaths = (tool, args) => {
   return [...text.matchAll(/^\\*\\*\\* (?:Add File|Update File|Delete File|Move to): (.+)$/gm)].map((m) => m[1].trim())
 }
 
+// A path with its symlinks resolved as far as it exists (the rest appended), or undefined when it cannot be read:
+// a link inside the worktree that leads out of it is not inside.
+const real = (p) => {
+  const tail = []
+  for (let at = p; ; ) {
+    try {
+      return path.join(fs.realpathSync(at), ...tail.reverse())
+    } catch (e) {
+      const up = path.dirname(at)
+      if ((e.code !== "ENOENT" && e.code !== "ENOTDIR") || up === at) return undefined
+      tail.push(path.basename(at))
+      at = up
+    }
+  }
+}
+
 const inside = (dir, p) => {
-  const rel = path.relative(dir, path.resolve(dir, p))
+  const root = real(path.resolve(dir))
+  const target = real(path.resolve(dir, p))
+  if (root === undefined || target === undefined) return false
+  const rel = path.relative(root, target)
   return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel))
 }
 

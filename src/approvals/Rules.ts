@@ -155,6 +155,9 @@ const commandParts = (command: string): ReadonlyArray<string> =>
 /** Does an allow rule let `call` through? */
 export const allows = (rule: Rule, call: ToolCall): boolean => {
   if (!globRegExp(rule.tool).test(call.tool)) return false
+  // A line no deny rule could read whole is the owner's, even under a bare `Bash`.
+  const unread = shellLine(call)
+  if (unread !== undefined && (unread._tag === "Unparsed" || unread.opaque)) return false
   if (rule.pattern === undefined) return true
   const paths = pathForms(call)
   if (paths !== undefined) return paths.every((p) => patternMatches(rule.pattern!, p))

@@ -22,6 +22,9 @@ let hook: Hook
 
 beforeAll(async () => {
   NodeFs.mkdirSync(work)
+  // A link inside the worktree that leads out of it.
+  NodeFs.mkdirSync(NodePath.join(dir, "outside"))
+  NodeFs.symlinkSync(NodePath.join(dir, "outside"), NodePath.join(work, "link"))
   // Node reads a `.js` file as an ES module only under `"type": "module"`; Bun (opencode) reads it either way.
   NodeFs.writeFileSync(NodePath.join(dir, "package.json"), JSON.stringify({ type: "module" }))
   const file = NodePath.join(dir, pluginFileName(pluginSource(MCP_SERVER_NAME)))
@@ -72,13 +75,14 @@ describe("magi's opencode plugin", () => {
     // An edit outside the worktree, or a patch that reaches out of it, and a chained `magi ask`.
     await expect(call("write", { filePath: "/etc/hosts", content: "" })).rejects.toThrow()
     await expect(call("write", { filePath: "../outside.txt", content: "" })).rejects.toThrow()
+    await expect(call("write", { filePath: "link/escaped.txt", content: "" })).rejects.toThrow()
     await expect(call("apply_patch", { patchText: "*** Begin Patch\n*** Update File: a.ts\n*** Move to: ../../b.ts\n*** End Patch" })).rejects.toThrow()
     await expect(call("bash", { command: "magi ask --summary x; rm -rf ~" })).rejects.toThrow()
     // Another MCP server's tool, and a tool magi does not know.
     await expect(call("github_create_issue", { title: "x" })).rejects.toThrow()
     await expect(call("mystery", {})).rejects.toThrow()
     const calls = handed()
-    expect(calls.map((c) => c.argv)).toEqual(Array(8).fill("approvals hook opencode --slice 7"))
+    expect(calls.map((c) => c.argv)).toEqual(Array(9).fill("approvals hook opencode --slice 7"))
     expect(calls[0]!.call).toEqual({ tool: "bash", args: { command: "git push" }, directory: work })
   })
 

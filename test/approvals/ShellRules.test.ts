@@ -100,6 +100,10 @@ describe("an allow rule for a command", () => {
     expect(line._tag).toBe("Unparsed")
     expect(Rules.decide(bash("echo 'unclosed"), sourced(["Bash(echo:*)"]), [])._tag).toBe("ask")
     expect(Rules.decide(bash('bash -c "$CMD"'), sourced(["Bash(bash -c:*)"]), [])._tag).toBe("ask")
+    // Not even a rule allowing every command: no deny rule could see into it.
+    expect(Rules.decide(bash("echo 'unclosed"), sourced(["Bash"]), sourced(["Bash(rm -rf:*)"]))._tag).toBe("ask")
+    expect(Rules.decide(bash('bash -c "$CMD"'), sourced(["Bash"]), sourced(["Bash(rm -rf:*)"]))._tag).toBe("ask")
+    expect(Rules.decide(bash("echo $HOME"), sourced(["Bash"]), sourced(["Bash(rm -rf:*)"]))._tag).toBe("allow")
   })
 })
 
