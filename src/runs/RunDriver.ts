@@ -12,9 +12,12 @@
  */
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Cause, Clock, Context, Duration, Effect, Either, Layer, Option, Random } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Either, Layer, Option, Random, Schema } from "effect"
 import { Rosters, type AgentSpec } from "../agents/AgentRoster.js"
-import { Agents, magiNameFor, mintUuid, sessionEnvOf, type CallResult } from "../agents/Agents.js"
+import { Agents, KILL_GRACE, magiNameFor, mintUuid, sessionEnvOf, type CallResult } from "../agents/Agents.js"
+import { AgentProcess, endLeftover } from "../agents/Guardian.js"
+import * as Lease from "../questions/Lease.js"
+import * as NodePath from "node:path"
 import { MagiHome } from "../platform/MagiHome.js"
 import { defaultHostName, MagiConfig } from "../platform/MagiConfig.js"
 import * as Q from "../questions/Question.js"
@@ -135,7 +138,29 @@ export const make = Effect.fn("RunDriver.make")(function* () {
   })
 
   const seatLocks = yield* bound(makeSeatLocks)
-  const seatBusy = (run: Pick<Run, "id">, seat: string) => seatLocks.held(runs.dir(run.id), seat)
+
+  // The agent process of a seat's turn, kept beside the seat's lock while
+  // the turn runs: a turn whose magi died is ended by whoever finds it so.
+  const agentFile = (runId: string, seat: string) => NodePath.join(runs.dir(runId), Lease.LEASES_DIR, `seat-${seat}.agent.json`)
+  const recordAgent = (runId: string, seat: string) => (p: AgentProcess) =>
+    fs.writeFileString(agentFile(runId, seat), JSON.stringify(p)).pipe(
+      Effect.catchAll((e) => Effect.logWarning(`run ${runId}: could not record seat ${seat}'s agent process: ${e.message}`))
+    )
+  const forgetAgent = (runId: string, seat: string) => fs.remove(agentFile(runId, seat)).pipe(Effect.ignore)
+  /** End what is left of the seat's last turn's agent, if its turn is gone and it is not. */
+  const endLeftoverAgent = (runId: string, seat: string) =>
+    Effect.gen(function* () {
+      const text = yield* fs.readFileString(agentFile(runId, seat)).pipe(Effect.option)
+      if (Option.isNone(text)) return
+      const rec = Schema.decodeUnknownOption(Schema.parseJson(AgentProcess))(text.value)
+      if (Option.isSome(rec)) yield* endLeftover(rec.value, KILL_GRACE)
+      yield* forgetAgent(runId, seat)
+    })
+
+  // No turn is going on once the seat's lock is free and its last agent, if
+  // its magi died under it, has been ended: a retry never overlaps it.
+  const seatBusy = (run: Pick<Run, "id">, seat: string) =>
+    Effect.flatMap(seatLocks.held(runs.dir(run.id), seat), (held) => held ? Effect.succeed(true) : Effect.as(endLeftoverAgent(run.id, seat), false))
 
   const turn = Effect.fn("RunDriver.turn")(function* (input: TurnInput) {
     const run = yield* runs.get(input.run).pipe(Effect.mapError((e) => new TurnRefused({ message: e.message })))
@@ -156,6 +181,8 @@ export const make = Effect.fn("RunDriver.make")(function* () {
         const current = (yield* runs.get(run.id).pipe(Effect.mapError((e) => new TurnRefused({ message: e.message })))).seats.find(
           (s) => s.key === seat.key
         ) ?? seat
+        // A turn before this one whose magi died may have left its agent running.
+        yield* endLeftoverAgent(run.id, current.key)
         const roster = yield* rosters.forRepo(run.repo).pipe(Effect.mapError((e) => new TurnRefused({ message: e.message })))
         const agent = roster.get(current.agent)
         if (Option.isNone(agent))
@@ -188,9 +215,13 @@ export const make = Effect.fn("RunDriver.make")(function* () {
             stem: `${current.key}-${current.turns + 1}`,
             run: run.id,
             node: current.key,
-            repo: run.repo
+            repo: run.repo,
+            onStart: recordAgent(run.id, current.key)
           })
-        ).pipe(Effect.mapError((e) => new TurnRefused({ message: e.message })))
+        ).pipe(
+          Effect.ensuring(forgetAgent(run.id, current.key)),
+          Effect.mapError((e) => new TurnRefused({ message: e.message }))
+        )
         yield* runs.update(run.id, (r) => ({
           ...r,
           seats: r.seats.map((s): Seat => s.key === current.key ? { ...s, turns: result.seat.turns, session: result.seat.session, env: result.seat.env } : s)
