@@ -476,6 +476,14 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         Command.feed(p.stdin)
       )
 
+      const stdout = yield* Ref.make("")
+      const stderr = yield* Ref.make("")
+      // What the agent said is kept however the turn ends, cut short
+      // included: written once the group is gone, so nothing comes after.
+      const save = Effect.zipRight(
+        Effect.flatMap(Ref.get(stdout), (text) => fs.writeFileString(stdoutFile, text)).pipe(Effect.ignore),
+        Effect.flatMap(Ref.get(stderr), (text) => fs.writeFileString(stderrFile, text)).pipe(Effect.ignore)
+      )
       const ran = yield* Effect.scoped(
         Effect.gen(function* () {
           const proc = yield* Command.start(command).pipe(
@@ -520,8 +528,6 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
             yield* signalGroup(proc.pid, "SIGKILL")
             yield* Effect.timeout(leaderExit, KILL_GRACE).pipe(Effect.ignore)
           })
-          const stdout = yield* Ref.make("")
-          const stderr = yield* Ref.make("")
           const collectors = Fiber.zip(yield* Effect.fork(collect(proc.stdout, stdout)), yield* Effect.fork(collect(proc.stderr, stderr)))
           // Should this magi die without a finalizer (kill -9), its guardian
           // ends the group; the record lets whoever takes the turn over do
@@ -558,10 +564,7 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
             timedOut: Option.isNone(exited)
           }
         })
-      ).pipe(Effect.provideService(CommandExecutor.CommandExecutor, executor))
-
-      yield* fs.writeFileString(stdoutFile, ran.stdout).pipe(Effect.ignore)
-      yield* fs.writeFileString(stderrFile, ran.stderr).pipe(Effect.ignore)
+      ).pipe(Effect.provideService(CommandExecutor.CommandExecutor, executor), Effect.ensuring(save))
       const reply = parse(agent.kind, ran.stdout, ran.stderr, ran.exitCode, ran.timedOut)
       return {
         ...reply,
