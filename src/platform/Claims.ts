@@ -28,6 +28,7 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import * as FileClaim from "./FileClaim.js"
 import { writeAtomically } from "./AtomicFile.js"
+import { untilStoreAnswers } from "./StoreWait.js"
 import { sqlWords } from "./Postgres.js"
 
 /** Who holds a claim. */
@@ -375,7 +376,11 @@ export const makePostgres = (sql: SqlClient.SqlClient, namespace = "") =>
           Effect.mapError(failed(claim.key, "renew"))
         )
 
-    const release = (claim: Claim) => sql`DELETE FROM magi_claims WHERE key = ${rowKey(claim.key)} AND token = ${claim.token}`.pipe(Effect.ignore)
+    // Retried while the database is away: a claim left behind by a live loop
+    // holds its task until its ttl, and reads as that loop's all the while.
+    const release = (claim: Claim) =>
+      untilStoreAnswers(`letting go of the claim on ${claim.key}`, sql`DELETE FROM magi_claims WHERE key = ${rowKey(claim.key)} AND token = ${claim.token}`)
+        .pipe(Effect.ignore)
 
     const holder = (key: string, rule: Staleness) =>
       current(key).pipe(

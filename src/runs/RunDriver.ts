@@ -17,6 +17,7 @@ import { Rosters, type AgentSpec } from "../agents/AgentRoster.js"
 import { Agents, KILL_GRACE, magiNameFor, mintUuid, sessionEnvOf, type CallResult } from "../agents/Agents.js"
 import { AgentProcess, endLeftover } from "../agents/Guardian.js"
 import * as Lease from "../questions/Lease.js"
+import { untilStoreAnswers } from "../platform/StoreWait.js"
 import * as NodePath from "node:path"
 import { MagiHome } from "../platform/MagiHome.js"
 import { defaultHostName, MagiConfig } from "../platform/MagiConfig.js"
@@ -138,6 +139,9 @@ export const make = Effect.fn("RunDriver.make")(function* () {
   })
 
   const seatLocks = yield* bound(makeSeatLocks)
+  /** A run's write after a turn ran: waited out while the store is away, never dropped (the turn would be run again). */
+  const surely = <A, E extends { readonly _tag: string; readonly message: string }>(what: string, write: Effect.Effect<A, E>) =>
+    untilStoreAnswers(what, write, (e) => e._tag === "RunStoreError")
 
   // The agent process of a seat's turn, kept beside the seat's lock while
   // the turn runs: a turn whose magi died is ended by whoever finds it so.
@@ -222,10 +226,14 @@ export const make = Effect.fn("RunDriver.make")(function* () {
           Effect.ensuring(forgetAgent(run.id, current.key)),
           Effect.mapError((e) => new TurnRefused({ message: e.message }))
         )
-        yield* runs.update(run.id, (r) => ({
-          ...r,
-          seats: r.seats.map((s): Seat => s.key === current.key ? { ...s, turns: result.seat.turns, session: result.seat.session, env: result.seat.env } : s)
-        }))
+        // The turn ran: its seat is saved, the store waited for if it is away.
+        yield* surely(
+          `run ${Q.shortId(run.id)}: saving seat ${current.key}`,
+          runs.update(run.id, (r) => ({
+            ...r,
+            seats: r.seats.map((s): Seat => s.key === current.key ? { ...s, turns: result.seat.turns, session: result.seat.session, env: result.seat.env } : s)
+          }))
+        )
         // Still under the seat's lock: no next turn can be writing meanwhile.
         // A turn that failed gets a plain message rather than its error as the subject.
         if (current.write) yield* commit(run.worktree, result.usable ? result.text : "", `seat ${current.key}'s turn ${result.seat.turns}`)
@@ -253,15 +261,16 @@ export const make = Effect.fn("RunDriver.make")(function* () {
     // Only a usable turn's reply is the agent's account of its work. What a
     // failed turn printed (stdout empty, it is the whole stderr) is no summary:
     // the reason says what went wrong in one line, the `.err` holds the rest.
-    if (result.usable && result.text.trim() !== "") yield* runs.update(runId, (r) => ({ ...r, summary: result.text.trim() }))
+    const what = `run ${Q.shortId(runId)}: settling its turn`
+    if (result.usable && result.text.trim() !== "") yield* surely(what, runs.update(runId, (r) => ({ ...r, summary: result.text.trim() })))
     // A failed or limited turn settles the run whatever is outstanding.
-    const open = result.usable ? yield* Effect.either(outstandingFor(runId)) : Either.right(0)
+    const open = result.usable ? yield* Effect.either(untilStoreAnswers(what, outstandingFor(runId))) : Either.right(0)
     if (Either.isLeft(open)) {
       // Unknown is not none: a run called done here would abandon the very
       // questions it may still be waiting on. Waiting can still come back.
       const why = `its questions could not be listed (${open.left.message}), so it is left waiting rather than ended`
       yield* Effect.logWarning(`run ${runId}: ${why}`)
-      return yield* runs.setStatus(runId, "waiting", why)
+      return yield* surely(what, runs.setStatus(runId, "waiting", why))
     }
     const status = statusAfterTurn(result, open.right)
     const reason = status === "failed"
@@ -269,7 +278,7 @@ export const make = Effect.fn("RunDriver.make")(function* () {
       : status === "stalled"
       ? `the agent hit its usage limit${result.quota ? `; it resets ${result.quota}` : ""}`
       : undefined
-    return yield* runs.setStatus(runId, status, reason)
+    return yield* surely(what, runs.setStatus(runId, status, reason))
   })
 
   const drive = Effect.fn("RunDriver.drive")(function* (runId: string, prompt: TurnPrompt, timeout: Duration.Duration = RUN_TURN_TIMEOUT) {
