@@ -35,6 +35,8 @@ import { command } from "./adapters/command.js"
 import { opencode } from "./adapters/opencode.js"
 import { TurnSlots } from "./TurnSlots.js"
 import { DEPUTY_NODE } from "../questions/Lease.js"
+import { type AgentProcess, guardianCommand, startOf } from "./Guardian.js"
+import * as NodeOs from "node:os"
 
 export { expandTemplate, plainMessage, usageLimit, type Plan, type PlanInput } from "./adapters/Adapter.js"
 
@@ -221,6 +223,11 @@ export interface CallInput {
    * for it (`MAGI_REPO`), not for one run's worktree.
    */
   readonly repo?: string
+  /**
+   * Told the agent's process as soon as it started, to record it where
+   * whoever takes the turn over finds it (`Guardian.endLeftover`).
+   */
+  readonly onStart?: (agent: AgentProcess) => Effect.Effect<void>
 }
 
 /** A call that ran: the reply, how it ended, and the seat after it. */
@@ -469,6 +476,14 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         Command.feed(p.stdin)
       )
 
+      const stdout = yield* Ref.make("")
+      const stderr = yield* Ref.make("")
+      // What the agent said is kept however the turn ends, cut short
+      // included: written once the group is gone, so nothing comes after.
+      const save = Effect.zipRight(
+        Effect.flatMap(Ref.get(stdout), (text) => fs.writeFileString(stdoutFile, text)).pipe(Effect.ignore),
+        Effect.flatMap(Ref.get(stderr), (text) => fs.writeFileString(stderrFile, text)).pipe(Effect.ignore)
+      )
       const ran = yield* Effect.scoped(
         Effect.gen(function* () {
           const proc = yield* Command.start(command).pipe(
@@ -513,14 +528,21 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
             yield* signalGroup(proc.pid, "SIGKILL")
             yield* Effect.timeout(leaderExit, KILL_GRACE).pipe(Effect.ignore)
           })
-          // However the turn ends, interrupted included, the group goes with
-          // it. Added after the start, so it runs before the platform's own
-          // finalizer, which sends SIGTERM and then waits on the agent for as
-          // long as it takes.
-          yield* Effect.addFinalizer(() => endGroup)
-          const stdout = yield* Ref.make("")
-          const stderr = yield* Ref.make("")
           const collectors = Fiber.zip(yield* Effect.fork(collect(proc.stdout, stdout)), yield* Effect.fork(collect(proc.stderr, stderr)))
+          // Should this magi die without a finalizer (kill -9), its guardian
+          // ends the group; the record lets whoever takes the turn over do
+          // the same if the guardian died too.
+          const start = yield* startOf(proc.pid)
+          yield* Command.start(guardianCommand(proc.pid, KILL_GRACE)).pipe(
+            Effect.catchAllCause((c) => Effect.logWarning(`agent ${agent.id}: its guardian could not be started: ${c}`))
+          )
+          if (input.onStart !== undefined) yield* input.onStart({ host: NodeOs.hostname(), pid: proc.pid, pgid: proc.pid, start })
+          // However the turn ends, interrupted included, the group goes with
+          // it. Added after the start (and the guardian's), so it runs before
+          // the platform's own finalizers: this one sends SIGTERM and then
+          // waits on the agent for as long as it takes; the guardian's stops
+          // the guardian, which has nothing left to guard.
+          yield* Effect.addFinalizer(() => endGroup)
           const exited = yield* proc.exitCode.pipe(
             Effect.map((c): number | null => c),
             Effect.orElseSucceed(() => null),
@@ -542,10 +564,7 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
             timedOut: Option.isNone(exited)
           }
         })
-      ).pipe(Effect.provideService(CommandExecutor.CommandExecutor, executor))
-
-      yield* fs.writeFileString(stdoutFile, ran.stdout).pipe(Effect.ignore)
-      yield* fs.writeFileString(stderrFile, ran.stderr).pipe(Effect.ignore)
+      ).pipe(Effect.provideService(CommandExecutor.CommandExecutor, executor), Effect.ensuring(save))
       const reply = parse(agent.kind, ran.stdout, ran.stderr, ran.exitCode, ran.timedOut)
       return {
         ...reply,

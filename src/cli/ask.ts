@@ -19,6 +19,7 @@ import { Waits, type WaitOutcome } from "../questions/Waits.js"
 import { CliFailure } from "./CliFailure.js"
 import { questionsLayer } from "./AppLayer.js"
 import { fitWidth, formatSeconds, readStdinUpTo, writeErr, writeOut } from "./io.js"
+import { forTerminalLine } from "../platform/TerminalText.js"
 import { endsTurnOnPending, endTurnLines, KEEP_CHOICES, shellWord, threadCommand } from "../questions/AgentHints.js"
 import { receivedSignal } from "./Signals.js"
 import type { HelpExtras } from "./Help.js"
@@ -279,6 +280,12 @@ const report = (outcome: WaitOutcome, json: boolean) =>
               : `${KEEP_CHOICES}\n`)
         )
       case "Pending":
+        if (outcome.storeAway !== undefined)
+          yield* writeErr(
+            `magi: question ${Q.shortId(q.id)}'s deadline has passed, but the store cannot be reached (${
+              forTerminalLine(outcome.storeAway)
+            }); it is applied once the store answers, by the next --wait\n`
+          )
         if (endTurn) return yield* writeOut(endTurnLines(q, `run \`${magi} ask --wait\``))
         return yield* writeOut(
           `No answer yet: this call's wait slice ran out (not the question's deadline); question ${Q.shortId(q.id)} is still open.\n` +

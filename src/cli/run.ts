@@ -19,7 +19,7 @@ import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { resumable } from "../runs/RunStatus.js"
 import { IMPL_SEAT } from "../runs/NewRun.js"
-import { RunDriver } from "../runs/RunDriver.js"
+import { RunDriver, type RunDriverShape } from "../runs/RunDriver.js"
 import { removeRun } from "../runs/RemoveRun.js"
 import { COMMITS_SHOWN, changesOf, durationMs, nextSteps } from "../runs/RunReport.js"
 import * as Artifacts from "../runs/Artifacts.js"
@@ -111,9 +111,25 @@ const startRun = (instruction: string, agentId: Option.Option<string>, repoDir: 
     return yield* turn(run.id, Prompts.runPrompt(instruction, run.worktree, run.branch, yield* magiNameFor(agent.value)))
   })
 
+/**
+ * Ctrl-C mid-turn: the turn's process group is gone and the run stalled
+ * (`RunDriver.drive`); say how to pick it up, and that a question its agent
+ * asked is still the owner's to answer.
+ */
+const saidOnInterrupt = (runId: string, driver: RunDriverShape) =>
+  Effect.gen(function* () {
+    const open = yield* driver.outstanding(runId).pipe(Effect.orElseSucceed(() => 0))
+    yield* writeErr(
+      `\nrun ${Q.shortId(runId)} interrupted; continue it with magi run --resume ${runId}\n` +
+        (open > 0
+          ? `its open question stays answerable (magi answer --list); once answered, magi serve resumes the seat with the answer\n`
+          : "")
+    ).pipe(Effect.ignore)
+  })
+
 /** Run the impl seat's turn and settle the run by how it went. */
 const turn = (runId: string, prompt: TurnPrompt) =>
-  Effect.flatMap(RunDriver, (driver) => driver.drive(runId, prompt)).pipe(
+  Effect.flatMap(RunDriver, (driver) => driver.drive(runId, prompt).pipe(Effect.onInterrupt(() => saidOnInterrupt(runId, driver)))).pipe(
     Effect.map((o) => o.run),
     // Another turn (the waiter's delivery) got the seat first: the run is
     // fine, only this turn did not start.

@@ -36,6 +36,7 @@ import { resumable } from "../runs/RunStatus.js"
 import * as T from "../queue/Task.js"
 import { taskInstruction } from "../queue/TaskPrompt.js"
 import { TaskStore } from "../queue/TaskStore.js"
+import { untilStoreAnswers } from "../store/StoreWait.js"
 import { Conductor } from "./Conductor.js"
 import { Deputies } from "./Deputies.js"
 import { type BlockerState, resetAt, resolveBlockers, retryPaused, orphanSettlement, settle, type Settlement, settlementFor } from "./QueueDecide.js"
@@ -121,9 +122,13 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
     }
   }
 
-  /** Update one task, logging instead of failing: one bad file must not stop the loop. */
+  /**
+   * Update one task, logging instead of failing: one bad file must not stop
+   * the loop. A store that is away is waited for: a settled turn whose task
+   * was not moved on would be run again.
+   */
   const change = (id: string, f: (t: T.Task) => T.Task) =>
-    tasks.update(id, (t) => Either.right(f(t))).pipe(
+    untilStoreAnswers(`queue: updating task ${T.shortId(id)}`, tasks.update(id, (t) => Either.right(f(t))), (e) => e._tag === "TaskStoreError").pipe(
       Effect.map(Option.some),
       Effect.catchAll((e) => Effect.as(Effect.logWarning(`queue: could not update task ${T.shortId(id)}: ${e.message}`), Option.none<T.Task>()))
     )
@@ -200,7 +205,11 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
   const follow = (events: Array<QueueEvent>, t: T.Task) =>
     Effect.gen(function* () {
       const runId = t.runs.at(-1)
-      const holder = yield* tasks.claimant(t.id)
+      const claimant = yield* Effect.either(tasks.claimant(t.id))
+      // Who holds it cannot be told (the store is away): never taken for
+      // nobody, which would call a live loop, maybe this one, gone.
+      if (Either.isLeft(claimant)) return yield* Effect.logDebug(`queue: the claim on task ${T.shortId(t.id)} cannot be read: ${claimant.left.message}`)
+      const holder = claimant.right
       // Another live loop (another host's, on a shared store) holds it: that
       // loop settles it and says so; this one would only say it twice.
       if (Option.isSome(holder) && holder.value !== process.pid) return

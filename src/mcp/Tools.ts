@@ -203,7 +203,7 @@ const waitOnce = (
       yield* waits.markDelivered(outcome)
       return outcomeReply(outcome, yield* endsTurnOnPending)
     })
-  ).pipe(Effect.mapError((e) => Asking.AskRefused.refused(e.message)))
+  )
 
 /**
  * Where the agent works: `MAGI_CWD`, which magi sets when it registers this

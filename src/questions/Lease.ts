@@ -11,13 +11,19 @@
  * `*.json` file, so a listing never mistakes it for a question, and in a
  * folder of its own, because a waiting asker beats it every few seconds and a
  * rename in the questions folder itself would look to every reader (the
- * listing cache, the phone's live view) like a change to the questions. Pids are recorded for the
- * owner's eyes only and never checked: a pid is reused by the operating
- * system, a timestamp is not.
+ * listing cache, the phone's live view) like a change to the questions.
+ *
+ * A lease names its process and machine: one whose process is dead on this
+ * machine is gone at once (an asker killed with its turn, a Ctrl-C'd `magi
+ * run`), not 90 s later. A live pid proves less (the system may have given
+ * it to another process), so a lease whose pid lives is judged by its beat.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
+import { pidAlive } from "../store/Claims.js"
 import { MagiHome, questionsDir } from "../platform/MagiHome.js"
 import { Timestamp, timestamp } from "./Question.js"
 import { writeAtomically } from "../store/files/AtomicFile.js"
@@ -48,8 +54,12 @@ export const kindForNode = (node: string): LeaseKind => (node === DEPUTY_NODE ? 
 
 export const Lease = Schema.Struct({
   kind: LeaseKind,
-  /** For the owner reading the file; never used to decide anything. */
+  /** The beating process: dead on `host`, the lease is gone. */
   pid: Schema.Number,
+  /** Its machine; absent in a lease an older magi wrote, which is judged by its beat alone. */
+  host: Schema.optional(Schema.String),
+  /** Its pid namespace (Linux): a sandboxed asker's pid means nothing outside its own. */
+  pidns: Schema.optional(Schema.String),
   beat_at: Timestamp
 })
 export type Lease = typeof Lease.Type
@@ -72,6 +82,26 @@ export const LEASES_DIR = "leases"
 
 const decodeLease = Schema.decodeUnknownOption(Schema.parseJson(Lease))
 
+let ownPidns: string | undefined | null = null
+/** This process's pid namespace, where the system has one (`/proc/self/ns/pid`, the kernel's, read once). */
+export const pidNamespace = (): string | undefined => {
+  if (ownPidns === null) {
+    try {
+      ownPidns = NodeFs.readlinkSync("/proc/self/ns/pid")
+    } catch {
+      ownPidns = undefined
+    }
+  }
+  return ownPidns
+}
+
+/**
+ * Could the lease's process still be beating it? No once its pid is dead
+ * here: on this machine, and in this pid namespace (an asker inside a
+ * sandbox that has its own numbers its pids there).
+ */
+export const mayLive = (lease: Lease): boolean => lease.host !== NodeOs.hostname() || lease.pidns !== pidNamespace() || pidAlive(lease.pid)
+
 /**
  * Record that `kind` is waiting on `id` now. Written to a temp file and
  * renamed, so a reader sees the old beat or the new one, never half a file.
@@ -80,7 +110,8 @@ const decodeLease = Schema.decodeUnknownOption(Schema.parseJson(Lease))
  */
 export const beat = Effect.fn("Lease.beat")(function* (root: string, id: string, kind: LeaseKind) {
   const now = new Date(yield* Clock.currentTimeMillis)
-  const lease: Lease = { kind, pid: process.pid, beat_at: timestamp(now) }
+  const ns = pidNamespace()
+  const lease: Lease = { kind, pid: process.pid, host: NodeOs.hostname(), ...(ns === undefined ? {} : { pidns: ns }), beat_at: timestamp(now) }
   yield* writeAtomically(leasePath(root, id), JSON.stringify(lease) + "\n").pipe(
     Effect.catchAll((e) => Effect.logDebug(`could not beat the lease on ${id}: ${e.message}`))
   )
@@ -92,7 +123,7 @@ export const read = Effect.fn("Lease.read")(function* (root: string, id: string)
   const body = yield* fs.readFileString(leasePath(root, id)).pipe(Effect.option)
   // A torn or hand-edited file reads as no lease: the worst that costs is a
   // takeover, and the question record, not the lease, holds what matters.
-  return Option.flatMap(body, decodeLease)
+  return Option.filter(Option.flatMap(body, decodeLease), mayLive)
 })
 
 /**

@@ -89,7 +89,7 @@ export const make = Effect.fn("LeaseIndex.make")(function* (root: string) {
     })
 
   /** Every lease now: from memory, with only what changed read again. */
-  const all: Effect.Effect<ReadonlyMap<string, Lease.Lease>> = updating.withPermits(1)(
+  const known_: Effect.Effect<ReadonlyMap<string, Lease.Lease>> = updating.withPermits(1)(
     Effect.gen(function* () {
       const cached = yield* Ref.get(known)
       const mtime = yield* mtimeOf
@@ -106,6 +106,14 @@ export const make = Effect.fn("LeaseIndex.make")(function* (root: string) {
       return yield* readWhole(mtime)
     })
   )
+
+  // Like freshness, whether a lease's process lives is judged at the moment
+  // of asking: it dies with no file changing.
+  const all = Effect.map(known_, (leases) => {
+    const live = new Map<string, Lease.Lease>()
+    for (const [id, lease] of leases) if (Lease.mayLive(lease)) live.set(id, lease)
+    return live as ReadonlyMap<string, Lease.Lease>
+  })
 
   return {
     root,

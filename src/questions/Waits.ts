@@ -46,7 +46,11 @@ export type WaitOutcome = Data.TaggedEnum<{
   /** The owner spoke back without deciding; the question is still open. */
   Replied: { readonly said: string; readonly question: Question }
   /** This call's slice ran out with budget left: run `--wait` again. */
-  Pending: { readonly question: Question }
+  /**
+   * `storeAway`: the deadline passed while the store could not be written
+   * (why, in its words); it is applied by the next wait once it answers.
+   */
+  Pending: { readonly question: Question; readonly storeAway?: string }
   /** The deadline passed, or the question was closed with no decision. */
   Abandoned: { readonly question: Question }
 }>
@@ -213,8 +217,20 @@ export const make = Effect.fn("Waits.make")(function* (
             UnreadableQuestion: () => Effect.succeed(giveUp(q)),
             // A newer magi owns it now: left as it is, and this wait ends.
             NewerSchema: () => Effect.succeed(giveUp(q))
-          })
+          }),
+          Effect.either
         )
+      // The store is away: the slice ends as one that ran out, and the
+      // deadline (past already) is applied by the next wait, once it answers.
+      if (Either.isLeft(settled)) {
+        yield* Effect.logDebug(`question ${Q.shortId(q.id)}: its deadline passed but the store is away: ${settled.left.message}`)
+        return WaitOutcome.Pending({ question: q, storeAway: settled.left.message })
+      }
+      return yield* settledOutcome(q, settled.right, total)
+    })
+
+  const settledOutcome = (q: Question, settled: Question, total: number) =>
+    Effect.gen(function* () {
       const outcome = Option.getOrElse(outcomeOf(settled), () => WaitOutcome.Abandoned({ question: settled }))
       if (outcome._tag === "Abandoned") {
         // Nobody waits on it any more; the daemon must not think otherwise.

@@ -19,6 +19,7 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Context, Data, Effect, Either, FiberMap, Layer, Option, Random, Schedule, Stream } from "effect"
 import * as NodePath from "node:path"
+import { untilStoreAnswers } from "../store/StoreWait.js"
 import * as Claims from "../store/Claims.js"
 import * as ShelfMove from "../store/ShelfMove.js"
 import * as StoreBackend from "../store/StoreBackend.js"
@@ -108,7 +109,7 @@ export interface TaskStoreShape {
   /** Give up this process's claim on `id`; another's is left alone. */
   readonly unclaim: (id: string) => Effect.Effect<void>
   /** The pid holding the claim on `id`, if a live one does. */
-  readonly claimant: (id: string) => Effect.Effect<Option.Option<number>>
+  readonly claimant: (id: string) => Effect.Effect<Option.Option<number>, TaskStoreError>
   /** Changes whenever a task file is added, removed or rewritten; 0 when there are none. */
   readonly revision: Effect.Effect<number>
   /** Names of what changed among the tasks (`<id>.json` among them); ends where watching is unavailable, so callers poll too. */
@@ -277,7 +278,7 @@ const assemble = Effect.fn("TaskStore.assemble")(function* (
   const renewals = yield* FiberMap.make<string>()
 
   const keepFresh = (id: string, mine: Claims.Claim) =>
-    claims.renew(mine).pipe(
+    untilStoreAnswers(`queue: renewing the claim on task ${T.shortId(id)}`, claims.renew(mine)).pipe(
       Effect.flatMap((still) =>
         still
           ? Effect.void
@@ -314,8 +315,9 @@ const assemble = Effect.fn("TaskStore.assemble")(function* (
   const claimant = (id: string) =>
     claims.holder(id, rule).pipe(
       Effect.map(Option.map((h) => h.owner.pid)),
-      // Unreadable is not free: someone may be in the middle of taking it.
-      Effect.orElseSucceed(() => Option.none<number>())
+      // Unreadable is not free: someone may be in the middle of taking it,
+      // or the store is away and the holder is this very loop.
+      Effect.mapError((e) => new TaskStoreError({ message: e.message, cause: e }))
     )
 
   const remove = (wanted: string) =>

@@ -12,9 +12,13 @@
  */
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Cause, Clock, Context, Duration, Effect, Either, Layer, Option, Random } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Either, Layer, Option, Random, Schema } from "effect"
 import { Rosters, type AgentSpec } from "../agents/AgentRoster.js"
-import { Agents, magiNameFor, mintUuid, sessionEnvOf, type CallResult } from "../agents/Agents.js"
+import { Agents, KILL_GRACE, magiNameFor, mintUuid, sessionEnvOf, type CallResult } from "../agents/Agents.js"
+import { AgentProcess, endLeftover } from "../agents/Guardian.js"
+import * as Lease from "../questions/Lease.js"
+import { untilStoreAnswers } from "../store/StoreWait.js"
+import * as NodePath from "node:path"
 import { MagiHome } from "../platform/MagiHome.js"
 import { defaultHostName, MagiConfig } from "../platform/MagiConfig.js"
 import * as Q from "../questions/Question.js"
@@ -135,7 +139,32 @@ export const make = Effect.fn("RunDriver.make")(function* () {
   })
 
   const seatLocks = yield* bound(makeSeatLocks)
-  const seatBusy = (run: Pick<Run, "id">, seat: string) => seatLocks.held(runs.dir(run.id), seat)
+  /** A run's write after a turn ran: waited out while the store is away, never dropped (the turn would be run again). */
+  const surely = <A, E extends { readonly _tag: string; readonly message: string }>(what: string, write: Effect.Effect<A, E>) =>
+    untilStoreAnswers(what, write, (e) => e._tag === "RunStoreError")
+
+  // The agent process of a seat's turn, kept beside the seat's lock while
+  // the turn runs: a turn whose magi died is ended by whoever finds it so.
+  const agentFile = (runId: string, seat: string) => NodePath.join(runs.dir(runId), Lease.LEASES_DIR, `seat-${seat}.agent.json`)
+  const recordAgent = (runId: string, seat: string) => (p: AgentProcess) =>
+    fs.writeFileString(agentFile(runId, seat), JSON.stringify(p)).pipe(
+      Effect.catchAll((e) => Effect.logWarning(`run ${runId}: could not record seat ${seat}'s agent process: ${e.message}`))
+    )
+  const forgetAgent = (runId: string, seat: string) => fs.remove(agentFile(runId, seat)).pipe(Effect.ignore)
+  /** End what is left of the seat's last turn's agent, if its turn is gone and it is not. */
+  const endLeftoverAgent = (runId: string, seat: string) =>
+    Effect.gen(function* () {
+      const text = yield* fs.readFileString(agentFile(runId, seat)).pipe(Effect.option)
+      if (Option.isNone(text)) return
+      const rec = Schema.decodeUnknownOption(Schema.parseJson(AgentProcess))(text.value)
+      if (Option.isSome(rec)) yield* endLeftover(rec.value, KILL_GRACE)
+      yield* forgetAgent(runId, seat)
+    })
+
+  // No turn is going on once the seat's lock is free and its last agent, if
+  // its magi died under it, has been ended: a retry never overlaps it.
+  const seatBusy = (run: Pick<Run, "id">, seat: string) =>
+    Effect.flatMap(seatLocks.held(runs.dir(run.id), seat), (held) => held ? Effect.succeed(true) : Effect.as(endLeftoverAgent(run.id, seat), false))
 
   const turn = Effect.fn("RunDriver.turn")(function* (input: TurnInput) {
     const run = yield* runs.get(input.run).pipe(Effect.mapError((e) => new TurnRefused({ message: e.message })))
@@ -156,6 +185,8 @@ export const make = Effect.fn("RunDriver.make")(function* () {
         const current = (yield* runs.get(run.id).pipe(Effect.mapError((e) => new TurnRefused({ message: e.message })))).seats.find(
           (s) => s.key === seat.key
         ) ?? seat
+        // A turn before this one whose magi died may have left its agent running.
+        yield* endLeftoverAgent(run.id, current.key)
         const roster = yield* rosters.forRepo(run.repo).pipe(Effect.mapError((e) => new TurnRefused({ message: e.message })))
         const agent = roster.get(current.agent)
         if (Option.isNone(agent))
@@ -188,13 +219,21 @@ export const make = Effect.fn("RunDriver.make")(function* () {
             stem: `${current.key}-${current.turns + 1}`,
             run: run.id,
             node: current.key,
-            repo: run.repo
+            repo: run.repo,
+            onStart: recordAgent(run.id, current.key)
           })
-        ).pipe(Effect.mapError((e) => new TurnRefused({ message: e.message })))
-        yield* runs.update(run.id, (r) => ({
-          ...r,
-          seats: r.seats.map((s): Seat => s.key === current.key ? { ...s, turns: result.seat.turns, session: result.seat.session, env: result.seat.env } : s)
-        }))
+        ).pipe(
+          Effect.ensuring(forgetAgent(run.id, current.key)),
+          Effect.mapError((e) => new TurnRefused({ message: e.message }))
+        )
+        // The turn ran: its seat is saved, the store waited for if it is away.
+        yield* surely(
+          `run ${Q.shortId(run.id)}: saving seat ${current.key}`,
+          runs.update(run.id, (r) => ({
+            ...r,
+            seats: r.seats.map((s): Seat => s.key === current.key ? { ...s, turns: result.seat.turns, session: result.seat.session, env: result.seat.env } : s)
+          }))
+        )
         // Still under the seat's lock: no next turn can be writing meanwhile.
         // A turn that failed gets a plain message rather than its error as the subject.
         if (current.write) yield* commit(run.worktree, result.usable ? result.text : "", `seat ${current.key}'s turn ${result.seat.turns}`)
@@ -222,15 +261,16 @@ export const make = Effect.fn("RunDriver.make")(function* () {
     // Only a usable turn's reply is the agent's account of its work. What a
     // failed turn printed (stdout empty, it is the whole stderr) is no summary:
     // the reason says what went wrong in one line, the `.err` holds the rest.
-    if (result.usable && result.text.trim() !== "") yield* runs.update(runId, (r) => ({ ...r, summary: result.text.trim() }))
+    const what = `run ${Q.shortId(runId)}: settling its turn`
+    if (result.usable && result.text.trim() !== "") yield* surely(what, runs.update(runId, (r) => ({ ...r, summary: result.text.trim() })))
     // A failed or limited turn settles the run whatever is outstanding.
-    const open = result.usable ? yield* Effect.either(outstandingFor(runId)) : Either.right(0)
+    const open = result.usable ? yield* Effect.either(untilStoreAnswers(what, outstandingFor(runId))) : Either.right(0)
     if (Either.isLeft(open)) {
       // Unknown is not none: a run called done here would abandon the very
       // questions it may still be waiting on. Waiting can still come back.
       const why = `its questions could not be listed (${open.left.message}), so it is left waiting rather than ended`
       yield* Effect.logWarning(`run ${runId}: ${why}`)
-      return yield* runs.setStatus(runId, "waiting", why)
+      return yield* surely(what, runs.setStatus(runId, "waiting", why))
     }
     const status = statusAfterTurn(result, open.right)
     const reason = status === "failed"
@@ -238,7 +278,7 @@ export const make = Effect.fn("RunDriver.make")(function* () {
       : status === "stalled"
       ? `the agent hit its usage limit${result.quota ? `; it resets ${result.quota}` : ""}`
       : undefined
-    return yield* runs.setStatus(runId, status, reason)
+    return yield* surely(what, runs.setStatus(runId, status, reason))
   })
 
   const drive = Effect.fn("RunDriver.drive")(function* (runId: string, prompt: TurnPrompt, timeout: Duration.Duration = RUN_TURN_TIMEOUT) {

@@ -23,11 +23,13 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Context, Data, Duration, Effect, Either, Layer, Option, Random } from "effect"
+import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import * as FileClaim from "./files/FileClaim.js"
 import { writeAtomically } from "./files/AtomicFile.js"
 import { sqlWords } from "./postgres/Postgres.js"
+import { untilStoreAnswers } from "./StoreWait.js"
 
 /** Who holds a claim. */
 export interface Owner {
@@ -101,14 +103,24 @@ export interface ClaimsShape {
 /** This process, as a claim's owner. */
 export const self = (): Owner => ({ host: NodeOs.hostname(), pid: process.pid })
 
-/** Is `pid` a live process on this machine? EPERM means alive but not ours. */
+/**
+ * Is `pid` a live process on this machine? EPERM means alive but not ours.
+ * A zombie (ended, its exit not yet collected, as under an init that is slow
+ * to reap orphans) answers the signal but is not alive: told by its state
+ * in `/proc`, the kernel's, where there is one.
+ */
 export const pidAlive = (pid: number): boolean => {
   if (!Number.isInteger(pid) || pid <= 0) return false
   try {
     process.kill(pid, 0)
-    return true
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === "EPERM"
+  }
+  try {
+    const stat = NodeFs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(")") + 2))
+  } catch {
+    return true
   }
 }
 
@@ -364,7 +376,11 @@ export const makePostgres = (sql: SqlClient.SqlClient, namespace = "") =>
           Effect.mapError(failed(claim.key, "renew"))
         )
 
-    const release = (claim: Claim) => sql`DELETE FROM magi_claims WHERE key = ${rowKey(claim.key)} AND token = ${claim.token}`.pipe(Effect.ignore)
+    // Retried while the database is away: a claim left behind by a live loop
+    // holds its task until its ttl, and reads as that loop's all the while.
+    const release = (claim: Claim) =>
+      untilStoreAnswers(`letting go of the claim on ${claim.key}`, sql`DELETE FROM magi_claims WHERE key = ${rowKey(claim.key)} AND token = ${claim.token}`)
+        .pipe(Effect.ignore)
 
     const holder = (key: string, rule: Staleness) =>
       current(key).pipe(

@@ -2,6 +2,7 @@ import { FileSystem } from "@effect/platform"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Option, TestClock } from "effect"
+import { spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
@@ -41,7 +42,9 @@ describe("Lease files", () => {
       yield* TestClock.setTime(Date.parse("2026-01-02T03:04:05Z"))
       yield* Lease.beat(root, "q1", "daemon")
       const read = yield* Lease.read(root, "q1")
-      expect(read).toEqual(Option.some({ kind: "daemon", pid: process.pid, beat_at: "2026-01-02T03:04:05Z" }))
+      expect(read).toEqual(
+        Option.some({ kind: "daemon", pid: process.pid, host: NodeOs.hostname(), pidns: Lease.pidNamespace(), beat_at: "2026-01-02T03:04:05Z" })
+      )
       // Never a *.json file, and not in the questions folder itself: the
       // store's listing must not see it, nor count a beat as a change.
       expect(NodeFs.readdirSync(root)).toEqual(["leases"])
@@ -69,6 +72,26 @@ describe("Lease files", () => {
       yield* Lease.clear(root, "q1")
       expect(Option.isNone(yield* Lease.read(root, "q1"))).toBe(true)
       expect(Option.isNone(yield* Lease.read(NodePath.join(root, "missing"), "q1"))).toBe(true)
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.effect("a fresh lease whose process is dead on this machine is gone at once; one of another machine, or an older magi's, waits out its beat", () =>
+    Effect.gen(function* () {
+      const root = tempDir()
+      const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" })
+      const pid = Number(dead.stdout)
+      const write = (id: string, body: object) => {
+        NodeFs.mkdirSync(NodePath.join(root, Lease.LEASES_DIR), { recursive: true })
+        NodeFs.writeFileSync(Lease.leasePath(root, id), JSON.stringify({ kind: "asker", beat_at: new Date().toISOString(), ...body }))
+      }
+      const here = { host: NodeOs.hostname(), ...(Lease.pidNamespace() === undefined ? {} : { pidns: Lease.pidNamespace() }) }
+      write("dead", { pid, ...here })
+      write("alive", { pid: process.pid, ...here })
+      write("elsewhere", { pid, host: `not-${NodeOs.hostname()}` })
+      write("sandboxed", { pid, host: NodeOs.hostname(), pidns: "pid:[1]" })
+      write("older", { pid })
+      expect(Option.isNone(yield* Lease.read(root, "dead"))).toBe(true)
+      for (const id of ["alive", "elsewhere", "sandboxed", "older"]) expect(Option.isSome(yield* Lease.read(root, id)), id).toBe(true)
+      expect([...(yield* Lease.readAll(root)).keys()].sort()).toEqual(["alive", "elsewhere", "older", "sandboxed"])
     }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("a torn lease file reads as no lease rather than failing", () =>

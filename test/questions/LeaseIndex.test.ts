@@ -5,6 +5,8 @@
 import { FileSystem } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, Ref, TestClock } from "effect"
+import { spawn } from "node:child_process"
+import * as NodeOs from "node:os"
 import * as Lease from "../../src/questions/Lease.js"
 import { Leases } from "../../src/questions/Lease.js"
 import * as Memo from "../../src/store/files/Memo.js"
@@ -80,5 +82,31 @@ describe("the lease index", () => {
       expect(yield* at(yield* TestClock.currentTimeMillis)).toBe("asker")
       yield* TestClock.adjust("91 seconds")
       expect(yield* at(yield* TestClock.currentTimeMillis)).toBe("nobody")
+    }).pipe(Effect.provide(LeaseIndex.layer(ROOT).pipe(Layer.provideMerge(MemoryFileSystem.layer)))))
+
+  it.scoped("drops a lease whose process died on this machine at the moment of asking, with no file changing", () =>
+    Effect.gen(function* () {
+      const leases = yield* Leases
+      const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" })
+      yield* Effect.addFinalizer(() => Effect.sync(() => child.kill("SIGKILL")))
+      const fs = yield* FileSystem.FileSystem
+      yield* fs.makeDirectory(`${ROOT}/leases`, { recursive: true })
+      const ns = Lease.pidNamespace()
+      const body = {
+        kind: "asker",
+        pid: child.pid,
+        host: NodeOs.hostname(),
+        ...(ns === undefined ? {} : { pidns: ns }),
+        beat_at: new Date(yield* TestClock.currentTimeMillis).toISOString()
+      }
+      yield* fs.writeFileString(Lease.leasePath(ROOT, ids[0]!), JSON.stringify(body))
+      yield* settle
+      const now = new Date(yield* TestClock.currentTimeMillis)
+      expect(Lease.holder(yield* leases.read(ids[0]!), now)).toBe("asker")
+      const gone = new Promise((done) => child.once("exit", done))
+      child.kill("SIGKILL")
+      yield* Effect.promise(() => gone)
+      expect(Lease.holder(yield* leases.read(ids[0]!), now)).toBe("nobody")
+      expect((yield* leases.all).size).toBe(0)
     }).pipe(Effect.provide(LeaseIndex.layer(ROOT).pipe(Layer.provideMerge(MemoryFileSystem.layer)))))
 })

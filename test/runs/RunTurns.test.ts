@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Effect, Either, Layer, TestClock } from "effect"
+import { Effect, Either, Fiber, Layer, TestClock } from "effect"
 import { spawnSync } from "node:child_process"
 import * as NodeOs from "node:os"
 import { Rosters } from "../../src/agents/AgentRoster.js"
@@ -72,13 +72,16 @@ const driver = RunDriver.layer.pipe(
 )
 
 describe("finishing a turn", () => {
-  it.effect("when the run's questions cannot be listed, the run is left waiting and its open question is not abandoned", () =>
+  it.effect("when the run's questions cannot be listed for longer than the store is waited for, the run is left waiting and its open question is not abandoned", () =>
     Effect.gen(function* () {
       const runs = yield* RunStore
       const questions = yield* QuestionStore
       yield* runs.put(run)
       yield* questions.put(question)
-      const after = yield* (yield* RunDriver).finish(RUN_ID, turn)
+      // A store briefly away is waited for (`StoreWait`); this one never comes back.
+      const finishing = yield* Effect.fork((yield* RunDriver).finish(RUN_ID, turn))
+      yield* TestClock.adjust("31 minutes")
+      const after = yield* Fiber.join(finishing)
       expect(after.status).toBe("waiting")
       expect(after.reason).toContain("EIO")
       expect((yield* questions.get(question.id)).status).toBe("open")
