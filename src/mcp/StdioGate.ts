@@ -25,10 +25,12 @@ const writeTo = (out: NodeJS.WritableStream) => (text: string | Uint8Array) =>
     const done = () => {
       out.off("drain", done)
       out.off("close", done)
+      out.off("error", done)
       resume(Effect.void)
     }
     out.once("drain", done)
     out.once("close", done)
+    out.once("error", done)
   })
 
 /** The id of each response in `text` (one JSON-RPC message a line). */
@@ -56,6 +58,9 @@ export const make = (options: {
     const permits = yield* Effect.makeSemaphore(max)
     // Each unanswered request's id, with how many are open under it (a client may reuse one).
     const open = new Map<string, number>()
+    // A client that has gone away makes writes fail (EPIPE): nothing is left
+    // to tell, and its closing stdin ends the server, so the error is not a crash.
+    options.stdout.on("error", () => {})
     const write = writeTo(options.stdout)
     const decoder = new TextDecoder()
 
