@@ -9,7 +9,7 @@ import { Cause, Console, Effect, Exit, Layer, Logger, LogLevel } from "effect"
 import { ask, askHelp } from "./ask.js"
 import { answer, answerHelp } from "./answer.js"
 import { notify } from "./notify.js"
-import { CliFailure } from "./CliFailure.js"
+import { CliFailure, defectLine } from "./CliFailure.js"
 import { extraCommands, extraHelp } from "./extra.js"
 import { cliConfig, describeCommand, type CommandSpec } from "./CommandSpec.js"
 import * as CommandLine from "./CommandLine.js"
@@ -145,7 +145,7 @@ export const main = (argv: ReadonlyArray<string>) =>
     ),
     Effect.catchAllDefect((defect) =>
       Effect.sync(() => {
-        process.stderr.write(`magi: unexpected failure: ${Cause.pretty(Cause.die(defect))}\n`)
+        process.stderr.write(`magi: ${defectLine(defect, Boolean(process.env.MAGI_DEBUG), () => Cause.pretty(Cause.die(defect)))}\n`)
         process.exitCode = 1
       })
     ),

@@ -9,8 +9,10 @@
  * is stored as its hash too: it is a password for the few minutes it lives.
  *
  * Guessing is bounded store-wide (every `magi web` sharing the store counts
- * the same failures): after `MAX_FAILED_GUESSES` wrong codes in
- * `GUESS_WINDOW_MS`, no code is accepted until the window has passed.
+ * the same failures), per client address and overall: after
+ * `MAX_FAILED_GUESSES` wrong codes from one address in `GUESS_WINDOW_MS`, or
+ * `MAX_FAILED_GUESSES_OVERALL` from all, no code is accepted from there
+ * until the window has passed or the owner issues a new code (Guessing.ts).
  */
 import { Either, Schema } from "effect"
 import * as NodeCrypto from "node:crypto"
@@ -20,11 +22,18 @@ import { parseVersioned } from "../store/VersionedJson.js"
 export const CODE_LIFETIME_MS = 10 * 60 * 1000
 
 /**
- * Wrong codes allowed store-wide per window. A code is 40 random bits and
- * lives 10 minutes, so 10 guesses per 10 minutes leave a guesser one chance
- * in about 10^11 per code; the owner who mistypes has 9 more tries.
+ * Wrong codes allowed from one client address per window. A code is 40
+ * random bits and lives 10 minutes, so 10 guesses per 10 minutes leave a
+ * guesser one chance in about 10^11 per code; the owner who mistypes has 9
+ * more tries.
  */
 export const MAX_FAILED_GUESSES = 10
+/**
+ * Wrong codes allowed from every address together per window: a guesser
+ * with many addresses still has one chance in about 10^10 per code, and one
+ * address's guesses never close pairing to the owner at another.
+ */
+export const MAX_FAILED_GUESSES_OVERALL = 100
 export const GUESS_WINDOW_MS = 10 * 60 * 1000
 
 /**
@@ -79,7 +88,8 @@ export type PairingCode = typeof PairingCode.Type
 /** The store-wide count of wrong codes in the current window. */
 export const Guesses = Schema.Struct({
   schema: Schema.Literal(DEVICE_SCHEMA),
-  id: Schema.Literal("guesses"),
+  /** `GUESSES_ID` for every address together, `Guessing.addressGuessesId` for one. */
+  id: Schema.String,
   window_start: Schema.Number,
   failures: Schema.Number
 })
@@ -183,19 +193,19 @@ export const codeRefusal = (code: PairingCode, now: number): string | undefined 
 }
 
 /** The guess count as it is now: a window that has passed starts again from nothing. */
-export const currentGuesses = (stored: Guesses | undefined, now: number): Guesses =>
+export const currentGuesses = (stored: Guesses | undefined, now: number, id: string = GUESSES_ID): Guesses =>
   stored === undefined || now - stored.window_start >= GUESS_WINDOW_MS
-    ? { schema: DEVICE_SCHEMA, id: GUESSES_ID, window_start: now, failures: 0 }
+    ? { schema: DEVICE_SCHEMA, id: stored?.id ?? id, window_start: now, failures: 0 }
     : stored
 
 /** When guessing is closed: the time it opens again; none while a guess is allowed. */
-export const guessingClosedUntil = (guesses: Guesses, now: number): number | undefined => {
+export const guessingClosedUntil = (guesses: Guesses, now: number, limit: number = MAX_FAILED_GUESSES): number | undefined => {
   const current = currentGuesses(guesses, now)
-  return current.failures >= MAX_FAILED_GUESSES ? current.window_start + GUESS_WINDOW_MS : undefined
+  return current.failures >= limit ? current.window_start + GUESS_WINDOW_MS : undefined
 }
 
 /** One more wrong code counted. */
-export const withFailure = (guesses: Guesses | undefined, now: number): Guesses => {
-  const current = currentGuesses(guesses, now)
+export const withFailure = (guesses: Guesses | undefined, now: number, id: string = GUESSES_ID): Guesses => {
+  const current = currentGuesses(guesses, now, id)
   return { ...current, failures: current.failures + 1 }
 }

@@ -8,6 +8,7 @@ import type * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Context, Effect, Either, Layer, Option, Schema } from "effect"
 import * as StoreBackend from "../store/StoreBackend.js"
 import * as Device from "./Device.js"
+import * as Guessing from "./Guessing.js"
 import * as PushSubscription from "./PushSubscription.js"
 
 export class DeviceStoreError extends Schema.TaggedError<DeviceStoreError>()("DeviceStoreError", {
@@ -91,8 +92,8 @@ export interface Paired {
 export interface DevicesShape {
   /** A new one-time code, good for `Device.CODE_LIFETIME_MS`. */
   readonly issueCode: Effect.Effect<Issued, DeviceStoreError>
-  /** Pair a device named `name` with the code typed; the cookie to set. */
-  readonly pair: (typedCode: string, name: string) => Effect.Effect<Paired, PairingRefused | DeviceStoreError>
+  /** Pair a device named `name` with the code typed from `address` (Guessing.clientAddress); the cookie to set. */
+  readonly pair: (typedCode: string, name: string, address: string) => Effect.Effect<Paired, PairingRefused | DeviceStoreError>
   /** The paired device a cookie's value names, its last use noted; none for anything else (revoked, forged, malformed). */
   readonly authenticate: (cookie: string | undefined) => Effect.Effect<Option.Option<Device.Device>>
   /** Every paired device, most recently used first. */
@@ -157,9 +158,19 @@ export const make = Effect.gen(function* () {
         { discard: true }
       )).pipe(Effect.ignore)
 
+  /** Every guess count gone: a new code is guessed at from nothing (Guessing.ts says why). */
+  const clearGuesses = Effect.flatMap(
+    guesses.scan,
+    (s) =>
+      Effect.forEach(s.records, (g) => guesses.withLock(g.id, Effect.flatMap(guesses.exists(g.id), (there) => (there ? guesses.remove(g.id) : Effect.void))), {
+        discard: true
+      })
+  )
+
   const issueCode = Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     yield* sweepCodes(now)
+    yield* clearGuesses
     for (;;) {
       const code = Device.newCode()
       const expiresAt = now + Device.CODE_LIFETIME_MS
@@ -174,44 +185,63 @@ export const make = Effect.gen(function* () {
     }
   })
 
-  /** Count one wrong code, store-wide, under the count's lock. */
-  const countFailure = (now: number) =>
-    guesses.withLock(
-      Device.GUESSES_ID,
-      Effect.flatMap(readOption(guesses.read(Device.GUESSES_ID), guesses.exists(Device.GUESSES_ID)), (stored) =>
-        guesses.put(Device.withFailure(Option.getOrUndefined(stored), now)))
+  const readGuesses = (id: string) => Effect.map(readOption(guesses.read(id), guesses.exists(id)), Option.getOrUndefined)
+
+  /** `body` holding every counter's lock, in the order given (the same for every guess, so no two wait on each other). */
+  const holdingAll = <B, E>(counters: ReadonlyArray<Guessing.Counter>, body: Effect.Effect<B, E>): Effect.Effect<B, E | DeviceStoreError> =>
+    counters.reduceRight<Effect.Effect<B, E | DeviceStoreError>>((inner, c) => guesses.withLock(c.id, inner), body)
+
+  /** Check the limits and count this guess as wrong, in one locked step; the counts as written. */
+  const reserveGuess = (counters: ReadonlyArray<Guessing.Counter>, now: number) =>
+    holdingAll(
+      counters,
+      Effect.gen(function* () {
+        const stored = yield* Effect.forEach(counters, (c) => readGuesses(c.id))
+        const reserved = Guessing.reserve(counters, stored, now)
+        if (reserved._tag === "Closed")
+          return yield* refuse(
+            "closed",
+            `too many wrong pairing codes lately${reserved.overall ? "" : " from this address"}; pairing is closed until ${
+              new Date(reserved.until).toISOString().slice(11, 16)
+            } UTC, or until \`magi web pair\` gives a new code`
+          )
+        yield* Effect.forEach(reserved.next, (g) => guesses.put(g), { discard: true })
+        return reserved.next
+      })
+    )
+
+  /** A guess that was no guess (the right code) given back. */
+  const refundGuess = (counters: ReadonlyArray<Guessing.Counter>, counted: ReadonlyArray<Device.Guesses>) =>
+    holdingAll(
+      counters,
+      Effect.forEach(counters, (c, i) =>
+        Effect.flatMap(readGuesses(c.id), (stored) => {
+          const back = Guessing.refund(stored, counted[i]!)
+          return back === undefined ? Effect.void : guesses.put(back)
+        }), { discard: true })
     )
 
   const refuse = (reason: PairingRefused["reason"], message: string) => Effect.fail(new PairingRefused({ reason, message }))
 
-  const pair = (typedCode: string, typedName: string) =>
+  const pair = (typedCode: string, typedName: string, address: string) =>
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
-      const stored = yield* readOption(guesses.read(Device.GUESSES_ID), guesses.exists(Device.GUESSES_ID))
-      if (Option.isSome(stored)) {
-        const until = Device.guessingClosedUntil(stored.value, now)
-        if (until !== undefined)
-          return yield* refuse(
-            "closed",
-            `too many wrong pairing codes lately; pairing is closed until ${new Date(until).toISOString().slice(11, 16)} UTC`
-          )
-      }
       const name = Device.checkName(typedName)
       if (Either.isLeft(name)) return yield* refuse("name", name.left)
+      const counters = Guessing.countersFor(address)
+      const counted = yield* reserveGuess(counters, now)
       const code = Device.normalizeCode(typedCode)
       const id = code === undefined ? undefined : Device.codeId(code)
-      if (id === undefined || !(yield* codes.exists(id))) {
-        yield* countFailure(now)
+      if (id === undefined || !(yield* codes.exists(id)))
         return yield* refuse("wrong", "that is not a pairing code magi gave; check it against `magi web pair`'s")
-      }
-      return yield* codes.withLock(
+      const paired = yield* codes.withLock(
         id,
         Effect.gen(function* () {
           const record = yield* codes.read(id)
           const spent = Device.codeRefusal(record, now)
           if (spent !== undefined) return yield* refuse("spent", spent)
           const taken = (yield* list).some((d) => d.name.toLowerCase() === name.right.toLowerCase())
-          if (taken) return yield* refuse("name", `a device named \`${name.right}\` is paired already; pick another name`)
+          if (taken) return Option.none<Paired>()
           const fresh = Device.newSecret()
           // The code is spent before the device exists: whatever fails after
           // this, the code cannot pair a second device.
@@ -225,9 +255,15 @@ export const make = Effect.gen(function* () {
             last_used_at: now
           }
           yield* devices.put(device)
-          return { device, cookie: Device.cookieValue(fresh.id, fresh.secret) } satisfies Paired
+          return Option.some<Paired>({ device, cookie: Device.cookieValue(fresh.id, fresh.secret) })
         })
       )
+      // The right code was no guess, paired or not (a name in use is the
+      // owner's slip). Given back after the code's lock, whose transaction a
+      // refusal would roll back on PostgreSQL.
+      yield* refundGuess(counters, counted)
+      if (Option.isNone(paired)) return yield* refuse("name", `a device named \`${name.right}\` is paired already; pick another name`)
+      return paired.value
     })
 
   const authenticate = (cookie: string | undefined) =>

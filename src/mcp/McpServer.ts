@@ -5,15 +5,17 @@
  * protocol's handshake, `tools/list`, `tools/call`, cancellation); each of
  * Tools.ts's definitions becomes one tool.
  *
+ * Every line is judged before the library sees it (StdioGate.ts, Framing.ts).
+ *
  * Whatever ends the server (the client closes stdin, a signal) interrupts
  * the calls in flight: their leases are let go and their questions stay
  * open, exactly as when an agent's shell kills `magi ask`, so the waiter
  * resumes the seat with the owner's answer.
  */
 import { McpSchema, McpServer } from "@effect/ai"
-import * as NodeSink from "@effect/platform-node/NodeSink"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { type Duration, Effect, Layer, Logger } from "effect"
+import * as StdioGate from "./StdioGate.js"
 import { type McpTool, TOOLS, type ToolEnv } from "./Tools.js"
 
 /** The tool call's result as MCP carries it: text for the model, structured content for a program. */
@@ -52,16 +54,20 @@ export const register = (tools: ReadonlyArray<McpTool>, slice: Duration.Duration
     }
   })
 
-/** The whole server on this process's stdin and stdout; logs, if any, go to stderr. */
+/**
+ * The whole server on this process's stdin and stdout; logs, if any, go to
+ * stderr. The library's own stdio transport is fed through StdioGate: it
+ * went deaf after one malformed line and read without regard to a client
+ * that never read its answers.
+ */
 export const layer = (slice: Duration.Duration, version: string) =>
   Layer.effectDiscard(register(TOOLS, slice)).pipe(
     Layer.provide(
-      McpServer.layerStdio({
-        name: "magi",
-        version,
-        stdin: NodeStream.stdin,
-        stdout: NodeSink.stdout
-      })
+      Layer.unwrapEffect(
+        StdioGate.make({ stdin: NodeStream.stdin, stdout: process.stdout }).pipe(
+          Effect.map((gate) => McpServer.layerStdio({ name: "magi", version, stdin: gate.stdin, stdout: gate.stdout }))
+        )
+      )
     ),
     Layer.provide(Logger.add(Logger.prettyLogger({ stderr: true, colors: false })))
   )

@@ -25,6 +25,7 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { Effect, Either, Layer, Option } from "effect"
+import { withDiskFullWords } from "./DiskFull.js"
 import * as RecordStore from "../store/files/RecordStore.js"
 import * as NodeFs from "node:fs"
 
@@ -143,11 +144,11 @@ const infoOf = (s: NodeFs.Stats): FileSystem.File.Info => ({
   blocks: Option.fromNullable(s.blocks)
 })
 
-/** Node's `FileSystem` with synchronous, bounded, never-blocking whole-file reads. */
+/** Node's `FileSystem` with synchronous, bounded, never-blocking whole-file reads, and a full disk said so (DiskFull.ts). */
 export const fileSystemLayer = Layer.effect(
   FileSystem.FileSystem,
   Effect.map(FileSystem.FileSystem, (fs) => ({
-    ...fs,
+    ...withDiskFullWords(fs),
     readFile: (path: string) => readSync("readFile", path, () => new Uint8Array(readRegular(path))),
     readFileString: (path: string, encoding?: string) =>
       readSync("readFileString", path, () => readRegular(path).toString((encoding ?? "utf8") as BufferEncoding)),

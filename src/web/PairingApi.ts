@@ -11,6 +11,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Option, Schema } from "effect"
 import * as Device from "../devices/Device.js"
+import * as Guessing from "../devices/Guessing.js"
 import { Devices, type DeviceNotFound, type DeviceStoreError, type PairingRefused } from "../devices/Devices.js"
 import { type BadBody, type BodyTooLarge, bodyAs, failure as bodyFailure } from "./Api.js"
 import { PAGE_CSP } from "./Page.js"
@@ -55,7 +56,8 @@ const PairBody = Schema.Struct({ code: Schema.String, name: Schema.String })
 const pair = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
   const body = yield* bodyAs(PairBody, '{"code": "ABCD-EFGH", "name": "phone"}')
-  const paired = yield* (yield* Devices).pair(body.code, body.name)
+  const address = Guessing.clientAddress(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"])
+  const paired = yield* (yield* Devices).pair(body.code, body.name, address)
   return Responses.json({ name: paired.device.name, id: paired.device.id }).pipe(
     HttpServerResponse.setHeader("set-cookie", Device.setCookie(paired.cookie, overHttps(request.headers)))
   )

@@ -38,7 +38,7 @@ import {
   type ShelvedQuery,
   type Skipped
 } from "../RecordStore.js"
-import { CHANGES_CHANNEL, sqlWords } from "./Postgres.js"
+import { CHANGES_CHANNEL, lostConnection, sqlWords } from "./Postgres.js"
 import type { ShelfPage } from "../ShelfPage.js"
 
 export interface PgRecordStoreOptions<A, NotFound, Unreadable, Failed> {
@@ -74,7 +74,13 @@ export const make = <A, NotFound, Unreadable, Failed>(
     const { kind, errors, table } = options
     const plural = kind.plural ?? `${kind.noun}s`
     const root = `${options.where} (${table})`
-    const failed = (what: string) => (e: SqlError) => errors.failed(`${what} in PostgreSQL at ${options.where}: ${sqlWords(e)}`, e)
+    const failed = (what: string) => (e: SqlError) =>
+      errors.failed(
+        lostConnection(e)
+          ? `the store at ${options.where} stopped answering as magi tried to ${what}: ${sqlWords(e)}. Check the server and try again.`
+          : `${what} in PostgreSQL at ${options.where}: ${sqlWords(e)}`,
+        e
+      )
     const run = <B>(what: string, effect: Effect.Effect<B, SqlError>) => Effect.mapError(effect, failed(what))
 
     const sourceOf = (id: string) => `${kind.noun} ${id} in PostgreSQL`
@@ -239,9 +245,15 @@ export const make = <A, NotFound, Unreadable, Failed>(
                    THEN pg_advisory_xact_lock(hashtextextended(${`${table}/${id}`}, 0)) END`
       )
       // BEGIN and COMMIT can fail too (the connection dropped): said as the store's failure.
+      // The transaction's ROLLBACK on a connection the server dropped dies
+      // (@effect/sql treats a failed rollback as a defect): it is the same
+      // store failure as the statement's, and said so, not as a crash.
       return sql
         .withTransaction(Effect.zipRight(claim, body))
-        .pipe(Effect.catchIf((e): e is SqlError => e instanceof SqlError, (e) => Effect.fail(failed(`hold ${kind.noun} ${id}`)(e))))
+        .pipe(
+          Effect.catchIf((e): e is SqlError => e instanceof SqlError, (e) => Effect.fail(failed(`hold ${kind.noun} ${id}`)(e))),
+          Effect.catchSomeDefect((d) => d instanceof SqlError ? Option.some(Effect.fail(failed(`hold ${kind.noun} ${id}`)(d))) : Option.none())
+        )
     }
 
     const update = <E, R = never>(

@@ -201,6 +201,20 @@ export const unavailable = (where: string) => (e: SqlError | Migrator.MigrationE
  * (connection refused, auth failed, no such table), which the wrapper's
  * leaves out. Never the URL: callers name the database by `maskUrl`.
  */
+/**
+ * Whether a statement failed because the server went away (terminated,
+ * shut down, unreachable) rather than refusing the statement: said as
+ * "stopped answering", with what to do, since nothing is wrong with the
+ * command itself.
+ */
+export const lostConnection = (e: { readonly message: string; readonly cause?: unknown }): boolean => {
+  const cause = e.cause as { readonly code?: unknown; readonly message?: unknown } | undefined
+  const code = typeof cause?.code === "string" ? cause.code : ""
+  const words = `${e.message} ${typeof cause?.message === "string" ? cause.message : ""}`
+  return /^(08|57P0)/.test(code) || /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND)$/.test(code) ||
+    /Connection terminated|connection error|Failed to acquire connection|not queryable|Connection ended/i.test(words)
+}
+
 export const sqlWords = (e: { readonly message: string; readonly cause?: unknown }): string => {
   const driver = e.cause instanceof Error ? e.cause.message : undefined
   return driver === undefined || driver === "" ? e.message : `${e.message} (${driver})`
