@@ -13,6 +13,7 @@ import { Effect, Option } from "effect"
 import * as Artifacts from "../runs/Artifacts.js"
 import * as Q from "../questions/Question.js"
 import { type Run, RunStore } from "../runs/Runs.js"
+import { currentReason } from "../runs/RunStatus.js"
 import { PANEL_HEADERS } from "./Api.js"
 import * as Responses from "./Responses.js"
 import { RunFeed } from "./RunFeed.js"
@@ -96,6 +97,7 @@ const list = Effect.gen(function* () {
     runs.map(
       (r): RunListEntry => ({
         ...r,
+        reason: currentReason(r),
         questions_open: open.get(r.id)?.open ?? 0,
         questions_needs_owner: open.get(r.id)?.needsOwner ?? 0,
         host_offline: offlineWords(hosts, r.host) ?? null,
@@ -131,6 +133,7 @@ const detail = Effect.gen(function* () {
   return Responses.json(
     {
       ...run,
+      reason: currentReason(run),
       host_offline: offlineWords(hosts, run.host) ?? null,
       queued: queuedWords(hosts, run.id) ?? null,
       task: Option.getOrNull(task),
