@@ -53,7 +53,8 @@ export const stopRun = Effect.fn("stopRun")(function* (wanted: string) {
   const fs = yield* FileSystem.FileSystem
   const self = Option.match(yield* Effect.serviceOption(MagiConfig), { onNone: defaultHostName, onSome: (c) => c.hostName })
   const refuse = (message: string) => new RunNotStopped({ message })
-  const run = yield* runs.get(wanted).pipe(Effect.mapError((e) => refuse(e.message)))
+  // Not found stays not found (the page answers 404); only a refusal is RunNotStopped.
+  const run = yield* runs.get(wanted)
   const locks = yield* makeSeatLocks.pipe(Effect.provideService(FileSystem.FileSystem, fs))
   let busy = false
   for (const seat of run.seats) busy ||= yield* locks.held(runs.dir(run.id), seat.key)

@@ -310,6 +310,35 @@ const askBack = (q: QuestionView, ctx: CardContext) => {
 }
 
 /**
+ * Withdraw, folded below everything else: for a question nobody will
+ * answer (asked outside a run, no longer needed). The asker is told it is
+ * abandoned, in the owner's words when they give some.
+ */
+const withdrawControls = (q: QuestionView, ctx: CardContext) => {
+  const reason = el("input", {
+    attrs: { type: "text", "aria-label": "Why withdraw it (optional; the agent reads it)", placeholder: "Why (optional; the agent reads it)" }
+  })
+  return el(
+    "details",
+    { class: "withdraw" },
+    el("summary", {}, "Withdraw this question"),
+    el(
+      "form",
+      {
+        on: {
+          submit: (event) => {
+            event.preventDefault()
+            ctx.act(q, () => Api.withdraw(q.id, reason.value), "Withdrawn: the agent is told no answer will come")
+          }
+        }
+      },
+      reason,
+      el("button", { class: "danger", attrs: { type: "submit" } }, "Withdraw")
+    )
+  )
+}
+
+/**
  * What the owner had typed on a question that was then decided elsewhere:
  * kept and shown, never silently dropped, until they discard it.
  */
@@ -353,6 +382,7 @@ export const card = (q: QuestionView, ctx: CardContext): HTMLElement => {
     thread(q, ctx.now),
     open || ctx.decision !== undefined ? answerControls(q, ctx) : null,
     open && ctx.decision === undefined ? askBack(q, ctx) : null,
+    open && ctx.decision === undefined ? withdrawControls(q, ctx) : null,
     answer === undefined || ctx.decision !== undefined
       ? null
       : el(
