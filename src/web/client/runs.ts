@@ -96,7 +96,7 @@ const logLink = (r: RunDetail): Array<Node | string> => {
  * page. The server waits for the process running the turn (on any host) to
  * end it, and says which it was; a refusal comes back with its reason.
  */
-const stopBox = (r: RunDetail, stopped: () => void) => {
+const stopBox = (r: RunDetail, stopped: (said: string) => void) => {
   if (r.status !== "running" && r.status !== "preparing") return null
   const said = el("p", { class: "stop-said muted", attrs: { role: "status", hidden: true } })
   const button = el("button", { class: "stop-run danger", attrs: { type: "button" } }, "Stop")
@@ -106,10 +106,7 @@ const stopBox = (r: RunDetail, stopped: () => void) => {
     said.className = "stop-said muted"
     said.textContent = "Stopping the turn…"
     Api.stopRun(r.id).then(
-      (done) => {
-        said.textContent = done.said
-        stopped()
-      },
+      (done) => stopped(done.said),
       (e: unknown) => {
         button.disabled = false
         said.className = "stop-said notice error"
@@ -126,7 +123,7 @@ const stopBox = (r: RunDetail, stopped: () => void) => {
   )
 }
 
-const runPage = (r: RunDetail, now: number, stopped: () => void = () => undefined) => {
+const runPage = (r: RunDetail, now: number, stopped: (said: string) => void = () => undefined, said?: string) => {
   const [label, kind] = statusOf(r.status)
   const out = r.last_output
   return el(
@@ -147,6 +144,8 @@ const runPage = (r: RunDetail, now: number, stopped: () => void = () => undefine
     r.queued === null ? null : el("p", { class: "notice waiting queued" }, `Its next turn is ${r.queued}; it starts when one ends.`),
     r.reason === "" ? null : el("p", { class: r.status === "stopped" ? "notice reason" : "notice error reason" }, r.reason, ...logLink(r)),
     stopBox(r, stopped),
+    // What the last Stop said, kept across the redraw its own change causes.
+    said === undefined ? null : el("p", { class: "stop-said muted", attrs: { role: "status" } }, said),
     el(
       "dl",
       { class: "fields" },
@@ -256,6 +255,8 @@ export const runsView = (): View => {
   let more_ = false
   let last: Revisions = {}
   let stale = true
+  /** What Stop said, by run, for this page's life. */
+  const stopSaid = new Map<string, string>()
 
   const fail = (what: string) => (e: unknown) => {
     banner.hidden = false
@@ -328,7 +329,10 @@ export const runsView = (): View => {
         (r) => {
           if (current !== id) return
           banner.hidden = true
-          detailBox.replaceChildren(runPage(r, Date.now(), () => void load()))
+          detailBox.replaceChildren(runPage(r, Date.now(), (line) => {
+            stopSaid.set(id, line)
+            void load()
+          }, stopSaid.get(id)))
         },
         (e: unknown) => {
           if (current !== id) return
