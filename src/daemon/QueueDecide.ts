@@ -44,6 +44,13 @@ export const RETRY_PAUSE = Duration.minutes(5)
 export const retryPaused = (t: T.Task, lastRunStalled: boolean, nowMs: number): boolean =>
   t.status === "failed" && !lastRunStalled && nowMs - Date.parse(t.updated_at) < Duration.toMillis(RETRY_PAUSE)
 
+/**
+ * When the loop starts a failed task again: once its pause has run out, at
+ * once when its last run stalled; undefined for a task it will not retry.
+ */
+export const retryAt = (t: T.Task, lastRunStalled: boolean): number | undefined =>
+  t.status !== "failed" || !T.runnable(t) ? undefined : Date.parse(t.updated_at) + (lastRunStalled ? 0 : Duration.toMillis(RETRY_PAUSE))
+
 /** What one blocker id names now. */
 export type BlockerState =
   | { readonly kind: "task"; readonly status: T.TaskStatus }
