@@ -248,10 +248,30 @@ export const make = Effect.fn("RunDriver.make")(function* () {
     return all.filter((q) => q.run === runId && outstanding(q)).length
   })
 
+  /**
+   * The owner asked back, the seat's `magi ask` showed it their words, and
+   * the agent answered them in its printed reply and ended its turn instead
+   * of replying on the thread: that reply is recorded on the thread, where
+   * the owner reads it (the waiter does the same for a turn it resumed).
+   * A question of the seat still owing a reply, with every word of the
+   * owner's shown, is the one this turn answered.
+   */
+  const replyOwed = (runId: string, seat: string, text: string) =>
+    Effect.gen(function* () {
+      const owed = (yield* questions.list).filter((q) => q.run === runId && q.seat === seat && Q.waitingOnAgent(q) && Q.unreadOwnerTurns(q) === undefined)
+      const now = new Date(yield* Clock.currentTimeMillis)
+      for (const q of owed)
+        yield* questions.update(q.id, (fresh) =>
+          Q.waitingOnAgent(fresh) && Q.unreadOwnerTurns(fresh) === undefined
+            ? Either.orElse(Q.reply(fresh, text, fresh.choices, now), () => Either.right(fresh))
+            : Either.right(fresh))
+    }).pipe(Effect.catchAll((e) => Effect.logWarning(`run ${runId}: the agent's reply could not be put on its question: ${e.message}`)))
+
   const finish = Effect.fn("RunDriver.finish")(function* (runId: string, result: CallResult) {
     // Only a usable turn's reply is the agent's account of its work. What a
     // failed turn printed (stdout empty, it is the whole stderr) is no summary:
     // the reason says what went wrong in one line, the `.err` holds the rest.
+    if (result.usable && result.text.trim() !== "") yield* replyOwed(runId, result.seat.key, result.text.trim())
     // Bounded: a turn that printed megabytes keeps its tail here, the whole in its `.out`.
     if (result.usable && result.text.trim() !== "")
       yield* runs.update(runId, (r) => ({ ...r, summary: boundedSummary(result.text.trim(), `${result.seat.key}-${result.seat.turns}.out`) }))

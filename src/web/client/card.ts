@@ -124,6 +124,10 @@ export const holderText = (q: QuestionView, loopRunning: boolean | undefined): s
     // Asked outside any run: nothing resumes it, and nothing needs to.
     : keptForNextWait(q)
     ? `No agent is waiting; ${yours} ${q.status === "answered" ? "is" : "are"} kept for the agent's next \`magi ask --wait\`.`
+    // It owes the owner a reply, yet its turn ended without one on the thread:
+    // nothing is on its way, so say so, and what brings the agent back.
+    : q.waiting_on_agent
+    ? "The agent owes you a reply but its turn has ended without one: say more below and magi resumes it with your words, or decide anyway."
     : loopRunning === false
     ? "No agent is waiting, and no magi loop is running to resume it: start `magi serve` (or `magi web` without `--no-loop`)."
     : q.status === "answered"
@@ -276,7 +280,9 @@ const answerControls = (q: QuestionView, ctx: CardContext) => {
       el(
         "p",
         { class: "notice waiting" },
-        "You asked back: the agent owes you a reply before you decide. Its reply will appear here."
+        q.holder === "nobody" && !keptForNextWait(q)
+          ? "You asked back, and the agent's turn ended without a reply."
+          : "You asked back: the agent owes you a reply before you decide. Its reply will appear here."
       ),
       // `magi answer` lets the owner decide anyway; so does the page, folded
       // so that waiting for the reply stays the obvious course.
