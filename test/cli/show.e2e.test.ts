@@ -113,7 +113,7 @@ describe("magi show tells the truth about a run's state (issue 27.5, 27.7)", () 
     NodeFs.writeFileSync(NodePath.join(t.env.MAGI_HOME, "runs", id, "run.json"), JSON.stringify(sampleRun(id, { repo: t.repo, ...over })))
   }
 
-  it("a run done after an interrupted turn shows done alone, not \"interrupted\"", { timeout: 60_000 }, () => {
+  it('a run done after an interrupted turn shows done alone, not "interrupted"', { timeout: 60_000 }, () => {
     const t = setup()
     const id = "20261130-101500-7a7b"
     plant(t, id, { status: "done", reason: "interrupted; continue with magi run --resume" })
@@ -122,7 +122,7 @@ describe("magi show tells the truth about a run's state (issue 27.5, 27.7)", () 
     expect(out).not.toContain("interrupted")
   })
 
-  it("a stalled run is not \"running for\": it says since when it has sat, after how long", { timeout: 60_000 }, () => {
+  it('a stalled run is not "running for": it says since when it has sat, after how long', { timeout: 60_000 }, () => {
     const t = setup()
     const id = "20261130-101500-7a7c"
     plant(t, id, { status: "stalled", reason: "the agent hit its usage limit", created_at: "2026-11-30T10:15:00Z", updated_at: "2026-11-30T10:15:24Z" })
