@@ -101,6 +101,12 @@ const undeliveredLine = (notice: WaiterNotice) =>
   )
 
 /**
+ * The agent read the owner's ask-back (every word of the thread was shown
+ * to it) and still owes the reply: nothing carries those words again.
+ */
+const owesUnasked = (q: QuestionView): boolean => q.waiting_on_agent && q.delivered_turns >= q.thread.length
+
+/**
  * Who is on the other end, in a few words: whether tapping an answer reaches
  * a live agent now, is being carried by magi, or waits for magi to resume it.
  * Nothing for history, where nobody waits by definition.
@@ -126,7 +132,7 @@ export const holderText = (q: QuestionView, loopRunning: boolean | undefined): s
     ? `No agent is waiting; ${yours} ${q.status === "answered" ? "is" : "are"} kept for the agent's next \`magi ask --wait\`.`
     // It owes the owner a reply, yet its turn ended without one on the thread:
     // nothing is on its way, so say so, and what brings the agent back.
-    : q.waiting_on_agent
+    : owesUnasked(q)
     ? "The agent owes you a reply but its turn has ended without one: say more below and magi resumes it with your words, or decide anyway."
     : loopRunning === false
     ? "No agent is waiting, and no magi loop is running to resume it: start `magi serve` (or `magi web` without `--no-loop`)."
@@ -280,7 +286,7 @@ const answerControls = (q: QuestionView, ctx: CardContext) => {
       el(
         "p",
         { class: "notice waiting" },
-        q.holder === "nobody" && !keptForNextWait(q)
+        q.holder === "nobody" && !keptForNextWait(q) && owesUnasked(q)
           ? "You asked back, and the agent's turn ended without a reply."
           : "You asked back: the agent owes you a reply before you decide. Its reply will appear here."
       ),
