@@ -8,7 +8,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { Clock, Config, Effect, Either, Option, Stream } from "effect"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
-import { answerWithText, openQuestions, sayToQuestion, soleOpen } from "../questions/Answers.js"
+import { answerWithText, openQuestions, sayToQuestion, soleOpen, withdrawQuestion } from "../questions/Answers.js"
 import * as Lease from "../questions/Lease.js"
 import { keptForNextWait, mayBeHeld } from "../questions/Holding.js"
 import { WEB_URL_ENV } from "../questions/Notifier.js"
@@ -30,6 +30,10 @@ const options = {
     Options.withDescription("speak back without deciding (ask for context); the question stays open"),
     Options.optional
   ),
+  withdraw: Options.boolean("withdraw").pipe(
+    Options.withDescription("withdraw the question: nobody will answer it, and the agent is told so (with --reason, in your words)")
+  ),
+  reason: Options.text("reason").pipe(Options.withDescription("with --withdraw: why, as the agent will read it"), Options.optional),
   list: Options.boolean("list").pipe(Options.withDescription("list open questions (the default with no id)")),
   all: Options.boolean("all").pipe(
     Options.withDescription("with --list: answered and abandoned ones too, however old; written as they are read, newest first")
@@ -169,10 +173,23 @@ const target = (id: Option.Option<string>) =>
   })
 
 /** `--reply`, `--say`, or one question in full: everything but the listing. */
-const decide = (o: { readonly reply: Option.Option<string>; readonly say: Option.Option<string>; readonly id: Option.Option<string> }) =>
+const decide = (o: {
+  readonly reply: Option.Option<string>
+  readonly say: Option.Option<string>
+  readonly withdraw: boolean
+  readonly reason: Option.Option<string>
+  readonly id: Option.Option<string>
+}) =>
   Effect.gen(function* () {
-    if (Option.isSome(o.reply) && Option.isSome(o.say))
-      return yield* CliFailure.usage("use either --reply (decide) or --say (speak back), not both")
+    if ([Option.isSome(o.reply), Option.isSome(o.say), o.withdraw].filter(Boolean).length > 1)
+      return yield* CliFailure.usage("use one of --reply (decide), --say (speak back) or --withdraw, not several")
+    if (Option.isSome(o.reason) && !o.withdraw) return yield* CliFailure.usage('--reason goes with --withdraw: magi answer ID --withdraw --reason "…"')
+    if (o.withdraw) {
+      // Never the "only open one": withdrawing is for good, so the question is named.
+      if (Option.isNone(o.id)) return yield* CliFailure.usage("--withdraw needs the question's id: magi answer ID --withdraw (magi answer lists them)")
+      const q = yield* withdrawQuestion(o.id.value, Option.getOrElse(o.reason, () => "")).pipe(Effect.mapError(refused))
+      return yield* writeOut(`withdrew ${forTerminalLine(Q.shortId(q.id))} ${forTerminalLine(q.summary)}: the agent is told no answer will come\n`)
+    }
     if (Option.isSome(o.reply)) {
       // An agent's shell (a deputy's, the conductor's) carries its seat: it may not decide a tool approval.
       const seat = (yield* Config.string("MAGI_SEAT").pipe(Config.withDefault(""), Effect.orDie)).trim()
@@ -193,7 +210,7 @@ export const answer = Command.make("answer", options, (o) => {
   // A listing reads the store only, and is built only that: it is what the
   // owner runs most, and the services answering needs cost more to set up
   // than an empty or small list costs to read.
-  const listsOnly = Option.isNone(o.reply) && Option.isNone(o.say) && (Option.isNone(o.id) || o.list)
+  const listsOnly = Option.isNone(o.reply) && Option.isNone(o.say) && !o.withdraw && Option.isNone(o.reason) && (Option.isNone(o.id) || o.list)
   return listsOnly
     ? listing(o.all, o.json).pipe(Effect.provide(questionStoreLayer(MagiHome.fromEnv, config)))
     : decide(o).pipe(Effect.provide(questionsLayer(MagiHome.fromEnv, config)))
@@ -205,6 +222,7 @@ export const answerHelp: HelpExtras = {
     ["magi answer ab12", "one question in full, with its thread"],
     ["magi answer ab12 --reply SQLite", "decide it (with one question open, the id may be left out)"],
     ['magi answer ab12 --say "what about disk space?"', "ask back; the question stays open"],
+    ['magi answer ab12 --withdraw --reason "no longer needed"', "withdraw it: the agent is told no answer will come, in your words"],
     ["magi answer --list --all --json", "every question, as JSON"]
   ]
 }

@@ -257,6 +257,8 @@ const report = (outcome: WaitOutcome, json: boolean) =>
         if (unread !== undefined) body.said = unread
       }
       if (outcome._tag === "Replied") body.said = outcome.said
+      // Why, as the MCP tool's result says it: the deadline, or the owner's own words withdrawing it.
+      if (outcome._tag === "Abandoned") body.message = abandonedLine(q)
       yield* writeOut(JSON.stringify(body) + "\n")
       if (outcome._tag === "Abandoned") return yield* CliFailure.refused(abandonedLine(q))
       return

@@ -27,7 +27,7 @@ export const ASK_OUTCOMES: ReadonlyArray<AskOutcome> = [
       "a note, then the exact `magi ask --wait <id>` to keep waiting; for a run's seat that ends its turn on it (`MAGI_WAIT=end-turn`), a note to end the turn instead (the waiter resumes the seat with the answer)",
     exit: "0"
   },
-  { outcome: "abandoned (the deadline passed)", stdout: "nothing; stderr says why", exit: "1" },
+  { outcome: "abandoned (the deadline passed, or the owner withdrew it)", stdout: "nothing; stderr says why (a withdrawal, in the owner's words)", exit: "1" },
   {
     outcome: "stopped by a signal while waiting",
     stdout: "nothing; stderr says the question stays open, and the exact `magi ask --wait <id>`",

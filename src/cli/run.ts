@@ -17,11 +17,13 @@ import { magiNameFor } from "../agents/Agents.js"
 import * as Prompts from "../agents/Prompts.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
-import { resumable } from "../runs/RunStatus.js"
+import { currentReason, resumable } from "../runs/RunStatus.js"
 import { IMPL_SEAT } from "../runs/NewRun.js"
 import { RunDriver, type RunDriverShape } from "../runs/RunDriver.js"
 import { removeRun } from "../runs/RemoveRun.js"
-import { COMMITS_SHOWN, changesOf, durationMs, nextSteps } from "../runs/RunReport.js"
+import { stopRun } from "../runs/StopRun.js"
+import { dashDashAfterRun, readRunWords } from "./RunVerbs.js"
+import { COMMITS_SHOWN, changesOf, durationMs, nextSteps, timeWords } from "../runs/RunReport.js"
 import * as Artifacts from "../runs/Artifacts.js"
 import type { TurnPrompt } from "../runs/RunTurns.js"
 import { RunStore, type Run } from "../runs/Runs.js"
@@ -58,7 +60,7 @@ const options = {
  */
 const describeRun = (run: Run, open: number, task: T.Task | undefined, hosts: ReadonlyArray<HostView>): string =>
   [
-    `run ${run.id}  ${run.status}${run.reason ? ` (${forTerminalLine(run.reason)})` : ""}`,
+    `run ${run.id}  ${run.status}${currentReason(run) ? ` (${forTerminalLine(currentReason(run))})` : ""}`,
     ...(run.host === undefined ? [] : [`  host      ${forTerminalLine(offlineWords(hosts, run.host) ?? run.host)}`]),
     ...(queuedWords(hosts, run.id) === undefined ? [] : [`  turn      ${queuedWords(hosts, run.id)}`]),
     ...(task === undefined ? [] : [`  task      ${T.shortId(task.id)} ${forTerminalLine(task.title)} (${task.status}; magi task show ${T.shortId(task.id)})`]),
@@ -157,17 +159,27 @@ export const run = Command.make(
   "run",
   {
     ...options,
-    text: Args.text({ name: "instruction" }).pipe(Args.withDescription("what the agent should do; or `rm ID` to remove a finished run"), Args.repeated)
+    text: Args.text({ name: "instruction" }).pipe(
+      Args.withDescription(
+        "what the agent should do (after -- when it starts with rm or stop); or `stop ID` to stop a run's turn, `rm ID` to remove a finished run"
+      ),
+      Args.repeated
+    )
   },
   (o) =>
     Effect.gen(function* () {
       const inline = o.text.join(" ").trim()
-      // `magi run rm ID`, as two words: a quoted "rm …" is one word, an instruction.
-      if (o.text[0] === "rm" && o.text.length <= 2) {
-        if (o.text.length === 1) return yield* CliFailure.usage("magi run rm needs the run's id: magi run rm ID (magi runs lists them)")
+      // `magi run rm ID`, `magi run stop ID`, as words: a quoted "rm …" is one word, an instruction.
+      const words = readRunWords(o.text, dashDashAfterRun(process.argv))
+      if (words._tag === "Refused") return yield* CliFailure.refused(words.message)
+      if (words._tag === "Verb") {
+        if (words.id === undefined)
+          return yield* CliFailure.usage(`magi run ${words.verb} needs the run's id: magi run ${words.verb} ID (magi runs lists them)`)
         if (Option.isSome(o.file) || Option.isSome(o.agent) || Option.isSome(o.repo) || Option.isSome(o.resume))
-          return yield* CliFailure.usage("magi run rm takes only the run's id")
-        const removed = yield* removeRun(o.text[1]!).pipe(Effect.mapError(refused))
+          return yield* CliFailure.usage(`magi run ${words.verb} takes only the run's id`)
+        if (words.verb === "stop")
+          return yield* writeOut((yield* stopRun(words.id).pipe(Effect.mapError(refused))) + "\n")
+        const removed = yield* removeRun(words.id).pipe(Effect.mapError(refused))
         return yield* writeOut(removed.said.join("\n") + "\n")
       }
       if (Option.isSome(o.resume)) {
@@ -272,7 +284,7 @@ const workReport = (r: Run) =>
   Effect.gen(function* () {
     const out: string[] = ["", "instruction:", ...forTerminal(r.instruction.trimEnd()).split("\n").map((l) => `  ${l}`)]
     const took = formatSeconds(durationMs(r, new Date(yield* Clock.currentTimeMillis)) / 1000)
-    out.push("", `${resumable(r.status) ? "running for" : "took"} ${took} (started ${localTime(new Date(r.created_at))})`)
+    out.push("", `${timeWords(r, took, localTime)} (started ${localTime(new Date(r.created_at))})`)
     const changes = r.removed_at === undefined ? yield* changesOf(r) : undefined
     if (r.removed_at !== undefined) out.push("", `removed ${localTime(new Date(r.removed_at))}: its worktree and branch are gone`)
     else {
@@ -303,13 +315,17 @@ export const runHelp: HelpExtras = {
     "magi run [--agent AGENT] [--repo DIR] INSTRUCTION...",
     "magi run --file FILE [--agent AGENT] [--repo DIR]",
     "magi run --resume ID [INSTRUCTION...]",
-    "magi run rm ID"
+    "magi run stop ID",
+    "magi run rm ID",
+    "magi run -- INSTRUCTION..."
   ],
   examples: [
     ['magi run "add retries to the fetcher"', "an agent works it in its own worktree, on branch magi/<short>"],
     ["magi run --file task.md --agent fast --repo ~/src/app", "the instruction from a file, a roster agent, another repository"],
     ['magi run --resume ab12 "also cover timeouts"', "continue a run in the same seat"],
-    ["magi run rm ab12", "remove a finished run's worktree and branch"]
+    ["magi run stop ab12", "end the turn it has running (whichever process runs it); the run is stopped, resumable"],
+    ["magi run rm ab12", "remove a finished run's worktree and branch"],
+    ["magi run -- stop the flaky test from retrying", "an instruction that starts with one of magi run's words"]
   ]
 }
 

@@ -44,6 +44,13 @@ export const RETRY_PAUSE = Duration.minutes(5)
 export const retryPaused = (t: T.Task, lastRunStalled: boolean, nowMs: number): boolean =>
   t.status === "failed" && !lastRunStalled && nowMs - Date.parse(t.updated_at) < Duration.toMillis(RETRY_PAUSE)
 
+/**
+ * When the loop starts a failed task again: once its pause has run out, at
+ * once when its last run stalled; undefined for a task it will not retry.
+ */
+export const retryAt = (t: T.Task, lastRunStalled: boolean): number | undefined =>
+  t.status !== "failed" || !T.runnable(t) ? undefined : Date.parse(t.updated_at) + (lastRunStalled ? 0 : Duration.toMillis(RETRY_PAUSE))
+
 /** What one blocker id names now. */
 export type BlockerState =
   | { readonly kind: "task"; readonly status: T.TaskStatus }
@@ -82,11 +89,13 @@ export type Settlement =
   | { readonly _tag: "Succeed" }
   | { readonly _tag: "Fail"; readonly why: string }
   | { readonly _tag: "Stall"; readonly why: string }
+  | { readonly _tag: "Hold"; readonly why: string }
 
 /**
  * The task follows its run: done is done; failed (or superseded) spends the
  * attempt; stalled (a usage limit, an interrupted turn) is no fault of the
- * task's and refunds it; anything still going, or waiting on the owner,
+ * task's and refunds it; stopped by the owner holds it (the owner meant it
+ * to stop, so it is not retried until released); anything still going, or waiting on the owner,
  * keeps the task running.
  */
 export const settlementFor = (run: { readonly status: RunStatus; readonly reason: string }): Settlement => {
@@ -98,6 +107,8 @@ export const settlementFor = (run: { readonly status: RunStatus; readonly reason
       return { _tag: "Fail", why: run.reason || `its run ${run.status}` }
     case "stalled":
       return { _tag: "Stall", why: run.reason || "its run stalled" }
+    case "stopped":
+      return { _tag: "Hold", why: run.reason || "its run was stopped by the owner" }
     default:
       return { _tag: "Wait" }
   }
@@ -115,6 +126,8 @@ export const settle = (t: T.Task, run: string, s: Settlement, maxAttempts: numbe
       return orSame(T.fail(t, s.why, maxAttempts), t)
     case "Stall":
       return orSame(T.stall(t, s.why), t)
+    case "Hold":
+      return orSame(T.hold(t, s.why), t)
   }
 }
 

@@ -262,6 +262,9 @@ export const make = Effect.fn("Waiter.make")(function* () {
       const run = yield* Effect.either(runs.get(q.run))
       if (Either.isLeft(run)) return Either.left(`its run ${q.run} cannot be read: ${run.left.message}`)
       if (!resumable(run.right.status)) return Either.left(`its run ${q.run} is ${run.right.status} and cannot be resumed`)
+      // The owner stopped it: nothing resumes it behind their back, only their own `magi run --resume`.
+      if (run.right.status === "stopped")
+        return Either.left(`its run ${q.run} was stopped by you; magi run --resume ${Q.shortId(q.run)} continues it, and then this is delivered`)
       const seat = run.right.seats.find((s) => s.key === q.seat)
       if (seat === undefined) return Either.left(`its run ${q.run} has no seat ${q.seat}`)
       const roster = yield* Effect.either(rosters.forRepo(run.right.repo))

@@ -25,6 +25,13 @@ export const sayToQuestion = Effect.fn("sayToQuestion")(function* (id: string, b
   return yield* store.update(id, (q) => Q.say(q, body, at))
 })
 
+/** The owner withdrawing `id`, with why (may be empty), under the question's lock. */
+export const withdrawQuestion = Effect.fn("withdrawQuestion")(function* (id: string, why: string) {
+  const store = yield* QuestionStore
+  const at = yield* now
+  return yield* store.update(id, (q) => Q.withdraw(q, why, at))
+})
+
 /**
  * Text typed at a terminal as the answer it stands for: a choice on a
  * multiple-choice question, free text otherwise. `Question.answer` still

@@ -505,6 +505,21 @@ export const abandon = (q: Question, why: string, now: Date): Question => {
   return { ...settled, detail: `${q.detail}${q.detail === "" ? "" : "\n"}\n_Abandoned: ${reason}._\n` }
 }
 
+/**
+ * The owner withdrawing an open question: nobody will answer it. The asker
+ * (a waiting `magi ask`, the MCP tool) reads it as abandoned, in the owner's
+ * words. A settled question is refused: an answer already given (delivered
+ * or not) is work the agent is owed, and withdrawing it would lose it.
+ */
+export const withdraw = (q: Question, why: string, now: Date): Result => {
+  const settled = refuseIfSettled(q, "there is nothing to withdraw (the agent gets that answer)")
+  if (settled) return settled
+  const words = why.trim().replace(/\s+/g, " ").replace(/\.+$/, "")
+  const long = overCap("the reason", words, TURN_MAX_BYTES, "say it in a line")
+  if (long) return Either.left(long)
+  return Either.right(abandon(q, words === "" ? "the owner withdrew it" : `the owner withdrew it: ${words}`, now))
+}
+
 /** The owner speaking back without deciding. The question stays open. */
 export const say = (q: Question, body: string, now: Date): Result => {
   const settled = refuseIfSettled(q, "there is nothing left to discuss")

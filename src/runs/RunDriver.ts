@@ -12,7 +12,7 @@
  */
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Cause, Clock, Context, Duration, Effect, Either, Layer, Option, Random, Schema } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Either, Layer, Option, Random, Schedule, Schema } from "effect"
 import { Rosters, type AgentSpec } from "../agents/AgentRoster.js"
 import { Agents, KILL_GRACE, magiNameFor, mintUuid, sessionEnvOf, type CallResult } from "../agents/Agents.js"
 import { AgentProcess, endLeftover } from "../agents/Guardian.js"
@@ -25,8 +25,19 @@ import * as Q from "../questions/Question.js"
 import { QuestionStore, type StoreError } from "../questions/QuestionStore.js"
 import { IMPL_SEAT, RUN_TURN_TIMEOUT, RunNotStarted, Workspaces, type TurnOutcome } from "./NewRun.js"
 import type * as Claims from "../store/Claims.js"
-import { beating, makeSeatLocks, TurnRefused, type SeatBusy, type TurnInput, type TurnPrompt } from "./RunTurns.js"
-import { RUN_SCHEMA, RunStore, outstanding, runsHere, statusAfterTurn, type Run, type RunNotFound, type RunStoreError, type Seat } from "./Runs.js"
+import { beating, makeSeatLocks, STOP_POLL, TurnRefused, TurnStopped, type SeatBusy, type TurnInput, type TurnPrompt } from "./RunTurns.js"
+import {
+  boundedSummary,
+  RUN_SCHEMA,
+  RunStore,
+  outstanding,
+  runsHere,
+  statusAfterTurn,
+  type Run,
+  type RunNotFound,
+  type RunStoreError,
+  type Seat
+} from "./Runs.js"
 import { commitAfterTurn } from "./TurnCommit.js"
 
 export interface RunDriverShape {
@@ -46,7 +57,7 @@ export interface RunDriverShape {
    * A turn that cannot start fails the run with the reason. Interrupted (the
    * owner's Ctrl-C, the loop stopping), the run is left `stalled`: its seat
    * keeps its session, so it can be picked up again rather than sit
-   * "running". Fails with `SeatBusy` only when another turn holds the seat.
+   * "running". Stopped by the owner, it is left `stopped`. Fails with `SeatBusy` only when another turn holds the seat.
    */
   readonly drive: (
     runId: string,
@@ -56,9 +67,10 @@ export interface RunDriverShape {
   /**
    * Run one turn of any seat and store the seat's new session. Fails only
    * when it cannot start: `SeatBusy` when another turn holds the seat,
-   * `TurnRefused` otherwise.
+   * `TurnRefused` otherwise; or with `TurnStopped` when the owner stopped it
+   * (the run is then `stopped`).
    */
-  readonly turn: (input: TurnInput) => Effect.Effect<CallResult, SeatBusy | TurnRefused>
+  readonly turn: (input: TurnInput) => Effect.Effect<CallResult, SeatBusy | TurnRefused | TurnStopped>
   /**
    * Settle the run's status after a turn: failed or stalled by how the turn
    * went (never hidden behind `waiting`), else `waiting` while any of its
@@ -206,26 +218,44 @@ export const make = Effect.fn("RunDriver.make")(function* () {
           seats: r.seats.map((s): Seat => s.key === current.key ? { ...s, session: seated.session, env: seated.env, turns: current.turns + 1 } : s)
         }))
         const beat = Effect.zipRight(seatLocks.beat(current.key, lock), input.alsoBeat ?? Effect.void)
-        const result: CallResult = yield* beating(
-          beat,
-          agents.call({
-            agent: agent.value,
-            seat: seated,
-            prompt: typeof input.prompt === "string" ? input.prompt : input.prompt(yield* bound(magiNameFor(agent.value))),
-            cwd: run.worktree,
-            allowWrite: current.write,
-            timeout: input.timeout,
-            artifactsDir: runs.artifactsDir(run.id),
-            stem: `${current.key}-${current.turns + 1}`,
-            run: run.id,
-            node: current.key,
-            repo: run.repo,
-            onStart: recordAgent(run.id, current.key)
-          })
+        // The owner's stop, asked from any process on any host, lands in the
+        // record: looked for every STOP_POLL while the agent works. Seeing it
+        // interrupts the call, whose scope ends the agent's process group.
+        const stopAsked = runs.get(run.id).pipe(
+          Effect.map((r) => r.stop_requested_at !== undefined),
+          Effect.orElseSucceed(() => false),
+          Effect.repeat({ schedule: Schedule.spaced(STOP_POLL), until: (asked) => asked })
+        )
+        const called = yield* Effect.raceFirst(
+          beating(
+            beat,
+            agents.call({
+              agent: agent.value,
+              seat: seated,
+              prompt: typeof input.prompt === "string" ? input.prompt : input.prompt(yield* bound(magiNameFor(agent.value))),
+              cwd: run.worktree,
+              allowWrite: current.write,
+              timeout: input.timeout,
+              artifactsDir: runs.artifactsDir(run.id),
+              stem: `${current.key}-${current.turns + 1}`,
+              run: run.id,
+              node: current.key,
+              repo: run.repo,
+              onStart: recordAgent(run.id, current.key)
+            })
+          ).pipe(Effect.map(Either.right)),
+          Effect.as(stopAsked, Either.left(new TurnStopped({ run: run.id, seat: current.key })))
         ).pipe(
           Effect.ensuring(forgetAgent(run.id, current.key)),
           Effect.mapError((e) => new TurnRefused({ message: e.message }))
         )
+        if (Either.isLeft(called)) {
+          // What the stopped agent left is kept on the branch, so nothing is lost whatever the owner does next.
+          if (current.write) yield* commit(run.worktree, "", `seat ${current.key}'s turn ${current.turns + 1}, stopped by the owner`)
+          yield* runs.setStatus(run.id, "stopped", `stopped by the owner; continue it with magi run --resume ${Q.shortId(run.id)}`)
+          return yield* called.left
+        }
+        const result: CallResult = called.right
         // The turn ran: its seat is saved, the store waited for if it is away.
         yield* surely(
           `run ${Q.shortId(run.id)}: saving seat ${current.key}`,
@@ -257,12 +287,34 @@ export const make = Effect.fn("RunDriver.make")(function* () {
     return all.filter((q) => q.run === runId && outstanding(q)).length
   })
 
+  /**
+   * The owner asked back, the seat's `magi ask` showed it their words, and
+   * the agent answered them in its printed reply and ended its turn instead
+   * of replying on the thread: that reply is recorded on the thread, where
+   * the owner reads it (the waiter does the same for a turn it resumed).
+   * A question of the seat still owing a reply, with every word of the
+   * owner's shown, is the one this turn answered.
+   */
+  const replyOwed = (runId: string, seat: string, text: string) =>
+    Effect.gen(function* () {
+      const owed = (yield* questions.list).filter((q) => q.run === runId && q.seat === seat && Q.waitingOnAgent(q) && Q.unreadOwnerTurns(q) === undefined)
+      const now = new Date(yield* Clock.currentTimeMillis)
+      for (const q of owed)
+        yield* questions.update(q.id, (fresh) =>
+          Q.waitingOnAgent(fresh) && Q.unreadOwnerTurns(fresh) === undefined
+            ? Either.orElse(Q.reply(fresh, text, fresh.choices, now), () => Either.right(fresh))
+            : Either.right(fresh))
+    }).pipe(Effect.catchAll((e) => Effect.logWarning(`run ${runId}: the agent's reply could not be put on its question: ${e.message}`)))
+
   const finish = Effect.fn("RunDriver.finish")(function* (runId: string, result: CallResult) {
     // Only a usable turn's reply is the agent's account of its work. What a
     // failed turn printed (stdout empty, it is the whole stderr) is no summary:
     // the reason says what went wrong in one line, the `.err` holds the rest.
     const what = `run ${Q.shortId(runId)}: settling its turn`
-    if (result.usable && result.text.trim() !== "") yield* surely(what, runs.update(runId, (r) => ({ ...r, summary: result.text.trim() })))
+    if (result.usable && result.text.trim() !== "") yield* replyOwed(runId, result.seat.key, result.text.trim())
+    // Bounded: a turn that printed megabytes keeps its tail here, the whole in its `.out`.
+    if (result.usable && result.text.trim() !== "")
+      yield* surely(what, runs.update(runId, (r) => ({ ...r, summary: boundedSummary(result.text.trim(), `${result.seat.key}-${result.seat.turns}.out`) })))
     // A failed or limited turn settles the run whatever is outstanding.
     const open = result.usable ? yield* Effect.either(untilStoreAnswers(what, outstandingFor(runId))) : Either.right(0)
     if (Either.isLeft(open)) {
@@ -285,6 +337,8 @@ export const make = Effect.fn("RunDriver.make")(function* () {
     const result = yield* turn({ run: runId, seat: IMPL_SEAT, prompt, timeout }).pipe(
       Effect.map((r): CallResult | undefined => r),
       Effect.catchTag("TurnRefused", (e) => Effect.as(runs.setStatus(runId, "failed", e.message).pipe(Effect.ignore), undefined)),
+      // The turn already left the run `stopped`, as the owner asked.
+      Effect.catchTag("TurnStopped", () => Effect.succeed<CallResult | undefined>(undefined)),
       Effect.onInterrupt(() => runs.setStatus(runId, "stalled", "interrupted; continue with magi run --resume").pipe(Effect.ignore)),
       // Anything else unexpected (a defect, an I/O error in between) settles
       // the run as failed with the reason: never `running` forever.

@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { shellWord } from "../questions/AgentHints.js"
-import { resumable } from "./RunStatus.js"
+import { inFlight } from "./RunStatus.js"
 import type { Run } from "./Runs.js"
 import { git } from "./Worktree.js"
 
@@ -32,11 +32,27 @@ export const changesOf = (run: Run) =>
     return { commits: lines(log), diffstat: lines(stat).map((l) => l.trim()) } satisfies Changes
   }).pipe(Effect.orElseSucceed(() => undefined))
 
-/** How long a run has taken: to its last update once it ended, to `now` while it may still go on. */
+/**
+ * How long a run has worked: to `now` while a turn is under way, else to its
+ * last update. A stalled, waiting or stopped run is not "running" while it
+ * sits: its clock stopped when its last turn did.
+ */
 export const durationMs = (run: Run, now: Date): number => {
-  const end = resumable(run.status) ? now.getTime() : Date.parse(run.updated_at)
+  const end = inFlight(run.status) ? now.getTime() : Date.parse(run.updated_at)
   return Math.max(0, end - Date.parse(run.created_at))
 }
+
+/**
+ * The words for a run's time, `took` its duration already formatted and
+ * `at` a local time formatter: running for it, took it, or at rest since its
+ * last turn (`stalled since 14:05, after 24s`).
+ */
+export const timeWords = (run: Run, took: string, at: (d: Date) => string): string =>
+  inFlight(run.status)
+    ? `running for ${took}`
+    : run.status === "done" || run.status === "failed" || run.status === "superseded"
+    ? `took ${took}`
+    : `${run.status} since ${at(new Date(run.updated_at))}, after ${took}`
 
 /**
  * The commands that move a run on from where it is, each with why. `changes`
@@ -63,6 +79,7 @@ export const nextSteps = (run: Run, changes: Changes | undefined): ReadonlyArray
       return [["magi answer", "answer what it asked; magi serve (or magi web) resumes it with the answer"], ...review]
     case "stalled":
     case "blocked":
+    case "stopped":
       return [[`magi run --resume ${run.id}`, "continue it in the same seat"], ...review]
     default:
       return review

@@ -11,6 +11,7 @@ export const RunStatus = Schema.Literal(
   "waiting",
   "stalled",
   "blocked",
+  "stopped",
   "done",
   "failed",
   "superseded"
@@ -19,7 +20,17 @@ export type RunStatus = typeof RunStatus.Type
 
 /**
  * Can a run in this status still be picked back up with its seats and their
- * sessions? `stalled` and `blocked` can, so a question asked in them may yet
+ * sessions? `stalled`, `blocked` and `stopped` (by the owner) can, so a question asked in them may yet
  * get a real answer from a real resume; only the three endings cannot.
  */
 export const resumable = (status: RunStatus): boolean => status !== "done" && status !== "failed" && status !== "superseded"
+
+/** Is a turn of the run under way (or about to be)? Every other status is the run at rest, however long ago. */
+export const inFlight = (status: RunStatus): boolean => status === "running" || status === "preparing"
+
+/**
+ * The reason a run is shown with: a done run has none. A reason is why the
+ * run is where it is; one left by an interrupted turn that a later turn went
+ * on to finish is history, and shown beside "done" it would contradict it.
+ */
+export const currentReason = (run: { readonly status: RunStatus; readonly reason: string }): string => run.status === "done" ? "" : run.reason

@@ -13,7 +13,7 @@
  * started again picks its turns up in seconds), or after `LEASE_TTL`
  * without a renewal (a process paused or on a disk it cannot write).
  */
-import { Data, Duration, Effect, Either, Fiber, Option, Schedule } from "effect"
+import { Data, Duration, Effect, Either, Fiber, Option, Schedule, Schema } from "effect"
 import type { MagiName } from "../agents/Prompts.js"
 import * as Claims from "../store/Claims.js"
 import * as Lease from "../questions/Lease.js"
@@ -26,6 +26,24 @@ export const TURN_BEAT = Duration.seconds(20)
 
 /** A turn that cannot start: the reason is shown to the owner. */
 export class TurnRefused extends Data.TaggedError("TurnRefused")<{ readonly message: string }> {}
+
+/**
+ * The owner stopped the turn (`magi run stop`, the run's page): its agent's
+ * process was ended and the run left `stopped`, resumable. Not a failure of
+ * the turn, and nothing to retry.
+ */
+export class TurnStopped extends Schema.TaggedError<TurnStopped>()("TurnStopped", { run: Schema.String, seat: Schema.String }) {
+  override get message() {
+    return `the owner stopped seat ${this.seat}'s turn of run ${this.run}`
+  }
+}
+
+/**
+ * How often a running turn looks for the owner's stop request in its run's
+ * record: a stop takes effect within about this long, whichever host or
+ * process runs the turn, for one small read a second per turn.
+ */
+export const STOP_POLL = Duration.seconds(1)
 
 /** Another turn holds the seat: nothing ran and nothing is wrong; try again later. */
 export class SeatBusy extends Data.TaggedError("SeatBusy")<{ readonly message: string }> {}

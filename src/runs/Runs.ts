@@ -69,9 +69,21 @@ export const Run = Schema.Struct({
    * CLI sessions: only that host runs its turns. A run from before hosts
    * has none, and any host may.
    */
-  host: Schema.optional(Schema.String)
+  host: Schema.optional(Schema.String),
+  /**
+   * When the owner asked the run's turn to stop (`magi run stop`, the run's
+   * page). The process running the turn, on whichever host, watches for it
+   * and ends the turn; any change of status clears it.
+   */
+  stop_requested_at: Schema.optional(Q.Timestamp)
 })
 export type Run = typeof Run.Type
+
+/** The run without a stop request: what a new status leaves, so an old request never stops a later turn. */
+export const withoutStopRequest = (run: Run): Run => {
+  const { stop_requested_at: _asked, ...rest } = run
+  return rest
+}
 
 export class RunNotFound extends Data.TaggedError("RunNotFound")<{ readonly message: string }> {}
 export class RunStoreError extends Data.TaggedError("RunStoreError")<{ readonly message: string; readonly cause?: unknown }> {}
@@ -111,6 +123,25 @@ export const outstanding = Q.awaitsAgent
  */
 export const statusAfterTurn = (turn: { readonly usable: boolean; readonly quota: string | null }, openQuestions: number): RunStatus =>
   turn.quota !== null && !turn.usable ? "stalled" : !turn.usable ? "failed" : openQuestions > 0 ? "waiting" : "done"
+
+/**
+ * The most of a turn's reply the record keeps: 64 KiB of characters, far
+ * beyond any account an agent gives of its work, and a small part of the
+ * record's read cap (`RUN_FILE_MAX_BYTES`), so a turn that prints 20 MB
+ * still leaves a record every view can read. The whole output stays in the
+ * turn's `.out` artifact.
+ */
+export const SUMMARY_MAX_CHARS = 64 * 1024
+
+/** The end of a turn's reply, bounded by `SUMMARY_MAX_CHARS`, saying where the rest is when it was cut. */
+export const boundedSummary = (text: string, artifact: string): string => {
+  if (text.length <= SUMMARY_MAX_CHARS) return text
+  const tail = text.slice(text.length - SUMMARY_MAX_CHARS)
+  // Start on a line of its own when there is one near: a cut line reads as garbage.
+  const cut = tail.indexOf("\n")
+  const kept = cut >= 0 && cut < 200 ? tail.slice(cut + 1) : tail
+  return `[… the first ${text.length - kept.length} characters of this reply are in the artifact ${artifact}]\n${kept}`
+}
 
 // ---------------------------------------------------------------------------
 // The store
@@ -313,8 +344,13 @@ const assemble = Effect.fn("RunStore.assemble")(function* (
 
   const setStatus = (wanted: string, status: RunStatus, reason?: string) =>
     Effect.gen(function* () {
-      const run = yield* update(wanted, (r) => ({ ...r, status, reason: reason ?? (resumable(status) ? "" : r.reason) }))
-      // Questions sit below runs: which statuses end a run is this module's rule (RunStatus.resumable).
+      // A reason belongs to the status it came with: a run done, or back on
+      // its way, is no longer "interrupted" (or whatever stopped it before).
+      const run = yield* update(wanted, (r) => ({
+        ...withoutStopRequest(r),
+        status,
+        reason: reason ?? (resumable(status) || status === "done" ? "" : r.reason)
+      }))
       if (!resumable(status))
         yield* questions.abandonForRun(run.id, `run ${run.id} ${status}, so nothing is waiting for this answer`).pipe(
           Effect.catchAll((e) => Effect.logWarning(`run ${run.id} ended but its open questions could not be settled: ${e.message}`))

@@ -13,7 +13,7 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import { Data, Effect, Option, ParseResult, Schema, Stream } from "effect"
 import * as Q from "../questions/Question.js"
 import { QuestionNotFound, QuestionStore, type InvalidAssetName, type StoreError } from "../questions/QuestionStore.js"
-import { answerQuestion, sayToQuestion } from "../questions/Answers.js"
+import { answerQuestion, sayToQuestion, withdrawQuestion } from "../questions/Answers.js"
 import * as Responses from "./Responses.js"
 import { HISTORY_LIMIT_MAX, HISTORY_PAGE, Snapshots } from "./Snapshot.js"
 import * as History from "../questions/History.js"
@@ -160,6 +160,7 @@ export const bodyAs = <A, I>(schema: Schema.Schema<A, I>, expected: string, opti
   })
 
 const SayBody = Schema.Struct({ body: Schema.String })
+const WithdrawBody = Schema.Struct({ reason: Schema.optional(Schema.String) })
 
 // ---------------------------------------------------------------------------
 // Routes
@@ -253,6 +254,14 @@ const say = Effect.gen(function* () {
   return Responses.json(yield* (yield* Snapshots).viewOf(said))
 }).pipe(Effect.catchAll(failure))
 
+/** The owner withdrawing the question (the card's Withdraw): the asker reads it abandoned, in the owner's words. */
+const withdraw = Effect.gen(function* () {
+  const id = yield* exactId
+  const { reason } = yield* bodyAs(WithdrawBody, '{"reason"?: "…"}', { emptyAs: {} })
+  const withdrawn = yield* withdrawQuestion(id, reason ?? "")
+  return Responses.json(yield* (yield* Snapshots).viewOf(withdrawn))
+}).pipe(Effect.catchAll(failure))
+
 /**
  * What the waiter could not deliver, and why: newest first, as written under
  * `<home>/notices/` (by this process's waiter or another's).
@@ -311,6 +320,7 @@ export const router = HttpRouter.empty.pipe(
   // connection while it is being written.
   HttpRouter.post("/api/questions/:id/answer", answer, { uninterruptible: true }),
   HttpRouter.post("/api/questions/:id/say", say, { uninterruptible: true }),
+  HttpRouter.post("/api/questions/:id/withdraw", withdraw, { uninterruptible: true }),
   HttpRouter.get("/api/questions/:id/panel", panel),
   HttpRouter.head("/api/questions/:id/panel", panel),
   HttpRouter.get("/api/questions/:id/asset/:name", asset),

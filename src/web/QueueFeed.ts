@@ -17,6 +17,7 @@ import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import { Context, Effect, Layer, Option, Ref } from "effect"
 import * as NodeZlib from "node:zlib"
 import { ConductorLog, type DecisionRecord } from "../daemon/ConductorLog.js"
+import { retryAt } from "../daemon/QueueDecide.js"
 import * as Q from "../questions/Question.js"
 import type { Question } from "../questions/Question.js"
 import * as T from "../queue/Task.js"
@@ -58,6 +59,8 @@ export type TaskView = Task & {
   readonly runnable: boolean
   /** The conductor's latest decision about this task, applied or refused; null when it never decided one. */
   readonly conductor: DecisionRecord | null
+  /** When a failed task goes again (after the loop's pause), as an ISO time; null for any other. */
+  readonly retry_at: string | null
 }
 
 /** A reference to the task a run works, for the run's page. */
@@ -112,7 +115,12 @@ export const views = (
       blockers: t.blocked_by.map(blocker),
       run_questions: awaited.map((q) => ({ id: q.id, summary: q.summary, status: q.status, waiting_on_agent: Q.waitingOnAgent(q) })),
       runnable: T.runnable(t),
-      conductor: decisions.get(t.id) ?? null
+      conductor: decisions.get(t.id) ?? null,
+      // Its last run's status is not read here: a usage limit's error names it, and such a task goes at once.
+      retry_at: Option.match(Option.fromNullable(retryAt(t, t.last_error?.includes("usage limit") === true)), {
+        onNone: () => null,
+        onSome: (ms) => new Date(ms).toISOString()
+      })
     }
   })
 }

@@ -3,8 +3,8 @@
  * owner needs to judge it (its seats, its task, its questions, its
  * artifacts, the end of what its agent printed), and one artifact as text.
  *
- * Read-only: a run is changed by the loop, `magi run` and the waiter, never
- * from the page.
+ * Read-only but for Stop: a run is changed by the loop, `magi run` and the
+ * waiter; the page can only ask its turn to stop, as `magi run stop` does.
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -13,6 +13,8 @@ import { Effect, Option } from "effect"
 import * as Artifacts from "../runs/Artifacts.js"
 import * as Q from "../questions/Question.js"
 import { type Run, RunStore } from "../runs/Runs.js"
+import { currentReason } from "../runs/RunStatus.js"
+import { stopRun } from "../runs/StopRun.js"
 import { PANEL_HEADERS } from "./Api.js"
 import * as Responses from "./Responses.js"
 import { RunFeed } from "./RunFeed.js"
@@ -96,6 +98,7 @@ const list = Effect.gen(function* () {
     runs.map(
       (r): RunListEntry => ({
         ...r,
+        reason: currentReason(r),
         questions_open: open.get(r.id)?.open ?? 0,
         questions_needs_owner: open.get(r.id)?.needsOwner ?? 0,
         host_offline: offlineWords(hosts, r.host) ?? null,
@@ -131,6 +134,7 @@ const detail = Effect.gen(function* () {
   return Responses.json(
     {
       ...run,
+      reason: currentReason(run),
       host_offline: offlineWords(hosts, run.host) ?? null,
       queued: queuedWords(hosts, run.id) ?? null,
       task: Option.getOrNull(task),
@@ -162,7 +166,18 @@ const artifact = Effect.gen(function* () {
   })
 }).pipe(Effect.catchAll(storeFailure))
 
+/** `POST /api/runs/:id/stop`: `magi run stop`, from the run's page; 409 with the reason when there is nothing to stop. */
+const stop = Effect.gen(function* () {
+  const id = (yield* HttpRouter.params)["id"] ?? ""
+  const said = yield* stopRun(id)
+  return Responses.json({ said, run: yield* (yield* RunStore).get(id) })
+}).pipe(
+  Effect.catchTag("RunNotStopped", (e) => Effect.succeed(Responses.error(409, e.message))),
+  Effect.catchAll(storeFailure)
+)
+
 export const router = HttpRouter.empty.pipe(
+  HttpRouter.post("/api/runs/:id/stop", stop, { uninterruptible: true }),
   HttpRouter.get("/api/runs", list),
   HttpRouter.get("/api/hosts", hostList),
   HttpRouter.get("/api/runs/:id", detail),

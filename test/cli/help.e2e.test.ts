@@ -132,7 +132,7 @@ describe("usage mistakes", () => {
 
   it("never takes an unknown flag for a question id", async () => {
     const line = await mistake(["answer", "--bogus"])
-    expect(line).toContain("magi answer has no option --bogus; its options: --reply, --say, --list, --all, --json")
+    expect(line).toContain("magi answer has no option --bogus; its options: --reply, --say, --withdraw, --reason, --list, --all, --json")
     expect(line).not.toContain("no question matches")
   })
 

@@ -107,6 +107,53 @@ describe("magi show", () => {
   })
 })
 
+describe("magi show tells the truth about a run's state (issue 27.5, 27.7)", () => {
+  const plant = (t: ReturnType<typeof setup>, id: string, over: Parameters<typeof sampleRun>[1]) => {
+    NodeFs.mkdirSync(NodePath.join(t.env.MAGI_HOME, "runs", id), { recursive: true })
+    NodeFs.writeFileSync(NodePath.join(t.env.MAGI_HOME, "runs", id, "run.json"), JSON.stringify(sampleRun(id, { repo: t.repo, ...over })))
+  }
+
+  it('a run done after an interrupted turn shows done alone, not "interrupted"', { timeout: 60_000 }, () => {
+    const t = setup()
+    const id = "20261130-101500-7a7b"
+    plant(t, id, { status: "done", reason: "interrupted; continue with magi run --resume" })
+    const out = t.magi("show", "7a7b").stdout
+    expect(out).toContain(`run ${id}  done\n`)
+    expect(out).not.toContain("interrupted")
+  })
+
+  it('a stalled run is not "running for": it says since when it has sat, after how long', { timeout: 60_000 }, () => {
+    const t = setup()
+    const id = "20261130-101500-7a7c"
+    plant(t, id, { status: "stalled", reason: "the agent hit its usage limit", created_at: "2026-11-30T10:15:00Z", updated_at: "2026-11-30T10:15:24Z" })
+    const out = t.magi("show", "7a7c").stdout
+    expect(out).not.toContain("running for")
+    expect(out).toMatch(/\nstalled since \d{4}-\d\d-\d\d \d\d:\d\d, after 24s \(started /)
+  })
+})
+
+describe("a turn that prints 20 MB (issue 32)", () => {
+  it("leaves a bounded run.json, the whole output in its artifact, and magi show and the record readable", { timeout: 120_000 }, () => {
+    const dir = tempDirSync()
+    // 20 MB on stdout in one turn, its last line the one that matters.
+    const repo = repoWithAgent(dir, ["sh", "-c", "head -c 20000000 /dev/zero | tr '\\0' x; echo; echo all done"])
+    const env = { MAGI_HOME: NodePath.join(dir, "home") }
+    const ran = magi(repo, env, "run", "print a lot")
+    expect(ran.status, ran.stderr).toBe(0)
+    const [id] = NodeFs.readdirSync(NodePath.join(env.MAGI_HOME, "runs"))
+    const record = NodePath.join(env.MAGI_HOME, "runs", id!, "run.json")
+    expect(NodeFs.statSync(record).size).toBeLessThan(200 * 1024)
+    const run = JSON.parse(NodeFs.readFileSync(record, "utf8"))
+    expect(run.status).toBe("done")
+    expect(run.summary).toMatch(/^\[… the first \d+ characters of this reply are in the artifact impl-1\.out\]\n/)
+    expect(run.summary.endsWith("all done")).toBe(true)
+    expect(NodeFs.statSync(NodePath.join(env.MAGI_HOME, "runs", id!, "artifacts", "impl-1.out")).size).toBeGreaterThanOrEqual(20_000_000)
+    const shown = magi(repo, env, "show", "--json")
+    expect(shown.status, shown.stderr).toBe(0)
+    expect(JSON.parse(shown.stdout).id).toBe(id)
+  })
+})
+
 describe("magi run rm", () => {
   it("removes a finished run's worktree and branch, keeps its record marked removed, and says which", { timeout: 120_000 }, () => {
     const t = setup()

@@ -6,7 +6,10 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as Q from "../../src/questions/Question.js"
 import { QuestionStore } from "../../src/questions/QuestionStore.js"
-import { RUN_SCHEMA, RunStore, decode, encode, outstanding, statusAfterTurn, type Run } from "../../src/runs/Runs.js"
+import { boundedSummary, RUN_SCHEMA, RunStore, decode, encode, outstanding, statusAfterTurn, SUMMARY_MAX_CHARS, type Run } from "../../src/runs/Runs.js"
+import { timeWords } from "../../src/runs/RunReport.js"
+import { currentReason } from "../../src/runs/RunStatus.js"
+import { stopPlan } from "../../src/runs/StopRun.js"
 import { magi, repoWithAgent, sampleRun } from "../runSupport.js"
 import * as Worktree from "../../src/runs/Worktree.js"
 import { choiceQuestion, tempDirSync } from "../support.js"
@@ -97,6 +100,82 @@ describe("RunStore", () => {
       expect(q.status).toBe("abandoned")
       expect(q.detail).toContain(`run ${run.id} failed`)
     }).pipe(Effect.provide(storeLayer(home)))
+  })
+})
+
+describe("a status and its reason (issue 27.5)", () => {
+  it.effect("a run interrupted, then finished by a later turn, is done with no reason; failing keeps the reason it came with", () => {
+    const home = tempDirSync()
+    return Effect.gen(function* () {
+      const runs = yield* RunStore
+      const run = sampleRun("20260902-201256-9fb7")
+      yield* runs.put(run)
+      expect(yield* runs.setStatus(run.id, "stalled", "interrupted; continue with magi run --resume")).toMatchObject({
+        reason: "interrupted; continue with magi run --resume"
+      })
+      // The waiter's turn finishes it: `finish` sets done with no reason of its own.
+      expect(yield* runs.setStatus(run.id, "done")).toMatchObject({ status: "done", reason: "" })
+      expect((yield* runs.get(run.id)).reason).toBe("")
+    }).pipe(Effect.provide(storeLayer(home)))
+  })
+
+  it("a done run is shown with no reason, whatever an older build left in its record", () => {
+    expect(currentReason({ status: "done", reason: "interrupted; continue with magi run --resume" })).toBe("")
+    expect(currentReason({ status: "stalled", reason: "interrupted" })).toBe("interrupted")
+    expect(currentReason({ status: "failed", reason: "exit 1" })).toBe("exit 1")
+  })
+})
+
+describe("a run's time in words (issue 27.7)", () => {
+  const at = (d: Date) => d.toISOString().slice(11, 16)
+  it.each(
+    [
+      ["running", "running for 24s"],
+      ["preparing", "running for 24s"],
+      ["done", "took 24s"],
+      ["failed", "took 24s"],
+      ["stalled", "stalled since 20:13, after 24s"],
+      ["waiting", "waiting since 20:13, after 24s"],
+      ["stopped", "stopped since 20:13, after 24s"]
+    ] as const
+  )("%s: %s", (status, words) => {
+    expect(timeWords(sampleRun("20260902-201256-9fb7", { status, updated_at: "2026-09-02T20:13:20Z" }), "24s", at)).toBe(words)
+  })
+})
+
+describe("a turn's reply in the record (issue 32)", () => {
+  it("keeps the end of a reply over the bound, and says which artifact has the whole", () => {
+    const reply = "x".repeat(20 * 1024 * 1024) + "\nthe last line"
+    const kept = boundedSummary(reply, "impl-1.out")
+    expect(kept.length).toBeLessThan(SUMMARY_MAX_CHARS + 200)
+    expect(kept.startsWith("[… the first ")).toBe(true)
+    expect(kept).toContain("are in the artifact impl-1.out]")
+    expect(kept.endsWith("\nthe last line")).toBe(true)
+    expect(boundedSummary("short reply", "impl-1.out")).toBe("short reply")
+  })
+})
+
+describe("what stopping a run takes", () => {
+  const run = (status: Run["status"]) => sampleRun("20260902-201256-9fb7", { status })
+  it.each(
+    [
+      ["running", true, true, "Ask"],
+      ["running", false, false, "Ask"],
+      ["running", false, true, "MarkStopped"],
+      ["waiting", true, true, "Ask"],
+      ["waiting", false, true, "Refuse"],
+      ["stalled", false, true, "Refuse"],
+      ["stopped", true, true, "Refuse"],
+      ["done", false, true, "Refuse"],
+      ["failed", false, true, "Refuse"]
+    ] as const
+  )("%s, a turn's lock held here %s, on this host %s: %s", (status, turnHere, here, plan) => {
+    expect(stopPlan(run(status), turnHere, here)._tag).toBe(plan)
+  })
+
+  it("says what a waiting run's owner may mean instead", () => {
+    const plan = stopPlan(run("waiting"), false, true)
+    expect(plan._tag === "Refuse" && plan.why).toContain("withdraw its question (magi answer ID --withdraw)")
   })
 })
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest"
 import * as Q from "../../src/questions/Question.js"
 import * as T from "../../src/queue/Task.js"
 import { views } from "../../src/web/QueueFeed.js"
+import { retryWords } from "../../src/queue/RetryWords.js"
 import { choiceQuestion, ok } from "../support.js"
 
 const at = (minute: number) => new Date(Date.UTC(2026, 8, 3, 10, minute))
@@ -50,5 +51,31 @@ describe("the queue as the page shows it", () => {
     ])
     // A task that is not running waits on no run.
     expect(views([ok(T.hold(running, "stop"))], [mine])[0]!.run_questions).toEqual([])
+  })
+})
+
+describe("when a failed task goes again (issue 27.7)", () => {
+  const failed = (why: string) => ({ ...ok(T.fail(ok(T.start(task(1), "run-1")), why, 3)), updated_at: "2026-09-03T10:00:00.000Z" })
+
+  it("a failed task with attempts left retries once the loop's pause has run out; after a usage limit, at once; any other, never", () => {
+    expect(views([failed("the agent's turn failed (exit 1)")], [])[0]!.retry_at).toBe("2026-09-03T10:05:00.000Z")
+    expect(views([failed("the agent hit its usage limit")], [])[0]!.retry_at).toBe("2026-09-03T10:00:00.000Z")
+    expect(views([task(2)], [])[0]!.retry_at).toBeNull()
+    expect(views([ok(T.hold(task(3), "later"))], [])[0]!.retry_at).toBeNull()
+    // Its attempts used up: held by magi, not retried.
+    const spent = ok(T.fail(ok(T.start(task(4), "run-4")), "exit 1", 1))
+    expect(views([spent], [])[0]!.retry_at).toBeNull()
+  })
+
+  it.each([
+    [4 * 60_000, "will retry at 10:05 (in 4 min)"],
+    [90_000, "will retry at 10:05 (in 2 min)"],
+    [60_000, "will retry at 10:05 (in 1 min)"],
+    [30_000, "will retry at 10:05 (in 30 s)"],
+    [0, "will retry on the loop's next tick"],
+    [-5_000, "will retry on the loop's next tick"]
+  ])("%i ms before the retry: %s", (left, words) => {
+    const at = Date.UTC(2026, 8, 3, 10, 5)
+    expect(retryWords(at, at - left, (ms) => new Date(ms).toISOString().slice(11, 16))).toBe(words)
   })
 })

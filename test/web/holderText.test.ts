@@ -4,6 +4,7 @@
  * agent's next `magi ask --wait`.
  */
 import { describe, expect, it } from "vitest"
+import { Either } from "effect"
 import { holderText } from "../../src/web/client/card.js"
 import { view } from "../../src/web/Snapshot.js"
 import * as Q from "../../src/questions/Question.js"
@@ -35,5 +36,25 @@ describe("holderText", () => {
       "Queued behind 3 turns on buildbox: magi resumes the agent with your answer as soon as one ends."
     )
     expect(holderText(view(answered, "daemon"), true)).toBe("magi is delivering your answer to the agent.")
+  })
+})
+
+describe("a question whose agent owes a reply (issue 27.6)", () => {
+  const askedBack = (holder: "nobody" | "asker") => {
+    const said = Either.getOrThrow(Q.say(asked("R"), "why a?", new Date(1000)))
+    // The asker's `magi ask` showed the agent the owner's words.
+    return view(Q.markShown(said, { answer: false, turns: said.thread.length }), holder)
+  }
+
+  it('with its asker gone, says it owes a reply and how to bring it back, never "No agent is waiting"', () => {
+    const text = holderText(askedBack("nobody"), true)!
+    expect(text).toBe(
+      "The agent owes you a reply but its turn has ended without one: say more below and magi resumes it with your words, or decide anyway."
+    )
+    expect(text).not.toContain("No agent is waiting")
+  })
+
+  it("while its asker still waits, says so", () => {
+    expect(holderText(askedBack("asker"), true)).toBe("The agent is waiting.")
   })
 })

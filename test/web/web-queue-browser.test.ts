@@ -299,7 +299,7 @@ describe("the queue and runs pages in Chromium", { timeout: 120_000 }, () => {
       await page.goto(`${web.url}/#/queue`)
       const failed = page.locator(`article.task[data-id="${failing.id}"]`)
       await failed.waitFor({ timeout: 10_000 })
-      expect(await failed.locator(".status").textContent()).toBe("failed · will retry")
+      expect(await failed.locator(".status").textContent()).toMatch(/^failed · will retry at .+ \(in [45] min\)$/)
       expect(await failed.locator(".attempts").textContent()).toBe("1 attempt")
       expect(await failed.locator(".last-error").textContent()).toBe("Last error: the agent's turn failed (exit 3) <script>alert(1)</script>")
       expect(await failed.locator(".summary").textContent()).toBe(failing.title)

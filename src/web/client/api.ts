@@ -163,6 +163,12 @@ export const answer = (id: string, given: { readonly choice: string } | { readon
 
 export const say = (id: string, body: string) => post(path(id, "say"), { body })
 
+/** Withdraw the question: nobody will answer it; the asker is told so, with `reason` when given. */
+export const withdraw = (id: string, reason: string) => post(path(id, "withdraw"), reason.trim() === "" ? {} : { reason })
+
+/** Stop the run's turn (`magi run stop`): what happened, in a line, and the run as it is now. */
+export const stopRun = (id: string) => send<{ readonly said: string; readonly run: RunDetail }>(`/api/runs/${encodeURIComponent(id)}/stop`, {})
+
 /** The panel's folder: its HTML at `…/panel/`, its files beside it, so `<img src="chart.png">` resolves. */
 export const panelUrl = (id: string) => path(id, "panel/")
 

@@ -101,6 +101,12 @@ const undeliveredLine = (notice: WaiterNotice) =>
   )
 
 /**
+ * The agent read the owner's ask-back (every word of the thread was shown
+ * to it) and still owes the reply: nothing carries those words again.
+ */
+const owesUnasked = (q: QuestionView): boolean => q.waiting_on_agent && q.delivered_turns >= q.thread.length
+
+/**
  * Who is on the other end, in a few words: whether tapping an answer reaches
  * a live agent now, is being carried by magi, or waits for magi to resume it.
  * Nothing for history, where nobody waits by definition.
@@ -124,6 +130,10 @@ export const holderText = (q: QuestionView, loopRunning: boolean | undefined): s
     // Asked outside any run: nothing resumes it, and nothing needs to.
     : keptForNextWait(q)
     ? `No agent is waiting; ${yours} ${q.status === "answered" ? "is" : "are"} kept for the agent's next \`magi ask --wait\`.`
+    // It owes the owner a reply, yet its turn ended without one on the thread:
+    // nothing is on its way, so say so, and what brings the agent back.
+    : owesUnasked(q)
+    ? "The agent owes you a reply but its turn has ended without one: say more below and magi resumes it with your words, or decide anyway."
     : loopRunning === false
     ? "No agent is waiting, and no magi loop is running to resume it: start `magi serve` (or `magi web` without `--no-loop`)."
     : q.status === "answered"
@@ -276,7 +286,9 @@ const answerControls = (q: QuestionView, ctx: CardContext) => {
       el(
         "p",
         { class: "notice waiting" },
-        "You asked back: the agent owes you a reply before you decide. Its reply will appear here."
+        q.holder === "nobody" && !keptForNextWait(q) && owesUnasked(q)
+          ? "You asked back, and the agent's turn ended without a reply."
+          : "You asked back: the agent owes you a reply before you decide. Its reply will appear here."
       ),
       // `magi answer` lets the owner decide anyway; so does the page, folded
       // so that waiting for the reply stays the obvious course.
@@ -306,6 +318,35 @@ const askBack = (q: QuestionView, ctx: CardContext) => {
     box,
     el("button", { attrs: { type: "submit" } }, "Ask back"),
     noticeAt(ctx, "ask-back")
+  )
+}
+
+/**
+ * Withdraw, folded below everything else: for a question nobody will
+ * answer (asked outside a run, no longer needed). The asker is told it is
+ * abandoned, in the owner's words when they give some.
+ */
+const withdrawControls = (q: QuestionView, ctx: CardContext) => {
+  const reason = el("input", {
+    attrs: { type: "text", "aria-label": "Why withdraw it (optional; the agent reads it)", placeholder: "Why (optional; the agent reads it)" }
+  })
+  return el(
+    "details",
+    { class: "withdraw" },
+    el("summary", {}, "Withdraw this question"),
+    el(
+      "form",
+      {
+        on: {
+          submit: (event) => {
+            event.preventDefault()
+            ctx.act(q, () => Api.withdraw(q.id, reason.value), "Withdrawn: the agent is told no answer will come")
+          }
+        }
+      },
+      reason,
+      el("button", { class: "danger", attrs: { type: "submit" } }, "Withdraw")
+    )
   )
 }
 
@@ -353,6 +394,7 @@ export const card = (q: QuestionView, ctx: CardContext): HTMLElement => {
     thread(q, ctx.now),
     open || ctx.decision !== undefined ? answerControls(q, ctx) : null,
     open && ctx.decision === undefined ? askBack(q, ctx) : null,
+    open && ctx.decision === undefined ? withdrawControls(q, ctx) : null,
     answer === undefined || ctx.decision !== undefined
       ? null
       : el(

@@ -15,6 +15,7 @@
  * survives other tasks moving around it.
  */
 import { errorLine, reasonLine } from "../../agents/ErrorLine.js"
+import { retryWords } from "../../queue/RetryWords.js"
 import * as Api from "./api.js"
 import type { Blocker, DecisionRecord, TaskView } from "./api.js"
 import { time } from "./card.js"
@@ -38,14 +39,19 @@ type Finishing =
 const needsOwner = (q: TaskView["run_questions"][number]) => q.status === "open" && !q.waiting_on_agent
 
 /** Words for a status, and the colour class it takes. */
-const statusOf = (t: TaskView): [string, string] => {
+const statusOf = (t: TaskView, now: number): [string, string] => {
   switch (t.status) {
     case "queued":
       return ["queued", "waiting"]
     case "running":
       return t.run_questions.some(needsOwner) ? ["running · waits on you", "open"] : ["running", "waiting"]
     case "failed":
-      return ["failed · will retry", "failed"]
+      return [
+        t.retry_at === null
+          ? "failed"
+          : `failed · ${retryWords(Date.parse(t.retry_at), now, (ms) => new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }))}`,
+        "failed"
+      ]
     case "held":
       return ["held", "open"]
     case "blocked":
@@ -440,7 +446,7 @@ export const queueView = (): View => {
   }
 
   const taskCard = (t: TaskView, now: number) => {
-    const [label, kind] = statusOf(t)
+    const [label, kind] = statusOf(t, now)
     const notice = notices.get(t.id)
     const lastRun = t.runs.at(-1)
     const waitsOnYou = t.run_questions.filter(needsOwner)

@@ -30,6 +30,8 @@ const statusOf = (status: string): [string, string] => {
       return ["waiting on you", "open"]
     case "done":
       return ["done", "answered"]
+    case "stopped":
+      return ["stopped by you", "abandoned"]
     case "failed":
       return ["failed", "failed"]
     default:
@@ -89,7 +91,39 @@ const logLink = (r: RunDetail): Array<Node | string> => {
     ]
 }
 
-const runPage = (r: RunDetail, now: number) => {
+/**
+ * Stop, while a turn of the run may be in flight: `magi run stop` from the
+ * page. The server waits for the process running the turn (on any host) to
+ * end it, and says which it was; a refusal comes back with its reason.
+ */
+const stopBox = (r: RunDetail, stopped: (said: string) => void) => {
+  if (r.status !== "running" && r.status !== "preparing") return null
+  const said = el("p", { class: "stop-said muted", attrs: { role: "status", hidden: true } })
+  const button = el("button", { class: "stop-run danger", attrs: { type: "button" } }, "Stop")
+  button.addEventListener("click", () => {
+    button.disabled = true
+    said.hidden = false
+    said.className = "stop-said muted"
+    said.textContent = "Stopping the turn…"
+    Api.stopRun(r.id).then(
+      (done) => stopped(done.said),
+      (e: unknown) => {
+        button.disabled = false
+        said.className = "stop-said notice error"
+        said.textContent = `Not stopped: ${message(e)}`
+      }
+    )
+  })
+  return el(
+    "div",
+    { class: "run-stop" },
+    button,
+    el("span", { class: "muted" }, " ends the turn's agent; the run stays resumable (magi run --resume)."),
+    said
+  )
+}
+
+const runPage = (r: RunDetail, now: number, stopped: (said: string) => void = () => undefined, said?: string) => {
   const [label, kind] = statusOf(r.status)
   const out = r.last_output
   return el(
@@ -108,7 +142,10 @@ const runPage = (r: RunDetail, now: number) => {
       ? null
       : el("p", { class: "notice error host-offline" }, `${r.host_offline}: its seats resume when it is back; answers given meanwhile wait for it`),
     r.queued === null ? null : el("p", { class: "notice waiting queued" }, `Its next turn is ${r.queued}; it starts when one ends.`),
-    r.reason === "" ? null : el("p", { class: "notice error reason" }, r.reason, ...logLink(r)),
+    r.reason === "" ? null : el("p", { class: r.status === "stopped" ? "notice reason" : "notice error reason" }, r.reason, ...logLink(r)),
+    stopBox(r, stopped),
+    // What the last Stop said, kept across the redraw its own change causes.
+    said === undefined ? null : el("p", { class: "stop-said muted", attrs: { role: "status" } }, said),
     el(
       "dl",
       { class: "fields" },
@@ -218,6 +255,8 @@ export const runsView = (): View => {
   let more_ = false
   let last: Revisions = {}
   let stale = true
+  /** What Stop said, by run, for this page's life. */
+  const stopSaid = new Map<string, string>()
 
   const fail = (what: string) => (e: unknown) => {
     banner.hidden = false
@@ -290,7 +329,10 @@ export const runsView = (): View => {
         (r) => {
           if (current !== id) return
           banner.hidden = true
-          detailBox.replaceChildren(runPage(r, Date.now()))
+          detailBox.replaceChildren(runPage(r, Date.now(), (line) => {
+            stopSaid.set(id, line)
+            void load()
+          }, stopSaid.get(id)))
         },
         (e: unknown) => {
           if (current !== id) return

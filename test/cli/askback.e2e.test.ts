@@ -1,0 +1,48 @@
+/**
+ * Ask back (issue 27.6): an agent that reads the owner's ask-back, answers
+ * it in its printed reply and ends its turn has that reply put on the
+ * question's thread, where the card shows it, and the question no longer
+ * says the agent owes one.
+ */
+import { describe, expect, it } from "vitest"
+import { spawn } from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { tempDirSync, until } from "../support.js"
+import { MAGI, magi, repoWithAgent } from "../runSupport.js"
+
+describe("an agent that replies to an ask-back in its output and ends its turn", () => {
+  it("has its reply recorded on the question's thread, and the run waits on the owner", { timeout: 120_000 }, async () => {
+    const dir = tempDirSync()
+    // The agent asks, reads the owner's ask-back (the `replied` outcome), then answers it in its output instead of with --thread.
+    const script = 'magi ask --summary "Which backend?" --choice SQLite --choice Redis > asked.txt; echo "SQLite: it needs no server"'
+    const repo = repoWithAgent(dir, ["sh", "-c", script])
+    const home = NodePath.join(dir, "home")
+    const env = { MAGI_HOME: home }
+    const child = spawn(process.execPath, [MAGI, "run", "pick a backend"], {
+      cwd: repo,
+      env: { ...process.env, ...env, XDG_CONFIG_HOME: NodePath.join(dir, "no-config") },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    const exited = new Promise<number | null>((done) => child.once("exit", done))
+    try {
+      const questions = NodePath.join(home, "questions")
+      const ids = () => (NodeFs.existsSync(questions) ? NodeFs.readdirSync(questions).filter((f) => f.endsWith(".json")) : [])
+      await until("the agent asks", () => ids().length === 1, 60_000)
+      const id = ids()[0]!.slice(0, -5)
+      const said = magi(repo, env, "answer", id, "--say", "why that one?")
+      expect(said.status, said.stderr).toBe(0)
+      expect(await exited).toBe(0)
+      const q = JSON.parse(NodeFs.readFileSync(NodePath.join(questions, `${id}.json`), "utf8"))
+      expect(q.status).toBe("open")
+      expect(q.thread.map((t: { who: string; body: string }) => [t.who, t.body])).toEqual([
+        ["operator", "why that one?"],
+        ["agent", "SQLite: it needs no server"]
+      ])
+      const [run] = NodeFs.readdirSync(NodePath.join(home, "runs")).filter((f) => /^\d{8}-/.test(f))
+      expect(JSON.parse(NodeFs.readFileSync(NodePath.join(home, "runs", run!, "run.json"), "utf8")).status).toBe("waiting")
+    } finally {
+      child.kill("SIGKILL")
+    }
+  })
+})
