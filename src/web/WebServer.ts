@@ -82,14 +82,36 @@ const codeOf = (e: { readonly cause: unknown }) => typeof e.cause === "object" &
 
 const urlHost = (address: string) => (NodeNet.isIPv6(address) ? `[${address}]` : address)
 
-/** Listen on `address:port`, retrying a port in use for `PORT_RETRY_FOR`. */
+/**
+ * The port opens before the routes are built and attached, and Node drops
+ * a request no listener takes: it would hang until the idle deadline and
+ * get an empty reply. So requests that arrive first are held here, and
+ * handed to the routes by the returned function once they are attached.
+ */
+const holdEarlyRequests = (node: NodeHttp.Server): () => void => {
+  const early: Array<[NodeHttp.IncomingMessage, NodeHttp.ServerResponse]> = []
+  const hold = (req: NodeHttp.IncomingMessage, res: NodeHttp.ServerResponse) => {
+    // Once the routes listen too, they take it themselves.
+    if (node.listenerCount("request") === holding) early.push([req, res])
+  }
+  node.on("request", hold)
+  const holding = node.listenerCount("request")
+  return () => {
+    node.off("request", hold)
+    for (const [req, res] of early.splice(0)) node.emit("request", req, res)
+  }
+}
+
+/** Listen on `address:port`, retrying a port in use for `PORT_RETRY_FOR`; requests are held until `release`. */
 const listen = (address: string, port: number, limits: Limits) =>
   Effect.gen(function* () {
     let node: NodeHttp.Server | undefined
+    let release = () => {}
     const server = yield* NodeHttpServer.make(
       () => {
         node = NodeHttp.createServer(serverOptions(limits))
         limitConnections(node, limits)
+        release = holdEarlyRequests(node)
         return node
       },
       { host: address, port }
@@ -114,7 +136,7 @@ const listen = (address: string, port: number, limits: Limits) =>
         return new CannotListen({ message: `cannot listen on ${where}: ${String(e.cause)}` })
       })
     )
-    return { server, node: node! }
+    return { server, node: node!, release }
   })
 
 /**
@@ -165,7 +187,7 @@ export const serve = (
 ): Effect.Effect<Running, CannotListen | BadBind | StoreUnavailable | StoreUrlInvalid, QuestionStore | MagiHome | FileSystem | CommandExecutor | Scope.Scope> =>
   Effect.gen(function* () {
     const binding = yield* resolveBind(options.bind)
-    const { server, node } = yield* listen(binding.address, options.port, options.limits ?? defaultLimits)
+    const { node, release, server } = yield* listen(binding.address, options.port, options.limits ?? defaultLimits)
     const port = server.address._tag === "TcpAddress" ? server.address.port : options.port
     // Finalizers run in reverse: this one runs after `Live` has ended the
     // event streams and before the listener closes. It lets go of the
@@ -202,6 +224,7 @@ export const serve = (
       ),
       guard(hostNames, pairing ? Context.get(built, Devices) : undefined)
     )
+    release()
     return {
       url: `http://${urlHost(binding.urlAddress)}:${port}`,
       address: binding.address,
