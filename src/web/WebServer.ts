@@ -31,6 +31,7 @@ import { RunFeed } from "./RunFeed.js"
 import * as RunsApi from "./RunsApi.js"
 import { TaskStore } from "../queue/TaskStore.js"
 import { QueueFeed } from "./QueueFeed.js"
+import { DefaultRepo } from "./DefaultRepo.js"
 import * as QueueApi from "./QueueApi.js"
 import { Chats } from "../chat/Chats.js"
 import * as ChatsApi from "./ChatsApi.js"
@@ -145,6 +146,7 @@ const listen = (address: string, port: number, limits: Limits) =>
  * its root is).
  */
 const services = Live.layer.pipe(
+  Layer.provideMerge(DefaultRepo.Default),
   Layer.provideMerge(QueueFeed.layer),
   // The conductor's decisions, for the queue's view and `GET /api/conduct`.
   Layer.provideMerge(ConductorLog.layer),

@@ -153,7 +153,10 @@ export const removeTask = (id: string) => send<TaskView>(`/api/queue/${encodeURI
  */
 export const listRepos = () =>
   getJson<{
+    /** The default repository's folder, or null: the owner picks (`hint` says how to name one). */
     current: string | null
+    current_name?: string
+    hint?: string
     repos: ReadonlyArray<string>
     names?: ReadonlyArray<{ readonly name: string; readonly here: boolean; readonly hosts: ReadonlyArray<string> }>
   }>("/api/repos")

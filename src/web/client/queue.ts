@@ -89,6 +89,8 @@ export const queueView = (): View => {
   const title = el("input", { attrs: { type: "text", "aria-label": "Title (optional)", placeholder: "Title (optional)" } })
   const priority = el("input", { attrs: { type: "number", inputmode: "numeric", step: "1", value: "0", "aria-label": "Priority" } })
   const repo = el("select", { attrs: { "aria-label": "Repository" } })
+  /** How to name a repository, while none is the default. */
+  const repoHint = el("p", { class: "muted repo-hint", attrs: { hidden: true } })
   const fileNotice = el("p", { class: "notice", attrs: { hidden: true, role: "status" } })
   const fileButton = el("button", { class: "primary", attrs: { type: "submit" } }, "File task")
   const fileForm = el(
@@ -101,6 +103,7 @@ export const queueView = (): View => {
       el("label", {}, "Priority ", priority),
       el("label", { class: "repo-choice" }, "Repo ", repo)
     ),
+    repoHint,
     title,
     fileButton,
     fileNotice
@@ -586,7 +589,7 @@ export const queueView = (): View => {
 
   const loadRepos = () =>
     Api.listRepos().then(
-      ({ current, repos, names = [] }) => {
+      ({ current, hint, names = [], repos }) => {
         reposLoaded = true
         const chosen = repo.value
         // By name first (any host with a clone runs it), then by folder.
@@ -597,13 +600,18 @@ export const queueView = (): View => {
             n.here || n.hosts.length === 0 ? n.name : `${n.name} (on ${n.hosts.join(", ")})`
           )
         )
+        // No default: nothing is chosen until the owner picks (a select would take its first option).
+        const none = current === null ? [el("option", { attrs: { value: "", selected: chosen === "" } }, "Choose a repository")] : []
         repo.replaceChildren(
+          ...none,
           ...byName,
           ...repos.map((r) =>
             el("option", { attrs: { value: r, selected: chosen === "" ? r === current : r === chosen } }, r === current ? `${basename(r)} (here)` : basename(r))
           )
         )
         repo.disabled = repos.length === 0 && names.length === 0
+        repoHint.hidden = hint === undefined
+        repoHint.replaceChildren(...withCode(hint === undefined ? "" : hint.charAt(0).toUpperCase() + hint.slice(1)))
       },
       () => {
         reposLoaded = false
@@ -632,7 +640,7 @@ export const queueView = (): View => {
         },
         (e: unknown) => {
           fileNotice.className = "notice error"
-          fileNotice.textContent = message(e)
+          fileNotice.replaceChildren(...withCode(message(e)))
         }
       )
       .finally(() => {
