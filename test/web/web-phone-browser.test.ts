@@ -463,8 +463,10 @@ describe("the page as a phone app in Chromium", { timeout: 180_000 }, () => {
       await expect.poll(() => line.textContent()).toContain("Notifications are off: nobody is told when a question arrives")
       // The file the server reads (here under its XDG_CONFIG_HOME), as code: never a `~/.config` nothing reads.
       const file = NodePath.join(web.home, "config", "magi", "config.toml")
-      expect(await line.textContent()).toContain(`Set [notify] command in ${file}; magi notify --test checks it.`)
-      expect(await line.locator("code").allTextContents()).toEqual(["[notify] command", file, "magi notify --test"])
+      expect(await line.textContent()).toContain(
+        `Set [notify] ntfy (a topic on an ntfy server, which your phone's ntfy app subscribes to) or [notify] command in ${file}; magi notify --test checks it.`
+      )
+      expect(await line.locator("code").allTextContents()).toEqual(["[notify] ntfy", "[notify] command", file, "magi notify --test"])
       await shot(page, "phone-empty-no-notify-light.png")
       // A question arrives: the help goes with the empty line.
       await seed(web.home, [{ q: asked(1, RUN_A, "Ship the release tonight?") }])
@@ -473,19 +475,26 @@ describe("the page as a phone app in Chromium", { timeout: 180_000 }, () => {
     } finally {
       await close()
     }
-    // With a notification command configured, it says they are on.
-    const home = tempDirSync()
-    NodeFs.mkdirSync(NodePath.join(home, "config", "magi"), { recursive: true })
-    NodeFs.writeFileSync(NodePath.join(home, "config", "magi", "config.toml"), '[notify]\ncommand = ["true"]\n')
-    const configured = await open(home, "dark")
-    try {
-      expect((await request(`${configured.url}/api/health`)).json().notifications).toBe(true)
-      await page.goto(configured.url)
-      const line = page.locator(".open-questions .empty-help .notify-state")
-      await expect.poll(() => line.textContent()).toBe("Notifications are on: you are told when a question arrives.")
-      await shot(page, "phone-empty-dark.png")
-    } finally {
-      await close()
+    // With a notifier configured, it says they are on, and by what.
+    for (
+      const [notify, by] of [
+        ['command = ["true"]', "your [notify] command"],
+        ['ntfy = { topic = "magi-test-topic" }', "ntfy"]
+      ] as const
+    ) {
+      const home = tempDirSync()
+      NodeFs.mkdirSync(NodePath.join(home, "config", "magi"), { recursive: true })
+      NodeFs.writeFileSync(NodePath.join(home, "config", "magi", "config.toml"), `[notify]\n${notify}\n`)
+      const configured = await open(home, "dark")
+      try {
+        expect((await request(`${configured.url}/api/health`)).json().notifications).toBe(true)
+        await page.goto(configured.url)
+        const line = page.locator(".open-questions .empty-help .notify-state")
+        await expect.poll(() => line.textContent()).toBe(`Notifications are on through ${by}: you are told when a question arrives.`)
+        await shot(page, "phone-empty-dark.png")
+      } finally {
+        await close()
+      }
     }
   })
 })

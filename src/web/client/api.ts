@@ -88,7 +88,8 @@ const getJson = async <A>(url: string): Promise<A> => {
 }
 
 /** From `/api/health`, what the empty state says: whether a notification command is configured, and in which file to set one. */
-export const health = () => getJson<{ readonly notifications?: boolean; readonly notify_config?: string }>("/api/health")
+export const health = () =>
+  getJson<{ readonly notifications?: boolean; readonly notify_via?: ReadonlyArray<string>; readonly notify_config?: string }>("/api/health")
 
 /** The newest runs, newest first; with `before`, the page of older ones after that run. */
 export const listRuns = (limit = 50, before?: string) =>
