@@ -132,10 +132,13 @@ export const listDecisions = () => getJson<{ readonly decisions: ReadonlyArray<D
 export const listQueue = () => getJson<ReadonlyArray<TaskView>>("/api/queue")
 
 /** Done tasks moved to the month shelves, a page at a time, newest first; `next` is the `before` of the page after. */
-export const queueHistory = (before?: string) =>
-  getJson<{ readonly tasks: ReadonlyArray<TaskView>; readonly next: string | null }>(
-    `/api/queue/history${before === undefined ? "" : `?before=${encodeURIComponent(before)}`}`
-  )
+export const queueHistory = (before?: string, limit?: number) => {
+  const query = new URLSearchParams()
+  if (before !== undefined) query.set("before", before)
+  if (limit !== undefined) query.set("limit", String(limit))
+  const q = query.toString()
+  return getJson<{ readonly tasks: ReadonlyArray<TaskView>; readonly next: string | null }>(`/api/queue/history${q === "" ? "" : `?${q}`}`)
+}
 
 /** File a task; the repository defaults to the one magi web runs in. */
 export const fileTask = (body: { instruction: string; title?: string; priority?: number; repo?: string }) => send<TaskView>("/api/queue", body)

@@ -117,7 +117,21 @@ export const queueView = (): View => {
   const doneSection = el("section", { class: "history task-history", attrs: { "aria-label": "Done", hidden: true } }, el("h2", {}, "Done"), historyList)
   /** Done tasks from the month shelves, a page at a time, on request: the queue itself lists only the recent ones. */
   const olderList = el("div", { class: "list older-tasks" })
-  const olderButton = el("button", { class: "more-tasks", attrs: { type: "button" } }, "Show older done tasks")
+  // Hidden until one older task is known to exist: an empty queue offers nothing to show.
+  const olderButton = el("button", { class: "more-tasks", attrs: { type: "button", hidden: true } }, "Show older done tasks")
+  let olderProbed = false
+  const probeOlder = () => {
+    if (olderProbed) return
+    olderProbed = true
+    Api.queueHistory(undefined, 1).then(
+      (page) => {
+        if (olderList.childElementCount === 0) olderButton.hidden = page.tasks.length === 0
+      },
+      () => {
+        olderProbed = false
+      }
+    )
+  }
   const olderSection = el("section", { class: "history task-history-older", attrs: { "aria-label": "Older done tasks" } }, olderList, olderButton)
   let olderNext: string | undefined
   olderButton.addEventListener("click", () => {
@@ -657,6 +671,7 @@ export const queueView = (): View => {
       visible = true
       node.hidden = false
       if (!reposLoaded) void loadRepos()
+      probeOlder()
       const id = /^#\/queue\/(.+)$/.exec(hash)?.[1]
       const scroll = () => {
         const wanted = id === undefined ? undefined : decoded(id)
