@@ -26,7 +26,9 @@ describe("the page in mobile emulation at 390 × 844", { timeout: 180_000 }, () 
     const home = tempDirSync()
     // Long unbroken words, as agents write them: ids, paths, branch names.
     const long = "src/platform/PgRecordStore.ts:".repeat(4)
-    await seed(home, [{ q: { ...choiceQuestion("20260903-120001-e001"), run: RUN, summary: `Which storage backend? ${long}`, cwd: "/r" } }])
+    await seed(home, [{
+      q: { ...choiceQuestion("20260903-120001-e001"), run: RUN, node: "impl", seat: "impl", summary: `Which storage backend? ${long}`, cwd: "/r" }
+    }])
     seedRun(
       home,
       sampleRun(RUN, { status: "done", instruction: `Add a cache ${long}`, summary: `Added it in ${long}`, repo: `/srv/${"deep/".repeat(12)}repo` }),
@@ -77,6 +79,9 @@ describe("the page in mobile emulation at 390 × 844", { timeout: 180_000 }, () 
         expect(frame.nav.bottom, view.name).toBeLessThanOrEqual(frame.innerHeight)
       }
       expect(wide).toEqual([])
+      // A card says which run asked by its short id, the seat once, and what the run is for.
+      await page.goto(`${web.url}/#/questions`)
+      await expect.poll(() => page.locator("article.card .who").first().textContent()).toBe(`run 9b96 · impl · ${`Add a cache ${long}`.slice(0, 99)}…`)
       // From the queue, a tap where the Runs tab is drawn opens the Runs tab.
       await page.goto(`${web.url}/#/queue`)
       await page.locator(".open-tasks article").first().waitFor()
