@@ -107,19 +107,13 @@ export const createNew = (fs: FileSystem.FileSystem, path: string, content: stri
   // breaker looking in the instant between create and fill sees an empty
   // file with a fresh mtime, which is never stale, and its two looks differ
   // in size, so it judges again later.
-  Effect.scoped(Effect.flatMap(fs.open(path, { flag: "wx" }), (file) =>
-    // Created, but not filled (a full disk): this call made the file, so it
-    // removes it, or an empty claim would sit there for every taker to wait
-    // out and break.
-    file.writeAll(new TextEncoder().encode(content)).pipe(
-      Effect.tapError(() => fs.remove(path).pipe(Effect.ignore))
-    ))).pipe(
-      Effect.as(true),
-      Effect.catchIf(
-        (e) => e._tag === "SystemError" && e.reason === "AlreadyExists",
-        () => Effect.succeed(false)
-      )
+  fs.writeFileString(path, content, { flag: "wx" }).pipe(
+    Effect.as(true),
+    Effect.catchIf(
+      (e) => e._tag === "SystemError" && e.reason === "AlreadyExists",
+      () => Effect.succeed(false)
     )
+  )
 
 /**
  * Take `path` with `content` if it is free, or held by a claim `isStale`
