@@ -202,7 +202,7 @@ export const make = Effect.gen(function* () {
       const id = code === undefined ? undefined : Device.codeId(code)
       if (id === undefined || !(yield* codes.exists(id))) {
         yield* countFailure(now)
-        return yield* refuse("wrong", "that is not a pairing code magi gave; check it against `magi web pair`'s")
+        return yield* refuse("wrong", "that is not a pairing code magi gave: check it against the code `magi web pair` printed")
       }
       return yield* codes.withLock(
         id,

@@ -79,6 +79,19 @@ describe("the page in mobile emulation at 390 × 844", { timeout: 180_000 }, () 
         expect(frame.nav.bottom, view.name).toBeLessThanOrEqual(frame.innerHeight)
       }
       expect(wide).toEqual([])
+      // The Plan tab's fields show their whole placeholder at this width.
+      await page.goto(`${web.url}/#/chats`)
+      await page.locator(".chats-view form textarea").first().waitFor()
+      const cut = await page.evaluate(() =>
+        [...document.querySelectorAll<HTMLInputElement>(".chats-view form input[placeholder]")].flatMap((input) => {
+          const style = getComputedStyle(input)
+          const context = document.createElement("canvas").getContext("2d")!
+          context.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`
+          const room = input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight)
+          return context.measureText(input.placeholder).width > room ? [input.placeholder] : []
+        })
+      )
+      expect(cut).toEqual([])
       // A card says which run asked by its short id, the seat once, and what the run is for.
       await page.goto(`${web.url}/#/questions`)
       await expect.poll(() => page.locator("article.card .who").first().textContent()).toBe(`run 9b96 · impl · ${`Add a cache ${long}`.slice(0, 99)}…`)
