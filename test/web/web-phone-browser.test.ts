@@ -327,6 +327,27 @@ describe("the page as a phone app in Chromium", { timeout: 180_000 }, () => {
     }
   })
 
+  it("opens a notification's link to a question as that card alone in the cards layout too", async () => {
+    const home = tempDirSync()
+    const q = asked(1, RUN_A, "Ship the release tonight?")
+    await seed(home, [{ q }, { q: asked(2, RUN_A, "Another one") }])
+    const web = await open(home)
+    try {
+      await page.goto(`${web.url}/`)
+      await page.evaluate(() => localStorage.setItem("magi.questions.layout", "cards"))
+      await page.goto(`${web.url}/#/questions/${q.id}`)
+      await page.reload()
+      await page.locator("article.card.in-focus").waitFor()
+      const shown = page.locator(".open-questions article.card:visible")
+      await expect.poll(() => shown.count()).toBe(1)
+      expect(await shown.getAttribute("data-id")).toBe(q.id)
+      await page.locator(".focus-bar .back").tap()
+      await expect.poll(() => shown.count()).toBe(2)
+    } finally {
+      await close()
+    }
+  })
+
   for (const theme of ["light", "dark"] as const) {
     it(`gives every button, link, input, select and summary at least 44×44 px, and all text at least 4.5:1 contrast, on every view (${theme})`, async () => {
       const { home, choice, task } = await busyHome()
