@@ -217,6 +217,8 @@ export interface CallInput {
   /** `MAGI_RUN` and `MAGI_NODE` for the agent's own `magi ask`. */
   readonly run: string
   readonly node: string
+  /** The planning chat the call is a turn of: `MAGI_CHAT`, and a `command` agent's `{session}`. */
+  readonly chat?: string
   /**
    * The repository the call works for, when `cwd` is a run's worktree of
    * it: its config's `[approvals]` applies, and its approval rules are kept
@@ -422,6 +424,7 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         MAGI_NODEJS: process.execPath,
         MAGI_RUN: input.run,
         MAGI_NODE: input.node,
+        ...(input.chat === undefined ? {} : { MAGI_CHAT: input.chat }),
         MAGI_SEAT: seat.key,
         // The roster id, for `[approvals.agents.<id>]` rules.
         MAGI_AGENT: agent.id,
@@ -458,6 +461,7 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         prompt: input.prompt,
         label: seat.key,
         resume: resuming ? seat.session : null,
+        ...(input.chat === undefined ? {} : { chat: input.chat }),
         newSession,
         allowWrite: input.allowWrite,
         timeout: input.timeout,

@@ -283,7 +283,10 @@ export const make = Effect.fn("Chats.make")(function* (root: string, records: Ch
       // session with the briefing: a failed first turn may have left a
       // session that never heard it.
       const seat = replied ? chat.seat : { ...chat.seat, session: null }
-      const canResume = replied && hasSession(agent.kind, seat)
+      // A `command` agent is started afresh every turn and reports no
+      // session: magi cannot resume its conversation, so it gets the
+      // briefing and the whole transcript every time (and the chat's id).
+      const canResume = replied && agent.kind !== "command" && hasSession(agent.kind, seat)
       const source = chat.from === null ? null : yield* records.get(chat.from).pipe(Effect.option, Effect.map(Option.getOrNull))
       const prompt = C.turnPrompt(chat, canResume, source)
       const n = seat.turns + 1
@@ -298,7 +301,8 @@ export const make = Effect.fn("Chats.make")(function* (root: string, records: Ch
           artifactsDir: turnDir(id, n),
           stem: C.CHAT_SEAT,
           run: "",
-          node: C.CHAT_SEAT
+          node: C.CHAT_SEAT,
+          chat: chat.id
         })
         .pipe(Effect.either)
       if (Either.isLeft(ran)) return yield* fail(`the agent could not be started: ${ran.left.message}`, seat)

@@ -233,7 +233,7 @@ export const make = Effect.gen(function* () {
       const code = Device.normalizeCode(typedCode)
       const id = code === undefined ? undefined : Device.codeId(code)
       if (id === undefined || !(yield* codes.exists(id)))
-        return yield* refuse("wrong", "that is not a pairing code magi gave; check it against `magi web pair`'s")
+        return yield* refuse("wrong", "that is not a pairing code magi gave: check it against the code `magi web pair` printed")
       const paired = yield* codes.withLock(
         id,
         Effect.gen(function* () {

@@ -231,9 +231,10 @@ const health = Effect.gen(function* () {
     loop,
     questions_open: snapshot.open,
     questions_needs_owner: snapshot.needsOwner,
-    // Whether a `[notify] command` is configured: the page's empty state says so,
-    // and names the file to set one in.
+    // Whether anyone is notified, and by what (`ntfy`, `command`): the page's
+    // empty state says so, and names the file to set one in.
     notifications: yield* notify.configured,
+    notify_via: yield* notify.via,
     notify_config: notify.file,
     // Every host sharing the store: online or when last seen, its version, repositories and turns.
     hosts: yield* Effect.flatMap(Hosts, (h) => h.list).pipe(Effect.orElseSucceed(() => []))

@@ -9,11 +9,10 @@
  * Every rule is `Chats`'s: a refusal here is its message, mapped to a status.
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as FileSystem from "@effect/platform/FileSystem"
 import { Effect, Schema } from "effect"
 import * as C from "../chat/Chat.js"
-import { ChatNotFound, Chats, type ChatRefused, type ChatStoreError } from "../chat/Chats.js"
-import { repoRoot } from "../platform/MagiConfig.js"
+import { ChatNotFound, ChatRefused, Chats, type ChatStoreError } from "../chat/Chats.js"
+import { DefaultRepo, NO_DEFAULT } from "./DefaultRepo.js"
 import type { DraftProblem } from "../queue/TaskFileReview.js"
 import type { Task } from "../queue/Task.js"
 import { bodyAs, type BadBody, type BodyTooLarge } from "./Api.js"
@@ -90,11 +89,12 @@ const NewChat = Schema.Struct({
   from: Schema.optional(Schema.NullOr(Schema.String))
 })
 
-/** Without `repo`, the repository `magi web` was started in. */
+/** Without `repo`, the page's default repository (`DefaultRepo`), if there is one. */
 const create = Effect.gen(function* () {
   const input = yield* bodyAs(NewChat, '{"idea": "…", "repo"?: "/path", "agent"?: "id", "from"?: "chat id"}')
   const chats = yield* Chats
-  const repo = input.repo ?? (yield* repoRoot(process.cwd()).pipe(Effect.provideService(FileSystem.FileSystem, yield* FileSystem.FileSystem)))
+  const repo = input.repo ?? (yield* DefaultRepo).path
+  if (repo === null || repo.trim() === "") return yield* new ChatRefused({ message: `a plan needs a repository: ${NO_DEFAULT}` })
   const chat = yield* chats.open({ idea: input.idea, repo, agent: input.agent ?? null, from: input.from ?? null })
   yield* chats.respondInBackground(chat.id)
   return Responses.json(yield* view(chat), 202)

@@ -1,6 +1,6 @@
 /**
- * Whether anyone is told when a question arrives: is a `[notify] command`
- * configured? The page's empty state says so, because an owner who set up
+ * Whether anyone is told when a question arrives, and by what: `[notify]
+ * ntfy` and/or `[notify] command`. The page's empty state says so, because an owner who set up
  * `magi web` but no notifier would otherwise wait for taps that never come.
  *
  * Read from the config `magi web` was started with (the one its loop
@@ -21,6 +21,8 @@ export class NotifySetting extends Context.Tag("magi/web/NotifySetting")<
   NotifySetting,
   {
     readonly configured: Effect.Effect<boolean>
+    /** What notifies: `ntfy`, `command`, both or neither, as the page names them. */
+    readonly via: Effect.Effect<ReadonlyArray<"ntfy" | "command">>
     /**
      * The owner's config file as this server reads it (`XDG_CONFIG_HOME`
      * moves it): where the page says to set a notifier, so it never names
@@ -31,16 +33,16 @@ export class NotifySetting extends Context.Tag("magi/web/NotifySetting")<
 >() {
   static layer = Layer.effect(
     NotifySetting,
-    Effect.all({
-      configured: Effect.cachedWithTTL(
+    Effect.gen(function* () {
+      const via = yield* Effect.cachedWithTTL(
         // A config that cannot be read notifies nobody either.
         Effect.suspend(() => load(process.cwd())).pipe(
-          Effect.map((settings) => settings.notifyCommand.length > 0 || settings.ntfy !== null),
-          Effect.orElseSucceed(() => false)
+          Effect.map((settings) => [...(settings.ntfy !== null ? ["ntfy" as const] : []), ...(settings.notifyCommand.length > 0 ? ["command" as const] : [])]),
+          Effect.orElseSucceed((): ReadonlyArray<"ntfy" | "command"> => [])
         ),
         NOTIFY_SETTING_TTL
-      ),
-      file: userConfigFile
+      )
+      return { via, configured: Effect.map(via, (v) => v.length > 0), file: yield* userConfigFile }
     })
   )
 }

@@ -149,7 +149,14 @@ form.addEventListener("submit", async (event) => {
     })
     const body = await response.json()
     if (!response.ok) {
-      result.textContent = body.error || "pairing failed"
+      // magi's sentences put a command in backticks: shown as code, never the backticks.
+      const parts = String(body.error || "pairing failed").split(String.fromCharCode(96))
+      result.replaceChildren(...parts.map((part, i) => {
+        if (i % 2 === 0) return document.createTextNode(part)
+        const code = document.createElement("code")
+        code.textContent = part
+        return code
+      }))
       return
     }
     result.textContent = "Paired as " + body.name + "."

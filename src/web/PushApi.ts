@@ -29,8 +29,8 @@ const SubscribeBody = Schema.Struct({
 
 const notOffered = (publicUrl: string | null) =>
   publicUrl === null
-    ? "Web Push needs magi web reached over HTTPS: set [web] public_url to its https address (Tailscale's `serve`, a reverse proxy)"
-    : `Web Push needs magi web reached over HTTPS, and [web] public_url is ${publicUrl}`
+    ? "Web Push needs magi web reached over HTTPS: set `[web] public_url` to its https address (`tailscale serve`, or a reverse proxy)"
+    : `Web Push needs magi web reached over HTTPS, and \`[web] public_url\` is ${publicUrl}`
 
 /** The routes, for the page reached at `publicUrl` (`[web] public_url`). */
 export const router = (publicUrl: string | null) => {

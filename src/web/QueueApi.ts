@@ -16,6 +16,7 @@ import { TaskNotFound, TaskStore } from "../queue/TaskStore.js"
 import { FilingRefused, fileWork, knownRepoNames } from "../queue/Filing.js"
 import { type BadBody, type BodyTooLarge, bodyAs, failure as bodyFailure } from "./Api.js"
 import { QueueFeed } from "./QueueFeed.js"
+import { DefaultRepo, NO_DEFAULT } from "./DefaultRepo.js"
 import * as Responses from "./Responses.js"
 import { ConductorLog } from "../daemon/ConductorLog.js"
 
@@ -81,17 +82,15 @@ const exactId = Effect.gen(function* () {
 
 /**
  * The directory a task filed from the phone names: the one given (absolute:
- * the server's own working directory means nothing to a phone), else where
- * `magi web` was started. Filing checks it is in a repository.
+ * the server's own working directory means nothing to a phone), else the
+ * page's default (`DefaultRepo`). Filing checks it is in a repository.
  */
 const repoFor = (given: string | undefined) =>
   Effect.gen(function* () {
-    const feed = yield* QueueFeed
     if (given === undefined || given.trim() === "") {
-      if (Option.isSome(feed.startedIn)) return feed.startedIn.value
-      return yield* Effect.fail(
-        new BadTask("magi web was not started inside a git repository, so a task needs a `repo`: one of GET /api/repos, or any repository's path")
-      )
+      const chosen = yield* DefaultRepo
+      if (chosen.path !== null) return chosen.name ?? chosen.path
+      return yield* Effect.fail(new BadTask(`a task needs a repo (a name or a path from GET /api/repos): ${NO_DEFAULT}`))
     }
     // A repository's name, or an absolute folder: filing places either (`placeRepo`).
     return given
@@ -156,9 +155,19 @@ const remove = Effect.gen(function* () {
 const repos = Effect.gen(function* () {
   const feed = yield* QueueFeed
   const seen = yield* feed.repos
-  const current = Option.getOrNull(feed.startedIn)
-  // `names`: the repositories by the name every host knows them by (`[repos]`), offered first.
-  return Responses.json({ current, repos: current === null || seen.includes(current) ? seen : [current, ...seen], names: yield* knownRepoNames })
+  const chosen = yield* DefaultRepo
+  // `current`: the default, a folder, or null with `hint` saying how to name one.
+  const current = chosen.path
+  // The folder it was started in is offered even when it is not the default (magi's own checkout).
+  const first = current ?? Option.getOrNull(feed.startedIn)
+  return Responses.json({
+    current,
+    ...(chosen.name === null ? {} : { current_name: chosen.name }),
+    ...(current === null ? { hint: NO_DEFAULT } : {}),
+    repos: first === null || seen.includes(first) ? seen : [first, ...seen],
+    // `names`: the repositories by the name every host knows them by (`[repos]`), offered first.
+    names: yield* knownRepoNames
+  })
 }).pipe(Effect.catchAll(failure))
 
 /** Every decision the conductor recorded, newest first, for a Conductor view. */

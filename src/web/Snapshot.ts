@@ -35,6 +35,7 @@ import type { Question } from "../questions/Question.js"
 import { QuestionStore, type StoreError } from "../questions/QuestionStore.js"
 import { type Holder, mayBeHeld } from "../questions/Holding.js"
 import { Hosts, queuedQuestions } from "../platform/Hosts.js"
+import { RunStore } from "../runs/Runs.js"
 
 export type { Holder }
 
@@ -50,15 +51,28 @@ export type QuestionView = Question & {
    * null otherwise. From the host's record, so every host's page says it.
    */
   readonly queued: string | null
+  /**
+   * What the question's run is for: its instruction's first line (a queued
+   * task's title), so six "Which storage backend?" cards from six runs tell
+   * apart. Null outside a run, or for a run this server cannot read.
+   */
+  readonly run_title: string | null
 }
 
-export const view = (q: Question, holder: Holder, queued: string | null = null): QuestionView => {
+/** The first non-blank line of a run's instruction, cut to a card's line. */
+export const runTitle = (instruction: string): string | null => {
+  const line = instruction.split("\n").find((l) => l.trim() !== "")?.trim().replace(/^[#>*\-\s]+/, "")
+  return line === undefined || line === "" ? null : line.length > 100 ? `${line.slice(0, 99)}…` : line
+}
+
+export const view = (q: Question, holder: Holder, queued: string | null = null, run_title: string | null = null): QuestionView => {
   const settled = History.settledAt(q)
   return {
     ...q,
     waiting_on_agent: Q.waitingOnAgent(q),
     holder,
     queued,
+    run_title,
     settled_at: settled === undefined || !Number.isFinite(settled) ? null : new Date(settled).toISOString()
   }
 }
@@ -144,11 +158,14 @@ type Queued = ReadonlyMap<string, string>
 interface Around {
   readonly holders: Holders
   readonly queued: Queued
+  /** What each question's run is for, by run id, as far as known. */
+  readonly titles: ReadonlyMap<string, string | null>
 }
 
-/** One string per set of holders and queue, to tell whether any changed. */
-const holdersKey = ({ holders, queued }: Around): string =>
-  [...holders].filter(([, h]) => h !== "nobody").map(([id, h]) => `${id}=${h}`).join(",") + "|" + [...queued].map(([id, w]) => `${id}=${w}`).join(",")
+/** One string per set of holders, queue and run titles known, to tell whether any changed. */
+const holdersKey = ({ holders, queued, titles }: Around): string =>
+  [...holders].filter(([, h]) => h !== "nobody").map(([id, h]) => `${id}=${h}`).join(",") + "|" + [...queued].map(([id, w]) => `${id}=${w}`).join(",") +
+  "|" + titles.size
 
 /** Which page of history: older than `before`, at most `limit`, matching every one of `words`. */
 export interface HistoryOptions {
@@ -170,8 +187,8 @@ export interface RenderedPage {
  */
 const HISTORY_PAGES_KEPT = 32
 
-const render = (from: Listing, { holders, queued }: Around): Snapshot => {
-  const viewed = (q: Question) => view(q, holders.get(q.id) ?? "nobody", queued.get(q.id) ?? null)
+const render = (from: Listing, { holders, queued, titles }: Around): Snapshot => {
+  const viewed = (q: Question) => view(q, holders.get(q.id) ?? "nobody", queued.get(q.id) ?? null, titles.get(q.run) ?? null)
   const list: QuestionList = { open: from.openQuestions.map(viewed), history: from.history.map(viewed), next: from.next }
   const body = Buffer.from(JSON.stringify(list), "utf8")
   // Level 6 (zlib's default): a megabyte in ~15 ms, once per change.
@@ -209,6 +226,25 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
       const leases = yield* Leases
       // The hosts' records say which resumes wait for room; a server with no hosts (a test's) has none.
       const hosts = yield* Effect.serviceOption(Hosts)
+      // A run's instruction never changes, so its title is read once per run;
+      // a read that fails is tried again on the next listing, never taken for "no title".
+      const runs = yield* Effect.serviceOption(RunStore)
+      const titles = new Map<string, string | null>()
+      const learnTitles = (questions: ReadonlyArray<Question>) =>
+        Option.match(runs, {
+          onNone: () => Effect.void,
+          onSome: (store) =>
+            Effect.forEach(
+              [...new Set(questions.map((q) => q.run))].filter((run) => run !== "" && !titles.has(run)),
+              (run) =>
+                store.get(run).pipe(
+                  Effect.tap((r) => Effect.sync(() => titles.set(run, r.id === run ? runTitle(r.instruction) : null))),
+                  Effect.catchTag("RunNotFound", () => Effect.sync(() => titles.set(run, null))),
+                  Effect.ignore
+                ),
+              { concurrency: 4, discard: true }
+            )
+        })
       const queuedNow: Effect.Effect<Queued> = Option.match(hosts, {
         onNone: () => Effect.succeed(new Map()),
         onSome: (h) => h.list.pipe(Effect.map(queuedQuestions), Effect.orElseSucceed((): Queued => new Map()))
@@ -257,13 +293,14 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
       const holdersOf = (questions: ReadonlyArray<Question>) =>
         Effect.gen(function* () {
           const now = new Date(yield* Clock.currentTimeMillis)
+          yield* learnTitles(questions)
           const byId = yield* leases.all
           const held = questions
             .filter(mayBeHeld)
             .map((q) => [q.id, Lease.holder(Option.fromNullable(byId.get(q.id)), now)] as const)
           const waiting = yield* queuedNow
           const shown = new Set(questions.map((q) => q.id))
-          return { holders: new Map(held), queued: new Map([...waiting].filter(([id]) => shown.has(id))) } satisfies Around
+          return { holders: new Map(held), queued: new Map([...waiting].filter(([id]) => shown.has(id))), titles: new Map(titles) } satisfies Around
         })
 
       /** The last rendering, for the listing object and holders it was made from. */
@@ -290,7 +327,8 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
         Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms)).pipe(
           Effect.flatMap((now) => holderOf(q, now)),
           Effect.zip(queuedNow),
-          Effect.map(([holder, queued]) => view(q, holder, queued.get(q.id) ?? null))
+          Effect.zipLeft(learnTitles([q])),
+          Effect.map(([holder, queued]) => view(q, holder, queued.get(q.id) ?? null, titles.get(q.run) ?? null))
         )
 
       const holders = Effect.gen(function* () {
@@ -312,7 +350,7 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
           const heldKey = holdersKey(held)
           const last = pageRenders.get(page)
           if (last !== undefined && last.key === heldKey) return last.page
-          const views = page.questions.map((q) => view(q, held.holders.get(q.id) ?? "nobody", held.queued.get(q.id) ?? null))
+          const views = page.questions.map((q) => view(q, held.holders.get(q.id) ?? "nobody", held.queued.get(q.id) ?? null, held.titles.get(q.run) ?? null))
           const body = Buffer.from(JSON.stringify({ history: views, next: page.next }), "utf8")
           const rendered: RenderedPage = { body, gzipped: NodeZlib.gzipSync(body) }
           pageRenders.set(page, { key: heldKey, page: rendered })

@@ -31,6 +31,7 @@ import { RunFeed } from "./RunFeed.js"
 import * as RunsApi from "./RunsApi.js"
 import { TaskStore } from "../queue/TaskStore.js"
 import { QueueFeed } from "./QueueFeed.js"
+import { DefaultRepo } from "./DefaultRepo.js"
 import * as QueueApi from "./QueueApi.js"
 import { Chats } from "../chat/Chats.js"
 import * as ChatsApi from "./ChatsApi.js"
@@ -82,14 +83,36 @@ const codeOf = (e: { readonly cause: unknown }) => typeof e.cause === "object" &
 
 const urlHost = (address: string) => (NodeNet.isIPv6(address) ? `[${address}]` : address)
 
-/** Listen on `address:port`, retrying a port in use for `PORT_RETRY_FOR`. */
+/**
+ * The port opens before the routes are built and attached, and Node drops
+ * a request no listener takes: it would hang until the idle deadline and
+ * get an empty reply. So requests that arrive first are held here, and
+ * handed to the routes by the returned function once they are attached.
+ */
+const holdEarlyRequests = (node: NodeHttp.Server): () => void => {
+  const early: Array<[NodeHttp.IncomingMessage, NodeHttp.ServerResponse]> = []
+  const hold = (req: NodeHttp.IncomingMessage, res: NodeHttp.ServerResponse) => {
+    // Once the routes listen too, they take it themselves.
+    if (node.listenerCount("request") === holding) early.push([req, res])
+  }
+  node.on("request", hold)
+  const holding = node.listenerCount("request")
+  return () => {
+    node.off("request", hold)
+    for (const [req, res] of early.splice(0)) node.emit("request", req, res)
+  }
+}
+
+/** Listen on `address:port`, retrying a port in use for `PORT_RETRY_FOR`; requests are held until `release`. */
 const listen = (address: string, port: number, limits: Limits) =>
   Effect.gen(function* () {
     let node: NodeHttp.Server | undefined
+    let release = () => {}
     const server = yield* NodeHttpServer.make(
       () => {
         node = NodeHttp.createServer(serverOptions(limits))
         limitConnections(node, limits)
+        release = holdEarlyRequests(node)
         return node
       },
       { host: address, port }
@@ -114,7 +137,7 @@ const listen = (address: string, port: number, limits: Limits) =>
         return new CannotListen({ message: `cannot listen on ${where}: ${String(e.cause)}` })
       })
     )
-    return { server, node: node! }
+    return { server, node: node!, release }
   })
 
 /**
@@ -123,6 +146,7 @@ const listen = (address: string, port: number, limits: Limits) =>
  * its root is).
  */
 const services = Live.layer.pipe(
+  Layer.provideMerge(DefaultRepo.Default),
   Layer.provideMerge(QueueFeed.layer),
   // The conductor's decisions, for the queue's view and `GET /api/conduct`.
   Layer.provideMerge(ConductorLog.layer),
@@ -165,7 +189,7 @@ export const serve = (
 ): Effect.Effect<Running, CannotListen | BadBind | StoreUnavailable | StoreUrlInvalid, QuestionStore | MagiHome | FileSystem | CommandExecutor | Scope.Scope> =>
   Effect.gen(function* () {
     const binding = yield* resolveBind(options.bind)
-    const { server, node } = yield* listen(binding.address, options.port, options.limits ?? defaultLimits)
+    const { node, release, server } = yield* listen(binding.address, options.port, options.limits ?? defaultLimits)
     const port = server.address._tag === "TcpAddress" ? server.address.port : options.port
     // Finalizers run in reverse: this one runs after `Live` has ended the
     // event streams and before the listener closes. It lets go of the
@@ -202,6 +226,7 @@ export const serve = (
       ),
       guard(hostNames, pairing ? Context.get(built, Devices) : undefined)
     )
+    release()
     return {
       url: `http://${urlHost(binding.urlAddress)}:${port}`,
       address: binding.address,

@@ -122,6 +122,37 @@ describe("a chat's turns, with a real agent process", () => {
     }).pipe(Effect.provide(layer(t.home, [interviewer(t.dir)])))
   })
 
+  it.live("a command agent, which cannot resume a conversation, gets the briefing and the whole transcript each turn, and the chat's id", () => {
+    const t = setup([])
+    // The owner's program: records its prompt, its argv and MAGI_CHAT, and replies.
+    const script = NodePath.join(t.dir, "agent.cjs")
+    NodeFs.writeFileSync(
+      script,
+      `const fs = require("fs")
+const seen = { prompt: fs.readFileSync(process.argv[2], "utf8"), session: process.argv[3], chat: process.env.MAGI_CHAT }
+fs.appendFileSync(${JSON.stringify(NodePath.join(t.dir, "seen.jsonl"))}, JSON.stringify(seen) + "\\n")
+console.log(process.env.MAGI_TURN === "1" ? "Which fetcher?" : "Understood: the HTTP one.")
+`
+    )
+    const mine: AgentSpec = { id: "mine", kind: "command", command: [process.execPath, script, "{prompt_file}", "{session}"], model: null, args: [], env: {} }
+    return Effect.gen(function* () {
+      const chats = yield* Chats
+      const chat = yield* chats.start({ idea: "retry the fetcher", repo: t.repo })
+      const again = yield* chats.say(chat.id, "the HTTP one")
+      expect(bodies(again).at(-1)).toBe("agent: Understood: the HTTP one.")
+      const seen = NodeFs.readFileSync(NodePath.join(t.dir, "seen.jsonl"), "utf8").split("\n").filter(Boolean).map((l) =>
+        JSON.parse(l) as { prompt: string; session: string; chat: string }
+      )
+      expect(seen).toHaveLength(2)
+      for (const turn of seen) expect(turn).toMatchObject({ session: chat.id, chat: chat.id })
+      const second = seen[1]!.prompt
+      expect(second).toContain("You are the planning lead")
+      expect(second).toContain("cannot resume this conversation")
+      expect(second.indexOf("retry the fetcher")).toBeLessThan(second.indexOf("Which fetcher?"))
+      expect(second.indexOf("Which fetcher?")).toBeLessThan(second.indexOf("the HTTP one"))
+    }).pipe(Effect.provide(layer(t.home, [mine])))
+  })
+
   const failsWith = (step: Step, expected: string) => {
     const t = setup([step])
     return Effect.gen(function* () {

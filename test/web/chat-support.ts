@@ -1,4 +1,5 @@
 /** The planning chat's web tests: a repository whose config names a scripted interviewer, and a draft that passes review. */
+import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { tempDirSync } from "../support.js"
@@ -26,7 +27,9 @@ export const DRAFT = [
 export const chatRepo = (script: ReadonlyArray<Record<string, unknown>>) => {
   const dir = tempDirSync()
   const repo = NodePath.join(dir, "repo")
-  NodeFs.mkdirSync(NodePath.join(repo, ".git"), { recursive: true })
+  // A real git repository: the page takes the one it was started in for its default only when git says it is one.
+  NodeFs.mkdirSync(repo, { recursive: true })
+  execFileSync("git", ["init", "-q"], { cwd: repo, stdio: "pipe" })
   NodeFs.writeFileSync(NodePath.join(dir, "script.json"), JSON.stringify(script))
   NodeFs.writeFileSync(
     NodePath.join(repo, "magi.toml"),

@@ -24,6 +24,14 @@ describe("pairing a phone in a real browser", { timeout: 120_000 }, () => {
       expect(new URL(page.url()).pathname).toBe("/pair")
       await expect(page.locator("h1").textContent()).resolves.toBe("Pair this device")
 
+      // A wrong code is refused in full sentences, the command as code and no backticks.
+      await page.fill("#code", "AAAA-AAAA")
+      await page.fill("#name", "my phone")
+      await page.click("button[type=submit]")
+      await expect.poll(() => page.locator("#result").textContent()).toContain("magi web pair printed")
+      expect(await page.locator("#result").textContent()).not.toContain("`")
+      expect(await page.locator("#result code").allTextContents()).toEqual(["magi web pair"])
+
       const printed = magi(home, ["web", "pair", "--url", web.url])
       const link = /open (\S+\/pair#code=\S+)$/m.exec(printed)?.[1]
       expect(link).toBeDefined()
@@ -46,6 +54,9 @@ describe("pairing a phone in a real browser", { timeout: 120_000 }, () => {
       const row = page.locator("li.device", { hasText: "my phone" })
       await row.waitFor()
       await expect(row.textContent()).resolves.toContain("(this device)")
+      // magi's sentences on Devices show commands as code, never backticks (the Web Push line among them).
+      await expect.poll(() => page.locator(".devices-view .push-status").textContent()).toContain("Web Push")
+      expect(await page.locator(".devices-view").textContent()).not.toContain("`")
 
       expect(magi(home, ["web", "revoke", "my phone"])).toContain("revoked my phone")
       await page.goto(web.url)

@@ -327,6 +327,27 @@ describe("the page as a phone app in Chromium", { timeout: 180_000 }, () => {
     }
   })
 
+  it("opens a notification's link to a question as that card alone in the cards layout too", async () => {
+    const home = tempDirSync()
+    const q = asked(1, RUN_A, "Ship the release tonight?")
+    await seed(home, [{ q }, { q: asked(2, RUN_A, "Another one") }])
+    const web = await open(home)
+    try {
+      await page.goto(`${web.url}/`)
+      await page.evaluate(() => localStorage.setItem("magi.questions.layout", "cards"))
+      await page.goto(`${web.url}/#/questions/${q.id}`)
+      await page.reload()
+      await page.locator("article.card.in-focus").waitFor()
+      const shown = page.locator(".open-questions article.card:visible")
+      await expect.poll(() => shown.count()).toBe(1)
+      expect(await shown.getAttribute("data-id")).toBe(q.id)
+      await page.locator(".focus-bar .back").tap()
+      await expect.poll(() => shown.count()).toBe(2)
+    } finally {
+      await close()
+    }
+  })
+
   for (const theme of ["light", "dark"] as const) {
     it(`gives every button, link, input, select and summary at least 44×44 px, and all text at least 4.5:1 contrast, on every view (${theme})`, async () => {
       const { home, choice, task } = await busyHome()
@@ -463,8 +484,10 @@ describe("the page as a phone app in Chromium", { timeout: 180_000 }, () => {
       await expect.poll(() => line.textContent()).toContain("Notifications are off: nobody is told when a question arrives")
       // The file the server reads (here under its XDG_CONFIG_HOME), as code: never a `~/.config` nothing reads.
       const file = NodePath.join(web.home, "config", "magi", "config.toml")
-      expect(await line.textContent()).toContain(`Set [notify] command in ${file}; magi notify --test checks it.`)
-      expect(await line.locator("code").allTextContents()).toEqual(["[notify] command", file, "magi notify --test"])
+      expect(await line.textContent()).toContain(
+        `Set [notify] ntfy (a topic on an ntfy server, which your phone's ntfy app subscribes to) or [notify] command in ${file}; magi notify --test checks it.`
+      )
+      expect(await line.locator("code").allTextContents()).toEqual(["[notify] ntfy", "[notify] command", file, "magi notify --test"])
       await shot(page, "phone-empty-no-notify-light.png")
       // A question arrives: the help goes with the empty line.
       await seed(web.home, [{ q: asked(1, RUN_A, "Ship the release tonight?") }])
@@ -473,19 +496,26 @@ describe("the page as a phone app in Chromium", { timeout: 180_000 }, () => {
     } finally {
       await close()
     }
-    // With a notification command configured, it says they are on.
-    const home = tempDirSync()
-    NodeFs.mkdirSync(NodePath.join(home, "config", "magi"), { recursive: true })
-    NodeFs.writeFileSync(NodePath.join(home, "config", "magi", "config.toml"), '[notify]\ncommand = ["true"]\n')
-    const configured = await open(home, "dark")
-    try {
-      expect((await request(`${configured.url}/api/health`)).json().notifications).toBe(true)
-      await page.goto(configured.url)
-      const line = page.locator(".open-questions .empty-help .notify-state")
-      await expect.poll(() => line.textContent()).toBe("Notifications are on: you are told when a question arrives.")
-      await shot(page, "phone-empty-dark.png")
-    } finally {
-      await close()
+    // With a notifier configured, it says they are on, and by what.
+    for (
+      const [notify, by] of [
+        ['command = ["true"]', "your [notify] command"],
+        ['ntfy = { topic = "magi-test-topic" }', "ntfy"]
+      ] as const
+    ) {
+      const home = tempDirSync()
+      NodeFs.mkdirSync(NodePath.join(home, "config", "magi"), { recursive: true })
+      NodeFs.writeFileSync(NodePath.join(home, "config", "magi", "config.toml"), `[notify]\n${notify}\n`)
+      const configured = await open(home, "dark")
+      try {
+        expect((await request(`${configured.url}/api/health`)).json().notifications).toBe(true)
+        await page.goto(configured.url)
+        const line = page.locator(".open-questions .empty-help .notify-state")
+        await expect.poll(() => line.textContent()).toBe(`Notifications are on through ${by}: you are told when a question arrives.`)
+        await shot(page, "phone-empty-dark.png")
+      } finally {
+        await close()
+      }
     }
   })
 })

@@ -16,7 +16,7 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { appendDecision, type DecisionRecord } from "../../src/daemon/ConductorLog.js"
 import { sampleRun } from "../runSupport.js"
 import { choiceQuestion, ok, tempDirSync } from "../support.js"
-import { gitRepo, seed, seedRun, startWeb, withTasks } from "./web-support.js"
+import { gitRepo, request, seed, seedRun, startWeb, withTasks } from "./web-support.js"
 import { PHONE, phoneSession } from "./browser-support.js"
 import { UNDO_MS } from "../../src/web/client/decisions.js"
 
@@ -60,6 +60,45 @@ describe("the queue and runs pages in Chromium", { timeout: 120_000 }, () => {
     return { home: visit.web.home, web: visit.web, repo: cwd }
   }
   const close = session.close
+
+  it("offers older done tasks only when there are some, and no default repository in magi's own checkout", async () => {
+    // Started in this test's checkout of magi, as `npm start` runs it.
+    const { web } = await open(NodeFs.realpathSync("."))
+    try {
+      await page.goto(`${web.url}/#/queue`)
+      const picker = page.getByRole("combobox", { name: "Repository" })
+      await expect.poll(() => picker.inputValue()).toBe("")
+      await expect.poll(() => page.locator(".repo-hint").textContent()).toContain("[repos]")
+      expect(await page.locator(".repo-hint code").first().textContent()).toBe("[repos]")
+      await expect.poll(() => page.evaluate(() => performance.getEntriesByType("resource").some((r) => r.name.includes("/api/queue/history")))).toBe(true)
+      expect(await page.getByRole("button", { name: "Show older done tasks" }).isVisible()).toBe(false)
+    } finally {
+      await close()
+    }
+    // One task done long ago, moved to its month's shelf by the first listing.
+    const home = tempDirSync()
+    const t = await withTasks(
+      home,
+      Effect.gen(function* () {
+        const store = yield* TaskStore
+        const filed = yield* store.add({ repo: "/r", instruction: "finished long ago" })
+        return yield* store.put(ok(T.succeed(filed)))
+      })
+    )
+    const path = NodePath.join(home, "queue", `${t.id}.json`)
+    NodeFs.writeFileSync(path, JSON.stringify({ ...JSON.parse(NodeFs.readFileSync(path, "utf8")), updated_at: "2026-06-01T00:00:00Z" }))
+    const visit = await session.open(() => startWeb(home, 0, { cwd: gitRepo() }))
+    try {
+      await expect.poll(async () => {
+        await request(`${visit.web.url}/api/queue`)
+        return (await request(`${visit.web.url}/api/queue/history`)).json().tasks.length
+      }, { timeout: 20_000 }).toBe(1)
+      await visit.page.goto(`${visit.web.url}/#/queue`)
+      await expect.poll(() => visit.page.getByRole("button", { name: "Show older done tasks" }).isVisible()).toBe(true)
+    } finally {
+      await close()
+    }
+  })
 
   it("files a task from the phone into the queue, and shows one filed at a terminal without a reload", async () => {
     const { home, web, repo } = await open()

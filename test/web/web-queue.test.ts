@@ -98,8 +98,8 @@ describe("filing a task from the phone", () => {
     try {
       const reply = await postJson(`${own.url}/api/queue`, { instruction: "Do it" })
       expect(reply.status).toBe(400)
-      expect(reply.json().error).toContain("not started inside a git repository")
-      expect((await request(`${own.url}/api/repos`)).json()).toEqual({ current: null, repos: [], names: [] })
+      expect(reply.json().error).toContain("no repository is chosen by default")
+      expect((await request(`${own.url}/api/repos`)).json()).toEqual({ current: null, hint: expect.stringContaining("[repos]"), repos: [], names: [] })
     } finally {
       await own.stop()
     }
@@ -307,6 +307,49 @@ describe("GET /api/repos", () => {
       seedRun(own.home, sampleRun("20260101-000000-b001", { repo: "/old/run-repo", created_at: "2026-01-01T00:00:00Z" }))
       await file(own.home, { instruction: "x", repo: "/task/repo" })
       expect((await request(`${own.url}/api/repos`)).json()).toEqual({ current: repo, repos: [repo, "/task/repo", "/old/run-repo"], names: [] })
+    } finally {
+      await own.stop()
+    }
+  })
+})
+
+describe("the default repository", () => {
+  // This test's own checkout of magi, where `npm start` runs `magi web`.
+  const checkout = NodeFs.realpathSync(".")
+
+  it("is none when magi web runs in magi's own checkout: a task or a plan without a repository is refused saying how to name one", async () => {
+    const own = await startWeb(tempDirSync(), 0, { cwd: checkout })
+    try {
+      const repos = (await request(`${own.url}/api/repos`)).json()
+      expect(repos.current).toBeNull()
+      expect(repos.hint).toContain("`[repos]`")
+      // Offered, but only when picked.
+      expect(repos.repos).toContain(checkout)
+      const filed = await postJson(`${own.url}/api/queue`, { instruction: "Do it" })
+      expect(filed.status).toBe(400)
+      expect(filed.json().error).toContain("`[repos]`")
+      const planned = await postJson(`${own.url}/api/chats`, { idea: "Do it" })
+      expect(planned.status).toBe(400)
+      expect(planned.json().error).toContain("`[repos]`")
+      expect((await queue(own.url)).length).toBe(0)
+      expect((await request(`${own.url}/api/chats`)).json()).toEqual([])
+    } finally {
+      await own.stop()
+    }
+  })
+
+  it("is magi's own checkout once the owner names it in [repos]", async () => {
+    const home = tempDirSync()
+    NodeFs.mkdirSync(NodePath.join(home, "config", "magi"), { recursive: true })
+    NodeFs.writeFileSync(NodePath.join(home, "config", "magi", "config.toml"), `[repos]\nmagi = ${JSON.stringify(checkout)}\n`)
+    const own = await startWeb(home, 0, { cwd: checkout })
+    try {
+      const repos = (await request(`${own.url}/api/repos`)).json()
+      expect(repos).toMatchObject({ current: checkout, current_name: "magi" })
+      expect(repos.hint).toBeUndefined()
+      const filed = await postJson(`${own.url}/api/queue`, { instruction: "Do it" })
+      expect(filed.status).toBe(201)
+      expect(filed.json()).toMatchObject({ repo: checkout, repo_name: "magi" })
     } finally {
       await own.stop()
     }

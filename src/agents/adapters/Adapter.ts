@@ -14,6 +14,8 @@ export interface PlanInput {
   readonly label: string
   /** Resume this session; null starts a new one. */
   readonly resume: string | null
+  /** The planning chat this turn is of, for a `command` agent's `{session}`: the one conversation id a chat has. */
+  readonly chat?: string
   /** The id a new claude session is created under. */
   readonly newSession: string | null
   readonly allowWrite: boolean

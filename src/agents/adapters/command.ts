@@ -1,4 +1,9 @@
-/** command: any argv, with `{prompt_file}`, `{cwd}`, `{label}` and `{session}` filled in; the reply is stdout. */
+/**
+ * command: any argv, with `{prompt_file}`, `{cwd}`, `{label}` and `{session}`
+ * filled in; the reply is stdout. The program reports no session, so
+ * `{session}` is the planning chat's id in a chat's turn (the program's key
+ * for its own state), else empty.
+ */
 import { Duration } from "effect"
 import { type AgentAdapter, type Parsed, expandTemplate } from "./Adapter.js"
 
@@ -12,7 +17,7 @@ export const command: AgentAdapter = {
   waitSlice: Duration.seconds(240),
   sessionEnv: [],
   plan: (agent, input) => {
-    const values = { prompt_file: input.promptFile, cwd: input.cwd, label: input.label, session: input.resume ?? "" }
+    const values = { prompt_file: input.promptFile, cwd: input.cwd, label: input.label, session: input.resume ?? input.chat ?? "" }
     return { argv: [...agent.command, ...agent.args].map((a) => expandTemplate(a, values)), stdin: "" }
   },
   parse

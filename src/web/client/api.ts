@@ -88,7 +88,8 @@ const getJson = async <A>(url: string): Promise<A> => {
 }
 
 /** From `/api/health`, what the empty state says: whether a notification command is configured, and in which file to set one. */
-export const health = () => getJson<{ readonly notifications?: boolean; readonly notify_config?: string }>("/api/health")
+export const health = () =>
+  getJson<{ readonly notifications?: boolean; readonly notify_via?: ReadonlyArray<string>; readonly notify_config?: string }>("/api/health")
 
 /** The newest runs, newest first; with `before`, the page of older ones after that run. */
 export const listRuns = (limit = 50, before?: string) =>
@@ -131,10 +132,13 @@ export const listDecisions = () => getJson<{ readonly decisions: ReadonlyArray<D
 export const listQueue = () => getJson<ReadonlyArray<TaskView>>("/api/queue")
 
 /** Done tasks moved to the month shelves, a page at a time, newest first; `next` is the `before` of the page after. */
-export const queueHistory = (before?: string) =>
-  getJson<{ readonly tasks: ReadonlyArray<TaskView>; readonly next: string | null }>(
-    `/api/queue/history${before === undefined ? "" : `?before=${encodeURIComponent(before)}`}`
-  )
+export const queueHistory = (before?: string, limit?: number) => {
+  const query = new URLSearchParams()
+  if (before !== undefined) query.set("before", before)
+  if (limit !== undefined) query.set("limit", String(limit))
+  const q = query.toString()
+  return getJson<{ readonly tasks: ReadonlyArray<TaskView>; readonly next: string | null }>(`/api/queue/history${q === "" ? "" : `?${q}`}`)
+}
 
 /** File a task; the repository defaults to the one magi web runs in. */
 export const fileTask = (body: { instruction: string; title?: string; priority?: number; repo?: string }) => send<TaskView>("/api/queue", body)
@@ -153,7 +157,10 @@ export const removeTask = (id: string) => send<TaskView>(`/api/queue/${encodeURI
  */
 export const listRepos = () =>
   getJson<{
+    /** The default repository's folder, or null: the owner picks (`hint` says how to name one). */
     current: string | null
+    current_name?: string
+    hint?: string
     repos: ReadonlyArray<string>
     names?: ReadonlyArray<{ readonly name: string; readonly here: boolean; readonly hosts: ReadonlyArray<string> }>
   }>("/api/repos")

@@ -46,7 +46,16 @@ export interface CardContext {
   readonly loopRunning: boolean | undefined
 }
 
-const who = (q: QuestionView) => [q.run, q.node, q.seat].filter((s) => s !== "").join(" · ")
+/**
+ * Who asked, for what: the run's short id and the seat (once: a run's seat
+ * is usually its node too), then what the run is for, so cards of the same
+ * question from different runs tell apart.
+ */
+const who = (q: QuestionView) => {
+  const run = q.run === "" ? "" : `run ${q.run.slice(q.run.lastIndexOf("-") + 1)}`
+  const seats = [...new Set([q.node, q.seat].filter((s) => s !== ""))]
+  return [run, ...seats, q.run_title ?? ""].filter((s) => s !== "").join(" · ")
+}
 
 /** "3 min ago": phones show little, and the exact time is in the tooltip. */
 export const relative = (iso: string, now: number): string => {

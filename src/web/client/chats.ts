@@ -10,10 +10,11 @@
  * refetches what is on screen. The reply box and the idea box are built once
  * and never redrawn, so a half-typed message survives every update.
  */
+import * as Api from "./api.js"
 import { ApiError } from "./api.js"
 import type { ChatView } from "../ChatsApi.js"
 import { time } from "./card.js"
-import { el } from "./dom.js"
+import { el, withCode } from "./dom.js"
 import { withoutDraft } from "../../chat/TaskBlock.js"
 import { loadMarkdown, markdownBlock } from "./richText.js"
 import { coalesced, message, type Revisions, type View } from "./view.js"
@@ -82,8 +83,20 @@ export const chatsView = (): View => {
   })
   const repo = el("input", {
     class: "repo",
-    attrs: { type: "text", placeholder: "repository (default: the one magi web runs in)", "aria-label": "Repository", autocapitalize: "off" }
+    attrs: { type: "text", placeholder: "Repository folder", "aria-label": "Repository", autocapitalize: "off" }
   })
+  /** The default repository, or how to name one while there is none. */
+  const repoDefault = el("p", { class: "muted repo-hint" })
+  let reposLoaded = false
+  const loadRepos = () =>
+    Api.listRepos().then(
+      ({ current, hint }) => {
+        reposLoaded = true
+        if (current !== null) repoDefault.replaceChildren("Default: ", el("code", {}, current))
+        else repoDefault.replaceChildren(...withCode(hint === undefined ? "" : hint.charAt(0).toUpperCase() + hint.slice(1)))
+      },
+      () => undefined
+    )
   const start = el("button", { class: "primary", attrs: { type: "submit" } }, "Start planning")
   const startNotice = el("p", { class: "notice error", attrs: { hidden: true, role: "alert" } })
   const form = el(
@@ -105,7 +118,7 @@ export const chatsView = (): View => {
             },
             (err: unknown) => {
               start.disabled = false
-              startNotice.textContent = message(err)
+              startNotice.replaceChildren(...withCode(message(err)))
               startNotice.hidden = false
             }
           )
@@ -114,6 +127,7 @@ export const chatsView = (): View => {
     },
     idea,
     repo,
+    repoDefault,
     el("div", { class: "buttons" }, start),
     startNotice
   )
@@ -337,6 +351,7 @@ export const chatsView = (): View => {
       }
       current = next
       draw()
+      if (!reposLoaded) void loadRepos()
       void load()
       void loadMarkdown()
     },

@@ -174,9 +174,9 @@ export const denseLayout = (page: DensePage) => {
   page.openList.after(node)
   page.view.prepend(bar)
 
-  /** Show the card the address names alone, in the list layout; else the layout chosen. */
+  /** Show the card the address names alone, in either layout (a notification's link is about that one); else the layout chosen. */
   const focus = () => {
-    const id = layout === "list" ? page.questionInHash(location.hash) : undefined
+    const id = page.questionInHash(location.hash)
     const card = id === undefined ? null : document.getElementById(`q-${id}`)
     page.view.classList.toggle("focused", card !== null)
     for (const other of page.view.querySelectorAll(".in-focus")) if (other !== card) other.classList.remove("in-focus")

@@ -69,7 +69,7 @@ export const devicesView = (): View => {
         void load()
       },
       (e: unknown) => {
-        pushStatus.textContent = message(e)
+        pushStatus.replaceChildren(...withCode(message(e)))
         pushButton.disabled = false
       }
     )
@@ -80,7 +80,7 @@ export const devicesView = (): View => {
       {
         class: "stop-push",
         attrs: { type: "button" },
-        on: { click: () => void Api.stopPushSubscription(id).then(() => void load(), (e: unknown) => (status.textContent = message(e))) }
+        on: { click: () => void Api.stopPushSubscription(id).then(() => void load(), (e: unknown) => status.replaceChildren(...withCode(message(e)))) }
       },
       "Stop notifications"
     )
@@ -89,7 +89,7 @@ export const devicesView = (): View => {
       const push = await Api.pushStatus()
       publicKey = push.offered ? push.public_key : undefined
       pushButton.hidden = !push.offered || !canPush()
-      if (!push.offered) pushStatus.textContent = push.reason
+      if (!push.offered) pushStatus.replaceChildren(...withCode(push.reason))
       else if (!canPush()) pushStatus.textContent = "This browser cannot take notifications from a page (on an iPhone: add the page to the home screen first)."
       const pushOf = (deviceName: string | null) => push.subscriptions.filter((s) => s.device === deviceName)
       const devices = await Api.listDevices()
@@ -114,7 +114,7 @@ export const devicesView = (): View => {
                     if (!sure) return
                     Api.revokeDevice(d.id).then(
                       () => (d.this_device ? location.reload() : void load()),
-                      (e: unknown) => (status.textContent = message(e))
+                      (e: unknown) => status.replaceChildren(...withCode(message(e)))
                     )
                   }
                 }
@@ -135,7 +135,7 @@ export const devicesView = (): View => {
         )
       )
     } catch (e) {
-      status.textContent = message(e)
+      status.replaceChildren(...withCode(message(e)))
     }
   }
   return {

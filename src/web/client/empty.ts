@@ -37,10 +37,14 @@ const askHealth = (notify: HTMLElement) =>
       if (typeof h.notifications !== "boolean") return // an older server: say nothing rather than guess
       notify.hidden = false
       notify.className = `notify-state ${h.notifications ? "on" : "off"}`
-      if (h.notifications) notify.replaceChildren("Notifications are on: you are told when a question arrives.")
+      const via = (h.notify_via ?? []).map((v) => (v === "ntfy" ? "ntfy" : "your [notify] command"))
+      if (h.notifications)
+        notify.replaceChildren(`Notifications are on${via.length === 0 ? "" : ` through ${via.join(" and ")}`}: you are told when a question arrives.`)
       else
         notify.replaceChildren(
           "Notifications are off: nobody is told when a question arrives. Set ",
+          el("code", {}, "[notify] ntfy"),
+          " (a topic on an ntfy server, which your phone's ntfy app subscribes to) or ",
           el("code", {}, "[notify] command"),
           " in ",
           // The file the server reads; an older server does not say, and the repository's own file works for any.

@@ -95,6 +95,8 @@ export const queueView = (): View => {
   const title = el("input", { attrs: { type: "text", "aria-label": "Title (optional)", placeholder: "Title (optional)" } })
   const priority = el("input", { attrs: { type: "number", inputmode: "numeric", step: "1", value: "0", "aria-label": "Priority" } })
   const repo = el("select", { attrs: { "aria-label": "Repository" } })
+  /** How to name a repository, while none is the default. */
+  const repoHint = el("p", { class: "muted repo-hint", attrs: { hidden: true } })
   const fileNotice = el("p", { class: "notice", attrs: { hidden: true, role: "status" } })
   const fileButton = el("button", { class: "primary", attrs: { type: "submit" } }, "File task")
   const fileForm = el(
@@ -107,6 +109,7 @@ export const queueView = (): View => {
       el("label", {}, "Priority ", priority),
       el("label", { class: "repo-choice" }, "Repo ", repo)
     ),
+    repoHint,
     title,
     fileButton,
     fileNotice
@@ -120,7 +123,21 @@ export const queueView = (): View => {
   const doneSection = el("section", { class: "history task-history", attrs: { "aria-label": "Done", hidden: true } }, el("h2", {}, "Done"), historyList)
   /** Done tasks from the month shelves, a page at a time, on request: the queue itself lists only the recent ones. */
   const olderList = el("div", { class: "list older-tasks" })
-  const olderButton = el("button", { class: "more-tasks", attrs: { type: "button" } }, "Show older done tasks")
+  // Hidden until one older task is known to exist: an empty queue offers nothing to show.
+  const olderButton = el("button", { class: "more-tasks", attrs: { type: "button", hidden: true } }, "Show older done tasks")
+  let olderProbed = false
+  const probeOlder = () => {
+    if (olderProbed) return
+    olderProbed = true
+    Api.queueHistory(undefined, 1).then(
+      (page) => {
+        if (olderList.childElementCount === 0) olderButton.hidden = page.tasks.length === 0
+      },
+      () => {
+        olderProbed = false
+      }
+    )
+  }
   const olderSection = el("section", { class: "history task-history-older", attrs: { "aria-label": "Older done tasks" } }, olderList, olderButton)
   let olderNext: string | undefined
   olderButton.addEventListener("click", () => {
@@ -592,7 +609,7 @@ export const queueView = (): View => {
 
   const loadRepos = () =>
     Api.listRepos().then(
-      ({ current, repos, names = [] }) => {
+      ({ current, hint, names = [], repos }) => {
         reposLoaded = true
         const chosen = repo.value
         // By name first (any host with a clone runs it), then by folder.
@@ -603,13 +620,18 @@ export const queueView = (): View => {
             n.here || n.hosts.length === 0 ? n.name : `${n.name} (on ${n.hosts.join(", ")})`
           )
         )
+        // No default: nothing is chosen until the owner picks (a select would take its first option).
+        const none = current === null ? [el("option", { attrs: { value: "", selected: chosen === "" } }, "Choose a repository")] : []
         repo.replaceChildren(
+          ...none,
           ...byName,
           ...repos.map((r) =>
             el("option", { attrs: { value: r, selected: chosen === "" ? r === current : r === chosen } }, r === current ? `${basename(r)} (here)` : basename(r))
           )
         )
         repo.disabled = repos.length === 0 && names.length === 0
+        repoHint.hidden = hint === undefined
+        repoHint.replaceChildren(...withCode(hint === undefined ? "" : hint.charAt(0).toUpperCase() + hint.slice(1)))
       },
       () => {
         reposLoaded = false
@@ -638,7 +660,7 @@ export const queueView = (): View => {
         },
         (e: unknown) => {
           fileNotice.className = "notice error"
-          fileNotice.textContent = message(e)
+          fileNotice.replaceChildren(...withCode(message(e)))
         }
       )
       .finally(() => {
@@ -655,6 +677,7 @@ export const queueView = (): View => {
       visible = true
       node.hidden = false
       if (!reposLoaded) void loadRepos()
+      probeOlder()
       const id = /^#\/queue\/(.+)$/.exec(hash)?.[1]
       const scroll = () => {
         const wanted = id === undefined ? undefined : decoded(id)
