@@ -181,7 +181,7 @@ export const make = Effect.fn("RunDriver.make")(function* () {
             agent: agent.value,
             seat: seated,
             prompt: typeof input.prompt === "string" ? input.prompt : input.prompt(yield* bound(magiNameFor(agent.value))),
-            cwd: run.worktree,
+            cwd: current.worktree ?? run.worktree,
             allowWrite: current.write,
             timeout: input.timeout,
             artifactsDir: runs.artifactsDir(run.id),
@@ -197,7 +197,7 @@ export const make = Effect.fn("RunDriver.make")(function* () {
         }))
         // Still under the seat's lock: no next turn can be writing meanwhile.
         // A turn that failed gets a plain message rather than its error as the subject.
-        if (current.write) yield* commit(run.worktree, result.usable ? result.text : "", `seat ${current.key}'s turn ${result.seat.turns}`)
+        if (current.write) yield* commit(current.worktree ?? run.worktree, result.usable ? result.text : "", `seat ${current.key}'s turn ${result.seat.turns}`)
         return result
       })
     const take: Effect.Effect<Claims.Claim, SeatBusy | TurnRefused> = seatLocks.take(dir, seat.key).pipe(
