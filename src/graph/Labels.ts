@@ -51,7 +51,8 @@ export const assign = (implementers: ReadonlyArray<string>, n: number, seed: num
  * The judges' agents: `pool` rotated so that, where the roster allows, judge
  * i is not the agent of candidate i (`authors`, in label order). Agents that
  * wrote no candidate are preferred first; then the first rotation with no
- * judge facing its own candidate in its position; else the pool rotated by one.
+ * judge facing its own candidate in its position; else each judge the
+ * least-used agent that is not its candidate's author.
  */
 export const judgeAgents = (pool: ReadonlyArray<string>, authors: ReadonlyArray<string>, m: number): ReadonlyArray<string> => {
   if (pool.length === 0) return []
@@ -61,7 +62,29 @@ export const judgeAgents = (pool: ReadonlyArray<string>, authors: ReadonlyArray<
     const seats = Array.from({ length: m }, (_, i) => pool[(i + r) % pool.length]!)
     if (seats.every((a, i) => a !== authors[i])) return seats
   }
-  return Array.from({ length: m }, (_, i) => pool[(i + 1) % pool.length]!)
+  // No rotation fits: a distinct agent per judge, none its candidate's author, by a small search.
+  if (m <= pool.length) {
+    const pickFrom = (i: number, taken: ReadonlyArray<string>): ReadonlyArray<string> | null => {
+      if (i === m) return taken
+      for (const a of pool)
+        if (a !== authors[i] && !taken.includes(a)) {
+          const rest = pickFrom(i + 1, [...taken, a])
+          if (rest !== null) return rest
+        }
+      return null
+    }
+    const found = pickFrom(0, [])
+    if (found !== null) return found
+  }
+  // Else each judge the least-used agent that is not its candidate's author.
+  const used = new Map(pool.map((a) => [a, 0]))
+  return Array.from({ length: m }, (_, i) => {
+    const fits = pool.filter((a) => a !== authors[i])
+    const from = fits.length > 0 ? fits : pool
+    const agent = [...from].sort((a, b) => used.get(a)! - used.get(b)!)[0]!
+    used.set(agent, used.get(agent)! + 1)
+    return agent
+  })
 }
 
 /** The order judge `index` (from 0) sees the labels in: its own shuffle of the same seed. */
