@@ -8,7 +8,7 @@ import { execFileSync, spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { tempDirSync, until } from "../support.js"
-import { MAGI, magi } from "../runSupport.js"
+import { fileTask, MAGI, magi, serveDaemon, tasksOnDisk } from "../runSupport.js"
 
 const AGENT = NodePath.resolve("test/fixtures/compete-agent.mjs")
 const NAMES = ["alpha", "beta", "gamma"]
@@ -193,5 +193,24 @@ describe("a competition", () => {
     expect(refused.status).not.toBe(0)
     expect(refused.stderr).toContain("is stalled and can still go on")
     expect(stalled.git("for-each-ref", "--format=%(refname:short)", "refs/heads/magi").split("\n").length).toBe(3)
+  })
+
+  it("runs a queued task as a competition, and a --solo task with one seat", { timeout: 180_000 }, async () => {
+    const t = setup()
+    const raced = fileTask(t.repo, t.env, ["add your file"])
+    const solo = fileTask(t.repo, t.env, ["--solo", "add your file alone"])
+    const daemon = serveDaemon(t.repo, t.env.MAGI_HOME!, t.env, t.dir)
+    try {
+      await until("both tasks done", () => tasksOnDisk(t.env.MAGI_HOME!).filter((x) => x.status === "done").length === 2, 150_000)
+    } finally {
+      await daemon.stop()
+    }
+    const runOf = (short: string) => {
+      const task = tasksOnDisk(t.env.MAGI_HOME!).find((x) => x.id.endsWith(short))
+      return JSON.parse(NodeFs.readFileSync(NodePath.join(t.env.MAGI_HOME!, "runs", task.runs[0], "run.json"), "utf8"))
+    }
+    expect(runOf(raced).competition).toMatchObject({ step: "elected", winner: "B" })
+    expect(runOf(solo).competition).toBeUndefined()
+    expect(tasksOnDisk(t.env.MAGI_HOME!).find((x) => x.id.endsWith(solo)).solo).toBe(true)
   })
 })
