@@ -31,9 +31,17 @@ export const stripTrailers = (text: string): string =>
     .trim()
 
 /**
+ * Let worktrees have config of their own (`extensions.worktreeConfig`), once
+ * per competition: the hook and the identity below are the candidates' alone.
+ */
+export const allowWorktreeConfig = (repo: string) => git(repo, "config", "extensions.worktreeConfig", "true")
+
+/**
  * A candidate's worktree on its own branch off `baseCommit`, with the hook
  * and the neutral identity as that worktree's own config (so the owner's
- * checkout and its other worktrees keep theirs).
+ * checkout and its other worktrees keep theirs). The config is written as
+ * the worktree's `config.worktree` file rather than by three more `git
+ * config` processes: prep is on the path of every competition.
  */
 export const addCandidate = Effect.fn("CandidateGit.addCandidate")(function* (
   repo: string,
@@ -42,14 +50,17 @@ export const addCandidate = Effect.fn("CandidateGit.addCandidate")(function* (
   baseCommit: string
 ) {
   const fs = yield* FileSystem.FileSystem
-  if (!(yield* fs.exists(path).pipe(Effect.orElseSucceed(() => false)))) yield* git(repo, "worktree", "add", "-b", branch, path, baseCommit)
+  if (!(yield* fs.exists(path).pipe(Effect.orElseSucceed(() => false)))) yield* git(repo, "worktree", "add", "--quiet", "-b", branch, path, baseCommit)
   const hooks = `${path}.hooks`
   yield* fs.makeDirectory(hooks, { recursive: true }).pipe(Effect.orDie)
   yield* fs.writeFileString(NodePath.join(hooks, "commit-msg"), COMMIT_MSG_HOOK, { mode: 0o755 }).pipe(Effect.orDie)
-  yield* git(repo, "config", "extensions.worktreeConfig", "true")
-  yield* git(path, "config", "--worktree", "core.hooksPath", hooks)
-  yield* git(path, "config", "--worktree", "user.name", NEUTRAL.name)
-  yield* git(path, "config", "--worktree", "user.email", NEUTRAL.email)
+  // `<worktree>/.git` is a file naming the worktree's own git dir.
+  const pointer = yield* fs.readFileString(NodePath.join(path, ".git")).pipe(Effect.orDie)
+  const gitdir = NodePath.resolve(path, pointer.replace(/^gitdir:\s*/, "").trim())
+  yield* fs.writeFileString(
+    NodePath.join(gitdir, "config.worktree"),
+    `[core]\n\thooksPath = ${hooks}\n[user]\n\tname = ${NEUTRAL.name}\n\temail = ${NEUTRAL.email}\n`
+  ).pipe(Effect.orDie)
 })
 
 /** A judge's worktree: detached at the base, so `git show magi/<short>/B` works and no branch of it can move. */

@@ -136,6 +136,7 @@ export class CompetitionDriver extends Effect.Service<CompetitionDriver>()("magi
 
     const prep = (run: Run) =>
       Effect.gen(function* () {
+        yield* io(Git.allowWorktreeConfig(run.repo))
         for (const x of compOf(run).candidates) yield* io(Git.addCandidate(run.repo, x.worktree, x.branch, run.base_commit))
         return yield* toStep(run.id, "implement")
       })
