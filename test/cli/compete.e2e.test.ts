@@ -90,22 +90,28 @@ describe("a competition", () => {
     expect(one.record().competition).toBeUndefined()
   })
 
-  it("drops an empty candidate and one that moved the base (putting the base back), and elects the one left without a panel", { timeout: 120_000 }, () => {
-    const t = setup()
-    const trunk = t.git("rev-parse", "trunk")
-    const ran = t.magi({ COMPETE_IMPL_alpha: "base", COMPETE_IMPL_beta: "empty" }, "run", "add your file")
-    expect(ran.status, ran.stderr).toBe(0)
-    const c = t.record().competition
-    const by = (n: string) => c.candidates.find((x: { agent: string }) => x.agent === n)
-    expect(by("alpha").status).toBe("dropped")
-    expect(by("alpha").dropped).toContain("it moved the base branch trunk")
-    expect(by("beta")).toMatchObject({ status: "dropped", dropped: "it made no commits" })
-    expect(by("gamma").status).toBe("viable")
-    expect(c.winner).toBe(by("gamma").label)
-    expect(c.judges).toEqual([])
-    expect(t.git("rev-parse", "trunk")).toBe(trunk)
-    expect(t.calls().filter((l) => l.startsWith("judge-"))).toEqual([])
-  })
+  it(
+    "drops an empty candidate and one that moved the base (putting the base back), and elects the one left, its leftovers committed neutrally, without a panel",
+    { timeout: 120_000 },
+    () => {
+      const t = setup()
+      const trunk = t.git("rev-parse", "trunk")
+      const ran = t.magi({ COMPETE_IMPL_alpha: "base", COMPETE_IMPL_beta: "empty", COMPETE_IMPL_gamma: "leave" }, "run", "add your file")
+      expect(ran.status, ran.stderr).toBe(0)
+      const c = t.record().competition
+      const by = (n: string) => c.candidates.find((x: { agent: string }) => x.agent === n)
+      expect(by("alpha").status).toBe("dropped")
+      expect(by("alpha").dropped).toContain("it moved the base branch trunk")
+      expect(by("beta")).toMatchObject({ status: "dropped", dropped: "it made no commits" })
+      expect(by("gamma").status).toBe("viable")
+      expect(c.winner).toBe(by("gamma").label)
+      expect(c.judges).toEqual([])
+      // What gamma left uncommitted was committed under the neutral identity, not the owner's.
+      expect(t.git("log", "-1", "--format=%an <%ae>", by("gamma").branch)).toBe("magi candidate <candidate@magi.invalid>")
+      expect(t.git("rev-parse", "trunk")).toBe(trunk)
+      expect(t.calls().filter((l) => l.startsWith("judge-"))).toEqual([])
+    }
+  )
 
   it("ends verified_noop when every candidate says NO CHANGE NEEDED", { timeout: 120_000 }, () => {
     const t = setup()
