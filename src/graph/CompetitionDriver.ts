@@ -6,7 +6,7 @@
  * re-invoked once its candidate is recorded, no judge re-asked who answered.
  *
  * The turns go through `RunDriver.turn` (each seat its own CLI session, its
- * own lock, the host's turn slots); the rules are pure (`Labels`, `Tally`,
+ * own lock, the host's turn slots; the judge step is `JudgeStep.ts`); the rules are pure (`Labels`, `Tally`,
  * `JudgeAnswer`, `JudgePrompt`, `runs/Competition`); this module only does
  * the I/O between them.
  */
@@ -22,22 +22,16 @@ import * as Q from "../questions/Question.js"
 import * as C from "../runs/Competition.js"
 import { RUN_TURN_TIMEOUT, RunNotStarted } from "../runs/NewRun.js"
 import { RunDriver } from "../runs/RunDriver.js"
-import { RUN_SCHEMA, RunStore, type Run, type Seat } from "../runs/Runs.js"
+import { RunStore, type Run } from "../runs/Runs.js"
 import type { SeatBusy } from "../runs/RunTurns.js"
 import { git } from "../runs/Worktree.js"
 import * as Git from "./CandidateGit.js"
 import { runCheck } from "./Checks.js"
 import type { GraphSettings, Seating } from "./GraphConfig.js"
-import * as JudgeAnswer from "./JudgeAnswer.js"
-import { implementNote, judgePrompt, type Shown } from "./JudgePrompt.js"
-import * as Labels from "./Labels.js"
+import { implementNote } from "./JudgePrompt.js"
+import { judging } from "./JudgeStep.js"
+import { newCompetitionRun } from "./NewCompetition.js"
 import * as Tally from "./Tally.js"
-
-/** A judge's turn: reading a few patches and answering is shorter work than implementing. */
-export const JUDGE_TURN_TIMEOUT = Duration.minutes(30)
-
-/** The judges' answers sent back once for not being a ranking of the labels. */
-export const JUDGE_RETRIES = 1
 
 export interface NewCompetition {
   readonly instruction: string
@@ -84,50 +78,20 @@ export class CompetitionDriver extends Effect.Service<CompetitionDriver>()("magi
       )
         id = yield* draw
       const seed = input.seed ?? (yield* Random.nextIntBetween(0, 0x7fffffff))
-      const dir = NodePath.join(home.dir, "worktrees", id)
-      const short = Q.shortId(id)
-      const candidates: ReadonlyArray<C.Candidate> = Labels.assign(input.seating.implementers, input.seating.candidates, seed).map((a) => ({
-        label: a.label,
-        seat: `impl-${a.label}`,
-        agent: a.agent,
-        branch: `magi/${short}/${a.label}`,
-        worktree: NodePath.join(dir, a.label),
-        status: "pending",
-        commits: [],
-        numstat: "",
-        summary: "",
-        dropped: "",
-        checks: [],
-        leaks: []
-      }))
-      const run: Run = {
-        schema: RUN_SCHEMA,
+      const run = newCompetitionRun({
         id,
-        status: "running",
+        at,
         instruction: input.instruction,
         repo,
         base,
-        base_commit: baseCommit,
-        worktree: dir,
-        branch: `magi/${short}/{${candidates.map((c) => c.label).join(",")}}`,
-        seats: candidates.map((c): Seat => ({ key: c.seat, agent: c.agent, turns: 0, session: null, write: true, worktree: c.worktree })),
-        created_at: Q.timestamp(at),
-        updated_at: Q.timestamp(at),
-        summary: "",
-        reason: "",
+        baseCommit,
+        dir: NodePath.join(home.dir, "worktrees", id),
         host: self,
-        competition: {
-          seed,
-          step: "prep",
-          candidates,
-          judges: [],
-          deliberation: [],
-          votes: [],
-          tally: null,
-          winner: null,
-          keep_losers: input.settings.keepLosers
-        }
-      }
+        seed,
+        implementers: input.seating.implementers,
+        candidates: input.seating.candidates,
+        keepLosers: input.settings.keepLosers
+      })
       yield* runs.put(run).pipe(Effect.mapError(fail))
       return run
     })
@@ -204,78 +168,7 @@ export class CompetitionDriver extends Effect.Service<CompetitionDriver>()("magi
         return yield* toStep(run.id, "judge")
       })
 
-    /** Seat the panel once: agents rotated away from their own candidates, detached worktrees at the base. */
-    const seatJudges = (run: Run, seating: Seating, settings: GraphSettings) =>
-      Effect.gen(function* () {
-        const c = compOf(run)
-        if (c.judges.length > 0) return run
-        const labels = C.viable(c).map((x) => x.label)
-        const agents = Labels.judgeAgents(seating.judgePool, c.candidates.map((x) => x.agent), settings.judges)
-        const judges: ReadonlyArray<C.Judge> = agents.map((agent, i) => ({
-          seat: `judge-${i + 1}`,
-          agent,
-          worktree: NodePath.join(run.worktree, `judge-${i + 1}`),
-          order: Labels.orderFor(labels, c.seed, i),
-          status: "pending",
-          ranking: [],
-          reasons: {},
-          confidence: null,
-          retries: 0,
-          failure: ""
-        }))
-        for (const j of judges) yield* io(Git.addJudge(run.repo, j.worktree, run.base_commit))
-        return yield* change(run.id, (cur, r) => ({
-          seats: [...r.seats, ...judges.map((j): Seat => ({ key: j.seat, agent: j.agent, turns: 0, session: null, write: false, worktree: j.worktree }))],
-          competition: { ...cur, judges }
-        }))
-      })
-
-    const shownOf = (run: Run) =>
-      Effect.forEach(
-        C.viable(compOf(run)),
-        (x) =>
-          Effect.map(io(Git.patchOf(run.repo, run.base_commit, x.branch)).pipe(Effect.orElseSucceed(() => "")), (patch): Shown => ({
-            label: x.label,
-            branch: x.branch,
-            summary: x.summary,
-            numstat: x.numstat,
-            patch,
-            checks: x.checks
-          }))
-      )
-
-    const judgeOne = (run: Run, j: C.Judge, shown: ReadonlyArray<Shown>) =>
-      Effect.gen(function* () {
-        const labels = shown.map((s) => s.label)
-        const first = judgePrompt(run.instruction, shown, j.order)
-        let prompt = first
-        let retries = j.retries
-        for (;;) {
-          const turn = yield* Effect.either(driver.turn({ run: run.id, seat: j.seat, prompt, timeout: JUDGE_TURN_TIMEOUT }))
-          if (turn._tag === "Left" && turn.left._tag === "SeatBusy") return yield* turn.left
-          const record = (f: (cur: C.Judge) => C.Judge) => change(run.id, (c) => ({ competition: C.withJudge(c, j.seat, f) }))
-          if (turn._tag === "Left") return yield* record((cur) => ({ ...cur, status: "failed", failure: turn.left.message, retries }))
-          if (!turn.right.usable)
-            return yield* record((cur) => ({ ...cur, status: "failed", failure: turn.right.problem ?? "its agent's turn failed", retries }))
-          const parsed = JudgeAnswer.parseRanking(turn.right.text, labels)
-          if (parsed._tag === "ok")
-            return yield* record((cur) => ({
-              ...cur,
-              status: "answered",
-              ranking: parsed.value.ranking,
-              reasons: parsed.value.reasons,
-              confidence: parsed.value.confidence,
-              retries,
-              failure: ""
-            }))
-          if (retries >= JUDGE_RETRIES) return yield* record((cur) => ({ ...cur, status: "failed", failure: parsed.reason, retries }))
-          retries++
-          yield* record((cur) => ({ ...cur, retries }))
-          // The same session hears only the nudge; a seat with none gets the whole context again.
-          const session = (yield* runs.get(run.id)).seats.find((s) => s.key === j.seat)?.session ?? null
-          prompt = session === null ? `${first}\n\n${JudgeAnswer.nudge(parsed.reason, labels)}` : JudgeAnswer.nudge(parsed.reason, labels)
-        }
-      })
+    const { judgeOne, seatJudges, shownOf } = judging({ runs, driver, io, change, compOf })
 
     const judge = (run: Run, seating: Seating, settings: GraphSettings) =>
       Effect.gen(function* () {
