@@ -15,6 +15,7 @@ export const LAYERS = [
   ["chat"],
   ["doctor"],
   ["queue"],
+  ["graph"],
   ["runs"],
   ["mcp"],
   ["agents"],

@@ -16,6 +16,7 @@ import { QuestionStore } from "../questions/QuestionStore.js"
 import { RunStore } from "../runs/Runs.js"
 import { Workspaces } from "../runs/NewRun.js"
 import { RunDriver } from "../runs/RunDriver.js"
+import { CompetitionDriver } from "../graph/CompetitionDriver.js"
 import { TaskStore } from "../queue/TaskStore.js"
 import { Hosts } from "../platform/Hosts.js"
 
@@ -34,7 +35,8 @@ export const runListingLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) 
 
 /** Everything a run needs, over `home` (the owner's, from the environment, when not given): the listing's stores and the driver over them. */
 export const runsLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>
-  RunDriver.layer.pipe(
+  CompetitionDriver.Default.pipe(
+    Layer.provideMerge(RunDriver.layer),
     Layer.provideMerge(Layer.mergeAll(Agents.layer, Leases.layer, Workspaces.git, Hosts.layer)),
     Layer.provideMerge(Layer.mergeAll(Notifier.layer, Rosters.fromFiles, TurnSlots.layer)),
     Layer.provideMerge(runListingLayer(home))

@@ -17,6 +17,7 @@ import { mcp } from "./mcp.js"
 import { service } from "./service.js"
 import { init } from "./init.js"
 import { hosts } from "./hosts.js"
+import { fold, foldHelp, pick, pickHelp } from "./compete.js"
 
 /**
  * What `npm start` runs: the web UI on loopback with the owner's own home,
@@ -28,10 +29,12 @@ const start = Command.make("start", {}, () => runWeb({ bind: "127.0.0.1", port: 
   Command.withDescription("Run the web UI on 127.0.0.1:7878 and the waiter (what `npm start` runs)")
 )
 
-export const extraCommands = [web, start, run, runs, show, serve, hosts, task, plan, doctor, store, mcp, approvals, service, init] as const
+export const extraCommands = [web, start, run, runs, show, fold, pick, serve, hosts, task, plan, doctor, store, mcp, approvals, service, init] as const
 
 /** What some of these commands add to their help, by command path. */
 export const extraHelp: Record<string, HelpExtras> = {
   "magi run": runHelp,
-  "magi show": showHelp
+  "magi show": showHelp,
+  "magi fold": foldHelp,
+  "magi pick": pickHelp
 }

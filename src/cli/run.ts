@@ -35,6 +35,9 @@ import { runListingLayer, runsLayer } from "./RunLayer.js"
 import { formatSeconds, localTime, writeErr, writeOut } from "./io.js"
 import { forTerminal, forTerminalLine } from "../platform/TerminalText.js"
 import type { HelpExtras } from "./Help.js"
+import { CompetitionDriver, type NewCompetition } from "../graph/CompetitionDriver.js"
+import * as GraphConfig from "../graph/GraphConfig.js"
+import { blind, describe } from "../graph/CompetitionView.js"
 
 const refused = (e: { readonly message: string }) => CliFailure.refused(e.message)
 
@@ -50,7 +53,13 @@ const options = {
     Options.optional
   ),
   file: Options.file("file").pipe(Options.withPseudoName("FILE"), Options.withDescription("read the instruction from this file"), Options.optional),
-  resume: Options.text("resume").pipe(Options.withPseudoName("ID"), Options.withDescription("continue this resumable run in the same seat"), Options.optional)
+  resume: Options.text("resume").pipe(Options.withPseudoName("ID"), Options.withDescription("continue this resumable run in the same seat"), Options.optional),
+  solo: Options.boolean("solo").pipe(Options.withDescription("one agent works it, with no competition, whatever [graph] candidates says")),
+  seed: Options.integer("seed").pipe(
+    Options.withPseudoName("N"),
+    Options.withDescription("a competition's shuffle seed: repeat the labels and the judges' orders of an earlier run"),
+    Options.optional
+  )
 }
 
 /**
@@ -81,6 +90,15 @@ const reportEnd = (run: Run) =>
     // The agent's own words: shown, never obeyed by the terminal.
     const summary = forTerminal(run.summary)
     if (summary) yield* writeOut(summary.endsWith("\n") ? summary : `${summary}\n`)
+    const c = run.competition
+    if (c !== undefined && run.status === "done")
+      return yield* writeErr(
+        c.step === "verified_noop"
+          ? `run ${Q.shortId(run.id)} done: every candidate found nothing needed changing (magi show ${Q.shortId(run.id)} has their evidence)\n`
+          : `run ${Q.shortId(run.id)} elected candidate ${c.winner}; its work is on branch ${run.branch} (magi show ${
+            Q.shortId(run.id)
+          } has the rankings and reasons)\n`
+      )
     switch (run.status) {
       case "done":
         return yield* writeErr(`run ${Q.shortId(run.id)} done; its work is on branch ${run.branch}\n`)
@@ -95,7 +113,11 @@ const reportEnd = (run: Run) =>
     }
   })
 
-const startRun = (instruction: string, agentId: Option.Option<string>, repoDir: string) =>
+/**
+ * Start a run: a competition when the config says so and nothing asked for
+ * one agent (`--solo`, `--agent`), else today's single seat.
+ */
+const startRun = (instruction: string, agentId: Option.Option<string>, repoDir: string, solo = false, seed: Option.Option<number> = Option.none()) =>
   Effect.gen(function* () {
     const driver = yield* RunDriver
     // First: with no repository, which agent would have run is beside the point.
@@ -108,6 +130,12 @@ const startRun = (instruction: string, agentId: Option.Option<string>, repoDir: 
           ? `no agent \`${agentId.value}\` in the roster (have: ${roster.agents.map((a) => a.id).join(", ") || "none"})`
           : "no agent to run: configure [agents.<id>] in magi.toml, or put claude, codex, opencode or agy on PATH"
       )
+    if (Option.isNone(agentId)) {
+      const settings = yield* GraphConfig.load(repoDir).pipe(Effect.mapError(refused))
+      const seating = GraphConfig.seatsFor(settings, roster.agents.map((a) => a.id), solo)
+      if (seating.candidates > 1)
+        return yield* startCompetition({ instruction, repoDir, seating, settings, roster, ...(Option.isSome(seed) ? { seed: seed.value } : {}) })
+    }
     const run = yield* driver.create(instruction, agent.value, repoDir).pipe(Effect.mapError(refused))
     yield* writeErr(`run ${Q.shortId(run.id)}: ${agent.value.id} is working in ${run.worktree} on ${run.branch}\n`)
     return yield* turn(run.id, Prompts.runPrompt(instruction, run.worktree, run.branch, yield* magiNameFor(agent.value)))
@@ -129,6 +157,38 @@ const saidOnInterrupt = (runId: string, driver: RunDriverShape) =>
     ).pipe(Effect.ignore)
   })
 
+const startCompetition = (input: NewCompetition) =>
+  Effect.gen(function* () {
+    const competition = yield* CompetitionDriver
+    const run = yield* competition.create(input).pipe(Effect.mapError(refused))
+    const labels = run.competition?.candidates.map((x) => x.label).join(", ") ?? ""
+    yield* writeErr(
+      `run ${Q.shortId(run.id)}: ${input.seating.candidates} candidates (${labels}) are working blind in their own worktrees under ${run.worktree}\n`
+    )
+    return yield* driveCompetition(run.id, input.seating, input.settings)
+  })
+
+const driveCompetition = (runId: string, seating: GraphConfig.Seating, settings: GraphConfig.GraphSettings) =>
+  Effect.flatMap(CompetitionDriver, (c) => c.drive(runId, seating, settings)).pipe(
+    Effect.catchTag("SeatBusy", (e) => Effect.fail(CliFailure.refused(`${e.message}; wait for it to end`))),
+    Effect.mapError((e) => (e instanceof CliFailure ? e : refused(e)))
+  )
+
+/** Pick a competition back up at its recorded step: what is recorded is not done again. */
+const resumeCompetition = (run: Run) =>
+  Effect.gen(function* () {
+    const driver = yield* RunDriver
+    for (const seat of run.seats)
+      if (yield* driver.seatBusy(run, seat.key))
+        return yield* CliFailure.refused(`run ${Q.shortId(run.id)} has a turn running right now (seat ${seat.key}); wait for it to end`)
+    const roster = yield* Effect.flatMap(Rosters, (r) => r.forRepo(run.repo)).pipe(Effect.mapError(refused))
+    const settings = yield* GraphConfig.load(run.repo).pipe(Effect.mapError(refused))
+    const seating = GraphConfig.seatsFor(settings, roster.agents.map((a) => a.id), false)
+    yield* Effect.flatMap(RunStore, (runs) => runs.setStatus(run.id, "running")).pipe(Effect.mapError(refused))
+    yield* writeErr(`run ${Q.shortId(run.id)}: resuming the competition at its ${run.competition?.step} step\n`)
+    return yield* driveCompetition(run.id, seating, settings)
+  })
+
 /** Run the impl seat's turn and settle the run by how it went. */
 const turn = (runId: string, prompt: TurnPrompt) =>
   Effect.flatMap(RunDriver, (driver) => driver.drive(runId, prompt).pipe(Effect.onInterrupt(() => saidOnInterrupt(runId, driver)))).pipe(
@@ -145,6 +205,7 @@ const resumeRun = (wanted: string, text: string) =>
     const run = yield* runs.get(wanted).pipe(Effect.mapError(refused))
     if (!resumable(run.status))
       return yield* CliFailure.refused(`run ${Q.shortId(run.id)} is ${run.status} and cannot be resumed`)
+    if (run.competition !== undefined) return yield* resumeCompetition(run)
     if (yield* Effect.flatMap(RunDriver, (driver) => driver.seatBusy(run, IMPL_SEAT)))
       return yield* CliFailure.refused(`run ${Q.shortId(run.id)} has a turn running right now; wait for it to end`)
     const fs = yield* FileSystem.FileSystem
@@ -183,7 +244,7 @@ export const run = Command.make(
         return yield* writeOut(removed.said.join("\n") + "\n")
       }
       if (Option.isSome(o.resume)) {
-        if (Option.isSome(o.file) || Option.isSome(o.agent) || Option.isSome(o.repo))
+        if (Option.isSome(o.file) || Option.isSome(o.agent) || Option.isSome(o.repo) || o.solo || Option.isSome(o.seed))
           return yield* CliFailure.usage("--resume continues a run as it was set up; it takes only an optional instruction")
         const ended = yield* resumeRun(o.resume.value, inline)
         return yield* reportEnd(ended)
@@ -196,7 +257,7 @@ export const run = Command.make(
         )
         : inline
       if (instruction.trim() === "") return yield* CliFailure.usage("magi run needs an instruction: magi run TEXT, or --file F")
-      const ended = yield* startRun(instruction, o.agent, Option.getOrElse(o.repo, () => process.cwd()))
+      const ended = yield* startRun(instruction, o.agent, Option.getOrElse(o.repo, () => process.cwd()), o.solo, o.seed)
       return yield* reportEnd(ended)
     }).pipe(Effect.provide(runsLayer()))
 ).pipe(Command.withDescription("Have an agent work an instruction in its own git worktree (asks you when it must)"))
@@ -260,12 +321,13 @@ export const show = Command.make(
         ? yield* store.get(id.value).pipe(Effect.mapError(refused))
         : (yield* store.page({ limit: 1 }).pipe(Effect.mapError(refused))).runs[0]
       if (r === undefined) return yield* CliFailure.refused("no runs yet; start one with magi run TEXT")
-      if (json) return yield* writeOut(JSON.stringify(r, null, 2) + "\n")
+      if (json) return yield* writeOut(JSON.stringify(blind(r), null, 2) + "\n")
       // The task the queue started this run for: the one whose runs name it.
       const task = Option.getOrUndefined(yield* Effect.flatMap(TaskStore, (s) => s.ofRun(r.id)).pipe(Effect.orElseSucceed(() => Option.none())))
       const open = yield* Effect.flatMap(RunDriver, (driver) => driver.outstanding(r.id)).pipe(Effect.orElseSucceed(() => 0))
       const hosts = yield* Effect.flatMap(Hosts, (h) => h.list).pipe(Effect.orElseSucceed(() => []))
-      yield* writeOut(describeRun(r, open, task, hosts))
+      yield* writeOut(describeRun(blind(r), open, task, hosts))
+      if (r.competition !== undefined) yield* writeOut(describe(r.competition, forTerminalLine).join("\n") + "\n")
       const questions = yield* Effect.flatMap(QuestionStore, (s) => s.list).pipe(Effect.orElseSucceed(() => []))
       for (const q of questions.filter((q) => q.run === r.id))
         yield* writeOut(
@@ -314,6 +376,7 @@ export const runHelp: HelpExtras = {
   usage: [
     "magi run [--agent AGENT] [--repo DIR] INSTRUCTION...",
     "magi run --file FILE [--agent AGENT] [--repo DIR]",
+    "magi run [--solo] [--seed N] INSTRUCTION...",
     "magi run --resume ID [INSTRUCTION...]",
     "magi run stop ID",
     "magi run rm ID",
@@ -322,7 +385,8 @@ export const runHelp: HelpExtras = {
   examples: [
     ['magi run "add retries to the fetcher"', "an agent works it in its own worktree, on branch magi/<short>"],
     ["magi run --file task.md --agent fast --repo ~/src/app", "the instruction from a file, a roster agent, another repository"],
-    ['magi run --resume ab12 "also cover timeouts"', "continue a run in the same seat"],
+    ['magi run --solo "fix the typo in the README"', "one agent, no competition, whatever [graph] candidates says"],
+    ['magi run --resume ab12 "also cover timeouts"', "continue a run in the same seat (a competition at its recorded step)"],
     ["magi run stop ab12", "end the turn it has running (whichever process runs it); the run is stopped, resumable"],
     ["magi run rm ab12", "remove a finished run's worktree and branch"],
     ["magi run -- stop the flaky test from retrying", "an instruction that starts with one of magi run's words"]

@@ -155,6 +155,7 @@ const add = Command.make(
       Options.withDescription("file a --file that fails the task-file review (title, completion criteria) anyway")
     ),
     after: Options.text("after").pipe(Options.withPseudoName("ID"), Options.withDescription("wait for this task or question first"), Options.repeated),
+    solo: Options.boolean("solo").pipe(Options.withDescription("one agent works it, with no competition, whatever [graph] candidates says")),
     json,
     text: Args.text({ name: "text" }).pipe(Args.withDescription("the instruction (unless --file gives it)"), Args.repeated)
   },
@@ -203,7 +204,8 @@ const add = Command.make(
         priority: Option.getOrUndefined(o.priority),
         repo: Option.isSome(o.repo) ? o.repo.value : yield* defaultRepo(source),
         after: o.after,
-        source
+        source,
+        solo: o.solo
       }).pipe(Effect.mapError(refused))
       if (o.json) return yield* writeOut(JSON.stringify(t, null, 2) + "\n")
       yield* writeOut(`filed ${T.shortId(t.id)} [${T.sourceLabel(t.source)}] ${t.title}\n`)

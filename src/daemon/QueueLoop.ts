@@ -30,6 +30,9 @@ import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { IMPL_SEAT, RUN_TURN_TIMEOUT, type TurnOutcome } from "../runs/NewRun.js"
 import { RunDriver } from "../runs/RunDriver.js"
+import * as FileSystem from "@effect/platform/FileSystem"
+import { CompetitionDriver } from "../graph/CompetitionDriver.js"
+import * as GraphConfig from "../graph/GraphConfig.js"
 import { outstanding, RunStore, type Run } from "../runs/Runs.js"
 import type { TurnPrompt } from "../runs/RunTurns.js"
 import { resumable } from "../runs/RunStatus.js"
@@ -87,6 +90,10 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
   const conductor = yield* Effect.serviceOption(Conductor)
   const deputies = yield* Effect.serviceOption(Deputies)
   const driver = yield* RunDriver
+  // A task's run is a competition when its repository's config says so; a
+  // loop built without the competition (some tests) runs every task solo.
+  const competition = yield* Effect.serviceOption(CompetitionDriver)
+  const fs = yield* Effect.serviceOption(FileSystem.FileSystem)
   const maxAttempts = options.maxAttempts ?? config.maxAttempts
   const announce = options.announce ?? ((e: QueueEvent) => Effect.logInfo(e.line))
   /** Task id → run id, for the turns this loop has going. */
@@ -258,7 +265,10 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       if (waitingOnOwner && resumable(run.right.status)) return yield* settleTask(events, t.id, { ...run.right, status: "waiting" })
       if (settlementFor(run.right)._tag !== "Wait" || run.right.status === "waiting") return yield* settleTask(events, t.id, run.right)
       const s = orphanSettlement({
-        turnInFlight: yield* driver.seatBusy(run.right, IMPL_SEAT),
+        turnInFlight: yield* Effect.map(
+          Effect.forEach(run.right.competition === undefined ? [IMPL_SEAT] : run.right.seats.map((s) => s.key), (seat) => driver.seatBusy(run.right, seat)),
+          (busy) => busy.some((b) => b)
+        ),
         waitingOnOwner,
         lastMovedMs: Math.max(Date.parse(run.right.updated_at), Date.parse(t.updated_at)),
         nowMs: yield* nowMs,
@@ -297,9 +307,9 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
     })
 
   /** The turn of a started task, in the background: drive it, then settle the task by it. */
-  const work = (t: T.Task, run: Run, prompt: TurnPrompt) =>
+  const work = (t: T.Task, run: Run, prompt: TurnPrompt, go: Effect.Effect<TurnOutcome, unknown> = driver.drive(run.id, prompt, RUN_TURN_TIMEOUT)) =>
     Effect.gen(function* () {
-      const outcome: Either.Either<TurnOutcome, unknown> = yield* Effect.either(driver.drive(run.id, prompt, RUN_TURN_TIMEOUT))
+      const outcome: Either.Either<TurnOutcome, unknown> = yield* Effect.either(go)
       const events: QueueEvent[] = []
       if (Either.isLeft(outcome)) {
         // Could not even run (the seat taken, the record unreadable): not the task's fault.
@@ -355,9 +365,34 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       return yield* begin(events, fresh.right, agent.right, repo)
     }).pipe(Effect.catchAll((e) => Effect.as(Effect.logWarning(`queue: could not start task ${T.shortId(t.id)}: ${e.message}`), false)))
 
+  /** How a task's run is seated when it is a competition; none for a solo run; or why its config cannot say. */
+  const competitionFor = (t: T.Task, repo: string) =>
+    Effect.gen(function* () {
+      if (t.solo === true || Option.isNone(competition) || Option.isNone(fs)) return Either.right(Option.none())
+      const roster = yield* Effect.either(rosters.forRepo(repo))
+      if (Either.isLeft(roster)) return Either.left(`the agent roster for ${repo} cannot be read: ${roster.left.message}`)
+      const settings = yield* Effect.either(GraphConfig.load(repo).pipe(Effect.provideService(FileSystem.FileSystem, fs.value)))
+      if (Either.isLeft(settings)) return Either.left(settings.left.message)
+      const seating = GraphConfig.seatsFor(settings.right, roster.right.agents.map((a) => a.id), false)
+      return Either.right(
+        seating.candidates > 1 ? Option.some({ seating, settings: settings.right, roster: roster.right, driver: competition.value }) : Option.none()
+      )
+    })
+
   const begin = (events: Array<QueueEvent>, t: T.Task, agent: AgentSpec, repo: string) =>
     Effect.gen(function* () {
-      const made = yield* Effect.either(driver.create(t.instruction, agent, repo))
+      const compete = yield* competitionFor(t, repo)
+      if (Either.isLeft(compete)) {
+        yield* tasks.unclaim(t.id)
+        yield* holdForOwner(events, t, compete.left)
+        return false
+      }
+      const plan = Option.getOrUndefined(compete.right)
+      const made = yield* Effect.either(
+        plan === undefined
+          ? driver.create(t.instruction, agent, repo)
+          : plan.driver.create({ instruction: taskInstruction(t), repoDir: repo, seating: plan.seating, settings: plan.settings, roster: plan.roster })
+      )
       if (Either.isLeft(made)) {
         yield* tasks.unclaim(t.id)
         yield* holdForOwner(events, t, `a run cannot be set up: ${made.left.message}`)
@@ -380,11 +415,14 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
         kind: "started",
         task: t.id,
         run: run.id,
-        line: `started ${title(t)} (priority ${t.priority}, attempt ${started.right.attempts} of ${maxAttempts}) as run ${
-          Q.shortId(run.id)
-        } with ${agent.id} on ${run.branch}`
+        line: `started ${title(t)} (priority ${t.priority}, attempt ${started.right.attempts} of ${maxAttempts}) as run ${Q.shortId(run.id)} with ${
+          plan === undefined ? agent.id : `${plan.seating.candidates} candidates`
+        } on ${run.branch}`
       })
-      yield* FiberSet.run(turns, work(started.right, run, prompt))
+      const go = plan === undefined
+        ? undefined
+        : Effect.map(plan.driver.drive(run.id, plan.seating, plan.settings), (ended): TurnOutcome => ({ run: ended, result: undefined }))
+      yield* FiberSet.run(turns, work(started.right, run, prompt, go))
       return true
     })
 

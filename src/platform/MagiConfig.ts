@@ -248,7 +248,11 @@ const KNOWN: Known = {
   ask: { answer_timeout: true, wait_slice: true },
   notify: { command: true, ntfy: { server: true, topic: true, token_env: true } },
   daemon: { max_concurrent_runs: true, max_attempts: true, max_deputies: true },
-  roles: { implementer: true, conductor: true, chatter: true, planner: true },
+  roles: { implementer: true, conductor: true, chatter: true, planner: true, implementers: true, judges: true },
+  // Read by `graph/GraphConfig.ts`, the competition's own settings.
+  graph: { candidates: true, judges: true, deliberate_rounds: true, keep_losers: true },
+  verify: { checks: true, check_timeout: true },
+  blind: { on_leak: true },
   agents: "any",
   store: { url: true },
   web: { public_url: true },

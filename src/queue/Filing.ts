@@ -30,6 +30,8 @@ export interface NewWork {
   /** Task or question ids (any unique prefix or suffix) to wait on first. */
   readonly after?: ReadonlyArray<string>
   readonly source: T.TaskSource
+  /** One agent, no competition (`magi task add --solo`). */
+  readonly solo?: boolean | undefined
 }
 
 /** What a blocker id names. */
@@ -190,7 +192,15 @@ export const fileWorkSaying = Effect.fn("fileWork")(function* (work: NewWork) {
   const reason = blockers.map((b) => `${b.kind} ${T.shortId(b.id)}`).join(", ")
   const task = yield* tasks
     .add(
-      { instruction: work.instruction, title: work.title, priority: work.priority, repo: placed.repo, repoName: placed.repoName, source: work.source },
+      {
+        instruction: work.instruction,
+        title: work.title,
+        priority: work.priority,
+        repo: placed.repo,
+        repoName: placed.repoName,
+        source: work.source,
+        solo: work.solo
+      },
       (t) => {
         if (ids.length === 0) return Either.right(t)
         // A fresh task cannot be waited on yet; the check stands here so the

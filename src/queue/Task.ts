@@ -106,6 +106,8 @@ export const Task = Schema.Struct({
   review_branch: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
   /** Set when the next run should start over, not carry on from earlier runs. */
   fresh_start: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  /** `magi task add --solo`: one agent works it, whatever `[graph] candidates` says. */
+  solo: Schema.optional(Schema.Boolean),
   created_at: Timestamp,
   updated_at: Timestamp
 })
@@ -139,6 +141,7 @@ export interface NewTask {
   readonly title?: string | undefined
   readonly priority?: number | undefined
   readonly source?: TaskSource | undefined
+  readonly solo?: boolean | undefined
 }
 
 /** A fresh queued task; the title comes from the text unless given. */
@@ -163,6 +166,7 @@ export const make = (input: NewTask): Task => ({
   answers: [],
   review_branch: null,
   fresh_start: false,
+  ...(input.solo === true ? { solo: true } : {}),
   created_at: timestamp(input.now),
   updated_at: timestamp(input.now)
 })
@@ -195,7 +199,8 @@ const answersOk = (v: unknown) => Array.isArray(v) && v.every((a) => isRaw(a) &&
 
 /** Is `raw` a complete, well-typed task exactly as magi writes one? */
 const complete = (raw: Raw): boolean =>
-  keysAre(raw, KNOWN_COUNT) &&
+  // `solo` is written only when set, so a plain task has one key fewer.
+  keysAre(raw, raw.solo === undefined ? KNOWN_COUNT - 1 : KNOWN_COUNT) &&
   typeof raw.schema === "number" &&
   str(raw.id) &&
   str(raw.title) &&
@@ -216,6 +221,7 @@ const complete = (raw: Raw): boolean =>
   answersOk(raw.answers) &&
   strOrNull(raw.review_branch) &&
   typeof raw.fresh_start === "boolean" &&
+  (raw.solo === undefined || typeof raw.solo === "boolean") &&
   stamp(raw.created_at) &&
   stamp(raw.updated_at)
 const KNOWN_FIELDS: ReadonlySet<string> = new Set(Object.keys(Task.fields))

@@ -233,7 +233,7 @@ export const make = Effect.fn("RunDriver.make")(function* () {
               agent: agent.value,
               seat: seated,
               prompt: typeof input.prompt === "string" ? input.prompt : input.prompt(yield* bound(magiNameFor(agent.value))),
-              cwd: run.worktree,
+              cwd: current.worktree ?? run.worktree,
               allowWrite: current.write,
               timeout: input.timeout,
               artifactsDir: runs.artifactsDir(run.id),
@@ -251,7 +251,7 @@ export const make = Effect.fn("RunDriver.make")(function* () {
         )
         if (Either.isLeft(called)) {
           // What the stopped agent left is kept on the branch, so nothing is lost whatever the owner does next.
-          if (current.write) yield* commit(run.worktree, "", `seat ${current.key}'s turn ${current.turns + 1}, stopped by the owner`)
+          if (current.write) yield* commit(current.worktree ?? run.worktree, "", `seat ${current.key}'s turn ${current.turns + 1}, stopped by the owner`)
           yield* runs.setStatus(run.id, "stopped", `stopped by the owner; continue it with magi run --resume ${Q.shortId(run.id)}`)
           return yield* called.left
         }
@@ -266,7 +266,7 @@ export const make = Effect.fn("RunDriver.make")(function* () {
         )
         // Still under the seat's lock: no next turn can be writing meanwhile.
         // A turn that failed gets a plain message rather than its error as the subject.
-        if (current.write) yield* commit(run.worktree, result.usable ? result.text : "", `seat ${current.key}'s turn ${result.seat.turns}`)
+        if (current.write) yield* commit(current.worktree ?? run.worktree, result.usable ? result.text : "", `seat ${current.key}'s turn ${result.seat.turns}`)
         return result
       })
     const take: Effect.Effect<Claims.Claim, SeatBusy | TurnRefused> = seatLocks.take(dir, seat.key).pipe(

@@ -21,10 +21,11 @@ import { MagiHome } from "../platform/MagiHome.js"
 import * as Q from "../questions/Question.js"
 import { monthOf } from "../questions/History.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
+import { Competition } from "./Competition.js"
 import { RunStatus, resumable } from "./RunStatus.js"
 
 /** On-disk version of `run.json`; a newer file is refused, an older one reads with defaults. */
-export const RUN_SCHEMA = 1
+export const RUN_SCHEMA = 2
 
 export const Seat = Schema.Struct({
   key: Schema.String,
@@ -38,7 +39,9 @@ export const Seat = Schema.Struct({
    * `CLAUDE_CONFIG_DIR`, …), recorded when the seat starts; every later turn
    * runs with it, so a daemon with another environment still resumes it.
    */
-  env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
+  env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+  /** Where this seat's turns run, when not the run's worktree: a competition's candidates and judges each have their own. */
+  worktree: Schema.optional(Schema.String)
 })
 export type Seat = typeof Seat.Type
 
@@ -75,7 +78,9 @@ export const Run = Schema.Struct({
    * page). The process running the turn, on whichever host, watches for it
    * and ends the turn; any change of status clears it.
    */
-  stop_requested_at: Schema.optional(Q.Timestamp)
+  stop_requested_at: Schema.optional(Q.Timestamp),
+  /** Schema 2: several candidates and a panel (`Competition.ts`); absent, a single-seat run. */
+  competition: Schema.optional(Competition)
 })
 export type Run = typeof Run.Type
 

@@ -110,6 +110,15 @@ const benches: ReadonlyArray<Bench> = [
       /goal: under 5 minutes met, under 256 MB RSS met, checksums equal and the rerun copied nothing/
     ]
   },
+  {
+    name: "competition",
+    env: { MAGI_BENCH_FILES: "200", MAGI_BENCH_RUNS: "1" },
+    prints: [
+      /competition prep of 3 worktrees on 200 files: median [\d.]+ ms; fold of 3: median [\d.]+ ms/,
+      /judge prompt for 3 patches of 200 KB: median [\d.]+ ms; tally: [\d.]+ µs/,
+      /whole 3×3 magi run with instant agents: [\d.]+ ms wall, ([\d]+ MB peak RSS|peak RSS: n\/a)/
+    ]
+  },
   { name: "queue", env: { MAGI_BENCH_TASKS: "300", MAGI_BENCH_RUNS: "2" }, prints: [/queue of 300 tasks beside 300 questions .* loop tick first [\d.]+ ms/] },
   {
     name: "resume-latency",

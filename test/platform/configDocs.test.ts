@@ -9,6 +9,7 @@
  * does a row for a key nothing reads.
  */
 import { describe, expect, it, vi } from "vitest"
+import { settingsOf as graphSettingsOf } from "../../src/graph/GraphConfig.js"
 import { Effect, Layer } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
@@ -113,6 +114,7 @@ const READERS = {
     const root = await keysReadBy((r) => fromTable(r, []), oneAgent(reads))
     return [...root, ...[...reads].filter((p) => p !== "agents.<id>")]
   },
+  "src/graph/GraphConfig.ts": (): Promise<string[]> => keysReadBy((r) => graphSettingsOf(r, [])),
   "src/chat/Chats.ts": (): Promise<string[]> =>
     keysReadBy((root) =>
       Effect.suspend(() => {

@@ -1,0 +1,222 @@
+/**
+ * The competition end to end (issue 29) with `command` agents: three fake
+ * implementers that commit in their worktrees, three fake judges that read
+ * the branches with git and answer the json block, through the built magi.
+ */
+import { describe, expect, it } from "vitest"
+import { execFileSync, spawn } from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { tempDirSync, until } from "../support.js"
+import { fileTask, MAGI, magi, serveDaemon, tasksOnDisk } from "../runSupport.js"
+
+const AGENT = NodePath.resolve("test/fixtures/compete-agent.mjs")
+const NAMES = ["alpha", "beta", "gamma"]
+
+const setup = (extra = "", names: ReadonlyArray<string> = NAMES) => {
+  const dir = tempDirSync()
+  const repo = NodePath.join(dir, "repo")
+  NodeFs.mkdirSync(repo)
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, encoding: "utf8" }).trim()
+  git("init", "-q", "-b", "trunk")
+  git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "init")
+  const agents = names.map((n) => `[agents.${n}]\nkind = "command"\ncommand = ${JSON.stringify(["node", AGENT, "{label}", n])}\n`).join("\n")
+  NodeFs.writeFileSync(NodePath.join(repo, "magi.toml"), `${agents}\n[graph]\ncandidates = 3\njudges = 3\n${extra}`)
+  git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "config")
+  const env: Record<string, string> = { MAGI_HOME: NodePath.join(dir, "home"), COMPETE_DIR: dir }
+  const calls = () => (NodeFs.existsSync(NodePath.join(dir, "calls")) ? NodeFs.readFileSync(NodePath.join(dir, "calls"), "utf8").trim().split("\n") : [])
+  const record = () => {
+    const [id] = NodeFs.readdirSync(NodePath.join(env.MAGI_HOME!, "runs")).filter((f) => /^\d{8}-/.test(f))
+    return JSON.parse(NodeFs.readFileSync(NodePath.join(env.MAGI_HOME!, "runs", id!, "run.json"), "utf8"))
+  }
+  return { dir, repo, env, git, calls, record, magi: (over: Record<string, string>, ...args: string[]) => magi(repo, { ...env, ...over }, ...args) }
+}
+
+describe("a competition", () => {
+  it("runs three candidates, three rankings, a tally and a winner, folds the losers and shows it all", { timeout: 180_000 }, () => {
+    const t = setup()
+    const trunk = t.git("rev-parse", "trunk")
+    const ran = t.magi({ COMPETE_JUDGE_alpha: "prose-once" }, "run", "--seed", "7", "add your file")
+    expect(ran.status, ran.stderr).toBe(0)
+    expect(ran.stderr).toContain("elected candidate B")
+    const run = t.record()
+    const short = run.id.split("-").at(-1)
+    const c = run.competition
+    expect(c.step).toBe("elected")
+    expect(c.seed).toBe(7)
+    expect(c.candidates.map((x: { label: string }) => x.label)).toEqual(["A", "B", "C"])
+    expect(new Set(c.candidates.map((x: { agent: string }) => x.agent))).toEqual(new Set(NAMES))
+    expect(c.candidates.every((x: { status: string }) => x.status === "viable")).toBe(true)
+    expect(c.judges.map((j: { ranking: ReadonlyArray<string> }) => j.ranking[0])).toEqual(["B", "B", "B"])
+    // The judge whose first answer was prose was asked again, once.
+    expect(c.judges.find((j: { agent: string }) => j.agent === "alpha").retries).toBe(1)
+    expect(c.tally).toMatchObject({ winner: "B", unanimous_first: true, tie_break: "none", answered: 3, quorum: 2 })
+    // The winner is the run's branch; the losers' branches and every other worktree are gone.
+    expect(run.branch).toBe(`magi/${short}/B`)
+    expect(t.git("for-each-ref", "--format=%(refname:short)", "refs/heads/magi")).toBe(`magi/${short}/B`)
+    expect(NodeFs.readdirSync(NodePath.join(t.env.MAGI_HOME!, "worktrees", run.id))).toEqual(["B", "B.hooks"])
+    // The base did not move, and the hook stripped the author trailer.
+    expect(t.git("rev-parse", "trunk")).toBe(trunk)
+    expect(t.git("log", "--format=%B", `trunk..magi/${short}/B`)).not.toMatch(/Co-Authored-By/i)
+    // Implementers once each; judges once, the prose one twice.
+    const calls = t.calls()
+    expect(calls.filter((l) => l.startsWith("impl-")).length).toBe(3)
+    expect(calls.filter((l) => l.startsWith("judge-")).length).toBe(4)
+
+    const shown = t.magi({}, "show", run.id)
+    expect(shown.status, shown.stderr).toBe(0)
+    const winner = c.candidates.find((x: { label: string }) => x.label === "B").agent
+    expect(shown.stdout).toContain(`candidate B by ${winner}: viable on magi/${short}/B, 1 commit(s)  ← elected`)
+    expect(shown.stdout).toContain("tally: B had 3 of 3 first choices, unanimous")
+    expect(shown.stdout).toMatch(/judge-1 \(\w+\): B > A > C, confidence 0.8/)
+    expect(shown.stdout).toContain("B is best")
+    expect(shown.stdout).toContain("folded ")
+    const json = JSON.parse(t.magi({}, "show", "--json", run.id).stdout)
+    expect(json.competition.tally.winner).toBe("B")
+    expect(json.competition.candidates[1].agent).toBe(winner)
+  })
+
+  it("keeps today's single seat for --solo and for candidates = 1", { timeout: 120_000 }, () => {
+    const t = setup()
+    const ran = t.magi({}, "run", "--solo", "add your file")
+    expect(ran.status, ran.stderr).toBe(0)
+    const run = t.record()
+    expect(run.competition).toBeUndefined()
+    expect(run.seats.map((s: { key: string }) => s.key)).toEqual(["impl"])
+    expect(run.branch).toBe(`magi/${run.id.split("-").at(-1)}`)
+
+    const one = setup("", ["alpha"])
+    expect(one.magi({}, "run", "add your file").status).toBe(0)
+    expect(one.record().competition).toBeUndefined()
+  })
+
+  it(
+    "drops an empty candidate and one that moved the base (putting the base back), and elects the one left, its leftovers committed neutrally, without a panel",
+    { timeout: 120_000 },
+    () => {
+      const t = setup()
+      const trunk = t.git("rev-parse", "trunk")
+      const ran = t.magi({ COMPETE_IMPL_alpha: "base", COMPETE_IMPL_beta: "empty", COMPETE_IMPL_gamma: "leave" }, "run", "add your file")
+      expect(ran.status, ran.stderr).toBe(0)
+      const c = t.record().competition
+      const by = (n: string) => c.candidates.find((x: { agent: string }) => x.agent === n)
+      expect(by("alpha").status).toBe("dropped")
+      expect(by("alpha").dropped).toContain("it moved the base branch trunk")
+      expect(by("beta")).toMatchObject({ status: "dropped", dropped: "it made no commits" })
+      expect(by("gamma").status).toBe("viable")
+      expect(c.winner).toBe(by("gamma").label)
+      expect(c.judges).toEqual([])
+      // What gamma left uncommitted was committed under the neutral identity, not the owner's.
+      expect(t.git("log", "-1", "--format=%an <%ae>", by("gamma").branch)).toBe("magi candidate <candidate@magi.invalid>")
+      expect(t.git("rev-parse", "trunk")).toBe(trunk)
+      expect(t.calls().filter((l) => l.startsWith("judge-"))).toEqual([])
+    }
+  )
+
+  it("ends verified_noop when every candidate says NO CHANGE NEEDED", { timeout: 120_000 }, () => {
+    const t = setup()
+    const ran = t.magi({ COMPETE_IMPL_alpha: "noop", COMPETE_IMPL_beta: "noop", COMPETE_IMPL_gamma: "noop" }, "run", "add your file")
+    expect(ran.status, ran.stderr).toBe(0)
+    expect(ran.stderr).toContain("every candidate found nothing needed changing")
+    expect(t.record().competition.step).toBe("verified_noop")
+  })
+
+  it("stalls below quorum, and a resume asks only the judges that did not answer", { timeout: 180_000 }, () => {
+    const t = setup()
+    const bad = { COMPETE_JUDGE_alpha: "prose", COMPETE_JUDGE_beta: "fail" }
+    const ran = t.magi(bad, "run", "add your file")
+    expect(ran.status, ran.stderr).toBe(0)
+    let run = t.record()
+    expect(run.status).toBe("stalled")
+    expect(run.reason).toContain("only 1 of 3 judges gave a ranking (2 needed)")
+    const before = t.calls()
+    const resumed = t.magi({}, "run", "--resume", run.id)
+    expect(resumed.status, resumed.stderr).toBe(0)
+    run = t.record()
+    expect(run.competition.step).toBe("elected")
+    const again = t.calls().slice(before.length)
+    expect(again.every((l) => l.startsWith("judge-"))).toBe(true)
+    expect(again.map((l) => l.split(" ")[1]).sort()).toEqual(["alpha", "beta"])
+  })
+
+  it("resumes after kill -9 mid-judging without re-invoking an implementer or a judge that answered", { timeout: 180_000 }, async () => {
+    const t = setup()
+    NodeFs.writeFileSync(NodePath.join(t.dir, "hang-judge-1"), "")
+    const child = spawn(process.execPath, [MAGI, "run", "add your file"], {
+      cwd: t.repo,
+      env: { ...process.env, ...t.env, XDG_CONFIG_HOME: NodePath.join(t.repo, ".no-config") },
+      stdio: "ignore"
+    })
+    await until("two judges answered", () => {
+      try {
+        return t.record().competition.judges.filter((j: { status: string }) => j.status === "answered").length === 2
+      } catch {
+        return false
+      }
+    }, 90_000)
+    child.kill("SIGKILL")
+    await new Promise((r) => child.once("exit", r))
+    NodeFs.rmSync(NodePath.join(t.dir, "hang-judge-1"))
+    const before = t.calls()
+    expect(before.filter((l) => l.startsWith("impl-")).length).toBe(3)
+    const resumed = t.magi({}, "run", "--resume", t.record().id)
+    expect(resumed.status, resumed.stderr).toBe(0)
+    expect(t.record().competition.step).toBe("elected")
+    expect(t.calls().slice(before.length).map((l) => l.split(" ")[0])).toEqual(["judge-1"])
+  })
+
+  it("runs [verify] checks in each candidate's worktree and shows them to the judges", { timeout: 180_000 }, () => {
+    const t = setup('\n[verify]\nchecks = ["ls *.txt; exit 3"]\n')
+    const ran = t.magi({}, "run", "add your file")
+    expect(ran.status, ran.stderr).toBe(0)
+    const run = t.record()
+    for (const x of run.competition.candidates) expect(x.checks).toMatchObject([{ command: "ls *.txt; exit 3", exit: 3, tail: `${x.agent}.txt\n` }])
+    const prompt = NodeFs.readFileSync(NodePath.join(t.env.MAGI_HOME!, "runs", run.id, "artifacts", "judge-1-1.prompt.md"), "utf8")
+    expect(prompt).toContain("- `ls *.txt; exit 3`: exit 3 after")
+    // Blind: the judge's prompt names no implementer.
+    for (const n of NAMES) expect(prompt).not.toContain(`${n}.txt was here`)
+  })
+
+  it("keeps the losers with keep_losers, lets the owner pick another, and folds on demand, refusing a run that can go on", { timeout: 180_000 }, () => {
+    const t = setup("keep_losers = true\n")
+    expect(t.magi({}, "run", "add your file").status).toBe(0)
+    const run = t.record()
+    const short = run.id.split("-").at(-1)
+    expect(t.git("for-each-ref", "--format=%(refname:short)", "refs/heads/magi").split("\n")).toEqual(["A", "B", "C"].map((l) => `magi/${short}/${l}`))
+    const picked = t.magi({}, "pick", short, "a")
+    expect(picked.status, picked.stderr).toBe(0)
+    expect(t.record()).toMatchObject({ branch: `magi/${short}/A`, competition: { winner: "A", pick: { label: "A" }, tally: { winner: "B" } } })
+    expect(t.magi({}, "show", short).stdout).toContain("the owner picked A")
+    expect(t.magi({}, "pick", short, "Z").stderr).toContain("cannot pick Z: its viable candidates are A, B, C")
+    const folded = t.magi({}, "fold", short)
+    expect(folded.status, folded.stderr).toBe(0)
+    expect(t.git("for-each-ref", "--format=%(refname:short)", "refs/heads/magi")).toBe(`magi/${short}/A`)
+    expect(t.magi({}, "fold", "--all").stdout).toBe("no finished competition left to fold\n")
+
+    const stalled = setup()
+    expect(stalled.magi({ COMPETE_JUDGE_alpha: "fail", COMPETE_JUDGE_beta: "fail" }, "run", "add your file").status).toBe(0)
+    const refused = stalled.magi({}, "fold", stalled.record().id)
+    expect(refused.status).not.toBe(0)
+    expect(refused.stderr).toContain("is stalled and can still go on")
+    expect(stalled.git("for-each-ref", "--format=%(refname:short)", "refs/heads/magi").split("\n").length).toBe(3)
+  })
+
+  it("runs a queued task as a competition, and a --solo task with one seat", { timeout: 180_000 }, async () => {
+    const t = setup()
+    const raced = fileTask(t.repo, t.env, ["add your file"])
+    const solo = fileTask(t.repo, t.env, ["--solo", "add your file alone"])
+    const daemon = serveDaemon(t.repo, t.env.MAGI_HOME!, t.env, t.dir)
+    try {
+      await until("both tasks done", () => tasksOnDisk(t.env.MAGI_HOME!).filter((x) => x.status === "done").length === 2, 150_000)
+    } finally {
+      await daemon.stop()
+    }
+    const runOf = (short: string) => {
+      const task = tasksOnDisk(t.env.MAGI_HOME!).find((x) => x.id.endsWith(short))
+      return JSON.parse(NodeFs.readFileSync(NodePath.join(t.env.MAGI_HOME!, "runs", task.runs[0], "run.json"), "utf8"))
+    }
+    expect(runOf(raced).competition).toMatchObject({ step: "elected", winner: "B" })
+    expect(runOf(solo).competition).toBeUndefined()
+    expect(tasksOnDisk(t.env.MAGI_HOME!).find((x) => x.id.endsWith(solo)).solo).toBe(true)
+  })
+})
