@@ -108,7 +108,7 @@ const signalWords = () => {
   return signal === undefined ? "" : ` by ${signal}`
 }
 
-const options = {
+export const options = {
   bind: Options.text("bind").pipe(
     Options.withPseudoName("ADDRESS"),
     Options.withDescription(
