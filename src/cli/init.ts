@@ -206,7 +206,8 @@ export const init = Command.make(
         const text = ConfigDraft.render({ agents, repos, ntfy, publicUrl })
         yield* fs.makeDirectory(NodePath.dirname(file), { recursive: true })
         // Created, never replaced: a config written meanwhile by anything else is kept.
-        yield* fs.writeFileString(file, text, { flag: "wx" })
+        // 0600: it holds the ntfy topic, which is all anyone needs to read the notifications.
+        yield* fs.writeFileString(file, text, { flag: "wx", mode: 0o600 })
         yield* writeOut(`config: wrote ${file}\n`)
       }
       if (!o.yes) {

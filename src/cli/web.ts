@@ -37,7 +37,7 @@ export interface WebRun {
   readonly loop: boolean
 }
 
-const homeLayer = (home: Option.Option<string>) => Option.match(home, { onNone: () => MagiHome.fromEnv, onSome: MagiHome.at })
+const homeLayer = (home: Option.Option<string>) => Option.match(home, { onNone: () => MagiHome.fromEnv, onSome: MagiHome.owned })
 
 /**
  * The store, on the backend the config names (`[store] url`); a broken
