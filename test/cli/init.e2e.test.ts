@@ -68,6 +68,8 @@ describe("magi init", { timeout: 120_000 }, () => {
     expect(ran.stdout).toContain("agents: none of claude, codex, opencode, agy is on PATH.")
     expect(ran.stdout).toContain('a `command` agent, e.g. [agents.mine] kind = "command"')
     expect(ran.stdout).toContain("docs/agents/command.md")
+    // The doctor after it names the file init wrote for the agent, not a magi.toml there is none of.
+    expect(ran.stdout).toContain(`configure [agents.<id>] in ${s.config} (any script or CLI, as a command agent: docs/agents/command.md)`)
   })
 
   it("warns that a loopback page address cannot reach a phone", async () => {
