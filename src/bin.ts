@@ -1,6 +1,7 @@
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Effect } from "effect"
 import { exitCodeOf, main } from "./cli/main.js"
+import { untilStdoutCloses } from "./cli/io.js"
 import { noteSignals } from "./cli/Signals.js"
 
 noteSignals()
@@ -20,7 +21,7 @@ const program = warmup === undefined
     discard: true
   })
 
-NodeRuntime.runMain(program, {
+NodeRuntime.runMain(Effect.raceFirst(program, untilStdoutCloses), {
   disableErrorReporting: true,
   disablePrettyLogger: true,
   teardown: (exit, onExit) => onExit(exitCodeOf(exit))

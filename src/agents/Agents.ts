@@ -469,7 +469,8 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         ...(binDir === undefined ? {} : { magi: NodePath.join(binDir, "magi") }),
         ...(mcp === undefined ? {} : { mcp }),
         ...(approve ? { approve } : {}),
-        home
+        home,
+        inherited: process.env
       })
       for (const file of p.files ?? []) yield* placeFile(file).pipe(Effect.mapError(failed(`write ${file.path}`)))
       const env: Record<string, string> = { ...seatEnv, ...p.env }

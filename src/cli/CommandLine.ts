@@ -110,6 +110,8 @@ const sortWords = (spec: CommandSpec, args: ReadonlyArray<string>): Words | stri
 
 /** Read `args` (the command line after `magi`) against `root`, by the words' shape. */
 export const read = (root: CommandSpec, args: ReadonlyArray<string>): Reading => {
+  // `magi help` and `magi help task add`: what `--help` says, as git and npm answer it.
+  if (args[0] === "help" && !root.subcommands.some((c) => c.name === "help")) return read(root, [...args.slice(1), "--help"])
   const end = args.indexOf("--")
   const wantsHelp = (end < 0 ? args : args.slice(0, end)).some((a) => HELP.has(a))
   let spec = root

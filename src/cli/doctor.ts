@@ -27,7 +27,7 @@ export const checksFor = (repo: string, notify: boolean) =>
   Effect.gen(function* () {
     const home = yield* MagiHome
     return yield* runDoctor({ repo, home: home.dir, env: process.env, uid: process.getuid?.() ?? -1, notify })
-  }).pipe(Effect.provide(MagiHome.fromEnv))
+  }).pipe(Effect.provide(MagiHome.locatedFromEnv))
 
 export const doctor = Command.make("doctor", options, (o) =>
   Effect.gen(function* () {

@@ -3,8 +3,9 @@
  * own module. `start` is what `npm start` runs.
  */
 import { Command } from "@effect/cli"
-import { Option } from "effect"
-import { DEFAULT_PORT, runWeb, web } from "./web.js"
+import { Effect, Option } from "effect"
+import { CliFailure } from "./CliFailure.js"
+import { DEFAULT_PORT, options as webOptions, runWeb, web } from "./web.js"
 import { run, runHelp, runs, show, showHelp } from "./run.js"
 import type { HelpExtras } from "./Help.js"
 import { serve } from "./serve.js"
@@ -25,9 +26,12 @@ import { fold, foldHelp, pick, pickHelp } from "./compete.js"
  * rather than `auto` because a bare `npm start` should not put the questions
  * on a network by surprise.
  */
-const start = Command.make("start", {}, () => runWeb({ bind: "127.0.0.1", port: DEFAULT_PORT, home: Option.none(), loop: true })).pipe(
-  Command.withDescription("Run the web UI on 127.0.0.1:7878 and the waiter (what `npm start` runs)")
-)
+const start = Command.make("start", { port: webOptions.port }, (o) =>
+  o.port < 0 || o.port > 65535
+    ? Effect.fail(CliFailure.usage(`--port must be 0-65535, not ${o.port}`))
+    : runWeb({ bind: "127.0.0.1", port: o.port, home: Option.none(), loop: true })).pipe(
+    Command.withDescription(`Run the web UI on 127.0.0.1:${DEFAULT_PORT} (or --port) and the waiter (what \`npm start\` runs)`)
+  )
 
 export const extraCommands = [web, start, run, runs, show, fold, pick, serve, hosts, task, plan, doctor, store, mcp, approvals, service, init] as const
 

@@ -24,7 +24,7 @@ import { MagiConfig, userConfigFile } from "../platform/MagiConfig.js"
 import { Notifier } from "../questions/Notifier.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
-import { reachableBeyondLoopback } from "../web/Bind.js"
+import { isLoopback, publicHostOf, reachableBeyondLoopback } from "../web/Bind.js"
 import { questionsLayer } from "./AppLayer.js"
 import { devicesOfConfig, printPairingCode } from "./web.js"
 import { forTerminal } from "../platform/TerminalText.js"
@@ -126,7 +126,10 @@ const testNotification = (publicUrl: string | null) =>
       now: new Date(now)
     })
     yield* store.create(q)
-    yield* notifier.notify(q)
+    // A notification that failed leaves no test question open for good: nobody could press its button.
+    yield* notifier.notify(q).pipe(
+      Effect.tapError(() => store.abandonForRun(TEST_RUN, "magi init's test notification could not be sent").pipe(Effect.ignore))
+    )
     if (publicUrl === null) {
       yield* store.abandonForRun(TEST_RUN, "magi init's test needs no answer without a page address")
       return yield* writeOut("the test notification went out; with no page address it has no button to press\n")
@@ -178,7 +181,8 @@ export const init = Command.make(
       const agents = yield* findAgents(process.env.PATH ?? "")
       yield* writeOut(
         agents.length === 0
-          ? "agents: none of claude, codex, opencode, agy is on PATH\n"
+          ? "agents: none of claude, codex, opencode, agy is on PATH. Any script or other CLI can be the agent instead: a `command` agent, " +
+            'e.g. [agents.mine] kind = "command", command = ["./my-agent.sh"] in the config (docs/agents/command.md says what it is given and prints)\n'
           : agents.map((a) => `agent ${a.kind}: ${forTerminal(a.version ?? "version unknown")} (${a.path})\n`).join("")
       )
       if (yield* fs.exists(file).pipe(Effect.orElseSucceed(() => false))) {
@@ -199,6 +203,12 @@ export const init = Command.make(
           if (given === "") break
           if (/^https?:\/\/[^/\s]+/.test(given)) {
             publicUrl = given.replace(/\/+$/, "")
+            const host = publicHostOf(publicUrl)
+            if (host !== undefined && isLoopback(host))
+              yield* writeOut(
+                `warning: ${publicUrl} is on this machine only, so a phone cannot reach it (nor a notification's button); ` +
+                  "give the address the phone reaches magi web at (its Tailscale name, say), or change [web] public_url later\n"
+              )
             break
           }
           yield* writeOut("That is not an http:// or https:// address.\n")
@@ -206,7 +216,8 @@ export const init = Command.make(
         const text = ConfigDraft.render({ agents, repos, ntfy, publicUrl })
         yield* fs.makeDirectory(NodePath.dirname(file), { recursive: true })
         // Created, never replaced: a config written meanwhile by anything else is kept.
-        yield* fs.writeFileString(file, text, { flag: "wx" })
+        // 0600: it holds the ntfy topic, which is all anyone needs to read the notifications.
+        yield* fs.writeFileString(file, text, { flag: "wx", mode: 0o600 })
         yield* writeOut(`config: wrote ${file}\n`)
       }
       if (!o.yes) {

@@ -14,6 +14,29 @@ export const writeErr = (text: string) =>
   })
 
 /**
+ * Until stdout is closed by its reader (`magi runs | head -1`): the owner
+ * has read as much as they wanted, so the command ends there, quietly and
+ * with 0, as `ls | head` does. Raced against the whole command (`bin.ts`),
+ * so every writer is covered, and the command is interrupted, not killed:
+ * its finalizers (an agent's process group, a lease) still run. Another
+ * stdout error is said on stderr and exits 1. A closed stderr is ignored:
+ * nobody is left to tell.
+ */
+export const untilStdoutCloses = Effect.async<void>((resume) => {
+  let ended = false
+  process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+    if (ended) return
+    ended = true
+    if (e.code !== "EPIPE") {
+      process.stderr.write(`magi: could not write to stdout: ${e.message}\n`)
+      process.exitCode = 1
+    }
+    resume(Effect.void)
+  })
+  process.stderr.on("error", () => {})
+})
+
+/**
  * Stdin, for `--detail -`, up to `maxBytes`: more than that is never read
  * (nor held), so an endless pipe costs one buffer, not the machine's memory.
  * The text, or `undefined` when there was more than `maxBytes`.

@@ -106,7 +106,7 @@ export const serve = Command.make(
       return yield* Effect.scoped(Effect.zipRight(moved, Effect.zipRight(Effect.forkScoped(shelveLoop), loop))).pipe(
         Effect.mapError((e) => CliFailure.refused(e.message)),
         Effect.provide(
-          waiterLayer(Option.match(home, { onNone: () => MagiHome.fromEnv, onSome: MagiHome.at }), {
+          waiterLayer(Option.match(home, { onNone: () => MagiHome.fromEnv, onSome: MagiHome.owned }), {
             maxAttempts: Option.getOrUndefined(maxAttempts),
             announce: (event) => writeErr(`magi serve: ${event.line}\n`)
           }, { disabled: noConductor })

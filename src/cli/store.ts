@@ -90,14 +90,21 @@ const migrate = Command.make("migrate", options, (o) =>
           if (r.skippedCount > r.skipped.length) yield* writeErr(`magi:   and ${count(r.skippedCount - r.skipped.length)} more\n`)
         }
       }
-      const differ = reports.filter((r) => !r.same).map((r) => r.kind)
-      lines.push(differ.length === 0 ? "0 differences" : `${differ.length} kind${differ.length === 1 ? "" : "s"} differ: ${differ.join(", ")}`)
+      const differ = reports.filter((r) => !r.same)
+      const total = differ.reduce((n, r) => n + r.differingCount, 0)
+      lines.push(total === 0 ? "0 differences" : `${count(total)} record${total === 1 ? "" : "s"} differ: ${differ.map((r) => r.kind).join(", ")}`)
       yield* writeOut(lines.join("\n") + "\n")
       yield* writeErr(`magi: done in ${((Date.now() - started) / 1000).toFixed(1)} s\n`)
-      if (differ.length > 0)
+      if (differ.length > 0) {
+        // Named, kind and id, so the owner can look at each (a few, then a count).
+        const named = differ.flatMap((r) => r.differing.map((id) => `${r.kind} ${id}`)).slice(0, StoreMigration.DIFFERING_NAMED)
         return yield* CliFailure.refused(
-          `the target's ${differ.join(", ")} differ from the source's; records already on the target are never overwritten, so they may hold something else`
+          `the target holds ${count(total)} record${total === 1 ? "" : "s"} otherwise than the source, or lacks ${total === 1 ? "it" : "them"}:\n` +
+            named.map((n) => `  ${n}\n`).join("") +
+            (total > named.length ? `  and ${count(total - named.length)} more\n` : "") +
+            "records already on the target are never overwritten; compare each side's copy and remove the one that is wrong before running this again"
         )
+      }
     })
   ).pipe(
     Effect.catchTags({

@@ -25,6 +25,7 @@ import * as T from "../queue/Task.js"
 import { TaskStore } from "../queue/TaskStore.js"
 import { RunStore } from "../runs/Runs.js"
 import { errorLine, reasonLine } from "../agents/ErrorLine.js"
+import { Rosters } from "../agents/AgentRoster.js"
 import { CliFailure } from "./CliFailure.js"
 import { readStdinUpTo, writeErr, writeOut } from "./io.js"
 
@@ -35,7 +36,7 @@ import { readStdinUpTo, writeErr, writeOut } from "./io.js"
  */
 export const queueLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>
   // Hosts: a task filed by a repository's name only other hosts have is filed for them.
-  Layer.mergeAll(TaskStore.layer, RunStore.layer, ConductorLog.layer, Hosts.layer).pipe(
+  Layer.mergeAll(TaskStore.layer, RunStore.layer, ConductorLog.layer, Hosts.layer, Rosters.fromFiles).pipe(
     Layer.provideMerge(QuestionStore.layer),
     Layer.provideMerge(Layer.merge(home, MagiConfig.fromFilesOrDefaults(process.cwd(), "the queue"))),
     Layer.provideMerge(LocalContext.layer)
@@ -86,10 +87,47 @@ const waitingRuns = (tasks: ReadonlyArray<T.Task>) =>
     return waiting
   })
 
+/**
+ * Why each open task filed for a clone on this host cannot run: no agent
+ * for its repository (none configured, no agent CLI on PATH), or a roster
+ * that cannot be read. The loop would hold it on its turn; the owner is
+ * told at filing and on the task instead. Task id → why.
+ */
+const agentless = (tasks: ReadonlyArray<T.Task>) =>
+  Effect.gen(function* () {
+    const config = yield* MagiConfig
+    const rosters = yield* Rosters
+    const byRepo = new Map<string, string | undefined>()
+    const notes = new Map<string, string>()
+    for (const t of tasks) {
+      const repo = T.isOpen(t) && t.status !== "running" ? T.repoHere(t, config.repos) : undefined
+      if (repo === undefined) continue
+      if (!byRepo.has(repo)) {
+        const roster = yield* Effect.either(rosters.forRepo(repo))
+        byRepo.set(
+          repo,
+          Either.isLeft(roster)
+            ? `the agent roster for ${repo} cannot be read (${roster.left.message}), so it cannot run until that is fixed`
+            : Option.isNone(roster.right.first)
+            ? `no agent is configured for ${repo}, so it cannot run until one is: add [agents.<id>] to its magi.toml ` +
+              "(any script or CLI: docs/agents/command.md), or put claude, codex, opencode or agy on PATH (magi init finds them)"
+            : undefined
+        )
+      }
+      const why = byRepo.get(repo)
+      if (why !== undefined) notes.set(t.id, why)
+    }
+    return notes as ReadonlyMap<string, string>
+  })
+
 /** One line per task: short id, status, priority, attempts, title, and why it is not moving. */
-const line = (waiting: ReadonlyMap<string, string>) => (t: T.Task): string => {
+const line = (waiting: ReadonlyMap<string, string>, notes: ReadonlyMap<string, string> = new Map()) => (t: T.Task): string => {
   const run = waiting.get(t.id)
-  const why = run !== undefined
+  const why = notes.has(t.id)
+    ? `  (cannot run: ${notes.get(t.id)!.startsWith("no agent") ? "no agent is configured" : "the agent roster cannot be read"}; magi task show ${
+      T.shortId(t.id)
+    } says how)`
+    : run !== undefined
     ? `  (waiting on the owner: run ${Q.shortId(run)} asked a question)`
     : t.status === "held"
     ? `  (${t.hold_source === "machine" ? "held by magi" : "held"}${t.hold_reason ? `: ${reasonLine(t.hold_reason, t.last_error)}` : ""})`
@@ -101,9 +139,10 @@ const line = (waiting: ReadonlyMap<string, string>) => (t: T.Task): string => {
   return `${T.shortId(t.id)}  ${t.status.padEnd(7)}  p${String(t.priority).padEnd(3)} ${t.attempts}x  [${T.sourceLabel(t.source)}] ${t.title}${why}\n`
 }
 
-const describe = (t: T.Task): string =>
+const describe = (t: T.Task, cannotRun?: string): string =>
   [
     `task ${t.id}  ${t.status}`,
+    ...(cannotRun === undefined ? [] : [`  cannot run: ${cannotRun}`]),
     `  title      ${t.title}`,
     `  repo       ${t.repo_name === null ? t.repo : t.repo_name === t.repo ? `${t.repo_name} (no clone on this host)` : `${t.repo_name} (${t.repo})`}`,
     `  source     ${T.sourceLabel(t.source)}`,
@@ -212,6 +251,8 @@ const add = Command.make(
       for (const id of alreadyDone)
         yield* writeErr(`task ${T.shortId(id)} is done already, so ${T.shortId(t.id)} does not wait on it\n`)
       if (t.status === "blocked") yield* writeErr(`task ${T.shortId(t.id)} ${blockLine(t)} before it runs\n`)
+      const cannotRun = (yield* agentless([t])).get(t.id)
+      if (cannotRun !== undefined) yield* writeErr(`magi: warning: task ${T.shortId(t.id)} is filed, but ${cannotRun}\n`)
     })
 ).pipe(Command.withDescription("File work for magi serve to do, in priority order"))
 
@@ -242,7 +283,7 @@ const list = Command.make(
             ? "no tasks yet; file one with magi task add TEXT\n"
             : "nothing open; magi task list --all shows the done ones\n"
         )
-      yield* writeOut(tasks.map(line(yield* waitingRuns(tasks))).join(""))
+      yield* writeOut(tasks.map(line(yield* waitingRuns(tasks), yield* agentless(tasks))).join(""))
     })
 ).pipe(Command.withDescription("List open tasks: higher priority first, then newest"))
 
@@ -250,7 +291,7 @@ const show = Command.make("show", { id: idArg, json }, (o) =>
   Effect.gen(function* () {
     const t = yield* Effect.flatMap(TaskStore, (s) => s.get(o.id)).pipe(Effect.mapError(refused))
     if (o.json) return yield* writeOut(JSON.stringify(t, null, 2) + "\n")
-    yield* writeOut(describe(t))
+    yield* writeOut(describe(t, (yield* agentless([t])).get(t.id)))
     // What the conductor last decided about it, applied or refused.
     const latest = latestFor(yield* (yield* ConductorLog).read, t.id)
     if (latest !== undefined) yield* writeOut(`\nconductor (${latest.at}, turn ${latest.turn}): ${latest.outcome}: ${latest.why}\n`)

@@ -26,6 +26,7 @@ import * as PushSubscription from "../devices/PushSubscription.js"
 import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import { forTerminal } from "../platform/TerminalText.js"
 import { localTime } from "./io.js"
+import { isLoopback, publicHostOf, reachableBeyondLoopback } from "../web/Bind.js"
 
 export const DEFAULT_PORT = 7878
 
@@ -37,7 +38,7 @@ export interface WebRun {
   readonly loop: boolean
 }
 
-const homeLayer = (home: Option.Option<string>) => Option.match(home, { onNone: () => MagiHome.fromEnv, onSome: MagiHome.at })
+const homeLayer = (home: Option.Option<string>) => Option.match(home, { onNone: () => MagiHome.fromEnv, onSome: MagiHome.owned })
 
 /**
  * The store, on the backend the config names (`[store] url`); a broken
@@ -67,11 +68,19 @@ export const runWeb = (options: WebRun) => {
         Effect.mapError((e) => CliFailure.refused(e.message))
       )
       yield* Ref.set(served, Option.some(running.url))
-      if (Option.isSome(running.warning)) yield* Effect.logWarning(running.warning.value)
+      // A public_url beyond this machine is how the phone reaches the page
+      // (a proxy such as Tailscale's serve in front of 127.0.0.1): "your
+      // phone cannot reach it" would be untrue, and notifications link there already.
+      const publicHost = publicHostOf(config.publicUrl)
+      const publicBeyond = publicHost !== undefined && !isLoopback(publicHost)
+      if (Option.isSome(running.warning) && !(publicBeyond && running.warning.value.startsWith("no Tailscale address found")))
+        yield* Effect.logWarning(running.warning.value)
       const store = yield* QuestionStore
       yield* writeErr(
         `magi web: serving the questions in ${store.where} at ${running.url}\n` +
-          `magi web: export MAGI_WEB_URL=${running.url} so notifications link here\n` +
+          (publicBeyond
+            ? `magi web: notifications link to ${config.publicUrl} ([web] public_url)\n`
+            : `magi web: export MAGI_WEB_URL=${running.url} so notifications link here\n`) +
           (running.pairing
             ? "magi web: reachable beyond this machine, so each device pairs first: run `magi web pair` and enter its code on the device\n"
             : "")
@@ -108,7 +117,7 @@ const signalWords = () => {
   return signal === undefined ? "" : ` by ${signal}`
 }
 
-const options = {
+export const options = {
   bind: Options.text("bind").pipe(
     Options.withPseudoName("ADDRESS"),
     Options.withDescription(
@@ -158,19 +167,29 @@ const pairingBase = (given: Option.Option<string>) =>
 /** A new one-time code, printed with the link (the code in its fragment) and its QR: `magi web pair`'s, and `magi init`'s. */
 export const printPairingCode = (base: Option.Option<string>) =>
   Effect.gen(function* () {
+    const config = yield* MagiConfig
     const issued = yield* (yield* Devices).issueCode
     const minutes = Math.round(Device.CODE_LIFETIME_MS / 60_000)
-    const link = Option.map(base, (b) => `${b}/pair#code=${issued.code}`)
+    // With no address named, the page `magi web` and `npm start` serve by default.
+    const page = Option.getOrElse(base, () => `http://127.0.0.1:${DEFAULT_PORT}`)
+    const link = `${page}/pair#code=${issued.code}`
+    const host = publicHostOf(page)
+    // A page at loopback lets this machine in unpaired; only a device that
+    // reaches magi web another way (a public_url beyond this machine) pairs.
+    const unneeded = host !== undefined && isLoopback(host) && !reachableBeyondLoopback(host, config.publicUrl)
+    // The QR is terminal drawing: into a pipe or a file it is only noise.
+    const drawn = process.stdout.isTTY === true
     // The QR encoder is evaluated only when a code is drawn, not at every start.
-    const QrText = yield* Effect.promise(() => import("../platform/QrText.js"))
+    const qr = drawn ? (yield* Effect.promise(() => import("../platform/QrText.js"))).render(link) : ""
     yield* writeOut(
-      `pairing code: ${issued.code}\n` +
+      (unneeded
+        ? `${page} is on this machine, and lets this machine in without pairing; ` +
+          "a code is needed only by a device that reaches magi web another way (set [web] public_url to that address, or pass --url)\n"
+        : "") +
+        `pairing code: ${issued.code}\n` +
         `good once, for ${minutes} minutes (until ${localTime(new Date(issued.expiresAt))})\n` +
-        Option.match(link, {
-          onNone: () => "on the device, open magi web's /pair page and enter the code, or scan it:\n",
-          onSome: (l) => `on the device, scan this or open ${l}\n`
-        }) +
-        QrText.render(Option.getOrElse(link, () => issued.code))
+        (drawn ? `on the device, scan this or open ${link}\n` : `on the device, open ${link}\n`) +
+        qr
     )
   })
 

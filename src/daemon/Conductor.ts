@@ -253,9 +253,14 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
   /** File (or reuse) this task's conductor question and block the task on it. Never waits. */
   const ask = (base: Omit<DecisionRecord, "outcome" | "why">, t: T.Task, plan: { question: string; choices: ReadonlyArray<string> }, reason: string) =>
     Effect.gen(function* () {
-      const existing = (yield* questions.list.pipe(Effect.orElseSucceed(() => []))).find(
-        (q) => D.isConductorQuestion(q) && q.run === t.id && Q.isOpen(q)
-      )
+      // A failed read is not "no question yet": filing on it could ask the
+      // owner twice. The decision is refused and the next tick looks again.
+      const listed = yield* Effect.either(questions.list)
+      if (Either.isLeft(listed)) {
+        yield* Ref.set(lastSeen, undefined)
+        return { ...base, outcome: "refused", why: `the questions could not be read (${listed.left.message}); nothing was filed` } satisfies DecisionRecord
+      }
+      const existing = listed.right.find((q) => D.isConductorQuestion(q) && q.run === t.id && Q.isOpen(q))
       let qid: string
       if (existing !== undefined) qid = existing.id
       else {
@@ -335,9 +340,14 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
           head: Option.match(b, { onNone: () => null, onSome: (x) => x.head })
         })
       }
-      const open = new Set(
-        (yield* questions.list.pipe(Effect.orElseSucceed(() => []))).filter((q) => D.isConductorQuestion(q) && Q.isOpen(q)).map((q) => q.run)
-      )
+      // Unread, the open questions would be shown as none, and the turn would ask again.
+      const listed = yield* Effect.either(questions.list)
+      if (Either.isLeft(listed)) {
+        yield* Ref.set(lastSeen, undefined)
+        yield* say(`the questions cannot be read (${listed.left.message}); this cycle changes nothing`)
+        return lines
+      }
+      const open = new Set(listed.right.filter((q) => D.isConductorQuestion(q) && Q.isOpen(q)).map((q) => q.run))
       const prompt = D.conductorPrompt(lists, maxAttempts, outcomes, open)
       const saved = yield* loadSeat
       const seat = saved !== undefined && saved.agent === spec.value.id ? saved : newSeat(D.NODE, spec.value.id)

@@ -493,11 +493,20 @@ export const runDoctor = (input: DoctorInput) =>
     const roster = yield* Effect.either(loadRoster(input.repo))
     const binDir = yield* ownBinDir
     if (Either.isLeft(roster)) checks.push(fail("agents", roster.left.message, "fix the [agents.<id>] table named"))
-    else if (roster.right.agents.length === 0)
+    else if (roster.right.agents.length === 0) {
+      const user = yield* userConfigFile
+      const read = Either.isRight(settings) ? settings.right.files : []
       checks.push(
-        fail("agents", "none configured and none of claude, codex, opencode, agy on PATH", "install an agent CLI, or configure [agents.<id>] in magi.toml")
+        fail(
+          "agents",
+          "none configured and none of claude, codex, opencode, agy on PATH",
+          // The file the owner has (the one `magi init` wrote), else the user config it would write.
+          `install an agent CLI, or configure [agents.<id>] in ${
+            read.includes(user) ? user : (read.at(-1) ?? user)
+          } (any script or CLI, as a command agent: docs/agents/command.md)`
+        )
       )
-    else for (const agent of roster.right.agents)
+    } else for (const agent of roster.right.agents)
         checks.push(...(yield* agentChecks(agent, input, binDir, Either.isRight(settings) && settings.right.approvals.ask)))
     // The store is checked before the notifications (which count the phones
     // it keeps for Web Push) but reported after them, in the order a first

@@ -158,6 +158,7 @@ export const keptOnceGot = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function* () {
     const kept = yield* Ref.make(Option.none<A>())
     const one = yield* Effect.makeSemaphore(1)
+    // @effect-diagnostics-next-line returnEffectInGen:off -- the kept effect is the value made here, run later by its caller
     return one.withPermits(1)(
       Effect.flatMap(Ref.get(kept), (got) => (Option.isSome(got) ? Effect.succeed(got.value) : Effect.tap(effect, (a) => Ref.set(kept, Option.some(a)))))
     )

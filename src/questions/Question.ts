@@ -187,6 +187,8 @@ export class QuestionRejected extends Data.TaggedError("QuestionRejected")<{
     | "multiple-choice"
     | "too-long"
     | "bad-choices"
+    | "two-lines"
+    | "ambiguous"
     | "not-owner"
   readonly message: string
 }> {
@@ -433,6 +435,12 @@ export const checkNew = (input: Pick<NewQuestion, "summary" | "detail" | "choice
   const wrong = (input.summary.trim() === ""
     ? new QuestionRejected({ reason: "empty", message: "a question needs a summary: the question in one line" })
     : undefined) ??
+    (/[\r\n]/.test(input.summary.trim())
+      ? new QuestionRejected({
+        reason: "two-lines",
+        message: "the summary is the question in one line, and this one has a line break; put the rest in --detail"
+      })
+      : undefined) ??
     overCap("the summary", input.summary, SUMMARY_MAX_BYTES, "keep it to the question in one line and put the rest in --detail") ??
     overCap("the detail", input.detail, DETAIL_MAX_BYTES, PANEL_HINT) ??
     checkChoices(input.choices)
@@ -471,6 +479,16 @@ const refuseIfSettled = (q: Question, answeredWhy: string): Result | undefined =
  * multiple-choice one: accepting any of those would hand an agent something
  * the owner never said.
  */
+/**
+ * The choices `typed` names, ignoring case: `sqlite` is `SQLite` when no
+ * other choice reads the same, since a terminal answer is typed by hand.
+ * Two that differ only in case are both returned, and neither is taken.
+ */
+export const choiceMatching = (choices: ReadonlyArray<string>, typed: string): ReadonlyArray<string> => {
+  const folded = typed.trim().toLowerCase()
+  return choices.filter((c) => c.trim().toLowerCase() === folded)
+}
+
 export const answer = (q: Question, given: Answer, now: Date): Result => {
   const settled = refuseIfSettled(q, "the run has moved on and a second answer would be a decision nobody acted on")
   if (settled) return settled
@@ -483,8 +501,18 @@ export const answer = (q: Question, given: Answer, now: Date): Result => {
   if ("choice" in given) {
     if (isFreeText(q))
       return refuse("free-text", `question ${short} asks for free text, so \`${given.choice}\` cannot be a choice it offered`)
-    if (!q.choices.includes(given.choice))
-      return refuse("not-offered", `\`${given.choice}\` is not one of the choices question ${short} offers: ${q.choices.join(", ")}`)
+    if (!q.choices.includes(given.choice)) {
+      const chosen = choiceMatching(q.choices, given.choice)
+      if (chosen.length > 1) {
+        return refuse(
+          "ambiguous",
+          `\`${given.choice}\` matches more than one choice question ${short} offers (${chosen.join(", ")}); give one exactly as it is written`
+        )
+      }
+      if (chosen.length === 0)
+        return refuse("not-offered", `\`${given.choice}\` is not one of the choices question ${short} offers: ${q.choices.join(", ")}`)
+      return answer(q, { choice: chosen[0]! }, now)
+    }
   } else if (!isFreeText(q)) {
     return refuse("multiple-choice", `question ${short} is multiple choice; answer with one of: ${q.choices.join(", ")}`)
   }

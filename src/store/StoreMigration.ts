@@ -25,7 +25,11 @@
  *   time), written a chunk per batch; the only thing held whole is the list
  *   of one folder's names.
  * - **Checked**: every kind ends with a checksum of each side (see
- *   `Checksum`), the source's taken as it is copied, the target's read back.
+ *   `Checksum`), the source's taken as it is copied, the target's read back,
+ *   and each source record compared with the target's by its body and files
+ *   (not its shelf: the target's stores shelve settled records themselves),
+ *   so a difference names the records, and a target used since is no
+ *   difference. The comparison holds one digest per record of a kind.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as PlatformError from "@effect/platform/Error"
@@ -149,8 +153,27 @@ export interface KindReport {
   readonly skippedCount: number
   readonly source: Checksum
   readonly target: Checksum
-  /** Whether both sides' checksums agree. */
+  /**
+   * Whether every record copied is on the target as the source has it
+   * (body and files; which shelf it is on is not compared, since the
+   * target's own stores move settled records to their shelves). Records
+   * only the target has are its own since: not a difference.
+   */
   readonly same: boolean
+  /** The ids of the source's records the target holds otherwise or lacks (at most `DIFFERING_NAMED`), and how many in all. */
+  readonly differing: ReadonlyArray<string>
+  readonly differingCount: number
+}
+
+/** Differing records named in a report; the rest are counted. */
+export const DIFFERING_NAMED = 20
+
+/** A record as the comparison sees it: its body and files, wherever it is shelved. */
+const contentOf = (kind: string, e: Entry): string => {
+  const h = createHash("sha256").update(e.body).update("\u0000")
+  for (const f of [...e.files].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)))
+    h.update(kind).update(f.name).update("\u0000").update(f.bytes).update("\u0000")
+  return h.digest("hex")
 }
 
 /** How far one kind has got: reported after every batch. */
@@ -534,10 +557,15 @@ export const migrate = (options: {
       let skippedCount = 0
       let read = 0
       let copied = 0
+      // One digest per source record (64 bytes each), to find the ones the target holds otherwise.
+      const wanted = new Map<string, string>()
       yield* source.read(kind, target.keepsDigests).pipe(
         Stream.tap((r) =>
           Effect.sync(() => {
-            for (const e of r.entries) sum.add(kind.folder, e)
+            for (const e of r.entries) {
+              sum.add(kind.folder, e)
+              wanted.set(e.id, contentOf(kind.folder, e))
+            }
             read += r.entries.length
             skippedCount += r.skipped.length
             skipped.push(...r.skipped.slice(0, SKIPPED_NAMED - skipped.length))
@@ -553,7 +581,25 @@ export const migrate = (options: {
         Effect.withSpan("StoreMigration.copy", { attributes: { kind: kind.folder } })
       )
       const back = new Summer()
-      yield* target.read(kind, false).pipe(Stream.runForEach((r) => Effect.sync(() => r.entries.forEach((e) => back.add(kind.folder, e)))))
+      const differing: Array<string> = []
+      let differingCount = 0
+      const differs = (id: string) => {
+        differingCount++
+        if (differing.length < DIFFERING_NAMED) differing.push(id)
+      }
+      yield* target.read(kind, false).pipe(Stream.runForEach((r) =>
+        Effect.sync(() =>
+          r.entries.forEach((e) => {
+            back.add(kind.folder, e)
+            const expected = wanted.get(e.id)
+            if (expected === undefined) return
+            wanted.delete(e.id)
+            if (expected !== contentOf(kind.folder, e)) differs(e.id)
+          })
+        )
+      ))
+      // Read from the source but not on the target: not copied after all.
+      for (const id of wanted.keys()) differs(id)
       const sourceSum = sum.result()
       const targetSum = back.result()
       reports.push({
@@ -566,7 +612,9 @@ export const migrate = (options: {
         skippedCount,
         source: sourceSum,
         target: targetSum,
-        same: sameChecksum(sourceSum, targetSum)
+        same: differingCount === 0,
+        differing,
+        differingCount
       })
     }
     return reports

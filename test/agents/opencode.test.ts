@@ -86,6 +86,19 @@ describe("opencode: the call", () => {
     expect(p.argv).toContain("--auto")
   })
 
+  it("magi's server is merged over the owner's inherited OPENCODE_CONFIG_CONTENT, so their provider survives; the agent's env wins over it", () => {
+    const mcp = { command: "/opt/magi/bin/magi", args: ["mcp"], env: {} }
+    const owners = JSON.stringify({ provider: { standin: { options: { baseURL: "http://127.0.0.1:9/v1" } } }, model: "standin/scripted" })
+    const config = (over: Partial<AgentSpec>) =>
+      JSON.parse(plan(agent(over), { ...input, mcp, inherited: { OPENCODE_CONFIG_CONTENT: owners } }).env!.OPENCODE_CONFIG_CONTENT!)
+    expect(config({})).toMatchObject({ ...JSON.parse(owners), mcp: { magi: { command: ["/opt/magi/bin/magi", "mcp"] } } })
+    const agents = JSON.stringify({ model: "other/model" })
+    expect(config({ env: { OPENCODE_CONFIG_CONTENT: agents } })).toEqual({ model: "other/model", mcp: expect.objectContaining({ magi: expect.anything() }) })
+    // A read-only seat's permissions extend the owner's too.
+    const read = plan(agent(), { ...input, allowWrite: false, inherited: { OPENCODE_PERMISSION: JSON.stringify({ webfetch: "deny" }) } })
+    expect(JSON.parse(read.env!.OPENCODE_PERMISSION!)).toEqual({ webfetch: "deny", ...READ_ONLY_PERMISSION })
+  })
+
   it("each call waits ten minutes for the owner, or the agent's wait_slice when shorter", () => {
     const slice = (over: Partial<AgentSpec>) =>
       JSON.parse(plan(agent(over), { ...input, approve: true, magi: "/opt/magi/bin/magi", home: "/h" }).env!.OPENCODE_CONFIG_CONTENT!).plugin[0][1].slice

@@ -69,6 +69,38 @@ describe("magi --help", () => {
     expect(help.stdout).toContain("Usage:\n  magi task show [options] ID\n")
   })
 
+  it("magi help and magi help CMD print what --help prints", async () => {
+    const o = owner()
+    for (const path of [[], ["task", "add"], ["start"]]) {
+      const asked = await o.run(["help", ...path])
+      expect(asked.code, path.join(" ")).toBe(0)
+      expect(asked.stdout, path.join(" ")).toBe((await o.run([...path, "--help"])).stdout)
+    }
+    // `magi start`'s help offers the --port that a taken port's refusal tells the owner to pass.
+    expect((await o.run(["help", "start"])).stdout).toContain("--port")
+  })
+
+  it("magi start --port serves on that port, as the refusal of a taken one says to pass", { timeout: 60_000 }, async () => {
+    const o = owner()
+    const started = o.start(["start", "--port", "0"])
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = ""
+        started.child.stdout!.on("data", (c) => {
+          out += c
+          if (out.includes("\n")) resolve(out.split("\n")[0]!)
+        })
+        void started.done.then((d) => reject(new Error(`magi start ended (${d.code}): ${d.stderr}`)))
+      })
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+      expect(url).not.toBe("http://127.0.0.1:7878")
+      expect((await fetch(`${url}/api/health`)).ok).toBe(true)
+    } finally {
+      started.child.kill("SIGTERM")
+      await started.done
+    }
+  })
+
   it("gives magi ask its forms, how panels name their files, examples, and the exit-code table docs/protocol.md has", async () => {
     const o = owner()
     const { stdout } = await o.run(["ask", "--help"])
@@ -141,6 +173,7 @@ describe("usage mistakes", () => {
     expect(await mistake(["answer", "--reply"])).toMatch(/^magi: --reply needs a value \(TEXT\)/)
     expect(await mistake(["answer", "--reply", "--say", "hm"])).toMatch(/^magi: --reply needs a value/)
     expect(await mistake(["web", "--port", "eighty"])).toContain("--port takes a whole number")
+    expect(await mistake(["start", "--port", "70000"])).toBe("magi: --port must be 0-65535, not 70000")
   })
 
   it("says which command was meant, and what a command takes", async () => {

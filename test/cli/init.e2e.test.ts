@@ -60,6 +60,26 @@ const initAtTerminal = (s: ReturnType<typeof setup>, replies: Record<string, Rea
 }
 
 describe("magi init", { timeout: 120_000 }, () => {
+  it("with no agent CLI on PATH offers a command agent, pointing at its docs", () => {
+    const s = setup()
+    const env = { ...s.env, PATH: `${NodePath.dirname(process.execPath)}:/usr/bin:/bin` }
+    const ran = spawnSync(process.execPath, [MAGI, "init", "--yes"], { cwd: s.work, env, encoding: "utf8" })
+    expect(ran.status, ran.stderr).toBe(0)
+    expect(ran.stdout).toContain("agents: none of claude, codex, opencode, agy is on PATH.")
+    expect(ran.stdout).toContain('a `command` agent, e.g. [agents.mine] kind = "command"')
+    expect(ran.stdout).toContain("docs/agents/command.md")
+    // The doctor after it names the file init wrote for the agent, not a magi.toml there is none of.
+    expect(ran.stdout).toContain(`configure [agents.<id>] in ${s.config} (any script or CLI, as a command agent: docs/agents/command.md)`)
+  })
+
+  it("warns that a loopback page address cannot reach a phone", async () => {
+    const s = setup()
+    const { code, text } = await initAtTerminal(s, { "[Y/n] ": ["n\n", "n\n"], "Empty for nowhere yet: ": ["http://127.0.0.1:7878\n"] })
+    expect(code, text).toBe(0)
+    expect(text).toContain("warning: http://127.0.0.1:7878 is on this machine only, so a phone cannot reach it")
+    expect(text).toContain(`config: wrote ${s.config}`)
+  })
+
   it("asks at a terminal, shows the ntfy QR, writes a commented config, and ends with the doctor", async () => {
     const s = setup()
     // Each prompt's nth showing gets the nth reply: ntfy yes, pair the

@@ -137,6 +137,36 @@ describe("magi store migrate, as real processes", { timeout: 180_000 }, () => {
     expect(await fingerprint(url)).toEqual(before)
   })
 
+  it("once the target was used (a listing shelved its settled questions), a second run has nothing left to copy and exits 0", async () => {
+    const o = owner()
+    const ids = plantQuestions(o.home, 3)
+    const url = await database()
+    const first = await o.run(["store", "migrate", "--to", url])
+    expect(first.code).toBe(0)
+    const read = /questions: (\d+) read/.exec(first.stdout)![1]!
+    // The database in use: its shelving moves the settled hot question (the
+    // one answered) to its month's shelf there, as a listing does.
+    const answered = ids.at(-2)!
+    await rows(url, "UPDATE magi_records SET shelf = $2 WHERE kind = 'questions' AND id = $1", [answered, `${answered.slice(0, 4)}-${answered.slice(4, 6)}`])
+    const again = await o.run(["store", "migrate", "--to", url])
+    expect(again.stderr).not.toContain("differ")
+    expect(again.code).toBe(0)
+    expect(again.stdout).toContain(`questions: ${read} read, 0 copied, ${read} already there`)
+    expect(again.stdout).toContain("0 differences")
+  })
+
+  it("names the records that differ, kind and id, when the target holds something else", async () => {
+    const o = owner()
+    const ids = plantQuestions(o.home, 3)
+    const url = await database()
+    expect((await o.run(["store", "migrate", "--to", url])).code).toBe(0)
+    await rows(url, "UPDATE magi_records SET body = replace(body, 'cache', 'kache') WHERE kind = 'questions' AND id = $1", [ids[1]])
+    const again = await o.run(["store", "migrate", "--to", url])
+    expect(again.code).toBe(1)
+    expect(again.stderr).toContain(`questions ${ids[1]}`)
+    expect(again.stderr).not.toContain(ids[0]!)
+  })
+
   it("finishes the job when run again after a kill -9 midway, with the checksums of a copy never interrupted", async () => {
     const o = owner()
     const ids = plantQuestions(o.home, 12_000)

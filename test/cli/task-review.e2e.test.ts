@@ -16,6 +16,8 @@ const world = () => {
   const repo = NodePath.join(dir, "repo")
   NodeFs.mkdirSync(repo)
   execFileSync("git", ["init", "-q", "-b", "trunk"], { cwd: repo })
+  // An agent to run the tasks, so filing says nothing of its absence.
+  NodeFs.writeFileSync(NodePath.join(repo, "magi.toml"), `[agents.fake]\nkind = "command"\ncommand = ["true"]\n`)
   const home = NodePath.join(dir, "home")
   const queued =
     () => (NodeFs.existsSync(NodePath.join(home, "queue")) ? NodeFs.readdirSync(NodePath.join(home, "queue")).filter((f) => f.endsWith(".json")) : [])

@@ -17,11 +17,13 @@ interface World {
   readonly queue: string
 }
 
-const world = (): World => {
+const world = (agent = true): World => {
   const dir = tempDirSync()
   const repo = NodePath.join(dir, "repo")
   NodeFs.mkdirSync(NodePath.join(repo, "src", "deep"), { recursive: true })
   execFileSync("git", ["init", "-q", "-b", "trunk"], { cwd: repo })
+  // An agent to run the tasks, so filing says nothing of its absence.
+  if (agent) NodeFs.writeFileSync(NodePath.join(repo, "magi.toml"), `[agents.fake]\nkind = "command"\ncommand = ["true"]\n`)
   const home = NodePath.join(dir, "home")
   return { dir, repo, home, env: { MAGI_HOME: home, MAGI_RUN: "", MAGI_NODE: "" }, queue: NodePath.join(home, "queue") }
 }
@@ -52,6 +54,29 @@ const refusedWith = (w: World, args: ReadonlyArray<string>, message: string, cwd
   expect(r.stdout).toBe("")
   expect(files(w).map((f) => [f, NodeFs.readFileSync(NodePath.join(w.queue, f), "utf8")])).toEqual(before)
 }
+
+describe("magi task add with no agent to run it", { timeout: 180_000 }, () => {
+  it("files the task and says it cannot run until an agent is configured, and how; task list and show say it on the task", () => {
+    const w = world(false)
+    // No agent CLI on this PATH: node and the system's tools only.
+    const env = { ...w.env, PATH: `${NodePath.dirname(process.execPath)}:/usr/bin:/bin` }
+    const r = magi(w.repo, env, "task", "add", "Add a cache")
+    expect(r.status, r.stderr).toBe(0)
+    const short = /^filed (\w+) /.exec(r.stdout)![1]!
+    expect(stored(w, short)).toMatchObject({ status: "queued", instruction: "Add a cache" })
+    expect(r.stderr).toContain(`task ${short} is filed, but no agent is configured for ${NodeFs.realpathSync(w.repo)}, so it cannot run until one is`)
+    expect(r.stderr).toContain("[agents.<id>]")
+    expect(r.stderr).toContain("docs/agents/command.md")
+    const listed = magi(w.repo, env, "task", "list")
+    expect(listed.stdout).toContain(`(cannot run: no agent is configured; magi task show ${short} says how)`)
+    const shown = magi(w.repo, env, "task", "show", short)
+    expect(shown.stdout).toContain("  cannot run: no agent is configured for")
+    // Once one is, nothing of it is said.
+    NodeFs.writeFileSync(NodePath.join(w.repo, "magi.toml"), `[agents.fake]\nkind = "command"\ncommand = ["true"]\n`)
+    expect(magi(w.repo, env, "task", "list").stdout).not.toContain("cannot run")
+    expect(magi(w.repo, env, "task", "show", short).stdout).not.toContain("cannot run")
+  })
+})
 
 describe("magi task add", { timeout: 180_000 }, () => {
   it("files a task from the words, titled by its first line, in the repo's root, by the owner", () => {

@@ -253,6 +253,39 @@ const callInput = (dir: string, agent: AgentSpec, over: Partial<CallInput>): Cal
   ...over
 })
 
+describe(`opencode ${VERSION} with the owner's OPENCODE_CONFIG_CONTENT, for real`, () => {
+  it("runs on the provider the owner's OPENCODE_CONFIG_CONTENT names, with magi's MCP server registered beside it", async () => {
+    requireBin()
+    const dir = tempDirSync()
+    const home = NodePath.join(dir, "magi-home")
+    const s = await stand((req) => {
+      const tools = (req.tools ?? []).map((t) => t.function.name)
+      return { text: tools.some((t) => /magi.*ask$/.test(t)) ? "Done: magi's tools were offered." : `no magi tool in: ${tools.join(", ")}` }
+    })
+    const repo = NodePath.join(dir, "repo")
+    NodeFs.mkdirSync(repo)
+    const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, stdio: "pipe" })
+    git("init", "-q", "-b", "trunk")
+    NodeFs.writeFileSync(NodePath.join(repo, "magi.toml"), `[agents.oc]\nkind = "opencode"\ncommand = ${JSON.stringify([BIN])}\nmodel = "${MODEL}"\n`)
+    git("add", "-A")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "init")
+    // The config file's provider leads nowhere (a closed local port); the
+    // owner's environment moves it to the stand-in, as an owner sets theirs.
+    const seatEnv = opencodeEnv(dir, "seat", "http://127.0.0.1:9/v1")
+    const proxy = new URL(s.baseUrl).origin
+    const env = {
+      ...seatEnv,
+      HTTPS_PROXY: proxy,
+      HTTP_PROXY: proxy,
+      OPENCODE_CONFIG_CONTENT: JSON.stringify({ provider: { standin: { options: { baseURL: s.baseUrl } } } }),
+      MAGI_HOME: home
+    }
+    const ran = await magi(repo, env, "run", "Say whether magi's tools are there.")
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(onlyRun(home).record()).toMatchObject({ status: "done", summary: "Done: magi's tools were offered." })
+  }, 3 * TURN_MS)
+})
+
 describe(`opencode ${VERSION} seats, for real`, () => {
   it("a read-only seat cannot change the worktree, by edit tools or by shell, but can still run magi", async () => {
     requireBin()

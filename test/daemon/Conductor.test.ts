@@ -18,7 +18,7 @@ import { TICK, Waiter } from "../../src/daemon/Waiter.js"
 import { MagiConfig, type Settings } from "../../src/platform/MagiConfig.js"
 import * as Q from "../../src/questions/Question.js"
 import { Notifier } from "../../src/questions/Notifier.js"
-import { QuestionStore } from "../../src/questions/QuestionStore.js"
+import { QuestionStore, StoreError } from "../../src/questions/QuestionStore.js"
 import * as Lease from "../../src/questions/Lease.js"
 import * as T from "../../src/queue/Task.js"
 import { TaskStore } from "../../src/queue/TaskStore.js"
@@ -475,3 +475,45 @@ describe("deputies, across restarts of magi serve", () => {
       yield* stop(second)
     }))
 })
+
+describe("the conductor on a store that fails a read", () => {
+  it.scoped("a failed read of the questions files no second question for the same task: the decision is refused and logged", () =>
+    Effect.gen(function* () {
+      const w0 = yield* makeWorld
+      const real = Context.get(w0.base, QuestionStore)
+      const failNext = yield* Ref.make(false)
+      // The store fails the first listing after the conductor's second turn, once.
+      const flaky = {
+        ...real,
+        list: Effect.flatMap(Ref.getAndSet(failNext, false), (fail) => (fail ? Effect.fail(new StoreError({ message: "the disk hiccuped" })) : real.list))
+      }
+      const w: World = { ...w0, base: Context.add(w0.base, QuestionStore, flaky) }
+      const db = yield* file(w, "Add a database", { priority: 5 })
+      const asked = json({ decisions: [{ id: db.id, question: "Which database?", choices: ["Postgres", "SQLite"], reason: "the issue does not say" }] })
+      let turns = 0
+      yield* Ref.set(w.verdicts, (input) => {
+        if (input.node !== "conduct") return { text: json({ decisions: [] }) }
+        turns += 1
+        return turns === 2 ? { text: asked, during: () => Ref.set(failNext, true) } : { text: turns === 1 ? asked : json({ decisions: [] }) }
+      })
+      const s = yield* startServe(w)
+      yield* s.beats(1)
+      expect(yield* conductorQuestionsOf(real)).toHaveLength(1)
+      // Something changes, so the conductor takes a second turn and asks the same again.
+      yield* file(w, "Other work")
+      yield* s.beats(1)
+      expect(turns).toBe(2)
+      const qs = yield* conductorQuestionsOf(real)
+      expect(qs).toHaveLength(1)
+      expect(yield* task(w, db.id)).toMatchObject({ status: "blocked", blocked_by: [qs[0]!.id] })
+      expect((yield* decisions(w)).filter((r) => r.outcome === "refused")).toMatchObject([{
+        task: db.id,
+        outcome: "refused",
+        why: expect.stringContaining("could not be read")
+      }])
+      yield* stop(s)
+    }))
+})
+
+const conductorQuestionsOf = (questions: Context.Tag.Service<typeof QuestionStore>) =>
+  Effect.map(questions.list.pipe(Effect.orDie), (all) => all.filter((q) => q.node === "conduct"))

@@ -28,11 +28,13 @@ describe("magi as an installed package", { timeout: 300_000 }, () => {
   let tarball: string
   let prefix: string
   let installed: string
+  let manifestBefore: string
   const work = tempDirSync()
 
   beforeAll(() => {
-    // The bundle is built (`npm run build`); packing it again would only rebuild it.
-    const packed = JSON.parse(npm(["pack", "--json", "--ignore-scripts", "--pack-destination", work], process.cwd())) as Array<{
+    // The bundle is built (`npm run build`); the pack runs its scripts as the owner's `npm pack` does.
+    manifestBefore = NodeFs.readFileSync("package.json", "utf8")
+    const packed = JSON.parse(npm(["pack", "--json", "--pack-destination", work], process.cwd())) as Array<{
       filename: string
       files: Array<{ path: string }>
     }>
@@ -52,6 +54,16 @@ describe("magi as an installed package", { timeout: 300_000 }, () => {
     expect(top).toEqual(["README.md", "dist", "docs", "package.json"])
     expect(NodeFs.existsSync(NodePath.join(installed, "node_modules"))).toBe(false)
     expect(NodeFs.readdirSync(NodePath.join(installed, "dist")).sort()).toEqual(["bin", "magi.cjs", "magi.js", "package.json"])
+  })
+
+  it("carries no install-time script, and leaves the repository's manifest as it was", () => {
+    // npm 11 warns on `npm i -g` of a package with any of them, and asks for --allow-scripts.
+    const scripts = Object.keys((JSON.parse(NodeFs.readFileSync(NodePath.join(installed, "package.json"), "utf8")) as { scripts?: object }).scripts ?? {})
+    for (const name of ["preinstall", "install", "postinstall", "prepublish", "preprepare", "prepare", "postprepare"]) expect(scripts).not.toContain(name)
+    // A clone's `npm ci` still builds dist/ and patches TypeScript.
+    expect(NodeFs.readFileSync("package.json", "utf8")).toBe(manifestBefore)
+    expect(Object.keys((JSON.parse(manifestBefore) as { scripts: object }).scripts)).toContain("prepare")
+    expect(NodeFs.existsSync("package.json.unpacked")).toBe(false)
   })
 
   const run = (args: ReadonlyArray<string>) => {

@@ -60,6 +60,22 @@ describe("Question", () => {
     expect(Q.decode(Q.encode(answered), "test")).toEqual(Either.right(answered))
   })
 
+  it("takes a choice typed in another case when only one choice reads so, and refuses one that reads as two, naming both", () => {
+    const q = { ...choiceQuestion(), choices: ["SQLite", "Redis", "redis"] }
+    const table: ReadonlyArray<readonly [string, string]> = [
+      ["sqlite", "SQLite"],
+      ["SQLITE", "SQLite"],
+      [" SQLite ", "SQLite"],
+      ["Redis", "Redis"],
+      ["redis", "redis"]
+    ]
+    for (const [typed, stored] of table) expect(ok(Q.answer(q, { choice: typed }, ASKED)).answer, typed).toEqual({ choice: stored })
+    const two = refusal(Q.answer(q, { choice: "REDIS" }, ASKED))
+    expect(two).toContain("Redis, redis")
+    expect(two).toContain("exactly as it is written")
+    expect(refusal(Q.answer(q, { choice: "Postgres" }, ASKED))).toContain("not one of the choices")
+  })
+
   it("refuses each bad answer with a reason of its own and leaves the question open", () => {
     const unoffered = refusal(Q.answer(choiceQuestion(), { choice: "Postgres" }, ASKED))
     const typed = refusal(Q.answer(choiceQuestion(), { text: "use Postgres" }, ASKED))
@@ -240,6 +256,12 @@ describe("caps on what is typed, and well-formed choices", () => {
     const within = "é".repeat(Q.SUMMARY_MAX_BYTES / 2)
     expect(Either.isRight(Q.checkNew({ ...input, summary: within }))).toBe(true)
     expect(refusal(Q.checkNew({ ...input, summary: within + "é" }))).toContain(String(Q.SUMMARY_MAX_BYTES))
+  })
+
+  it("refuses a summary of two lines (help says one), and keeps one a trailing newline ends", () => {
+    for (const summary of ["Which backend?\nSQLite is smaller", "Which\r\nbackend?", "Which backend?\rOr none"])
+      expect(refusal(Q.checkNew({ ...input, summary })), JSON.stringify(summary)).toContain("one line")
+    expect(Either.isRight(Q.checkNew({ ...input, summary: "Which backend?\n" }))).toBe(true)
   })
 
   it("refuses a choice of only spaces instead of storing a blank button", () => {

@@ -41,6 +41,12 @@ export interface PlanInput {
   readonly approve?: boolean
   /** `MAGI_HOME`: where magi keeps files a CLI loads (opencode's approval plugin, `Plan.files`). */
   readonly home?: string
+  /**
+   * The environment the CLI inherits from magi (the owner's shell), under
+   * the agent's configured `env`: a variable magi extends (opencode's
+   * `OPENCODE_CONFIG_CONTENT`) is extended from what the CLI would have seen.
+   */
+  readonly inherited?: Readonly<Record<string, string | undefined>>
 }
 
 /**

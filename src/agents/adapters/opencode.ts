@@ -174,8 +174,8 @@ interface Additions {
 /**
  * `OPENCODE_CONFIG_CONTENT` with magi's server and plugin added: opencode
  * merges it over its config files, so the owner's own servers, plugins and
- * settings stay. One the agent's env already sets is kept, magi's entries
- * added to it.
+ * settings stay. One the agent's env or the owner's environment already
+ * sets (the agent's first) is kept, magi's entries added to it.
  */
 const withAdditions = (own: string | undefined, add: Additions): string => {
   let base: Record<string, unknown> = {}
@@ -243,6 +243,9 @@ export const opencode: AgentAdapter = {
   plan: (agent, input) => {
     const { program, lead, model } = commandOf(agent)
     const plugin = approvalPlugin(input)
+    // What opencode would read without magi: the agent's env, else the
+    // owner's own (a provider set there must survive magi's additions).
+    const own = (name: string) => agent.env[name] ?? input.inherited?.[name]
     return {
       argv: [
         program,
@@ -265,9 +268,9 @@ export const opencode: AgentAdapter = {
         ? {}
         : {
           env: {
-            ...(input.allowWrite ? {} : { OPENCODE_PERMISSION: readOnlyPermission(agent.env.OPENCODE_PERMISSION) }),
+            ...(input.allowWrite ? {} : { OPENCODE_PERMISSION: readOnlyPermission(own("OPENCODE_PERMISSION")) }),
             ...(input.mcp === undefined && plugin === undefined ? {} : {
-              OPENCODE_CONFIG_CONTENT: withAdditions(agent.env.OPENCODE_CONFIG_CONTENT, {
+              OPENCODE_CONFIG_CONTENT: withAdditions(own("OPENCODE_CONFIG_CONTENT"), {
                 ...(input.mcp === undefined ? {} : { mcp: input.mcp }),
                 ...(plugin === undefined ? {} : { plugin: [pathToFileURL(plugin.path).href, { slice: approveSliceSecs(agent) }] as const })
               })
