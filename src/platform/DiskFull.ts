@@ -27,27 +27,31 @@ export const isDiskFull = (e: unknown): e is PlatformError.SystemError =>
 /** `e`, as a `DiskFull` when it is one. */
 export const sayDiskFull = <E>(e: E): E | DiskFull =>
   isDiskFull(e) && !(e instanceof DiskFull)
-    ? new DiskFull({
-      reason: e.reason,
-      module: e.module,
-      method: e.method,
-      description: e.description,
-      syscall: e.syscall,
-      pathOrDescriptor: e.pathOrDescriptor,
-      cause: e.cause
-    })
+    ? new DiskFull(fieldsOf(e))
     : e
 
 const said = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.mapError(effect, sayDiskFull)
 
-/** An open file whose writes say a full disk so. */
-const fileSaying = (file: FileSystem.File, path: string): FileSystem.File => ({
-  ...file,
-  write: (buffer) => Effect.mapError(file.write(buffer), (e) => sayDiskFull(withPath(e, path))),
-  writeAll: (buffer) => Effect.mapError(file.writeAll(buffer), (e) => sayDiskFull(withPath(e, path))),
-  sync: Effect.mapError(file.sync, (e) => sayDiskFull(withPath(e, path))),
-  truncate: (length) => said(file.truncate(length))
-})
+/**
+ * An open file whose writes say a full disk so. A proxy, not a spread: the
+ * platform's file is a class whose `seek`, `read` and position live on its
+ * prototype and in its own state, which a copy would lose or split.
+ */
+const fileSaying = (file: FileSystem.File, path: string): FileSystem.File => {
+  const overrides: Partial<Record<PropertyKey, unknown>> = {
+    write: (buffer: Uint8Array) => Effect.mapError(file.write(buffer), (e) => sayDiskFull(withPath(e, path))),
+    writeAll: (buffer: Uint8Array) => Effect.mapError(file.writeAll(buffer), (e) => sayDiskFull(withPath(e, path))),
+    sync: Effect.mapError(file.sync, (e) => sayDiskFull(withPath(e, path))),
+    truncate: (length?: FileSystem.SizeInput) => said(file.truncate(length))
+  }
+  return new Proxy(file, {
+    get: (target, key) => {
+      if (key in overrides) return overrides[key]
+      const value: unknown = Reflect.get(target, key, target)
+      return typeof value === "function" ? value.bind(target) : value
+    }
+  })
+}
 
 /** A descriptor's failure named by the file's path, which the owner can find. */
 const withPath = <E>(e: E, path: string): E =>

@@ -6,6 +6,10 @@
  * the next writer takes the lock at once, and the failure says the disk is full.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
 import * as PlatformError from "@effect/platform/Error"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Either, Fiber, Layer, Option, TestClock } from "effect"
@@ -92,3 +96,24 @@ describe("a lock on a full disk", () => {
 })
 
 const full = { now: false }
+
+describe("a file opened through the disk-full words", () => {
+  it.effect("still seeks and reads as the platform's own file does (a run's artifact tail reads through it)", () =>
+    Effect.gen(function* () {
+      const dir = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "magi-diskfull-"))
+      const path = NodePath.join(dir, "out")
+      NodeFs.writeFileSync(path, "0123456789")
+      const fs = withDiskFullWords(yield* FileSystem.FileSystem)
+      const tail = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const file = yield* fs.open(path, { flag: "r" })
+          yield* file.seek(6, "start")
+          const buffer = new Uint8Array(4)
+          const n = yield* file.read(buffer)
+          return Buffer.from(buffer.subarray(0, Number(n))).toString("utf8")
+        })
+      )
+      expect(tail).toBe("6789")
+      NodeFs.rmSync(dir, { recursive: true, force: true })
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+})
