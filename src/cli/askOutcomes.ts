@@ -29,6 +29,11 @@ export const ASK_OUTCOMES: ReadonlyArray<AskOutcome> = [
   },
   { outcome: "abandoned (the deadline passed, or the owner withdrew it)", stdout: "nothing; stderr says why (a withdrawal, in the owner's words)", exit: "1" },
   {
+    outcome: "the deadline passed while the store could not be reached (PostgreSQL away)",
+    stdout: "as pending: the exact `magi ask --wait <id>`; stderr says the deadline is applied once the store answers, which the next `--wait` does",
+    exit: "0"
+  },
+  {
     outcome: "stopped by a signal while waiting",
     stdout: "nothing; stderr says the question stays open, and the exact `magi ask --wait <id>`",
     exit: "130 (SIGINT), 143 (SIGTERM)"
