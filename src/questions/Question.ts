@@ -435,7 +435,8 @@ export const checkNew = (input: Pick<NewQuestion, "summary" | "detail" | "choice
   const wrong = (input.summary.trim() === ""
     ? new QuestionRejected({ reason: "empty", message: "a question needs a summary: the question in one line" })
     : undefined) ??
-    (/[\r\n]/.test(input.summary.trim())
+    // A line feed starts a second line; a lone carriage return does not (it is shown escaped, as any control character).
+    (/\n/.test(input.summary.trim())
       ? new QuestionRejected({
         reason: "two-lines",
         message: "the summary is the question in one line, and this one has a line break; put the rest in --detail"
