@@ -25,7 +25,12 @@ const lockDenied = Layer.effect(
         ? Effect.fail(
           new PlatformError.SystemError({ module: "FileSystem", method: "writeFile", reason: "PermissionDenied", pathOrDescriptor: path })
         )
-        : fs.writeFileString(path, text, options)
+        : fs.writeFileString(path, text, options),
+    // The lock is a create-new open and a write (FileClaim.createNew): denied at the open, as a read-only disk does.
+    open: (path: string, options?: FileSystem.OpenFileOptions) =>
+      NodePath.basename(path).startsWith("run.lock") && (options?.flag ?? "r") !== "r"
+        ? Effect.fail(new PlatformError.SystemError({ module: "FileSystem", method: "open", reason: "PermissionDenied", pathOrDescriptor: path }))
+        : fs.open(path, options)
   }))
 )
 
