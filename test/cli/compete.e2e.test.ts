@@ -183,7 +183,9 @@ describe("a competition", () => {
     expect(t.calls().filter((l) => l.endsWith(" deliberate")).map((l) => l.split(" ")[0])).toEqual(["judge-1", "judge-2", "judge-3"])
     expect(c.deliberation.find((d: { seat: string }) => d.seat === seatOf("alpha")).pick).toBe("B")
     // The last speaker heard every opening ranking and the earlier turns by number only, its own marked.
-    const last = NodeFs.readdirSync(NodePath.join(t.env.MAGI_HOME!, "runs", run.id, "artifacts")).filter((f) => f.startsWith("judge-3-") && f.endsWith(".prompt.md"))
+    const last = NodeFs.readdirSync(NodePath.join(t.env.MAGI_HOME!, "runs", run.id, "artifacts")).filter((f) =>
+      f.startsWith("judge-3-") && f.endsWith(".prompt.md")
+    )
       .map((f) => NodeFs.readFileSync(NodePath.join(t.env.MAGI_HOME!, "runs", run.id, "artifacts", f), "utf8"))
       .map((p) => p.slice(p.indexOf("# Deliberation, round 1 of 1")))
       .find((p) => p.startsWith("# Deliberation"))!
@@ -198,8 +200,9 @@ describe("a competition", () => {
     expect(voteOf("gamma")).toMatchObject({ label: "B", retries: 1 })
     expect(c.tally).toMatchObject({ winner: "B", votes_changed: 1, unanimous_first: false, unanimous_final: false, first_choices: { A: 0, B: 2, C: 1 } })
     const shown = t.magi({}, "show", run.id).stdout
-    expect(shown).toMatch(/judge-1, round 1: .*leaning [BC]/)
+    expect(shown).toMatch(/judge-1, round 1: leaning [BC]\n {6}\w+ heard Judge 1 \(you\); Judge 2; Judge 3 and leans [BC]\./)
     expect(shown).toContain(`vote ${seatOf("alpha")}: B`)
+    expect(shown).toContain(`vote ${seatOf("gamma")}: B, 1 retry`)
     expect(shown).toContain("votes changed: 1")
   })
 
