@@ -183,29 +183,7 @@ export class CompetitionDriver extends Effect.Service<CompetitionDriver>()("magi
         return yield* toStep(run.id, answered < Tally.quorumOf(compOf(seated).judges.length) ? "tally" : "deliberate")
       })
 
-    const { deliberateOne, voteOne } = voting({ runs, driver, io, change, compOf })
-
-    /** Only when the first choices differ: each round, the judges speak in seat order, each turn recorded as it ends. */
-    const deliberate = (run: Run, settings: GraphSettings) =>
-      Effect.gen(function* () {
-        const c = compOf(run)
-        if (settings.deliberateRounds > 0 && D.split(c.judges)) {
-          const shown = yield* shownOf(run)
-          for (const t of D.turnsLeft(c.judges, settings.deliberateRounds, c.deliberation))
-            yield* deliberateOne(run.id, t.seat, t.round, settings.deliberateRounds, shown)
-        }
-        return yield* toStep(run.id, "vote")
-      })
-
-    /** Every judge that ranked votes alone; one whose vote is recorded is not asked again. */
-    const vote = (run: Run) =>
-      Effect.gen(function* () {
-        const c = compOf(run)
-        const shown = yield* shownOf(run)
-        const asked = D.answered(c.judges).filter((j) => !c.votes.some((v) => v.seat === j.seat))
-        yield* Effect.all(asked.map((j) => voteOne(run.id, j.seat, shown)), { concurrency: "unbounded" })
-        return yield* toStep(run.id, "tally")
-      })
+    const { deliberate, vote } = voting({ runs, driver, io, change, compOf }, shownOf, toStep)
 
     const tally = (run: Run) =>
       Effect.gen(function* () {

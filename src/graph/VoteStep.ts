@@ -8,13 +8,18 @@
  */
 import { Effect } from "effect"
 import * as C from "../runs/Competition.js"
-import type { Run } from "../runs/Runs.js"
+import type { Run, RunNotFound, RunStoreError } from "../runs/Runs.js"
 import * as D from "./Deliberation.js"
+import type { GraphSettings } from "./GraphConfig.js"
 import { JUDGE_RETRIES, JUDGE_TURN_TIMEOUT, type JudgingDeps } from "./JudgeStep.js"
 import { judgePrompt, type Shown } from "./JudgePrompt.js"
 import * as VoteAnswer from "./VoteAnswer.js"
 
-export const voting = ({ change, compOf, driver, runs }: JudgingDeps) => {
+export const voting = (
+  { change, compOf, driver, runs }: JudgingDeps,
+  shownOf: (run: Run) => Effect.Effect<ReadonlyArray<Shown>>,
+  toStep: (id: string, step: C.Step) => Effect.Effect<Run, RunNotFound | RunStoreError>
+) => {
   /** Every agent name in the run, blanked from what the judges read of each other. */
   const namesOf = (run: Run) => [...new Set(run.seats.map((s) => s.agent))]
 
@@ -72,5 +77,27 @@ export const voting = ({ change, compOf, driver, runs }: JudgingDeps) => {
       }
     })
 
-  return { deliberateOne, voteOne }
+  /** Only when the first choices differ: each round, the judges speak in seat order, each turn recorded as it ends. */
+  const deliberate = (run: Run, settings: GraphSettings) =>
+    Effect.gen(function* () {
+      const c = compOf(run)
+      if (settings.deliberateRounds > 0 && D.split(c.judges)) {
+        const shown = yield* shownOf(run)
+        for (const t of D.turnsLeft(c.judges, settings.deliberateRounds, c.deliberation))
+          yield* deliberateOne(run.id, t.seat, t.round, settings.deliberateRounds, shown)
+      }
+      return yield* toStep(run.id, "vote")
+    })
+
+  /** Every judge that ranked votes alone, all at once; one whose vote is recorded is not asked again. */
+  const vote = (run: Run) =>
+    Effect.gen(function* () {
+      const c = compOf(run)
+      const shown = yield* shownOf(run)
+      const asked = D.answered(c.judges).filter((j) => !c.votes.some((v) => v.seat === j.seat))
+      yield* Effect.all(asked.map((j) => voteOne(run.id, j.seat, shown)), { concurrency: "unbounded" })
+      return yield* toStep(run.id, "tally")
+    })
+
+  return { deliberate, vote }
 }
