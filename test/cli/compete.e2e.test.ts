@@ -206,6 +206,32 @@ describe("a competition", () => {
     expect(shown).toContain("votes changed: 1")
   })
 
+  it("resumes after kill -9 mid-deliberation at the first turn not recorded", { timeout: 180_000 }, async () => {
+    const t = setup()
+    NodeFs.writeFileSync(NodePath.join(t.dir, "hang-judge-2-deliberate"), "")
+    const child = spawn(process.execPath, [MAGI, "run", "add your file"], {
+      cwd: t.repo,
+      env: { ...process.env, ...t.env, COMPETE_JUDGE_alpha: "reverse", XDG_CONFIG_HOME: NodePath.join(t.repo, ".no-config") },
+      stdio: "ignore"
+    })
+    await until("judge-2 is deliberating", () => t.calls().some((l) => /^judge-2 \w+ deliberate$/.test(l)), 90_000)
+    child.kill("SIGKILL")
+    await new Promise((r) => child.once("exit", r))
+    NodeFs.rmSync(NodePath.join(t.dir, "hang-judge-2-deliberate"))
+    expect(t.record().competition.deliberation.map((d: { seat: string }) => d.seat)).toEqual(["judge-1"])
+    const before = t.calls()
+    const resumed = t.magi({ COMPETE_JUDGE_alpha: "reverse" }, "run", "--resume", t.record().id)
+    expect(resumed.status, resumed.stderr).toBe(0)
+    const c = t.record().competition
+    expect(c.step).toBe("elected")
+    expect(c.deliberation.map((d: { seat: string }) => d.seat)).toEqual(["judge-1", "judge-2", "judge-3"])
+    const again = t.calls().slice(before.length)
+    expect(again.filter((l) => !l.endsWith(" vote")).map((l) => l.split(" ").filter((_, i) => i !== 1).join(" "))).toEqual([
+      "judge-2 deliberate",
+      "judge-3 deliberate"
+    ])
+  })
+
   it("resumes after kill -9 during voting, asking only the judges without a recorded vote", { timeout: 180_000 }, async () => {
     const t = setup()
     NodeFs.writeFileSync(NodePath.join(t.dir, "hang-judge-2-vote"), "")
