@@ -1,12 +1,12 @@
 /**
  * The competition as a service: a run whose steps (prep, implement, checks,
- * judge, tally, fold) each write the run record before the next starts and
+ * judge, deliberate, vote, tally, fold) each write the run record before the next starts and
  * skip what is already recorded, so `magi run --resume`, a restarted loop or
  * a second try costs at most the step in progress: no implementer is
  * re-invoked once its candidate is recorded, no judge re-asked who answered.
  *
  * The turns go through `RunDriver.turn` (each seat its own CLI session, its
- * own lock, the host's turn slots; the judge step is `JudgeStep.ts`); the rules are pure (`Labels`, `Tally`,
+ * own lock, the host's turn slots; the judge step is `JudgeStep.ts`, deliberation and the vote `VoteStep.ts`); the rules are pure (`Labels`, `Tally`,
  * `JudgeAnswer`, `JudgePrompt`, `runs/Competition`); this module only does
  * the I/O between them.
  */
@@ -29,9 +29,11 @@ import * as Git from "./CandidateGit.js"
 import { runCheck } from "./Checks.js"
 import type { GraphSettings, Seating } from "./GraphConfig.js"
 import { implementNote } from "./JudgePrompt.js"
+import * as D from "./Deliberation.js"
 import { judging } from "./JudgeStep.js"
 import { newCompetitionRun } from "./NewCompetition.js"
 import * as Tally from "./Tally.js"
+import { voting } from "./VoteStep.js"
 
 export interface NewCompetition {
   readonly instruction: string
@@ -176,9 +178,12 @@ export class CompetitionDriver extends Effect.Service<CompetitionDriver>()("magi
         const shown = yield* shownOf(seated)
         const pending = compOf(seated).judges.filter((j) => j.status === "pending")
         yield* Effect.all(pending.map((j) => judgeOne(seated, j, shown)), { concurrency: "unbounded" })
-        // Deliberation and the private vote have their place in the record; until they run, each judge's vote is its ranking's top.
-        return yield* toStep(run.id, "tally")
+        // Below quorum there is nothing to deliberate or vote on yet: the tally stalls and a resume re-asks the missing seats.
+        const answered = D.answered(compOf(yield* runs.get(run.id)).judges).length
+        return yield* toStep(run.id, answered < Tally.quorumOf(compOf(seated).judges.length) ? "tally" : "deliberate")
       })
+
+    const { deliberate, vote } = voting({ runs, driver, io, change, compOf }, shownOf, toStep)
 
     const tally = (run: Run) =>
       Effect.gen(function* () {
@@ -249,9 +254,13 @@ export class CompetitionDriver extends Effect.Service<CompetitionDriver>()("magi
             yield* checks(run, settings)
             break
           case "judge":
-          case "deliberate":
-          case "vote":
             yield* judge(run, seating, settings)
+            break
+          case "deliberate":
+            yield* deliberate(run, settings)
+            break
+          case "vote":
+            yield* vote(run)
             break
           case "tally":
             yield* tally(run)

@@ -45,8 +45,12 @@ export const describe = (c: C.Competition, line: (s: string) => string = (s) => 
     out.push(head)
     for (const [label, reason] of Object.entries(j.reasons)) out.push(...indent(`${label}: ${line(reason)}`))
   }
-  for (const d of c.deliberation) out.push(`  ${d.seat}, round ${d.round}: ${line(d.text)}${d.pick ? ` (leaning ${d.pick})` : ""}`)
-  for (const v of c.votes) out.push(`  vote ${v.seat}: ${v.label ?? `failed (${line(v.failure)})`}`)
+  for (const d of c.deliberation) {
+    out.push(`  ${d.seat}, round ${d.round}: ${d.pick !== null ? `leaning ${d.pick}` : "no pick"}`)
+    for (const l of d.text.split("\n").filter((l) => l.trim() !== "")) out.push(`      ${line(l)}`)
+  }
+  for (const v of c.votes)
+    out.push(`  vote ${v.seat}: ${v.label ?? `failed (${line(v.failure)}), counted as its first ranking's top`}${v.retries > 0 ? `, ${v.retries} retry` : ""}`)
   if (c.tally !== null) {
     const t = c.tally
     out.push(`  tally: ${why(t)}`)

@@ -36,11 +36,12 @@ export interface GraphSettings {
 export const DEFAULT_CANDIDATES = 3
 export const DEFAULT_JUDGES = 3
 export const DEFAULT_CHECK_TIMEOUT_SECS = 600
+export const DEFAULT_DELIBERATE_ROUNDS = 1
 
 export const defaults: GraphSettings = {
   candidates: null,
   judges: DEFAULT_JUDGES,
-  deliberateRounds: 0,
+  deliberateRounds: DEFAULT_DELIBERATE_ROUNDS,
   keepLosers: false,
   checks: [],
   checkTimeoutSecs: DEFAULT_CHECK_TIMEOUT_SECS,
@@ -86,7 +87,7 @@ export const settingsOf = (merged: Table, files: ReadonlyArray<string>): Effect.
     return {
       candidates: candidates ?? null,
       judges: judges ?? DEFAULT_JUDGES,
-      deliberateRounds: rounds ?? 0,
+      deliberateRounds: rounds ?? DEFAULT_DELIBERATE_ROUNDS,
       keepLosers: graph.keep_losers === true,
       checks: (verify.checks as ReadonlyArray<string> | undefined) ?? [],
       checkTimeoutSecs: (timeout as number | undefined) ?? DEFAULT_CHECK_TIMEOUT_SECS,

@@ -101,12 +101,15 @@ export const Deliberation = Schema.Struct({
   text: Schema.String,
   pick: Schema.NullOr(Schema.String)
 })
+export type Deliberation = typeof Deliberation.Type
 
 /** One judge's private vote; `label` null when it failed (then its first ranking's top counts). */
 export const Vote = Schema.Struct({
   seat: Schema.String,
   label: Schema.NullOr(Schema.String),
-  failure: Schema.optionalWith(Schema.String, { default: () => "" })
+  failure: Schema.optionalWith(Schema.String, { default: () => "" }),
+  /** Answers sent back for not naming one viable label. */
+  retries: Schema.optionalWith(Schema.Number, { default: () => 0 })
 })
 export type Vote = typeof Vote.Type
 

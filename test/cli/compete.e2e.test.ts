@@ -58,10 +58,13 @@ describe("a competition", () => {
     // The base did not move, and the hook stripped the author trailer.
     expect(t.git("rev-parse", "trunk")).toBe(trunk)
     expect(t.git("log", "--format=%B", `trunk..magi/${short}/B`)).not.toMatch(/Co-Authored-By/i)
-    // Implementers once each; judges once, the prose one twice.
+    // Implementers once each; judges once, the prose one twice; no deliberation (unanimous), then one private vote each.
     const calls = t.calls()
     expect(calls.filter((l) => l.startsWith("impl-")).length).toBe(3)
-    expect(calls.filter((l) => l.startsWith("judge-")).length).toBe(4)
+    expect(calls.filter((l) => l.endsWith(" rank")).length).toBe(4)
+    expect(calls.filter((l) => l.endsWith(" deliberate"))).toEqual([])
+    expect(calls.filter((l) => l.endsWith(" vote")).length).toBe(3)
+    expect(c.votes.map((v: { label: string }) => v.label)).toEqual(["B", "B", "B"])
 
     const shown = t.magi({}, "show", run.id)
     expect(shown.status, shown.stderr).toBe(0)
@@ -136,7 +139,7 @@ describe("a competition", () => {
     expect(run.competition.step).toBe("elected")
     const again = t.calls().slice(before.length)
     expect(again.every((l) => l.startsWith("judge-"))).toBe(true)
-    expect(again.map((l) => l.split(" ")[1]).sort()).toEqual(["alpha", "beta"])
+    expect(again.filter((l) => l.endsWith(" rank")).map((l) => l.split(" ")[1]).sort()).toEqual(["alpha", "beta"])
   })
 
   it("resumes after kill -9 mid-judging without re-invoking an implementer or a judge that answered", { timeout: 180_000 }, async () => {
@@ -162,7 +165,99 @@ describe("a competition", () => {
     const resumed = t.magi({}, "run", "--resume", t.record().id)
     expect(resumed.status, resumed.stderr).toBe(0)
     expect(t.record().competition.step).toBe("elected")
-    expect(t.calls().slice(before.length).map((l) => l.split(" ")[0])).toEqual(["judge-1"])
+    const again = t.calls().slice(before.length)
+    expect(again.filter((l) => l.endsWith(" rank")).map((l) => l.split(" ")[0])).toEqual(["judge-1"])
+    expect(again.filter((l) => l.endsWith(" vote")).map((l) => l.split(" ")[0]).sort()).toEqual(["judge-1", "judge-2", "judge-3"])
+  })
+
+  it("deliberates a split panel in seat order, anonymized, then votes privately, and a changed vote changes the winner", { timeout: 180_000 }, () => {
+    const t = setup()
+    // alpha and beta rank C first, gamma B: C would win on first rankings; alpha then votes B.
+    const env = { COMPETE_JUDGE_alpha: "reverse", COMPETE_JUDGE_beta: "reverse", COMPETE_VOTE_alpha: "B", COMPETE_VOTE_gamma: "prose-once" }
+    const ran = t.magi(env, "run", "add your file")
+    expect(ran.status, ran.stderr).toBe(0)
+    const run = t.record()
+    const c = run.competition
+    const seatOf = (n: string) => c.judges.find((j: { agent: string }) => j.agent === n).seat
+    expect(c.deliberation.map((d: { seat: string; round: number }) => `${d.seat} ${d.round}`)).toEqual(["judge-1 1", "judge-2 1", "judge-3 1"])
+    expect(t.calls().filter((l) => l.endsWith(" deliberate")).map((l) => l.split(" ")[0])).toEqual(["judge-1", "judge-2", "judge-3"])
+    expect(c.deliberation.find((d: { seat: string }) => d.seat === seatOf("alpha")).pick).toBe("B")
+    // The last speaker heard every opening ranking and the earlier turns by number only, its own marked.
+    const last = NodeFs.readdirSync(NodePath.join(t.env.MAGI_HOME!, "runs", run.id, "artifacts")).filter((f) =>
+      f.startsWith("judge-3-") && f.endsWith(".prompt.md")
+    )
+      .map((f) => NodeFs.readFileSync(NodePath.join(t.env.MAGI_HOME!, "runs", run.id, "artifacts", f), "utf8"))
+      .map((p) => p.slice(p.indexOf("# Deliberation, round 1 of 1")))
+      .find((p) => p.startsWith("# Deliberation"))!
+    expect(last).toContain("## Judge 3 (you): ")
+    expect(last).toContain("## Judge 1, round 1")
+    for (const n of NAMES) expect(last).not.toMatch(new RegExp(`\\b${n}\\b`))
+    expect(c.deliberation[2].text).toContain("heard Judge 1; Judge 2; Judge 3 (you); Judge 1, round 1; Judge 2, round 1 and leans")
+    // The votes: alpha changed to B, gamma's prose was sent back once.
+    const voteOf = (n: string) => c.votes.find((v: { seat: string }) => v.seat === seatOf(n))
+    expect(voteOf("alpha")).toMatchObject({ label: "B", retries: 0 })
+    expect(voteOf("beta")).toMatchObject({ label: "C" })
+    expect(voteOf("gamma")).toMatchObject({ label: "B", retries: 1 })
+    expect(c.tally).toMatchObject({ winner: "B", votes_changed: 1, unanimous_first: false, unanimous_final: false, first_choices: { A: 0, B: 2, C: 1 } })
+    const shown = t.magi({}, "show", run.id).stdout
+    expect(shown).toMatch(/judge-1, round 1: leaning [BC]\n {6}\w+ heard Judge 1 \(you\); Judge 2; Judge 3 and leans [BC]\./)
+    expect(shown).toContain(`vote ${seatOf("alpha")}: B`)
+    expect(shown).toContain(`vote ${seatOf("gamma")}: B, 1 retry`)
+    expect(shown).toContain("votes changed: 1")
+  })
+
+  it("resumes after kill -9 mid-deliberation at the first turn not recorded", { timeout: 180_000 }, async () => {
+    const t = setup()
+    NodeFs.writeFileSync(NodePath.join(t.dir, "hang-judge-2-deliberate"), "")
+    const child = spawn(process.execPath, [MAGI, "run", "add your file"], {
+      cwd: t.repo,
+      env: { ...process.env, ...t.env, COMPETE_JUDGE_alpha: "reverse", XDG_CONFIG_HOME: NodePath.join(t.repo, ".no-config") },
+      stdio: "ignore"
+    })
+    await until("judge-2 is deliberating", () => t.calls().some((l) => /^judge-2 \w+ deliberate$/.test(l)), 90_000)
+    child.kill("SIGKILL")
+    await new Promise((r) => child.once("exit", r))
+    NodeFs.rmSync(NodePath.join(t.dir, "hang-judge-2-deliberate"))
+    expect(t.record().competition.deliberation.map((d: { seat: string }) => d.seat)).toEqual(["judge-1"])
+    const before = t.calls()
+    const resumed = t.magi({ COMPETE_JUDGE_alpha: "reverse" }, "run", "--resume", t.record().id)
+    expect(resumed.status, resumed.stderr).toBe(0)
+    const c = t.record().competition
+    expect(c.step).toBe("elected")
+    expect(c.deliberation.map((d: { seat: string }) => d.seat)).toEqual(["judge-1", "judge-2", "judge-3"])
+    const again = t.calls().slice(before.length)
+    expect(again.filter((l) => !l.endsWith(" vote")).map((l) => l.split(" ").filter((_, i) => i !== 1).join(" "))).toEqual([
+      "judge-2 deliberate",
+      "judge-3 deliberate"
+    ])
+  })
+
+  it("resumes after kill -9 during voting, asking only the judges without a recorded vote", { timeout: 180_000 }, async () => {
+    const t = setup()
+    NodeFs.writeFileSync(NodePath.join(t.dir, "hang-judge-2-vote"), "")
+    const child = spawn(process.execPath, [MAGI, "run", "add your file"], {
+      cwd: t.repo,
+      env: { ...process.env, ...t.env, XDG_CONFIG_HOME: NodePath.join(t.repo, ".no-config") },
+      stdio: "ignore"
+    })
+    await until("two votes recorded", () => {
+      try {
+        return t.record().competition.votes.length === 2
+      } catch {
+        return false
+      }
+    }, 90_000)
+    child.kill("SIGKILL")
+    await new Promise((r) => child.once("exit", r))
+    NodeFs.rmSync(NodePath.join(t.dir, "hang-judge-2-vote"))
+    expect(t.record().competition.step).toBe("vote")
+    const before = t.calls()
+    const resumed = t.magi({}, "run", "--resume", t.record().id)
+    expect(resumed.status, resumed.stderr).toBe(0)
+    const c = t.record().competition
+    expect(c.step).toBe("elected")
+    expect(t.calls().slice(before.length)).toEqual([expect.stringMatching(/^judge-2 \w+ vote$/)])
+    expect(c.votes.map((v: { seat: string }) => v.seat).sort()).toEqual(["judge-1", "judge-2", "judge-3"])
   })
 
   it("runs [verify] checks in each candidate's worktree and shows them to the judges", { timeout: 180_000 }, () => {

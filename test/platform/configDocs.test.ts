@@ -9,7 +9,7 @@
  * does a row for a key nothing reads.
  */
 import { describe, expect, it, vi } from "vitest"
-import { settingsOf as graphSettingsOf } from "../../src/graph/GraphConfig.js"
+import { defaults as graphDefaults, settingsOf as graphSettingsOf } from "../../src/graph/GraphConfig.js"
 import { Effect, Layer } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
@@ -161,6 +161,17 @@ describe("docs/configuration.md", () => {
   it("has no row for a key nothing reads", async () => {
     const read = new Set(await codeKeys())
     expect(documentedKeys().filter((k) => !read.has(k) && !PENDING.has(k)), "rows in docs/configuration.md for keys no code reads").toEqual([])
+  })
+
+  it("gives the competition's numeric defaults as the code has them", async () => {
+    const text = NodeFs.readFileSync("docs/configuration.md", "utf8")
+    const documented = (key: string) => new RegExp(`^\\| \`${key.replace(".", "\\.")}\` \\| \`([^\`]+)\``, "m").exec(text)?.[1]
+    const read = await Effect.runPromise(graphSettingsOf({}, []))
+    expect(read).toEqual(graphDefaults)
+    expect({ judges: documented("graph.judges"), deliberate_rounds: documented("graph.deliberate_rounds") }).toEqual({
+      judges: String(graphDefaults.judges),
+      deliberate_rounds: String(graphDefaults.deliberateRounds)
+    })
   })
 
   it("knows every module that reads the config table", () => {
