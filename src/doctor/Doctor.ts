@@ -22,6 +22,7 @@ import { ownBinDir, plan } from "../agents/Agents.js"
 import { load as loadConfig, type Settings, userConfigFile } from "../platform/MagiConfig.js"
 import * as Notify from "../questions/Notifier.js"
 import * as Q from "../questions/Question.js"
+import * as LastNotification from "../questions/LastNotification.js"
 import * as WebPush from "../questions/WebPush.js"
 import { Devices } from "../devices/Devices.js"
 import * as ConfiguredStore from "../platform/ConfiguredStore.js"
@@ -263,6 +264,15 @@ const notifyChecks = (settings: Settings, input: DoctorInput, pushes: Option.Opt
     // The file magi reads, which `XDG_CONFIG_HOME` moves: a hint naming
     // `~/.config` would send the owner to edit a file nothing reads.
     const ntfy = settings.ntfy
+    // A channel configured is not a channel that works: the last attempt's
+    // outcome (written by every publish from this home) says whether it did.
+    // `--notify` with a command sends a sample now, whose own line reports the fresh outcome.
+    const last = input.notify && command.length > 0 ? Either.right(Option.none()) : yield* Effect.either(LastNotification.read(input.home))
+    const lastLine: Check[] = Either.isLeft(last)
+      ? [warn(name, last.left, "magi notify --test tries again")]
+      : Option.isSome(last.right) && !last.right.value.ok
+      ? [warn(name, LastNotification.failedLine(last.right.value), "magi notify --test tries again; this warning stays until a notification goes out")]
+      : []
     const ntfyLine = ntfy === null
       ? []
       : [
@@ -275,7 +285,7 @@ const notifyChecks = (settings: Settings, input: DoctorInput, pushes: Option.Opt
       ]
     if (command.length === 0)
       return ntfy !== null || Option.getOrElse(pushes, () => 0) > 0
-        ? [...ntfyLine, ...pushLine]
+        ? [...lastLine, ...ntfyLine, ...pushLine]
         : [
           warn(
             name,
@@ -287,7 +297,7 @@ const notifyChecks = (settings: Settings, input: DoctorInput, pushes: Option.Opt
     const program = command[0]!
     const found = NodePath.isAbsolute(program) ? Option.some(program) : yield* which(program, input.env.PATH ?? "")
     if (Option.isNone(found)) return [fail(name, `\`${program}\` is not on PATH`, "install it, or give its full path in [notify] command")]
-    const checks: Check[] = [ok(`${name}: program`, found.value), ...ntfyLine, ...pushLine]
+    const checks: Check[] = [...lastLine, ok(`${name}: program`, found.value), ...ntfyLine, ...pushLine]
     const url = input.env[Notify.WEB_URL_ENV] ?? ""
     if (url === "" && command.some((a) => a.includes("{url}")))
       checks.push(
@@ -297,7 +307,8 @@ const notifyChecks = (settings: Settings, input: DoctorInput, pushes: Option.Opt
       checks.push(ok(`${name}: test`, "not sent (pass --notify to send a sample notification)"))
       return checks
     }
-    const notifier = yield* Notify.make(command, Notify.questionUrl(url))
+    // The sample is a publish like any other: its outcome replaces the last one.
+    const notifier = Notify.recordingIn(input.home, yield* FileSystem.FileSystem, yield* Notify.make(command, Notify.questionUrl(url)))
     const now = new Date()
     const sample = Q.make({
       id: Q.makeId(now, 0xd0c7),

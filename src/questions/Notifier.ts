@@ -23,6 +23,7 @@ import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import * as AnswerLinks from "./AnswerLinks.js"
 import * as Ntfy from "./Ntfy.js"
 import * as WebPush from "./WebPush.js"
+import * as LastNotification from "./LastNotification.js"
 import { Devices } from "../devices/Devices.js"
 import type { PushSubscription } from "../devices/PushSubscription.js"
 import { serviceOf } from "../devices/PushSubscription.js"
@@ -177,9 +178,9 @@ export class Notifier extends Context.Tag("magi/Notifier")<Notifier, NotifierSha
       const base = (config.publicUrl ?? fromEnv).trim().replace(/\/+$/, "")
       const ntfy = config.ntfy
       const pushOffered = WebPush.offered(config.publicUrl)
-      if (ntfy === null && !pushOffered) return yield* make(config.notifyCommand, questionUrl(base))
       const home = yield* MagiHome
       const fs = yield* FileSystem.FileSystem
+      if (ntfy === null && !pushOffered) return recordingIn(home.dir, fs, yield* make(config.notifyCommand, questionUrl(base)))
       const storeUrl = yield* ConfiguredStore.configuredUrl
       const secret = yield* keptOnceGot(AnswerLinks.secretShared(home.dir, storeUrl).pipe(Effect.provideService(FileSystem.FileSystem, fs)))
       const client = yield* HttpClient.HttpClient
@@ -216,13 +217,38 @@ export class Notifier extends Context.Tag("magi/Notifier")<Notifier, NotifierSha
           fallbackSecs: config.answerTimeoutSecs
         }
       }
-      return yield* make(config.notifyCommand, questionUrl(base), ntfyChannel, pushChannel)
+      return recordingIn(home.dir, fs, yield* make(config.notifyCommand, questionUrl(base), ntfyChannel, pushChannel), [
+        ...(ntfyChannel === undefined ? [] : [{ value: ntfyChannel.settings.topic, as: "<the ntfy topic>" }]),
+        ...(ntfyChannel?.token === undefined ? [] : [{ value: ntfyChannel.token, as: "<the ntfy token>" }])
+      ])
     })
   ).pipe(Layer.provide(FetchHttpClient.layer))
 
   /** No notifications: the web UI is the only surface. */
   static off = Layer.succeed(Notifier, { command: [], configured: false, channels: [], notify: () => Effect.void })
 }
+
+/**
+ * `notifier` writing each attempt's outcome to the home
+ * (`LastNotification.ts`), so `magi doctor` can say the last one failed.
+ */
+export const recordingIn = (
+  home: string,
+  fs: FileSystem.FileSystem,
+  notifier: NotifierShape,
+  secrets: ReadonlyArray<{ readonly value: string; readonly as: string }> = []
+): NotifierShape => ({
+  ...notifier,
+  notify: (q, options) =>
+    notifier.configured
+      ? notifier.notify(q, options).pipe(
+        Effect.either,
+        Effect.tap((outcome) => LastNotification.record(home, Either.mapLeft(outcome, (e) => LastNotification.scrub(e.message, secrets)))),
+        Effect.flatten,
+        Effect.provideService(FileSystem.FileSystem, fs)
+      )
+      : notifier.notify(q, options)
+})
 
 /**
  * A capability token per choice of `q`, or none when the home's key cannot

@@ -11,6 +11,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Option } from "effect"
 import * as Artifacts from "../runs/Artifacts.js"
+import * as RunReport from "../runs/RunReport.js"
 import * as Q from "../questions/Question.js"
 import { type Run, RunStore } from "../runs/Runs.js"
 import { currentReason } from "../runs/RunStatus.js"
@@ -50,6 +51,12 @@ export type RunDetail = Run & {
   readonly artifacts: ReadonlyArray<Artifacts.ArtifactEntry>
   /** The end of what its agent printed last, if it printed anything. */
   readonly last_output: Artifacts.Tail | null
+  /**
+   * Its commits (the newest `COMMITS_SHOWN`) and diffstat off the base, as
+   * `magi show` prints them; null when the run was removed or git cannot
+   * read its branch.
+   */
+  readonly changes: (RunReport.Changes & { readonly commits_total: number }) | null
 }
 
 /** `?limit=` as a whole number from 1 to `MAX_RUNS`, else a message saying so. */
@@ -131,6 +138,7 @@ const detail = Effect.gen(function* () {
     : yield* Artifacts.tail(dir, latest.value).pipe(Effect.orElseSucceed(() => Option.none()))
   const task = yield* (yield* QueueFeed).taskOfRun(run.id)
   const hosts = yield* hostsNow
+  const changes = run.removed_at === undefined ? yield* RunReport.changesOf(run) : undefined
   return Responses.json(
     {
       ...run,
@@ -140,7 +148,10 @@ const detail = Effect.gen(function* () {
       task: Option.getOrNull(task),
       questions,
       artifacts,
-      last_output: Option.getOrNull(lastOutput)
+      last_output: Option.getOrNull(lastOutput),
+      changes: changes === undefined
+        ? null
+        : { commits: changes.commits.slice(0, RunReport.COMMITS_SHOWN), commits_total: changes.commits.length, diffstat: changes.diffstat }
     } satisfies RunDetail
   )
 }).pipe(Effect.catchAll(storeFailure))

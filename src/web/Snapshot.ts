@@ -36,6 +36,7 @@ import { QuestionStore, type StoreError } from "../questions/QuestionStore.js"
 import { type Holder, mayBeHeld } from "../questions/Holding.js"
 import { Hosts, queuedQuestions } from "../platform/Hosts.js"
 import { RunStore } from "../runs/Runs.js"
+import { listed } from "./DetailPreview.js"
 
 export type { Holder }
 
@@ -57,6 +58,11 @@ export type QuestionView = Question & {
    * apart. Null outside a run, or for a run this server cannot read.
    */
   readonly run_title: string | null
+  /**
+   * True in a list when `detail` is only its start (`DetailPreview.ts`);
+   * the single-question route always sends the whole detail.
+   */
+  readonly detail_cut: boolean
 }
 
 /** The first non-blank line of a run's instruction, cut to a card's line. */
@@ -73,6 +79,7 @@ export const view = (q: Question, holder: Holder, queued: string | null = null, 
     holder,
     queued,
     run_title,
+    detail_cut: false,
     settled_at: settled === undefined || !Number.isFinite(settled) ? null : new Date(settled).toISOString()
   }
 }
@@ -188,7 +195,7 @@ export interface RenderedPage {
 const HISTORY_PAGES_KEPT = 32
 
 const render = (from: Listing, { holders, queued, titles }: Around): Snapshot => {
-  const viewed = (q: Question) => view(q, holders.get(q.id) ?? "nobody", queued.get(q.id) ?? null, titles.get(q.run) ?? null)
+  const viewed = (q: Question) => listed(view(q, holders.get(q.id) ?? "nobody", queued.get(q.id) ?? null, titles.get(q.run) ?? null))
   const list: QuestionList = { open: from.openQuestions.map(viewed), history: from.history.map(viewed), next: from.next }
   const body = Buffer.from(JSON.stringify(list), "utf8")
   // Level 6 (zlib's default): a megabyte in ~15 ms, once per change.
@@ -350,7 +357,9 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
           const heldKey = holdersKey(held)
           const last = pageRenders.get(page)
           if (last !== undefined && last.key === heldKey) return last.page
-          const views = page.questions.map((q) => view(q, held.holders.get(q.id) ?? "nobody", held.queued.get(q.id) ?? null, held.titles.get(q.run) ?? null))
+          const views = page.questions.map((q) =>
+            listed(view(q, held.holders.get(q.id) ?? "nobody", held.queued.get(q.id) ?? null, held.titles.get(q.run) ?? null))
+          )
           const body = Buffer.from(JSON.stringify({ history: views, next: page.next }), "utf8")
           const rendered: RenderedPage = { body, gzipped: NodeZlib.gzipSync(body) }
           pageRenders.set(page, { key: heldKey, page: rendered })

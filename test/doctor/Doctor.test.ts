@@ -30,14 +30,16 @@ interface Setup {
   readonly profile?: string
   readonly env?: Record<string, string>
   readonly args?: ReadonlyArray<string>
+  /** A directory a previous call set up, to run doctor again in the same home. */
+  readonly top?: string
 }
 
 const doctor = (setup: Setup = {}) => {
-  const top = tempDirSync()
+  const top = setup.top ?? tempDirSync()
   const repo = NodePath.join(top, "repo")
   const home = NodePath.join(top, "magi-home")
   NodeFs.mkdirSync(NodePath.join(repo, ".git"), { recursive: true })
-  NodeFs.mkdirSync(home, { mode: 0o700 })
+  NodeFs.mkdirSync(home, { mode: 0o700, recursive: true })
   NodeFs.chmodSync(home, 0o700)
   if (setup.toml !== undefined) NodeFs.writeFileSync(NodePath.join(repo, "magi.toml"), setup.toml)
   // bash -l reads ~/.bash_profile first; the machine's /etc/profile may reset PATH before it.
@@ -139,6 +141,29 @@ describe("magi doctor with fake agent CLIs", () => {
     const sent = doctor({ toml: failing, args: ["--notify"] })
     expect(sent.code).toBe(1)
     expect(sent.stdout).toMatch(/FAIL {2}notifications: test: notification command `sh` exited with status 7: webhook said 403/)
+  })
+
+  it("warns after a notification that failed, with when and why, until a later one goes out", { timeout: 120_000 }, () => {
+    const first = doctor({ toml: `[notify]\ncommand = ["sh", "-c", "echo webhook said 403 >&2; exit 7"]\n` + claudeAgent('IS_SANDBOX = "1"') })
+    expect(first.stdout).not.toContain("the last notification")
+    // The same home and repository: `magi notify --test` publishes through the notifier every ask uses.
+    const notify = () =>
+      spawnSync(process.execPath, [MAGI, "notify", "--test"], {
+        cwd: NodePath.join(first.top, "repo"),
+        env: { PATH: `${BIN}:${process.env.PATH}`, HOME: first.top, MAGI_HOME: first.home, XDG_CONFIG_HOME: NodePath.join(first.top, "config") },
+        encoding: "utf8",
+        timeout: 120_000
+      })
+    expect(notify().status).toBe(1)
+    const after = doctor({ top: first.top })
+    expect(after.stdout).toMatch(
+      /^warn {2}notifications: the last notification, at \d\d:\d\d, failed: notification command `sh` exited with status 7: webhook said 403/m
+    )
+    expect(after.stdout).not.toMatch(/^ok {4}notifications\b(?!: (program|test))/m)
+    NodeFs.writeFileSync(NodePath.join(first.top, "repo", "magi.toml"), `[notify]\ncommand = ["true"]\n` + claudeAgent('IS_SANDBOX = "1"'))
+    expect(notify().status).toBe(0)
+    const fixed = doctor({ top: first.top })
+    expect(fixed.stdout).not.toContain("the last notification")
   })
 
   it("fails on a broken config, naming the file and line", { timeout: 120_000 }, () => {

@@ -194,17 +194,49 @@ const panel = (q: QuestionView) => {
 export const FOLD_LINES = 12
 export const FOLD_CHARS = 900
 
+/**
+ * Whole details fetched when the owner opened a cut one (the list sends only
+ * its start: `DetailPreview.ts`), so a redraw keeps what was opened. Keyed
+ * by what can change a detail (a withdrawal appends to it), so a stale one
+ * is fetched again.
+ */
+const wholeDetails = new Map<string, string>()
+const wholeKey = (q: QuestionView) => `${q.id}|${q.status}|${q.thread.length}|${q.answered_at ?? ""}`
+
 const detail = (q: QuestionView) => {
-  const text = q.detail.trimEnd()
+  const whole = q.detail_cut ? wholeDetails.get(wholeKey(q)) : undefined
+  const cut = q.detail_cut && whole === undefined
+  const text = (whole ?? q.detail).trimEnd()
   if (text.trim() === "") return null
-  const body = markdownBlock("detail md", text)
-  if (text.split("\n").length <= FOLD_LINES && text.length <= FOLD_CHARS) return body
+  let body = markdownBlock("detail md", text)
+  if (!cut && text.split("\n").length <= FOLD_LINES && text.length <= FOLD_CHARS) return body
   body.classList.add("folded")
   const toggle = el("button", { class: "show-more", attrs: { type: "button", "aria-expanded": "false" } }, "Show more")
-  toggle.addEventListener("click", () => {
-    const folded = body.classList.toggle("folded")
+  const unfold = (folded: boolean) => {
+    body.classList.toggle("folded", folded)
     toggle.textContent = folded ? "Show more" : "Show less"
     toggle.setAttribute("aria-expanded", String(!folded))
+  }
+  toggle.addEventListener("click", () => {
+    const folded = !body.classList.contains("folded")
+    if (folded || !q.detail_cut || wholeDetails.has(wholeKey(q))) return unfold(folded)
+    // Opening a cut detail: the whole of it, from the question's own route.
+    toggle.disabled = true
+    toggle.textContent = "Loading the rest…"
+    Api.getQuestion(q.id).then(
+      (full) => {
+        wholeDetails.set(wholeKey(q), full.detail)
+        const next = markdownBlock("detail md", full.detail.trimEnd())
+        body.replaceWith(next)
+        body = next
+        toggle.disabled = false
+        unfold(false)
+      },
+      (e: unknown) => {
+        toggle.disabled = false
+        toggle.textContent = `Show more (the rest could not be loaded: ${e instanceof Error ? e.message : String(e)}; tap to try again)`
+      }
+    )
   })
   return el("div", { class: "detail-box" }, body, toggle)
 }

@@ -123,6 +123,25 @@ const stopBox = (r: RunDetail, stopped: (said: string) => void) => {
   )
 }
 
+/**
+ * The run's commits and diffstat, as `magi show` prints them. Git's text
+ * (commit subjects an agent wrote, file names) goes in as text nodes only.
+ */
+const changesBox = (r: RunDetail) => {
+  const c = r.changes
+  if (r.removed_at !== undefined) return el("p", { class: "muted changes" }, "Removed: its worktree and branch are gone.")
+  if (c === null) return el("p", { class: "muted changes" }, `Git cannot read ${r.branch} in ${r.repo}.`)
+  if (c.commits_total === 0) return el("p", { class: "muted changes" }, `None on ${r.branch} yet.`)
+  const more = c.commits_total - c.commits.length
+  return el(
+    "div",
+    { class: "changes" },
+    el("p", { class: "muted" }, `${c.commits_total === 1 ? "1 commit" : `${c.commits_total} commits`} on ${r.branch}:`),
+    el("pre", { class: "output commits" }, [...c.commits, ...(more > 0 ? [`… and ${more} more`] : [])].join("\n")),
+    el("pre", { class: "output diffstat" }, c.diffstat.join("\n"))
+  )
+}
+
 const runPage = (r: RunDetail, now: number, stopped: (said: string) => void = () => undefined, said?: string) => {
   const [label, kind] = statusOf(r.status)
   const out = r.last_output
@@ -195,6 +214,8 @@ const runPage = (r: RunDetail, now: number, stopped: (said: string) => void = ()
           )
         })
       ),
+    el("h4", {}, "Commits"),
+    changesBox(r),
     el("h4", {}, "Last output"),
     out === null
       ? el("p", { class: "muted" }, "The agent has printed nothing yet.")
