@@ -9,8 +9,6 @@
  * and the card fetches the whole question (`GET /api/questions/{id}`) when
  * the owner opens it.
  */
-import type { QuestionView } from "./Snapshot.js"
-
 /** Characters of a detail the lists send. */
 export const DETAIL_PREVIEW_CHARS = 2000
 
@@ -23,4 +21,6 @@ export const previewOf = (text: string, max: number = DETAIL_PREVIEW_CHARS): str
 }
 
 /** `q` as a list sends it: its detail cut to the preview, flagged when it was. */
-export const listed = (q: QuestionView): QuestionView => q.detail.length <= DETAIL_PREVIEW_CHARS ? q : { ...q, detail: previewOf(q.detail), detail_cut: true }
+/** Generic over the view, so this module needs nothing of `Snapshot.ts` (which imports it). */
+export const listed = <Q extends { readonly detail: string; readonly detail_cut?: boolean | undefined }>(q: Q): Q =>
+  q.detail.length <= DETAIL_PREVIEW_CHARS ? q : { ...q, detail: previewOf(q.detail), detail_cut: true }
