@@ -28,19 +28,32 @@ export const lastJsonBlock = (text: string): string | null => {
   return blocks.length === 0 ? null : blocks[blocks.length - 1]![1]!
 }
 
-export const parseRanking = (text: string, labels: ReadonlyArray<string>): Parsed => {
-  if (text.trim() === "") return refused("the answer was empty")
-  if (text.length > ANSWER_MAX_CHARS) return refused(`the answer was ${text.length} characters, more than the ${ANSWER_MAX_CHARS} read`)
+/**
+ * The object in `text`'s last fenced json block, or why there is none: the
+ * checks every judge answer (ranking, vote, pick) shares before its own.
+ */
+export const jsonObjectOf = (
+  text: string
+): { readonly _tag: "ok"; readonly o: Record<string, unknown> } | { readonly _tag: "refused"; readonly reason: string } => {
+  const no = (reason: string) => ({ _tag: "refused" as const, reason })
+  if (text.trim() === "") return no("the answer was empty")
+  if (text.length > ANSWER_MAX_CHARS) return no(`the answer was ${text.length} characters, more than the ${ANSWER_MAX_CHARS} read`)
   const block = lastJsonBlock(text)
-  if (block === null) return refused("the answer had no fenced ```json block")
+  if (block === null) return no("the answer had no fenced ```json block")
   let raw: unknown
   try {
     raw = JSON.parse(block)
   } catch (e) {
-    return refused(`the json block is not valid JSON (${(e as Error).message})`)
+    return no(`the json block is not valid JSON (${(e as Error).message})`)
   }
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return refused("the json block is not an object")
-  const o = raw as Record<string, unknown>
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return no("the json block is not an object")
+  return { _tag: "ok", o: raw as Record<string, unknown> }
+}
+
+export const parseRanking = (text: string, labels: ReadonlyArray<string>): Parsed => {
+  const object = jsonObjectOf(text)
+  if (object._tag === "refused") return refused(object.reason)
+  const o = object.o
   if (!Array.isArray(o.ranking) || !o.ranking.every((l) => typeof l === "string")) return refused("`ranking` is not a list of labels")
   const ranking = o.ranking.map((l: string) => l.trim())
   const unknown = ranking.filter((l) => !labels.includes(l))

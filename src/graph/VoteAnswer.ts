@@ -4,7 +4,7 @@
  * `{"pick": "B"}`. Pure, like `JudgeAnswer`: anything else is refused with a
  * reason short enough to send back as the nudge.
  */
-import { ANSWER_MAX_CHARS, lastJsonBlock } from "./JudgeAnswer.js"
+import { jsonObjectOf } from "./JudgeAnswer.js"
 
 export type Named = { readonly _tag: "ok"; readonly label: string } | { readonly _tag: "refused"; readonly reason: string }
 
@@ -12,18 +12,9 @@ const refused = (reason: string): Named => ({ _tag: "refused", reason })
 
 /** The one label `text`'s last json block names under `key`, if it is one of `labels`. */
 export const parseLabel = (text: string, key: "vote" | "pick", labels: ReadonlyArray<string>): Named => {
-  if (text.trim() === "") return refused("the answer was empty")
-  if (text.length > ANSWER_MAX_CHARS) return refused(`the answer was ${text.length} characters, more than the ${ANSWER_MAX_CHARS} read`)
-  const block = lastJsonBlock(text)
-  if (block === null) return refused("the answer had no fenced ```json block")
-  let raw: unknown
-  try {
-    raw = JSON.parse(block)
-  } catch (e) {
-    return refused(`the json block is not valid JSON (${(e as Error).message})`)
-  }
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return refused("the json block is not an object")
-  const value = (raw as Record<string, unknown>)[key]
+  const object = jsonObjectOf(text)
+  if (object._tag === "refused") return refused(object.reason)
+  const value = object.o[key]
   if (typeof value !== "string") return refused(`\`${key}\` is not one label`)
   const label = value.trim()
   if (!labels.includes(label))
