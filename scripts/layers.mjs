@@ -15,6 +15,8 @@ export const LAYERS = [
   ["chat"],
   ["doctor"],
   ["queue"],
+  ["land"],
+  ["verify"],
   ["graph"],
   ["runs"],
   ["mcp"],
