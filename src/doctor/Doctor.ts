@@ -21,6 +21,7 @@ import { type AgentSpec, load as loadRoster, which } from "../agents/AgentRoster
 import { ownBinDir, plan } from "../agents/Agents.js"
 import { load as loadConfig, type Settings, userConfigFile } from "../platform/MagiConfig.js"
 import * as Notify from "../questions/Notifier.js"
+import * as Ntfy from "../questions/Ntfy.js"
 import * as Q from "../questions/Question.js"
 import * as LastNotification from "../questions/LastNotification.js"
 import * as WebPush from "../questions/WebPush.js"
@@ -278,7 +279,7 @@ const notifyChecks = (settings: Settings, input: DoctorInput, pushes: Option.Opt
       : [
         ok(
           `${name}: ntfy`,
-          `topic ${ntfy.topic} at ${ntfy.server}${
+          `topic ${Ntfy.maskedTopic(ntfy.topic)} at ${ntfy.server}${
             settings.publicUrl === null ? " (no [web] public_url: no answer buttons)" : ""
           }; magi notify --test sends a sample`
         )

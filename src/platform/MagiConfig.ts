@@ -6,7 +6,7 @@
  * `<repo>` is the git root of the working directory (or the directory itself
  * outside git). Tables merge key by key; an array must be set in exactly one
  * file, because "which notification command wins" is not something a merge
- * should guess at. `MAGI_WAIT_SLICE` overrides `[ask] wait_slice` last, for
+ * should guess at (approval rule lists add up instead). `MAGI_WAIT_SLICE` overrides `[ask] wait_slice` last, for
  * an agent CLI whose tool timeout is shorter than the default slice.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
@@ -387,12 +387,36 @@ const merge = (low: Table, high: Table): Table => {
   return out
 }
 
-/** Merge layers lowest first, refusing an array set in two of them. */
+/**
+ * Approval rule lists are the one kind of array every layer adds to: a
+ * repository's deny rules tighten the machine's, and `RuleSources` reads
+ * them file by file to say where each came from. In the merged table they
+ * are the union, so a deny rule in both files is not a conflict.
+ */
+const accumulates = (path: string): boolean => path.startsWith("approvals.")
+
+/** Set `path` (dotted) in `table` to the union of what two layers hold there. */
+const unionAt = (table: Table, path: string, low: ReadonlyArray<unknown>): Table => {
+  const [head, ...rest] = path.split(".")
+  const here = table[head!]
+  if (rest.length === 0) return { ...table, [head!]: [...low, ...(Array.isArray(here) ? here : [])] }
+  return { ...table, [head!]: unionAt(isTable(here) ? here : {}, rest.join("."), low) }
+}
+
+const valueAt = (table: Table, path: string): unknown => path.split(".").reduce<unknown>((t, k) => (isTable(t) ? t[k] : undefined), table)
+
+/** Merge layers lowest first, refusing an array set in two of them (approval rule lists add up instead). */
 export const mergeLayers = (layers: ReadonlyArray<{ file: string; table: Table }>): Effect.Effect<Table, ConfigError> => {
   const arrayOwner = new Map<string, string>()
   let merged: Table = {}
   for (const { file, table } of layers) {
+    let layer = table
     for (const path of arrayPaths(table)) {
+      if (accumulates(path)) {
+        const low = valueAt(merged, path)
+        if (Array.isArray(low)) layer = unionAt(layer, path, low)
+        continue
+      }
       const first = arrayOwner.get(path)
       if (first !== undefined)
         return Effect.fail(
@@ -402,7 +426,7 @@ export const mergeLayers = (layers: ReadonlyArray<{ file: string; table: Table }
         )
       arrayOwner.set(path, file)
     }
-    merged = merge(merged, table)
+    merged = merge(merged, layer)
   }
   return Effect.succeed(merged)
 }

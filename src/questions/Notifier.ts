@@ -324,7 +324,7 @@ export const make = Effect.fn("Notifier.make")(function* (command: ReadonlyArray
   const argv = yield* makeCommand(command, url)
   const channels = [
     ...(command.length === 0 ? [] : [`the command ${JSON.stringify(command)}`]),
-    ...(ntfy === undefined ? [] : [`ntfy topic ${ntfy.settings.topic} at ${ntfy.settings.server}`]),
+    ...(ntfy === undefined ? [] : [`ntfy topic ${Ntfy.maskedTopic(ntfy.settings.topic)} at ${ntfy.settings.server}`]),
     ...(push === undefined ? [] : [`Web Push to the phones that pressed "Notify this phone" on ${push.subject}`])
   ]
   const notify = (q: Question, options: NotifyOptions = {}): Effect.Effect<void, NotifyFailed> =>

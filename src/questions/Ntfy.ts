@@ -58,6 +58,14 @@ export interface Message {
 const cut = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`)
 
 /** The page's own view of one question: the card the notification opens. */
+/**
+ * An ntfy topic is its own password: anyone who knows it can read every
+ * notification and press its buttons. What magi prints (doctor, `magi notify
+ * --test`, the channel list) shows only its first characters and its length,
+ * enough to tell which topic it is.
+ */
+export const maskedTopic = (topic: string): string => topic.length <= 4 ? `<${topic.length} characters>` : `${topic.slice(0, 3)}… (${topic.length} characters)`
+
 export const cardUrl = (base: string, id: string) => `${base.replace(/\/+$/, "")}/#/questions/${encodeURIComponent(id)}`
 
 export interface MessageInput {

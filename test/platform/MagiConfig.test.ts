@@ -75,6 +75,14 @@ describe("MagiConfig", () => {
     )
   })
 
+  it.effect("adds up approval rules set in the machine's config and the repository's, rather than refusing to load", () => {
+    const w = world({
+      "user:config.toml": '[approvals]\ndeny = ["Bash(rm -rf *)"]\n',
+      "magi.toml": '[approvals]\ndeny = ["Bash(git push *)"]\n'
+    })
+    return w.run(load(w.repo)).pipe(Effect.map((s) => expect(s.approvals.deny).toEqual(["Bash(rm -rf *)", "Bash(git push *)"])))
+  })
+
   it.effect("names the file and line of a malformed config", () => {
     const w = world({ "magi.toml": "[ask]\nanswer_timeout = 10\nwait_slice = = 3\n" })
     return w.run(Effect.flip(load(w.repo))).pipe(

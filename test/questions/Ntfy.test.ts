@@ -66,3 +66,14 @@ describe("the ntfy publication of a question", () => {
     expect(parsed.actions!.every((a) => a.url.startsWith(BASE))).toBe(true)
   })
 })
+
+describe("what magi prints of an ntfy topic", () => {
+  it.each([
+    ["magi-one-tap-test", "mag… (17 characters)"],
+    ["abcd", "<4 characters>"],
+    ["abcde", "abc… (5 characters)"]
+  ])("shows %s as %s, never the whole topic (it is the channel's password)", (topic, shown) => {
+    expect(Ntfy.maskedTopic(topic)).toBe(shown)
+    expect(Ntfy.maskedTopic(topic)).not.toContain(topic)
+  })
+})
