@@ -14,7 +14,7 @@ import type { ShelfPage, Shelved, ShelvedQuery } from "./ShelfPage.js"
 import { LockBusy, RecordNotFound, RecordUnreadable, StoreFailed, UnsafeId } from "./StoreErrors.js"
 import { isNewerSchema, type NewerSchema } from "./VersionedJson.js"
 
-/** The kind's own errors, made from the family's message (and the error itself, as a failure's cause). */
+/** The kind's own errors, made from the family's message (and, for a failure, what the backend said as its cause). */
 export interface RecordErrors<NotFound, Unreadable, Failed> {
   /** No such record (or no id matches, or several do). */
   readonly notFound: (message: string) => NotFound
@@ -25,7 +25,7 @@ export interface RecordErrors<NotFound, Unreadable, Failed> {
    * same words; a kind whose callers say "upgrade magi" returns it as it is.
    */
   readonly newer?: (refusal: NewerSchema) => Unreadable
-  /** The backend said no; `cause` is the family's error, kept for whoever reports it. */
+  /** The backend said no; `cause` is what it said (the disk's or the database's error), kept for whoever reports it. */
   readonly failed: (message: string, cause?: unknown) => Failed
 }
 
@@ -78,7 +78,8 @@ export const withKindErrors = <A, NotFound, Unreadable, Failed, S extends Record
     if (e instanceof RecordNotFound) return errors.notFound(e.message)
     if (e instanceof RecordUnreadable) return errors.unreadable(e.message)
     if (isNewerSchema(e)) return errors.newer !== undefined ? errors.newer(e) : errors.unreadable(clip(e.message))
-    return errors.failed(e.message, e)
+    // What the backend said stays the cause, as it was before the family.
+    return errors.failed(e.message, e instanceof StoreFailed ? e.cause : undefined)
   }
   const map = <X, E, R>(effect: Effect.Effect<X, E, R>): Effect.Effect<X, any, R> => Effect.mapError(effect, said)
   const wrapped: Record<string, unknown> = {}
