@@ -49,7 +49,7 @@ export const chatRecords: StoreBackend.KindOptions<Chat, ChatNotFound, ChatStore
  * follows (`<id>.json` names).
  */
 const assemble = (
-  store: RecordStore.RecordStore<Chat, ChatNotFound, ChatStoreError, ChatStoreError>,
+  store: RecordStore.KindRecords<Chat, ChatNotFound, ChatStoreError, ChatStoreError>,
   changes: Stream.Stream<string>
 ) => {
   /** Read, change and write back under the chat's lock; `updated_at` is set here. */
@@ -79,7 +79,7 @@ export const ChatRecords = {
   make: Effect.fn("ChatRecords.make")(function* (root: string) {
     const fs = yield* FileSystem.FileSystem
     const { folder: _folder, ...options } = chatRecords
-    const store = yield* RecordStore.make({ ...options, root })
+    const store = yield* RecordStore.makeKind({ ...options, root })
     return assemble(store, StoreBackend.watchFolder(fs, root))
   }),
 

@@ -16,7 +16,7 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Context, Data, Effect, Either, Layer, Random } from "effect"
 import * as NodePath from "node:path"
 import { MagiHome } from "../platform/MagiHome.js"
-import type * as RecordStore from "../store/RecordStore.js"
+import type * as RecordStore from "../store/files/RecordStore.js"
 import * as StoreBackend from "../store/StoreBackend.js"
 import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import type { Decision } from "./ConductorVerdict.js"
@@ -165,7 +165,7 @@ export const entryId = (ms: number, entropy: number): string => {
  * millisecond after the last one this process wrote.
  */
 export const inRecords = (
-  records: RecordStore.RecordStore<Entry, ConductorLogError, ConductorLogError, ConductorLogError>
+  records: RecordStore.KindRecords<Entry, ConductorLogError, ConductorLogError, ConductorLogError>
 ): Effect.Effect<ConductorLogShape> =>
   Effect.sync(() => {
     let lastMs = 0

@@ -81,12 +81,12 @@ export const noticeRecords: StoreBackend.KindOptions<Notice, NoticeUnreadable, N
   }
 }
 
-export type NoticeRecords = RecordStore.RecordStore<Notice, NoticeUnreadable, NoticeUnreadable, NoticeUnreadable>
+export type NoticeRecords = RecordStore.KindRecords<Notice, NoticeUnreadable, NoticeUnreadable, NoticeUnreadable>
 
 /** The notices folder `root` in the shared record store (atomic writes, bounded reads, skipped files explained). */
 const recordsAt = (root: string): Effect.Effect<NoticeRecords, never, FileSystem.FileSystem> => {
   const { folder: _folder, ...options } = noticeRecords
-  return RecordStore.make({ ...options, root })
+  return RecordStore.makeKind({ ...options, root })
 }
 
 /** The notices on the configured backend. */

@@ -21,7 +21,7 @@
  */
 import { Clock, Data, Duration, Effect, Either, Option, Schema } from "effect"
 import * as NodePath from "node:path"
-import type * as RecordStore from "../store/RecordStore.js"
+import type * as RecordStore from "../store/files/RecordStore.js"
 import { parseVersioned } from "../store/VersionedJson.js"
 import * as Q from "./Question.js"
 import { NOTIFY_TIMEOUT } from "./Notifier.js"
@@ -79,7 +79,7 @@ export const announcementRecords = {
   }
 } as const
 
-export type AnnouncementStore = RecordStore.RecordStore<Announcement, AnnouncementError, AnnouncementError, AnnouncementError>
+export type AnnouncementStore = RecordStore.KindRecords<Announcement, AnnouncementError, AnnouncementError, AnnouncementError>
 
 /**
  * Should the loop notify `q` now? Only an open question whose current

@@ -303,9 +303,9 @@ export const questionRecords: StoreBackend.KindOptions<Question, QuestionNotFoun
 export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
   const fs = yield* FileSystem.FileSystem
   const { folder: _folder, ...options } = questionRecords
-  const records = yield* RecordStore.make({ ...options, root })
+  const records = yield* RecordStore.makeKind({ ...options, root })
   const { folder: _announced, ...announcementOptions } = Announcements.announcementRecords
-  const announcements = yield* RecordStore.make({ ...announcementOptions, root: NodePath.join(root, NodePath.basename(Announcements.ANNOUNCED_FOLDER)) })
+  const announcements = yield* RecordStore.makeKind({ ...announcementOptions, root: NodePath.join(root, NodePath.basename(Announcements.ANNOUNCED_FOLDER)) })
   const panelDir = (id: string) => NodePath.join(root, `${id}${PANEL_DIR}`)
   /** Where the panel is: beside the hot record, else beside the archived one. */
   const panelDirNow = (id: string) =>
@@ -440,7 +440,7 @@ export const makeOnPostgres = Effect.fn("QuestionStore.makeOnPostgres")(function
 const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
   readonly root: string
   readonly where: string
-  readonly records: RecordStore.RecordStore<Question, QuestionNotFound, Unreadable, StoreError>
+  readonly records: RecordStore.KindRecords<Question, QuestionNotFound, Unreadable, StoreError>
   readonly announcements: Announcements.AnnouncementStore
   readonly panels: PanelKeeping
   readonly changes: Stream.Stream<string>

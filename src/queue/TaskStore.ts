@@ -192,13 +192,13 @@ export const make = Effect.fn("TaskStore.make")(function* (
   rule: Claims.AcrossHosts = TASK_CLAIM
 ) {
   const { folder: _folder, ...options } = taskRecords
-  const records = yield* RecordStore.make({ ...options, root })
+  const records = yield* RecordStore.makeKind({ ...options, root })
   const claims = yield* Claims.makeFiles((id) => NodePath.join(root, `${id}.lock`), alive)
   return yield* assemble(root, records, claims, rule, folderRevision(records), StoreBackend.watchFolder(yield* FileSystem.FileSystem, root))
 })
 
 /** The folder's mtime, which every write moves (a rename into it); 0 with no task in it. */
-const folderRevision = (records: RecordStore.RecordStore<Task, TaskNotFound, T.UnreadableTask, TaskStoreError>) =>
+const folderRevision = (records: RecordStore.KindRecords<Task, TaskNotFound, T.UnreadableTask, TaskStoreError>) =>
   Effect.gen(function* () {
     const ids = yield* records.ids.pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<string>))
     return ids.length === 0 ? 0 : yield* records.revision
@@ -226,7 +226,7 @@ const onBackend = Effect.gen(function* () {
 
 const assemble = Effect.fn("TaskStore.assemble")(function* (
   root: string,
-  records: RecordStore.RecordStore<Task, TaskNotFound, T.UnreadableTask, TaskStoreError>,
+  records: RecordStore.KindRecords<Task, TaskNotFound, T.UnreadableTask, TaskStoreError>,
   claims: Claims.ClaimsShape,
   rule: Claims.AcrossHosts,
   revision: Effect.Effect<number>,

@@ -303,13 +303,13 @@ export const runRecords: StoreBackend.KindOptions<Run, RunNotFound, RunStoreErro
 
 export const make = Effect.fn("RunStore.make")(function* (root: string) {
   const { folder: _folder, ...options } = runRecords
-  const records = yield* RecordStore.make({ ...options, root })
+  const records = yield* RecordStore.makeKind({ ...options, root })
   return yield* assemble(root, records, records.stamp, Stream.empty)
 })
 
 const assemble = Effect.fn("RunStore.assemble")(function* (
   root: string,
-  records: RecordStore.RecordStore<Run, RunNotFound, RunStoreError, RunStoreError>,
+  records: RecordStore.KindRecords<Run, RunNotFound, RunStoreError, RunStoreError>,
   stamp: Effect.Effect<RunsStamp>,
   changes: Stream.Stream<string>
 ) {

@@ -2,12 +2,13 @@
  * The record store's contract, which every record kind stands on and both
  * backends keep (`files/RecordStore.ts`, `postgres/PgRecordStore.ts`;
  * `test/store/RecordStoreContract.test.ts` holds each to it): what a kind
- * brings (`RecordKind`, `RecordErrors`, `ArchiveOptions`), what a store
+ * brings (`RecordKind`, `ArchiveOptions`), the errors it fails with (`StoreErrors.ts`), what a store
  * offers (`RecordStore`), and the rules both say in the same words (ids,
  * refusals, decoding).
  */
 import { type Effect, Either } from "effect"
 import type { ShelfPage, Shelved, ShelvedQuery } from "./ShelfPage.js"
+import { AMBIGUOUS_NAMED, RecordNotFound, RecordUnreadable, type WriteError } from "./StoreErrors.js"
 import { isNewerSchema, type NewerSchema } from "./VersionedJson.js"
 
 export type { Shelved, ShelvedQuery } from "./ShelfPage.js"
@@ -35,31 +36,18 @@ export interface RecordKind<A> {
   readonly maxBytes: number
 }
 
-/** The kind's own errors, so callers keep matching on them. */
-export interface RecordErrors<NotFound, Unreadable, Failed> {
-  /** No such record (or no id matches, or several do). */
-  readonly notFound: (message: string) => NotFound
-  /** A file is there but is not a record this build can read. */
-  readonly unreadable: (message: string) => Unreadable
-  /**
-   * A record written by a newer magi. By default it is "unreadable" in the
-   * same words; a kind whose callers say "upgrade magi" returns it as it is
-   * (its own tag, `NewerSchema`, caught by tag).
-   */
-  readonly newer?: (refusal: NewerSchema) => Unreadable
-  /**
-   * The backend said no (the disk, the database, or a claim that stayed
-   * busy); `cause` is what it said, kept for whoever reports it.
-   */
-  readonly failed: (message: string, cause?: unknown) => Failed
-}
+/** A record was not found (no id matches, or several do). */
+export type NotFound = RecordNotFound
+/** A record is there but this build cannot read it (or a newer magi wrote it). */
+export type Unreadable = RecordUnreadable | NewerSchema
+/** The backend said no (the disk, the database, a lock that stayed busy, an id no path is built from). */
+export type Failed = WriteError
 
 export type Layout = { readonly _tag: "flat" } | { readonly _tag: "folder"; readonly file: string }
 
-export interface RecordStoreOptions<A, NotFound, Unreadable, Failed> {
+export interface RecordStoreOptions<A> {
   readonly root: string
   readonly kind: RecordKind<A>
-  readonly errors: RecordErrors<NotFound, Unreadable, Failed>
   /** Default flat: `<root>/<id>.json`. */
   readonly layout?: Layout
   /**
@@ -121,7 +109,7 @@ export interface Scan<A> {
  * promises, saying nothing about where records live. The contract tests
  * (`test/store/RecordStoreContract.test.ts`) hold each backend to it.
  */
-export interface RecordStore<A, NotFound, Unreadable, Failed> {
+export interface RecordStore<A> {
   /** Where the records live, for messages: a folder, or a database with its password masked. */
   readonly root: string
   /** Ids of every stored hot record, readable or not. */
@@ -240,8 +228,7 @@ export const isSafeId = (id: string): boolean => /^[A-Za-z0-9][A-Za-z0-9._-]{0,1
 /** Longest reason kept from a decoder: a message quoting a hostile value can be as big as the file. */
 const REASON_MAX_CHARS = 400
 
-/** Ids an ambiguous lookup names before "and N more". */
-export const AMBIGUOUS_NAMED = 10
+export { AMBIGUOUS_NAMED }
 
 export const clip = (text: string) => (text.length > REASON_MAX_CHARS ? `${text.slice(0, REASON_MAX_CHARS)}…` : text)
 
@@ -264,18 +251,30 @@ export const describeThrown = (thrown: unknown): string => {
 export const reasons = {
   /** Over the kind's cap: never written by magi, so not worth the memory. */
   tooBig: (kind: Pick<RecordKind<unknown>, "noun" | "maxBytes">, source: string, size: number | bigint) =>
-    `${source} is ${size} bytes, over the ${kind.maxBytes}-byte cap for a ${kind.noun}; magi never writes one that big, so it is not read`,
-  /** Nothing matches what was typed. */
-  noMatch: (kind: Pick<RecordKind<unknown>, "noun">, wanted: string) => `no ${kind.noun} matches \`${clip(wanted)}\``,
-  /**
-   * Several match: the first `AMBIGUOUS_NAMED` of them (sorted) named, a
-   * short prefix can match thousands.
-   */
-  ambiguous: (wanted: string, total: number, plural: string, firstSorted: ReadonlyArray<string>) => {
-    const named = firstSorted.slice(0, AMBIGUOUS_NAMED).join(", ") + (total > AMBIGUOUS_NAMED ? ` and ${total - AMBIGUOUS_NAMED} more` : "")
-    return `\`${clip(wanted)}\` matches ${total} ${plural}: ${named}; type more of the id`
-  }
+    `${source} is ${size} bytes, over the ${kind.maxBytes}-byte cap for a ${kind.noun}; magi never writes one that big, so it is not read`
 }
+
+/** Nothing of `kind` matches what was typed (`hits` of them, sorted, do when several). */
+export const noneMatch = (
+  kind: Pick<RecordKind<unknown>, "noun" | "plural">,
+  wanted: string,
+  hitsSorted: ReadonlyArray<string> = [],
+  total = hitsSorted.length
+) =>
+  new RecordNotFound({
+    kind: kind.noun,
+    plural: kind.plural ?? `${kind.noun}s`,
+    wanted,
+    matches: hitsSorted.slice(0, AMBIGUOUS_NAMED),
+    total
+  })
+
+/** No record of `kind` with exactly the id `id` at `where`. */
+export const missingAt = (kind: Pick<RecordKind<unknown>, "noun" | "plural">, id: string, where: string) =>
+  new RecordNotFound({ kind: kind.noun, plural: kind.plural ?? `${kind.noun}s`, wanted: id, matches: [], total: 0, where })
+
+/** A stored record of `kind` at `where` this build cannot read, and why (a sentence naming `where`). */
+export const unreadableAt = (kind: Pick<RecordKind<unknown>, "noun">, where: string, reason: string) => new RecordUnreadable({ kind: kind.noun, where, reason })
 
 /**
  * A stored body to a record of `kind`, or why not, in words: total, whatever
@@ -304,10 +303,9 @@ export const decodeStored = <A>(
   }
 }
 
-/** What `decodeStored` refused, as the kind's own error. */
-export const refusedAs =
-  <Unreadable>(errors: Pick<RecordErrors<unknown, Unreadable, unknown>, "unreadable" | "newer">) => (why: string | NewerSchema): Unreadable =>
-    typeof why === "string" ? errors.unreadable(why) : errors.newer !== undefined ? errors.newer(why) : errors.unreadable(clip(why.message))
+/** What `decodeStored` refused, as the store's error; a newer magi's record keeps its own tag, so callers can say "upgrade magi". */
+export const refusedAs = (kind: Pick<RecordKind<unknown>, "noun">, where: string) => (why: string | NewerSchema): Unreadable =>
+  typeof why === "string" ? unreadableAt(kind, where, why) : why
 
 /** The reason kept for a listing's skipped record: an error's message, clipped. */
 export const reasonOf = (e: unknown) => clip(String((e as { message?: unknown }).message ?? "unreadable"))

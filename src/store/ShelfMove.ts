@@ -6,7 +6,6 @@
  * that cannot move is said once and left hot, never lost.
  */
 import { Effect } from "effect"
-import type { RecordStore } from "./RecordStore.js"
 
 export interface ShelfMoveOptions<A> {
   /** The records found due, in the listing's order. */
@@ -22,8 +21,12 @@ export interface ShelfMoveOptions<A> {
 }
 
 /** Move what is due; how many moved. */
-export const moveDue = <A, NotFound, Unreadable, Failed extends { readonly message: string }>(
-  records: RecordStore<A, NotFound, Unreadable, Failed>,
+export const moveDue = <A, F extends { readonly message: string }>(
+  records: {
+    readonly archive: (id: string, movable: (current: A) => boolean) => Effect.Effect<boolean, F>
+    readonly flushShelves: (shelves: Iterable<string>) => Effect.Effect<void>
+    readonly shelfIndex: (shelf: string, known?: ReadonlyMap<string, A>) => Effect.Effect<ReadonlyMap<string, string>, F>
+  },
   options: ShelfMoveOptions<A>
 ): Effect.Effect<number> =>
   Effect.gen(function* () {

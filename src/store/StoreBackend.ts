@@ -18,6 +18,8 @@ import * as PgRecordStore from "./postgres/PgRecordStore.js"
 import * as Postgres from "./postgres/Postgres.js"
 import * as PgConnection from "./postgres/PgConnection.js"
 import * as RecordStore from "./files/RecordStore.js"
+import { type KindRecords, type RecordErrors, withKindErrors } from "./KindErrors.js"
+import type { RecordNotFound } from "./StoreErrors.js"
 
 export type Backend =
   | { readonly _tag: "files"; readonly home: string }
@@ -69,25 +71,40 @@ export class StoreBackend extends Context.Tag("magi/StoreBackend")<StoreBackend,
     ).pipe(Layer.provide(PgConnection.layer(url)))
 }
 
-/** What a kind of record tells the backend; `folder` is its folder in the home (and its key in the database). */
-export interface KindOptions<A, NotFound, Unreadable, Failed> extends Omit<RecordStore.RecordStoreOptions<A, NotFound, Unreadable, Failed>, "root"> {
+/**
+ * What a kind of record tells the backend; `folder` is its folder in the
+ * home (and its key in the database), `errors` the classes its callers
+ * still match on (`KindErrors.ts`).
+ */
+export interface KindOptions<A, NotFound = RecordNotFound, Unreadable = RecordStore.Unreadable, Failed = RecordStore.Failed>
+  extends Omit<RecordStore.RecordStoreOptions<A>, "root">
+{
   readonly folder: string
+  readonly errors: RecordErrors<NotFound, Unreadable, Failed>
 }
 
-/** One kind's records on whichever backend is configured. */
-export const records = <A, NotFound, Unreadable, Failed>(
-  options: KindOptions<A, NotFound, Unreadable, Failed>
-): Effect.Effect<RecordStore.RecordStore<A, NotFound, Unreadable, Failed>, never, StoreBackend | FileSystem.FileSystem> =>
-  Effect.flatMap(StoreBackend, (backend) =>
+/** What a kind tells the backend, whatever its errors: its folder and its record options. */
+export type KindShape<A> = Omit<RecordStore.RecordStoreOptions<A>, "root"> & { readonly folder: string }
+
+/** One kind's records on whichever backend is configured, failing in the family's errors. */
+export const recordsOf = <A>(
+  options: KindShape<A>
+): Effect.Effect<RecordStore.RecordStore<A>, never, StoreBackend | FileSystem.FileSystem> =>
+  Effect.flatMap(StoreBackend, (backend): Effect.Effect<RecordStore.RecordStore<A>, never, FileSystem.FileSystem> =>
     backend._tag === "files"
       ? RecordStore.make({ ...options, root: NodePath.join(backend.home, options.folder) })
       : PgRecordStore.make({
         table: options.folder,
         where: backend.where,
         kind: options.kind,
-        errors: options.errors,
         ...(options.archive === undefined ? {} : { archive: options.archive })
       }).pipe(Effect.provideService(SqlClient.SqlClient, backend.sql)))
+
+/** One kind's records on whichever backend is configured, failing in the kind's classes. */
+export const records = <A, NotFound, Unreadable, Failed>(
+  options: KindOptions<A, NotFound, Unreadable, Failed>
+): Effect.Effect<KindRecords<A, NotFound, Unreadable, Failed>, never, StoreBackend | FileSystem.FileSystem> =>
+  Effect.map(recordsOf(options), (records) => withKindErrors(records, options.errors))
 
 /**
  * Names of what changed among one kind's records, as `<id>.json` on every

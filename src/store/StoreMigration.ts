@@ -75,8 +75,8 @@ export interface MigrationKind {
 }
 
 /** A kind's migration entry from the options its store is made with (`StoreBackend.records`), plus its own files, if any. */
-export const kindOf = <A, NotFound, Unreadable, Failed>(
-  options: StoreBackend.KindOptions<A, NotFound, Unreadable, Failed>,
+export const kindOf = <A>(
+  options: StoreBackend.KindShape<A>,
   extras: { readonly filesDir?: (id: string) => string } = {}
 ): MigrationKind => {
   const { kind, archive } = options

@@ -7,18 +7,14 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { FileSystem } from "@effect/platform"
-import { Data, Effect, Either, Layer, Redacted, Scope } from "effect"
+import { Effect, Either, Layer, Redacted, Scope } from "effect"
 import * as NodePath from "node:path"
 import * as MemoryFileSystem from "../../src/store/MemoryFileSystem.js"
 import type * as RecordStore from "../../src/store/RecordStore.js"
 import * as StoreBackend from "../../src/store/StoreBackend.js"
-import { type NewerSchema, parseVersioned } from "../../src/store/VersionedJson.js"
+import { parseVersioned } from "../../src/store/VersionedJson.js"
 import { freshDatabase, query } from "../pgSupport.js"
 import { contractFolders, openFolder } from "../support.js"
-
-class NoteNotFound extends Data.TaggedError("NoteNotFound")<{ readonly message: string }> {}
-class NoteUnreadable extends Data.TaggedError("NoteUnreadable")<{ readonly message: string }> {}
-class NoteStoreError extends Data.TaggedError("NoteStoreError")<{ readonly message: string }> {}
 
 /** A small record kind of the test's own: versioned like every magi record. */
 interface Note {
@@ -50,22 +46,16 @@ const decode = (body: string, source: string) =>
 
 const note = (id: string, text = `note ${id}`): Note => ({ schema: SCHEMA, id, text, count: 0 })
 
-type Notes = RecordStore.RecordStore<Note, NoteNotFound, NoteUnreadable | NewerSchema, NoteStoreError>
+type Notes = RecordStore.RecordStore<Note>
 
 const noteKind = {
-  kind: { noun: "note", decode, encode: (n: Note) => JSON.stringify(n), idOf: (n: Note) => n.id, maxBytes: NOTE_MAX_BYTES },
-  errors: {
-    notFound: (message: string) => new NoteNotFound({ message }),
-    unreadable: (message: string): NoteUnreadable | NewerSchema => new NoteUnreadable({ message }),
-    newer: (refusal: NewerSchema) => refusal,
-    failed: (message: string) => new NoteStoreError({ message })
-  }
+  kind: { noun: "note", decode, encode: (n: Note) => JSON.stringify(n), idOf: (n: Note) => n.id, maxBytes: NOTE_MAX_BYTES }
 }
 
 /** Shelved by the id's first seven characters, like questions by month. */
 const shelfOf = (id: string) => (/^\d{4}-\d{2}/.test(id) ? id.slice(0, 7) : undefined)
 
-const notesOn = StoreBackend.records({
+const notesOn = StoreBackend.recordsOf({
   folder: "notes",
   ...noteKind,
   // Listed by their count, then id (as questions by when they were settled).
@@ -73,7 +63,7 @@ const notesOn = StoreBackend.records({
 })
 
 /** The same notes listed by id alone, as runs and tasks are. */
-const ledgerOn = StoreBackend.records({ folder: "ledger", ...noteKind, archive: { dir: "history", shelfOf, digest: (n) => n.text.toLowerCase() } })
+const ledgerOn = StoreBackend.recordsOf({ folder: "ledger", ...noteKind, archive: { dir: "history", shelfOf, digest: (n) => n.text.toLowerCase() } })
 
 /** One backend as the contract sees it, plus how to plant a stored body behind the contract's back. */
 interface Harness {
@@ -153,9 +143,11 @@ for (const harness of harnesses) {
       Effect.gen(function* () {
         const { notes } = yield* harness.open
         const missing = yield* Effect.flip(notes.read("2026-09-01-none"))
-        expect(missing._tag).toBe("NoteNotFound")
+        expect(missing._tag).toBe("RecordNotFound")
+        expect(missing).toMatchObject({ kind: "note", wanted: "2026-09-01-none", total: 0 })
         const unmatched = yield* Effect.flip(notes.get("nothing-like-it"))
-        expect(unmatched._tag).toBe("NoteNotFound")
+        expect(unmatched._tag).toBe("RecordNotFound")
+        expect(unmatched).toMatchObject({ kind: "note", wanted: "nothing-like-it", matches: [], total: 0 })
         expect(unmatched.message).toContain("no note matches `nothing-like-it`")
       }))
 
@@ -236,6 +228,7 @@ for (const harness of harnesses) {
         expect(yield* notes.resolve("2026-09-02")).toBe("2026-09-02-ab34")
         const ambiguous = yield* Effect.flip(notes.resolve("ab"))
         expect(ambiguous.message).toBe("`ab` matches 2 notes: 2026-09-01-ab12, 2026-09-02-ab34; type more of the id")
+        expect(ambiguous).toMatchObject({ _tag: "RecordNotFound", kind: "note", wanted: "ab", matches: ["2026-09-01-ab12", "2026-09-02-ab34"], total: 2 })
         // A wildcard typed by a person matches only itself.
         expect((yield* Effect.flip(notes.resolve("%"))).message).toContain("no note matches")
       }))

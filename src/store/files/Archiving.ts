@@ -3,6 +3,7 @@
  * companions first; and making a batch of moves durable with one flush per
  * folder.
  */
+import { type Failed } from "../RecordStore.js"
 import * as NodePath from "node:path"
 import { Effect, Option } from "effect"
 import { syncDirectory } from "./AtomicFile.js"
@@ -12,10 +13,10 @@ import { type RecordWrites } from "./RecordWrites.js"
 import { isNotFound, type StoreContext } from "./StoreContext.js"
 
 /** The move onto a shelf. */
-export const make = <A, NotFound, Unreadable, Failed>(
-  ctx: StoreContext<A, NotFound, Unreadable, Failed>,
-  reads: RecordReads<A, NotFound, Unreadable, Failed>,
-  writes: RecordWrites<A, NotFound, Unreadable, Failed>
+export const make = <A>(
+  ctx: StoreContext<A>,
+  reads: RecordReads<A>,
+  writes: RecordWrites<A>
 ) => {
   const { fs, root, pathOf, failed, withFs, archiveOpts, shelfDirOf, archivedPathOf } = ctx
   const { readAt } = reads
@@ -37,7 +38,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
         // Made once per shelf per process: a move is otherwise a handful of
         // file operations, and a migration does 100,000 of them.
         if (!madeShelves.has(shelfDir)) {
-          yield* fs.makeDirectory(shelfDir, { recursive: true }).pipe(Effect.mapError(failed(`create ${shelfDir}`)))
+          yield* fs.makeDirectory(shelfDir, { recursive: true }).pipe(Effect.mapError(failed("create", `${shelfDir}`)))
           madeShelves.add(shelfDir)
         }
         // Companions first, the record last: until the record's own rename
@@ -47,8 +48,8 @@ export const make = <A, NotFound, Unreadable, Failed>(
           if (!(yield* fs.exists(from).pipe(Effect.orElseSucceed(() => false)))) continue
           const to = NodePath.join(shelfDir, name)
           // One a crash left half-moved before is replaced by the hot one.
-          yield* fs.remove(to, { recursive: true }).pipe(Effect.catchIf(isNotFound, () => Effect.void), Effect.mapError(failed(`remove ${to}`)))
-          yield* fs.rename(from, to).pipe(Effect.mapError(failed(`move ${from}`)))
+          yield* fs.remove(to, { recursive: true }).pipe(Effect.catchIf(isNotFound, () => Effect.void), Effect.mapError(failed("remove", `${to}`)))
+          yield* fs.rename(from, to).pipe(Effect.mapError(failed("move", `${from}`)))
         }
         // A rename, not a copy: one atomic step, so the record is never in
         // neither place nor in both, and costs no data written (a durable
@@ -57,7 +58,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
         yield* fs.rename(pathOf(id), target).pipe(
           // The shelf was removed since it was made: made again, once.
           Effect.catchIf(isNotFound, () => fs.makeDirectory(shelfDir, { recursive: true }).pipe(Effect.zipRight(fs.rename(pathOf(id), target)))),
-          Effect.mapError(failed(`move ${pathOf(id)}`))
+          Effect.mapError(failed("move", `${pathOf(id)}`))
         )
         return true
       }),
@@ -75,4 +76,4 @@ export const make = <A, NotFound, Unreadable, Failed>(
   return { archive, flushShelves }
 }
 
-export type Archiving<A, NotFound, Unreadable, Failed> = ReturnType<typeof make<A, NotFound, Unreadable, Failed>>
+export type Archiving<A> = ReturnType<typeof make<A>>

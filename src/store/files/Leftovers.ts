@@ -20,9 +20,9 @@ export const ABANDONED_AFTER_MS = 60 * 60 * 1000
 export const SWEEP_EVERY_MS = 10 * 60 * 1000
 
 /** The sweep of leftovers. */
-export const make = <A, NotFound, Unreadable, Failed>(
-  ctx: StoreContext<A, NotFound, Unreadable, Failed>,
-  shelfList: Shelves<A, NotFound, Unreadable, Failed>
+export const make = <A>(
+  ctx: StoreContext<A>,
+  shelfList: Shelves<A>
 ) => {
   const { fs, root, flat, names, idsIn, archiveRoot, shelfDirOf, isLeftover } = ctx
   const { shelves, leftoversOn, shelfLeftovers, shelfNames } = shelfList
@@ -101,4 +101,4 @@ export const make = <A, NotFound, Unreadable, Failed>(
   return { sweepNames, sweep, sweepDue }
 }
 
-export type Leftovers<A, NotFound, Unreadable, Failed> = ReturnType<typeof make<A, NotFound, Unreadable, Failed>>
+export type Leftovers<A> = ReturnType<typeof make<A>>

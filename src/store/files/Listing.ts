@@ -4,6 +4,7 @@
  * folder layout's hot ids are the root's folders on no shelf, kept in
  * `hot.json` so a fresh process need not list every shelf to know them.
  */
+import { type Failed } from "../RecordStore.js"
 import * as NodePath from "node:path"
 import * as Memo from "./Memo.js"
 import { Clock, Effect, Either, Option } from "effect"
@@ -33,11 +34,11 @@ export const fnv1a = (text: string): number => {
 }
 
 /** The hot records' listing. */
-export const make = <A, NotFound, Unreadable, Failed>(
-  ctx: StoreContext<A, NotFound, Unreadable, Failed>,
-  reads: RecordReads<A, NotFound, Unreadable, Failed>,
-  shelfList: Shelves<A, NotFound, Unreadable, Failed>,
-  leftovers: Leftovers<A, NotFound, Unreadable, Failed>
+export const make = <A>(
+  ctx: StoreContext<A>,
+  reads: RecordReads<A>,
+  shelfList: Shelves<A>,
+  leftovers: Leftovers<A>
 ) => {
   const { fs, options, root, flat, pathOf, withFs, names, idsIn, forEachNames, archiveRoot, shelfDirOf, isLeftover } = ctx
   const { readAll } = reads
@@ -218,4 +219,4 @@ export const make = <A, NotFound, Unreadable, Failed>(
   return { ids, forEachIdBatch, scan, stamp, revision }
 }
 
-export type Listing<A, NotFound, Unreadable, Failed> = ReturnType<typeof make<A, NotFound, Unreadable, Failed>>
+export type Listing<A> = ReturnType<typeof make<A>>

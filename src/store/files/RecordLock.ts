@@ -39,6 +39,9 @@ export class LockError extends Data.TaggedError("LockError")<{
   /** `busy`: gave up waiting; `io`: the lock could not be created at all. */
   readonly reason: "busy" | "io"
   readonly message: string
+  /** The lock file, and how long a busy writer waited on it. */
+  readonly lock: string
+  readonly waitedMs: number
 }> {}
 
 export interface LockTiming {
@@ -73,7 +76,7 @@ export const hold = <A, E, R>(
     const isStale = (seen: FileClaim.There) => Effect.map(watch.ageOf(lockPath, seen, seen.mtime), (age) => age > staleMs)
 
     const attempt = FileClaim.take(fs, lockPath, token, isStale, watch, staleMs).pipe(
-      Effect.mapError((e) => new LockError({ reason: "io", message: `cannot take the lock ${lockPath}: ${e.message}` }))
+      Effect.mapError((e) => new LockError({ reason: "io", message: `cannot take the lock ${lockPath}: ${e.message}`, lock: lockPath, waitedMs: 0 }))
     )
 
     // Each try is uninterruptible from creating the lock to handing it to
@@ -92,6 +95,8 @@ export const hold = <A, E, R>(
       if ((yield* Clock.currentTimeMillis) - started >= giveUpMs)
         return yield* new LockError({
           reason: "busy",
+          lock: lockPath,
+          waitedMs: giveUpMs,
           message: `${what} is being updated by another process (${lockPath} kept changing hands for ${giveUpMs / 1000}s); try again`
         })
       // Backing off, with jitter, so twenty waiters do not hammer the disk

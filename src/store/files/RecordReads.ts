@@ -6,7 +6,19 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import { Effect, Either, Option } from "effect"
-import { decodeStored, describeThrown, reasonOf, reasons, refusedAs, type Skipped } from "../RecordStore.js"
+import {
+  decodeStored,
+  describeThrown,
+  type Failed,
+  missingAt,
+  type NotFound,
+  reasonOf,
+  reasons,
+  refusedAs,
+  type Skipped,
+  type Unreadable,
+  unreadableAt
+} from "../RecordStore.js"
 import { BoundedReader } from "./BoundedReader.js"
 import { isNotFound, type StoreContext } from "./StoreContext.js"
 
@@ -24,35 +36,35 @@ const typeWords = (type: FileSystem.File.Type) =>
   })[type]
 
 /** Reading records, bounded and guarded. */
-export const make = <A, NotFound, Unreadable, Failed>(ctx: StoreContext<A, NotFound, Unreadable, Failed>) => {
+export const make = <A>(ctx: StoreContext<A>) => {
   const { fs, reader, kind, errors, pathOf, archivedPathOf } = ctx
 
-  const notRegular = (path: string, kind_: string) => errors.unreadable(`${path} is ${kind_}, not a ${kind.noun} file; magi reads only regular files`)
-  const tooBig = (path: string, size: number | bigint) => errors.unreadable(reasons.tooBig(kind, path, size))
+  const notRegular = (path: string, kind_: string) => unreadableAt(kind, path, `${path} is ${kind_}, not a ${kind.noun} file; magi reads only regular files`)
+  const tooBig = (path: string, size: number | bigint) => unreadableAt(kind, path, reasons.tooBig(kind, path, size))
 
   /** The text read becomes the record, or the reason it is not one. */
   const fromBody = (id: string, path: string, body: string): Either.Either<A, Unreadable> =>
-    Either.mapLeft(decodeStored(kind, id, path, body, "its name says; rename it or fix its id"), refusedAs(errors))
+    Either.mapLeft(decodeStored(kind, id, path, body, "its name says; rename it or fix its id"), refusedAs(kind, path))
 
   /** Through `FileSystem`: judged (`stat`) before it is opened, since opening a FIFO blocks and reading a device never ends. */
   const readLooking = (id: string, path: string): Effect.Effect<A, NotFound | Unreadable | Failed> =>
     Effect.gen(function* () {
       const info = yield* fs.stat(path).pipe(
-        Effect.mapError((e) => isNotFound(e) ? errors.notFound(`no ${kind.noun} file at ${path}`) : errors.failed(`read ${path}: ${e.message}`, e))
+        Effect.mapError((e) => isNotFound(e) ? missingAt(kind, id, path) : errors.failed("read", path, e.message, e))
       )
-      if (info.type !== "File") return yield* Effect.fail(notRegular(path, typeWords(info.type)))
-      if (Number(info.size) > kind.maxBytes) return yield* Effect.fail(tooBig(path, info.size))
+      if (info.type !== "File") return yield* notRegular(path, typeWords(info.type))
+      if (Number(info.size) > kind.maxBytes) return yield* tooBig(path, info.size)
       const body = yield* fs.readFileString(path).pipe(
         Effect.mapError((e) =>
           isNotFound(e)
-            ? errors.notFound(`no ${kind.noun} file at ${path}`)
+            ? missingAt(kind, id, path)
             : e._tag === "SystemError" && e.reason === "BadResource"
-            ? errors.unreadable(`${path} cannot be read as a ${kind.noun}: ${e.message}`)
-            : errors.failed(`read ${path}: ${e.message}`, e)
+            ? unreadableAt(kind, path, `${path} cannot be read as a ${kind.noun}: ${e.message}`)
+            : errors.failed("read", path, e.message, e)
         )
       )
       // A file that grew after the look is still not read as a record.
-      if (body.length > kind.maxBytes) return yield* Effect.fail(tooBig(path, body.length))
+      if (body.length > kind.maxBytes) return yield* tooBig(path, body.length)
       return yield* fromBody(id, path, body)
     })
 
@@ -67,13 +79,13 @@ export const make = <A, NotFound, Unreadable, Failed>(ctx: StoreContext<A, NotFo
     const why = got.left
     switch (why._tag) {
       case "NotFound":
-        return Either.left(errors.notFound(`no ${kind.noun} file at ${path}`))
+        return Either.left(missingAt(kind, id, path))
       case "NotRegular":
         return Either.left(notRegular(path, why.kind))
       case "TooBig":
         return Either.left(tooBig(path, why.size))
       case "Failed":
-        return Either.left(errors.failed(`read ${path}: ${why.message}`))
+        return Either.left(errors.failed("read", path, why.message))
     }
   }
 
@@ -130,4 +142,4 @@ export const make = <A, NotFound, Unreadable, Failed>(ctx: StoreContext<A, NotFo
   return { readNow, readAt, locate, read, readAll }
 }
 
-export type RecordReads<A, NotFound, Unreadable, Failed> = ReturnType<typeof make<A, NotFound, Unreadable, Failed>>
+export type RecordReads<A> = ReturnType<typeof make<A>>

@@ -7,6 +7,7 @@
  * from the one `StoreContext` value: `RecordReads`, `Shelves`, `Leftovers`,
  * `Listing`, `ShelfIndex`, `RecordWrites` and `Archiving`.
  */
+import { type Failed } from "../RecordStore.js"
 import * as FileSystem from "@effect/platform/FileSystem"
 import { Effect } from "effect"
 import * as Archiving from "./Archiving.js"
@@ -22,15 +23,17 @@ import * as StoreContext from "./StoreContext.js"
 import type { RecordStore, RecordStoreOptions } from "../RecordStore.js"
 import * as ShelfPages from "../ShelfPage.js"
 import type { ShelfPage } from "../ShelfPage.js"
+import { type RecordErrors, withKindErrors } from "../KindErrors.js"
 
 // The contract, for whoever reads it through the file backend's module.
+export * from "../KindErrors.js"
 export * from "../RecordStore.js"
 export { BoundedReader, type BoundedReadRefusal, type NamesCursor } from "./BoundedReader.js"
 export { ABANDONED_AFTER_MS, SWEEP_EVERY_MS } from "./Leftovers.js"
 export { fnv1a, type FolderStamp, HOT_IDS_FILE } from "./Listing.js"
 
 /** The file backend's store: the contract, plus where a record's shelved file is (a question's panel moves beside it). */
-export interface FileRecordStore<A, NotFound, Unreadable, Failed> extends RecordStore<A, NotFound, Unreadable, Failed> {
+export interface FileRecordStore<A> extends RecordStore<A> {
   /** The archived file of a record with this id, when the kind archives and the id has a shelf. */
   readonly archivedPathOf: (id: string) => string | undefined
   /**
@@ -44,9 +47,9 @@ export interface FileRecordStore<A, NotFound, Unreadable, Failed> extends Record
 }
 
 /** Build a store of one kind of record. */
-export const make = <A, NotFound, Unreadable, Failed>(
-  options: RecordStoreOptions<A, NotFound, Unreadable, Failed>
-): Effect.Effect<FileRecordStore<A, NotFound, Unreadable, Failed>, never, FileSystem.FileSystem> =>
+export const make = <A>(
+  options: RecordStoreOptions<A>
+): Effect.Effect<FileRecordStore<A>, never, FileSystem.FileSystem> =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
     const reader = yield* Effect.serviceOption(BoundedReader)
@@ -110,5 +113,10 @@ export const make = <A, NotFound, Unreadable, Failed>(
         })
       })
 
-    return { ...store, pageById } satisfies FileRecordStore<A, NotFound, Unreadable, Failed>
+    return { ...store, pageById } satisfies FileRecordStore<A>
   })
+
+/** `make`, its failures said in the kind's own classes (`KindErrors.ts`). */
+export const makeKind = <A, NotFound, Unreadable, Failed>(
+  options: RecordStoreOptions<A> & { readonly errors: RecordErrors<NotFound, Unreadable, Failed> }
+) => Effect.map(make(options), (store) => withKindErrors<A, NotFound, Unreadable, Failed, FileRecordStore<A>>(store, options.errors))

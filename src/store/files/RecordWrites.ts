@@ -3,11 +3,13 @@
  * the record is, remove, and the locked read-modify-write (`update`), one
  * writer at a time per record across processes.
  */
+import { type NotFound, type Unreadable } from "../RecordStore.js"
 import * as NodePath from "node:path"
 import * as RecordLock from "./RecordLock.js"
 import { Effect, Either } from "effect"
 import { createAtomically, writeAtomically } from "./AtomicFile.js"
-import { clip, isSafeId, reasons } from "../RecordStore.js"
+import { type Failed, isSafeId, noneMatch } from "../RecordStore.js"
+import { LockBusy, UnsafeId } from "../StoreErrors.js"
 import { type Listing } from "./Listing.js"
 import { type RecordReads } from "./RecordReads.js"
 import { type ShelfIndexes } from "./ShelfIndex.js"
@@ -15,14 +17,14 @@ import { type Shelves } from "./Shelves.js"
 import { isNotFound, type StoreContext } from "./StoreContext.js"
 
 /** Lookups by id and every write. */
-export const make = <A, NotFound, Unreadable, Failed>(
-  ctx: StoreContext<A, NotFound, Unreadable, Failed>,
-  reads: RecordReads<A, NotFound, Unreadable, Failed>,
-  listing: Listing<A, NotFound, Unreadable, Failed>,
-  shelfList: Shelves<A, NotFound, Unreadable, Failed>,
-  index: ShelfIndexes<A, NotFound, Unreadable, Failed>
+export const make = <A>(
+  ctx: StoreContext<A>,
+  reads: RecordReads<A>,
+  listing: Listing<A>,
+  shelfList: Shelves<A>,
+  index: ShelfIndexes<A>
 ) => {
-  const { fs, root, kind, errors, plural, label, flat, pathOf, lockOf, failed, ensureRoot, withFs, archiveOpts, archivedPathOf } = ctx
+  const { fs, root, kind, errors, label, flat, pathOf, lockOf, failed, ensureRoot, withFs, archiveOpts, archivedPathOf } = ctx
   const { read, locate } = reads
   const { ids } = listing
   const { shelves, shelfIds } = shelfList
@@ -47,22 +49,21 @@ export const make = <A, NotFound, Unreadable, Failed>(
       }
       const hits = [...found]
       if (hits.length === 1) return hits[0]!
-      if (hits.length === 0) return yield* Effect.fail(errors.notFound(reasons.noMatch(kind, wanted)))
-      return yield* Effect.fail(errors.notFound(reasons.ambiguous(wanted, hits.length, plural, hits.sort())))
+      return yield* noneMatch(kind, wanted, hits.sort())
     })
 
   const get = (wanted: string) => Effect.flatMap(resolve(wanted), read)
 
   // -- writes -------------------------------------------------------------
 
-  const refuseUnsafe = (id: string) => isSafeId(id) ? Effect.void : Effect.fail(errors.failed(`\`${clip(id)}\` is not an id magi will build a path from`))
+  const refuseUnsafe = (id: string) => isSafeId(id) ? Effect.void : Effect.fail(new UnsafeId({ kind: kind.noun, id }))
 
   const putAt = (path: string, record: A) => {
     const id = kind.idOf(record)
     return Effect.zipRight(
       refuseUnsafe(id),
       withFs(writeAtomically(path, kind.encode(record), { durable: true })).pipe(
-        Effect.mapError(failed(`write ${kind.noun} ${id}`)),
+        Effect.mapError(failed("write", `${kind.noun} ${id}`)),
         Effect.zipRight(path === pathOf(id) ? Effect.void : forgetDigest(id))
       )
     ).pipe(Effect.withSpan("RecordStore.put", { attributes: { id } }))
@@ -88,7 +89,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
     const settled = archiveOpts?.settled
     if (!flat || path === pathOf(id) || settled === undefined || safeSettled(settled, record)) return putAt(path, record)
     return putAt(pathOf(id), record).pipe(
-      Effect.zipRight(fs.remove(path).pipe(Effect.catchIf(isNotFound, () => Effect.void), Effect.mapError(failed(`remove ${path}`)))),
+      Effect.zipRight(fs.remove(path).pipe(Effect.catchIf(isNotFound, () => Effect.void), Effect.mapError(failed("remove", `${path}`)))),
       Effect.zipRight(forgetDigest(id))
     )
   }
@@ -108,7 +109,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
     return Effect.zipRight(
       refuseUnsafe(id),
       withFs(createAtomically(pathOf(id), kind.encode(record), { durable: true })).pipe(
-        Effect.mapError(failed(`create ${kind.noun} ${id}`))
+        Effect.mapError(failed("create", `${kind.noun} ${id}`))
       )
     )
   }
@@ -116,7 +117,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
   const exists = (id: string): Effect.Effect<boolean, Failed> =>
     Effect.gen(function* () {
       if (!isSafeId(id)) return false
-      const there = (path: string) => fs.exists(path).pipe(Effect.mapError(failed(`look for ${path}`)))
+      const there = (path: string) => fs.exists(path).pipe(Effect.mapError(failed("look for", `${path}`)))
       if (yield* there(pathOf(id))) return true
       const archived = archivedPathOf(id)
       return archived !== undefined && (yield* there(archived))
@@ -129,7 +130,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
       const gone = (path: string) =>
         fs.remove(path, { recursive: !flat }).pipe(
           Effect.catchIf(isNotFound, () => Effect.void),
-          Effect.mapError(failed(`remove ${kind.noun} ${id}`))
+          Effect.mapError(failed("remove", `${kind.noun} ${id}`))
         )
       yield* gone(flat ? pathOf(id) : NodePath.join(root, id))
       const archived = archivedPathOf(id)
@@ -150,7 +151,12 @@ export const make = <A, NotFound, Unreadable, Failed>(
         return yield* withFs(RecordLock.hold(lockOf(id), `${kind.noun} ${label(id)}`, body)).pipe(
           Effect.catchIf(
             (e): e is RecordLock.LockError => e instanceof RecordLock.LockError,
-            (e) => Effect.fail(errors.failed(e.message, e))
+            (e): Effect.Effect<never, Failed> =>
+              Effect.fail(
+                e.reason === "busy"
+                  ? new LockBusy({ kind: kind.noun, id, label: label(id), lock: e.lock, waitedMs: e.waitedMs })
+                  : errors.failed("lock", lockOf(id), e.message, e)
+              )
           )
         )
       })
@@ -178,4 +184,4 @@ export const make = <A, NotFound, Unreadable, Failed>(
   return { resolve, get, put, create, exists, remove, withLock, update }
 }
 
-export type RecordWrites<A, NotFound, Unreadable, Failed> = ReturnType<typeof make<A, NotFound, Unreadable, Failed>>
+export type RecordWrites<A> = ReturnType<typeof make<A>>

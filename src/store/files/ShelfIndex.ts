@@ -4,6 +4,7 @@
  * built a batch at a time, reused while its shelf is unchanged, and dropped
  * for a record that is rewritten.
  */
+import { type Failed } from "../RecordStore.js"
 import * as NodePath from "node:path"
 import * as Memo from "./Memo.js"
 import { Effect, Either } from "effect"
@@ -40,10 +41,10 @@ const firstBelow = <T>(greatestFirst: ReadonlyArray<T>, keyOf: (entry: T) => str
 }
 
 /** The shelves' indexes. */
-export const make = <A, NotFound, Unreadable, Failed>(
-  ctx: StoreContext<A, NotFound, Unreadable, Failed>,
-  reads: RecordReads<A, NotFound, Unreadable, Failed>,
-  shelfList: Shelves<A, NotFound, Unreadable, Failed>
+export const make = <A>(
+  ctx: StoreContext<A>,
+  reads: RecordReads<A>,
+  shelfList: Shelves<A>
 ) => {
   const { fs, plural, failed, withFs, forEachNames, archiveOpts, archiveRoot, shelfDirOf } = ctx
   const { readAt } = reads
@@ -155,7 +156,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
           yield* write("}")
           // Unchanged (every entry was stored, none gone): the scratch is dropped, the file left as it was.
           return changed || Object.keys(stored).length !== count
-        }))).pipe(Effect.mapError((e): Failed => (isPlatformError(e) ? failed(`index ${dir}`)(e) : e)))
+        }))).pipe(Effect.mapError((e): Failed => (isPlatformError(e) ? failed("index", `${dir}`)(e) : e)))
       indexes.forget(shelf)
     }).pipe(Effect.withSpan("RecordStore.indexShelf", { attributes: { shelf } }))
   }
@@ -273,4 +274,4 @@ export const make = <A, NotFound, Unreadable, Failed>(
   return { forgetDigest, shelfIndex, indexShelf, shelvedIds }
 }
 
-export type ShelfIndexes<A, NotFound, Unreadable, Failed> = ReturnType<typeof make<A, NotFound, Unreadable, Failed>>
+export type ShelfIndexes<A> = ReturnType<typeof make<A>>

@@ -3,6 +3,7 @@
  * ids and leftovers (kept while its folder is unchanged), and reading a
  * chunk of one shelf's records. Nothing here reads an index or moves a record.
  */
+import { type Failed } from "../RecordStore.js"
 import * as NodePath from "node:path"
 import * as Memo from "./Memo.js"
 import { Effect, Either, Option } from "effect"
@@ -11,9 +12,9 @@ import { type RecordReads } from "./RecordReads.js"
 import { INDEX_SUFFIX, isNotFound, NAMES_BATCH, type StoreContext } from "./StoreContext.js"
 
 /** The shelves' listings. */
-export const make = <A, NotFound, Unreadable, Failed>(
-  ctx: StoreContext<A, NotFound, Unreadable, Failed>,
-  reads: RecordReads<A, NotFound, Unreadable, Failed>
+export const make = <A>(
+  ctx: StoreContext<A>,
+  reads: RecordReads<A>
 ) => {
   const { fs, reader, failed, forEachNames, archiveRoot, shelfDirOf, isLeftover } = ctx
   const { readAt, readNow } = reads
@@ -23,7 +24,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
     ? Effect.succeed([])
     : fs.readDirectory(archiveRoot).pipe(
       Effect.catchIf(isNotFound, () => Effect.succeed<string[]>([])),
-      Effect.mapError(failed(`list ${archiveRoot}`))
+      Effect.mapError(failed("list", `${archiveRoot}`))
     )
   // A shelf is a folder whose name has no dot; its index and scratch files have one.
   const isShelfName = (n: string) => isSafeId(n) && !n.includes(".")
@@ -53,7 +54,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
       Memo.mtimeOf(fs, dir),
       fs.readDirectory(dir).pipe(
         Effect.catchIf(isNotFound, () => Effect.succeed<string[]>([])),
-        Effect.mapError(failed(`list ${dir}`)),
+        Effect.mapError(failed("list", `${dir}`)),
         Effect.map((all) => ({
           ids: all.filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5)).sort().reverse(),
           leftovers: all.filter(isLeftover)
@@ -117,4 +118,4 @@ export const make = <A, NotFound, Unreadable, Failed>(
   return { shelves, unindexedShelves, shelfIds, leftoversOn, shelfNames, shelfLeftovers, readShelf }
 }
 
-export type Shelves<A, NotFound, Unreadable, Failed> = ReturnType<typeof make<A, NotFound, Unreadable, Failed>>
+export type Shelves<A> = ReturnType<typeof make<A>>

@@ -10,8 +10,9 @@ import * as PlatformError from "@effect/platform/Error"
 import * as NodePath from "node:path"
 import { Effect, Either, Option } from "effect"
 import { SCRATCH_SUFFIX } from "./AtomicFile.js"
-import { chunksOf, describeThrown, isSafeId, type RecordStoreOptions } from "../RecordStore.js"
+import { chunksOf, describeThrown, type Failed, isSafeId, type RecordStoreOptions } from "../RecordStore.js"
 import { BoundedReader, refusalWords } from "./BoundedReader.js"
+import { StoreFailed } from "../StoreErrors.js"
 
 /** A shelf's index file beside it in the archive folder: `<shelf>.index.json`. */
 export const INDEX_SUFFIX = ".index.json"
@@ -29,12 +30,12 @@ export const mtimeMs = (info: FileSystem.File.Info) => Option.getOrElse(Option.m
 export const NAMES_BATCH = 500
 
 /** Everything the modules share about one store: its options, its filesystem and reader, and where each thing of it lives. */
-export const make = <A, NotFound, Unreadable, Failed>(
+export const make = <A>(
   fs: FileSystem.FileSystem,
   reader: Option.Option<BoundedReader["Type"]>,
-  options: RecordStoreOptions<A, NotFound, Unreadable, Failed>
+  options: RecordStoreOptions<A>
 ) => {
-  const { root, kind, errors } = options
+  const { root, kind } = options
   const layout = options.layout ?? { _tag: "flat" as const }
   const plural = kind.plural ?? `${kind.noun}s`
   const label = kind.label ?? ((id: string) => id)
@@ -43,13 +44,18 @@ export const make = <A, NotFound, Unreadable, Failed>(
   const pathOf = (id: string) => (flat ? NodePath.join(root, `${id}.json`) : NodePath.join(root, id, layout.file))
   const lockOf = (id: string) =>
     flat ? NodePath.join(root, options.lockName?.(id) ?? `${id}.lock`) : NodePath.join(root, id, `${NodePath.parse(layout.file).name}.lock`)
-  const failed = (what: string) => (e: { readonly message: string }) => errors.failed(`${what}: ${e.message}`, e)
-  const ensureRoot = fs.makeDirectory(root, { recursive: true }).pipe(Effect.mapError(failed(`create ${root}`)))
+  /** The store's errors for this kind on the file backend. */
+  const errors = {
+    failed: (op: string, where: string, reason: string, cause?: unknown) =>
+      new StoreFailed({ kind: kind.noun, op, where, reason, backend: "files", ...(cause === undefined ? {} : { cause }) })
+  }
+  const failed = (op: string, where: string) => (e: { readonly message: string }) => errors.failed(op, where, e.message, e)
+  const ensureRoot = fs.makeDirectory(root, { recursive: true }).pipe(Effect.mapError(failed("create", `${root}`)))
   const withFs = <B, E, R>(effect: Effect.Effect<B, E, R>) => Effect.provideService(effect, FileSystem.FileSystem, fs)
 
   const names = fs.readDirectory(root).pipe(
     Effect.catchIf(isNotFound, () => Effect.succeed<string[]>([])),
-    Effect.mapError(failed(`list ${root}`))
+    Effect.mapError(failed("list", `${root}`))
   )
   const idsIn = (all: ReadonlyArray<string>) =>
     flat
@@ -70,13 +76,13 @@ export const make = <A, NotFound, Unreadable, Failed>(
       return Effect.flatMap(
         fs.readDirectory(dir).pipe(
           Effect.catchIf(isNotFound, () => Effect.succeed<string[]>([])),
-          Effect.mapError(failed(`list ${dir}`))
+          Effect.mapError(failed("list", `${dir}`))
         ),
         (all) => Effect.forEach(chunksOf(all, size), each, { discard: true })
       )
     }
     const fast = reader.value
-    const listFailed = (message: string) => errors.failed(`list ${dir}: ${message}`)
+    const listFailed = (message: string) => errors.failed("list", dir, message)
     return Effect.acquireUseRelease(
       Effect.suspend(() => {
         const opened = fast.openNames(dir)
@@ -135,4 +141,4 @@ export const make = <A, NotFound, Unreadable, Failed>(
 }
 
 /** The one value each module of the file backend is built from: no module keeps state of its own about paths. */
-export type StoreContext<A, NotFound, Unreadable, Failed> = ReturnType<typeof make<A, NotFound, Unreadable, Failed>>
+export type StoreContext<A> = ReturnType<typeof make<A>>

@@ -27,27 +27,32 @@ import {
   AMBIGUOUS_NAMED,
   chunksOf,
   decodeStored,
+  type Failed,
+  missingAt,
+  noneMatch,
+  type NotFound,
   reasonOf,
   refusedAs,
   reasons,
-  type RecordErrors,
   type RecordKind,
   type RecordStore,
   type Scan,
   type Shelved,
   type ShelvedQuery,
-  type Skipped
+  type Skipped,
+  type Unreadable,
+  unreadableAt
 } from "../RecordStore.js"
+import { StoreFailed } from "../StoreErrors.js"
 import { CHANGES_CHANNEL, lostConnection, sqlWords } from "./Postgres.js"
 import type { ShelfPage } from "../ShelfPage.js"
 
-export interface PgRecordStoreOptions<A, NotFound, Unreadable, Failed> {
+export interface PgRecordStoreOptions<A> {
   /** The kind's key in the table: the file backend's folder name ("questions", "tasks"). */
   readonly table: string
   /** Where, for messages: the masked URL. */
   readonly where: string
   readonly kind: RecordKind<A>
-  readonly errors: RecordErrors<NotFound, Unreadable, Failed>
   /** The kind archives: its shelf per id and its searchable words. */
   readonly archive?: {
     readonly shelfOf: (id: string) => string | undefined
@@ -66,21 +71,16 @@ interface Row {
   readonly body: string
 }
 
-export const make = <A, NotFound, Unreadable, Failed>(
-  options: PgRecordStoreOptions<A, NotFound, Unreadable, Failed>
-): Effect.Effect<RecordStore<A, NotFound, Unreadable, Failed>, never, SqlClient.SqlClient> =>
+export const make = <A>(
+  options: PgRecordStoreOptions<A>
+): Effect.Effect<RecordStore<A>, never, SqlClient.SqlClient> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const { kind, errors, table } = options
+    const { kind, table } = options
     const plural = kind.plural ?? `${kind.noun}s`
     const root = `${options.where} (${table})`
     const failed = (what: string) => (e: SqlError) =>
-      errors.failed(
-        lostConnection(e)
-          ? `the store at ${options.where} stopped answering as magi tried to ${what}: ${sqlWords(e)}. Check the server and try again.`
-          : `${what} in PostgreSQL at ${options.where}: ${sqlWords(e)}`,
-        e
-      )
+      new StoreFailed({ kind: kind.noun, op: what, where: options.where, reason: sqlWords(e), backend: "postgres", lost: lostConnection(e), cause: e })
     const run = <B>(what: string, effect: Effect.Effect<B, SqlError>) => Effect.mapError(effect, failed(what))
 
     const sourceOf = (id: string) => `${kind.noun} ${id} in PostgreSQL`
@@ -88,8 +88,8 @@ export const make = <A, NotFound, Unreadable, Failed>(
     /** A row to a record, or why not, in the words the file backend uses. */
     const fromRow = (row: Row): Either.Either<A, Unreadable> => {
       const source = sourceOf(row.id)
-      if (row.body.length > kind.maxBytes) return Either.left(errors.unreadable(reasons.tooBig(kind, source, row.body.length)))
-      return Either.mapLeft(decodeStored(kind, row.id, source, row.body, "its row says"), refusedAs(errors))
+      if (row.body.length > kind.maxBytes) return Either.left(unreadableAt(kind, source, reasons.tooBig(kind, source, row.body.length)))
+      return Either.mapLeft(decodeStored(kind, row.id, source, row.body, "its row says"), refusedAs(kind, source))
     }
 
     /**
@@ -112,7 +112,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
     const read = (id: string): Effect.Effect<A, NotFound | Unreadable | Failed> =>
       Effect.flatMap(run(`read ${kind.noun} ${id}`, readRow(id)), (row) =>
         Option.isNone(row)
-          ? Effect.fail<NotFound | Unreadable>(errors.notFound(`no ${kind.noun} ${id} in PostgreSQL at ${options.where}`))
+          ? Effect.fail<NotFound | Unreadable>(missingAt(kind, id, `PostgreSQL at ${options.where}`))
           : fromRow(row.value))
 
     const exists = (id: string) =>
@@ -168,7 +168,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
 
     const resolve = (wanted: string): Effect.Effect<string, NotFound | Failed> =>
       Effect.gen(function* () {
-        if (wanted === "") return yield* Effect.fail(errors.notFound(reasons.noMatch(kind, wanted)))
+        if (wanted === "") return yield* noneMatch(kind, wanted)
         if (yield* exists(wanted)) return wanted
         // The short id is the last segment: the owner types what they saw
         // (`ab12`), or the start of it (`ab`). Hot and shelved alike.
@@ -183,8 +183,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
         )
         const total = Number(hits[0]?.total ?? 0)
         if (total === 1) return hits[0]!.id
-        if (total === 0) return yield* Effect.fail(errors.notFound(reasons.noMatch(kind, wanted)))
-        return yield* Effect.fail(errors.notFound(reasons.ambiguous(wanted, total, plural, hits.map((h) => h.id))))
+        return yield* noneMatch(kind, wanted, total === 0 ? [] : hits.map((h) => h.id), total)
       })
 
     const get = (wanted: string) => Effect.flatMap(resolve(wanted), read)
@@ -285,7 +284,7 @@ export const make = <A, NotFound, Unreadable, Failed>(
             return Option.some(next)
           })
         )
-      const missing = (id: string) => Effect.fail<NotFound>(errors.notFound(`no ${kind.noun} ${id} in PostgreSQL at ${options.where}`))
+      const missing = (id: string) => Effect.fail<NotFound>(missingAt(kind, id, `PostgreSQL at ${options.where}`))
       // The exact id first, with no look-up before it: nearly every caller
       // (the page, the waiter, an asker) names the record exactly. A short
       // or partial id is resolved only when no record has it as its id.
@@ -558,5 +557,5 @@ export const make = <A, NotFound, Unreadable, Failed>(
       unindexedShelves: Effect.succeed([]),
       shelvedIds,
       pageById
-    } satisfies RecordStore<A, NotFound, Unreadable, Failed>
+    } satisfies RecordStore<A>
   })
