@@ -272,7 +272,7 @@ describe("Waits", () => {
             Layer.mergeAll(
               Layer.effect(
                 QuestionStore,
-                Effect.map(QuestionStoreModule.make("/magi/questions"), (store) => ({ ...store, changes: Stream.empty }))
+                Effect.map(QuestionStoreModule.make("/magi/questions"), (store) => QuestionStore.make({ ...store, changes: Stream.empty }))
               ),
               Notifier.off
             )
