@@ -22,7 +22,7 @@
  * not seen.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Context, Data, Duration, Effect, Either, FiberSet, Layer, Option, Random, Stream } from "effect"
+import { Clock, Data, Duration, Effect, Either, FiberSet, Layer, Option, Random, Stream } from "effect"
 import * as NodePath from "node:path"
 import { Rosters, type AgentSpec } from "../agents/AgentRoster.js"
 import { Agents, hasSession, type CallResult } from "../agents/Agents.js"
@@ -137,23 +137,24 @@ export interface ChatsShape {
   ) => Effect.Effect<{ readonly chat: C.Chat; readonly task: Task }, ChatRefused | ChatReadError>
 }
 
-export class Chats extends Context.Tag("magi/Chats")<Chats, ChatsShape>() {
+/**
+ * The owner's chats on the configured backend (`<home>/chats`, or the
+ * database); what each turn told the agent and the turn locks stay in
+ * `<home>/chats` on this machine either way.
+ */
+export class Chats extends Effect.Service<Chats>()("magi/Chats", {
+  scoped: Effect.suspend(() =>
+    Effect.gen(function* () {
+      const home = yield* MagiHome
+      return yield* make(chatsDir(home), yield* ChatRecords.onBackend)
+    })
+  ),
+  dependencies: [ConfiguredStore.layer]
+}) {
   /** Chats in the folder `root`, their turns' artifacts and locks beside them. */
-  static at = (root: string) => Layer.scoped(Chats, Effect.suspend(() => Effect.flatMap(ChatRecords.make(root), (records) => make(root, records))))
-  /**
-   * The owner's chats on the configured backend (`<home>/chats`, or the
-   * database); what each turn told the agent and the turn locks stay in
-   * `<home>/chats` on this machine either way.
-   */
-  static layer = Layer.scoped(
-    Chats,
-    Effect.suspend(() =>
-      Effect.gen(function* () {
-        const home = yield* MagiHome
-        return yield* make(chatsDir(home), yield* ChatRecords.onBackend)
-      })
-    )
-  ).pipe(Layer.provide(ConfiguredStore.layer))
+  static at = (root: string) =>
+    Layer.scoped(Chats, Effect.suspend(() => Effect.map(Effect.flatMap(ChatRecords.make(root), (records) => make(root, records)), Chats.make)))
+  static layer = Chats.Default
 }
 
 export const chatsDir = (home: { readonly dir: string }) => NodePath.join(home.dir, CHATS_FOLDER)

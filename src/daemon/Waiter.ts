@@ -18,7 +18,7 @@
  * the owner not re-notified) every five seconds.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Context, Duration, Effect, Either, FiberSet, Layer, Option, Queue, Ref, Stream } from "effect"
+import { Clock, Duration, Effect, Either, FiberSet, Option, Queue, Ref, Stream } from "effect"
 import * as NodePath from "node:path"
 import { Rosters } from "../agents/AgentRoster.js"
 import { hasSession } from "../agents/Agents.js"
@@ -84,9 +84,11 @@ export interface WaiterShape {
   readonly run: Effect.Effect<never>
 }
 
-export class Waiter extends Context.Tag("magi/Waiter")<Waiter, WaiterShape>() {
-  /** A waiter whose in-flight deliveries end with the layer's scope. */
-  static layer = Layer.scoped(Waiter, Effect.suspend(() => make()))
+/** A waiter whose in-flight deliveries end with the layer's scope. */
+export class Waiter extends Effect.Service<Waiter>()("magi/Waiter", {
+  scoped: Effect.suspend(() => make())
+}) {
+  static layer = Waiter.Default
 }
 
 /** A tick's report as it is made. */

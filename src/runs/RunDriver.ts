@@ -12,7 +12,7 @@
  */
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Cause, Clock, Context, Duration, Effect, Either, Layer, Option, Random, Schedule, Schema } from "effect"
+import { Cause, Clock, Duration, Effect, Either, Option, Random, Schedule, Schema } from "effect"
 import { Rosters, type AgentSpec } from "../agents/AgentRoster.js"
 import { Agents, KILL_GRACE, magiNameFor, mintUuid, sessionEnvOf, type CallResult } from "../agents/Agents.js"
 import { AgentProcess, endLeftover } from "../agents/Guardian.js"
@@ -84,8 +84,10 @@ export interface RunDriverShape {
   readonly outstanding: (runId: string) => Effect.Effect<number, StoreError>
 }
 
-export class RunDriver extends Context.Tag("magi/RunDriver")<RunDriver, RunDriverShape>() {
-  static layer = Layer.effect(RunDriver, Effect.suspend(() => make()))
+export class RunDriver extends Effect.Service<RunDriver>()("magi/RunDriver", {
+  effect: Effect.suspend(() => make())
+}) {
+  static layer = RunDriver.Default
 }
 
 export const make = Effect.fn("RunDriver.make")(function* () {

@@ -21,7 +21,7 @@ const HOUR = 3600
 /** Waits over a real temp-dir store, notifications as given (off by default). */
 const onDisk = (slice: Duration.DurationInput, notifier: Layer.Layer<Notifier> = Notifier.off) => {
   const root = NodePath.join(tempDirSync(), "questions")
-  return Layer.scoped(Waits, WaitsModule.make(Duration.decode(slice))).pipe(
+  return Layer.scoped(Waits, Effect.map(WaitsModule.make(Duration.decode(slice)), Waits.make)).pipe(
     Layer.provideMerge(Layer.mergeAll(QuestionStore.at(root), notifier)),
     Layer.provideMerge(NodeContext.layer)
   )
@@ -33,7 +33,7 @@ const onDisk = (slice: Duration.DurationInput, notifier: Layer.Layer<Notifier> =
  * answer through the store's change stream alone.
  */
 const inMemory = (slice: Duration.DurationInput, poll: Duration.DurationInput = WaitsModule.POLL) =>
-  Layer.scoped(Waits, WaitsModule.make(Duration.decode(slice), Duration.decode(poll))).pipe(
+  Layer.scoped(Waits, Effect.map(WaitsModule.make(Duration.decode(slice), Duration.decode(poll)), Waits.make)).pipe(
     Layer.provideMerge(Layer.mergeAll(QuestionStore.at("/magi/questions"), Notifier.off)),
     Layer.provideMerge(MemoryFileSystem.layer)
   )
@@ -267,7 +267,7 @@ describe("Waits", () => {
       expect(outcome._tag === "Answered" && outcome.answer).toBe("Redis")
     }).pipe(
       Effect.provide(
-        Layer.scoped(Waits, WaitsModule.make(Duration.minutes(4))).pipe(
+        Layer.scoped(Waits, Effect.map(WaitsModule.make(Duration.minutes(4)), Waits.make)).pipe(
           Layer.provideMerge(
             Layer.mergeAll(
               Layer.effect(
