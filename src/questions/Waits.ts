@@ -23,7 +23,6 @@ import { Notifier } from "./Notifier.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import * as Lease from "./Lease.js"
 import * as Announcements from "./Announcements.js"
-import * as NodeOs from "node:os"
 
 /**
  * The fallback re-read interval. The answer comes from a person on a phone;
@@ -116,7 +115,7 @@ export const make = Effect.fn("Waits.make")(function* (
   const fs = yield* FileSystem.FileSystem
   const beaten = yield* Ref.make(new Set<string>())
   // Which host sent a notification is kept on its record, for the owner reading it.
-  const host = Option.match(yield* Effect.serviceOption(MagiConfig), { onNone: () => NodeOs.hostname(), onSome: (c) => c.hostName })
+  const host = (yield* MagiConfig).hostName
 
   // However this process stops waiting (the slice handed back `pending`, the
   // answer was printed and marked read, SIGTERM, SIGINT, a failure), its

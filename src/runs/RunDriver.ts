@@ -20,7 +20,7 @@ import * as Lease from "../questions/Lease.js"
 import { untilStoreAnswers } from "../store/StoreWait.js"
 import * as NodePath from "node:path"
 import { MagiHome } from "../platform/MagiHome.js"
-import { defaultHostName, MagiConfig } from "../platform/MagiConfig.js"
+import { MagiConfig } from "../platform/MagiConfig.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore, type StoreError } from "../questions/QuestionStore.js"
 import { IMPL_SEAT, RUN_TURN_TIMEOUT, RunNotStarted, Workspaces, type TurnOutcome } from "./NewRun.js"
@@ -100,7 +100,7 @@ export const make = Effect.fn("RunDriver.make")(function* () {
   const fs = yield* FileSystem.FileSystem
   // The host this process runs as: recorded on every run it creates, and the
   // only one whose runs' turns it starts (their worktrees are on its disk).
-  const self = Option.match(yield* Effect.serviceOption(MagiConfig), { onNone: defaultHostName, onSome: (c) => c.hostName })
+  const self = (yield* MagiConfig).hostName
   // Optional, as it always was: with no processes to start (the in-memory
   // tests) a turn's leftovers are simply not committed.
   const executor = yield* Effect.serviceOption(CommandExecutor.CommandExecutor)

@@ -22,7 +22,7 @@ const HOUR = 3600
 const onDisk = (slice: Duration.DurationInput, notifier: Layer.Layer<Notifier> = Notifier.off) => {
   const root = NodePath.join(tempDirSync(), "questions")
   return Layer.scoped(Waits, Effect.map(WaitsModule.make(Duration.decode(slice)), Waits.make)).pipe(
-    Layer.provideMerge(Layer.mergeAll(QuestionStore.at(root), notifier)),
+    Layer.provideMerge(Layer.mergeAll(QuestionStore.at(root), notifier, MagiConfig.fixed({}))),
     Layer.provideMerge(NodeContext.layer)
   )
 }
@@ -34,7 +34,7 @@ const onDisk = (slice: Duration.DurationInput, notifier: Layer.Layer<Notifier> =
  */
 const inMemory = (slice: Duration.DurationInput, poll: Duration.DurationInput = WaitsModule.POLL) =>
   Layer.scoped(Waits, Effect.map(WaitsModule.make(Duration.decode(slice), Duration.decode(poll)), Waits.make)).pipe(
-    Layer.provideMerge(Layer.mergeAll(QuestionStore.at("/magi/questions"), Notifier.off)),
+    Layer.provideMerge(Layer.mergeAll(QuestionStore.at("/magi/questions"), Notifier.off, MagiConfig.fixed({}))),
     Layer.provideMerge(MemoryFileSystem.layer)
   )
 
@@ -274,7 +274,8 @@ describe("Waits", () => {
                 QuestionStore,
                 Effect.map(QuestionStoreModule.make("/magi/questions"), (store) => QuestionStore.make({ ...store, changes: Stream.empty }))
               ),
-              Notifier.off
+              Notifier.off,
+              MagiConfig.fixed({})
             )
           ),
           Layer.provideMerge(MemoryFileSystem.layer)
