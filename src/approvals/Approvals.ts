@@ -22,7 +22,7 @@
  * and a pending slice told as a denial that says how to get the decision.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Config, Context, Duration, Effect, Either, Layer, Option, Random } from "effect"
+import { Clock, Config, Duration, Effect, Either, Option, Random } from "effect"
 import { MagiConfig, repoRoot } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as Q from "../questions/Question.js"
@@ -74,9 +74,11 @@ export interface ApprovalsShape {
   readonly decide: (request: ApprovalRequest) => Effect.Effect<ApprovalOutcome, StoreError | SavedRulesError>
 }
 
-export class Approvals extends Context.Tag("magi/Approvals")<Approvals, ApprovalsShape>() {
-  /** Decisions waiting with the `Waits` provided (one slice per call). */
-  static layer = Layer.effect(Approvals, Effect.suspend(() => Effect.flatMap(Waits, makeWith)))
+/** Decisions waiting with the `Waits` provided (one slice per call). */
+export class Approvals extends Effect.Service<Approvals>()("magi/Approvals", {
+  effect: Effect.suspend(() => Effect.flatMap(Waits, makeWith))
+}) {
+  static layer = Approvals.Default
 }
 
 /** Ids drawn before giving up, as `magi ask` does. */

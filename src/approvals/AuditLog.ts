@@ -14,7 +14,7 @@
  * record of what was decided on this machine, where the agents ran.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Context, Data, Effect, Layer } from "effect"
+import { Data, Effect } from "effect"
 import * as NodePath from "node:path"
 import { MagiHome } from "../platform/MagiHome.js"
 
@@ -86,8 +86,10 @@ export interface AuditLogShape {
   readonly read: Effect.Effect<ReadonlyArray<AuditEntry>>
 }
 
-export class AuditLog extends Context.Tag("magi/approvals/AuditLog")<AuditLog, AuditLogShape>() {
-  static layer = Layer.effect(AuditLog, Effect.suspend(() => make))
+export class AuditLog extends Effect.Service<AuditLog>()("magi/approvals/AuditLog", {
+  effect: Effect.suspend(() => make)
+}) {
+  static layer = AuditLog.Default
 }
 
 export const make: Effect.Effect<AuditLogShape, never, MagiHome | FileSystem.FileSystem> = Effect.gen(function* () {

@@ -11,7 +11,7 @@
  * removing one record.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Context, Data, Effect, Either, Layer, Random, Schema } from "effect"
+import { Clock, Data, Effect, Either, Random, Schema } from "effect"
 import * as StoreBackend from "../store/StoreBackend.js"
 import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import { parseVersioned } from "../store/VersionedJson.js"
@@ -84,9 +84,12 @@ export interface SavedRulesShape {
   readonly remove: (id: string) => Effect.Effect<void, SavedRulesError>
 }
 
-export class SavedRules extends Context.Tag("magi/SavedRules")<SavedRules, SavedRulesShape>() {
-  /** The saved rules on the configured backend. */
-  static layer = Layer.effect(SavedRules, Effect.suspend(() => make)).pipe(Layer.provide(ConfiguredStore.layer))
+/** The saved rules on the configured backend. */
+export class SavedRules extends Effect.Service<SavedRules>()("magi/SavedRules", {
+  effect: Effect.suspend(() => make),
+  dependencies: [ConfiguredStore.layer]
+}) {
+  static layer = SavedRules.Default
 }
 
 export const make: Effect.Effect<SavedRulesShape, never, StoreBackend.StoreBackend | FileSystem.FileSystem> = Effect.gen(function* () {

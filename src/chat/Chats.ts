@@ -22,7 +22,7 @@
  * not seen.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Context, Data, Duration, Effect, Either, FiberSet, Layer, Option, Random, Stream } from "effect"
+import { Clock, Data, Duration, Effect, Either, FiberSet, Layer, Option, Random, Schedule, Stream } from "effect"
 import * as NodePath from "node:path"
 import { Rosters, type AgentSpec } from "../agents/AgentRoster.js"
 import { Agents, hasSession, type CallResult } from "../agents/Agents.js"
@@ -137,23 +137,24 @@ export interface ChatsShape {
   ) => Effect.Effect<{ readonly chat: C.Chat; readonly task: Task }, ChatRefused | ChatReadError>
 }
 
-export class Chats extends Context.Tag("magi/Chats")<Chats, ChatsShape>() {
+/**
+ * The owner's chats on the configured backend (`<home>/chats`, or the
+ * database); what each turn told the agent and the turn locks stay in
+ * `<home>/chats` on this machine either way.
+ */
+export class Chats extends Effect.Service<Chats>()("magi/Chats", {
+  scoped: Effect.suspend(() =>
+    Effect.gen(function* () {
+      const home = yield* MagiHome
+      return yield* make(chatsDir(home), yield* ChatRecords.onBackend)
+    })
+  ),
+  dependencies: [ConfiguredStore.layer]
+}) {
   /** Chats in the folder `root`, their turns' artifacts and locks beside them. */
-  static at = (root: string) => Layer.scoped(Chats, Effect.suspend(() => Effect.flatMap(ChatRecords.make(root), (records) => make(root, records))))
-  /**
-   * The owner's chats on the configured backend (`<home>/chats`, or the
-   * database); what each turn told the agent and the turn locks stay in
-   * `<home>/chats` on this machine either way.
-   */
-  static layer = Layer.scoped(
-    Chats,
-    Effect.suspend(() =>
-      Effect.gen(function* () {
-        const home = yield* MagiHome
-        return yield* make(chatsDir(home), yield* ChatRecords.onBackend)
-      })
-    )
-  ).pipe(Layer.provide(ConfiguredStore.layer))
+  static at = (root: string) =>
+    Layer.scoped(Chats, Effect.suspend(() => Effect.map(Effect.flatMap(ChatRecords.make(root), (records) => make(root, records)), Chats.make)))
+  static layer = Chats.Default
 }
 
 export const chatsDir = (home: { readonly dir: string }) => NodePath.join(home.dir, CHATS_FOLDER)
@@ -334,20 +335,27 @@ export const make = Effect.fn("Chats.make")(function* (root: string, records: Ch
   const turnFile = (id: string) => NodePath.join(root, `${id}.turn`)
   const holdTurnFile = <A, E>(id: string, body: Effect.Effect<A, E>) => {
     const file = turnFile(id)
-    const acquire: Effect.Effect<void> = Effect.gen(function* () {
-      for (;;) {
-        const at = yield* Clock.currentTimeMillis
-        const made = yield* createAtomically(file, `${process.pid} ${at}\n`).pipe(
-          Effect.provideService(FileSystem.FileSystem, fs),
-          Effect.orElseSucceed(() => true) // a disk that refuses the lock must not stop the turn
-        )
-        if (made) return
-        const [pid, since] = (yield* fs.readFileString(file).pipe(Effect.orElseSucceed(() => ""))).trim().split(" ").map(Number)
-        const holderGone = pid === undefined || !Number.isInteger(pid) || !alive(pid)
-        if (holderGone || since === undefined || !(at - since < TURN_LOCK_STALE_MS)) yield* fs.remove(file).pipe(Effect.ignore)
-        else yield* Effect.sleep(TURN_LOCK_POLL)
-      }
+    const attempt: Effect.Effect<"made" | "broken" | "held"> = Effect.gen(function* () {
+      const at = yield* Clock.currentTimeMillis
+      const made = yield* createAtomically(file, `${process.pid} ${at}\n`).pipe(
+        Effect.provideService(FileSystem.FileSystem, fs),
+        Effect.orElseSucceed(() => true) // a disk that refuses the lock must not stop the turn
+      )
+      if (made) return "made"
+      const [pid, since] = (yield* fs.readFileString(file).pipe(Effect.orElseSucceed(() => ""))).trim().split(" ").map(Number)
+      const holderGone = pid === undefined || !Number.isInteger(pid) || !alive(pid)
+      if (!holderGone && since !== undefined && at - since < TURN_LOCK_STALE_MS) return "held"
+      yield* fs.remove(file).pipe(Effect.ignore)
+      return "broken"
     })
+    // A live holder is polled every `TURN_LOCK_POLL`; a stale lock just broken is tried again at once.
+    const acquire: Effect.Effect<void> = attempt.pipe(
+      Effect.repeat({
+        schedule: Schedule.identity<"made" | "broken" | "held">().pipe(Schedule.addDelay((o) => (o === "held" ? TURN_LOCK_POLL : Duration.zero))),
+        until: (o) => o === "made"
+      }),
+      Effect.asVoid
+    )
     return Effect.acquireUseRelease(acquire, () => body, () => fs.remove(file).pipe(Effect.ignore))
   }
 

@@ -124,26 +124,21 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
 
   // -- one conductor across hosts ----------------------------------------------------
 
-  const backend = yield* Effect.serviceOption(StoreBackend.StoreBackend)
-  const claims = Option.isNone(backend)
-    ? Option.none<Claims.ClaimsShape>()
-    : Option.some(yield* withFs(StoreBackend.claims("conduct", ".claim").pipe(Effect.provideService(StoreBackend.StoreBackend, backend.value))))
+  const backend = yield* StoreBackend.StoreBackend
+  const claims = yield* withFs(StoreBackend.claims("conduct", ".claim").pipe(Effect.provideService(StoreBackend.StoreBackend, backend)))
   const held = yield* Ref.make(Option.none<Claims.Claim>())
   // An orderly stop hands the conductor on at once, not after the claim's ttl.
-  yield* Effect.addFinalizer(() =>
-    Effect.flatMap(Ref.get(held), (mine) => (Option.isSome(claims) && Option.isSome(mine) ? claims.value.release(mine.value) : Effect.void))
-  )
+  yield* Effect.addFinalizer(() => Effect.flatMap(Ref.get(held), (mine) => (Option.isSome(mine) ? claims.release(mine.value) : Effect.void)))
 
   /** Does this host conduct now? It keeps the claim it has, or takes it when free; a live holder elsewhere keeps it. */
   const mayConduct = Effect.gen(function* () {
-    if (Option.isNone(claims)) return true
     const mine = yield* Ref.get(held)
     if (Option.isSome(mine)) {
-      if (yield* claims.value.renew(mine.value)) return true
+      if (yield* claims.renew(mine.value)) return true
       yield* Ref.set(held, Option.none())
       yield* Effect.logWarning("conductor: another host took the conductor's claim over while this one was not renewing it; it conducts now")
     }
-    const got = yield* claims.value.acquire(CONDUCTOR_KEY, conductorClaim(config), { host: config.hostName })
+    const got = yield* claims.acquire(CONDUCTOR_KEY, conductorClaim(config), { host: config.hostName })
     if (Either.isLeft(got)) return false
     yield* Ref.set(held, Option.some(got.right))
     yield* Effect.logInfo(`conductor: this host (${config.hostName}) conducts`)
@@ -156,8 +151,8 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
   const keepingClaim = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     Effect.gen(function* () {
       const mine = yield* Ref.get(held)
-      if (Option.isNone(claims) || Option.isNone(mine)) return yield* effect
-      const renew = claims.value.renew(mine.value).pipe(Effect.ignore)
+      if (Option.isNone(mine)) return yield* effect
+      const renew = claims.renew(mine.value).pipe(Effect.ignore)
       const every = conductorClaim(config).renewEvery
       return yield* Effect.scoped(
         Effect.zipRight(Effect.forkScoped(Effect.repeat(renew, Schedule.spaced(every)).pipe(Effect.delay(every))), effect)

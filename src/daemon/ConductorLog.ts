@@ -13,7 +13,7 @@
  *   so ids sort as the decisions were made and two never overwrite each other.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Context, Data, Effect, Either, Layer, Random } from "effect"
+import { Clock, Data, Effect, Either, Layer, Random } from "effect"
 import * as NodePath from "node:path"
 import { MagiHome } from "../platform/MagiHome.js"
 import type * as RecordStore from "../store/files/RecordStore.js"
@@ -47,11 +47,14 @@ export interface ConductorLogShape {
   readonly read: Effect.Effect<ReadonlyArray<DecisionRecord>>
 }
 
-export class ConductorLog extends Context.Tag("magi/ConductorLog")<ConductorLog, ConductorLogShape>() {
+/** The owner's log on the configured backend: `<home>/conduct/decisions.jsonl`, or the database. */
+export class ConductorLog extends Effect.Service<ConductorLog>()("magi/ConductorLog", {
+  effect: Effect.suspend(() => onBackend),
+  dependencies: [ConfiguredStore.layer]
+}) {
   /** The log file in the folder `conductDir`, over whichever `FileSystem` is provided. */
-  static at = (conductDir: string) => Layer.effect(ConductorLog, Effect.suspend(() => inFile(conductDir)))
-  /** The owner's log on the configured backend: `<home>/conduct/decisions.jsonl`, or the database. */
-  static layer = Layer.effect(ConductorLog, Effect.suspend(() => onBackend)).pipe(Layer.provide(ConfiguredStore.layer))
+  static at = (conductDir: string) => Layer.effect(ConductorLog, Effect.suspend(() => Effect.map(inFile(conductDir), ConductorLog.make)))
+  static layer = ConductorLog.Default
 }
 
 export const decisionsPath = (conductDir: string) => NodePath.join(conductDir, "decisions.jsonl")

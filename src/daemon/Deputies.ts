@@ -10,7 +10,7 @@
  * resolution like any other.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Context, Data, Duration, Effect, FiberSet, Layer, Option, Ref } from "effect"
+import { Clock, Data, Duration, Effect, FiberSet, Option, Ref } from "effect"
 import * as NodePath from "node:path"
 import { Rosters } from "../agents/AgentRoster.js"
 import { Agents, magiNameFor, newSeat } from "../agents/Agents.js"
@@ -38,9 +38,12 @@ export interface DeputiesShape {
   readonly settle: Effect.Effect<void>
 }
 
-export class Deputies extends Context.Tag("magi/Deputies")<Deputies, DeputiesShape>() {
-  /** The deputies, their records on the configured backend. */
-  static layer = Layer.scoped(Deputies, Effect.suspend(() => make)).pipe(Layer.provide(ConfiguredStore.layer))
+/** The deputies, their records on the configured backend. */
+export class Deputies extends Effect.Service<Deputies>()("magi/Deputies", {
+  scoped: Effect.suspend(() => make),
+  dependencies: [ConfiguredStore.layer]
+}) {
+  static layer = Deputies.Default
 }
 
 /** The deputies' records' folder in the home (`conduct/deputies`), and their key in the database. */

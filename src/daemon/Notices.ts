@@ -7,7 +7,7 @@
  * notification command (so the owner hears it without looking).
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Context, Data, Effect, Either, Layer, Option, Random, Schema, Stream } from "effect"
+import { Clock, Data, Effect, Either, Layer, Option, Random, Schema, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as RecordStore from "../store/files/RecordStore.js"
 import * as StoreBackend from "../store/StoreBackend.js"
@@ -45,11 +45,14 @@ export interface NoticesShape {
   readonly list: Effect.Effect<ReadonlyArray<Notice>>
 }
 
-export class Notices extends Context.Tag("magi/Notices")<Notices, NoticesShape>() {
+/** The owner's notices on the configured backend: `<home>/notices`, or the database. */
+export class Notices extends Effect.Service<Notices>()("magi/Notices", {
+  effect: Effect.suspend(() => Effect.flatMap(onBackend, make)),
+  dependencies: [ConfiguredStore.layer]
+}) {
   /** Notices in the folder `root`, over whichever `FileSystem` is provided. */
-  static at = (root: string) => Layer.effect(Notices, Effect.suspend(() => Effect.flatMap(recordsAt(root), make)))
-  /** The owner's notices on the configured backend: `<home>/notices`, or the database. */
-  static layer = Layer.effect(Notices, Effect.suspend(() => Effect.flatMap(onBackend, make))).pipe(Layer.provide(ConfiguredStore.layer))
+  static at = (root: string) => Layer.effect(Notices, Effect.suspend(() => Effect.map(Effect.flatMap(recordsAt(root), make), Notices.make)))
+  static layer = Notices.Default
 }
 
 /** The notices' folder in the home, and their key in the database. */

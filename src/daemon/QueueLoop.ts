@@ -22,7 +22,7 @@
  * memory is which turns it has in flight and which agents are resting after
  * a usage limit, so a restarted loop picks up where the last one stopped.
  */
-import { Clock, Context, Effect, Either, FiberSet, Layer, Option, Ref } from "effect"
+import { Clock, Effect, Either, FiberSet, Option, Ref } from "effect"
 import { Rosters, type AgentSpec } from "../agents/AgentRoster.js"
 import * as Prompts from "../agents/Prompts.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
@@ -74,9 +74,11 @@ export interface QueueLoopOptions {
   readonly announce?: ((event: QueueEvent) => Effect.Effect<void>) | undefined
 }
 
-export class QueueLoop extends Context.Tag("magi/QueueLoop")<QueueLoop, QueueLoopShape>() {
-  /** A loop whose in-flight turns end with the layer's scope. */
-  static layer = (options: QueueLoopOptions = {}) => Layer.scoped(QueueLoop, Effect.suspend(() => make(options)))
+/** A loop whose in-flight turns end with the layer's scope. */
+export class QueueLoop extends Effect.Service<QueueLoop>()("magi/QueueLoop", {
+  scoped: (options: QueueLoopOptions = {}) => Effect.suspend(() => make(options))
+}) {
+  static layer = QueueLoop.Default
 }
 
 const title = (t: T.Task) => `${T.shortId(t.id)} ${t.title}`

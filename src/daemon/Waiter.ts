@@ -18,7 +18,7 @@
  * the owner not re-notified) every five seconds.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Context, Duration, Effect, Either, FiberSet, Layer, Option, Queue, Ref, Stream } from "effect"
+import { Clock, Duration, Effect, Either, FiberMap, Option, Queue, Ref, Stream } from "effect"
 import * as NodePath from "node:path"
 import { Rosters } from "../agents/AgentRoster.js"
 import { hasSession } from "../agents/Agents.js"
@@ -84,9 +84,11 @@ export interface WaiterShape {
   readonly run: Effect.Effect<never>
 }
 
-export class Waiter extends Context.Tag("magi/Waiter")<Waiter, WaiterShape>() {
-  /** A waiter whose in-flight deliveries end with the layer's scope. */
-  static layer = Layer.scoped(Waiter, Effect.suspend(() => make()))
+/** A waiter whose in-flight deliveries end with the layer's scope. */
+export class Waiter extends Effect.Service<Waiter>()("magi/Waiter", {
+  scoped: Effect.suspend(() => make())
+}) {
+  static layer = Waiter.Default
 }
 
 /** A tick's report as it is made. */
@@ -103,6 +105,10 @@ interface Pending {
   readonly ids: ReadonlySet<string>
 }
 const nothingPending: Pending = { all: false, ids: new Set() }
+
+/** The keys of what runs beside the ticks: a question's delivery, its notification. */
+const delivering = (id: string) => `deliver ${id}`
+const announcing = (id: string) => `announce ${id}`
 
 /** A seat, across runs. */
 const seatKey = (q: Q.Question) => `${q.run}\u0000${q.seat}`
@@ -132,14 +138,14 @@ export const make = Effect.fn("Waiter.make")(function* () {
   // the waiter needs nothing from whoever runs it.
   const bound = <A, E>(e: Effect.Effect<A, E, FileSystem.FileSystem>) => Effect.provideService(e, FileSystem.FileSystem, fs)
   const failedAt = yield* Ref.make(new Map<string, number>())
-  const inFlight = yield* Ref.make(new Set<string>())
   // Seats with a delivery in flight here. The seat's own lock is only taken
   // once the delivery's turn starts, so two answers on one seat found by the
   // same tick would otherwise both go; across processes the lock decides.
   const seatsInFlight = yield* Ref.make(new Set<string>())
-  const deliveries = yield* FiberSet.make<void, never>()
-  // Questions whose notification this loop is sending right now.
-  const announcing = yield* Ref.make(new Set<string>())
+  // What runs beside the ticks, keyed by what it is for: a question's
+  // delivery, or its notification in its asker's place. A key is there
+  // exactly while its fiber runs, so one question never has two.
+  const deliveries = yield* FiberMap.make<string, void, never>()
   const root = store.root
   // What the next look is for: every question, or the ones that changed
   // since the last look. One pending wake-up is enough: a burst of changes
@@ -378,14 +384,13 @@ export const make = Effect.fn("Waiter.make")(function* () {
    */
   const maybeAnnounce = (q: Q.Question) =>
     Effect.gen(function* () {
-      if (!Q.isOpen(q) || (yield* Ref.get(announcing)).has(q.id)) return false
+      if (!Q.isOpen(q) || (yield* FiberMap.has(deliveries, announcing(q.id)))) return false
       const now = yield* nowDate
       if (!Announcements.loopShouldNotify(q, yield* Announcements.read(store.announcements, q.id), now)) return false
       const claimed = yield* Announcements.claim(store.announcements, q, "loop", config.hostName, (current) => Announcements.loopShouldNotify(q, current, now))
         .pipe(Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not claim the announcement of ${Q.shortId(q.id)}: ${e.message}`), Option.none())))
       if (Option.isNone(claimed)) return false
       const mine = claimed.value
-      yield* Ref.update(announcing, (s) => new Set(s).add(q.id))
       const announce = Effect.gen(function* () {
         const sent = yield* Effect.either(notifier.notify(q))
         if (Either.isRight(sent)) {
@@ -395,7 +400,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
         yield* Announcements.finish(store.announcements, mine, "failed", sent.left.message)
         yield* Effect.logWarning(`could not notify about question ${Q.shortId(q.id)} in its asker's place either: ${sent.left.message}`)
       })
-      yield* FiberSet.run(deliveries, announce.pipe(Effect.ensuring(Ref.update(announcing, without(q.id))), Effect.interruptible))
+      yield* FiberMap.run(deliveries, announcing(q.id), Effect.interruptible(announce))
       return true
     })
 
@@ -417,7 +422,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
       // Settled for good: skipped before any file is read, since most
       // questions on disk are these.
       if (q.cwd === "" || !Q.awaitsAgent(q)) return
-      if ((yield* Ref.get(inFlight)).has(q.id)) return
+      if (yield* FiberMap.has(deliveries, delivering(q.id))) return
       if (yield* elsewhere(q)) return
       const action = yield* decideNow(q)
       if (action._tag === "Expire") {
@@ -433,13 +438,13 @@ export const make = Effect.fn("Waiter.make")(function* () {
           report.refused.push(q.id)
           return
         }
-        yield* Ref.update(inFlight, (s) => new Set(s).add(q.id))
         yield* Ref.update(seatsInFlight, (s) => new Set(s).add(seatKey(q)))
         report.started.push(q.id)
-        yield* FiberSet.run(
+        yield* FiberMap.run(
           deliveries,
+          delivering(q.id),
           deliver(q, action.word).pipe(
-            Effect.ensuring(Effect.zipRight(Ref.update(inFlight, without(q.id)), Ref.update(seatsInFlight, without(seatKey(q))))),
+            Effect.ensuring(Ref.update(seatsInFlight, without(seatKey(q)))),
             // Delivered: the seat is free again, so look at once, since an
             // answer on it that landed meanwhile was passed over while it was
             // taken. Only then: a delivery skipped because another process
@@ -532,5 +537,5 @@ export const make = Effect.fn("Waiter.make")(function* () {
       })
     )
 
-  return { tick, settle: FiberSet.awaitEmpty(deliveries), beats, run: beats(Effect.void) } satisfies WaiterShape
+  return { tick, settle: FiberMap.awaitEmpty(deliveries), beats, run: beats(Effect.void) } satisfies WaiterShape
 })

@@ -4,8 +4,7 @@
  * same phones, accepts the same codes once, and counts the same wrong
  * guesses. The rules are `Device.ts`'s; this is the reading and writing.
  */
-import type * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Context, Effect, Either, Layer, Option, Schema } from "effect"
+import { Clock, Effect, Either, Option, Schema } from "effect"
 import * as StoreBackend from "../store/StoreBackend.js"
 import * as Device from "./Device.js"
 import * as Guessing from "./Guessing.js"
@@ -111,12 +110,11 @@ export interface DevicesShape {
   readonly unsubscribe: (id: string) => Effect.Effect<void, DeviceStoreError>
 }
 
-export class Devices extends Context.Tag("magi/Devices")<Devices, DevicesShape>() {
-  /** On the configured backend. */
-  static layer: Layer.Layer<Devices, never, StoreBackend.StoreBackend | FileSystem.FileSystem> = Layer.effect(
-    Devices,
-    Effect.suspend(() => make)
-  )
+/** On the configured backend. */
+export class Devices extends Effect.Service<Devices>()("magi/Devices", {
+  effect: Effect.suspend(() => make)
+}) {
+  static layer = Devices.Default
 }
 
 export const make = Effect.gen(function* () {

@@ -17,7 +17,7 @@
  *   at once, so a restart there is let in straight away).
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Context, Data, Duration, Effect, Either, Layer, Option, Schedule, Schema, type Scope, Stream } from "effect"
+import { Clock, Data, Duration, Effect, Either, Option, Schedule, Schema, type Scope, Stream } from "effect"
 import * as NodeOs from "node:os"
 import { defaults, MagiConfig } from "./MagiConfig.js"
 import * as StoreBackend from "../store/StoreBackend.js"
@@ -189,8 +189,11 @@ export interface HostsShape {
   readonly changes: Stream.Stream<string>
 }
 
-export class Hosts extends Context.Tag("magi/Hosts")<Hosts, HostsShape>() {
-  static layer = Layer.effect(Hosts, Effect.suspend(() => make())).pipe(Layer.provide(ConfiguredStore.layer))
+export class Hosts extends Effect.Service<Hosts>()("magi/Hosts", {
+  effect: Effect.suspend(() => make()),
+  dependencies: [ConfiguredStore.layer]
+}) {
+  static layer = Hosts.Default
 }
 
 const iso = (ms: number) => new Date(ms).toISOString()

@@ -8,7 +8,7 @@
 import * as Command from "@effect/platform/Command"
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Context, Duration, Effect, Layer, Schema, Stream } from "effect"
+import { Duration, Effect, Schema, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as Unit from "./ServiceUnit.js"
 
@@ -24,38 +24,34 @@ export interface Ran {
 const CALL_TIMEOUT = Duration.seconds(60)
 
 /** Runs the service manager's commands; never fails: a program that cannot run is exit 127 with why. */
-export class ServiceRunner extends Context.Tag("magi/ServiceRunner")<
-  ServiceRunner,
-  { readonly run: (argv: ReadonlyArray<string>) => Effect.Effect<Ran> }
->() {
-  /** The real programs, found on `PATH`. */
-  static layer: Layer.Layer<ServiceRunner, never, CommandExecutor.CommandExecutor> = Layer.effect(
-    ServiceRunner,
-    Effect.map(CommandExecutor.CommandExecutor, (executor) => ({
-      run: (argv: ReadonlyArray<string>) =>
-        Effect.gen(function* () {
-          const proc = yield* Command.make(argv[0]!, ...argv.slice(1)).pipe(Command.feed(""), Command.start)
-          const [stdout, stderr, code] = yield* Effect.all(
-            [Stream.mkString(Stream.decodeText(proc.stdout)), Stream.mkString(Stream.decodeText(proc.stderr)), proc.exitCode],
-            { concurrency: "unbounded" }
-          )
-          return { code: Number(code), stdout, stderr } satisfies Ran
-        }).pipe(
-          Effect.scoped,
-          Effect.timeoutFail({ duration: CALL_TIMEOUT, onTimeout: () => `did not answer within ${Duration.format(CALL_TIMEOUT)}` }),
-          Effect.catchAll((e) =>
-            Effect.succeed(
-              {
-                code: 127,
-                stdout: "",
-                stderr: typeof e === "string" ? e : e._tag === "SystemError" && e.reason === "NotFound" ? `${argv[0]}: not found` : e.message
-              } satisfies Ran
-            )
-          ),
-          Effect.provideService(CommandExecutor.CommandExecutor, executor)
+export class ServiceRunner extends Effect.Service<ServiceRunner>()("magi/ServiceRunner", {
+  // The real programs, found on `PATH`.
+  effect: Effect.map(CommandExecutor.CommandExecutor, (executor) => ({
+    run: (argv: ReadonlyArray<string>) =>
+      Effect.gen(function* () {
+        const proc = yield* Command.make(argv[0]!, ...argv.slice(1)).pipe(Command.feed(""), Command.start)
+        const [stdout, stderr, code] = yield* Effect.all(
+          [Stream.mkString(Stream.decodeText(proc.stdout)), Stream.mkString(Stream.decodeText(proc.stderr)), proc.exitCode],
+          { concurrency: "unbounded" }
         )
-    }))
-  )
+        return { code: Number(code), stdout, stderr } satisfies Ran
+      }).pipe(
+        Effect.scoped,
+        Effect.timeoutFail({ duration: CALL_TIMEOUT, onTimeout: () => `did not answer within ${Duration.format(CALL_TIMEOUT)}` }),
+        Effect.catchAll((e) =>
+          Effect.succeed(
+            {
+              code: 127,
+              stdout: "",
+              stderr: typeof e === "string" ? e : e._tag === "SystemError" && e.reason === "NotFound" ? `${argv[0]}: not found` : e.message
+            } satisfies Ran
+          )
+        ),
+        Effect.provideService(CommandExecutor.CommandExecutor, executor)
+      )
+  }))
+}) {
+  static layer = ServiceRunner.Default
 }
 
 export const managerFor = (platform: NodeJS.Platform): Effect.Effect<Unit.Manager, ServiceError> =>

@@ -19,7 +19,7 @@
  * it to another process), so a lease whose pid lives is judged by its beat.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Duration, Effect, Layer, Option, Schema } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
@@ -170,14 +170,12 @@ export interface LeasesShape {
 }
 
 /** The leases of one questions directory, with the filesystem already bound. */
-export class Leases extends Context.Tag("magi/Leases")<Leases, LeasesShape>() {
-  static at = (root: string) => Layer.effect(Leases, make(root))
-
-  /** Beside the owner's questions, `<home>/questions`. */
-  static layer = Layer.effect(
-    Leases,
-    Effect.flatMap(MagiHome, (home) => make(questionsDir(home)))
-  )
+/** Beside the owner's questions, `<home>/questions`. */
+export class Leases extends Effect.Service<Leases>()("magi/Leases", {
+  effect: Effect.suspend(() => Effect.flatMap(MagiHome, (home) => make(questionsDir(home))))
+}) {
+  static at = (root: string) => Layer.effect(Leases, Effect.map(make(root), Leases.make))
+  static layer = Leases.Default
 }
 
 export const make = Effect.fn("Leases.make")(function* (root: string) {

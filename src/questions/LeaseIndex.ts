@@ -125,4 +125,4 @@ export const make = Effect.fn("LeaseIndex.make")(function* (root: string) {
 })
 
 /** `Leases` for the questions under `root`, from the index. */
-export const layer = (root: string) => Layer.scoped(Leases, make(root))
+export const layer = (root: string) => Layer.scoped(Leases, Effect.map(make(root), Leases.make))

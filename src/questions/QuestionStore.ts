@@ -14,7 +14,7 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as PlatformError from "@effect/platform/Error"
-import { Chunk, Clock, Context, Data, Effect, Either, Layer, Option, Stream } from "effect"
+import { Chunk, Clock, Data, Effect, Either, Layer, Option, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as Q from "./Question.js"
 import type { Question } from "./Question.js"
@@ -210,21 +210,26 @@ export interface QuestionStoreShape {
   readonly changes: Stream.Stream<string>
 }
 
-export class QuestionStore extends Context.Tag("magi/QuestionStore")<QuestionStore, QuestionStoreShape>() {
-  /** A store at an explicit root, over whichever `FileSystem` is provided. */
-  static at = (root: string) => Layer.effect(QuestionStore, make(root))
-
-  /**
-   * The owner's store on the configured backend: `<home>/questions`, or the
-   * database of `[store] url` / `MAGI_STORE_URL`.
-   */
-  static layer = Layer.effect(
-    QuestionStore,
-    Effect.gen(function* () {
-      const home = yield* MagiHome
-      return yield* StoreBackend.byBackend({ files: () => make(questionsDir(home)), postgres: (backend) => makeOnPostgres(questionsDir(home), backend) })
+/**
+ * The owner's store on the configured backend: `<home>/questions`, or the
+ * database of `[store] url` / `MAGI_STORE_URL`.
+ */
+export class QuestionStore extends Effect.Service<QuestionStore>()("magi/QuestionStore", {
+  effect: Effect.gen(function* () {
+    const home = yield* MagiHome
+    const shape: QuestionStoreShape = yield* StoreBackend.byBackend({
+      files: () => make(questionsDir(home)),
+      postgres: (backend) => makeOnPostgres(questionsDir(home), backend)
     })
-  ).pipe(Layer.provide(ConfiguredStore.layer))
+    return shape
+  }),
+  dependencies: [ConfiguredStore.layer]
+}) {
+  /** A store at an explicit root, over whichever `FileSystem` is provided. */
+  static at = (root: string) => Layer.effect(QuestionStore, Effect.map(make(root), QuestionStore.make))
+
+  /** The configured store, as every process's layer names it. */
+  static layer = QuestionStore.Default
 }
 
 /**

@@ -15,7 +15,7 @@
  * cost seconds, not the answer.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Config, Context, Data, Duration, Effect, Either, Layer, Option, Ref, Stream } from "effect"
+import { Clock, Config, Data, Duration, Effect, Either, Option, Ref, Stream } from "effect"
 import * as Q from "./Question.js"
 import type { Question } from "./Question.js"
 import { QuestionStore, type StoreError } from "./QuestionStore.js"
@@ -23,7 +23,6 @@ import { Notifier } from "./Notifier.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import * as Lease from "./Lease.js"
 import * as Announcements from "./Announcements.js"
-import * as NodeOs from "node:os"
 
 /**
  * The fallback re-read interval. The answer comes from a person on a phone;
@@ -92,17 +91,16 @@ export interface WaitsShape {
   readonly markDelivered: (outcome: WaitOutcome) => Effect.Effect<void>
 }
 
-export class Waits extends Context.Tag("magi/Waits")<Waits, WaitsShape>() {
-  /** Waits whose leases are let go when the layer's scope (the command) ends, however it ends. */
-  static layer = Layer.scoped(
-    Waits,
-    Effect.gen(function* () {
-      const config = yield* MagiConfig
-      // A deputy's `magi ask --wait` holds its question as the deputy.
-      const node = yield* Config.string("MAGI_NODE").pipe(Config.withDefault(""), Effect.orElseSucceed(() => ""))
-      return yield* make(Duration.seconds(config.waitSliceSecs), POLL, Lease.kindForNode(node))
-    })
-  )
+/** Waits whose leases are let go when the layer's scope (the command) ends, however it ends. */
+export class Waits extends Effect.Service<Waits>()("magi/Waits", {
+  scoped: Effect.gen(function* () {
+    const config = yield* MagiConfig
+    // A deputy's `magi ask --wait` holds its question as the deputy.
+    const node = yield* Config.string("MAGI_NODE").pipe(Config.withDefault(""), Effect.orElseSucceed(() => ""))
+    return yield* make(Duration.seconds(config.waitSliceSecs), POLL, Lease.kindForNode(node))
+  })
+}) {
+  static layer = Waits.Default
 }
 
 export const make = Effect.fn("Waits.make")(function* (
@@ -117,7 +115,7 @@ export const make = Effect.fn("Waits.make")(function* (
   const fs = yield* FileSystem.FileSystem
   const beaten = yield* Ref.make(new Set<string>())
   // Which host sent a notification is kept on its record, for the owner reading it.
-  const host = Option.match(yield* Effect.serviceOption(MagiConfig), { onNone: () => NodeOs.hostname(), onSome: (c) => c.hostName })
+  const host = (yield* MagiConfig).hostName
 
   // However this process stops waiting (the slice handed back `pending`, the
   // answer was printed and marked read, SIGTERM, SIGINT, a failure), its

@@ -17,7 +17,7 @@
  * during which the owner may still hold or reprioritize it.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Context, Data, Effect, Either, FiberMap, Layer, Option, Random, Schedule, Stream } from "effect"
+import { Clock, Data, Effect, Either, FiberMap, Layer, Option, Random, Schedule, Stream } from "effect"
 import * as NodePath from "node:path"
 import { untilStoreAnswers } from "../store/StoreWait.js"
 import * as Claims from "../store/Claims.js"
@@ -154,12 +154,17 @@ export const archivable = (t: Task, now: number): boolean => {
 /** What a shelf's index keeps of a task: its id, runs, status, repo and title, lowercased. */
 export const digest = (t: Task): string => [t.id, ...t.runs, t.status, t.repo, t.title].join("\n").toLowerCase()
 
-export class TaskStore extends Context.Tag("magi/TaskStore")<TaskStore, TaskStoreShape>() {
+/** The owner's queue on the configured backend: `<home>/queue`, or the database of `[store] url`. */
+export class TaskStore extends Effect.Service<TaskStore>()("magi/TaskStore", {
+  scoped: Effect.suspend(() => onBackend),
+  dependencies: [ConfiguredStore.layer]
+}) {
   /** A store at an explicit root, over whichever `FileSystem` is provided. */
   static at = (root: string, alive: (pid: number) => boolean = pidAlive, rule: Claims.AcrossHosts = TASK_CLAIM) =>
-    Layer.scoped(TaskStore, make(root, alive, rule))
-  /** The owner's queue on the configured backend: `<home>/queue`, or the database of `[store] url`. */
-  static layer = Layer.scoped(TaskStore, Effect.suspend(() => onBackend)).pipe(Layer.provide(ConfiguredStore.layer))
+    Layer.scoped(TaskStore, Effect.map(make(root, alive, rule), TaskStore.make))
+
+  /** The configured store, as every process's layer names it. */
+  static layer = TaskStore.Default
 }
 
 /**

@@ -12,7 +12,7 @@
  */
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Cause, Clock, Context, Duration, Effect, Either, Layer, Option, Random, Schedule, Schema } from "effect"
+import { Cause, Clock, Duration, Effect, Either, Option, Random, Schedule, Schema } from "effect"
 import { Rosters, type AgentSpec } from "../agents/AgentRoster.js"
 import { Agents, KILL_GRACE, magiNameFor, mintUuid, sessionEnvOf, type CallResult } from "../agents/Agents.js"
 import { AgentProcess, endLeftover } from "../agents/Guardian.js"
@@ -20,7 +20,7 @@ import * as Lease from "../questions/Lease.js"
 import { untilStoreAnswers } from "../store/StoreWait.js"
 import * as NodePath from "node:path"
 import { MagiHome } from "../platform/MagiHome.js"
-import { defaultHostName, MagiConfig } from "../platform/MagiConfig.js"
+import { MagiConfig } from "../platform/MagiConfig.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore, type StoreError } from "../questions/QuestionStore.js"
 import { IMPL_SEAT, RUN_TURN_TIMEOUT, RunNotStarted, Workspaces, type TurnOutcome } from "./NewRun.js"
@@ -84,8 +84,10 @@ export interface RunDriverShape {
   readonly outstanding: (runId: string) => Effect.Effect<number, StoreError>
 }
 
-export class RunDriver extends Context.Tag("magi/RunDriver")<RunDriver, RunDriverShape>() {
-  static layer = Layer.effect(RunDriver, Effect.suspend(() => make()))
+export class RunDriver extends Effect.Service<RunDriver>()("magi/RunDriver", {
+  effect: Effect.suspend(() => make())
+}) {
+  static layer = RunDriver.Default
 }
 
 export const make = Effect.fn("RunDriver.make")(function* () {
@@ -98,7 +100,7 @@ export const make = Effect.fn("RunDriver.make")(function* () {
   const fs = yield* FileSystem.FileSystem
   // The host this process runs as: recorded on every run it creates, and the
   // only one whose runs' turns it starts (their worktrees are on its disk).
-  const self = Option.match(yield* Effect.serviceOption(MagiConfig), { onNone: defaultHostName, onSome: (c) => c.hostName })
+  const self = (yield* MagiConfig).hostName
   // Optional, as it always was: with no processes to start (the in-memory
   // tests) a turn's leftovers are simply not committed.
   const executor = yield* Effect.serviceOption(CommandExecutor.CommandExecutor)

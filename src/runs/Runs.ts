@@ -10,7 +10,7 @@
  * ran the turn and the waiter delivering an answer both write it.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Context, Data, Effect, Either, Layer, Schema, Stream } from "effect"
+import { Clock, Data, Effect, Either, Layer, Schema, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as RecordStore from "../store/files/RecordStore.js"
 import * as ShelfMove from "../store/ShelfMove.js"
@@ -250,33 +250,36 @@ export interface RunsStamp {
   readonly newest: number
 }
 
-export class RunStore extends Context.Tag("magi/RunStore")<RunStore, RunStoreShape>() {
-  /** Runs in the folder `root`, records and all. */
-  static at = (root: string) => Layer.effect(RunStore, make(root))
-  /**
-   * The owner's runs on the configured backend: records in `<home>/runs`
-   * or the database of `[store] url`; the runs' folders (artifacts, seat
-   * locks) in `<home>/runs` either way, on the machine whose agent ran.
-   */
-  static layer = Layer.effect(
-    RunStore,
-    Effect.gen(function* () {
-      const home = yield* MagiHome
-      return yield* StoreBackend.byBackend({
-        files: () => make(runsDir(home)),
-        postgres: (backend) =>
-          Effect.gen(function* () {
-            const records = yield* StoreBackend.records(runRecords)
-            const fs = yield* FileSystem.FileSystem
-            const changes = StoreBackend.changes(runRecords.folder).pipe(
-              Stream.provideService(StoreBackend.StoreBackend, backend),
-              Stream.provideService(FileSystem.FileSystem, fs)
-            )
-            return yield* assemble(runsDir(home), records, Effect.map(records.revision, (revision) => ({ revision, newest: 0 })), changes)
-          })
-      })
+/**
+ * The owner's runs on the configured backend: records in `<home>/runs`
+ * or the database of `[store] url`; the runs' folders (artifacts, seat
+ * locks) in `<home>/runs` either way, on the machine whose agent ran.
+ */
+export class RunStore extends Effect.Service<RunStore>()("magi/RunStore", {
+  effect: Effect.gen(function* () {
+    const home = yield* MagiHome
+    const shape: RunStoreShape = yield* StoreBackend.byBackend({
+      files: () => make(runsDir(home)),
+      postgres: (backend) =>
+        Effect.gen(function* () {
+          const records = yield* StoreBackend.records(runRecords)
+          const fs = yield* FileSystem.FileSystem
+          const changes = StoreBackend.changes(runRecords.folder).pipe(
+            Stream.provideService(StoreBackend.StoreBackend, backend),
+            Stream.provideService(FileSystem.FileSystem, fs)
+          )
+          return yield* assemble(runsDir(home), records, Effect.map(records.revision, (revision) => ({ revision, newest: 0 })), changes)
+        })
     })
-  ).pipe(Layer.provide(ConfiguredStore.layer))
+    return shape
+  }),
+  dependencies: [ConfiguredStore.layer]
+}) {
+  /** Runs in the folder `root`, records and all. */
+  static at = (root: string) => Layer.effect(RunStore, Effect.map(make(root), RunStore.make))
+
+  /** The configured store, as every process's layer names it. */
+  static layer = RunStore.Default
 }
 
 export const runsDir = (home: { readonly dir: string }) => NodePath.join(home.dir, "runs")

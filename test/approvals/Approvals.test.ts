@@ -30,10 +30,10 @@ const world = (approvals: Partial<ApprovalSettings> = {}) => {
   const stores = Layer.mergeAll(
     QuestionStore.at("/magi/questions"),
     Notifier.off,
-    Layer.effect(SavedRules, SavedRulesModule.make).pipe(Layer.provide(ConfiguredStore.files)),
-    Layer.effect(AuditLog, AuditLogModule.make)
+    Layer.effect(SavedRules, Effect.map(SavedRulesModule.make, SavedRules.make)).pipe(Layer.provide(ConfiguredStore.files)),
+    Layer.effect(AuditLog, Effect.map(AuditLogModule.make, AuditLog.make))
   ).pipe(Layer.provideMerge(base))
-  const waits = Layer.scoped(Waits, WaitsModule.make(SLICE)).pipe(Layer.provideMerge(stores))
+  const waits = Layer.scoped(Waits, Effect.map(WaitsModule.make(SLICE), Waits.make)).pipe(Layer.provideMerge(stores))
   return Approvals.layer.pipe(Layer.provideMerge(waits))
 }
 

@@ -20,7 +20,8 @@ const entry = (n: number, over: Partial<AuditEntry> = {}): AuditEntry => ({
   ...over
 })
 
-const inHome = (dir: string) => Layer.effect(AuditLog, AuditLogModule.make).pipe(Layer.provide(Layer.merge(MagiHome.at(dir), NodeContext.layer)))
+const inHome = (dir: string) =>
+  Layer.effect(AuditLog, Effect.map(AuditLogModule.make, AuditLog.make)).pipe(Layer.provide(Layer.merge(MagiHome.at(dir), NodeContext.layer)))
 
 describe("the approvals audit log", () => {
   it.effect("keeps every line whole when many writers append at once", () => {

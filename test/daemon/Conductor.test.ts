@@ -94,7 +94,7 @@ const startServe = (w: World, settings: Partial<Settings> = {}, options: Conduct
         Layer.provideMerge(
           Layer.merge(
             Conductor.layer(options),
-            options.disabled === true ? Layer.succeed(Deputies, { tick: Effect.void, settle: Effect.void }) : Deputies.layer
+            options.disabled === true ? Layer.succeed(Deputies, Deputies.make({ tick: Effect.void, settle: Effect.void })) : Deputies.layer
           )
         ),
         Layer.provideMerge(Notices.at(`${HOME}/notices`)),

@@ -119,7 +119,7 @@ const turnServices = (w: World, agents: ReadonlyArray<AgentSpec>) => Layer.merge
 
 /** The run driver over the world, on its own, as a second process would have it. */
 const driverLayer = (w: World, agents: ReadonlyArray<AgentSpec> = [agent]) =>
-  RunDriver.layer.pipe(Layer.provide(turnServices(w, agents)), Layer.provide(Layer.succeedContext(w.base)))
+  RunDriver.layer.pipe(Layer.provide(Layer.merge(turnServices(w, agents), MagiConfig.fixed({}))), Layer.provide(Layer.succeedContext(w.base)))
 
 /** One daemon over the world: its own waiter, memory and in-flight deliveries. */
 const daemonLayer = (w: World, agents: ReadonlyArray<AgentSpec> = [agent]) =>

@@ -19,7 +19,7 @@ const settled = (id: string, asked: Date, summary = "Which storage backend shoul
 })
 
 /** The ids of history, page after page of `limit`, following each page's cursor (ten pages at most). */
-const everyPage = (store: QuestionStore["Type"], limit: number) =>
+const everyPage = (store: QuestionStore, limit: number) =>
   Effect.gen(function* () {
     const seen: string[] = []
     let before: string | undefined
@@ -38,7 +38,7 @@ const idAt = (d: Date, suffix: string) => `${Q.makeId(d, 0).slice(0, 15)}-${suff
 for (const backend of backends) {
   describe(`history over ${backend.name}`, () => {
     const withStore = <A, E>(
-      body: (ctx: { base: string; store: QuestionStore["Type"]; fs: FileSystem.FileSystem }) => Effect.Effect<A, E, QuestionStore | FileSystem.FileSystem>
+      body: (ctx: { base: string; store: QuestionStore; fs: FileSystem.FileSystem }) => Effect.Effect<A, E, QuestionStore | FileSystem.FileSystem>
     ) =>
       Effect.gen(function* () {
         const base = yield* backend.base
@@ -49,8 +49,8 @@ for (const backend of backends) {
         }).pipe(Effect.provide(backend.layer(base)))
       })
 
-    const hotFile = (store: QuestionStore["Type"], id: string) => NodePath.join(store.root, `${id}.json`)
-    const shelfFile = (store: QuestionStore["Type"], id: string) => NodePath.join(store.root, "history", History.monthOf(id)!, `${id}.json`)
+    const hotFile = (store: QuestionStore, id: string) => NodePath.join(store.root, `${id}.json`)
+    const shelfFile = (store: QuestionStore, id: string) => NodePath.join(store.root, "history", History.monthOf(id)!, `${id}.json`)
 
     it.scoped("sweeps scratch a killed write left on a shelf and beside the shelves once it is clearly abandoned, and nothing else", () =>
       withStore(({ store, fs }) =>

@@ -19,7 +19,7 @@ for (const backend of backends) {
   describe(`QuestionStore over ${backend.name}`, () => {
     /** Run `body` against a fresh store of this backend. */
     const withStore = <A, E>(
-      body: (ctx: { base: string; store: QuestionStore["Type"]; fs: FileSystem.FileSystem }) => Effect.Effect<A, E, QuestionStore | FileSystem.FileSystem>
+      body: (ctx: { base: string; store: QuestionStore; fs: FileSystem.FileSystem }) => Effect.Effect<A, E, QuestionStore | FileSystem.FileSystem>
     ) =>
       Effect.gen(function* () {
         const base = yield* backend.base

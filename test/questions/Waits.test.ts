@@ -21,8 +21,8 @@ const HOUR = 3600
 /** Waits over a real temp-dir store, notifications as given (off by default). */
 const onDisk = (slice: Duration.DurationInput, notifier: Layer.Layer<Notifier> = Notifier.off) => {
   const root = NodePath.join(tempDirSync(), "questions")
-  return Layer.scoped(Waits, WaitsModule.make(Duration.decode(slice))).pipe(
-    Layer.provideMerge(Layer.mergeAll(QuestionStore.at(root), notifier)),
+  return Layer.scoped(Waits, Effect.map(WaitsModule.make(Duration.decode(slice)), Waits.make)).pipe(
+    Layer.provideMerge(Layer.mergeAll(QuestionStore.at(root), notifier, MagiConfig.fixed({}))),
     Layer.provideMerge(NodeContext.layer)
   )
 }
@@ -33,8 +33,8 @@ const onDisk = (slice: Duration.DurationInput, notifier: Layer.Layer<Notifier> =
  * answer through the store's change stream alone.
  */
 const inMemory = (slice: Duration.DurationInput, poll: Duration.DurationInput = WaitsModule.POLL) =>
-  Layer.scoped(Waits, WaitsModule.make(Duration.decode(slice), Duration.decode(poll))).pipe(
-    Layer.provideMerge(Layer.mergeAll(QuestionStore.at("/magi/questions"), Notifier.off)),
+  Layer.scoped(Waits, Effect.map(WaitsModule.make(Duration.decode(slice), Duration.decode(poll)), Waits.make)).pipe(
+    Layer.provideMerge(Layer.mergeAll(QuestionStore.at("/magi/questions"), Notifier.off, MagiConfig.fixed({}))),
     Layer.provideMerge(MemoryFileSystem.layer)
   )
 
@@ -267,14 +267,15 @@ describe("Waits", () => {
       expect(outcome._tag === "Answered" && outcome.answer).toBe("Redis")
     }).pipe(
       Effect.provide(
-        Layer.scoped(Waits, WaitsModule.make(Duration.minutes(4))).pipe(
+        Layer.scoped(Waits, Effect.map(WaitsModule.make(Duration.minutes(4)), Waits.make)).pipe(
           Layer.provideMerge(
             Layer.mergeAll(
               Layer.effect(
                 QuestionStore,
-                Effect.map(QuestionStoreModule.make("/magi/questions"), (store) => ({ ...store, changes: Stream.empty }))
+                Effect.map(QuestionStoreModule.make("/magi/questions"), (store) => QuestionStore.make({ ...store, changes: Stream.empty }))
               ),
-              Notifier.off
+              Notifier.off,
+              MagiConfig.fixed({})
             )
           ),
           Layer.provideMerge(MemoryFileSystem.layer)

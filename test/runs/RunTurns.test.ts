@@ -9,6 +9,7 @@ import { spawnSync } from "node:child_process"
 import * as NodeOs from "node:os"
 import { Rosters } from "../../src/agents/AgentRoster.js"
 import { Agents, type CallResult } from "../../src/agents/Agents.js"
+import { MagiConfig } from "../../src/platform/MagiConfig.js"
 import { MagiHome } from "../../src/platform/MagiHome.js"
 import * as MemoryFileSystem from "../../src/store/MemoryFileSystem.js"
 import * as Q from "../../src/questions/Question.js"
@@ -65,6 +66,7 @@ const driver = RunDriver.layer.pipe(
       Layer.succeed(Agents, { call: () => Effect.dieMessage("no agent runs when a turn is settled") }),
       Rosters.fixed([]),
       MagiHome.at("/home"),
+      MagiConfig.fixed({}),
       plainFolders
     )
   ),

@@ -14,7 +14,7 @@
  * writer stalled past the limit must not remove the next holder's.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Data, Duration, Effect, Option, Random } from "effect"
+import { Clock, Data, Duration, Effect, Option, RcMap, Schedule, Scope } from "effect"
 import * as NodeCrypto from "node:crypto"
 import * as FileClaim from "./FileClaim.js"
 
@@ -49,6 +49,9 @@ export interface LockTiming {
   readonly retryMs?: number
   readonly giveUpMs?: number
 }
+
+/** A try that found the lock taken, retried until the backoff gives up. */
+const TAKEN = Symbol("taken")
 
 const randomToken = () => `${process.pid} ${NodeCrypto.randomBytes(9).toString("base64url")}\n`
 
@@ -88,22 +91,29 @@ export const hold = <A, E, R>(
       (held) => (held ? Effect.map(body, Option.some) : Effect.succeedNone),
       (held) => (held ? FileClaim.removeIfHolds(fs, lockPath, token) : Effect.void)
     )
+    // Backing off, with jitter, so twenty waiters do not hammer the disk
+    // (and starve the holder) in lockstep; "busy" only once `giveUpMs` has
+    // passed since the first try.
     const started = yield* Clock.currentTimeMillis
-    for (let tries = 0;; tries++) {
-      const done = yield* tryOnce
-      if (Option.isSome(done)) return done.value
-      if ((yield* Clock.currentTimeMillis) - started >= giveUpMs)
-        return yield* new LockError({
-          reason: "busy",
-          lock: lockPath,
-          waitedMs: giveUpMs,
-          message: `${what} is being updated by another process (${lockPath} kept changing hands for ${giveUpMs / 1000}s); try again`
-        })
-      // Backing off, with jitter, so twenty waiters do not hammer the disk
-      // (and starve the holder) in lockstep.
-      const backoff = Math.min(retryMs * 1.5 ** tries, LOCK_RETRY_MAX_MS)
-      yield* Effect.sleep(Duration.millis(backoff * (0.5 + (yield* Random.next))))
-    }
+    const backoff = Schedule.exponential(Duration.millis(retryMs), 1.5).pipe(
+      Schedule.union(Schedule.spaced(Duration.millis(LOCK_RETRY_MAX_MS))),
+      Schedule.jitteredWith({ min: 0.5, max: 1.5 }),
+      Schedule.checkEffect(() => Effect.map(Clock.currentTimeMillis, (now) => now - started < giveUpMs))
+    )
+    return yield* tryOnce.pipe(
+      Effect.flatMap(Option.match({ onNone: () => Effect.fail(TAKEN), onSome: Effect.succeed })),
+      Effect.retry({ schedule: backoff, while: (e) => e === TAKEN }),
+      Effect.catchIf(
+        (e): e is typeof TAKEN => e === TAKEN,
+        () =>
+          new LockError({
+            reason: "busy",
+            lock: lockPath,
+            waitedMs: giveUpMs,
+            message: `${what} is being updated by another process (${lockPath} kept changing hands for ${giveUpMs / 1000}s); try again`
+          })
+      )
+    )
   })
 
 /**
@@ -111,23 +121,13 @@ export const hold = <A, E, R>(
  * lock file against each other; the lock file is what other processes see.
  * Per key, so one record's stuck lock never delays a write to another.
  */
-export const makeLocalQueue = () => {
-  const queues = new Map<string, { readonly semaphore: Effect.Semaphore; users: number }>()
-  return <A, E, R>(key: string, body: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.suspend(() => {
-      let entry = queues.get(key)
-      if (entry === undefined) {
-        entry = { semaphore: Effect.unsafeMakeSemaphore(1), users: 0 }
-        queues.set(key, entry)
-      }
-      const mine = entry
-      mine.users++
-      return mine.semaphore.withPermits(1)(body).pipe(
-        Effect.ensuring(
-          Effect.sync(() => {
-            if (--mine.users === 0) queues.delete(key)
-          })
-        )
-      )
-    })
+export const makeLocalQueue = (): <A, E, R>(key: string, body: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> => {
+  // One semaphore per key while anyone holds or waits for it: the map drops
+  // a key when its last user lets go. Made synchronously, as the store's
+  // parts are; its scope is never closed because a semaphore holds nothing
+  // to release.
+  const semaphores = Effect.runSync(
+    Effect.flatMap(Scope.make(), (scope) => RcMap.make({ lookup: (_key: string) => Effect.makeSemaphore(1) }).pipe(Scope.extend(scope)))
+  )
+  return (key, body) => Effect.scoped(Effect.flatMap(RcMap.get(semaphores, key), (semaphore) => semaphore.withPermits(1)(body)))
 }
