@@ -16,8 +16,8 @@ import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import { Hosts } from "../platform/Hosts.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { Notifier } from "../questions/Notifier.js"
-import { Waits } from "../questions/Waits.js"
-import { Leases } from "../questions/Lease.js"
+import { AskerWait } from "../questions/AskerWait.js"
+import { Leases } from "../questions/Leases.js"
 import { Devices } from "../devices/Devices.js"
 import { AuditLog } from "../approvals/AuditLog.js"
 import { SavedRules } from "../approvals/SavedRules.js"
@@ -60,7 +60,7 @@ export const questionsLayer = (
   home: Layer.Layer<MagiHome> = MagiHome.fromEnv,
   config: Layer.Layer<MagiConfig, unknown, FileSystem.FileSystem> = MagiConfig.fromFiles()
 ) =>
-  Waits.layer.pipe(
+  AskerWait.layer.pipe(
     // The hosts, on the same backend (one pool: the layers are shared): `magi answer ID` says when a resume waits for room.
     Layer.provideMerge(Layer.mergeAll(Notifier.layer, Hosts.layer)),
     Layer.provideMerge(questionStoreLayer(home, config))

@@ -285,7 +285,7 @@ const show = Command.make("show", { id: idArg, json }, (o) =>
     const run = t.status === "running" ? t.runs.at(-1) : undefined
     if (run === undefined) return
     const open = (yield* Effect.flatMap(QuestionStore, (s) => s.list).pipe(Effect.orElseSucceed(() => []))).filter(
-      (q) => q.run === run && Q.awaitsAgent(q)
+      (q) => q.run === run && Q.owedToAgent(q)
     )
     for (const q of open)
       yield* writeOut(

@@ -28,7 +28,7 @@ import { sampleRun } from "../runSupport.js"
 import { homeInMemory, type Base } from "./loopSupport.js"
 import { ok } from "../support.js"
 import { waiterLoop } from "../../src/app/WaiterLoop.js"
-import * as Lease from "../../src/questions/Lease.js"
+import * as Lease from "../../src/questions/Leases.js"
 
 const HOME = "/home"
 const agent: AgentSpec = { id: "fake", kind: "codex", command: ["codex"], model: null, args: [], env: {} }
