@@ -47,7 +47,13 @@ export const commands = [
   init
 ] as const
 
-/** What some commands add to their help, by command path. */
+/**
+ * What some commands add to their help (usage forms, sections, examples), by
+ * command path. Not in the command's `withDescription`: @effect/cli takes a
+ * description's first paragraph as the command's line in the completion
+ * scripts and a longer HelpDoc as none, and it has no annotations. Every
+ * option these name is one the command defines (`test/cli/Help.test.ts`).
+ */
 export const commandHelp: Record<string, HelpExtras> = {
   "magi ask": askHelp,
   "magi answer": answerHelp,

@@ -51,7 +51,7 @@ function completionScript(shell: Shell): Effect.Effect<Array<string>> {
 }
 
 /** @effect/cli's options that magi's help keeps out of sight, kept out of completion too. */
-const HIDDEN = ["--completions", "--log-level", "--wizard"]
+const HIDDEN = CommandLine.HIDDEN_BUILT_INS
 
 /**
  * @effect/cli's script, with what it gets wrong put right. Its bash script
