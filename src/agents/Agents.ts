@@ -34,7 +34,7 @@ import { codex } from "./adapters/codex.js"
 import { command } from "./adapters/command.js"
 import { opencode } from "./adapters/opencode.js"
 import { TurnSlots } from "./TurnSlots.js"
-import { DEPUTY_NODE } from "../questions/Lease.js"
+import { DEPUTY_NODE } from "../questions/Leases.js"
 import { type AgentProcess, guardianCommand, startOf } from "./Guardian.js"
 import * as NodeOs from "node:os"
 

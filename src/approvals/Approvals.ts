@@ -27,8 +27,8 @@ import { MagiConfig, repoRoot } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore, StoreError } from "../questions/QuestionStore.js"
-import * as Lease from "../questions/Lease.js"
-import { make as makeWaits, POLL, WaitOutcome, Waits, type WaitsShape } from "../questions/Waits.js"
+import * as Lease from "../questions/Leases.js"
+import { make as makeWaits, POLL, WaitOutcome, AskerWait, type AskerWaitShape } from "../questions/AskerWait.js"
 import * as Approval from "./Approval.js"
 import { AuditLog } from "./AuditLog.js"
 import { withResolvedPath } from "./FilePaths.js"
@@ -74,9 +74,9 @@ export interface ApprovalsShape {
   readonly decide: (request: ApprovalRequest) => Effect.Effect<ApprovalOutcome, StoreError | SavedRulesError>
 }
 
-/** Decisions waiting with the `Waits` provided (one slice per call). */
+/** Decisions waiting with the `AskerWait` provided (one slice per call). */
 export class Approvals extends Effect.Service<Approvals>()("magi/Approvals", {
-  effect: Effect.suspend(() => Effect.flatMap(Waits, makeWith))
+  effect: Effect.suspend(() => Effect.flatMap(AskerWait, makeWith))
 }) {
   static layer = Approvals.Default
 }
@@ -85,7 +85,7 @@ export class Approvals extends Effect.Service<Approvals>()("magi/Approvals", {
 const ID_DRAWS = 16
 
 /** Decisions that wait with `waits`: `magi mcp` makes one per tool call, its slice the client's. */
-export const makeWith = (waits: WaitsShape) =>
+export const makeWith = (waits: AskerWaitShape) =>
   Effect.gen(function* () {
     const config = yield* MagiConfig
     const store = yield* QuestionStore

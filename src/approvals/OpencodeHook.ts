@@ -1,30 +1,12 @@
 /**
  * opencode's route to the owner's approval: a plugin magi writes and names
  * in the seat's `OPENCODE_CONFIG_CONTENT`, whose `tool.execute.before` hook
- * sees every tool call and refuses one by throwing. Pure: the plugin's
- * source, and what `magi approvals hook opencode` reads and prints.
- *
- * What was measured against the real opencode 1.18.33 (the route in
- * test/compat/approvals-opencode.compat.test.ts; the 150 s hold by hand):
- * - Under `opencode run`, a permission set to `"ask"` is refused at once
- *   ("auto-rejecting"), and no plugin hook is asked first: permissions
- *   cannot route to the owner. `tool.execute.before` can: opencode awaits
- *   it before the tool runs (a hook that waited 150 s held the call, and
- *   the command then ran: no limit of the bash tool's 120 s applies to it),
- *   and an error it throws is the tool's result, its message word for word
- *   what the model reads; the tool does not run.
- * - A plugin is loaded from an absolute `file://` URL in the config's
- *   `plugin` list, `OPENCODE_CONFIG_CONTENT` included, as an ES module
- *   whose default export is `{ id, server }`.
- *
- * Which calls ask, mirroring claude's route (`--permission-mode acceptEdits`
- * with `--permission-prompt-tool`): reading, searching and planning are
- * free; a file edit (`edit`, `write`, `apply_patch`) whose every path is
- * inside the seat's folder (its worktree) runs, as claude's `acceptEdits`
- * lets it; magi's own tools and `magi ask` never ask. Everything else — a
- * shell command, a fetch or web search, an edit outside the worktree,
- * another MCP server's tool, a tool magi does not know — goes to magi's
- * approval rules and, when none decides, to the owner.
+ * sees every tool call and refuses one by throwing (opencode refuses an
+ * `"ask"` permission by itself and asks no plugin first). Pure: the
+ * plugin's source, and what `magi approvals hook opencode` reads and prints.
+ * Which calls ask (claude's route mirrored: reads free, edits inside the
+ * worktree free, the rest to the rules and the owner) and what was measured
+ * are in docs/approvals.md ("opencode: magi's plugin").
  */
 import { createHash } from "node:crypto"
 import type { ToolCall } from "./Rules.js"

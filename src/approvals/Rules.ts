@@ -1,37 +1,12 @@
 /**
  * Approval rules: which tool calls an agent may make without asking the
- * owner, and which it may never make. Pure: patterns in, a verdict out.
- *
- * A rule is a tool name, optionally with a pattern in parentheses:
- *
- * - `Read` — every call of the tool `Read`;
- * - `mcp__github__*` — every tool whose name matches the glob;
- * - `Bash(git status)` — exactly that command;
- * - `Bash(npm test:*)` — `npm test`, or `npm test` followed by a space and
- *   anything (claude's own spelling of a command prefix);
- * - `Bash(git log *)`, `Edit(/work/site/src/*)` — a glob: `*` is any run of
- *   characters (slashes and spaces included), `?` is one character.
- *
- * What the parenthesised pattern is matched against is the call's *subject*:
- * a shell tool's command, a file tool's path, a fetch's URL (`subjectOf`);
- * a tool with none of these is matched on its input as compact JSON.
- *
- * Deny beats allow. A shell command is read by a shell parser into the
- * simple commands it runs (`ShellCommands.ts`), wrappers such as `sudo`,
- * `env`, `bash -c` looked through. A deny rule stops a call when it matches
- * any of those commands, words and flags normalised (`CommandMatch.ts`:
- * `Bash(rm -rf:*)` stops `(sudo /bin/rm -fr /)`), or the command as written.
- * An allow rule is strict: it matches only a command the parser read as one
- * plain command, with no expansion the shell would fill in, and never one
- * that chains or redirects (`;`, `&`, `|`, a backquote, `$(`, `>`, `<`, a
- * newline) unless its own pattern holds that character, so
- * `Bash(git status:*)` cannot let `git status; rm -rf ~` through; a line the
- * parser cannot read is never allowed by a rule.
- *
- * A file tool's path is normalised before matching (`..`, `.`, `//`), and,
- * where `resolvedPath` is given (`FilePaths.ts`), read through its symlinks
- * too: a deny rule matching either form stops the call, an allow rule must
- * match both.
+ * owner, and which it may never make. Pure: patterns in, a verdict out. A
+ * rule is a tool name with an optional pattern matched against the call's
+ * subject (`subjectOf`: a command, a path, a URL); deny beats allow, a deny
+ * matches any simple command a shell line runs (`ShellCommands.ts`,
+ * `CommandMatch.ts`), an allow only one plain command, and a path is
+ * matched normalised and through its symlinks. The syntax and each case are
+ * in docs/approvals.md ("Rules" and the sections under it).
  */
 
 import * as NodePath from "node:path"

@@ -1,19 +1,15 @@
 /**
- * The one place magi extends @effect/cli's reading of a command line.
- *
- * @effect/cli parses every command line, once: values, required options and
- * arguments, how many arguments. Its refusals (`ValidationError`) are said
- * again here in magi's words (`explain`), naming the flag and what it takes
- * where the library says only "'abc' is not a integer".
- *
- * Before it parses, `read` looks at the words' shape only, for what the
- * library would get silently wrong or cannot say: a request for help
- * (magi renders its own, `Help.ts`), a command typed wrong ("did you mean",
- * `platform/Spelling.ts`), and a flag-shaped word that names no option of
- * the command, or an option left without its value: @effect/cli takes
- * either for a positional argument (`magi answer --rply yes` looked up a
- * question called `--rply`). Each mistake is one line naming what was wrong
- * and what would be right; the caller prints it after `magi: ` and exits 2.
+ * The one place magi reads a command line beside @effect/cli, for what the
+ * library (0.77) cannot do: it parses every command line, once, and this
+ * looks only at the words' shape first. A help request is answered here
+ * (magi's help, `Help.ts`, from the same definitions); the library has no
+ * "did you mean" for a command (`magi tsk`: "Invalid subcommand"); it takes
+ * an unknown flag for a positional (`magi answer --rply yes` looked up a
+ * question called `--rply`), the next option for a value left out
+ * (`--reply --say hm` replied "--say"), and a repeated option's second
+ * value for words (`--priority 1 --priority 2 x` filed "priority 2 x").
+ * Its own refusals are said again in magi's words (`explain`). Each mistake
+ * is one line; the caller prints it after `magi: ` and exits 2.
  */
 import { HelpDoc, type ValidationError } from "@effect/cli"
 import { closest } from "../platform/Spelling.js"
@@ -26,10 +22,13 @@ export type Reading =
   | { readonly _tag: "Run"; readonly spec: CommandSpec }
 
 /**
- * @effect/cli's own options, hidden from magi's help and passed through
- * untouched: `true` for the ones that take a value.
+ * @effect/cli's own options, passed through untouched: `true` for the ones
+ * that take a value. All but `--version` are kept out of magi's help and its
+ * completion scripts (`HIDDEN_BUILT_INS`).
  */
 const BUILT_INS: Record<string, boolean> = { "--version": false, "--completions": true, "--log-level": true, "--wizard": false }
+
+export const HIDDEN_BUILT_INS: ReadonlyArray<string> = Object.keys(BUILT_INS).filter((name) => name !== "--version")
 
 const HELP = new Set(["--help", "-h"])
 

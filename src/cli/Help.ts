@@ -116,3 +116,30 @@ export const render = (spec: CommandSpec, extras: HelpExtras | undefined, style:
 }
 
 const describeArg = (a: ArgSpec) => (a.repeated ? "words, joined with spaces" : "a value")
+
+/**
+ * The options a command's own help names (in its usage forms and examples,
+ * each a `magi …` line) that the command it names does not define: the
+ * hand-written forms cannot fall behind the definitions unnoticed
+ * (`test/cli/Help.test.ts` runs it over every command's help).
+ */
+export const undefinedOptions = (root: CommandSpec, extras: HelpExtras): ReadonlyArray<string> => {
+  const lines = [...(extras.usage ?? []), ...(extras.examples ?? []).map(([line]) => line)]
+  return lines.flatMap((line) => {
+    // Quoted words are an instruction's or a summary's text, not options.
+    const words = line.replace(/"[^"]*"|'[^']*'/g, "TEXT").split(/\s+/).filter((w) => w !== "" && !w.startsWith("|"))
+    if (words[0] !== root.name) return []
+    let spec = root
+    let i = 1
+    for (; i < words.length; i++) {
+      const child = spec.subcommands.find((c) => c.name === words[i])
+      if (child === undefined) break
+      spec = child
+    }
+    const end = words.indexOf("--", i)
+    return (end < 0 ? words.slice(i) : words.slice(i, end))
+      .flatMap((w) => [...w.matchAll(/(?:^|\[)(--?[a-z][\w-]*)/g)].map((m) => m[1]!))
+      .filter((name) => !spec.options.some((o) => o.name === name || o.aliases.includes(name)))
+      .map((name) => `${spec.path.join(" ")} ${name} (in \`${line}\`)`)
+  })
+}

@@ -9,11 +9,11 @@ import { Clock, Config, Effect, Either, Option, Stream } from "effect"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { answerWithText, openQuestions, sayToQuestion, soleOpen, withdrawQuestion } from "../questions/Answers.js"
-import * as Lease from "../questions/Lease.js"
+import * as Lease from "../questions/Leases.js"
 import { keptForNextWait, mayBeHeld } from "../questions/Holding.js"
 import { WEB_URL_ENV } from "../questions/Notifier.js"
 import { CliFailure } from "./CliFailure.js"
-import { questionsLayer, questionStoreLayer } from "./AppLayer.js"
+import { questionsLayer, questionStoreLayer } from "../app/Layers.js"
 import { Hosts, queuedForQuestion } from "../platform/Hosts.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
@@ -141,7 +141,7 @@ const show = (id: string) =>
     else if (Q.resolution(q) !== undefined) parts.push(`answer: ${forTerminal(Q.resolution(q)!)}${viaWords(q)}`)
     // The seat's host has all its turns taken: the resume carrying the owner's words waits its turn.
     const hosts = yield* Effect.flatMap(Hosts, (h) => h.list).pipe(Effect.orElseSucceed(() => []))
-    const queued = Q.awaitsAgent(q) ? queuedForQuestion(hosts, q.id) : undefined
+    const queued = Q.owedToAgent(q) ? queuedForQuestion(hosts, q.id) : undefined
     if (queued !== undefined) parts.push(`delivery: ${forTerminalLine(queued)}; magi resumes the agent as soon as one ends`)
     yield* writeOut(parts.join("\n") + "\n")
   })

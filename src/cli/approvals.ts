@@ -11,28 +11,19 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Cause, Clock, Config, Duration, Effect, Layer, Option, ParseResult, Schema } from "effect"
+import { Cause, Clock, Config, Duration, Effect, Option, ParseResult, Schema } from "effect"
 import * as Approval from "../approvals/Approval.js"
 import * as Approvals from "../approvals/Approvals.js"
-import { AuditLog } from "../approvals/AuditLog.js"
 import * as Rules from "../approvals/Rules.js"
 import * as RuleSources from "../approvals/RuleSources.js"
 import * as TrustedConfigs from "../approvals/TrustedConfigs.js"
 import { MAX_SLICE, sliceUnder } from "../agents/Slices.js"
 import * as OpencodeHook from "../approvals/OpencodeHook.js"
-import { questionsLayer } from "./AppLayer.js"
+import { approvalDecisionLayer, approvalRulesLayer } from "../app/Layers.js"
 import { SavedRules, type SavedRule } from "../approvals/SavedRules.js"
 import { type ApprovalSettings, MagiConfig, repoRoot, userConfigFile } from "../platform/MagiConfig.js"
-import { MagiHome } from "../platform/MagiHome.js"
-import * as LocalContext from "../platform/LocalContext.js"
 import { CliFailure } from "./CliFailure.js"
 import { readStdinUpTo, writeErr, writeOut } from "./io.js"
-
-const approvalsLayer = () =>
-  SavedRules.layer.pipe(
-    Layer.provideMerge(Layer.merge(MagiHome.fromEnv, MagiConfig.fromFilesOrDefaults(process.cwd(), "listing approval rules"))),
-    Layer.provideMerge(LocalContext.layer)
-  )
 
 const refused = (e: { readonly message: string }) => CliFailure.refused(e.message)
 
@@ -237,7 +228,7 @@ const hook = Command.make(
       const decide: Decide = (call, cwd) =>
         Approvals.decideForAgent(call, cwd, slice).pipe(
           Effect.map((decided) => decided.decision),
-          Effect.provide(Layer.mergeAll(SavedRules.layer, AuditLog.layer).pipe(Layer.provideMerge(questionsLayer()))),
+          Effect.provide(approvalDecisionLayer()),
           // The config's layer fails with what it read wrong (a message of its own).
           Effect.mapError((e) => (typeof e === "object" && e !== null && "message" in e ? String(e.message) : String(e)))
         )
@@ -252,5 +243,5 @@ const hook = Command.make(
 export const approvals = Command.make("approvals").pipe(
   Command.withDescription("See and remove the rules that approve agents' tool calls without asking"),
   Command.withSubcommands([list, rm, trust, hook]),
-  Command.provide(() => approvalsLayer())
+  Command.provide(() => approvalRulesLayer())
 )

@@ -15,9 +15,9 @@ import { QuestionStore } from "../questions/QuestionStore.js"
 import * as Asking from "../questions/Asking.js"
 import { MagiConfig, userConfigFile } from "../platform/MagiConfig.js"
 import { Notifier, notConfigured } from "../questions/Notifier.js"
-import { Waits, type WaitOutcome } from "../questions/Waits.js"
+import { AskerWait, type WaitOutcome } from "../questions/AskerWait.js"
 import { CliFailure } from "./CliFailure.js"
-import { questionsLayer } from "./AppLayer.js"
+import { questionsLayer } from "../app/Layers.js"
 import { fitWidth, formatSeconds, readStdinUpTo, writeErr, writeOut } from "./io.js"
 import { forTerminalLine } from "../platform/TerminalText.js"
 import { endsTurnOnPending, endTurnLines, KEEP_CHOICES, shellWord, threadCommand } from "../questions/AgentHints.js"
@@ -117,7 +117,7 @@ const newQuestion = (o: AskOptions) =>
     yield* writeErr(`asked ${Q.shortId(q.id)} — waiting for the owner\n`)
     // Said once per question, when it is announced (never again on --wait or --thread).
     if (!(yield* Notifier).configured) yield* writeErr(`magi: ${notConfigured(yield* userConfigFile)}\n`)
-    const waits = yield* Waits
+    const waits = yield* AskerWait
     return yield* watching(q, budgetMs, (waitingFrom) => Effect.zipRight(waitingFrom, waits.announceAndWait(q, Duration.millis(budgetMs))))
   })
 
@@ -152,7 +152,7 @@ const replyOnThread = (o: AskOptions, id: string) =>
       "--thread"
     ).pipe(Effect.mapError(asCli))
     yield* writeErr(`replied on ${Q.shortId(q.id)} — waiting for the owner again\n`)
-    const waits = yield* Waits
+    const waits = yield* AskerWait
     return yield* watching(q, budgetMs, (waitingFrom) => Effect.zipRight(waitingFrom, waits.announceAndWait(q, Duration.millis(budgetMs))))
   })
 
@@ -163,7 +163,7 @@ const resume = (o: AskOptions, id: string) =>
         "magi ask --wait only resumes a wait; to say something on the question use --thread ID --summary TEXT"
       )
     const { question: q, budgetMs } = yield* Asking.openForWait(id, "--wait").pipe(Effect.mapError(asCli))
-    const waits = yield* Waits
+    const waits = yield* AskerWait
     return yield* watching(q, budgetMs, (waitingFrom) => Effect.zipRight(waitingFrom, waits.resumeWait(q, Duration.millis(budgetMs))))
   })
 
@@ -332,7 +332,7 @@ export const ask = Command.make("ask", options, (o) =>
       : yield* newQuestion(o)
     yield* report(outcome, o.json)
     // Only once it is on stdout has the agent read it.
-    yield* Effect.flatMap(Waits, (waits) => waits.markDelivered(outcome))
+    yield* Effect.flatMap(AskerWait, (waits) => waits.markDelivered(outcome))
   }).pipe(Effect.provide(questionsLayer()))).pipe(
     Command.withDescription(
       "Ask the owner a question and wait for the answer (agents run this; blocks at most one wait slice)"

@@ -14,7 +14,7 @@ import { RunStore, type Run } from "../runs/Runs.js"
 import { CliFailure } from "./CliFailure.js"
 import type { HelpExtras } from "./Help.js"
 import { writeOut } from "./io.js"
-import { runsLayer } from "./RunLayer.js"
+import { runsLayer } from "../app/Layers.js"
 
 const refused = (e: { readonly message: string }) => CliFailure.refused(e.message)
 

@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import { Hosts } from "../platform/Hosts.js"
 import { forTerminalLine } from "../platform/TerminalText.js"
 import { CliFailure } from "./CliFailure.js"
-import { runsLayer } from "./RunLayer.js"
+import { runsLayer } from "../app/Layers.js"
 import { writeOut } from "./io.js"
 
 export const hosts = Command.make(

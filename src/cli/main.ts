@@ -6,11 +6,8 @@
 import { Args, CliConfig, Command, ValidationError } from "@effect/cli"
 import * as LocalContext from "../platform/LocalContext.js"
 import { Cause, Console, Effect, Exit, Layer, Logger, LogLevel } from "effect"
-import { ask, askHelp } from "./ask.js"
-import { answer, answerHelp } from "./answer.js"
-import { notify } from "./notify.js"
 import { CliFailure, defectLine } from "./CliFailure.js"
-import { extraCommands, extraHelp } from "./extra.js"
+import { commandHelp, commands } from "./commands.js"
 import { cliConfig, describeCommand, type CommandSpec } from "./CommandSpec.js"
 import * as CommandLine from "./CommandLine.js"
 import * as Help from "./Help.js"
@@ -39,7 +36,7 @@ const completion = Command.make(
 
 const root = Command.make("magi").pipe(
   Command.withDescription("Let unattended coding agents ask their owner, and get the answer back"),
-  Command.withSubcommands([ask, answer, notify, ...extraCommands, completion])
+  Command.withSubcommands([...commands, completion])
 )
 
 function completionScript(shell: Shell): Effect.Effect<Array<string>> {
@@ -54,7 +51,7 @@ function completionScript(shell: Shell): Effect.Effect<Array<string>> {
 }
 
 /** @effect/cli's options that magi's help keeps out of sight, kept out of completion too. */
-const HIDDEN = ["--completions", "--log-level", "--wizard"]
+const HIDDEN = CommandLine.HIDDEN_BUILT_INS
 
 /**
  * @effect/cli's script, with what it gets wrong put right. Its bash script
@@ -76,9 +73,6 @@ const tidyCompletions = (lines: ReadonlyArray<string>, shell: Shell): Array<stri
     })
 
 const cli = Command.run(root, { name: "magi", version: VERSION })
-
-/** Usage lines, examples and sections some commands add to their help, by path. */
-const helpExtras: Record<string, Help.HelpExtras> = { "magi ask": askHelp, "magi answer": answerHelp, ...extraHelp }
 
 /** The command tree as data, for help and for saying a usage mistake; read once, when first needed. */
 let spec: CommandSpec | undefined
@@ -116,7 +110,7 @@ export const main = (argv: ReadonlyArray<string>) =>
     switch (reading._tag) {
       case "Help":
         return Effect.sync(() => {
-          const extras = helpExtras[reading.spec.path.join(" ")]
+          const extras = commandHelp[reading.spec.path.join(" ")]
           process.stdout.write(Help.render(reading.spec, extras, Help.styleFor(process.stdout, process.env)))
         })
       case "Mistake":

@@ -7,9 +7,7 @@
 import { Command, Options } from "@effect/cli"
 import { Duration, Effect, Exit, Fiber, Layer, Option } from "effect"
 import { MCP_CLIENTS, type McpClient, sliceFor } from "../agents/Slices.js"
-import { AuditLog } from "../approvals/AuditLog.js"
-import { SavedRules } from "../approvals/SavedRules.js"
-import { questionsLayer } from "./AppLayer.js"
+import { approvalDecisionLayer } from "../app/Layers.js"
 import { CliFailure } from "./CliFailure.js"
 import { VERSION } from "../platform/Version.js"
 
@@ -40,7 +38,7 @@ export const mcp = Command.make("mcp", options, (o) =>
     const Server = yield* Effect.promise(() => import("../mcp/McpServer.js"))
     const server = yield* Effect.fork(
       Layer.launch(
-        Server.layer(slice, VERSION).pipe(Layer.provide(Layer.mergeAll(SavedRules.layer, AuditLog.layer).pipe(Layer.provideMerge(questionsLayer()))))
+        Server.layer(slice, VERSION).pipe(Layer.provide(approvalDecisionLayer()))
       )
     )
     const exit = yield* Fiber.await(server)

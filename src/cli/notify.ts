@@ -5,7 +5,7 @@ import * as Q from "../questions/Question.js"
 import { MagiConfig, userConfigFile } from "../platform/MagiConfig.js"
 import { Notifier, notConfigured } from "../questions/Notifier.js"
 import { CliFailure } from "./CliFailure.js"
-import { questionsLayer } from "./AppLayer.js"
+import { questionsLayer } from "../app/Layers.js"
 import { writeOut } from "./io.js"
 
 export const notify = Command.make(

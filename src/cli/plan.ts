@@ -27,7 +27,7 @@ import * as T from "../queue/Task.js"
 import { describeProblems, fileable, reviewDraft } from "../queue/TaskFileReview.js"
 import { CliFailure } from "./CliFailure.js"
 import { writeErr, writeOut } from "./io.js"
-import { queueLayer } from "./task.js"
+import { queueLayer } from "../app/Layers.js"
 
 /** `<home>/plans/<id>/`: the briefing the agent was given and the task file it wrote. */
 export const plansDir = (home: { readonly dir: string }) => NodePath.join(home.dir, "plans")

@@ -9,14 +9,11 @@ import { firstMoveSaid } from "../app/Shelving.js"
 import { Args, Command, Options } from "@effect/cli"
 import * as PlatformCommand from "@effect/platform/Command"
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Config, Effect, Either, Layer, Option } from "effect"
+import { Config, Effect, Either, Option } from "effect"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { Hosts } from "../platform/Hosts.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
-import { MagiHome } from "../platform/MagiHome.js"
 import { ConductorLog, latestFor } from "../daemon/ConductorLog.js"
-import * as LocalContext from "../platform/LocalContext.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { fileWorkSaying } from "../queue/Filing.js"
@@ -29,18 +26,7 @@ import { Rosters } from "../agents/AgentRoster.js"
 import { CliFailure } from "./CliFailure.js"
 import { readStdinUpTo, writeErr, writeOut } from "./io.js"
 
-/**
- * The stores `magi task` works on, over the owner's home, on the backend the
- * config names (a broken config is warned about: filing and listing need
- * none of the rest of it).
- */
-export const queueLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>
-  // Hosts: a task filed by a repository's name only other hosts have is filed for them.
-  Layer.mergeAll(TaskStore.layer, RunStore.layer, ConductorLog.layer, Hosts.layer, Rosters.fromFiles).pipe(
-    Layer.provideMerge(QuestionStore.layer),
-    Layer.provideMerge(Layer.merge(home, MagiConfig.fromFilesOrDefaults(process.cwd(), "the queue"))),
-    Layer.provideMerge(LocalContext.layer)
-  )
+import { queueLayer } from "../app/Layers.js"
 
 /**
  * Where work filed without `--repo` happens: inside a run, the repository
@@ -299,7 +285,7 @@ const show = Command.make("show", { id: idArg, json }, (o) =>
     const run = t.status === "running" ? t.runs.at(-1) : undefined
     if (run === undefined) return
     const open = (yield* Effect.flatMap(QuestionStore, (s) => s.list).pipe(Effect.orElseSucceed(() => []))).filter(
-      (q) => q.run === run && Q.awaitsAgent(q)
+      (q) => q.run === run && Q.owedToAgent(q)
     )
     for (const q of open)
       yield* writeOut(

@@ -7,14 +7,13 @@
  * to reach an agent whose `magi ask` is gone.
  */
 import { Args, Command, Options } from "@effect/cli"
-import * as LocalContext from "../platform/LocalContext.js"
 import { Effect, Layer, Option, Ref } from "effect"
 import { MagiConfig } from "../platform/MagiConfig.js"
-import { MagiHome } from "../platform/MagiHome.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { CliFailure } from "./CliFailure.js"
 import { writeErr, writeOut } from "./io.js"
-import { inProcessWaiter } from "./InProcessWaiter.js"
+import { inProcessWaiter } from "../app/WaiterLoop.js"
+import { devicesLayer as devicesOn, homeLayer, webStoreLayer } from "../app/Layers.js"
 import { shelveLoop } from "../app/Shelving.js"
 import { RunStore } from "../runs/Runs.js"
 import { TaskStore } from "../queue/TaskStore.js"
@@ -23,7 +22,6 @@ import { receivedSignal } from "./Signals.js"
 import { Devices } from "../devices/Devices.js"
 import * as Device from "../devices/Device.js"
 import * as PushSubscription from "../devices/PushSubscription.js"
-import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import { forTerminal } from "../platform/TerminalText.js"
 import { localTime } from "./io.js"
 import { isLoopback, publicHostOf, reachableBeyondLoopback } from "../web/Bind.js"
@@ -37,20 +35,6 @@ export interface WebRun {
   /** Run the waiter in this process too (`magi web` without `--no-loop`). */
   readonly loop: boolean
 }
-
-const homeLayer = (home: Option.Option<string>) => Option.match(home, { onNone: () => MagiHome.fromEnv, onSome: MagiHome.owned })
-
-/**
- * The store, on the backend the config names (`[store] url`); a broken
- * `magi.toml` in whatever directory the server was started from is warned
- * about and otherwise ignored, since it must not keep the owner from
- * answering.
- */
-const storeLayer = (home: Layer.Layer<MagiHome>) =>
-  QuestionStore.layer.pipe(
-    Layer.provideMerge(Layer.merge(home, MagiConfig.fromFilesOrDefaults(process.cwd(), "serving the page"))),
-    Layer.provideMerge(LocalContext.layer)
-  )
 
 /** Serve until interrupted. */
 export const runWeb = (options: WebRun) => {
@@ -88,7 +72,10 @@ export const runWeb = (options: WebRun) => {
       yield* writeOut(`${running.url}\n`)
       // Started once the page is up, so nothing the waiter does can delay it;
       // interrupted with the scope, which lets go of the home on the way out.
-      if (options.loop) yield* Effect.forkScoped(inProcessWaiter(home))
+      if (options.loop)
+        yield* Effect.forkScoped(
+          inProcessWaiter(home, (dir) => writeErr(`magi web: delivering answers for the questions in ${dir} too (pid ${process.pid})\n`))
+        )
       // The host is listed (`magi hosts`, `/api/health`) while this page is
       // up, even when it runs no loop: as a page only, whenever no loop
       // holds the host's name (this one's, or a `magi serve`'s).
@@ -108,7 +95,7 @@ export const runWeb = (options: WebRun) => {
           onSome: (at) => writeErr(`magi web: stopped${signalWords()}; ${at} no longer answers\n`).pipe(Effect.ignore)
         }))
     ),
-    Effect.provide(storeLayer(home))
+    Effect.provide(webStoreLayer(home))
   )
 }
 
@@ -143,13 +130,7 @@ export const options = {
 // -- paired devices ------------------------------------------------------------
 
 /** The devices on the store the config names, for `magi web pair|devices|revoke`. */
-const devicesLayer = (home: Option.Option<string>) =>
-  Devices.layer.pipe(
-    Layer.provide(ConfiguredStore.layer),
-    Layer.provideMerge(Layer.merge(homeLayer(home), MagiConfig.fromFiles(process.cwd()))),
-    Layer.provideMerge(LocalContext.layer),
-    Layer.mapError((e) => CliFailure.refused(e.message))
-  )
+const devicesLayer = (home: Option.Option<string>) => devicesOn(home).pipe(Layer.mapError((e) => CliFailure.refused(e.message)))
 
 const homeOption = options.home
 

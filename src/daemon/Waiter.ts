@@ -22,7 +22,7 @@ import { Clock, Duration, Effect, Either, FiberMap, Option, Queue, Ref, Stream }
 import * as NodePath from "node:path"
 import { Rosters } from "../agents/AgentRoster.js"
 import { hasSession } from "../agents/Agents.js"
-import * as Lease from "../questions/Lease.js"
+import * as Lease from "../questions/Leases.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import * as Announcements from "../questions/Announcements.js"
 import { Notifier } from "../questions/Notifier.js"
@@ -421,7 +421,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
       if (Q.isOpen(q) && (yield* maybeAnnounce(q))) report.announced.push(q.id)
       // Settled for good: skipped before any file is read, since most
       // questions on disk are these.
-      if (q.cwd === "" || !Q.awaitsAgent(q)) return
+      if (q.cwd === "" || !Q.owedToAgent(q)) return
       if (yield* FiberMap.has(deliveries, delivering(q.id))) return
       if (yield* elsewhere(q)) return
       const action = yield* decideNow(q)

@@ -5,7 +5,7 @@
  * here is checked by a table test at any instant.
  */
 import { Data, Option } from "effect"
-import * as Lease from "../questions/Lease.js"
+import * as Lease from "../questions/Leases.js"
 import type { Question } from "../questions/Question.js"
 import * as Q from "../questions/Question.js"
 

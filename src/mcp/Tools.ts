@@ -7,7 +7,7 @@
  *
  * `ask`, `reply` and `wait` are `magi ask`, `magi ask --thread` and
  * `magi ask --wait` as tools: the same rules (questions/Asking.ts), the same
- * sliced wait (questions/Waits.ts) and the same outcomes, told as structured
+ * sliced wait (questions/AskerWait.ts) and the same outcomes, told as structured
  * content for a program and as text for the model.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
@@ -17,8 +17,8 @@ import * as Q from "../questions/Question.js"
 import type { Question } from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { Notifier } from "../questions/Notifier.js"
-import * as Lease from "../questions/Lease.js"
-import { make as makeWaits, POLL, type WaitOutcome } from "../questions/Waits.js"
+import * as Lease from "../questions/Leases.js"
+import { make as makeWaits, POLL, type WaitOutcome } from "../questions/AskerWait.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import type { MagiHome } from "../platform/MagiHome.js"
 import { endsTurnOnPending, endTurnLines } from "../questions/AgentHints.js"

@@ -81,7 +81,7 @@ export const orderKey = (q: Question): string => {
 export const archivable = (q: Question, now: number): boolean => {
   if (monthOf(q.id) === undefined || Q.isOpen(q)) return false
   const quiet = now - lastActivity(q)
-  if (!Q.awaitsAgent(q)) return quiet >= GRACE_MS
+  if (!Q.owedToAgent(q)) return quiet >= GRACE_MS
   return now - at(q.answered_at) >= UNDELIVERED_KEPT_MS
 }
 

@@ -5,8 +5,8 @@
  * which questions can have anyone waiting at all.
  */
 // Not from Question.js: its schema would bring Effect into the page's bundle.
-import { awaitsAgent, CONDUCTOR_NODE } from "./Awaits.js"
-export { keptForNextWait } from "./Awaits.js"
+import { owedToAgent, CONDUCTOR_NODE } from "./Owed.js"
+export { keptForNextWait } from "./Owed.js"
 import type { Question } from "./Question.js"
 
 /**
@@ -24,7 +24,7 @@ export type Holder = "asker" | "daemon" | "deputy" | "nobody"
  * else is history, and its holder is `nobody` without a look at the disk, so
  * a long history costs no lease reads.
  */
-export const mayBeHeld = (q: Question): boolean => (q.cwd !== "" && awaitsAgent(q)) || isConductorQuestion(q)
+export const mayBeHeld = (q: Question): boolean => (q.cwd !== "" && owedToAgent(q)) || isConductorQuestion(q)
 
 /** An open question the conductor filed: nobody's ask waits on it, but a deputy may be with the owner. */
 export const isConductorQuestion = (q: Question): boolean => q.node === CONDUCTOR_NODE && q.status === "open"

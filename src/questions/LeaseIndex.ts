@@ -22,8 +22,8 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import { Effect, Layer, Option, Ref, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as Memo from "../store/files/Memo.js"
-import * as Lease from "./Lease.js"
-import { Leases, type LeasesShape } from "./Lease.js"
+import * as Lease from "./Leases.js"
+import { Leases, type LeasesShape } from "./Leases.js"
 
 const SUFFIX = ".lease"
 

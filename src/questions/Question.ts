@@ -206,7 +206,7 @@ export class UnreadableQuestion extends Data.TaggedError("UnreadableQuestion")<{
 // ---------------------------------------------------------------------------
 // Identity
 
-export { CONDUCTOR_NODE } from "./Awaits.js"
+export { CONDUCTOR_NODE } from "./Owed.js"
 
 /** The short id the phone and reports show: the last segment. */
 export const shortId = (id: string): string => id.slice(id.lastIndexOf("-") + 1)
@@ -354,7 +354,7 @@ export const wordsForAgent = (q: Question): string | undefined => {
 }
 
 // The rule lives in an import-free module the phone page shares.
-export { awaitsAgent, keptForNextWait } from "./Awaits.js"
+export { owedToAgent, keptForNextWait } from "./Owed.js"
 
 /**
  * Record what the agent has now been shown: the answer (when `answer`), and

@@ -16,7 +16,7 @@ import { Cause, Clock, Duration, Effect, Either, Option, Random, Schedule, Schem
 import { Rosters, type AgentSpec } from "../agents/AgentRoster.js"
 import { Agents, KILL_GRACE, magiNameFor, mintUuid, sessionEnvOf, type CallResult } from "../agents/Agents.js"
 import { AgentProcess, endLeftover } from "../agents/Guardian.js"
-import * as Lease from "../questions/Lease.js"
+import * as Lease from "../questions/Leases.js"
 import { untilStoreAnswers } from "../store/StoreWait.js"
 import * as NodePath from "node:path"
 import { MagiHome } from "../platform/MagiHome.js"

@@ -16,7 +16,7 @@
 import { Data, Duration, Effect, Either, Fiber, Option, Schedule, Schema } from "effect"
 import type { MagiName } from "../agents/Prompts.js"
 import * as Claims from "../store/Claims.js"
-import * as Lease from "../questions/Lease.js"
+import * as Lease from "../questions/Leases.js"
 
 /**
  * How often a running turn re-beats its leases: well inside `LEASE_TTL` (90 s),

@@ -115,7 +115,7 @@ export const branchFor = (id: string): string => `magi/${Q.shortId(id)}`
  * never reached the agent: either way the run is not finished while it
  * exists, because the waiter still has something to carry to the seat.
  */
-export const outstanding = Q.awaitsAgent
+export const outstanding = Q.owedToAgent
 
 /**
  * Where a run stands after a turn. A turn that failed failed the run, open

@@ -95,7 +95,7 @@ export const views = (
   const questionById = new Map(questions.map((q) => [q.id, q]))
   const awaitedByRun = new Map<string, Array<Question>>()
   for (const q of questions) {
-    if (!Q.awaitsAgent(q) || q.run === "") continue
+    if (!Q.owedToAgent(q) || q.run === "") continue
     const list = awaitedByRun.get(q.run) ?? []
     list.push(q)
     awaitedByRun.set(q.run, list)

@@ -1,28 +1,12 @@
 /**
- * The two refusals that keep other web pages away from the owner's questions.
- *
- * The Rust magi trusted the network: the tailnet was the boundary. But the
- * owner's own browser sits inside that boundary, and any page it loads can
- * make it send requests here. Two holes follow, and each check closes one:
- *
- * - **Cross-site writes.** A page on evil.example can auto-submit a form to
- *   `http://127.0.0.1:7878/api/questions/…/answer` and answer a question with
- *   the owner's browser. A form cannot send `Content-Type: application/json`
- *   without a CORS preflight (which this server never grants), and browsers
- *   stamp every request with `Origin` and `Sec-Fetch-Site`, so a write must be
- *   JSON, and when those headers are present they must name this origin.
- *   Requests without them (curl, `magi` itself, old browsers for
- *   `Sec-Fetch-Site`) are not browsers being tricked, and pass.
- * - **DNS rebinding.** evil.example can re-point its own name at 127.0.0.1
- *   after the page loaded; the browser then treats this server as
- *   same-origin with evil.example and can read every question. The `Host`
- *   header still says evil.example, so a request for a host this server was
- *   not bound as is refused (421 Misdirected Request) before any route runs.
- *
- * And when the page is reachable beyond this machine (`Pairing.ts` says
- * when), a third: **only paired devices.** Whoever reaches the address is
- * not thereby the owner, so every route but the pairing page and the
- * capability links asks for a paired device's cookie first (`checkPaired`).
+ * The refusals that keep other web pages away from the owner's questions:
+ * the owner's own browser is inside any network boundary, and any page it
+ * loads can make it send requests here. A write must be JSON and, when the
+ * browser stamps `Origin`/`Sec-Fetch-Site`, from this origin (cross-site
+ * writes); a `Host` this server was not bound as is refused with 421 before
+ * any route runs (DNS rebinding); and beyond loopback every route but the
+ * pairing page and the capability links asks for a paired device's cookie
+ * (`checkPaired`). Why each, in docs/web.md.
  */
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"

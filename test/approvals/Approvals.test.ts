@@ -18,8 +18,8 @@ import { answerQuestion, sayToQuestion } from "../../src/questions/Answers.js"
 import { Notifier } from "../../src/questions/Notifier.js"
 import type * as Q from "../../src/questions/Question.js"
 import { QuestionStore } from "../../src/questions/QuestionStore.js"
-import * as WaitsModule from "../../src/questions/Waits.js"
-import { Waits } from "../../src/questions/Waits.js"
+import * as AskerWaitModule from "../../src/questions/AskerWait.js"
+import { AskerWait } from "../../src/questions/AskerWait.js"
 import { runUntilDone } from "../support.js"
 
 /** One slice of an approval's wait, as short as a client's tool-call timeout allows. */
@@ -33,7 +33,7 @@ const world = (approvals: Partial<ApprovalSettings> = {}) => {
     Layer.effect(SavedRules, Effect.map(SavedRulesModule.make, SavedRules.make)).pipe(Layer.provide(ConfiguredStore.files)),
     Layer.effect(AuditLog, Effect.map(AuditLogModule.make, AuditLog.make))
   ).pipe(Layer.provideMerge(base))
-  const waits = Layer.scoped(Waits, Effect.map(WaitsModule.make(SLICE), Waits.make)).pipe(Layer.provideMerge(stores))
+  const waits = Layer.scoped(AskerWait, Effect.map(AskerWaitModule.make(SLICE), AskerWait.make)).pipe(Layer.provideMerge(stores))
   return Approvals.layer.pipe(Layer.provideMerge(waits))
 }
 

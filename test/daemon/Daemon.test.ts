@@ -4,7 +4,8 @@ import { ConfigProvider, Duration, Effect, Exit, Fiber, Option, Scope, TestClock
 import { spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { waiterLayer, waiterLoop } from "../../src/cli/serve.js"
+import { waiterLayer } from "../../src/app/Layers.js"
+import { waiterLoop } from "../../src/app/WaiterLoop.js"
 import { MagiHome } from "../../src/platform/MagiHome.js"
 import * as Daemon from "../../src/daemon/Daemon.js"
 import { advance, tempDirSync } from "../support.js"
@@ -104,7 +105,7 @@ describe("one loop per home", () => {
       NodeFs.mkdirSync(home, { recursive: true })
       yield* TestClock.setTime(Date.parse("2026-01-01T00:00:00Z"))
       const loop = yield* Effect.fork(
-        waiterLoop(() => "").pipe(
+        waiterLoop(() => Effect.void).pipe(
           Effect.provide(waiterLayer(MagiHome.at(home))),
           Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["HOME", top], ["XDG_CONFIG_HOME", NodePath.join(top, "config")]])))
         )

@@ -27,8 +27,8 @@ import { RunStore } from "../../src/runs/Runs.js"
 import { sampleRun } from "../runSupport.js"
 import { homeInMemory, type Base } from "./loopSupport.js"
 import { ok } from "../support.js"
-import { waiterLoop } from "../../src/cli/serve.js"
-import * as Lease from "../../src/questions/Lease.js"
+import { waiterLoop } from "../../src/app/WaiterLoop.js"
+import * as Lease from "../../src/questions/Leases.js"
 
 const HOME = "/home"
 const agent: AgentSpec = { id: "fake", kind: "codex", command: ["codex"], model: null, args: [], env: {} }
@@ -594,7 +594,7 @@ describe("magi serve's beat", { timeout: 120_000 }, () => {
       yield* file(w, "Asking task")
       const s = yield* startServe(w)
       const started = yield* TestClock.currentTimeMillis
-      yield* Effect.forkIn(waiterLoop(() => "").pipe(Effect.provide(s.ctx)), s.scope)
+      yield* Effect.forkIn(waiterLoop(() => Effect.void).pipe(Effect.provide(s.ctx)), s.scope)
       const calls = Effect.map(Ref.get(w.calls), (c) => c.length)
       const asked = (round: number) => questions.get(idOf(round)).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
       const answer = (round: number) => questions.update(idOf(round), (x) => Q.answer(x, { text: `Redis ${round}` }, new Date(0))).pipe(Effect.orDie)

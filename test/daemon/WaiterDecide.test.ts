@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Option } from "effect"
-import type { Lease } from "../../src/questions/Lease.js"
+import type { Lease } from "../../src/questions/Leases.js"
 import * as Q from "../../src/questions/Question.js"
 import { Action, Word, decide, unreadOwnerTurns } from "../../src/daemon/WaiterDecide.js"
 

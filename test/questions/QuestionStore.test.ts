@@ -9,7 +9,7 @@ import * as MemoryFileSystem from "../../src/store/MemoryFileSystem.js"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import { answerQuestion, sayToQuestion } from "../../src/questions/Answers.js"
-import * as Lease from "../../src/questions/Lease.js"
+import * as Lease from "../../src/questions/Leases.js"
 import { advance, backends, realPause, runUntilDone, tempDir, choiceQuestion, freeQuestion, HOSTILE_ASSET_NAMES, ok, RUN } from "../support.js"
 
 const encoder = new TextEncoder()

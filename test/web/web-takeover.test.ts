@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Fiber, TestClock } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { inProcessWaiter } from "../../src/cli/InProcessWaiter.js"
+import { inProcessWaiter } from "../../src/app/WaiterLoop.js"
 import { MagiHome } from "../../src/platform/MagiHome.js"
 import * as Q from "../../src/questions/Question.js"
 import { advance, tempDirSync } from "../support.js"
@@ -27,7 +27,7 @@ describe("magi web's waiter", () => {
 
       yield* TestClock.setTime(now)
       const waiter = yield* Effect.fork(
-        inProcessWaiter(MagiHome.at(home)).pipe(
+        inProcessWaiter(MagiHome.at(home), () => Effect.void).pipe(
           Effect.withConfigProvider(
             ConfigProvider.fromMap(new Map([["HOME", top], ["XDG_CONFIG_HOME", NodePath.join(top, "config")]]))
           )

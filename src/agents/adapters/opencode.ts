@@ -1,35 +1,10 @@
 /**
  * opencode (sst's opencode): `opencode run --format json`, the prompt on
- * stdin, the session id read from the first event that names one.
- *
- * What was measured against the real opencode 1.18.33 (test/compat):
- * - A message given as argv is re-quoted (`"…"` around any word with a
- *   space, inner `"` escaped), and argv is capped by the kernel (E2BIG past
- *   128 KiB per argument). Piped stdin with no message argument is taken
- *   as the message byte for byte, so the prompt goes there.
- * - Its bash tool kills a command after 120 s (unless the model asks for
- *   longer, or `OPENCODE_EXPERIMENTAL_BASH_DEFAULT_TIMEOUT_MS` changes the
- *   default) and says nothing of `--wait`.
- * - There is no read-only switch. The `plan` agent denies the edit tools
- *   but still runs any shell command, and `--auto` approves whatever is not
- *   denied; a read-only seat gets `plan` plus permissions
- *   (`OPENCODE_PERMISSION`, merged over the user's config and applied to
- *   every agent, subagents too) that deny edits and every command but
- *   `magi`.
- * - Sessions live in one SQLite file, `$XDG_DATA_HOME/opencode/opencode.db`
- *   (`~/.local/share/opencode/…` without it; `OPENCODE_DB` moves it); the
- *   provider and model a session runs on come from the config
- *   (`$XDG_CONFIG_HOME/opencode/opencode.json`, `OPENCODE_CONFIG`).
- * - Tool approvals: `opencode run` refuses an `"ask"` permission by itself
- *   and asks no plugin first, but awaits a plugin's `tool.execute.before`
- *   before every tool call and takes an error it throws as the call's
- *   result. A writing seat under `[approvals] ask` gets magi's plugin
- *   (approvals/OpencodeHook.ts), written to magi's home and named in
- *   `OPENCODE_CONFIG_CONTENT`.
- * - Failures: a model API error is a `{"type":"error"}` event on stdout
- *   after opencode's own retries (five, for a 429 or a 5xx); a refusal
- *   before the session starts ("Session not found") is a coloured
- *   `Error: …` on stderr. Both exit 1.
+ * stdin, the session id read from the first event that names one. What was
+ * measured against the real opencode (argv re-quoted and capped, so the
+ * prompt goes on stdin; the bash tool's 120 s; no read-only switch, so a
+ * read-only seat is `plan` plus `OPENCODE_PERMISSION`; where sessions live;
+ * the approval plugin; how failures look) is in docs/agents/opencode.md.
  */
 import { Duration } from "effect"
 import * as NodePath from "node:path"

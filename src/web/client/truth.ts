@@ -3,7 +3,7 @@
  * waiter's notices, and whether a request failed for want of a network.
  */
 import { ApiError, type QuestionView, type WaiterNotice } from "./api.js"
-import { awaitsAgent } from "../../questions/Awaits.js"
+import { owedToAgent } from "../../questions/Owed.js"
 
 /** When the owner last gave the agent something: their answer, or their latest turn. */
 const lastOwnerInput = (q: QuestionView): string => {
@@ -18,7 +18,7 @@ const lastOwnerInput = (q: QuestionView): string => {
  * (which the waiter would try again with). `notices` is newest first.
  */
 export const undeliveredFor = (q: QuestionView, notices: ReadonlyArray<WaiterNotice>): WaiterNotice | undefined => {
-  if (!awaitsAgent(q)) return undefined
+  if (!owedToAgent(q)) return undefined
   const last = lastOwnerInput(q)
   return notices.find((n) => n.question === q.id && n.at >= last)
 }

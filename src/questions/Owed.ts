@@ -10,7 +10,7 @@
  * or answered but the answer never reached it. The run behind it is not
  * finished, the daemon may still carry it, and someone may be holding it.
  */
-export const awaitsAgent = (q: { readonly status: string; readonly answer_delivered: boolean }): boolean =>
+export const owedToAgent = (q: { readonly status: string; readonly answer_delivered: boolean }): boolean =>
   q.status === "open" || (q.status === "answered" && !q.answer_delivered)
 
 /**

@@ -21,7 +21,7 @@ import type { Question } from "./Question.js"
 import { QuestionStore, type StoreError } from "./QuestionStore.js"
 import { Notifier } from "./Notifier.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
-import * as Lease from "./Lease.js"
+import * as Lease from "./Leases.js"
 import * as Announcements from "./Announcements.js"
 
 /**
@@ -69,7 +69,7 @@ export const outcomeOf = (q: Question): Option.Option<WaitOutcome> => {
   return said === undefined ? Option.none() : Option.some(WaitOutcome.Replied({ said, question: q }))
 }
 
-export interface WaitsShape {
+export interface AskerWaitShape {
   /**
    * File a fresh question, notify, and wait one slice of `timeout`. `filed`
    * runs once the question is on disk, before the notification: what to tell
@@ -91,8 +91,8 @@ export interface WaitsShape {
   readonly markDelivered: (outcome: WaitOutcome) => Effect.Effect<void>
 }
 
-/** Waits whose leases are let go when the layer's scope (the command) ends, however it ends. */
-export class Waits extends Effect.Service<Waits>()("magi/Waits", {
+/** AskerWait whose leases are let go when the layer's scope (the command) ends, however it ends. */
+export class AskerWait extends Effect.Service<AskerWait>()("magi/AskerWait", {
   scoped: Effect.gen(function* () {
     const config = yield* MagiConfig
     // A deputy's `magi ask --wait` holds its question as the deputy.
@@ -100,10 +100,10 @@ export class Waits extends Effect.Service<Waits>()("magi/Waits", {
     return yield* make(Duration.seconds(config.waitSliceSecs), POLL, Lease.kindForNode(node))
   })
 }) {
-  static layer = Waits.Default
+  static layer = AskerWait.Default
 }
 
-export const make = Effect.fn("Waits.make")(function* (
+export const make = Effect.fn("AskerWait.make")(function* (
   slice: Duration.Duration,
   /** Only tests change this: virtual-time replays skip the fallback re-reads. */
   poll: Duration.Duration = POLL,
@@ -288,10 +288,11 @@ export const make = Effect.fn("Waits.make")(function* (
     store.put(q).pipe(
       Effect.zipRight(filed),
       Effect.zipRight(announceAndWait(q, timeout)),
-      Effect.withSpan("Waits.askAndWait", { attributes: { id: q.id } })
+      Effect.withSpan("AskerWait.askAndWait", { attributes: { id: q.id } })
     )
 
-  const resumeWait = (q: Question, timeout: Duration.Duration) => waitLoop(q, timeout).pipe(Effect.withSpan("Waits.resumeWait", { attributes: { id: q.id } }))
+  const resumeWait = (q: Question, timeout: Duration.Duration) =>
+    waitLoop(q, timeout).pipe(Effect.withSpan("AskerWait.resumeWait", { attributes: { id: q.id } }))
 
   const markDelivered = (outcome: WaitOutcome) => {
     const id = outcome.question.id
@@ -306,5 +307,5 @@ export const make = Effect.fn("Waits.make")(function* (
     )
   }
 
-  return { askAndWait, announceAndWait, resumeWait, markDelivered } satisfies WaitsShape
+  return { askAndWait, announceAndWait, resumeWait, markDelivered } satisfies AskerWaitShape
 })

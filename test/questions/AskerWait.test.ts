@@ -7,33 +7,33 @@ import { QuestionStore } from "../../src/questions/QuestionStore.js"
 import * as QuestionStoreModule from "../../src/questions/QuestionStore.js"
 import { Notifier } from "../../src/questions/Notifier.js"
 import * as Notify from "../../src/questions/Notifier.js"
-import { Waits, type WaitOutcome } from "../../src/questions/Waits.js"
-import * as WaitsModule from "../../src/questions/Waits.js"
+import { AskerWait, type WaitOutcome } from "../../src/questions/AskerWait.js"
+import * as AskerWaitModule from "../../src/questions/AskerWait.js"
 import * as MemoryFileSystem from "../../src/store/MemoryFileSystem.js"
 import { MagiConfig } from "../../src/platform/MagiConfig.js"
-import * as Lease from "../../src/questions/Lease.js"
+import * as Lease from "../../src/questions/Leases.js"
 import * as Announcements from "../../src/questions/Announcements.js"
 import { answerQuestion, sayToQuestion } from "../../src/questions/Answers.js"
 import { advance, choiceQuestion, realPause, runUntilDone, tempDirSync } from "../support.js"
 
 const HOUR = 3600
 
-/** Waits over a real temp-dir store, notifications as given (off by default). */
+/** AskerWait over a real temp-dir store, notifications as given (off by default). */
 const onDisk = (slice: Duration.DurationInput, notifier: Layer.Layer<Notifier> = Notifier.off) => {
   const root = NodePath.join(tempDirSync(), "questions")
-  return Layer.scoped(Waits, Effect.map(WaitsModule.make(Duration.decode(slice)), Waits.make)).pipe(
+  return Layer.scoped(AskerWait, Effect.map(AskerWaitModule.make(Duration.decode(slice)), AskerWait.make)).pipe(
     Layer.provideMerge(Layer.mergeAll(QuestionStore.at(root), notifier, MagiConfig.fixed({}))),
     Layer.provideMerge(NodeContext.layer)
   )
 }
 
 /**
- * Waits over an in-memory store: every step is synchronous, so whole days of
+ * AskerWait over an in-memory store: every step is synchronous, so whole days of
  * virtual time replay at once. `poll` can be stretched so a replay hears the
  * answer through the store's change stream alone.
  */
-const inMemory = (slice: Duration.DurationInput, poll: Duration.DurationInput = WaitsModule.POLL) =>
-  Layer.scoped(Waits, Effect.map(WaitsModule.make(Duration.decode(slice), Duration.decode(poll)), Waits.make)).pipe(
+const inMemory = (slice: Duration.DurationInput, poll: Duration.DurationInput = AskerWaitModule.POLL) =>
+  Layer.scoped(AskerWait, Effect.map(AskerWaitModule.make(Duration.decode(slice), Duration.decode(poll)), AskerWait.make)).pipe(
     Layer.provideMerge(Layer.mergeAll(QuestionStore.at("/magi/questions"), Notifier.off, MagiConfig.fixed({}))),
     Layer.provideMerge(MemoryFileSystem.layer)
   )
@@ -54,7 +54,7 @@ const onDiskNow = (id: string) =>
 /** What an agent does: ask, then `--wait` again after every pending slice. */
 const agentLoop = (q: Q.Question) =>
   Effect.gen(function* () {
-    const waits = yield* Waits
+    const waits = yield* AskerWait
     const store = yield* QuestionStore
     let outcome: WaitOutcome = yield* waits.askAndWait(q, Duration.seconds(q.answer_timeout))
     let slices = 1
@@ -67,10 +67,10 @@ const agentLoop = (q: Q.Question) =>
     return { outcome, slices }
   })
 
-describe("Waits", () => {
+describe("AskerWait", () => {
   it.effect("returns the answer another writer put in the file, with the caller's copy refreshed", () =>
     Effect.gen(function* () {
-      const waits = yield* Waits
+      const waits = yield* AskerWait
       const q = yield* asked(60)
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
       yield* onDiskNow(q.id)
@@ -86,7 +86,7 @@ describe("Waits", () => {
 
   it.effect("abandons a question nobody answers by its deadline, keeping the record and the reason", () =>
     Effect.gen(function* () {
-      const waits = yield* Waits
+      const waits = yield* AskerWait
       const store = yield* QuestionStore
       const q = yield* asked(60)
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
@@ -103,7 +103,7 @@ describe("Waits", () => {
 
   it.effect("hands back Pending when a slice runs out, and leaves the question open", () =>
     Effect.gen(function* () {
-      const waits = yield* Waits
+      const waits = yield* AskerWait
       const store = yield* QuestionStore
       const q = yield* asked(HOUR)
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(HOUR)))
@@ -119,7 +119,7 @@ describe("Waits", () => {
 
   it.effect("sees, on a resumed wait, the answer written after the first slice ended", () =>
     Effect.gen(function* () {
-      const waits = yield* Waits
+      const waits = yield* AskerWait
       const store = yield* QuestionStore
       const q = yield* asked(HOUR)
       const first = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(HOUR)))
@@ -135,7 +135,7 @@ describe("Waits", () => {
 
   it.effect("never misses a word the owner left in the gap between two slices", () =>
     Effect.gen(function* () {
-      const waits = yield* Waits
+      const waits = yield* AskerWait
       const store = yield* QuestionStore
       const q = yield* asked(HOUR)
       const first = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(HOUR)))
@@ -153,7 +153,7 @@ describe("Waits", () => {
 
   it.effect("returns to the agent when the owner talks back without deciding", () =>
     Effect.gen(function* () {
-      const waits = yield* Waits
+      const waits = yield* AskerWait
       const q = yield* asked(60)
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
       yield* onDiskNow(q.id)
@@ -167,7 +167,7 @@ describe("Waits", () => {
 
   it.effect("keeps an answer that lands at the very moment the deadline passes", () =>
     Effect.gen(function* () {
-      const waits = yield* Waits
+      const waits = yield* AskerWait
       const store = yield* QuestionStore
       const q = yield* asked(9)
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(9)))
@@ -190,7 +190,7 @@ describe("Waits", () => {
       expect(failed.message).toContain("magi-notifier-that-does-not-exist-9fb7")
       expect(failed.message).toContain("could not be started")
 
-      const waits = yield* Waits
+      const waits = yield* AskerWait
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
       yield* onDiskNow(q.id)
       yield* advance("3 seconds")
@@ -210,7 +210,7 @@ describe("Waits", () => {
 
   it.effect("beats the asker's lease while waiting and records what the agent was given", () =>
     Effect.gen(function* () {
-      const waits = yield* Waits
+      const waits = yield* AskerWait
       const store = yield* QuestionStore
       const q = yield* asked(HOUR)
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(HOUR)))
@@ -236,7 +236,7 @@ describe("Waits", () => {
 
   it.effect("never loses an owner's word said while the agent was replying to an earlier one", () =>
     Effect.gen(function* () {
-      const waits = yield* Waits
+      const waits = yield* AskerWait
       const store = yield* QuestionStore
       const q = yield* asked(HOUR)
       yield* store.put(q)
@@ -253,7 +253,7 @@ describe("Waits", () => {
 
   it.effect("hears an answer by re-reading every few seconds where the store cannot be watched", () =>
     Effect.gen(function* () {
-      const waits = yield* Waits
+      const waits = yield* AskerWait
       const q = yield* asked(60)
       const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))
       yield* onDiskNow(q.id)
@@ -267,7 +267,7 @@ describe("Waits", () => {
       expect(outcome._tag === "Answered" && outcome.answer).toBe("Redis")
     }).pipe(
       Effect.provide(
-        Layer.scoped(Waits, Effect.map(WaitsModule.make(Duration.minutes(4)), Waits.make)).pipe(
+        Layer.scoped(AskerWait, Effect.map(AskerWaitModule.make(Duration.minutes(4)), AskerWait.make)).pipe(
           Layer.provideMerge(
             Layer.mergeAll(
               Layer.effect(
@@ -312,14 +312,14 @@ describe("Waits", () => {
     }).pipe(Effect.provide(inMemory("1 hour", "1 day"))))
 })
 
-describe("Waits let go of the asker's lease when the asking process stops waiting", () => {
+describe("AskerWait let go of the asker's lease when the asking process stops waiting", () => {
   /** The waits of one `magi ask` process: the scope closing is the command ending. */
   const oneProcess = (slice: Duration.DurationInput) =>
     Effect.gen(function* () {
       const scope = yield* Scope.make()
       const ctx = yield* Layer.buildWithScope(inMemory(slice), scope)
       const leaseOf = (id: string) => Lease.read("/magi/questions", id).pipe(Effect.provide(Layer.succeedContext(ctx)), Effect.map(Option.map((l) => l.kind)))
-      return { scope, waits: Context.get(ctx, Waits), ctx, leaseOf }
+      return { scope, waits: Context.get(ctx, AskerWait), ctx, leaseOf }
     })
 
   it.effect("a slice that hands back pending leaves no lease once the command ends", () =>
@@ -374,7 +374,7 @@ describe("a deputy's wait", () => {
     Effect.gen(function* () {
       const scope = yield* Scope.make()
       const ctx = yield* Layer.buildWithScope(
-        Waits.layer.pipe(
+        AskerWait.layer.pipe(
           Layer.provideMerge(Layer.mergeAll(QuestionStore.at("/magi/questions"), Notifier.off, MagiConfig.fixed({ waitSliceSecs: 30 }))),
           Layer.provideMerge(MemoryFileSystem.layer)
         ),
@@ -382,7 +382,7 @@ describe("a deputy's wait", () => {
       ).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["MAGI_NODE", "deputy"]]))))
       const leaseOf = (id: string) => Lease.read("/magi/questions", id).pipe(Effect.provide(Layer.succeedContext(ctx)), Effect.map(Option.map((l) => l.kind)))
       const q = yield* asked(HOUR)
-      const waiting = yield* Effect.fork(Context.get(ctx, Waits).askAndWait(q, Duration.seconds(HOUR)))
+      const waiting = yield* Effect.fork(Context.get(ctx, AskerWait).askAndWait(q, Duration.seconds(HOUR)))
       yield* advance("5 seconds")
       expect(yield* leaseOf(q.id)).toEqual(Option.some("deputy"))
       expect((yield* runUntilDone(waiting))._tag).toBe("Pending")
@@ -409,7 +409,7 @@ describe("the asker records whether it notified, for the loop to stand in", () =
   )
     it.effect(name, () =>
       Effect.gen(function* () {
-        const waits = yield* Waits
+        const waits = yield* AskerWait
         const store = yield* QuestionStore
         const q = yield* asked(60)
         const waiting = yield* Effect.fork(waits.askAndWait(q, Duration.seconds(60)))

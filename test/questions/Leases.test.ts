@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import * as Lease from "../../src/questions/Lease.js"
+import * as Lease from "../../src/questions/Leases.js"
 
 const at = (secs: number) => new Date(secs * 1000)
 const leaseAt = (secs: number): Lease.Lease => ({ kind: "asker", pid: 1, beat_at: at(secs).toISOString().replace(/\.\d+Z$/, "Z") })
