@@ -172,6 +172,8 @@ asking the owner (\`${magi.run} ask\`, foreground only, ${
 export type Word =
   | { readonly _tag: "Said"; readonly text: string }
   | { readonly _tag: "Answered"; readonly text: string }
+  /** Shown once already; the agent's turn ended without a reply to it. */
+  | { readonly _tag: "Resent"; readonly text: string }
 
 const turnLine = (t: Q.Turn) => `**${t.who === "operator" ? "owner" : "you"}** (${t.at}):\n${t.body}`
 
@@ -182,11 +184,15 @@ const turnLine = (t: Q.Turn) => `**${t.who === "operator" ? "owner" : "you"}** (
  * it carries on.
  */
 export const deliveryPrompt = (q: Q.Question, word: Word, magi: MagiName = PLAIN_MAGI): string => {
-  const seen = word._tag === "Said" ? q.thread.slice(0, q.delivered_turns) : q.thread
+  // A re-sent word was shown already: the thread up to it, without it.
+  const seen = word._tag === "Said" ? q.thread.slice(0, q.delivered_turns) : word._tag === "Resent" ? q.thread.slice(0, -1) : q.thread
   const thread = seen.length === 0 ? "" : `\n### The conversation so far\n\n${seen.map(turnLine).join("\n\n")}\n`
-  const head = `Your ${
-    magi.tools === true ? "magi `ask`" : "`magi ask`"
-  } on question ${q.id} is no longer running (its process ended before the owner responded), so magi is bringing you the owner's response in this turn instead.
+  const ask = magi.tools === true ? "magi `ask`" : "`magi ask`"
+  const head = `${
+    word._tag === "Resent"
+      ? `Your ${ask} on question ${q.id} showed you the owner's words below, and your turn ended without replying to them, so the owner is still waiting on you: magi brings them to you once more.`
+      : `Your ${ask} on question ${q.id} is no longer running (its process ended before the owner responded), so magi is bringing you the owner's response in this turn instead.`
+  }
 
 ## Your question
 

@@ -306,7 +306,14 @@ export const make = Effect.fn("Waiter.make")(function* () {
         const q = yield* store.get(q0.id)
         if (!sameDelivery(yield* decideNow(q), word)) return "skipped" as const
         const since = Q.timestamp(yield* nowDate)
-        yield* store.update(q.id, (fresh) => Either.right({ ...fresh, waiter: { kind: "daemon" as const, since } }))
+        // A re-sent ask-back is recorded as re-sent before the turn starts:
+        // whatever comes of it, no restart sends it a second time.
+        yield* store.update(q.id, (fresh) =>
+          Either.right({
+            ...fresh,
+            waiter: { kind: "daemon" as const, since },
+            ...(word._tag === "Resent" ? { resent_turns: fresh.thread.length } : {})
+          }))
         yield* Lease.beat(root, q.id, "daemon")
         const carried = q.thread.length
         const result = yield* driver.turn({
@@ -330,7 +337,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
         // words, even if its turn then failed or ran out of time (typically
         // waiting on the owner again): delivering them a second time would
         // only make it answer twice.
-        const repliedOnThread = word._tag === "Said" &&
+        const repliedOnThread = word._tag !== "Answered" &&
           (yield* store.get(q.id).pipe(
             Effect.map((fresh) => fresh.thread.slice(carried).some((t) => t.who === "agent")),
             Effect.orElseSucceed(() => false)

@@ -15,6 +15,8 @@ export type Word = Data.TaggedEnum<{
   Said: { readonly text: string }
   /** The owner decided. */
   Answered: { readonly text: string }
+  /** The owner's ask-back again, once: the agent was shown it and its turn ended without a reply. */
+  Resent: { readonly text: string }
 }>
 export const Word = Data.taggedEnum<Word>()
 
@@ -64,6 +66,11 @@ export const decide = (
   //    since, so the owner's word is checked before the clock.
   const said = unreadOwnerTurns(q)
   if (said !== undefined) return seatBusy || keptForWait ? Action.Idle() : Action.Deliver({ word: Word.Said({ text: said }) })
+  // 6. Shown the ask-back, the agent ended its turn without a reply and its
+  //    asker is gone: nothing would ever bring it back, so its seat gets the
+  //    owner's words once more (once: `resent_turns` is recorded first).
+  const owed = Q.owedUnprompted(q)
+  if (owed !== undefined && !keptForWait) return seatBusy ? Action.Idle() : Action.Deliver({ word: Word.Resent({ text: owed }) })
   return now.getTime() > deadlineMs(q, defaultTimeoutSecs)
     ? Action.Expire({ reason: expiryReason(q, defaultTimeoutSecs) })
     : Action.Idle()

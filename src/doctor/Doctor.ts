@@ -274,7 +274,10 @@ const notifyChecks = (settings: Settings, input: DoctorInput, pushes: Option.Opt
       : Option.isSome(last.right) && !last.right.value.ok
       ? [warn(name, LastNotification.failedLine(last.right.value), "magi notify --test tries again; this warning stays until a notification goes out")]
       : []
-    const ntfyLine = ntfy === null
+    // A failed last notification is the channel's state: an "ok" line for
+    // the same channel beside it would contradict it, so none is printed.
+    const lastFailed = lastLine.length > 0
+    const ntfyLine = ntfy === null || lastFailed
       ? []
       : [
         ok(
@@ -298,14 +301,14 @@ const notifyChecks = (settings: Settings, input: DoctorInput, pushes: Option.Opt
     const program = command[0]!
     const found = NodePath.isAbsolute(program) ? Option.some(program) : yield* which(program, input.env.PATH ?? "")
     if (Option.isNone(found)) return [fail(name, `\`${program}\` is not on PATH`, "install it, or give its full path in [notify] command")]
-    const checks: Check[] = [...lastLine, ok(`${name}: program`, found.value), ...ntfyLine, ...pushLine]
+    const checks: Check[] = [...lastLine, ...(lastFailed ? [] : [ok(`${name}: program`, found.value)]), ...ntfyLine, ...pushLine]
     const url = input.env[Notify.WEB_URL_ENV] ?? ""
     if (url === "" && command.some((a) => a.includes("{url}")))
       checks.push(
         warn(`${name}: link`, `the command uses {url} but ${Notify.WEB_URL_ENV} is unset`, `export ${Notify.WEB_URL_ENV} with the address magi web prints`)
       )
     if (!input.notify) {
-      checks.push(ok(`${name}: test`, "not sent (pass --notify to send a sample notification)"))
+      if (!lastFailed) checks.push(ok(`${name}: test`, "not sent (pass --notify to send a sample notification)"))
       return checks
     }
     // The sample is a publish like any other: its outcome replaces the last one.

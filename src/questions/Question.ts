@@ -165,7 +165,13 @@ export const Question = Schema.Struct({
    * ordered by when a question was settled. Absent on every question not
    * abandoned, and on those abandoned by older builds.
    */
-  abandoned_at: Schema.optional(Timestamp)
+  abandoned_at: Schema.optional(Timestamp),
+  /**
+   * The thread's length when magi re-sent the owner's ask-back, once, to a
+   * seat whose turn had ended without replying to it: recorded before that
+   * turn starts, so a restart never sends it twice. Absent until then.
+   */
+  resent_turns: Schema.optional(Schema.Number)
 })
 export type Question = typeof Question.Type
 
@@ -331,6 +337,14 @@ export const resolution = (q: Question): string | undefined => {
 
 /** True from the owner speaking back until the agent's next reply. */
 export const waitingOnAgent = (q: Question): boolean => isOpen(q) && q.thread.at(-1)?.who === "operator"
+
+/**
+ * The agent was shown the owner's ask-back, ended its turn without replying,
+ * and nobody has re-sent it yet: the owner's last words, which the waiter
+ * brings back to the seat once, unprompted; undefined otherwise.
+ */
+export const owedUnprompted = (q: Question): string | undefined =>
+  waitingOnAgent(q) && unreadOwnerTurns(q) === undefined && (q.resent_turns ?? -1) < q.thread.length ? q.thread.at(-1)?.body : undefined
 
 /**
  * The owner's turns the agent has not been shown: every operator turn at or

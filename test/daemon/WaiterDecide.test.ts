@@ -65,9 +65,44 @@ describe("decide", () => {
       60,
       Action.Deliver({ word: Word.Said({ text: "one\n\ntwo" }) })
     ],
+    // rule 6 (issue 27.6): shown the ask-back, the turn ended without a reply
     [
-      "owner turns already shown are not delivered again",
+      "owner turns shown but never replied to are re-sent, once",
       asked({ thread: [said("seen", 5)], delivered_turns: 1 }),
+      Option.none(),
+      false,
+      60,
+      Action.Deliver({ word: Word.Resent({ text: "seen" }) })
+    ],
+    [
+      "an ask-back re-sent already is not re-sent again",
+      asked({ thread: [said("seen", 5)], delivered_turns: 1, resent_turns: 1 }),
+      Option.none(),
+      false,
+      60,
+      Idle
+    ],
+    [
+      "a later ask-back after a re-sent one is re-sent in its turn",
+      asked({ thread: [said("seen", 5), said("reply", 6, "agent"), said("again?", 7)], delivered_turns: 3, resent_turns: 1 }),
+      Option.none(),
+      false,
+      60,
+      Action.Deliver({ word: Word.Resent({ text: "again?" }) })
+    ],
+    ["a re-send waits while the seat is busy", asked({ thread: [said("seen", 5)], delivered_turns: 1 }), Option.none(), true, 60, Idle],
+    ["a re-send waits while the asker still holds its lease", asked({ thread: [said("seen", 5)], delivered_turns: 1 }), lease(55), false, 60, Idle],
+    [
+      "an ask-back the agent replied to is not re-sent",
+      asked({ thread: [said("seen", 5), said("reply", 6, "agent")], delivered_turns: 1 }),
+      Option.none(),
+      false,
+      60,
+      Idle
+    ],
+    [
+      "nothing is re-sent to an agent asking outside any run",
+      asked({ run: "", thread: [said("seen", 5)], delivered_turns: 1 }),
       Option.none(),
       false,
       60,
