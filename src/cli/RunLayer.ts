@@ -17,6 +17,7 @@ import { RunStore } from "../runs/Runs.js"
 import { Workspaces } from "../runs/NewRun.js"
 import { RunDriver } from "../runs/RunDriver.js"
 import { CompetitionDriver } from "../graph/CompetitionDriver.js"
+import { VerifyDriver } from "../verify/VerifyDriver.js"
 import { TaskStore } from "../queue/TaskStore.js"
 import { Hosts } from "../platform/Hosts.js"
 
@@ -35,7 +36,7 @@ export const runListingLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) 
 
 /** Everything a run needs, over `home` (the owner's, from the environment, when not given): the listing's stores and the driver over them. */
 export const runsLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>
-  CompetitionDriver.Default.pipe(
+  Layer.mergeAll(CompetitionDriver.Default, VerifyDriver.Default).pipe(
     Layer.provideMerge(RunDriver.layer),
     Layer.provideMerge(Layer.mergeAll(Agents.layer, Leases.layer, Workspaces.git, Hosts.layer)),
     Layer.provideMerge(Layer.mergeAll(Notifier.layer, Rosters.fromFiles, TurnSlots.layer)),
