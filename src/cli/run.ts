@@ -39,6 +39,7 @@ import { CompetitionDriver, type NewCompetition } from "../graph/CompetitionDriv
 import * as GraphConfig from "../graph/GraphConfig.js"
 import * as Verification from "../runs/Verification.js"
 import { VerifyDriver } from "../verify/VerifyDriver.js"
+import * as VerificationView from "../verify/VerificationView.js"
 import * as VerifyConfig from "../verify/VerifyConfig.js"
 import { blind, describe } from "../graph/CompetitionView.js"
 
@@ -353,6 +354,7 @@ export const show = Command.make(
       const hosts = yield* Effect.flatMap(Hosts, (h) => h.list).pipe(Effect.orElseSucceed(() => []))
       yield* writeOut(describeRun(blind(r), open, task, hosts))
       if (r.competition !== undefined) yield* writeOut(describe(r.competition, forTerminalLine).join("\n") + "\n")
+      if (r.verification !== undefined) yield* writeOut(VerificationView.describe(r.verification, forTerminalLine).join("\n") + "\n")
       const questions = yield* Effect.flatMap(QuestionStore, (s) => s.list).pipe(Effect.orElseSucceed(() => []))
       for (const q of questions.filter((q) => q.run === r.id))
         yield* writeOut(

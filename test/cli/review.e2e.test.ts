@@ -60,6 +60,12 @@ describe("the verification", () => {
     expect(v.gates.map((g: { results: ReadonlyArray<{ exit: number }> }) => g.results.map((r) => r.exit))).toEqual([[0]])
     expect(v.gates[0].head).toBe(second.head)
     expect(t.calls()).toEqual(["impl impl", "review-1 review", "impl fix", "review-1 review"])
+    const shown = t.magi({}, "show", run.id)
+    expect(shown.status, shown.stderr).toBe(0)
+    expect(shown.stdout).toContain("verification: ready")
+    expect(shown.stdout).toContain("R1-1-1 [major] feature.txt:1 feature.txt is not fixed — fixed")
+    expect(shown.stdout).toContain("R1-1-2 [nit] feature.txt:1 a nit — fixed")
+    expect(shown.stdout).toMatch(/gate `test -f fixed.txt`: exit 0/)
     // The reviewer's worktree is gone; the branch carries the fix.
     expect(t.git("log", "--format=%s", `trunk..${run.branch}`).split("\n")).toEqual(["Fix the review's findings", "Add feature.txt"])
   })
