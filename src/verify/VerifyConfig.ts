@@ -107,3 +107,18 @@ export const load = Effect.fn("VerifyConfig.load")(function* (repo: string) {
   const { table, files } = yield* loadTable(repo)
   return yield* settingsOf(table, files)
 })
+
+/** What a repository's runs will verify, in one line (`magi doctor`). */
+export const describeSettings = (s: VerifySettings): string => {
+  const steps = (competition: boolean) => {
+    const r = reviewersFor(s, competition)
+    if (!configured(s, competition)) return "nothing (ends done)"
+    return [
+      "sync to the base",
+      r > 0 ? `${r} reviewer(s), up to ${s.reviewRounds} round(s)` : "no review",
+      s.e2e.length > 0 ? `${s.e2e.length} e2e command(s)` : "",
+      s.gate.length > 0 ? `gate ${s.gate.map((g) => `\`${g}\``).join(", ")}` : "no gate"
+    ].filter((x) => x !== "").join(", ")
+  }
+  return `after a competition: ${steps(true)}; after a solo run: ${steps(false)}`
+}
