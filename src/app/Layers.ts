@@ -29,6 +29,7 @@ import { Workspaces } from "../runs/NewRun.js"
 import { RunDriver } from "../runs/RunDriver.js"
 import { TaskStore } from "../queue/TaskStore.js"
 import { CompetitionDriver } from "../graph/CompetitionDriver.js"
+import { VerifyDriver } from "../verify/VerifyDriver.js"
 import { Notices } from "../daemon/Notices.js"
 import { Waiter } from "../daemon/Waiter.js"
 import { QueueLoop, type QueueLoopOptions } from "../daemon/QueueLoop.js"
@@ -92,7 +93,7 @@ export const runListingLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) 
 
 /** Everything a run needs, over `home` (the owner's, from the environment, when not given): the listing's stores and the driver over them. */
 export const runsLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>
-  CompetitionDriver.Default.pipe(
+  Layer.mergeAll(CompetitionDriver.Default, VerifyDriver.Default).pipe(
     Layer.provideMerge(RunDriver.layer),
     Layer.provideMerge(Layer.mergeAll(Agents.layer, Leases.layer, Workspaces.git, Hosts.layer)),
     Layer.provideMerge(Layer.mergeAll(Notifier.layer, Rosters.fromFiles, TurnSlots.layer)),

@@ -37,6 +37,10 @@ import { forTerminal, forTerminalLine } from "../platform/TerminalText.js"
 import type { HelpExtras } from "./Help.js"
 import { CompetitionDriver, type NewCompetition } from "../graph/CompetitionDriver.js"
 import * as GraphConfig from "../graph/GraphConfig.js"
+import * as Verification from "../runs/Verification.js"
+import { VerifyDriver } from "../verify/VerifyDriver.js"
+import * as VerificationView from "../verify/VerificationView.js"
+import * as VerifyConfig from "../verify/VerifyConfig.js"
 import { blind, describe } from "../graph/CompetitionView.js"
 
 const refused = (e: { readonly message: string }) => CliFailure.refused(e.message)
@@ -102,6 +106,10 @@ const reportEnd = (run: Run) =>
     switch (run.status) {
       case "done":
         return yield* writeErr(`run ${Q.shortId(run.id)} done; its work is on branch ${run.branch}\n`)
+      case "ready":
+        return yield* writeErr(`run ${Q.shortId(run.id)} ready on branch ${run.branch}: ${forTerminalLine(run.reason)}\n`)
+      case "already_in_base":
+        return yield* writeErr(`run ${Q.shortId(run.id)} already in base: ${forTerminalLine(run.reason)}\n`)
       case "waiting":
         return yield* writeErr(
           `run ${Q.shortId(run.id)} is waiting on the owner; once answered, \`magi serve\` resumes the seat with the answer\n`
@@ -170,9 +178,26 @@ const startCompetition = (input: NewCompetition) =>
 
 const driveCompetition = (runId: string, seating: GraphConfig.Seating, settings: GraphConfig.GraphSettings) =>
   Effect.flatMap(CompetitionDriver, (c) => c.drive(runId, seating, settings)).pipe(
+    Effect.flatMap(verifyAfter),
     Effect.catchTag("SeatBusy", (e) => Effect.fail(CliFailure.refused(`${e.message}; wait for it to end`))),
     Effect.mapError((e) => (e instanceof CliFailure ? e : refused(e)))
   )
+
+/** A run that ended well goes on into its sync, review and gate when its repository configures them (`verify/`). */
+const verifyAfter = (run: Run) => Effect.flatMap(VerifyDriver, (v) => v.afterImplementing(run))
+
+/** Pick the verification back up at its recorded step: an answered reviewer is not asked again. */
+const resumeVerification = (run: Run) =>
+  Effect.gen(function* () {
+    const v = run.verification!
+    if (Verification.ended(v.step)) return yield* CliFailure.refused(`run ${Q.shortId(run.id)} is ${run.status}: ${run.reason || v.stopped}`)
+    const settings = yield* VerifyConfig.load(run.repo).pipe(Effect.mapError(refused))
+    yield* writeErr(`run ${Q.shortId(run.id)}: resuming its verification at its ${v.step} step\n`)
+    return yield* Effect.flatMap(VerifyDriver, (d) => d.drive(run.id, settings)).pipe(
+      Effect.catchTag("SeatBusy", (e) => Effect.fail(CliFailure.refused(`${e.message}; wait for it to end`))),
+      Effect.mapError((e) => (e instanceof CliFailure ? e : refused(e)))
+    )
+  })
 
 /** Pick a competition back up at its recorded step: what is recorded is not done again. */
 const resumeCompetition = (run: Run) =>
@@ -192,7 +217,7 @@ const resumeCompetition = (run: Run) =>
 /** Run the impl seat's turn and settle the run by how it went. */
 const turn = (runId: string, prompt: TurnPrompt) =>
   Effect.flatMap(RunDriver, (driver) => driver.drive(runId, prompt).pipe(Effect.onInterrupt(() => saidOnInterrupt(runId, driver)))).pipe(
-    Effect.map((o) => o.run),
+    Effect.flatMap((o) => verifyAfter(o.run)),
     // Another turn (the waiter's delivery) got the seat first: the run is
     // fine, only this turn did not start.
     Effect.catchTag("SeatBusy", (e) => Effect.fail(CliFailure.refused(`${e.message}; wait for it to end`))),
@@ -205,6 +230,7 @@ const resumeRun = (wanted: string, text: string) =>
     const run = yield* runs.get(wanted).pipe(Effect.mapError(refused))
     if (!resumable(run.status))
       return yield* CliFailure.refused(`run ${Q.shortId(run.id)} is ${run.status} and cannot be resumed`)
+    if (run.verification !== undefined) return yield* resumeVerification(run)
     if (run.competition !== undefined) return yield* resumeCompetition(run)
     if (yield* Effect.flatMap(RunDriver, (driver) => driver.seatBusy(run, IMPL_SEAT)))
       return yield* CliFailure.refused(`run ${Q.shortId(run.id)} has a turn running right now; wait for it to end`)
@@ -328,6 +354,7 @@ export const show = Command.make(
       const hosts = yield* Effect.flatMap(Hosts, (h) => h.list).pipe(Effect.orElseSucceed(() => []))
       yield* writeOut(describeRun(blind(r), open, task, hosts))
       if (r.competition !== undefined) yield* writeOut(describe(r.competition, forTerminalLine).join("\n") + "\n")
+      if (r.verification !== undefined) yield* writeOut(VerificationView.describe(r.verification, forTerminalLine).join("\n") + "\n")
       const questions = yield* Effect.flatMap(QuestionStore, (s) => s.list).pipe(Effect.orElseSucceed(() => []))
       for (const q of questions.filter((q) => q.run === r.id))
         yield* writeOut(

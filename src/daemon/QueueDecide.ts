@@ -101,7 +101,11 @@ export type Settlement =
 export const settlementFor = (run: { readonly status: RunStatus; readonly reason: string }): Settlement => {
   switch (run.status) {
     case "done":
+    case "ready":
+    case "already_in_base":
       return { _tag: "Succeed" }
+    case "blocked":
+      return { _tag: "Hold", why: run.reason || "its run is blocked" }
     case "failed":
     case "superseded":
       return { _tag: "Fail", why: run.reason || `its run ${run.status}` }

@@ -32,6 +32,7 @@ import { IMPL_SEAT, RUN_TURN_TIMEOUT, type TurnOutcome } from "../runs/NewRun.js
 import { RunDriver } from "../runs/RunDriver.js"
 import * as FileSystem from "@effect/platform/FileSystem"
 import { CompetitionDriver } from "../graph/CompetitionDriver.js"
+import { VerifyDriver } from "../verify/VerifyDriver.js"
 import * as GraphConfig from "../graph/GraphConfig.js"
 import { outstanding, RunStore, type Run } from "../runs/Runs.js"
 import type { TurnPrompt } from "../runs/RunTurns.js"
@@ -95,6 +96,8 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
   // A task's run is a competition when its repository's config says so; a
   // loop built without the competition (some tests) runs every task solo.
   const competition = yield* Effect.serviceOption(CompetitionDriver)
+  // A task's run that ended well is synced, reviewed and gated when its repository says so; the task ends only after.
+  const verifier = yield* Effect.serviceOption(VerifyDriver)
   const fs = yield* Effect.serviceOption(FileSystem.FileSystem)
   const maxAttempts = options.maxAttempts ?? config.maxAttempts
   const announce = options.announce ?? ((e: QueueEvent) => Effect.logInfo(e.line))
@@ -421,9 +424,12 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
           plan === undefined ? agent.id : `${plan.seating.candidates} candidates`
         } on ${run.branch}`
       })
-      const go = plan === undefined
-        ? undefined
+      const implemented = plan === undefined
+        ? driver.drive(run.id, prompt, RUN_TURN_TIMEOUT)
         : Effect.map(plan.driver.drive(run.id, plan.seating, plan.settings), (ended): TurnOutcome => ({ run: ended, result: undefined }))
+      const go = Option.isNone(verifier)
+        ? implemented
+        : Effect.flatMap(implemented, (o) => Effect.map(verifier.value.afterImplementing(o.run), (ran): TurnOutcome => ({ ...o, run: ran })))
       yield* FiberSet.run(turns, work(started.right, run, prompt, go))
       return true
     })

@@ -28,6 +28,7 @@ import * as WebPush from "../questions/WebPush.js"
 import { Devices } from "../devices/Devices.js"
 import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import { approvalChecks } from "./ApprovalChecks.js"
+import * as VerifyConfig from "../verify/VerifyConfig.js"
 import { type Check, fail, ok, warn } from "./Check.js"
 import * as Postgres from "../store/postgres/Postgres.js"
 import * as PgConnection from "../store/postgres/PgConnection.js"
@@ -532,6 +533,14 @@ export const runDoctor = (input: DoctorInput) =>
       const pushes = storeUsable ? yield* pushSubscriptions(settings.right, input) : Option.none<number>()
       checks.push(...(yield* notifyChecks(settings.right, input, pushes)))
     }
+    const verify = yield* Effect.either(VerifyConfig.load(input.repo))
+    checks.push(
+      Either.isRight(verify)
+        ? ok("verify", VerifyConfig.describeSettings(verify.right))
+        : verify.left._tag === "VerifyConfigError"
+        ? fail("verify", verify.left.message, "fix the key named (docs/review.md)")
+        : ok("verify", "not in a repository: a repository's magi.toml says what its runs verify")
+    )
     checks.push(...(yield* approvalChecks(input.repo).pipe(Effect.provideService(MagiHome, { dir: input.home }))))
     checks.push(...(yield* homeChecks(input)))
     checks.push(...store)

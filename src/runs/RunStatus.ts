@@ -14,7 +14,11 @@ export const RunStatus = Schema.Literal(
   "stopped",
   "done",
   "failed",
-  "superseded"
+  "superseded",
+  /** Reviewed, fixed and gated: its branch can be looked at and merged (or landed), so it can still come back. */
+  "ready",
+  /** Its change was already in the base: an ending. */
+  "already_in_base"
 )
 export type RunStatus = typeof RunStatus.Type
 
@@ -23,7 +27,7 @@ export type RunStatus = typeof RunStatus.Type
  * sessions? `stalled`, `blocked` and `stopped` (by the owner) can, so a question asked in them may yet
  * get a real answer from a real resume; only the three endings cannot.
  */
-export const resumable = (status: RunStatus): boolean => status !== "done" && status !== "failed" && status !== "superseded"
+export const resumable = (status: RunStatus): boolean => status !== "done" && status !== "failed" && status !== "superseded" && status !== "already_in_base"
 
 /** Is a turn of the run under way (or about to be)? Every other status is the run at rest, however long ago. */
 export const inFlight = (status: RunStatus): boolean => status === "running" || status === "preparing"

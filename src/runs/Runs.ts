@@ -23,9 +23,10 @@ import { monthOf } from "../questions/History.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { Competition } from "./Competition.js"
 import { RunStatus, resumable } from "./RunStatus.js"
+import { Verification } from "./Verification.js"
 
 /** On-disk version of `run.json`; a newer file is refused, an older one reads with defaults. */
-export const RUN_SCHEMA = 2
+export const RUN_SCHEMA = 3
 
 export const Seat = Schema.Struct({
   key: Schema.String,
@@ -80,7 +81,9 @@ export const Run = Schema.Struct({
    */
   stop_requested_at: Schema.optional(Q.Timestamp),
   /** Schema 2: several candidates and a panel (`Competition.ts`); absent, a single-seat run. */
-  competition: Schema.optional(Competition)
+  competition: Schema.optional(Competition),
+  /** Schema 3: the sync, review rounds and gate after the implementing (`Verification.ts`); absent, nothing verified. */
+  verification: Schema.optional(Verification)
 })
 export type Run = typeof Run.Type
 

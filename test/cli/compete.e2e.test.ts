@@ -21,7 +21,7 @@ const setup = (extra = "", names: ReadonlyArray<string> = NAMES) => {
   git("init", "-q", "-b", "trunk")
   git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "init")
   const agents = names.map((n) => `[agents.${n}]\nkind = "command"\ncommand = ${JSON.stringify(["node", AGENT, "{label}", n])}\n`).join("\n")
-  NodeFs.writeFileSync(NodePath.join(repo, "magi.toml"), `${agents}\n[graph]\ncandidates = 3\njudges = 3\n${extra}`)
+  NodeFs.writeFileSync(NodePath.join(repo, "magi.toml"), `${agents}\n[graph]\ncandidates = 3\njudges = 3\nreviewers = 0\n${extra}`)
   git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "config")
   const env: Record<string, string> = { MAGI_HOME: NodePath.join(dir, "home"), COMPETE_DIR: dir }
   const calls = () => (NodeFs.existsSync(NodePath.join(dir, "calls")) ? NodeFs.readFileSync(NodePath.join(dir, "calls"), "utf8").trim().split("\n") : [])

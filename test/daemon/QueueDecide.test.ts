@@ -57,7 +57,10 @@ describe("a task follows its run", () => {
       ["superseded", "", "failed", 1],
       ["stalled", "usage limit", "failed", 0],
       ["waiting", "", "running", 1],
-      ["running", "", "running", 1]
+      ["running", "", "running", 1],
+      ["ready", "reviewed and gated", "done", 1],
+      ["already_in_base", "in the base", "done", 1],
+      ["blocked", "R2-1-1 still open", "held", 1]
     ] as const
   )("a %s run leaves the task %s", (runStatus, reason, taskStatus, attempts) => {
     const after = settle(running, "run-1", settlementFor({ status: runStatus, reason }), 2)

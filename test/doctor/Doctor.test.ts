@@ -73,6 +73,22 @@ describe("magi doctor with fake agent CLIs", () => {
     expect(r.code).toBe(0)
   })
 
+  it("says what a repository's runs will verify, and fails a verify key that is wrong", { timeout: 120_000 }, () => {
+    const toml = `${claudeAgent('IS_SANDBOX = "1"')}\n[graph]\nreviewers = 1\n\n[verify]\ngate = ["npm test"]\n`
+    const line = (r: ReturnType<typeof doctor>) => JSON.parse(r.stdout).checks.find((c: { name: string }) => c.name === "verify")
+    expect(line(doctor({ toml, args: ["--json"] }))).toMatchObject({
+      status: "ok",
+      detail:
+        "after a competition: sync to the base, 1 reviewer(s), up to 4 round(s), gate `npm test`; after a solo run: sync to the base, 1 reviewer(s), up to 4 round(s), gate `npm test`"
+    })
+    expect(line(doctor({ toml: claudeAgent('IS_SANDBOX = "1"'), args: ["--json"] })).detail).toBe(
+      "after a competition: sync to the base, 2 reviewer(s), up to 4 round(s), no gate; after a solo run: nothing (ends done)"
+    )
+    const bad = line(doctor({ toml: `${claudeAgent('IS_SANDBOX = "1"')}\n[graph]\nincomplete_review = "maybe"\n`, args: ["--json"] }))
+    expect(bad.status).toBe("fail")
+    expect(bad.detail).toContain("`graph.incomplete_review` must be")
+  })
+
   it("fails, saying what to do, when the CLI refuses magi's argv, and exits 1", { timeout: 120_000 }, () => {
     const r = doctor({ toml: claudeAgent('IS_SANDBOX = "1", FAKE_AGENT_MODE = "refuse-argv"') })
     expect(r.code).toBe(1)

@@ -10,6 +10,7 @@
  */
 import { describe, expect, it, vi } from "vitest"
 import { defaults as graphDefaults, settingsOf as graphSettingsOf } from "../../src/graph/GraphConfig.js"
+import { settingsOf as verifySettingsOf } from "../../src/verify/VerifyConfig.js"
 import { Effect, Layer } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
@@ -115,6 +116,7 @@ const READERS = {
     return [...root, ...[...reads].filter((p) => p !== "agents.<id>")]
   },
   "src/graph/GraphConfig.ts": (): Promise<string[]> => keysReadBy((r) => graphSettingsOf(r, [])),
+  "src/verify/VerifyConfig.ts": (): Promise<string[]> => keysReadBy((r) => verifySettingsOf(r, [])),
   "src/chat/Chats.ts": (): Promise<string[]> =>
     keysReadBy((root) =>
       Effect.suspend(() => {

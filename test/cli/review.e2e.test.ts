@@ -1,0 +1,152 @@
+/**
+ * The verification end to end (issue 30) with a `command` agent that
+ * implements, reviews, fixes and resolves conflicts as a model would,
+ * through the built magi: a solo run synced, reviewed, fixed, gated and
+ * ended `ready`, `blocked` or `already_in_base`.
+ */
+import { describe, expect, it } from "vitest"
+import { execFileSync, spawn } from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { tempDirSync, until } from "../support.js"
+import { MAGI, magi } from "../runSupport.js"
+
+const AGENT = NodePath.resolve("test/fixtures/review-agent.mjs")
+
+const setup = (config: string) => {
+  const dir = tempDirSync()
+  const repo = NodePath.join(dir, "repo")
+  NodeFs.mkdirSync(repo)
+  const git = (...args: string[]) => execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], { cwd: repo, encoding: "utf8" }).trim()
+  git("init", "-q", "-b", "trunk")
+  NodeFs.writeFileSync(NodePath.join(repo, "shared.txt"), "the first line\n")
+  NodeFs.writeFileSync(NodePath.join(repo, "magi.toml"), `[agents.bot]\nkind = "command"\ncommand = ${JSON.stringify(["node", AGENT, "{label}"])}\n\n${config}`)
+  git("add", ".")
+  git("commit", "-q", "-m", "init")
+  const env: Record<string, string> = { MAGI_HOME: NodePath.join(dir, "home"), REVIEW_DIR: dir }
+  const calls = () => (NodeFs.existsSync(NodePath.join(dir, "calls")) ? NodeFs.readFileSync(NodePath.join(dir, "calls"), "utf8").trim().split("\n") : [])
+  const record = () => {
+    const [id] = NodeFs.readdirSync(NodePath.join(env.MAGI_HOME!, "runs")).filter((f) => /^\d{8}-/.test(f))
+    return JSON.parse(NodeFs.readFileSync(NodePath.join(env.MAGI_HOME!, "runs", id!, "run.json"), "utf8"))
+  }
+  return { dir, repo, env, git, calls, record, magi: (over: Record<string, string>, ...args: string[]) => magi(repo, { ...env, ...over }, ...args) }
+}
+
+describe("the verification", () => {
+  it("takes a solo run with nothing configured to done, as before", { timeout: 120_000 }, () => {
+    const t = setup("")
+    const ran = t.magi({}, "run", "add the feature")
+    expect(ran.status, ran.stderr).toBe(0)
+    expect(t.record().status).toBe("done")
+    expect(t.record().verification).toBeUndefined()
+  })
+
+  it("fixes a blocking finding, reviews again clean, gates and ends ready", { timeout: 180_000 }, () => {
+    const t = setup('[graph]\nreviewers = 1\n\n[verify]\ngate = ["test -f fixed.txt"]\n')
+    const ran = t.magi({ REVIEW_MODE: "major-once" }, "run", "add the feature")
+    expect(ran.status, ran.stderr).toBe(0)
+    expect(ran.stderr).toContain("ready on branch")
+    const run = t.record()
+    expect(run.schema).toBe(3)
+    expect(run.status).toBe("ready")
+    const v = run.verification
+    expect(v.step).toBe("ready")
+    expect(v.rounds.length).toBe(2)
+    const [first, second] = v.rounds
+    expect(first.reviews[0].findings.map((f: { id: string; severity: string }) => [f.id, f.severity])).toEqual([["R1-1-1", "major"], ["R1-1-2", "nit"]])
+    expect(first.reviews[0].findings[0].reply.kind).toBe("fixed")
+    expect(first.fixed_to).toBe(second.head)
+    expect(second.reviews[0].verdict).toBe("approve")
+    expect(v.gates.map((g: { results: ReadonlyArray<{ exit: number }> }) => g.results.map((r) => r.exit))).toEqual([[0]])
+    expect(v.gates[0].head).toBe(second.head)
+    expect(t.calls()).toEqual(["impl impl", "review-1 review", "impl fix", "review-1 review"])
+    const shown = t.magi({}, "show", run.id)
+    expect(shown.status, shown.stderr).toBe(0)
+    expect(shown.stdout).toContain("verification: ready")
+    expect(shown.stdout).toContain("R1-1-1 [major] feature.txt:1 feature.txt is not fixed — fixed")
+    expect(shown.stdout).toContain("R1-1-2 [nit] feature.txt:1 a nit — fixed")
+    expect(shown.stdout).toMatch(/gate `test -f fixed.txt`: exit 0/)
+    // The reviewer's worktree is gone; the branch carries the fix.
+    expect(t.git("log", "--format=%s", `trunk..${run.branch}`).split("\n")).toEqual(["Fix the review's findings", "Add feature.txt"])
+  })
+
+  it("gives a red gate with output a fix round and gates again", { timeout: 180_000 }, () => {
+    const t = setup('[verify]\ngate = ["test -f gate.txt || (echo gate.txt is missing; exit 1)"]\n')
+    const ran = t.magi({}, "run", "add the feature")
+    expect(ran.status, ran.stderr).toBe(0)
+    const v = t.record().verification
+    expect(t.record().status).toBe("ready")
+    expect(v.gates.map((g: { results: ReadonlyArray<{ exit: number; tail: string }> }) => g.results[0]!.exit)).toEqual([1, 0])
+    expect(v.gates[0].results[0].tail).toContain("gate.txt is missing")
+    expect(v.gate_fix_rounds).toBe(1)
+    expect(t.calls()).toEqual(["impl impl", "impl gatefix"])
+  })
+
+  it("blocks on a gate that hangs past its timeout, without a fix round", { timeout: 180_000 }, () => {
+    const t = setup('[verify]\ngate = ["sleep 60"]\ngate_timeout = 1\n')
+    const ran = t.magi({}, "run", "add the feature")
+    expect(ran.status).not.toBe(0)
+    const run = t.record()
+    expect(run.status).toBe("blocked")
+    expect(run.reason).toContain("timed out")
+    expect(t.calls()).toEqual(["impl impl"])
+  })
+
+  it("rebases onto a base that moved, has the seat fix the conflict in its session, and ends ready", { timeout: 180_000 }, () => {
+    const t = setup('[verify]\ngate = ["true"]\n')
+    const ran = t.magi({ REVIEW_IMPL: "conflict" }, "run", "change shared.txt")
+    expect(ran.status, ran.stderr).toBe(0)
+    const run = t.record()
+    expect(run.status).toBe("ready")
+    // One fix round, and nothing left conflicted after it.
+    expect(run.verification.sync).toMatchObject({ attempts: 1, rebase_fix_rounds: 1, conflicts: [] })
+    expect(run.verification.sync.onto).toBe(t.git("rev-parse", "trunk"))
+    expect(t.calls()).toEqual(["impl impl", "impl rebasefix"])
+    // The branch is on the base's tip now, one commit ahead.
+    expect(t.git("rev-list", "--count", `trunk..${run.branch}`)).toBe("1")
+    expect(t.git("merge-base", "trunk", run.branch)).toBe(t.git("rev-parse", "trunk"))
+  })
+
+  it("ends already_in_base when the base already has the change", { timeout: 180_000 }, () => {
+    const t = setup('[verify]\ngate = ["true"]\n')
+    const ran = t.magi({ REVIEW_IMPL: "inbase" }, "run", "change shared.txt")
+    expect(ran.status, ran.stderr).toBe(0)
+    expect(ran.stderr).toContain("already in base")
+    const run = t.record()
+    expect(run.status).toBe("already_in_base")
+    expect(run.verification.step).toBe("already_in_base")
+    expect(run.verification.gates).toEqual([])
+  })
+
+  it("counts a reviewer that answers prose twice as unanswered, and blocks once the fixer makes no difference", { timeout: 180_000 }, () => {
+    const t = setup("[graph]\nreviewers = 1\nreview_rounds = 1\n")
+    const ran = t.magi({ REVIEW_MODE: "prose" }, "run", "add the feature")
+    expect(ran.status).not.toBe(0)
+    const run = t.record()
+    expect(run.status).toBe("blocked")
+    const r = run.verification.rounds[0].reviews[0]
+    expect(r).toMatchObject({ status: "unanswered", retries: 1 })
+    expect(r.failure).toContain("no fenced ```json block")
+    expect(run.reason).toContain("review-1 did not answer")
+    expect(t.calls()).toEqual(["impl impl", "review-1 review", "review-1 review"])
+  })
+
+  it("resumes after a kill -9 mid-review at the review, without implementing again", { timeout: 180_000 }, async () => {
+    const t = setup('[graph]\nreviewers = 1\n\n[verify]\ngate = ["true"]\n')
+    const hang = NodePath.join(t.dir, "hang-review")
+    NodeFs.writeFileSync(hang, "")
+    const child = spawn(process.execPath, [MAGI, "run", "add the feature"], { cwd: t.repo, env: { ...process.env, ...t.env }, stdio: "ignore" })
+    await until("the review to start", () => t.calls().includes("review-1 review"), 60_000)
+    child.kill("SIGKILL")
+    await new Promise((r) => child.once("exit", r))
+    NodeFs.rmSync(hang)
+    expect(t.record().verification.step).toBe("review")
+    const resumed = t.magi({}, "run", "--resume", t.record().id)
+    expect(resumed.status, resumed.stderr).toBe(0)
+    expect(resumed.stderr).toContain("resuming its verification at its review step")
+    expect(t.record().status).toBe("ready")
+    // The implementer ran once; the reviewer whose turn was killed was asked again.
+    expect(t.calls().filter((c) => c === "impl impl")).toEqual(["impl impl"])
+    expect(t.record().verification.rounds.length).toBe(1)
+  })
+})
