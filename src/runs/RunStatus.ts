@@ -14,7 +14,15 @@ export const RunStatus = Schema.Literal(
   "stopped",
   "done",
   "failed",
-  "superseded"
+  "superseded",
+  /** Reviewed and gated (issue 30): the branch waits to be landed. */
+  "ready",
+  /** Its change was already in the base branch: nothing to land. */
+  "already_in_base",
+  /** Landed: merged into the base locally or through its pull request. */
+  "merged",
+  /** Its pull request was closed without a merge by someone else. */
+  "closed"
 )
 export type RunStatus = typeof RunStatus.Type
 
@@ -23,7 +31,9 @@ export type RunStatus = typeof RunStatus.Type
  * sessions? `stalled`, `blocked` and `stopped` (by the owner) can, so a question asked in them may yet
  * get a real answer from a real resume; only the three endings cannot.
  */
-export const resumable = (status: RunStatus): boolean => status !== "done" && status !== "failed" && status !== "superseded"
+export const resumable = (status: RunStatus): boolean =>
+  status !== "done" && status !== "failed" && status !== "superseded" && status !== "merged" && status !== "closed" &&
+  status !== "already_in_base"
 
 /** Is a turn of the run under way (or about to be)? Every other status is the run at rest, however long ago. */
 export const inFlight = (status: RunStatus): boolean => status === "running" || status === "preparing"

@@ -22,10 +22,11 @@ import * as Q from "../questions/Question.js"
 import { monthOf } from "../questions/History.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { Competition } from "./Competition.js"
+import { Landing } from "./Landing.js"
 import { RunStatus, resumable } from "./RunStatus.js"
 
 /** On-disk version of `run.json`; a newer file is refused, an older one reads with defaults. */
-export const RUN_SCHEMA = 2
+export const RUN_SCHEMA = 3
 
 export const Seat = Schema.Struct({
   key: Schema.String,
@@ -80,7 +81,9 @@ export const Run = Schema.Struct({
    */
   stop_requested_at: Schema.optional(Q.Timestamp),
   /** Schema 2: several candidates and a panel (`Competition.ts`); absent, a single-seat run. */
-  competition: Schema.optional(Competition)
+  competition: Schema.optional(Competition),
+  /** Schema 3: how a `ready` run is landed (`Landing.ts`); absent, not landed yet. */
+  landing: Schema.optional(Landing)
 })
 export type Run = typeof Run.Type
 
