@@ -19,6 +19,7 @@ import { service } from "./service.js"
 import { init } from "./init.js"
 import { hosts } from "./hosts.js"
 import { fold, foldHelp, pick, pickHelp } from "./compete.js"
+import { land } from "./land.js"
 
 /**
  * What `npm start` runs: the web UI on loopback with the owner's own home,
@@ -33,7 +34,7 @@ const start = Command.make("start", { port: webOptions.port }, (o) =>
     Command.withDescription(`Run the web UI on 127.0.0.1:${DEFAULT_PORT} (or --port) and the waiter (what \`npm start\` runs)`)
   )
 
-export const extraCommands = [web, start, run, runs, show, fold, pick, serve, hosts, task, plan, doctor, store, mcp, approvals, service, init] as const
+export const extraCommands = [web, start, run, runs, show, fold, pick, land, serve, hosts, task, plan, doctor, store, mcp, approvals, service, init] as const
 
 /** What some of these commands add to their help, by command path. */
 export const extraHelp: Record<string, HelpExtras> = {
