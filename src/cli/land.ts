@@ -26,7 +26,9 @@ export const land = Command.make(
       const driver = yield* LandDriver
       const first = yield* driver.drive(id).pipe(Effect.mapError((e) => CliFailure.refused(e.message)))
       if (waitingOnOwner(first))
-        yield* writeOut(`run ${Q.shortId(first.id)}: asked the owner to approve the merge (question ${Q.shortId(first.landing!.question!)}); waiting for the answer\n`)
+        yield* writeOut(
+          `run ${Q.shortId(first.id)}: asked the owner to approve the merge (question ${Q.shortId(first.landing!.question!)}); waiting for the answer\n`
+        )
       const run = waitingOnOwner(first)
         ? yield* driver.drive(id).pipe(
           Effect.mapError((e) => CliFailure.refused(e.message)),

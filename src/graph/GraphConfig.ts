@@ -154,7 +154,7 @@ const landOf = (graph: Table, bad: (key: string, wanted: string) => GraphConfigE
     }
     const remote = graph.remote
     if (remote !== undefined && !(typeof remote === "string" && /^[A-Za-z0-9._-]+$/.test(remote)))
-      return yield* bad("graph.remote", "a git remote's name, e.g. \"origin\"")
+      return yield* bad("graph.remote", 'a git remote\'s name, e.g. "origin"')
     return {
       merge: yield* oneOf("merge", ["none", "local", "pr"] as const, landDefaults.merge),
       style: yield* oneOf("merge_style", ["merge", "squash", "rebase"] as const, landDefaults.style),

@@ -132,7 +132,12 @@ export class LandDriver extends Effect.Service<LandDriver>()("magi/LandDriver", 
         }
         const sha = yield* sh(run.repo, "rev-parse", "HEAD")
         const at = yield* now
-        return yield* change(run.id, () => ({ step: "done", local: { sha, style, at }, stopped: "" }), "merged", `merged into ${run.base} at ${sha.slice(0, 12)}`)
+        return yield* change(
+          run.id,
+          () => ({ step: "done", local: { sha, style, at }, stopped: "" }),
+          "merged",
+          `merged into ${run.base} at ${sha.slice(0, 12)}`
+        )
       })
 
     /** After a merge: the run's worktree and branch go (the record stays, as history). */
@@ -155,7 +160,10 @@ export class LandDriver extends Effect.Service<LandDriver>()("magi/LandDriver", 
       const settings = (yield* GraphConfig.load(run.repo)).landing
       if (run.landing === undefined) {
         if (settings.merge === "none")
-          return yield* new LandRefused({ run: run.id, why: `[graph] merge is "none"; set it to "local" or "pr", or merge with git -C ${run.repo} merge ${run.branch}` })
+          return yield* new LandRefused({
+            run: run.id,
+            why: `[graph] merge is "none"; set it to "local" or "pr", or merge with git -C ${run.repo} merge ${run.branch}`
+          })
         if (settings.merge === "pr")
           return yield* new LandRefused({ run: run.id, why: `[graph] merge = "pr" is not available in this build yet; use "local"` })
         const at = yield* now

@@ -27,8 +27,7 @@ export interface PanelCase {
 /** The most of the diff a panel holds; the rest is named, never silently dropped. */
 export const DIFF_MAX_CHARS = 512 * 1024
 
-export const escape = (s: string): string =>
-  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
+export const escape = (s: string): string => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
 
 /** The numstat as rows: binary files (`-`) say so instead of a count. */
 export const numstatRows = (numstat: string): ReadonlyArray<{ readonly added: string; readonly deleted: string; readonly path: string }> =>
@@ -50,7 +49,7 @@ export const render = (c: PanelCase): string => {
   const cut = c.diff.length > DIFF_MAX_CHARS
   const diff = cut ? c.diff.slice(0, DIFF_MAX_CHARS) : c.diff
   return [
-    "<!doctype html>\n<meta charset=\"utf-8\">\n<title>Merge?</title>\n",
+    '<!doctype html>\n<meta charset="utf-8">\n<title>Merge?</title>\n',
     `<h1>Merge ${escape(c.branch)} into ${escape(c.base)}?</h1>\n`,
     `<p>Answer <b>merge</b> to merge; any other answer, or none, holds.</p>\n`,
     `<h2>The merge</h2>\n<p>${escape(c.style)} with the subject:</p>\n<pre>${escape(c.subject)}</pre>\n`,
