@@ -23,6 +23,7 @@ import { mcp } from "./mcp.js"
 import { approvals } from "./approvals.js"
 import { service } from "./service.js"
 import { init } from "./init.js"
+import { land } from "./land.js"
 
 export const commands = [
   ask,
@@ -35,6 +36,7 @@ export const commands = [
   show,
   fold,
   pick,
+  land,
   serve,
   hosts,
   task,

@@ -31,6 +31,35 @@ export interface GraphSettings {
   readonly implementer: string | null
   readonly conductor: string | null
   readonly onLeak: "warn" | "redact" | "fail"
+  /** `[graph]` landing: how a `ready` run lands (`docs/landing.md`). */
+  readonly landing: LandConfig
+}
+
+export interface LandConfig {
+  /** `merge`: "none" (print the merge command), "local" (merge into the base), "pr" (push and open a pull request). */
+  readonly merge: "none" | "local" | "pr"
+  readonly style: "merge" | "squash" | "rebase"
+  /** `land_approval`: ask the owner before any merge (default on). */
+  readonly approval: boolean
+  /** `one_tap_merge`: the notification may merge in one tap instead of opening the page. */
+  readonly oneTap: boolean
+  readonly remote: string
+  /** `land`: run the land loop on the pull request (default on). */
+  readonly loop: boolean
+  /** `land_wait` in minutes, kept here as milliseconds. */
+  readonly waitMs: number
+  readonly rounds: number
+}
+
+export const landDefaults: LandConfig = {
+  merge: "none",
+  style: "merge",
+  approval: true,
+  oneTap: false,
+  remote: "origin",
+  loop: true,
+  waitMs: 45 * 60_000,
+  rounds: 4
 }
 
 export const DEFAULT_CANDIDATES = 3
@@ -49,7 +78,8 @@ export const defaults: GraphSettings = {
   judgePool: null,
   implementer: null,
   conductor: null,
-  onLeak: "warn"
+  onLeak: "warn",
+  landing: landDefaults
 }
 
 type Table = { readonly [key: string]: unknown }
@@ -84,6 +114,7 @@ export const settingsOf = (merged: Table, files: ReadonlyArray<string>): Effect.
       return yield* bad("roles.judges", "a list of roster ids")
     const onLeak = blind.on_leak ?? "warn"
     if (onLeak !== "warn" && onLeak !== "redact" && onLeak !== "fail") return yield* bad("blind.on_leak", '"warn", "redact" or "fail"')
+    const landing = yield* landOf(graph, bad)
     return {
       candidates: candidates ?? null,
       judges: judges ?? DEFAULT_JUDGES,
@@ -95,8 +126,45 @@ export const settingsOf = (merged: Table, files: ReadonlyArray<string>): Effect.
       judgePool: (roles.judges as ReadonlyArray<string> | undefined) ?? null,
       implementer: typeof roles.implementer === "string" ? roles.implementer.trim() : null,
       conductor: typeof roles.conductor === "string" ? roles.conductor.trim() : null,
-      onLeak
+      onLeak,
+      landing
     } satisfies GraphSettings
+  })
+
+const landOf = (graph: Table, bad: (key: string, wanted: string) => GraphConfigError): Effect.Effect<LandConfig, GraphConfigError> =>
+  Effect.gen(function* () {
+    const oneOf = <A extends string>(key: string, allowed: ReadonlyArray<A>, dflt: A): Effect.Effect<A, GraphConfigError> => {
+      const v = graph[key]
+      if (v === undefined) return Effect.succeed(dflt)
+      return typeof v === "string" && (allowed as ReadonlyArray<string>).includes(v)
+        ? Effect.succeed(v as A)
+        : Effect.fail(bad(`graph.${key}`, allowed.map((a) => `"${a}"`).join(", ")))
+    }
+    const flag = (key: string, dflt: boolean): Effect.Effect<boolean, GraphConfigError> => {
+      const v = graph[key]
+      return v === undefined ? Effect.succeed(dflt) : typeof v === "boolean" ? Effect.succeed(v) : Effect.fail(bad(`graph.${key}`, "true or false"))
+    }
+    const whole = (key: string, min: number, dflt: number): Effect.Effect<number, GraphConfigError> => {
+      const v = graph[key]
+      return v === undefined
+        ? Effect.succeed(dflt)
+        : typeof v === "number" && Number.isInteger(v) && v >= min
+        ? Effect.succeed(v)
+        : Effect.fail(bad(`graph.${key}`, `a whole number of at least ${min}`))
+    }
+    const remote = graph.remote
+    if (remote !== undefined && !(typeof remote === "string" && /^[A-Za-z0-9._-]+$/.test(remote)))
+      return yield* bad("graph.remote", 'a git remote\'s name, e.g. "origin"')
+    return {
+      merge: yield* oneOf("merge", ["none", "local", "pr"] as const, landDefaults.merge),
+      style: yield* oneOf("merge_style", ["merge", "squash", "rebase"] as const, landDefaults.style),
+      approval: yield* flag("land_approval", landDefaults.approval),
+      oneTap: yield* flag("one_tap_merge", landDefaults.oneTap),
+      remote: (remote as string | undefined) ?? landDefaults.remote,
+      loop: yield* flag("land", landDefaults.loop),
+      waitMs: (yield* whole("land_wait", 1, landDefaults.waitMs / 60_000)) * 60_000,
+      rounds: yield* whole("land_rounds", 0, landDefaults.rounds)
+    }
   })
 
 export const load = Effect.fn("GraphConfig.load")(function* (repo: string) {

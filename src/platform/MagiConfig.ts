@@ -250,7 +250,20 @@ const KNOWN: Known = {
   daemon: { max_concurrent_runs: true, max_attempts: true, max_deputies: true },
   roles: { implementer: true, conductor: true, chatter: true, planner: true, implementers: true, judges: true },
   // Read by `graph/GraphConfig.ts`, the competition's own settings.
-  graph: { candidates: true, judges: true, deliberate_rounds: true, keep_losers: true },
+  graph: {
+    candidates: true,
+    judges: true,
+    deliberate_rounds: true,
+    keep_losers: true,
+    merge: true,
+    merge_style: true,
+    land_approval: true,
+    one_tap_merge: true,
+    remote: true,
+    land: true,
+    land_wait: true,
+    land_rounds: true
+  },
   verify: { checks: true, check_timeout: true },
   blind: { on_leak: true },
   agents: "any",

@@ -15,10 +15,14 @@ export const RunStatus = Schema.Literal(
   "done",
   "failed",
   "superseded",
-  /** Reviewed, fixed and gated: its branch can be looked at and merged (or landed), so it can still come back. */
+  /** Reviewed and gated (issue 30): the branch waits to be landed. */
   "ready",
-  /** Its change was already in the base: an ending. */
-  "already_in_base"
+  /** Its change was already in the base branch: nothing to land. */
+  "already_in_base",
+  /** Landed: merged into the base locally or through its pull request. */
+  "merged",
+  /** Its pull request was closed without a merge by someone else. */
+  "closed"
 )
 export type RunStatus = typeof RunStatus.Type
 
@@ -27,7 +31,9 @@ export type RunStatus = typeof RunStatus.Type
  * sessions? `stalled`, `blocked` and `stopped` (by the owner) can, so a question asked in them may yet
  * get a real answer from a real resume; only the three endings cannot.
  */
-export const resumable = (status: RunStatus): boolean => status !== "done" && status !== "failed" && status !== "superseded" && status !== "already_in_base"
+export const resumable = (status: RunStatus): boolean =>
+  status !== "done" && status !== "failed" && status !== "superseded" && status !== "merged" && status !== "closed" &&
+  status !== "already_in_base"
 
 /** Is a turn of the run under way (or about to be)? Every other status is the run at rest, however long ago. */
 export const inFlight = (status: RunStatus): boolean => status === "running" || status === "preparing"

@@ -22,6 +22,7 @@ import * as Q from "../questions/Question.js"
 import { monthOf } from "../questions/History.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
 import { Competition } from "./Competition.js"
+import { Landing } from "./Landing.js"
 import { RunStatus, resumable } from "./RunStatus.js"
 import { Verification } from "./Verification.js"
 
@@ -83,7 +84,9 @@ export const Run = Schema.Struct({
   /** Schema 2: several candidates and a panel (`Competition.ts`); absent, a single-seat run. */
   competition: Schema.optional(Competition),
   /** Schema 3: the sync, review rounds and gate after the implementing (`Verification.ts`); absent, nothing verified. */
-  verification: Schema.optional(Verification)
+  verification: Schema.optional(Verification),
+  /** Schema 3: how a `ready` run is landed (`Landing.ts`); absent, not landed yet. */
+  landing: Schema.optional(Landing)
 })
 export type Run = typeof Run.Type
 
