@@ -31,6 +31,7 @@
  *   before the session starts ("Session not found") is a coloured
  *   `Error: …` on stderr. Both exit 1.
  */
+import * as Usage from "../Usage.js"
 import { Duration } from "effect"
 import * as NodePath from "node:path"
 import { pathToFileURL } from "node:url"
@@ -136,7 +137,9 @@ export const parse = (out: string, err = ""): Parsed => {
   const parts: string[] = []
   const errors: string[] = []
   let quota: string | null = null
-  for (const e of jsonLines(out)) {
+  const events = jsonLines(out)
+  const usage = Usage.ofOpencodeEvents(events)
+  for (const e of events) {
     session ??= str(get(e, "sessionID")) ?? str(get(get(e, "part"), "sessionID")) ?? null
     const part = get(e, "part")
     if (get(e, "type") === "error") {
@@ -148,12 +151,12 @@ export const parse = (out: string, err = ""): Parsed => {
       if (t !== undefined && t !== "") parts.push(t)
     }
   }
-  if (errors.length > 0) return { text: errors.join("\n"), session, error: true, quota }
+  if (errors.length > 0) return { text: errors.join("\n"), session, error: true, quota, usage }
   // Nothing on stdout but a message on stderr: opencode refused before the
   // session started (an unknown session, a bad flag).
   const refused = parts.length === 0 && session === null ? stderrMessage(err) : ""
   if (refused !== "") return { text: refused, session, error: true, quota: null }
-  return { text: parts.join("\n"), session, error: false, quota: null }
+  return { text: parts.join("\n"), session, error: false, quota: null, usage }
 }
 
 /**

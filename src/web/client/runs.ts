@@ -9,6 +9,7 @@
  * questions are part of it. Nothing is fetched while the view is hidden; it
  * catches up when shown.
  */
+import { usageWords } from "../../agents/Usage.js"
 import * as Api from "./api.js"
 import type { HostView, RunDetail, RunListEntry } from "./api.js"
 import { time } from "./card.js"
@@ -197,7 +198,15 @@ const seatsSection: RunSection = (r) => [
         { attrs: { "data-seat": s.key } },
         el("strong", {}, s.key),
         ` · ${s.agent} · ${s.turns === 1 ? "1 turn" : `${s.turns} turns`}`,
-        s.write ? "" : " · read-only"
+        s.write ? "" : " · read-only",
+        s.usage === undefined ? null : el("span", { class: "usage muted" }, ` · ${usageWords(s.usage)}`),
+        // Each turn's own cost, the newest first, folded: most owners want the sum.
+        s.usage === undefined || s.usage.turns.length < 2 ? null : el(
+          "details",
+          { class: "turn-usage" },
+          el("summary", {}, "Per turn"),
+          el("ul", {}, ...[...s.usage.turns].reverse().map((t) => el("li", {}, `turn ${t.turn}: ${usageWords(t)}`)))
+        )
       )
     )
   ),
