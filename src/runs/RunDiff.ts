@@ -75,6 +75,39 @@ export const parseNumstat = (z: string): ReadonlyArray<DiffFile> => {
 export const boundedLine = (line: string): string =>
   line.length <= LINE_MAX_CHARS ? line : `${line.slice(0, LINE_MAX_CHARS)} [… ${line.length - LINE_MAX_CHARS} more characters]`
 
+const cutNote = (kept: string, dropped: number) => (dropped === 0 ? kept : `${kept} [… ${dropped} more characters]`)
+
+/**
+ * Text chunks into lines, each cut to `LINE_MAX_CHARS` as it is read: a
+ * 50 MB line (a minified bundle, a lockfile) costs its first
+ * `LINE_MAX_CHARS` characters in memory, never the whole line. Pure state:
+ * the line so far and how much of it was dropped.
+ */
+export const boundedLines = <E, R>(text: Stream.Stream<string, E, R>): Stream.Stream<string, E, R> =>
+  Stream.concat(text as Stream.Stream<string | null, E, R>, Stream.succeed(null)).pipe(
+    Stream.mapAccum({ kept: "", dropped: 0 }, (state, chunk) => {
+      // The end: a last line with no newline after it is a line too.
+      if (chunk === null) return [state, state.kept === "" && state.dropped === 0 ? [] : [cutNote(state.kept, state.dropped)]] as const
+      const out: string[] = []
+      let { dropped, kept } = state
+      let at = 0
+      for (;;) {
+        const nl = chunk.indexOf("\n", at)
+        const piece = chunk.slice(at, nl < 0 ? chunk.length : nl)
+        const room = Math.max(0, LINE_MAX_CHARS - kept.length)
+        kept += piece.slice(0, room)
+        dropped += Math.max(0, piece.length - room)
+        if (nl < 0) break
+        out.push(cutNote(kept.endsWith("\r") ? kept.slice(0, -1) : kept, dropped))
+        kept = ""
+        dropped = 0
+        at = nl + 1
+      }
+      return [{ kept, dropped }, out] as const
+    }),
+    Stream.mapConcat((lines) => lines)
+  )
+
 const refsOf = (baseCommit: string, branch: string) =>
   COMMIT.test(baseCommit) && safeBranch(branch)
     ? Effect.succeed([baseCommit, `refs/heads/${branch}`] as const)
@@ -115,10 +148,9 @@ export const page = (repo: string, baseCommit: string, branch: string, from: num
         ).pipe(Command.workingDirectory(repo), Command.env({ GIT_TERMINAL_PROMPT: "0" }), Command.feed(""), Command.start)
         const wanted = yield* proc.stdout.pipe(
           Stream.decodeText(),
-          Stream.splitLines,
+          boundedLines,
           Stream.drop(from),
           Stream.take(limit + 1),
-          Stream.map(boundedLine),
           Stream.runCollect
         )
         const lines = Array.from(wanted)

@@ -1,6 +1,7 @@
 /** The diff's pure parts: git's numstat read into files, and a line cut to its bound. */
+import { Effect, Stream } from "effect"
 import { describe, expect, it } from "vitest"
-import { boundedLine, LINE_MAX_CHARS, parseNumstat } from "../../src/runs/RunDiff.js"
+import { boundedLine, boundedLines, LINE_MAX_CHARS, parseNumstat } from "../../src/runs/RunDiff.js"
 
 describe("parseNumstat", () => {
   it.each([
@@ -24,5 +25,25 @@ describe("boundedLine", () => {
     const cut = boundedLine("y".repeat(50 * 1024 * 1024))
     expect(cut.length).toBeLessThan(LINE_MAX_CHARS + 60)
     expect(cut.endsWith(`[… ${50 * 1024 * 1024 - LINE_MAX_CHARS} more characters]`)).toBe(true)
+  })
+})
+
+describe("boundedLines", () => {
+  const split = (chunks: ReadonlyArray<string>) => Effect.runSync(Stream.runCollect(boundedLines(Stream.fromIterable(chunks)))).pipe(Array.from)
+
+  it.each([
+    ["lines across chunks", ["a\nb", "c\nd\n"], ["a", "bc", "d"]],
+    ["a last line with no newline", ["a\nb"], ["a", "b"]],
+    ["empty lines", ["\n\n"], ["", ""]],
+    ["CRLF", ["a\r\nb\r\n"], ["a", "b"]],
+    ["nothing", [], []]
+  ])("splits %s", (_what, chunks, lines) => {
+    expect(split(chunks)).toEqual(lines)
+  })
+
+  it("cuts a 50 MB line as it reads it, holding only its first characters", () => {
+    const chunk = "z".repeat(1024 * 1024)
+    const lines = split([...Array.from({ length: 50 }, () => chunk), "\nnext\n"])
+    expect(lines).toEqual([`${"z".repeat(LINE_MAX_CHARS)} [… ${50 * 1024 * 1024 - LINE_MAX_CHARS} more characters]`, "next"])
   })
 })

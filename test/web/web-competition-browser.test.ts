@@ -125,8 +125,11 @@ describe("a competition on the phone", () => {
       await cands.first().waitFor({ timeout: 10_000 })
       expect(await cands.count()).toBe(2)
       // Stacked at 390 px: B is below A, not beside it; nothing wider than the screen.
-      const [boxA, boxB] = [await cands.nth(0).boundingBox(), await cands.nth(1).boundingBox()]
-      expect(boxB!.y).toBeGreaterThan(boxA!.y + boxA!.height - 1)
+      // Read in one go: a change event may redraw the page between two reads.
+      const boxes = await page.evaluate(() =>
+        [...document.querySelectorAll(".competition .candidate")].map((e) => ({ top: e.getBoundingClientRect().top, bottom: e.getBoundingClientRect().bottom }))
+      )
+      expect(boxes[1]!.top).toBeGreaterThan(boxes[0]!.bottom - 1)
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
       // Revealed after the tally; the judge's reasons and the tally's why.
       expect(await cands.nth(0).innerText()).toContain("secretclaude")
@@ -156,7 +159,12 @@ describe("a competition on the phone", () => {
       expect(await more.isVisible()).toBe(true)
       const before = await diffA.locator(".dl").count()
       expect(before).toBeLessThanOrEqual(400)
-      while (await more.isVisible()) await more.click().then(() => page.waitForTimeout(100))
+      // Each page in turn: a tap, then its lines drawn, until no page is left.
+      while (await more.isVisible()) {
+        const shown = await diffA.locator(".dl").count()
+        await more.click()
+        await page.waitForFunction((n) => document.querySelectorAll('.candidate[data-label="A"] .dl').length > n, shown, { timeout: 10_000 })
+      }
       expect(await diffA.locator('.diff-file[data-path="logo.png"]').innerText()).toContain("Binary file: not shown.")
       expect(await diffA.locator('.diff-file[data-path="README.md"]').innerText()).toContain(HOSTILE)
       expect(await diffA.locator(".dl").count()).toBeGreaterThan(2000)
