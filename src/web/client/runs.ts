@@ -15,6 +15,7 @@ import type { HostView, RunDetail, RunListEntry } from "./api.js"
 import { time } from "./card.js"
 import { competitionSection, stepLine } from "./competition.js"
 import { diffBox } from "./diff.js"
+import { turnsSection } from "./transcript.js"
 import { el, withCode } from "./dom.js"
 import { coalesced, decoded, message, type Revisions, type View } from "./view.js"
 
@@ -287,6 +288,7 @@ export const RUN_SECTIONS: ReadonlyArray<RunSection> = [
   questionsSection,
   changesSection,
   outputSection,
+  turnsSection,
   artifactsSection
 ]
 
