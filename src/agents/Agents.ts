@@ -21,6 +21,7 @@ import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as FileSystem from "@effect/platform/FileSystem"
 import { Context, Data, Duration, Effect, Fiber, Layer, Option, Random, Ref, Schedule, Stream } from "effect"
 import * as NodePath from "node:path"
+import type { TurnUsage } from "./Usage.js"
 import type { AgentKind, AgentSpec, WaitMode } from "./AgentRoster.js"
 import type { MagiName } from "./Prompts.js"
 import { errorLine } from "./ErrorLine.js"
@@ -177,6 +178,8 @@ export interface Reply {
    * to do). Absent when the turn is usable.
    */
   readonly problem?: string
+  /** What the turn cost, as the CLI reported it; absent when it reported nothing. */
+  readonly usage?: TurnUsage | undefined
 }
 
 /** Read one call's output the way its CLI prints it. */
@@ -186,7 +189,7 @@ export const parse = (kind: AgentKind, stdout: string, stderr: string, exitCode:
   // the owner gets to read about why.
   const text = p.text.trim() !== "" ? p.text.trim() : stdout.trim() !== "" ? stdout.trim() : stderr.trim()
   const usable = !timedOut && exitCode === 0 && !p.error && p.text.trim() !== ""
-  if (usable) return { text, session: p.session, usable, quota: p.quota }
+  if (usable) return { text, session: p.session, usable, quota: p.quota, usage: p.usage }
   const said = plainMessage(p.error && p.text.trim() !== "" ? p.text : stderr.trim() !== "" ? stderr : text)
   const problem = p.problem ??
     (timedOut
@@ -197,7 +200,7 @@ export const parse = (kind: AgentKind, stdout: string, stderr: string, exitCode:
       // run's, the task's last error and its hold, each shown in a row or
       // a card; the whole output stays in the turn's `.err`.
       : `the agent's turn failed (${exitCode === null ? "killed by a signal" : `exit ${exitCode}`})${said === "" ? "" : `: ${errorLine(said)}`}`)
-  return { text: p.error ? plainMessage(text) : text, session: p.session, usable, quota: p.quota, problem }
+  return { text: p.error ? plainMessage(text) : text, session: p.session, usable, quota: p.quota, problem, usage: p.usage }
 }
 
 // ---------------------------------------------------------------------------

@@ -7,6 +7,7 @@
  * the owner's answer reaches the seat through `magi serve`, not through this
  * process.
  */
+import { usageWords } from "../agents/Usage.js"
 import { firstMoveSaid } from "../app/Shelving.js"
 import { Args, Command, Options } from "@effect/cli"
 import * as FileSystem from "@effect/platform/FileSystem"
@@ -81,7 +82,10 @@ const describeRun = (run: Run, open: number, task: T.Task | undefined, hosts: Re
     `  worktree  ${run.worktree}`,
     `  branch    ${run.branch}`,
     ...run.seats.map(
-      (s) => `  seat      ${s.key}: ${s.agent}, ${s.turns} turn(s), session ${forTerminalLine(s.session ?? (resumable(run.status) ? "none yet" : "none"))}`
+      (s) =>
+        `  seat      ${s.key}: ${s.agent}, ${s.turns} turn(s), session ${forTerminalLine(s.session ?? (resumable(run.status) ? "none yet" : "none"))}${
+          s.usage === undefined ? "" : `; ${usageWords(s.usage)}`
+        }`
     ),
     `  created   ${run.created_at}, updated ${run.updated_at}`,
     ...(open > 0 ? [`  questions ${open} waiting on the owner or on delivery`] : []),

@@ -39,6 +39,7 @@ import {
   type Seat
 } from "./Runs.js"
 import { commitAfterTurn } from "./TurnCommit.js"
+import * as Usage from "../agents/Usage.js"
 
 export interface RunDriverShape {
   /**
@@ -263,7 +264,11 @@ export const make = Effect.fn("RunDriver.make")(function* () {
           `run ${Q.shortId(run.id)}: saving seat ${current.key}`,
           runs.update(run.id, (r) => ({
             ...r,
-            seats: r.seats.map((s): Seat => s.key === current.key ? { ...s, turns: result.seat.turns, session: result.seat.session, env: result.seat.env } : s)
+            seats: r.seats.map((s): Seat => {
+              if (s.key !== current.key) return s
+              const usage = Usage.withTurn(s.usage, result.seat.turns, result.usage)
+              return { ...s, turns: result.seat.turns, session: result.seat.session, env: result.seat.env, ...(usage === undefined ? {} : { usage }) }
+            })
           }))
         )
         // Still under the seat's lock: no next turn can be writing meanwhile.

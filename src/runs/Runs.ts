@@ -29,6 +29,18 @@ import { Verification } from "./Verification.js"
 /** On-disk version of `run.json`; a newer file is refused, an older one reads with defaults. */
 export const RUN_SCHEMA = 3
 
+const TurnUsage = {
+  input_tokens: Schema.Number,
+  output_tokens: Schema.Number,
+  cost_usd: Schema.NullOr(Schema.Number)
+}
+
+/** A seat's usage: the sum of its turns and each of the newest turns (`agents/Usage.SeatUsage`). */
+export const SeatUsage = Schema.Struct({
+  ...TurnUsage,
+  turns: Schema.Array(Schema.Struct({ turn: Schema.Number, ...TurnUsage }))
+})
+
 export const Seat = Schema.Struct({
   key: Schema.String,
   agent: Schema.String,
@@ -43,7 +55,9 @@ export const Seat = Schema.Struct({
    */
   env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
   /** Where this seat's turns run, when not the run's worktree: a competition's candidates and judges each have their own. */
-  worktree: Schema.optional(Schema.String)
+  worktree: Schema.optional(Schema.String),
+  /** What its turns cost, as its CLI reported them (`agents/Usage.ts`); absent until a turn reports any. */
+  usage: Schema.optional(SeatUsage)
 })
 export type Seat = typeof Seat.Type
 

@@ -16,6 +16,7 @@ import * as Q from "../questions/Question.js"
 import { type Run, RunStore } from "../runs/Runs.js"
 import { currentReason } from "../runs/RunStatus.js"
 import { stopRun } from "../runs/StopRun.js"
+import { blind } from "../graph/CompetitionView.js"
 import { PANEL_HEADERS } from "./Api.js"
 import * as Responses from "./Responses.js"
 import { RunFeed } from "./RunFeed.js"
@@ -104,7 +105,8 @@ const list = Effect.gen(function* () {
   return Responses.json(
     runs.map(
       (r): RunListEntry => ({
-        ...r,
+        // A competition's authors stay hidden until its tally, as `magi show` hides them.
+        ...blind(r),
         reason: currentReason(r),
         questions_open: open.get(r.id)?.open ?? 0,
         questions_needs_owner: open.get(r.id)?.needsOwner ?? 0,
@@ -141,7 +143,7 @@ const detail = Effect.gen(function* () {
   const changes = run.removed_at === undefined ? yield* RunReport.changesOf(run) : undefined
   return Responses.json(
     {
-      ...run,
+      ...blind(run),
       reason: currentReason(run),
       host_offline: offlineWords(hosts, run.host) ?? null,
       queued: queuedWords(hosts, run.id) ?? null,
@@ -181,7 +183,7 @@ const artifact = Effect.gen(function* () {
 const stop = Effect.gen(function* () {
   const id = (yield* HttpRouter.params)["id"] ?? ""
   const said = yield* stopRun(id)
-  return Responses.json({ said, run: yield* (yield* RunStore).get(id) })
+  return Responses.json({ said, run: blind(yield* (yield* RunStore).get(id)) })
 }).pipe(
   Effect.catchTag("RunNotStopped", (e) => Effect.succeed(Responses.error(409, e.message))),
   Effect.catchAll(storeFailure)

@@ -29,6 +29,8 @@ import { Hosts } from "../platform/Hosts.js"
 import { RunStore } from "../runs/Runs.js"
 import { RunFeed } from "./RunFeed.js"
 import * as RunsApi from "./RunsApi.js"
+import * as DiffApi from "./DiffApi.js"
+import * as CompetitionApi from "./CompetitionApi.js"
 import { TaskStore } from "../queue/TaskStore.js"
 import { QueueFeed } from "./QueueFeed.js"
 import { DefaultRepo } from "./DefaultRepo.js"
@@ -43,6 +45,12 @@ import * as ServiceWorker from "./ServiceWorker.js"
 import { Agents } from "../agents/Agents.js"
 import { Rosters } from "../agents/AgentRoster.js"
 import { ConductorLog } from "../daemon/ConductorLog.js"
+import { CompetitionDriver } from "../graph/CompetitionDriver.js"
+import { RunDriver } from "../runs/RunDriver.js"
+import { Workspaces } from "../runs/NewRun.js"
+import { Leases } from "../questions/Lease.js"
+import { Notifier } from "../questions/Notifier.js"
+import { TurnSlots } from "../agents/TurnSlots.js"
 import type { StoreUnavailable, StoreUrlInvalid } from "../store/postgres/Postgres.js"
 
 /**
@@ -146,6 +154,14 @@ const listen = (address: string, port: number, limits: Limits) =>
  * its root is).
  */
 const services = Live.layer.pipe(
+  // The owner's pick (`POST /api/runs/:id/pick`): the driver `magi pick` uses. The page starts no turn
+  // through it, so it notifies nobody and holds one turn slot it never takes.
+  Layer.provideMerge(
+    CompetitionDriver.Default.pipe(
+      Layer.provide(RunDriver.layer),
+      Layer.provide(Layer.mergeAll(Leases.layer, Workspaces.git, Notifier.off, TurnSlots.fixed(1)))
+    )
+  ),
   Layer.provideMerge(DefaultRepo.Default),
   Layer.provideMerge(QueueFeed.layer),
   // The conductor's decisions, for the queue's view and `GET /api/conduct`.
@@ -169,6 +185,8 @@ const app = (publicUrl: string | null) =>
       Api.router,
       AnswerLinkApi.router,
       RunsApi.router,
+      DiffApi.router,
+      CompetitionApi.router,
       QueueApi.router,
       ChatsApi.router,
       ApprovalsApi.router,

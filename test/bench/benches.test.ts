@@ -145,6 +145,13 @@ const benches: ReadonlyArray<Bench> = [
       /magi runs: median [\d.]+ ms; magi show: median [\d.]+ ms/
     ]
   },
+  {
+    name: "diff-page",
+    env: { MAGI_BENCH_DIFF_LINES: "2000", MAGI_BENCH_RUNS: "1" },
+    prints: [
+      /diff of 2000 lines in 100 files at 4× CPU, 390×844: first screen after the tap median [\d.]+ ms, max [\d.]+ ms \(1 loads\); first page [\d.]+ KiB/
+    ]
+  },
   { name: "store-write", env: { MAGI_BENCH_WRITES: "20" }, prints: [/store writes \(20 each, durable\): answer median [\d.]+ ms/] },
   // The header deadline is 10 s: a shorter wait would only report that the parked sockets were not closed yet.
   {

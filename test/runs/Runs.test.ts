@@ -323,6 +323,27 @@ describe("a turn that cannot start or fails", () => {
     expect(run.reason).toContain("command line is longer than the system allows")
   })
 
+  it("records what each turn of a claude seat cost on the seat, and magi show says it", () => {
+    const dir = tempDirSync()
+    const repo = repoWithAgent(dir, ["unused"])
+    NodeFs.writeFileSync(
+      NodePath.join(repo, "magi.toml"),
+      `[agents.c]\nkind = "claude"\ncommand = ${JSON.stringify(NodePath.resolve("test/fixtures/bin/claude"))}\n`
+    )
+    const home = NodePath.join(dir, "home")
+    const env = { MAGI_HOME: home, CLAUDE_CONFIG_DIR: NodePath.join(dir, "claude") }
+    expect(magi(repo, env, "run", "Do it").status).toBe(0)
+    const [id] = NodeFs.readdirSync(NodePath.join(home, "runs"))
+    const file = NodePath.join(home, "runs", id!, "run.json")
+    NodeFs.writeFileSync(file, JSON.stringify({ ...JSON.parse(NodeFs.readFileSync(file, "utf8")), status: "stalled" }))
+    expect(magi(repo, env, "run", "--resume", Q.shortId(id!), "again").status).toBe(0)
+    const seat = JSON.parse(NodeFs.readFileSync(file, "utf8")).seats[0]
+    expect(seat.usage).toMatchObject({ input_tokens: 2 * 23012, output_tokens: 2 * 345, turns: [{ turn: 1 }, { turn: 2 }] })
+    expect(seat.usage.cost_usd).toBeCloseTo(0.02, 10)
+    expect(magi(repo, env, "show", Q.shortId(id!)).stdout).toContain("2 turn(s)")
+    expect(magi(repo, env, "show", Q.shortId(id!)).stdout).toContain("; 46.0k tokens in, 690 out, $0.0200")
+  })
+
   it("claude refusing bypassPermissions as root fails the run saying what to do, and magi never sets IS_SANDBOX", () => {
     const dir = tempDirSync()
     const log = NodePath.join(dir, "log.jsonl")

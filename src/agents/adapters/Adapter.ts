@@ -5,6 +5,7 @@
  */
 import { Duration } from "effect"
 import type { AgentSpec, WaitMode } from "../AgentRoster.js"
+import type { TurnUsage } from "../Usage.js"
 
 export interface PlanInput {
   readonly cwd: string
@@ -119,6 +120,8 @@ export interface Parsed {
    * failure is told by `plainMessage` of what the CLI printed.
    */
   readonly problem?: string
+  /** What the turn cost, as the CLI reported it (`Usage.ts`); absent when it reported nothing. */
+  readonly usage?: TurnUsage | undefined
 }
 
 // ---------------------------------------------------------------------------

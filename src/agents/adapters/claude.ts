@@ -5,6 +5,7 @@
  * Sessions live in `$CLAUDE_CONFIG_DIR/projects/<cwd as a folder name>/<id>.jsonl`
  * (`CLAUDE_CONFIG_DIR` defaults to `$HOME/.claude`).
  */
+import * as Usage from "../Usage.js"
 import { Duration } from "effect"
 import * as NodePath from "node:path"
 import {
@@ -118,6 +119,7 @@ const parse = (out: string, err: string): Parsed => {
     session: str(j?.session_id) ?? null,
     error,
     quota,
+    usage: Usage.ofClaudeResult(j),
     ...(problem === undefined ? {} : { problem })
   }
 }

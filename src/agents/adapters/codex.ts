@@ -19,6 +19,7 @@
 import { Duration } from "effect"
 import { sliceUnder } from "../Slices.js"
 import type { AgentSpec } from "../AgentRoster.js"
+import * as Usage from "../Usage.js"
 import { type AgentAdapter, commandOf, get, jsonLines, MCP_SERVER_NAME, type McpServerSpec, type Parsed, type PlanInput, str, usageLimit } from "./Adapter.js"
 
 /**
@@ -119,7 +120,9 @@ const parse = (out: string): Parsed => {
   // The turn's failure, as codex words it; a turn that completes after a
   // transient error (a reconnect) has none.
   let failure: string | undefined
-  for (const e of jsonLines(out)) {
+  const events = jsonLines(out)
+  const usage = Usage.ofCodexEvents(events)
+  for (const e of events) {
     const type = get(e, "type")
     if (type === "thread.started") session = str(get(e, "thread_id")) ?? session
     else if (type === "item.completed") {
@@ -130,13 +133,14 @@ const parse = (out: string): Parsed => {
     else if (type === "turn.failed") failure = str(get(get(e, "error"), "message")) ?? failure ?? "the turn failed"
     else if (type === "turn.completed") failure = undefined
   }
-  if (failure === undefined) return { text, session, error: false, quota: null }
+  if (failure === undefined) return { text, session, error: false, quota: null, usage }
   const limit = usageLimit(failure, LIMIT_WORDS)
   return {
     // The owner reads codex's message, not the JSON event it came in.
     text: failure,
     session,
     error: true,
+    usage,
     quota: limit === null ? null : limit === "" ? (codexReset(failure) ?? "") : limit
   }
 }

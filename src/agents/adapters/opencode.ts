@@ -6,6 +6,7 @@
  * read-only seat is `plan` plus `OPENCODE_PERMISSION`; where sessions live;
  * the approval plugin; how failures look) is in docs/agents/opencode.md.
  */
+import * as Usage from "../Usage.js"
 import { Duration } from "effect"
 import * as NodePath from "node:path"
 import { pathToFileURL } from "node:url"
@@ -111,7 +112,9 @@ export const parse = (out: string, err = ""): Parsed => {
   const parts: string[] = []
   const errors: string[] = []
   let quota: string | null = null
-  for (const e of jsonLines(out)) {
+  const events = jsonLines(out)
+  const usage = Usage.ofOpencodeEvents(events)
+  for (const e of events) {
     session ??= str(get(e, "sessionID")) ?? str(get(get(e, "part"), "sessionID")) ?? null
     const part = get(e, "part")
     if (get(e, "type") === "error") {
@@ -123,12 +126,12 @@ export const parse = (out: string, err = ""): Parsed => {
       if (t !== undefined && t !== "") parts.push(t)
     }
   }
-  if (errors.length > 0) return { text: errors.join("\n"), session, error: true, quota }
+  if (errors.length > 0) return { text: errors.join("\n"), session, error: true, quota, usage }
   // Nothing on stdout but a message on stderr: opencode refused before the
   // session started (an unknown session, a bad flag).
   const refused = parts.length === 0 && session === null ? stderrMessage(err) : ""
   if (refused !== "") return { text: refused, session, error: true, quota: null }
-  return { text: parts.join("\n"), session, error: false, quota: null }
+  return { text: parts.join("\n"), session, error: false, quota: null, usage }
 }
 
 /**

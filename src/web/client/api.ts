@@ -2,6 +2,8 @@
 import type { Notice as WaiterNotice } from "../../daemon/Notices.js"
 import type { QuestionList, QuestionView } from "../Snapshot.js"
 import type { RunDetail, RunListEntry } from "../RunsApi.js"
+import type { DiffResponse } from "../DiffApi.js"
+import type { DiffFile } from "../../runs/RunDiff.js"
 import type { Blocker, TaskView } from "../QueueFeed.js"
 import type { DecisionRecord } from "../../daemon/ConductorLog.js"
 import type { HostView } from "../../platform/Hosts.js"
@@ -13,6 +15,7 @@ export interface HistoryPage {
 }
 
 export type { HostView }
+export type { DiffFile, DiffResponse }
 export type { Blocker, DecisionRecord, QuestionList, QuestionView, RunDetail, RunListEntry, TaskView, WaiterNotice }
 
 /** A refusal from the server, with its status and the message it gave. */
@@ -101,6 +104,12 @@ export const listHosts = () => getJson<ReadonlyArray<HostView>>("/api/hosts")
 /** One run with its seats, task, questions, artifacts and last output. */
 export const getRun = (id: string) => getJson<RunDetail>(`/api/runs/${encodeURIComponent(id)}`)
 
+/** One page of a run's diff (or candidate `candidate`'s) from line `from`; the first page carries the file list. */
+export const getDiff = (run: string, candidate: string | null, from: number) =>
+  getJson<DiffResponse>(
+    `/api/runs/${encodeURIComponent(run)}/diff?from=${from}${candidate === null ? "" : `&candidate=${encodeURIComponent(candidate)}`}`
+  )
+
 export const artifactUrl = (run: string, name: string) => `/api/runs/${encodeURIComponent(run)}/artifacts/${encodeURIComponent(name)}`
 
 /**
@@ -175,6 +184,10 @@ export const withdraw = (id: string, reason: string) => post(path(id, "withdraw"
 
 /** Stop the run's turn (`magi run stop`): what happened, in a line, and the run as it is now. */
 export const stopRun = (id: string) => send<{ readonly said: string; readonly run: RunDetail }>(`/api/runs/${encodeURIComponent(id)}/stop`, {})
+
+/** The owner's pick of a competition's candidate (`magi pick`): the run as it is now. */
+export const pickCandidate = (run: string, label: string) =>
+  send<{ readonly picked: string | null; readonly run: RunDetail }>(`/api/runs/${encodeURIComponent(run)}/pick`, { label })
 
 /** The panel's folder: its HTML at `…/panel/`, its files beside it, so `<img src="chart.png">` resolves. */
 export const panelUrl = (id: string) => path(id, "panel/")

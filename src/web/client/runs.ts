@@ -9,9 +9,13 @@
  * questions are part of it. Nothing is fetched while the view is hidden; it
  * catches up when shown.
  */
+import { usageWords } from "../../agents/Usage.js"
 import * as Api from "./api.js"
 import type { HostView, RunDetail, RunListEntry } from "./api.js"
 import { time } from "./card.js"
+import { competitionSection, stepLine } from "./competition.js"
+import { diffBox } from "./diff.js"
+import { turnsSection } from "./transcript.js"
 import { el, withCode } from "./dom.js"
 import { coalesced, decoded, message, type Revisions, type View } from "./view.js"
 
@@ -55,7 +59,8 @@ const runItem = (r: RunListEntry, now: number) => {
       el("span", { class: "short" }, short(r.id))
     ),
     el("span", { class: "summary" }, titleOf(r.instruction)),
-    el("span", { class: "who" }, [r.branch, ...r.seats.map((s) => s.agent)].filter((s) => s !== "").join(" · ")),
+    el("span", { class: "who" }, [...new Set([r.branch, ...r.seats.map((s) => s.agent)])].filter((s) => s !== "").join(" · ")),
+    r.competition === undefined ? null : el("span", { class: "step", attrs: { "data-step": r.competition.step } }, stepLine(r.competition)),
     r.host_offline === null ? null : el("span", { class: "notice error host-offline" }, r.host_offline),
     r.queued === null ? null : el("span", { class: "notice waiting queued" }, r.queued),
     r.questions_needs_owner > 0
@@ -142,80 +147,109 @@ const changesBox = (r: RunDetail) => {
   )
 }
 
-const runPage = (r: RunDetail, now: number, stopped: (said: string) => void = () => undefined, said?: string) => {
-  const [label, kind] = statusOf(r.status)
-  const out = r.last_output
-  return el(
-    "article",
-    { class: `card run-detail ${kind}`, attrs: { "data-id": r.id } },
-    el(
-      "header",
-      { class: "card-head" },
-      el("span", { class: `status ${kind}` }, label),
-      " ",
-      time(r.created_at, now),
-      el("span", { class: "short" }, short(r.id))
-    ),
-    el("h3", { class: "summary" }, titleOf(r.instruction)),
-    r.host_offline === null
+/** What every section of the run page is drawn with. */
+export interface RunSectionContext {
+  readonly now: number
+  /** Fetch and redraw the run (after a write of the page's own: a stop, a pick). */
+  readonly reload: () => void
+  /** Stop's callback, and what the last Stop said, kept across the redraw its own change causes. */
+  readonly stopped: (said: string) => void
+  readonly said: string | undefined
+}
+
+/**
+ * One part of the run page: nodes, or null for nothing. The page is this
+ * list in order (`RUN_SECTIONS`); a new part (review findings, landing) is
+ * its own module exporting a section, added with one line there.
+ */
+export type RunSection = (r: RunDetail, ctx: RunSectionContext) => Node | ReadonlyArray<Node | null> | null
+
+const headSection: RunSection = (r, { now, said, stopped }) => [
+  el("h3", { class: "summary" }, titleOf(r.instruction)),
+  r.host_offline === null
+    ? null
+    : el("p", { class: "notice error host-offline" }, `${r.host_offline}: its seats resume when it is back; answers given meanwhile wait for it`),
+  r.queued === null ? null : el("p", { class: "notice waiting queued" }, `Its next turn is ${r.queued}; it starts when one ends.`),
+  r.reason === "" ? null : el("p", { class: r.status === "stopped" ? "notice reason" : "notice error reason" }, r.reason, ...logLink(r)),
+  stopBox(r, stopped),
+  said === undefined ? null : el("p", { class: "stop-said muted", attrs: { role: "status" } }, said),
+  el(
+    "dl",
+    { class: "fields" },
+    field("Branch", el("code", {}, r.branch)),
+    field("From", el("code", {}, `${r.base} @ ${r.base_commit.slice(0, 10)}`)),
+    field("Host", r.host ?? null),
+    field("Repo", el("code", {}, r.repo)),
+    field("Worktree", el("code", {}, r.worktree)),
+    field("Updated", time(r.updated_at, now)),
+    r.task === null
       ? null
-      : el("p", { class: "notice error host-offline" }, `${r.host_offline}: its seats resume when it is back; answers given meanwhile wait for it`),
-    r.queued === null ? null : el("p", { class: "notice waiting queued" }, `Its next turn is ${r.queued}; it starts when one ends.`),
-    r.reason === "" ? null : el("p", { class: r.status === "stopped" ? "notice reason" : "notice error reason" }, r.reason, ...logLink(r)),
-    stopBox(r, stopped),
-    // What the last Stop said, kept across the redraw its own change causes.
-    said === undefined ? null : el("p", { class: "stop-said muted", attrs: { role: "status" } }, said),
-    el(
-      "dl",
-      { class: "fields" },
-      field("Branch", el("code", {}, r.branch)),
-      field("From", el("code", {}, `${r.base} @ ${r.base_commit.slice(0, 10)}`)),
-      field("Host", r.host ?? null),
-      field("Repo", el("code", {}, r.repo)),
-      field("Worktree", el("code", {}, r.worktree)),
-      field("Updated", time(r.updated_at, now)),
-      r.task === null
-        ? null
-        : field("Task", el("a", { attrs: { href: `#/queue/${encodeURIComponent(r.task.id)}` } }, `${r.task.title} (${r.task.status})`))
-    ),
-    el("h4", {}, "Seats"),
-    el(
-      "ul",
-      { class: "seats" },
-      ...r.seats.map((s) =>
-        el(
-          "li",
-          { attrs: { "data-seat": s.key } },
-          el("strong", {}, s.key),
-          ` · ${s.agent} · ${s.turns === 1 ? "1 turn" : `${s.turns} turns`}`,
-          s.write ? "" : " · read-only"
+      : field("Task", el("a", { attrs: { href: `#/queue/${encodeURIComponent(r.task.id)}` } }, `${r.task.title} (${r.task.status})`))
+  )
+]
+
+const seatsSection: RunSection = (r) => [
+  el("h4", {}, "Seats"),
+  el(
+    "ul",
+    { class: "seats" },
+    ...r.seats.map((s) =>
+      el(
+        "li",
+        { attrs: { "data-seat": s.key } },
+        el("strong", {}, s.key),
+        ` · ${s.agent} · ${s.turns === 1 ? "1 turn" : `${s.turns} turns`}`,
+        s.write ? "" : " · read-only",
+        s.usage === undefined ? null : el("span", { class: "usage muted" }, ` · ${usageWords(s.usage)}`),
+        // Each turn's own cost, the newest first, folded: most owners want the sum.
+        s.usage === undefined || s.usage.turns.length < 2 ? null : el(
+          "details",
+          { class: "turn-usage" },
+          el("summary", {}, "Per turn"),
+          el("ul", {}, ...[...s.usage.turns].reverse().map((t) => el("li", {}, `turn ${t.turn}: ${usageWords(t)}`)))
         )
       )
-    ),
-    el("details", { class: "instruction" }, el("summary", {}, "Instruction"), el("div", { class: "detail text" }, r.instruction)),
-    r.summary === "" ? null : el("h4", {}, "Summary"),
-    r.summary === "" ? null : el("div", { class: "detail text run-summary" }, r.summary),
-    el("h4", {}, "Questions"),
-    r.questions.length === 0
-      ? el("p", { class: "muted" }, "This run asked nothing.")
-      : el(
-        "ul",
-        { class: "run-questions" },
-        ...r.questions.map((q) => {
-          const [qLabel, qKind] = q.status === "open"
-            ? (q.waiting_on_agent ? ["waiting on the agent", "waiting"] : ["needs you", "open"])
-            : [q.status, q.status]
-          return el(
-            "li",
-            {},
-            el("span", { class: `status ${qKind}` }, qLabel),
-            " ",
-            el("a", { attrs: { href: `#/questions/${encodeURIComponent(q.id)}` } }, q.summary)
-          )
-        })
-      ),
-    el("h4", {}, "Commits"),
-    changesBox(r),
+    )
+  ),
+  el("details", { class: "instruction" }, el("summary", {}, "Instruction"), el("div", { class: "detail text" }, r.instruction)),
+  r.summary === "" ? null : el("h4", {}, "Summary"),
+  r.summary === "" ? null : el("div", { class: "detail text run-summary" }, r.summary)
+]
+
+const questionsSection: RunSection = (r) => [
+  el("h4", {}, "Questions"),
+  r.questions.length === 0
+    ? el("p", { class: "muted" }, "This run asked nothing.")
+    : el(
+      "ul",
+      { class: "run-questions" },
+      ...r.questions.map((q) => {
+        const [qLabel, qKind] = q.status === "open"
+          ? (q.waiting_on_agent ? ["waiting on the agent", "waiting"] : ["needs you", "open"])
+          : [q.status, q.status]
+        return el(
+          "li",
+          {},
+          el("span", { class: `status ${qKind}` }, qLabel),
+          " ",
+          el("a", { attrs: { href: `#/questions/${encodeURIComponent(q.id)}` } }, q.summary)
+        )
+      })
+    )
+]
+
+/** The commits and diffstat, then the whole diff (folded until opened) while the branch is there. */
+const changesSection: RunSection = (r) => [
+  el("h4", {}, "Commits"),
+  changesBox(r),
+  r.changes === null || r.changes.commits_total === 0 || r.removed_at !== undefined
+    ? null
+    : diffBox(r.id, null, `${r.changes.commits[0] ?? ""}:${r.changes.commits_total}`)
+]
+
+const outputSection: RunSection = (r) => {
+  const out = r.last_output
+  return [
     el("h4", {}, "Last output"),
     out === null
       ? el("p", { class: "muted" }, "The agent has printed nothing yet.")
@@ -224,22 +258,57 @@ const runPage = (r: RunDetail, now: number, stopped: (said: string) => void = ()
         { class: "last-output" },
         el("p", { class: "muted" }, out.truncated ? `The end of ${out.name}:` : `${out.name}:`),
         el("pre", { class: "output" }, out.text)
-      ),
-    el("h4", {}, "Artifacts"),
-    r.artifacts.length === 0
-      ? el("p", { class: "muted" }, "No artifacts yet.")
-      : el(
-        "ul",
-        { class: "artifacts" },
-        ...r.artifacts.map((a) =>
-          el(
-            "li",
-            {},
-            el("a", { attrs: { href: Api.artifactUrl(r.id, a.name), target: "_blank", rel: "noopener noreferrer" } }, a.name),
-            el("span", { class: "muted" }, ` ${kb(a.size)}`)
-          )
+      )
+  ]
+}
+
+const artifactsSection: RunSection = (r) => [
+  el("h4", {}, "Artifacts"),
+  r.artifacts.length === 0
+    ? el("p", { class: "muted" }, "No artifacts yet.")
+    : el(
+      "ul",
+      { class: "artifacts" },
+      ...r.artifacts.map((a) =>
+        el(
+          "li",
+          {},
+          el("a", { attrs: { href: Api.artifactUrl(r.id, a.name), target: "_blank", rel: "noopener noreferrer" } }, a.name),
+          el("span", { class: "muted" }, ` ${kb(a.size)}`)
         )
       )
+    )
+]
+
+/** The run page, top to bottom. */
+export const RUN_SECTIONS: ReadonlyArray<RunSection> = [
+  headSection,
+  competitionSection,
+  seatsSection,
+  questionsSection,
+  changesSection,
+  outputSection,
+  turnsSection,
+  artifactsSection
+]
+
+const runPage = (r: RunDetail, ctx: RunSectionContext) => {
+  const [label, kind] = statusOf(r.status)
+  return el(
+    "article",
+    { class: `card run-detail ${kind}`, attrs: { "data-id": r.id } },
+    el(
+      "header",
+      { class: "card-head" },
+      el("span", { class: `status ${kind}` }, label),
+      " ",
+      time(r.created_at, ctx.now),
+      el("span", { class: "short" }, short(r.id))
+    ),
+    ...RUN_SECTIONS.flatMap((section) => {
+      const part = section(r, ctx)
+      return part === null ? [] : Array.isArray(part) ? part : [part as Node]
+    })
   )
 }
 
@@ -350,10 +419,15 @@ export const runsView = (): View => {
         (r) => {
           if (current !== id) return
           banner.hidden = true
-          detailBox.replaceChildren(runPage(r, Date.now(), (line) => {
-            stopSaid.set(id, line)
-            void load()
-          }, stopSaid.get(id)))
+          detailBox.replaceChildren(runPage(r, {
+            now: Date.now(),
+            reload: () => void load(),
+            stopped: (line) => {
+              stopSaid.set(id, line)
+              void load()
+            },
+            said: stopSaid.get(id)
+          }))
         },
         (e: unknown) => {
           if (current !== id) return
