@@ -48,8 +48,9 @@ import { ConductorLog } from "../daemon/ConductorLog.js"
 import { CompetitionDriver } from "../graph/CompetitionDriver.js"
 import { RunDriver } from "../runs/RunDriver.js"
 import { Workspaces } from "../runs/NewRun.js"
-import { Leases } from "../questions/Lease.js"
+import { Leases } from "../questions/Leases.js"
 import { Notifier } from "../questions/Notifier.js"
+import { MagiConfig } from "../platform/MagiConfig.js"
 import { TurnSlots } from "../agents/TurnSlots.js"
 import type { StoreUnavailable, StoreUrlInvalid } from "../store/postgres/Postgres.js"
 
@@ -204,7 +205,7 @@ const app = (publicUrl: string | null) =>
  */
 export const serve = (
   options: WebOptions
-): Effect.Effect<Running, CannotListen | BadBind | StoreUnavailable | StoreUrlInvalid, QuestionStore | MagiHome | FileSystem | CommandExecutor | Scope.Scope> =>
+): Effect.Effect<Running, CannotListen | BadBind | StoreUnavailable | StoreUrlInvalid, QuestionStore | MagiHome | MagiConfig | FileSystem | CommandExecutor | Scope.Scope> =>
   Effect.gen(function* () {
     const binding = yield* resolveBind(options.bind)
     const { node, release, server } = yield* listen(binding.address, options.port, options.limits ?? defaultLimits)
