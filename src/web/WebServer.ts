@@ -205,7 +205,11 @@ const app = (publicUrl: string | null) =>
  */
 export const serve = (
   options: WebOptions
-): Effect.Effect<Running, CannotListen | BadBind | StoreUnavailable | StoreUrlInvalid, QuestionStore | MagiHome | MagiConfig | FileSystem | CommandExecutor | Scope.Scope> =>
+): Effect.Effect<
+  Running,
+  CannotListen | BadBind | StoreUnavailable | StoreUrlInvalid,
+  QuestionStore | MagiHome | MagiConfig | FileSystem | CommandExecutor | Scope.Scope
+> =>
   Effect.gen(function* () {
     const binding = yield* resolveBind(options.bind)
     const { node, release, server } = yield* listen(binding.address, options.port, options.limits ?? defaultLimits)
