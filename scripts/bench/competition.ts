@@ -80,7 +80,8 @@ const agent = resolve("test/fixtures/compete-agent.mjs")
 writeFileSync(
   join(small, "magi.toml"),
   ["alpha", "beta", "gamma"].map((n) => `[agents.${n}]\nkind = "command"\ncommand = ${JSON.stringify(["node", agent, "{label}", n])}\n`).join("\n") +
-    "\n[graph]\ncandidates = 3\njudges = 3\n"
+    // The bench times the competition up to its tally, not the review steps after it.
+    "\n[graph]\ncandidates = 3\njudges = 3\nreviewers = 0\n"
 )
 sgit("add", "-A")
 sgit("-c", "user.email=b@b", "-c", "user.name=b", "commit", "-q", "-m", "init")
