@@ -24,8 +24,13 @@ export interface Shown {
   readonly checks: ReadonlyArray<Check>
 }
 
-const fence = (body: string, info = ""): string => {
-  const ticks = body.includes("```") ? "````" : "```"
+/**
+ * A fence longer than any run of backticks in the body: a candidate's patch
+ * or summary is untrusted text, and one holding "````" must not close the
+ * fence and go on as if magi were speaking to the judge.
+ */
+export const fence = (body: string, info = ""): string => {
+  const ticks = "`".repeat(Math.max(2, ...[...body.matchAll(/`+/g)].map((m) => m[0].length)) + 1)
   return `${ticks}${info}\n${body.replace(/\n?$/, "\n")}${ticks}`
 }
 

@@ -5,14 +5,9 @@
  * focus, and every earlier round's findings with the fixer's replies, so a
  * rejected finding's argument is read before it is raised again.
  */
-import { PATCH_MAX_CHARS } from "../graph/JudgePrompt.js"
+import { fence, PATCH_MAX_CHARS } from "../graph/JudgePrompt.js"
 import type { Check } from "../runs/Competition.js"
 import type { Finding, Review, Round } from "../runs/Verification.js"
-
-const fence = (body: string) => {
-  const ticks = body.includes("```") ? "````" : "```"
-  return `${ticks}\n${body.replace(/\n?$/, "\n")}${ticks}`
-}
 
 const findingLine = (f: Finding) =>
   `- ${f.id} [${f.severity}] ${f.file}${f.line === null ? "" : `:${f.line}`} ${f.title}${

@@ -268,8 +268,11 @@ describe("a competition", () => {
     for (const x of run.competition.candidates) expect(x.checks).toMatchObject([{ command: "ls *.txt; exit 3", exit: 3, tail: `${x.agent}.txt\n` }])
     const prompt = NodeFs.readFileSync(NodePath.join(t.env.MAGI_HOME!, "runs", run.id, "artifacts", "judge-1-1.prompt.md"), "utf8")
     expect(prompt).toContain("- `ls *.txt; exit 3`: exit 3 after")
-    // Blind: the judge's prompt names no implementer.
-    for (const n of NAMES) expect(prompt).not.toContain(`${n}.txt was here`)
+    // Blind: outside the candidates' own words (their fenced summary, numstat, patch
+    // and check output, where this fixture writes its own name), magi names no implementer.
+    const magisOwnWords = prompt.replace(/^(`{3,})[^\n]*\n[\s\S]*?\n\1$/gm, "")
+    expect(magisOwnWords).toContain("## Candidate A")
+    for (const n of NAMES) expect(magisOwnWords).not.toContain(n)
   })
 
   it("keeps the losers with keep_losers, lets the owner pick another, and folds on demand, refusing a run that can go on", { timeout: 180_000 }, () => {
