@@ -51,6 +51,9 @@ export interface LandConfig {
   readonly rounds: number
 }
 
+/** A git remote's name as `[graph] remote` may give it: read by the landing (push) and the sync (fetch) alike. */
+export const isRemoteName = (v: unknown): v is string => typeof v === "string" && /^[A-Za-z0-9._-]+$/.test(v)
+
 export const landDefaults: LandConfig = {
   merge: "none",
   style: "merge",
@@ -153,7 +156,7 @@ const landOf = (graph: Table, bad: (key: string, wanted: string) => GraphConfigE
         : Effect.fail(bad(`graph.${key}`, `a whole number of at least ${min}`))
     }
     const remote = graph.remote
-    if (remote !== undefined && !(typeof remote === "string" && /^[A-Za-z0-9._-]+$/.test(remote)))
+    if (remote !== undefined && !isRemoteName(remote))
       return yield* bad("graph.remote", 'a git remote\'s name, e.g. "origin"')
     return {
       merge: yield* oneOf("merge", ["none", "local", "pr"] as const, landDefaults.merge),

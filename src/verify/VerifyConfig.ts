@@ -7,6 +7,7 @@
  * `[roles] fixer`. Pure once read.
  */
 import { Effect, Schema } from "effect"
+import { isRemoteName } from "../graph/GraphConfig.js"
 import { loadTable } from "../platform/MagiConfig.js"
 
 export class VerifyConfigError extends Schema.TaggedError<VerifyConfigError>()("VerifyConfigError", {
@@ -83,8 +84,7 @@ export const settingsOf = (merged: Table, files: ReadonlyArray<string>): Effect.
     const incomplete = graph.incomplete_review ?? "block"
     if (incomplete !== "block" && incomplete !== "allow")
       return yield* bad("graph.incomplete_review", '"block" or "allow"')
-    if (graph.remote !== undefined && (typeof graph.remote !== "string" || graph.remote.trim() === ""))
-      return yield* bad("graph.remote", "a remote's name")
+    if (graph.remote !== undefined && !isRemoteName(graph.remote)) return yield* bad("graph.remote", 'a git remote\'s name, e.g. "origin"')
     if (roles.fixer !== undefined && (typeof roles.fixer !== "string" || roles.fixer.trim() === "")) return yield* bad("roles.fixer", "a roster id")
     return {
       reviewers,
@@ -92,7 +92,7 @@ export const settingsOf = (merged: Table, files: ReadonlyArray<string>): Effect.
       reviewRounds: yield* whole(graph.review_rounds, "graph.review_rounds", 1, 20, defaults.reviewRounds),
       incompleteReview: incomplete,
       rebaseFixRounds: yield* whole(graph.rebase_fix_rounds, "graph.rebase_fix_rounds", 0, 20, defaults.rebaseFixRounds),
-      remote: typeof graph.remote === "string" ? graph.remote.trim() : null,
+      remote: isRemoteName(graph.remote) ? graph.remote : null,
       merge: typeof graph.merge === "string" ? graph.merge : null,
       e2e: yield* list(verify.e2e, "verify.e2e"),
       e2eTimeoutSecs: yield* whole(verify.e2e_timeout, "verify.e2e_timeout", 1, 86400, defaults.e2eTimeoutSecs),
