@@ -47,6 +47,9 @@ describe("a mixed panel, for real", () => {
     // Three rankings, each judge having read the branches with git first.
     expect(c.judges.map((j: { agent: string }) => j.agent).sort()).toEqual([...CLIS])
     for (const j of c.judges) expect(j, JSON.stringify(j)).toMatchObject({ status: "answered", ranking: ["B", "A", "C"] })
+    // Every judge's shell ran git show on B's branch (the stand-in quotes the commit it printed), opencode's read-only one too.
+    const tipB = w.git("rev-parse", `magi/${run.id.split("-").at(-1)}/B`)
+    for (const j of c.judges) expect(j.reasons.B, j.agent).toBe(`best; git show: ${tipB}`)
     const claudeJudge = c.judges.find((j: { agent: string }) => j.agent === "claude")
     expect(claudeJudge.retries).toBe(1)
     for (const j of c.judges.filter((x: { agent: string }) => x.agent !== "claude")) expect(j.retries).toBe(0)

@@ -26,7 +26,7 @@ export type Move = { readonly shell: string } | { readonly text: string }
 export interface Acting {
   /** Its first ranking is prose, so magi sends it back once. */
   readonly proseFirstRanking?: boolean
-  /** Its reviews, round by round (1-based); past the list, an approval. */
+  /** Its reviews, round by round; past the list, an approval. "prose" is said again when sent back. */
   readonly reviews?: ReadonlyArray<"blocker" | "approve" | "prose">
 }
 
@@ -43,45 +43,67 @@ export const preferB = (labels: ReadonlyArray<string>): string[] => {
   return sorted.includes("B") ? ["B", ...sorted.filter((l) => l !== "B")] : sorted
 }
 
-/** The first line of each tool result: what a judge says it read. */
-const firstLines = (results: ReadonlyArray<string>) => results.map((r) => r.trim().split("\n")[0] ?? "").join(" / ")
+/** What a judge says it read: the commit its `git show` printed, or that it saw none. */
+const shown = (results: ReadonlyArray<string>) => /^commit ([0-9a-f]{40})/m.exec(results.join("\n"))?.[1] ?? "nothing"
 
 const rank = (labels: ReadonlyArray<string>, seen: Seen) => {
   const ranking = preferB(labels)
-  const reasons = Object.fromEntries(ranking.map((l, i) => [l, i === 0 ? `best; git said: ${firstLines(seen.results)}` : "fine"]))
+  const reasons = Object.fromEntries(ranking.map((l, i) => [l, i === 0 ? `best; git show: ${shown(seen.results)}` : "fine"]))
   return { text: `I read the branches.\n\n${json({ ranking, reasons, confidence: 0.8 })}` }
 }
 
-/** The judge's whole turn: read the branches with git, then rank (or first say prose, once). */
-const judge = (seen: Seen, o: Acting, first: string): Move => {
+/** The judge's whole turn: read the branches with git, then rank (or, unless sent back already, first say prose). */
+const judge = (seen: Seen, o: Acting, first: string, sentBack: boolean): Move => {
   const labels = labelsOf(first)
   const branches = branchesOf(first)
   if (seen.results.length === 0) return { shell: `git log --oneline ${branches.join(" ")} -n 5` }
   if (seen.results.length === 1) return { shell: `git show --stat ${branches[labels.indexOf(preferB(labels)[0]!)] ?? branches[0]}` }
-  if (o.proseFirstRanking === true) return { text: "They all look fine to me." }
+  if (o.proseFirstRanking === true && !sentBack) return { text: "They all look fine to me." }
   return rank(labels, seen)
 }
 
-/** An implementer: write a file and commit it through the shell, then say what it did. */
-const implement = (seen: Seen, label: string): Move =>
-  seen.results.length === 0
-    ? {
-      shell:
-        `printf 'made by candidate ${label}\\n' > candidate-${label}.txt && git add candidate-${label}.txt && git commit -q -m 'Add candidate-${label}.txt'`
-    }
-    : { text: `Added candidate-${label}.txt and committed it.` }
+/** An implementer: write a file and commit it through the shell, then say what it did (a solo one writes feature.txt with a placeholder). */
+const implement = (seen: Seen, label: string | null): Move => {
+  const file = label === null ? "feature.txt" : `candidate-${label}.txt`
+  const text = label === null ? "TODO" : `made by candidate ${label}`
+  return seen.results.length === 0
+    ? { shell: `printf '${text}\\n' > ${file} && git add ${file} && git commit -q -m 'Add ${file}'` }
+    : { text: `Added ${file} and committed it.` }
+}
 
-/** A reviewer's answer for a round. */
-const review = (round: number, o: Acting): Move => {
+export const BLOCKER_TITLE = "The feature file says nothing"
+export const REVIEW_NUDGE = "Your review could not be read"
+
+/** A reviewer's answer for a round (1-based: one more than the earlier rounds its prompt lists). */
+const review = (prompts: ReadonlyArray<string>, o: Acting): Move => {
+  const asked = [...prompts].reverse().find((x) => /^# Review$/m.test(x)) ?? ""
+  const round = [...asked.matchAll(/^Round \d+:$/gm)].length + 1
   const said = o.reviews?.[round - 1] ?? "approve"
   if (said === "prose") return { text: "Looks reasonable to me overall." }
   if (said === "approve") return { text: json({ verdict: "approve", findings: [] }) }
   return {
     text: json({
       verdict: "reject",
-      findings: [{ severity: "blocker", file: "feature.txt", line: 1, title: "The feature file says nothing", body: "Write a sentence into feature.txt." }]
+      findings: [{
+        severity: "blocker",
+        file: "feature.txt",
+        line: 1,
+        title: BLOCKER_TITLE,
+        body: "It holds only TODO: write a sentence saying what the feature is."
+      }]
     })
   }
+}
+
+export const FIXED_TEXT = "The feature, written out."
+
+/** The fixer: edit and commit, read back the commit, then answer every finding as fixed by it. */
+const fix = (seen: Seen): Move => {
+  if (seen.results.length === 0)
+    return { shell: `printf '${FIXED_TEXT}\\n' > feature.txt && git commit -q -am 'Say what the feature is' && git rev-parse --short HEAD` }
+  const commit = seen.results[0]!.trim().split("\n").at(-1)!.trim()
+  const ids = [...seen.prompt.matchAll(/^- (R\d+-\S+) \[/gm)].map((m) => m[1]!)
+  return { text: `Fixed.\n\n${json({ replies: ids.map((id) => ({ id, fixed: true, commit })) })}` }
 }
 
 /**
@@ -96,13 +118,12 @@ export const act = (prompts: ReadonlyArray<string>, seen: Seen, o: Acting = {}):
     const labels = /The candidates are ([\w, ]+)\./.exec(p)?.[1]?.split(", ") ?? labelsOf(first)
     return { text: json({ vote: preferB(labels)[0] }) }
   }
-  if (p.includes(RANKING_NUDGE)) return rank(labelsOf(first), seen)
-  if (p.includes("You are one judge of a blind panel")) return judge(seen, o, first)
-  const reviewRound = /review round (\d+)/i.exec(p)
-  if (reviewRound !== null && /reviewer/i.test(p)) return review(Number(reviewRound[1]), o)
-  const candidate = /You are candidate (\w+)/.exec(p)
-  if (candidate !== null) return implement(seen, candidate[1]!)
-  return { text: "Nothing to do." }
+  // Sent back, it reads the branches again before it ranks.
+  if (p.includes(RANKING_NUDGE)) return judge(seen, o, first, true)
+  if (p.includes("You are one judge of a blind panel")) return judge(seen, o, first, false)
+  if (/^# Review$/m.test(p) || p.includes(REVIEW_NUDGE)) return review(prompts, o)
+  if (/^# Fix$/m.test(p)) return fix(seen)
+  return implement(seen, /You are candidate (\w+)/.exec(p)?.[1] ?? null)
 }
 
 // ---------------------------------------------------------------------------
