@@ -55,13 +55,32 @@ describe("opencode: the call", () => {
     expect(p.env).toBeUndefined()
   })
 
-  it("a read-only seat runs the plan agent, with edits and every command but magi denied", () => {
+  it("a read-only seat runs the plan agent, with edits denied and no command but magi's and git's reading ones", () => {
     const p = plan(agent(), { ...input, allowWrite: false })
     expect(p.argv.slice(7, 9)).toEqual(["--agent", "plan"])
-    expect(JSON.parse(p.env!.OPENCODE_PERMISSION!)).toEqual({
-      edit: "deny",
-      bash: { "*": "deny", "magi *": "allow", "*/magi *": "allow" }
-    })
+    const permission = JSON.parse(p.env!.OPENCODE_PERMISSION!)
+    expect(permission.edit).toBe("deny")
+    // opencode's own reading of the rules: a pattern's * is any text, and the last rule that matches decides.
+    const rules = Object.entries(permission.bash as Record<string, string>)
+    const glob = (pattern: string) => new RegExp("^" + pattern.split("*").map((part) => part.replace(/[.+?^$()|[\]{}\\]/g, "\\$&")).join(".*") + "$", "s")
+    const decide = (cmd: string) => rules.filter(([pattern]) => glob(pattern).test(cmd)).at(-1)?.[1]
+    const table: Array<[string, string]> = [
+      ["git log --oneline magi/ab12/B", "allow"],
+      ["git show magi/ab12/B", "allow"],
+      ["git diff trunk magi/ab12/B", "allow"],
+      ["git status", "allow"],
+      ["magi ask --summary x", "allow"],
+      ["/opt/magi/dist/bin/magi ask --wait 1", "allow"],
+      ["git commit -m x", "deny"],
+      ["git push origin HEAD", "deny"],
+      ["git checkout magi/ab12/B", "deny"],
+      ["git diff --output=out.txt", "deny"],
+      ["git log > log.txt", "deny"],
+      ["magi ask --summary x > out.txt", "deny"],
+      ["touch x", "deny"],
+      ["rm -rf .", "deny"]
+    ]
+    expect(table.map(([cmd]) => [cmd, decide(cmd)])).toEqual(table)
   })
 
   it("a read-only seat keeps the agent's own permissions and overrides only edit and bash", () => {

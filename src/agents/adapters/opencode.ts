@@ -35,15 +35,32 @@ const BASH_LIMIT = Duration.seconds(120)
 const BASH_LIMIT_ENV = "OPENCODE_EXPERIMENTAL_BASH_DEFAULT_TIMEOUT_MS"
 
 /**
+ * The git commands that only read: a judge or a reviewer reads the
+ * candidates' history (`git show magi/<short>/B`). Each may still write
+ * through `--output`, which the denials below catch.
+ */
+const GIT_READS = ["log", "show", "diff", "status", "blame", "grep", "ls-files", "ls-tree", "rev-parse", "cat-file", "shortlog", "describe"]
+
+/**
  * What a read-only seat may do, as opencode permissions: no edit tool (its
- * `edit` permission covers edit, write and apply_patch) and no shell
- * command but magi's own (`magi ask`, `magi ask --wait`), by name or by
- * path (the prompt may name magi's absolute path). opencode decides by the
- * last matching rule, so the catch-all deny comes first.
+ * `edit` permission covers edit, write and apply_patch); no shell command
+ * but magi's own (`magi ask`, by name or by the absolute path the prompt
+ * names) and git's reading ones. opencode decides by the last matching rule
+ * and checks each command of a chain on its own, so the catch-all deny
+ * comes first and the denials of writes by a reading command (`--output`,
+ * a redirect, measured: opencode matches the whole command with its
+ * redirect) come last.
  */
 export const READ_ONLY_PERMISSION = {
   edit: "deny",
-  bash: { "*": "deny", "magi *": "allow", "*/magi *": "allow" }
+  bash: {
+    "*": "deny",
+    "magi *": "allow",
+    "*/magi *": "allow",
+    ...Object.fromEntries(GIT_READS.flatMap((c) => [[`git ${c}`, "allow"], [`git ${c} *`, "allow"]])),
+    "*--output*": "deny",
+    "*>*": "deny"
+  }
 } as const
 
 /** The permissions for a read-only seat over what the agent's own env already sets. */
