@@ -173,8 +173,9 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
 
   const lastRun = (t: T.Task) => {
     const id = t.runs.at(-1)
+    // Only a run that is gone is "no run": a failed read would hide a stalled run from the rule that it may only be requeued or held.
     // @effect-diagnostics-next-line effectSucceedWithVoid:off -- the value is "no run", not "no result"
-    return id === undefined ? Effect.succeed(undefined) : runs.get(id).pipe(Effect.orElseSucceed(() => undefined))
+    return id === undefined ? Effect.succeed(undefined) : runs.get(id).pipe(Effect.catchTag("RunNotFound", () => Effect.succeed(undefined)))
   }
 
   const record = (r: DecisionRecord) => log.append(r).pipe(Effect.catchAll((e) => Effect.logWarning(`conductor: could not record a decision: ${e.message}`)))
@@ -223,7 +224,8 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
         }
         resolved = { ...d, blocked_by: ids }
       }
-      const all = yield* tasks.list.pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<T.Task>))
+      // The queue as it is: read as empty, a circle through it would go unseen and be written (refused below instead).
+      const all = yield* tasks.list
       const run = yield* lastRun(current.right)
       const branch = run === undefined ? Option.none() : yield* survivingBranch(run)
       const ctx: D.DecideContext = {

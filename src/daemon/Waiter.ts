@@ -171,7 +171,8 @@ export const make = Effect.fn("Waiter.make")(function* () {
       ? Effect.succeed(false)
       : runs.get(q.run).pipe(
         Effect.map((run) => !runsHere(run, config.hostName)),
-        Effect.orElseSucceed(() => false)
+        // A run that is gone is nobody else's; one that failed to read may be, so this look skips the question.
+        Effect.catchTag("RunNotFound", () => Effect.succeed(false))
       )
 
   const busyFor = (q: Q.Question) =>
@@ -179,7 +180,8 @@ export const make = Effect.fn("Waiter.make")(function* () {
       ? Effect.succeed(false)
       : runs.get(q.run).pipe(
         Effect.flatMap((run) => driver.seatBusy(run, q.seat)),
-        Effect.orElseSucceed(() => false)
+        // Not "free" on a failed read: a free seat past the deadline is expired, a write.
+        Effect.catchTag("RunNotFound", () => Effect.succeed(false))
       )
 
   const decideNow = (q: Q.Question) =>
@@ -257,7 +259,8 @@ export const make = Effect.fn("Waiter.make")(function* () {
   /** The seat to resume, or why there is none. */
   const target = (q: Q.Question) =>
     Effect.gen(function* () {
-      if (q.cwd === "" || !(yield* fs.exists(q.cwd).pipe(Effect.orElseSucceed(() => false))))
+      // A look that failed is not "gone": the refusal would tell the owner their words cannot reach the agent.
+      if (q.cwd === "" || !(yield* fs.exists(q.cwd)))
         return Either.left(`the agent's working directory ${q.cwd || "(not recorded)"} is gone`)
       // Asked outside any run: `decide` only gets here once the deadline
       // passed with the words unread (until then they wait for `--wait`).
@@ -339,8 +342,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
         // only make it answer twice.
         const repliedOnThread = word._tag !== "Answered" &&
           (yield* store.get(q.id).pipe(
-            Effect.map((fresh) => fresh.thread.slice(carried).some((t) => t.who === "agent")),
-            Effect.orElseSucceed(() => false)
+            Effect.map((fresh) => fresh.thread.slice(carried).some((t) => t.who === "agent"))
           ))
         if (Either.isLeft(result) || (!result.right.usable && !repliedOnThread)) {
           yield* Lease.clear(root, q.id)
@@ -472,11 +474,24 @@ export const make = Effect.fn("Waiter.make")(function* () {
   const looking = (questions: Effect.Effect<ReadonlyArray<Q.Question>, never, FileSystem.FileSystem>, span: string) =>
     Effect.gen(function* () {
       const report: Reporting = { expired: [], started: [], refused: [], announced: [] }
-      for (const q of yield* questions) yield* consider(q, report)
+      for (const q of yield* questions) {
+        // display: a question that could not be looked at is only logged; nothing was written for it, the next look tries again.
+        yield* consider(q, report).pipe(
+          Effect.catchAll((e) => Effect.logWarning(`could not look at question ${Q.shortId(q.id)}: ${e.message}; the next look tries again`))
+        )
+      }
       return report satisfies TickReport
     }).pipe(Effect.uninterruptible, bound, Effect.withSpan(span))
 
-  const tick = looking(store.list.pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<Q.Question>)), "Waiter.tick")
+  const tick = looking(
+    store.list.pipe(
+      // fallback: a listing that failed looks at no question this time (nothing is written on it); the next tick lists again.
+      Effect.catchAll((e) =>
+        Effect.as(Effect.logWarning(`waiter: could not list the questions (${e.message}); the next tick looks again`), [] as ReadonlyArray<Q.Question>)
+      )
+    ),
+    "Waiter.tick"
+  )
 
   /**
    * Look at the questions named, and only them: what a change to one
@@ -487,7 +502,17 @@ export const make = Effect.fn("Waiter.make")(function* () {
    */
   const lookAt = (ids: ReadonlySet<string>) =>
     looking(
-      Effect.map(Effect.forEach(ids, (id) => Effect.option(store.read(id))), (found) => found.flatMap((q) => Option.toArray(q))),
+      // Gone since is nothing to do; a read that failed is logged, and the full look at the next tick finds it.
+      Effect.map(
+        Effect.forEach(ids, (id) =>
+          store.read(id).pipe(
+            Effect.map(Option.some),
+            Effect.catchTag("QuestionNotFound", () => Effect.succeedNone),
+            // display: logged only; no question read means nothing is written for it.
+            Effect.catchAll((e) => Effect.as(Effect.logWarning(`waiter: could not read question ${Q.shortId(id)} (${e.message})`), Option.none<Q.Question>()))
+          )),
+        (found) => found.flatMap((q) => Option.toArray(q))
+      ),
       "Waiter.lookAt"
     )
 

@@ -105,8 +105,10 @@ export const baseMovedBy = Effect.fn("CandidateGit.baseMovedBy")(function* (
   const head = yield* git(worktree, "symbolic-ref", "--quiet", "--short", "HEAD").pipe(Effect.orElseSucceed(() => ""))
   const candidates = head === base || (own !== null && (yield* isAncestor(repo, after, own)))
   if (!candidates) return null
-  yield* git(repo, "update-ref", `refs/heads/${base}`, before, after).pipe(Effect.ignore)
-  return `it moved the base branch ${base} (from ${before.slice(0, 12)} to ${after.slice(0, 12)}); magi put it back`
+  // fallback: a base that moved again since cannot be put back; the record says so instead of claiming it was.
+  const restored = yield* git(repo, "update-ref", `refs/heads/${base}`, before, after).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
+  const moved = `it moved the base branch ${base} (from ${before.slice(0, 12)} to ${after.slice(0, 12)})`
+  return restored ? `${moved}; magi put it back` : `${moved}; magi could not put it back`
 })
 
 /** Remove a worktree and, when given, its branch; what is already gone is fine. */

@@ -116,10 +116,13 @@ export class CompetitionDriver extends Effect.Service<CompetitionDriver>()("magi
         const result = turn._tag === "Right" ? turn.right : undefined
         // A usage limit leaves the candidate pending: the run stalls and a resume gives it its turn.
         if (result !== undefined && result.quota !== null && !result.usable) return "limited" as const
-        const baseMoved = yield* io(Git.baseMovedBy(run.repo, run.base, before, x.worktree, x.branch)).pipe(Effect.orElseSucceed(() => null))
-        const gone = !(yield* fs.exists(x.worktree).pipe(Effect.orElseSucceed(() => false)))
-        const commits = yield* io(Git.commitsOf(run.repo, run.base_commit, x.branch)).pipe(Effect.orElseSucceed(() => []))
-        const numstat = commits.length > 0 ? yield* io(Git.numstatOf(run.repo, run.base_commit, x.branch)).pipe(Effect.orElseSucceed(() => "")) : ""
+        // What is written below is read here: only a branch that is gone is "no commits"; a git or disk
+        // failure stops the step (the candidate stays pending for a resume) rather than fail it as empty.
+        const baseMoved = yield* io(Git.baseMovedBy(run.repo, run.base, before, x.worktree, x.branch))
+        const gone = !(yield* fs.exists(x.worktree))
+        const branchTip = yield* io(Git.tip(run.repo, `refs/heads/${x.branch}`))
+        const commits = branchTip === null ? [] : yield* io(Git.commitsOf(run.repo, run.base_commit, x.branch))
+        const numstat = commits.length > 0 ? yield* io(Git.numstatOf(run.repo, run.base_commit, x.branch)) : ""
         const failed = turn._tag === "Left" ? turn.left.message : result!.usable ? null : (result!.problem ?? "its agent's turn failed")
         yield* change(run.id, (c) => ({
           competition: C.withCandidate(c, x.label, (cur) => ({

@@ -13,7 +13,7 @@ import { chunksOf, type Scan, type Skipped } from "../RecordStore.js"
 import { type Leftovers } from "./Leftovers.js"
 import { type RecordReads } from "./RecordReads.js"
 import { type Shelves } from "./Shelves.js"
-import { type StoreContext } from "./StoreContext.js"
+import { isNotFound, type StoreContext } from "./StoreContext.js"
 
 export interface FolderStamp {
   readonly revision: number
@@ -40,7 +40,7 @@ export const make = <A>(
   shelfList: Shelves<A>,
   leftovers: Leftovers<A>
 ) => {
-  const { fs, options, root, flat, pathOf, withFs, names, idsIn, forEachNames, archiveRoot, shelfDirOf, isLeftover } = ctx
+  const { fs, options, root, flat, pathOf, withFs, names, idsIn, forEachNames, archiveRoot, shelfDirOf, isLeftover, failed } = ctx
   const { readAll } = reads
   const { shelves, shelfIds } = shelfList
   const { sweepNames, sweepDue } = leftovers
@@ -93,7 +93,7 @@ export const make = <A>(
    * a lost or stale file costs one listing, which writes it again.
    */
   const hotFile = archiveRoot === undefined ? undefined : NodePath.join(archiveRoot, HOT_IDS_FILE)
-  const readHotFile = (key: string): Effect.Effect<Option.Option<ReadonlyArray<string>>> =>
+  const readHotFile = (key: string): Effect.Effect<Option.Option<ReadonlyArray<string>>, Failed> =>
     hotFile === undefined
       ? Effect.succeed(Option.none())
       : fs.readFileString(hotFile).pipe(
@@ -111,7 +111,9 @@ export const make = <A>(
             return Option.none() // torn or hand-edited: worked out again
           }
         }),
-        Effect.orElseSucceed(() => Option.none())
+        // Missing is "work them out"; a read that failed is the store failing, as the listing's own would.
+        Effect.catchIf(isNotFound, () => Effect.succeed(Option.none<ReadonlyArray<string>>())),
+        Effect.mapError(failed("read", hotFile))
       )
   const writeHotFile = (key: string, ids: ReadonlyArray<string>): Effect.Effect<void> =>
     hotFile === undefined ? Effect.void : withFs(writeAtomically(hotFile, JSON.stringify({ key, ids }))).pipe(Effect.ignore)

@@ -13,7 +13,7 @@ import { digestMatches, isSafeId, reasonOf } from "../RecordStore.js"
 import { type Shelved, type ShelvedQuery } from "../ShelfPage.js"
 import { type RecordReads } from "./RecordReads.js"
 import { type Shelves } from "./Shelves.js"
-import { INDEX_SUFFIX, isPlatformError, NAMES_BATCH, type StoreContext } from "./StoreContext.js"
+import { INDEX_SUFFIX, isNotFound, isPlatformError, NAMES_BATCH, type StoreContext } from "./StoreContext.js"
 
 /** What a shelf's index keeps of one record: where it stands in the listing, and its words. */
 interface IndexEntry {
@@ -101,8 +101,12 @@ export const make = <A>(
         Effect.withSpan("RecordStore.shelfIndex", { attributes: { shelf } })
       )
 
-  /** The stored index file of a shelf, parsed; empty when missing, torn or hand-edited (rebuilt from the files then). */
-  const storedIndex = (file: string): Effect.Effect<Record<string, unknown>> =>
+  /**
+   * The stored index file of a shelf, parsed; empty when missing, torn or
+   * hand-edited (rebuilt from the files then). A read that failed is the
+   * store failing, not "no index": the index is written next.
+   */
+  const storedIndex = (file: string): Effect.Effect<Record<string, unknown>, Failed> =>
     fs.readFileString(file).pipe(
       Effect.map((text): Record<string, unknown> => {
         try {
@@ -112,7 +116,8 @@ export const make = <A>(
           return {}
         }
       }),
-      Effect.orElseSucceed((): Record<string, unknown> => ({}))
+      Effect.catchIf(isNotFound, () => Effect.succeed<Record<string, unknown>>({})),
+      Effect.mapError(failed("read", file))
     )
 
   /**
