@@ -208,6 +208,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
       yield* Effect.logInfo(`question ${Q.shortId(q.id)} expired unanswered; abandoned`)
       return true
     }).pipe(
+      // display: a question that could not be expired is logged and stays open
       Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not expire question ${Q.shortId(q.id)}: ${e.message}`), false))
     )
 
@@ -217,6 +218,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
   const dropHold = (id: string) =>
     store
       .update(id, (fresh) => Either.right(fresh.waiter?.kind === "daemon" ? { ...fresh, waiter: null } : fresh))
+      // fallback: a hold not dropped is dropped at the next look
       .pipe(Effect.ignore)
 
   /**
@@ -359,6 +361,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
           if (Either.isRight(result) && result.right.quota !== null)
             yield* runs
               .setStatus(q.run, "stalled", `the agent hit its usage limit${result.right.quota === "" ? "" : `; it resets ${result.right.quota}`}`)
+              // display: a run that could not be marked is logged
               .pipe(Effect.catchAll((e) => Effect.logWarning(`could not mark run ${q.run} stalled: ${e.message}`)))
           yield* refuse(q, word, why)
           return "refused" as const
@@ -367,6 +370,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
         yield* store.update(q.id, (fresh) => Either.right(markDelivered(word, carried, result.right.text)(fresh, now)))
         yield* Lease.clear(root, q.id)
         yield* driver.finish(q.run, result.right).pipe(
+          // display: the run update after a delivery is logged; the delivery stands
           Effect.catchAll((e) => Effect.logWarning(`delivered to ${Q.shortId(q.id)} but could not update run ${q.run}: ${e.message}`))
         )
         yield* Effect.logInfo(`delivered the owner's ${word._tag === "Answered" ? "answer" : "words"} on ${Q.shortId(q.id)} to seat ${q.seat}`)
@@ -378,6 +382,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
         Effect.ensuring(release(q0.id))
       )
     }).pipe(
+      // display: a stopped delivery is logged; nothing was confirmed so nothing is marked
       Effect.catchAll((e) => Effect.as(Effect.logWarning(`delivery on ${Q.shortId(q0.id)} stopped: ${e.message}`), "refused" as const)),
       bound
     )
@@ -397,6 +402,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
       const now = yield* nowDate
       if (!Announcements.loopShouldNotify(q, yield* Announcements.read(store.announcements, q.id), now)) return false
       const claimed = yield* Announcements.claim(store.announcements, q, "loop", config.hostName, (current) => Announcements.loopShouldNotify(q, current, now))
+        // fallback: an announcement claim that cannot be taken is "not ours"; nothing is sent
         .pipe(Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not claim the announcement of ${Q.shortId(q.id)}: ${e.message}`), Option.none())))
       if (Option.isNone(claimed)) return false
       const mine = claimed.value
@@ -477,6 +483,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
       for (const q of yield* questions) {
         // display: a question that could not be looked at is only logged; nothing was written for it, the next look tries again.
         yield* consider(q, report).pipe(
+          // display: a question that could not be looked at is only logged; nothing was written for it, the next look tries again
           Effect.catchAll((e) => Effect.logWarning(`could not look at question ${Q.shortId(q.id)}: ${e.message}; the next look tries again`))
         )
       }
@@ -527,6 +534,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
    */
   const wakeups = Effect.gen(function* () {
     const leases = NodePath.join(root, Lease.LEASES_DIR)
+    // fallback: the folder is made if it can be; watching it then fails loudly if it is not there
     yield* fs.makeDirectory(leases, { recursive: true }).pipe(Effect.ignore)
     // `<id>.json`, or `announced/<id>.json` for its announcement record
     // (an asker that could not notify calls for a loop to do it).
@@ -544,8 +552,10 @@ export const make = Effect.fn("Waiter.make")(function* () {
     yield* Stream.merge(questionChanged, leaseGone).pipe(Stream.runForEach(wakeFor))
   })
 
+  // display: the failed tick is logged; the next tick looks again
   const once = tick.pipe(Effect.catchAllCause((c) => Effect.logWarning(`waiter tick failed: ${c}`)))
   const onceAt = (ids: ReadonlySet<string>) =>
+    // display: the failed look is logged; the next tick looks again
     ids.size === 0 ? Effect.void : lookAt(ids).pipe(Effect.catchAllCause((c) => Effect.logWarning(`waiter look failed: ${c}`)))
 
   const beats = <E, R>(after: Effect.Effect<void, E, R>): Effect.Effect<never, E, R> =>

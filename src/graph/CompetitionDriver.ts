@@ -69,6 +69,7 @@ export class CompetitionDriver extends Effect.Service<CompetitionDriver>()("magi
       const fail = (e: { readonly message: string }) => new RunNotStarted({ message: e.message })
       const repo = yield* io(git(input.repoDir, "rev-parse", "--show-toplevel")).pipe(Effect.mapError(fail))
       const baseCommit = yield* io(git(repo, "rev-parse", "HEAD")).pipe(Effect.mapError(fail))
+      // fallback: a detached HEAD runs against the base commit itself
       const base = yield* io(git(repo, "symbolic-ref", "--quiet", "--short", "HEAD")).pipe(Effect.orElseSucceed(() => baseCommit))
       const at = new Date(yield* Clock.currentTimeMillis)
       const draw = Effect.map(Random.nextIntBetween(0, 0x10000), (n) => Q.makeId(at, n))
@@ -280,9 +281,11 @@ export class CompetitionDriver extends Effect.Service<CompetitionDriver>()("magi
     /** `advance`, settling the run on the way out: interrupted, it stalls (resumable); broken, it fails with the reason. */
     const drive = (id: string, seating: Seating, settings: GraphSettings) =>
       advance(id, seating, settings).pipe(
+        // fallback: best-effort status on an interrupted run; a resume reads the record as it is
         Effect.onInterrupt(() => runs.setStatus(id, "stalled", "interrupted; continue with magi run --resume").pipe(Effect.ignore)),
         Effect.catchIf(
           (e): e is Exclude<typeof e, SeatBusy> => e._tag !== "SeatBusy",
+          // fallback: best-effort status; the failure itself is what is returned
           (e) => Effect.zipRight(runs.setStatus(id, "failed", `the competition could not go on: ${e.message}`).pipe(Effect.ignore), runs.get(id))
         )
       )

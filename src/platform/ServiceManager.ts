@@ -38,6 +38,7 @@ export class ServiceRunner extends Effect.Service<ServiceRunner>()("magi/Service
       }).pipe(
         Effect.scoped,
         Effect.timeoutFail({ duration: CALL_TIMEOUT, onTimeout: () => `did not answer within ${Duration.format(CALL_TIMEOUT)}` }),
+        // display: the service manager's failure is reported to the owner
         Effect.catchAll((e) =>
           Effect.succeed(
             {
@@ -81,6 +82,7 @@ export const install = (manager: Unit.Manager, facts: Unit.UnitFacts, env: Env, 
     const runner = yield* ServiceRunner
     const path = Unit.unitPath(manager, facts.what, env)
     const text = manager === "systemd" ? Unit.systemdUnit(facts) : Unit.launchdPlist(facts, NodePath.join(env.HOME ?? "", "Library", "Logs"))
+    // fallback: a unit file that cannot be read is rewritten in full
     const before = yield* fs.readFileString(path).pipe(Effect.orElseSucceed(() => ""))
     const failed = (e: { readonly message: string }) => new ServiceError({ message: `cannot write ${path}: ${e.message}` })
     yield* fs.makeDirectory(NodePath.dirname(path), { recursive: true }).pipe(Effect.mapError(failed))
@@ -127,6 +129,7 @@ export const status = (manager: Unit.Manager, what: Unit.What, env: Env, uid: nu
     const fs = yield* FileSystem.FileSystem
     const runner = yield* ServiceRunner
     const path = Unit.unitPath(manager, what, env)
+    // display: whether the unit is installed, as reported
     const installed = yield* fs.exists(path).pipe(Effect.orElseSucceed(() => false))
     if (!installed) return { path, installed, state: "not installed", running: false } satisfies Status
     if (manager === "systemd") {
@@ -144,6 +147,7 @@ export const uninstall = (manager: Unit.Manager, what: Unit.What, env: Env, uid:
     const fs = yield* FileSystem.FileSystem
     const runner = yield* ServiceRunner
     const path = Unit.unitPath(manager, what, env)
+    // fallback: a unit file that cannot be looked at is removed if there
     const there = yield* fs.exists(path).pipe(Effect.orElseSucceed(() => false))
     if (!there) return false
     if (manager === "systemd") yield* runner.run(["systemctl", "--user", "disable", "--now", Unit.systemdName(what)])

@@ -764,7 +764,7 @@ describe("the waiter on a run store that fails a read", () => {
       yield* beatAsAsker(w)
       yield* Ref.set(failing, true)
       const d = yield* startDaemon(w)
-      yield* pass("2 hours", "1 minute")
+      yield* pass("70 minutes", "5 minutes")
       expect((yield* question(w)).status).toBe("open")
       // Read again, the run is this host's and its seat free: the question expires at the next look.
       yield* Ref.set(failing, false)

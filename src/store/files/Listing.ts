@@ -61,6 +61,7 @@ export const make = <A>(
    */
   const shelvesStamp = Effect.gen(function* () {
     if (archiveRoot === undefined) return { key: "", names: [] as ReadonlyArray<string>, newest: 0 }
+    // fallback: the stamp of the shelves only keys a memo; no shelf listed means it is worked out again
     const names = yield* shelves.pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))
     const stamps = yield* Effect.forEach(names, (shelf) => Memo.mtimeOf(fs, shelfDirOf(shelf)))
     return { key: names.map((n, i) => `${n}:${stamps[i]}`).join(";"), names, newest: Math.max(0, ...stamps) }
@@ -73,6 +74,7 @@ export const make = <A>(
       if (shelvedSet !== undefined && shelvedSet.key === stamp.key) return shelvedSet.ids
       const takenAt = Date.now()
       const ids = new Set<string>()
+      // fallback: a shelf that cannot be listed hides none of the hot ids (they are listed as hot)
       for (const shelf of stamp.names) for (const id of yield* shelfIds(shelf).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))) ids.add(id)
       shelvedSet = Memo.trusted(stamp.newest, takenAt) ? { key: stamp.key, ids } : undefined
       return ids
@@ -116,6 +118,7 @@ export const make = <A>(
         Effect.mapError(failed("read", hotFile))
       )
   const writeHotFile = (key: string, ids: ReadonlyArray<string>): Effect.Effect<void> =>
+    // fallback: the hot ids' file is a memo; one not written costs a listing next time
     hotFile === undefined ? Effect.void : withFs(writeAtomically(hotFile, JSON.stringify({ key, ids }))).pipe(Effect.ignore)
 
   /**
@@ -170,6 +173,7 @@ export const make = <A>(
   const folderStamp: Effect.Effect<FolderStamp & { readonly ids: ReadonlyArray<string>; readonly all: ReadonlyArray<string> | undefined }> = Effect.gen(
     function* () {
       const hot = yield* hotIdsAndNames.pipe(
+        // fallback: the stamp only says whether to look again; an empty one always does
         Effect.orElseSucceed(() => ({ key: "", ids: [] as ReadonlyArray<string>, all: [] as ReadonlyArray<string> | undefined }))
       )
       const mtimes = yield* Effect.forEach(hot.ids, (id) => Memo.mtimeOf(fs, pathOf(id)), { concurrency: 16 })

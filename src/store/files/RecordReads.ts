@@ -138,6 +138,7 @@ export const make = <A>(ctx: StoreContext<A>) => {
   const slot = (id: string): Effect.Effect<Either.Either<A, Skipped>> =>
     read(id).pipe(
       Effect.map((a) => Either.right(a)),
+      // fallback: a listing slot that cannot be read is skipped and explained by id
       Effect.catchAll((e) => Effect.succeed(Either.left<Skipped>({ id, reason: reasonOf(e) }))),
       Effect.catchAllDefect((defect) => Effect.succeed(Either.left<Skipped>({ id, reason: describeThrown(defect) })))
     )

@@ -70,6 +70,7 @@ export const make = <A>(
       yield* withFs(writeAtomically(file, JSON.stringify(rest)))
     }).pipe(
       // No index yet, or a torn one: the next reader builds it from the files.
+      // fallback: the in-memory index is a cache; a failed fill reads the file next time
       Effect.catchAllCause(() => Effect.void)
     )
   }
@@ -206,6 +207,7 @@ export const make = <A>(
       }
       if (changed || Object.keys(stored).length !== index.size)
         yield* withFs(writeAtomically(file, JSON.stringify(Object.fromEntries([...index].map(([id, e]) => [id, [e.order, e.digest]]))))).pipe(
+          // fallback: the index is rebuilt by the next read if this write is lost
           Effect.ignore
         )
       const greatestFirst = [...index].map(([id, e]) => [e.order, id] as const).sort(([a], [b]) => (a < b ? 1 : a > b ? -1 : 0))
@@ -228,6 +230,7 @@ export const make = <A>(
       // A shelf that cannot be read costs its records, not the page, as an
       // unreadable record costs its slot: said, and passed over.
       const orPassedOver = <B>(shelf: string, empty: B, read: Effect.Effect<B, Failed>) =>
+        // display: a shelf that cannot be read is left out of the page, saying so
         Effect.catchAll(read, (e) => Effect.as(Effect.logWarning(`${reasonOf(e)}; the ${plural} on shelf ${shelf} are left out`), empty))
       for (const shelf of yield* shelves) {
         let taken = 0

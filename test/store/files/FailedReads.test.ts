@@ -78,6 +78,22 @@ for (const folder of contractFolders) {
         expect((yield* notes.read(id)).text).toBe("newer, hot")
       }))
 
+    it.scoped("a whole write of a record whose hot copy cannot be looked at fails, rather than land on the shelf's older copy", () =>
+      Effect.gen(function* () {
+        const { dir, write, failing, notes } = yield* open
+        const id = "2026-08-07-put1"
+        yield* notes.create({ schema: 1, id, text: "shelved" })
+        expect(yield* notes.archive(id, () => true)).toBe(true)
+        const hot = NodePath.join(dir, "notes", `${id}.json`)
+        yield* write(hot, JSON.stringify({ schema: 1, id, text: "newer, hot" }))
+        failing.add(hot)
+        const put = yield* Effect.either(notes.put({ schema: 1, id, text: "written whole" }))
+        expect(Either.isLeft(put) && put.left._tag).toBe("StoreFailed")
+        failing.clear()
+        expect((yield* notes.read(id)).text).toBe("newer, hot")
+        expect((yield* notes.shelfIds("2026-08")).length).toBe(1)
+      }))
+
     it.scoped("a shelf's index that cannot be read is the store failing, said so, and the index is left as it was", () =>
       Effect.gen(function* () {
         const { dir, fs, failing, notes } = yield* open
