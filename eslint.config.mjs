@@ -6,6 +6,7 @@ import js from "@eslint/js"
 import { defineConfig } from "eslint/config"
 import globals from "globals"
 import tseslint from "typescript-eslint"
+import magi from "./scripts/eslint/fallback-reason.mjs"
 import { forbiddenFrom, LAYERS } from "./scripts/layers.mjs"
 
 // Imports the start-up rule below forbids everywhere in src/ (each folder's
@@ -49,6 +50,13 @@ export default defineConfig(
       "@typescript-eslint/no-floating-promises": "error",
       "@typescript-eslint/no-misused-promises": "error"
     }
+  },
+  {
+    // A swallowed failure says why it is safe (scripts/eslint/fallback-reason.mjs, docs/development.md).
+    files: ["src/**/*.ts"],
+    ignores: ["src/web/client/**"],
+    plugins: { magi },
+    rules: { "magi/fallback-reason": "error" }
   },
   {
     // What the CLI evaluates at every start (docs/benchmarks.md, start-up):

@@ -302,8 +302,10 @@ export const ownBinDir = Effect.gen(function* () {
   const fs = yield* FileSystem.FileSystem
   const entry = process.argv[1]
   if (entry === undefined) return undefined
+  // fallback: an unresolvable path is used as given (only to find magi's own folder)
   const real = yield* fs.realPath(entry).pipe(Effect.orElseSucceed(() => entry))
   const dir = NodePath.join(NodePath.dirname(real), "bin")
+  // fallback: a folder that cannot be looked at is not magi's (the PATH entry is skipped)
   return (yield* fs.exists(NodePath.join(dir, "magi")).pipe(Effect.orElseSucceed(() => false))) ? dir : undefined
 })
 
@@ -346,6 +348,7 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
   const collect = (s: Stream.Stream<Uint8Array, unknown>, into: Ref.Ref<string>) =>
     Stream.decodeText(s).pipe(
       Stream.runForEach((text) => Ref.update(into, (sofar) => sofar + text)),
+      // fallback: best-effort signal to a process that may have exited already
       Effect.ignore
     )
 
@@ -356,6 +359,7 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
       const dirs = yield* fs.readDirectory(lookup.root)
       for (const d of dirs) if (yield* fs.exists(NodePath.join(lookup.root, d, lookup.name))) return true
       return false
+      // fallback: a process that cannot be probed counts as not running (only decides whether to wait for it)
     }).pipe(Effect.orElseSucceed(() => false))
 
   /** Signal every process in the group `pid` leads; false when none is left. */
@@ -456,6 +460,7 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         (yield* loadConfig(input.repo ?? input.cwd).pipe(
           Effect.provideService(FileSystem.FileSystem, fs),
           Effect.map((c) => c.approvals.ask),
+          // fallback: a probe that failed is "no"; it only chooses how the agent is started
           Effect.orElseSucceed(() => false)
         ))
       const p = plan(agent, {
@@ -489,7 +494,9 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
       // What the agent said is kept however the turn ends, cut short
       // included: written once the group is gone, so nothing comes after.
       const save = Effect.zipRight(
+        // fallback: the output files are a copy for the owner; the turn's result is already in hand
         Effect.flatMap(Ref.get(stdout), (text) => fs.writeFileString(stdoutFile, text)).pipe(Effect.ignore),
+        // fallback: the output files are a copy for the owner; the turn's result is already in hand
         Effect.flatMap(Ref.get(stderr), (text) => fs.writeFileString(stderrFile, text)).pipe(Effect.ignore)
       )
       const ran = yield* Effect.scoped(
@@ -524,16 +531,21 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
           // waits unboundedly, whatever ignores SIGTERM or keeps running.
           const endGroup = Effect.gen(function* () {
             if (!(yield* signalGroup(proc.pid, "SIGTERM"))) return
+            // fallback: waiting for the exit only; an exit code that cannot be read changes nothing
             const leaderExit = proc.exitCode.pipe(Effect.interruptible, Effect.ignore)
+            // fallback: a process that cannot be probed counts as not running (only decides whether to wait for it)
             const leaderRunning = yield* proc.isRunning.pipe(Effect.orElseSucceed(() => false))
+            // fallback: a bounded wait for the exit; the kill comes next either way
             if (leaderRunning) yield* Effect.timeout(leaderExit, KILL_GRACE).pipe(Effect.ignore)
             else
               yield* signalGroup(proc.pid, 0).pipe(
                 Effect.repeat({ schedule: Schedule.spaced(Duration.millis(50)), while: (left) => left }),
                 Effect.timeout(LEFTOVER_GRACE),
+                // fallback: best-effort kill of a process group that may be gone
                 Effect.ignore
               )
             yield* signalGroup(proc.pid, "SIGKILL")
+            // fallback: a bounded wait for the exit; the kill already went out
             yield* Effect.timeout(leaderExit, KILL_GRACE).pipe(Effect.ignore)
           })
           const collectors = Fiber.zip(yield* Effect.fork(collect(proc.stdout, stdout)), yield* Effect.fork(collect(proc.stderr, stderr)))
@@ -542,6 +554,7 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
           // the same if the guardian died too.
           const start = yield* startOf(proc.pid)
           yield* Command.start(guardianCommand(proc.pid, KILL_GRACE)).pipe(
+            // display: the guardian is a safety net; its failure is logged and the turn goes on
             Effect.catchAllCause((c) => Effect.logWarning(`agent ${agent.id}: its guardian could not be started: ${c}`))
           )
           if (input.onStart !== undefined) yield* input.onStart({ host: NodeOs.hostname(), pid: proc.pid, pgid: proc.pid, start })
@@ -553,6 +566,7 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
           yield* Effect.addFinalizer(() => endGroup)
           const exited = yield* proc.exitCode.pipe(
             Effect.map((c): number | null => c),
+            // fallback: no exit code read is "none"; the turn is then reported as not finished
             Effect.orElseSucceed(() => null),
             Effect.timeout(input.timeout),
             Effect.option
@@ -561,8 +575,10 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
           // Output still flowing after exit comes from children the agent
           // left behind; take what is there, then end them, and stop
           // listening to anything still holding the pipes.
+          // fallback: a bounded wait for the output pipes; what was read so far is kept
           yield* Fiber.join(collectors).pipe(Effect.timeout(DRAIN_AFTER_EXIT), Effect.ignore)
           yield* endGroup
+          // fallback: a bounded wait for the output pipes; what was read so far is kept
           yield* Fiber.join(collectors).pipe(Effect.timeout(PIPES_AFTER_KILL), Effect.ignore)
           yield* Fiber.interruptFork(collectors)
           return {

@@ -131,6 +131,7 @@ const goneWithin = (rec: AgentProcess, within: Duration.Duration) =>
     Effect.repeat({ schedule: Schedule.spaced(Duration.millis(100)), while: (left) => left.length > 0 }),
     Effect.timeout(within),
     Effect.as(true),
+    // fallback: a process that cannot be probed counts as gone (the guardian then stops watching it)
     Effect.orElseSucceed(() => false)
   )
 

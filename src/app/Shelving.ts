@@ -48,6 +48,7 @@ export const firstMove = Effect.gen(function* () {
   if (taskStore._tag === "Some" && !(yield* taskStore.value.hasHistory)) moved.tasks = yield* taskStore.value.archiveDone(Archiver.BATCH)
   return moved
 }).pipe(
+  // display: a failed move is logged; every record stays where it was and the next move tries again
   Effect.catchAllCause((cause) => Effect.as(Effect.logWarning(`moving settled records to history failed: ${cause}`), { questions: 0, runs: 0, tasks: 0 })),
   Effect.withSpan("Shelving.firstMove")
 )
@@ -71,6 +72,7 @@ export const firstMoveSaid = (say: (line: string) => Effect.Effect<void>) =>
 
 /** `shelveNow` at once and then every `Archiver.EVERY`, forever; a failed round is a warning, never the end. */
 export const shelveLoop = Effect.repeat(
+  // display: a failed move is logged; every record stays where it was and the next move tries again
   shelveNow.pipe(Effect.catchAllCause((cause) => Effect.as(Effect.logWarning(`moving settled records to history failed: ${cause}`), undefined))),
   Schedule.spaced(Archiver.EVERY)
 ).pipe(Effect.asVoid)

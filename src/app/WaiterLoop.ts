@@ -95,4 +95,5 @@ export const inProcessWaiter = (home: Layer.Layer<MagiHome>, announce: (home: st
       ),
       Effect.retry({ while: isHomeTaken, schedule: Schedule.spaced(TAKEOVER_RETRY) })
     )
+    // display: the loop's end is logged; nothing is written after it
   }).pipe(Effect.catchAllCause((cause) => (Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logWarning(notRunning(cause)))))

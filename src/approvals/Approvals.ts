@@ -111,6 +111,7 @@ export const makeWith = (waits: AskerWaitShape) =>
             ...(outcome.question === undefined ? {} : { question: outcome.question })
           })
           // The decision stands without its log line; the owner is told in the log of this process.
+          // display: a rule that could not be saved is logged; the decision already stands
           .pipe(Effect.catchAll((e) => Effect.logWarning(`approvals: ${e.message}`)))
         return outcome
       })
@@ -221,6 +222,7 @@ export const makeWith = (waits: AskerWaitShape) =>
   })
 
 /** A magi variable of the agent's environment, "" when unset. */
+// fallback: an unset or unreadable variable is empty, as the shell sees it
 const envVar = (name: string) => Config.string(name).pipe(Config.withDefault(""), Effect.orElseSucceed(() => ""))
 
 /** What one route tells its CLI: the decision, and whether the owner made it (claude reports that). */

@@ -104,6 +104,7 @@ export const make: Effect.Effect<AuditLogShape, never, MagiHome | FileSystem.Fil
     }).pipe(Effect.mapError((err) => new AuditLogError({ message: `could not append to ${file}: ${err.message}` })))
   const read = fs.readFileString(file).pipe(
     Effect.map(parseLog),
+    // display: the audit log as shown; a log that cannot be read lists nothing
     Effect.orElseSucceed((): ReadonlyArray<AuditEntry> => [])
   )
   return { where: file, append, read }

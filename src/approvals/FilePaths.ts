@@ -23,6 +23,7 @@ const resolve = (fs: FileSystem.FileSystem, path: string): Effect.Effect<string>
   const attempt = (at: string): Effect.Effect<string> =>
     fs.realPath(at).pipe(
       Effect.map((real) => (tail.length === 0 ? real : NodePath.join(real, ...[...tail].reverse()))),
+      // fallback: a path that cannot be resolved is judged as written (the approval rule decides on it)
       Effect.catchAll((e) => {
         const parent = NodePath.dirname(at)
         // Only a part that is not there is skipped; any other failure leaves the path unresolved.

@@ -67,6 +67,7 @@ const assemble = (
     /** Write a new chat; false when its id is taken (draw another). */
     create: store.create,
     update,
+    // display: the revision only wakes the page; a failed read shows no change
     revision: store.revision.pipe(Effect.orElseSucceed(() => 0)),
     changes
   }

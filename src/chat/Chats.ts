@@ -225,6 +225,7 @@ export const make = Effect.fn("Chats.make")(function* (root: string, records: Ch
       const repo = NodePath.resolve(input.repo)
       const isDir = yield* fs.stat(repo).pipe(
         Effect.map((s) => s.type === "Directory"),
+        // fallback: a probe that failed is "no"; only chooses whether to wait
         Effect.orElseSucceed(() => false)
       )
       if (!isDir) return yield* refused(`the repository ${repo} is not a directory on this machine`)
@@ -339,12 +340,15 @@ export const make = Effect.fn("Chats.make")(function* (root: string, records: Ch
       const at = yield* Clock.currentTimeMillis
       const made = yield* createAtomically(file, `${process.pid} ${at}\n`).pipe(
         Effect.provideService(FileSystem.FileSystem, fs),
+        // fallback: a disk that refuses the lock must not stop the turn
         Effect.orElseSucceed(() => true) // a disk that refuses the lock must not stop the turn
       )
       if (made) return "made"
+      // fallback: an unreadable lock file is treated as stale and taken over
       const [pid, since] = (yield* fs.readFileString(file).pipe(Effect.orElseSucceed(() => ""))).trim().split(" ").map(Number)
       const holderGone = pid === undefined || !Number.isInteger(pid) || !alive(pid)
       if (!holderGone && since !== undefined && at - since < TURN_LOCK_STALE_MS) return "held"
+      // fallback: best-effort removal of a stale lock file
       yield* fs.remove(file).pipe(Effect.ignore)
       return "broken"
     })
@@ -356,6 +360,7 @@ export const make = Effect.fn("Chats.make")(function* (root: string, records: Ch
       }),
       Effect.asVoid
     )
+    // fallback: best-effort removal of the lock file at the end of the turn
     return Effect.acquireUseRelease(acquire, () => body, () => fs.remove(file).pipe(Effect.ignore))
   }
 
@@ -379,6 +384,7 @@ export const make = Effect.fn("Chats.make")(function* (root: string, records: Ch
     FiberSet.run(
       background,
       respond(id).pipe(
+        // display: the chat's failure is logged; the chat record keeps what was written
         Effect.catchAll((e) => Effect.logWarning(`chat ${id}: ${e.message}`)),
         Effect.asVoid,
         Effect.interruptible

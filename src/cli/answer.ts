@@ -95,6 +95,7 @@ const listing = (all: boolean, json: boolean) =>
   Effect.gen(function* () {
     const store = yield* QuestionStore
     // A home from before the month shelves is moved first, so this listing and every later one reads only the hot folder.
+    // display: a line on stderr that cannot be written changes nothing
     yield* firstMoveSaid((line) => writeErr(line).pipe(Effect.ignore))
     const questions = all
       ? store.everything
@@ -140,6 +141,7 @@ const show = (id: string) =>
     if (Q.isOpen(q)) parts.push(Q.isFreeText(q) ? "free text" : `choices: ${q.choices.map(forTerminalLine).join(" | ")}`)
     else if (Q.resolution(q) !== undefined) parts.push(`answer: ${forTerminal(Q.resolution(q)!)}${viaWords(q)}`)
     // The seat's host has all its turns taken: the resume carrying the owner's words waits its turn.
+    // display: hosts shown beside the questions; none when they cannot be read
     const hosts = yield* Effect.flatMap(Hosts, (h) => h.list).pipe(Effect.orElseSucceed(() => []))
     const queued = Q.owedToAgent(q) ? queuedForQuestion(hosts, q.id) : undefined
     if (queued !== undefined) parts.push(`delivery: ${forTerminalLine(queued)}; magi resumes the agent as soon as one ends`)

@@ -197,6 +197,7 @@ const opencodeHook = (decide: Decide) =>
 
 /** A failure as a denial saying why, told on stderr too: a hook must always answer. */
 const deniedOnFailure = <R>(effect: Effect.Effect<Approval.Decision, string, R>) =>
+  // display: the command's failure becomes its message and exit code
   Effect.catchAllCause(effect, (cause) => {
     const why = Option.getOrElse(Cause.failureOption(cause), () => Cause.pretty(cause))
     return writeErr(`magi: ${why}\n`).pipe(

@@ -237,6 +237,7 @@ const watchingProgress = <E, R>(
 const selfCommand = Config.string("MAGI_BIN").pipe(
   Config.withDefault("magi"),
   Effect.map((bin) => (bin === "" ? "magi" : shellWord(bin))),
+  // fallback: the program's name in hints; "magi" when it cannot be worked out
   Effect.orElseSucceed(() => "magi")
 )
 

@@ -44,6 +44,7 @@ const versionOf = (program: string) =>
     Effect.scoped,
     Effect.timeout(VERSION_TIMEOUT),
     Effect.map((out) => out.split("\n").map((l) => l.trim()).find((l) => l !== "")),
+    // fallback: no answer read from the terminal is "none given"
     Effect.orElseSucceed(() => undefined)
   )
 
@@ -59,7 +60,9 @@ const findAgents = (path: string) =>
 const reposIn = (dir: string) =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
+    // fallback: a folder that cannot be looked at is not a repository (only offered as a choice)
     const isRepo = (d: string) => fs.exists(NodePath.join(d, ".git")).pipe(Effect.orElseSucceed(() => false))
+    // display: the folders offered as choices; none when the folder cannot be listed
     const names = yield* fs.readDirectory(dir).pipe(Effect.orElseSucceed(() => [] as Array<string>))
     const candidates = [dir, ...names.filter((n) => !n.startsWith(".")).sort().map((n) => NodePath.join(dir, n))]
     return yield* Effect.filter(candidates, isRepo)
@@ -128,12 +131,14 @@ const testNotification = (publicUrl: string | null) =>
     yield* store.create(q)
     // A notification that failed leaves no test question open for good: nobody could press its button.
     yield* notifier.notify(q).pipe(
+      // fallback: best-effort cleanup of the test question; the send's own failure is what is reported
       Effect.tapError(() => store.abandonForRun(TEST_RUN, "magi init's test notification could not be sent").pipe(Effect.ignore))
     )
     if (publicUrl === null) {
       yield* store.abandonForRun(TEST_RUN, "magi init's test needs no answer without a page address")
       return yield* writeOut("the test notification went out; with no page address it has no button to press\n")
     }
+    // fallback: a wait override that cannot be read is the default wait
     const wait = Option.match(yield* Config.option(Config.integer(PRESS_WAIT_ENV)).pipe(Effect.orElseSucceed(() => Option.none<number>())), {
       onNone: () => PRESS_WAIT,
       onSome: (secs) => Duration.seconds(Math.max(1, secs))
@@ -185,7 +190,8 @@ export const init = Command.make(
             'e.g. [agents.mine] kind = "command", command = ["./my-agent.sh"] in the config (docs/agents/command.md says what it is given and prints)\n'
           : agents.map((a) => `agent ${a.kind}: ${forTerminal(a.version ?? "version unknown")} (${a.path})\n`).join("")
       )
-      if (yield* fs.exists(file).pipe(Effect.orElseSucceed(() => false))) {
+      // A config that cannot be looked at is not "none yet": init would write over it.
+      if (yield* fs.exists(file)) {
         yield* writeOut(`config: keeping ${file} as it is (move it away to start over)\n`)
       } else {
         const repos = yield* reposIn(process.cwd())
@@ -231,6 +237,7 @@ export const init = Command.make(
           if (yes(yield* prompt.ask("Send a test notification with a button to press, and wait for the press? [Y/n] ", "n"), true))
             // A failed test is told, and the doctor still runs: it may say why.
             yield* testNotification(config.publicUrl === null ? null : config.publicUrl.replace(/\/+$/, "")).pipe(
+              // display: the failure is printed on stderr
               Effect.catchAll((e) => writeErr(`magi: ${e.message}\n`))
             )
         }

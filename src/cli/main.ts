@@ -125,6 +125,7 @@ export const main = (argv: ReadonlyArray<string>) =>
         )
     }
   }).pipe(
+    // display: the command's failure is printed and becomes the exit code
     Effect.catchAll((e) =>
       Effect.sync(() => {
         if (e instanceof CliFailure) {

@@ -160,12 +160,14 @@ const startRun = (instruction: string, agentId: Option.Option<string>, repoDir: 
  */
 const saidOnInterrupt = (runId: string, driver: RunDriverShape) =>
   Effect.gen(function* () {
+    // display: the count of open questions in the summary; 0 when it cannot be read
     const open = yield* driver.outstanding(runId).pipe(Effect.orElseSucceed(() => 0))
     yield* writeErr(
       `\nrun ${Q.shortId(runId)} interrupted; continue it with magi run --resume ${runId}\n` +
         (open > 0
           ? `its open question stays answerable (magi answer --list); once answered, magi serve resumes the seat with the answer\n`
           : "")
+      // display: best-effort line on stderr
     ).pipe(Effect.ignore)
   })
 
@@ -239,6 +241,7 @@ const resumeRun = (wanted: string, text: string) =>
     if (yield* Effect.flatMap(RunDriver, (driver) => driver.seatBusy(run, IMPL_SEAT)))
       return yield* CliFailure.refused(`run ${Q.shortId(run.id)} has a turn running right now; wait for it to end`)
     const fs = yield* FileSystem.FileSystem
+    // display: says whether the worktree is still there; a failed look says it is gone
     if (!(yield* fs.exists(run.worktree).pipe(Effect.orElseSucceed(() => false))))
       return yield* CliFailure.refused(`run ${Q.shortId(run.id)}'s worktree ${run.worktree} is gone`)
     yield* runs.setStatus(run.id, "running").pipe(Effect.mapError(refused))
@@ -307,6 +310,7 @@ export const runs = Command.make(
   ({ all, json }) =>
     Effect.gen(function* () {
       const store = yield* RunStore
+      // display: a line on stderr that cannot be written changes nothing
       yield* firstMoveSaid((text) => writeErr(text).pipe(Effect.ignore))
       const line = (r: Run) => {
         const text = forTerminalLine((r.summary || r.instruction).split("\n")[0]!.slice(0, 72))
@@ -346,6 +350,7 @@ export const show = Command.make(
   ({ id, json }) =>
     Effect.gen(function* () {
       const store = yield* RunStore
+      // display: a line on stderr that cannot be written changes nothing
       if (Option.isNone(id)) yield* firstMoveSaid((text) => writeErr(text).pipe(Effect.ignore))
       const r = Option.isSome(id)
         ? yield* store.get(id.value).pipe(Effect.mapError(refused))
@@ -353,12 +358,16 @@ export const show = Command.make(
       if (r === undefined) return yield* CliFailure.refused("no runs yet; start one with magi run TEXT")
       if (json) return yield* writeOut(JSON.stringify(blind(r), null, 2) + "\n")
       // The task the queue started this run for: the one whose runs name it.
+      // display: the run's task in magi show; none when it cannot be read
       const task = Option.getOrUndefined(yield* Effect.flatMap(TaskStore, (s) => s.ofRun(r.id)).pipe(Effect.orElseSucceed(() => Option.none())))
+      // display: the count of open questions in magi show
       const open = yield* Effect.flatMap(RunDriver, (driver) => driver.outstanding(r.id)).pipe(Effect.orElseSucceed(() => 0))
+      // display: hosts in magi show; none when they cannot be read
       const hosts = yield* Effect.flatMap(Hosts, (h) => h.list).pipe(Effect.orElseSucceed(() => []))
       yield* writeOut(describeRun(blind(r), open, task, hosts))
       if (r.competition !== undefined) yield* writeOut(describe(r.competition, forTerminalLine).join("\n") + "\n")
       if (r.verification !== undefined) yield* writeOut(VerificationView.describe(r.verification, forTerminalLine).join("\n") + "\n")
+      // display: the run's questions in magi show; none when they cannot be read
       const questions = yield* Effect.flatMap(QuestionStore, (s) => s.list).pipe(Effect.orElseSucceed(() => []))
       for (const q of questions.filter((q) => q.run === r.id))
         yield* writeOut(
@@ -391,6 +400,7 @@ const workReport = (r: Run) =>
       }
     }
     const dir = (yield* RunStore).artifactsDir(r.id)
+    // display: the run's artifacts in magi show; none when they cannot be listed
     const artifacts = yield* Artifacts.list(dir).pipe(Effect.orElseSucceed(() => []))
     if (artifacts.length > 0)
       out.push(

@@ -40,6 +40,7 @@ export const serve = Command.make(
       // flat folder of 100,000 settled questions, re-read while the move
       // renamed them away, held 470 MB after the move against 126 MB for a
       // serve started on the moved home. Answers wait for it, once.
+      // display: a line on stderr that cannot be written changes nothing
       const moved = firstMoveSaid((line) => writeErr(line).pipe(Effect.ignore))
       return yield* Effect.scoped(Effect.zipRight(moved, Effect.zipRight(Effect.forkScoped(shelveLoop), loop))).pipe(
         Effect.mapError((e) => CliFailure.refused(e.message)),

@@ -37,6 +37,7 @@ const defaultRepo = (source: T.TaskSource) =>
   source.kind === "agent"
     ? Effect.flatMap(RunStore, (runs) => runs.get(source.run)).pipe(
       Effect.map((run) => run.repo),
+      // fallback: the current folder when the repository root cannot be worked out; filing checks the folder itself
       Effect.orElseSucceed(() => process.cwd())
     )
     : Effect.succeed(process.cwd())
@@ -248,6 +249,7 @@ const list = Command.make(
   (o) =>
     Effect.gen(function* () {
       const store = yield* TaskStore
+      // display: a line on stderr that cannot be written changes nothing
       yield* firstMoveSaid((text) => writeErr(text).pipe(Effect.ignore))
       const listing = yield* store.scan.pipe(Effect.mapError(refused))
       for (const u of listing.unreadable) yield* writeErr(`magi: warning: task ${u.id} skipped: ${u.message}\n`)
@@ -284,6 +286,7 @@ const show = Command.make("show", { id: idArg, json }, (o) =>
     // A running task whose run waits on the owner: which questions.
     const run = t.status === "running" ? t.runs.at(-1) : undefined
     if (run === undefined) return
+    // display: the open questions shown with a task; none when they cannot be read
     const open = (yield* Effect.flatMap(QuestionStore, (s) => s.list).pipe(Effect.orElseSucceed(() => []))).filter(
       (q) => q.run === run && Q.owedToAgent(q)
     )
@@ -356,6 +359,7 @@ const edit = Command.make("edit", { id: idArg }, (o) =>
       return yield* fs.readFileString(file)
     }).pipe(
       Effect.mapError((e) => (e instanceof CliFailure ? e : CliFailure.refused(`editing failed: ${e.message}`))),
+      // fallback: best-effort removal of a scratch folder
       Effect.ensuring(fs.remove(dir, { recursive: true }).pipe(Effect.ignore))
     )
     if (edited === before.instruction) return yield* writeOut(`no change to ${T.shortId(before.id)} ${before.title}\n`)

@@ -92,6 +92,7 @@ export const runWeb = (options: WebRun) => {
       Effect.flatMap(Ref.get(served), (url) =>
         Option.match(url, {
           onNone: () => Effect.void,
+          // display: a line on stderr that cannot be written changes nothing
           onSome: (at) => writeErr(`magi web: stopped${signalWords()}; ${at} no longer answers\n`).pipe(Effect.ignore)
         }))
     ),

@@ -70,6 +70,7 @@ export const gitSurvivingBranch = (executor: CommandExecutor.CommandExecutor): S
     if (Number(ahead) <= 0) return Option.none()
     const head = yield* git(run.repo, "rev-parse", run.branch)
     return Option.some({ branch: run.branch, head })
+    // fallback: a repository whose state cannot be read adds nothing to the conductor's prompt
   }).pipe(Effect.provideService(CommandExecutor.CommandExecutor, executor), Effect.orElseSucceed(() => Option.none()))
 
 export interface ConductorOptions {
@@ -144,6 +145,7 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
     yield* Effect.logInfo(`conductor: this host (${config.hostName}) conducts`)
     return true
   }).pipe(
+    // fallback: a claim that cannot be read is "not ours": this cycle changes nothing
     Effect.catchAll((e) => Effect.as(Effect.logWarning(`conductor: could not read the conductor's claim (${e.message}); this cycle changes nothing`), false))
   )
 
@@ -152,6 +154,7 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
     Effect.gen(function* () {
       const mine = yield* Ref.get(held)
       if (Option.isNone(mine)) return yield* effect
+      // fallback: a missed renewal is retried on the schedule; a lost claim is seen at the next cycle
       const renew = claims.renew(mine.value).pipe(Effect.ignore)
       const every = conductorClaim(config).renewEvery
       return yield* Effect.scoped(
@@ -161,11 +164,13 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
 
   const loadSeat = fs.readFileString(seatPath(home)).pipe(
     Effect.map((text) => SeatFile(JSON.parse(text))),
+    // fallback: a seat file that cannot be read starts a fresh conductor session
     Effect.orElseSucceed(() => undefined)
   )
   const saveSeat = (s: SeatState) => withFs(writeAtomically(seatPath(home), JSON.stringify(s, null, 2) + "\n"))
 
   const nextTurn = Effect.gen(function* () {
+    // fallback: turn folders that cannot be listed number the next turn 1 (a folder that exists is not overwritten)
     const names = yield* fs.readDirectory(NodePath.join(dir, "artifacts")).pipe(Effect.orElseSucceed((): string[] => []))
     const used = names.map((n) => /^turn-(\d+)$/.exec(n)?.[1]).filter((n) => n !== undefined).map(Number)
     return used.length === 0 ? 1 : Math.max(...used) + 1
@@ -173,20 +178,24 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
 
   const lastRun = (t: T.Task) => {
     const id = t.runs.at(-1)
+    // Only a run that is gone is "no run": a failed read would hide a stalled run from the rule that it may only be requeued or held.
     // @effect-diagnostics-next-line effectSucceedWithVoid:off -- the value is "no run", not "no result"
-    return id === undefined ? Effect.succeed(undefined) : runs.get(id).pipe(Effect.orElseSucceed(() => undefined))
+    return id === undefined ? Effect.succeed(undefined) : runs.get(id).pipe(Effect.catchTag("RunNotFound", () => Effect.succeed(undefined)))
   }
 
+  // display: the decision log is a record for the owner; a failed append is logged
   const record = (r: DecisionRecord) => log.append(r).pipe(Effect.catchAll((e) => Effect.logWarning(`conductor: could not record a decision: ${e.message}`)))
 
   /** Abandon open conductor questions no task waits on any more: nobody would read their answer. */
   const abandonOrphans = (all: ReadonlyArray<T.Task>) =>
     Effect.gen(function* () {
       const waited = new Set(all.flatMap((t) => t.blocked_by))
+      // fallback: questions that cannot be listed abandon nothing this cycle
       const open = (yield* questions.list.pipe(Effect.orElseSucceed(() => []))).filter((q) => D.isConductorQuestion(q) && Q.isOpen(q))
       const now = new Date(yield* Clock.currentTimeMillis)
       for (const q of open)
         if (!waited.has(q.id))
+          // fallback: an orphan question left open is abandoned at the next cycle
           yield* questions.update(q.id, (x) => Either.right(Q.abandon(x, "no task waits on this conductor question any more", now))).pipe(Effect.ignore)
     })
 
@@ -201,6 +210,7 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
       const id = yield* Effect.either(tasks.resolveId(d.id))
       if (Either.isLeft(id)) return refused(id.left.message)
       const full = { ...base, task: id.right }
+      // fallback: a claim that cannot be taken is a refusal: nothing is written
       if (!(yield* tasks.claim(id.right).pipe(Effect.orElseSucceed(() => false))))
         return { ...full, outcome: "refused", why: `task ${T.shortId(id.right)} is claimed by a loop working on it` } satisfies DecisionRecord
       return yield* applyClaimed(full, d).pipe(Effect.ensuring(tasks.unclaim(id.right)))
@@ -223,7 +233,8 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
         }
         resolved = { ...d, blocked_by: ids }
       }
-      const all = yield* tasks.list.pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<T.Task>))
+      // The queue as it is: read as empty, a circle through it would go unseen and be written (refused below instead).
+      const all = yield* tasks.list
       const run = yield* lastRun(current.right)
       const branch = run === undefined ? Option.none() : yield* survivingBranch(run)
       const ctx: D.DecideContext = {
@@ -243,6 +254,7 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
       )
       if (Either.isLeft(after)) return refused(typeof after.left === "string" ? after.left : after.left.message)
       return { ...base, outcome: "applied", why: plan.what } satisfies DecisionRecord
+      // fallback: any failure of one decision is its refusal, recorded; nothing more is written for it
     }).pipe(Effect.catchAll((e): Effect.Effect<DecisionRecord> => Effect.succeed({ ...base, outcome: "refused" as const, why: e.message })))
 
   /** File (or reuse) this task's conductor question and block the task on it. Never waits. */
@@ -365,6 +377,7 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
         yield* say(`turn ${turn} could not start (${result.left.message}); this cycle changes nothing`)
         return lines
       }
+      // display: a seat that cannot be saved is logged; the next turn starts a fresh session
       yield* saveSeat(result.right.seat).pipe(Effect.catchAll((e) => Effect.logWarning(`conductor: could not save its seat: ${e.message}`)))
       if (!result.right.usable) {
         yield* say(
@@ -381,6 +394,7 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
       }
       for (const d of verdict.right.decisions) {
         const r = yield* applyOne(turn, d).pipe(
+          // display: a failed turn is logged and changes nothing
           Effect.catchAllCause((c) =>
             nowDate.pipe(
               Effect.map((now): DecisionRecord => ({
@@ -403,6 +417,7 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
   const cycle = Effect.gen(function* () {
     if (options.disabled === true || config.conductor === null) return [] as ReadonlyArray<string>
     if (!(yield* mayConduct)) return [] as ReadonlyArray<string>
+    // fallback: a queue that cannot be listed makes this cycle do nothing
     const all = yield* tasks.list.pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<T.Task>))
     yield* abandonOrphans(all)
     const stalledIds = new Set<string>()
@@ -415,6 +430,7 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
     yield* Ref.set(lastSeen, snapshot)
     yield* Ref.set(inTurn, true)
     return yield* keepingClaim(turnOf(lists)).pipe(Effect.ensuring(Ref.set(inTurn, false)))
+    // display: the failed cycle is logged and changes nothing
   }).pipe(Effect.catchAllCause((c) => Effect.as(Effect.logWarning(`conductor: the cycle failed and changes nothing: ${c}`), [] as ReadonlyArray<string>)))
 
   return { cycle, busy: Ref.get(inTurn) } satisfies ConductorShape

@@ -94,6 +94,7 @@ export const readDecisions = (conductDir: string) =>
   Effect.flatMap(FileSystem.FileSystem, (fs) =>
     fs.readFileString(decisionsPath(conductDir)).pipe(
       Effect.map(parseDecisions),
+      // display: the decision log as shown; nothing when it cannot be read
       Effect.orElseSucceed((): ReadonlyArray<DecisionRecord> => [])
     ))
 
@@ -184,6 +185,7 @@ export const inRecords = (
       })
     const read = records.scan.pipe(
       Effect.map((scan) => [...scan.records].sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)).map((e) => e.record)),
+      // display: the decision log as shown; nothing when it cannot be read
       Effect.orElseSucceed((): ReadonlyArray<DecisionRecord> => [])
     )
     return { where: records.root, append, read }

@@ -60,6 +60,7 @@ const claimsOf = (home: string) => Claims.makeFiles(() => daemonFile(home))
  */
 export const liveOwner = Effect.fn("Daemon.liveOwner")(function* (home: string) {
   const claims = yield* claimsOf(home)
+  // display: the holder named in the "already running" message; none when it cannot be read
   const holder = yield* claims.holder("daemon", HOME_CLAIM).pipe(Effect.orElseSucceed(() => Option.none<Claims.Holding>()))
   return Option.map(holder, (h) => h.owner.pid)
 })
@@ -128,6 +129,7 @@ export const own = Effect.fn("Daemon.own")(function* (home: string, doing: Effec
   // home over (this one was given up for dead): writing on would make two owners.
   const beat = Effect.gen(function* () {
     const still = yield* claims.renew(mine, yield* detail).pipe(
+      // fallback: a refresh that failed is logged and counts as done; the claim's own renewal decides ownership
       Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not refresh ${file}: ${e.message}`), true))
     )
     if (!still) return yield* Effect.flip(takenOver)
@@ -135,9 +137,11 @@ export const own = Effect.fn("Daemon.own")(function* (home: string, doing: Effec
   yield* Effect.forkScoped(
     Effect.repeat(beat, Schedule.spaced(HEARTBEAT)).pipe(
       Effect.delay(HEARTBEAT),
+      // display: the lost claim is logged and ends the daemon
       Effect.catchAll((e) => Effect.zipRight(Effect.logWarning(e.message), Deferred.fail(lost, e)))
     )
   )
+  // fallback: a missed renewal is retried on the schedule
   const refresh = Effect.flatMap(detail, (d) => claims.renew(mine, d)).pipe(Effect.ignore)
   return { token: mine.token, lost: Deferred.await(lost), refresh } satisfies Owned
 })

@@ -105,9 +105,11 @@ export const make = Effect.gen(function* () {
       Effect.map(Option.some),
       // No record: never started. One that cannot be read is logged and
       // read as never started, rather than stopping every deputy.
+      // display: a deputy that could not start is logged; its question stays open
       Effect.catchAll((e) =>
         Effect.as(
           records.exists(id).pipe(
+            // fallback: a deputy that could not start is "not started"; its question stays open for the next tick
             Effect.orElseSucceed(() => false),
             Effect.flatMap((there) => (there ? Effect.logWarning(`deputies: ${e.message}`) : Effect.void))
           ),
@@ -157,6 +159,7 @@ export const make = Effect.gen(function* () {
         const beat = withFs(Lease.beat(questions.root, q.id, "deputy"))
         return beating(beat, Effect.zipRight(beat, turn))
       },
+      // display: a deputy's bad end is logged; its question stays as it was
       Effect.catchAllCause((c) => Effect.logWarning(`deputy for ${Q.shortId(q.id)} ended badly: ${c}`)),
       Effect.ensuring(
         Effect.gen(function* () {
@@ -175,6 +178,7 @@ export const make = Effect.gen(function* () {
   const tick = Effect.gen(function* () {
     if (config.conductor === null) return
     const now = yield* Clock.currentTimeMillis
+    // fallback: questions that cannot be listed start no deputy this tick
     const open = (yield* questions.list.pipe(Effect.orElseSucceed(() => []))).filter((q) => q.node === CONDUCT && Q.isOpen(q))
     const candidates: Deputy.Candidate[] = []
     const memory = new Map<string, Deputy.DeputyMemory>()
@@ -208,6 +212,7 @@ export const make = Effect.gen(function* () {
       yield* Ref.update(running, (s) => new Set(s).add(q.id))
       yield* FiberSet.run(fibers, run(q, starts))
     }
+    // display: the failed tick is logged; the next tick looks again
   }).pipe(Effect.catchAllCause((c) => Effect.logWarning(`deputies: tick failed: ${c}`)))
 
   return { tick, settle: FiberSet.awaitEmpty(fibers) } satisfies DeputiesShape

@@ -113,6 +113,7 @@ export const listIn = Effect.fn("Notices.list")(function* (root: string) {
 /** Every readable notice of `records`, newest first; none when they cannot be listed. */
 export const listOf = (records: NoticeRecords): Effect.Effect<ReadonlyArray<Notice>> =>
   Effect.map(
+    // display: the notices as listed for the owner; none when they cannot be read
     records.scan.pipe(Effect.orElseSucceed((): RecordStore.Scan<Notice> => ({ records: [], skipped: [] }))),
     (scan) => newestFirst(scan.records)
   )
@@ -143,6 +144,7 @@ export const make = Effect.fn("Notices.make")(function* (records: NoticeRecords)
       let notice = yield* draw
       for (let tries = 0; tries < 16; tries++) {
         const created = yield* records.create(notice).pipe(
+          // display: a notice that cannot be written is logged; it is sent anyway
           Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not write the notice ${notice.id}: ${e.message}`), true))
         )
         if (created) break
@@ -152,6 +154,7 @@ export const make = Effect.fn("Notices.make")(function* (records: NoticeRecords)
       // which run it is about; the summary is the notice's, not the question's.
       yield* notifier
         .notify({ ...about, summary }, { notice: true })
+        // display: a notice that cannot be sent is logged
         .pipe(Effect.catchAll((e) => Effect.logWarning(`could not send the notice for ${Q.shortId(about.id)}: ${e.message}`)))
       return Option.some(notice)
     })

@@ -142,6 +142,7 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
   const change = (id: string, f: (t: T.Task) => T.Task) =>
     untilStoreAnswers(`queue: updating task ${T.shortId(id)}`, tasks.update(id, (t) => Either.right(f(t))), (e) => e._tag === "TaskStoreError").pipe(
       Effect.map(Option.some),
+      // fallback: a task that cannot be updated is "not changed"; the next tick reads it again
       Effect.catchAll((e) => Effect.as(Effect.logWarning(`queue: could not update task ${T.shortId(id)}: ${e.message}`), Option.none<T.Task>()))
     )
 
@@ -152,6 +153,7 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       if (s._tag === "Wait") {
         if (run.status === "waiting" && !(yield* Ref.get(toldWaiting)).has(run.id)) {
           yield* Ref.update(toldWaiting, (w) => new Set(w).add(run.id))
+          // display: the questions named in the "waiting" line; none when they cannot be read
           const open = (yield* questions.list.pipe(Effect.orElseSucceed(() => []))).filter((q) => q.run === run.id && outstanding(q))
           yield* say(events, {
             kind: "waiting",
@@ -179,16 +181,17 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       const blocked = all.filter((t) => t.status === "blocked")
       if (blocked.length === 0) return
       const byId = new Map(all.map((t) => [t.id, t]))
-      const qs = new Map((yield* questions.list.pipe(Effect.orElseSucceed(() => []))).map((q) => [q.id, q]))
+      // Read, not assumed: a question the listing failed to give would be "missing", and its task's wait dropped.
+      const qs = new Map((yield* questions.list).map((q) => [q.id, q]))
       // A question answered long ago is on its month's shelf, not in the hot
       // listing: looked up by id before it is called missing.
       // So is a task done a while ago: looked up by id before it is called missing.
       for (const id of new Set(blocked.flatMap((t) => t.blocked_by)))
         if (!byId.has(id) && !qs.has(id)) {
-          const shelved = yield* Effect.option(questions.get(id))
+          const shelved = yield* questions.get(id).pipe(Effect.map(Option.some), Effect.catchTag("QuestionNotFound", () => Effect.succeedNone))
           if (Option.isSome(shelved) && shelved.value.id === id) qs.set(id, shelved.value)
           else {
-            const done = yield* Effect.option(tasks.get(id))
+            const done = yield* tasks.get(id).pipe(Effect.map(Option.some), Effect.catchTag("TaskNotFound", () => Effect.succeedNone))
             if (Option.isSome(done) && done.value.id === id) byId.set(id, done.value)
           }
         }
@@ -232,6 +235,7 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
             ? Either.getOrElse(T.stall(fresh, why), () => fresh)
             : fresh))
           yield* tasks.unclaim(t.id)
+          // fallback: best-effort stall of the run; the task's own settlement is what was written
           if (runId !== undefined) yield* runs.setStatus(runId, "stalled", why).pipe(Effect.ignore)
           if (Option.isSome(after) && after.value.status === "failed")
             yield* say(events, { kind: "stalled", task: t.id, run: runId ?? null, line: `stalled ${title(t)}: ${why}; the attempt is refunded` })
@@ -246,6 +250,7 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
           if (runId === undefined) return
           const after = yield* change(t.id, (fresh) => settle(fresh, runId, s, maxAttempts))
           yield* tasks.unclaim(t.id)
+          // fallback: best-effort stall of the run; the task's own settlement is what was written
           yield* runs.setStatus(runId, "stalled", s.why).pipe(Effect.ignore)
           if (Option.isNone(after) || after.value.runs.at(-1) !== runId) return
           const now = after.value
@@ -263,7 +268,8 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       if (runId === undefined) return loopAlive ? undefined : yield* stall("it was marked running but no run was ever recorded for it")
       const run = yield* Effect.either(runs.get(runId))
       if (Either.isLeft(run)) return loopAlive ? undefined : yield* stall(`its run ${runId} cannot be read (${run.left.message})`)
-      const waitingOnOwner = (yield* questions.list.pipe(Effect.orElseSucceed(() => []))).some((q) => q.run === runId && outstanding(q))
+      // Read, not assumed: "nobody waits on the owner" would settle (stall) a run that still has an answer to carry.
+      const waitingOnOwner = (yield* questions.list).some((q) => q.run === runId && outstanding(q))
       // A run with an answer still to deliver has not ended, even if the
       // waiter's delivery stalled it on a usage limit: the waiter carries the
       // answer once the limit lifts, and the task waits for that run.
@@ -319,6 +325,7 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       if (Either.isLeft(outcome)) {
         // Could not even run (the seat taken, the record unreadable): not the task's fault.
         const why = `its turn could not run: ${(outcome.left as { message?: string }).message ?? String(outcome.left)}`
+        // fallback: best-effort stall of the run; the task's own settlement is what was written
         yield* runs.setStatus(run.id, "stalled", why).pipe(Effect.ignore)
         return yield* settleTask(events, t.id, { ...run, status: "stalled", reason: why })
       }
@@ -349,6 +356,7 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
         n.delete(t.id)
         return n
       })),
+      // display: the turn's bad end is logged; the task is settled by the next tick
       Effect.catchAllCause((c) => Effect.logWarning(`queue: the turn of task ${T.shortId(t.id)} ended badly: ${c}`))
     )
 
@@ -368,6 +376,7 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       const fresh = yield* Effect.either(tasks.get(t.id))
       if (Either.isLeft(fresh) || !T.runnable(fresh.right)) return yield* Effect.as(tasks.unclaim(t.id), false)
       return yield* begin(events, fresh.right, agent.right, repo)
+      // display: a task that could not start is logged and left as it was
     }).pipe(Effect.catchAll((e) => Effect.as(Effect.logWarning(`queue: could not start task ${T.shortId(t.id)}: ${e.message}`), false)))
 
   /** How a task's run is seated when it is a competition; none for a solo run; or why its config cannot say. */
@@ -411,6 +420,7 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       const prompt: TurnPrompt = (magi) => Prompts.runPrompt(instruction, run.worktree, run.branch, magi)
       const started = yield* Effect.either(tasks.update(t.id, (x) => T.start(x, run.id)))
       if (Either.isLeft(started)) {
+        // fallback: best-effort mark of a run that never began; its task was already refused
         yield* runs.setStatus(run.id, "superseded", `its task changed before the run began: ${started.left.message}`).pipe(Effect.ignore)
         yield* tasks.unclaim(t.id)
         return false
@@ -456,7 +466,8 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
 
   const tick = Effect.gen(function* () {
     const events: QueueEvent[] = []
-    let all = yield* tasks.list.pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<T.Task>))
+    // The queue is read, never assumed, before the tick writes: a failed listing fails the tick (logged below), the next one reads again.
+    let all = yield* tasks.list
     yield* resolveAll(events, all)
     const mine = yield* Ref.get(inFlight)
     for (const t of all) if (t.status === "running" && !mine.has(t.id)) yield* follow(events, t)
@@ -465,11 +476,11 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
     if (Option.isSome(conductor)) {
       const lines = yield* conductor.value.cycle
       for (const line of lines) yield* say(events, { kind: "conducted", task: "", run: null, line: `conductor: ${line}` })
-      if (lines.length > 0) all = yield* tasks.list.pipe(Effect.orElseSucceed(() => all))
+      if (lines.length > 0) all = yield* tasks.list
     }
     // Conductor questions nobody waits on get a deputy, in the background.
     if (Option.isSome(deputies)) yield* deputies.value.tick
-    if (events.length > 0) all = yield* tasks.list.pipe(Effect.orElseSucceed(() => all))
+    if (events.length > 0) all = yield* tasks.list
     // Failed tasks still in their pause are not tried this tick.
     const tried = yield* pausedRetries(all)
     // A roster is read from the repo's config files: once per repo per tick,
@@ -487,6 +498,7 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
     }
     return events
   }).pipe(
+    // display: the failed tick is logged; the next tick reads everything again
     Effect.catchAllCause((c) => Effect.as(Effect.logWarning(`queue tick failed: ${c}`), [] as ReadonlyArray<QueueEvent>)),
     Effect.withSpan("QueueLoop.tick")
   )

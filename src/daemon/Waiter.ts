@@ -171,7 +171,8 @@ export const make = Effect.fn("Waiter.make")(function* () {
       ? Effect.succeed(false)
       : runs.get(q.run).pipe(
         Effect.map((run) => !runsHere(run, config.hostName)),
-        Effect.orElseSucceed(() => false)
+        // A run that is gone is nobody else's; one that failed to read may be, so this look skips the question.
+        Effect.catchTag("RunNotFound", () => Effect.succeed(false))
       )
 
   const busyFor = (q: Q.Question) =>
@@ -179,7 +180,8 @@ export const make = Effect.fn("Waiter.make")(function* () {
       ? Effect.succeed(false)
       : runs.get(q.run).pipe(
         Effect.flatMap((run) => driver.seatBusy(run, q.seat)),
-        Effect.orElseSucceed(() => false)
+        // Not "free" on a failed read: a free seat past the deadline is expired, a write.
+        Effect.catchTag("RunNotFound", () => Effect.succeed(false))
       )
 
   const decideNow = (q: Q.Question) =>
@@ -206,6 +208,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
       yield* Effect.logInfo(`question ${Q.shortId(q.id)} expired unanswered; abandoned`)
       return true
     }).pipe(
+      // display: a question that could not be expired is logged and stays open
       Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not expire question ${Q.shortId(q.id)}: ${e.message}`), false))
     )
 
@@ -215,6 +218,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
   const dropHold = (id: string) =>
     store
       .update(id, (fresh) => Either.right(fresh.waiter?.kind === "daemon" ? { ...fresh, waiter: null } : fresh))
+      // fallback: a hold not dropped is dropped at the next look
       .pipe(Effect.ignore)
 
   /**
@@ -257,7 +261,8 @@ export const make = Effect.fn("Waiter.make")(function* () {
   /** The seat to resume, or why there is none. */
   const target = (q: Q.Question) =>
     Effect.gen(function* () {
-      if (q.cwd === "" || !(yield* fs.exists(q.cwd).pipe(Effect.orElseSucceed(() => false))))
+      // A look that failed is not "gone": the refusal would tell the owner their words cannot reach the agent.
+      if (q.cwd === "" || !(yield* fs.exists(q.cwd)))
         return Either.left(`the agent's working directory ${q.cwd || "(not recorded)"} is gone`)
       // Asked outside any run: `decide` only gets here once the deadline
       // passed with the words unread (until then they wait for `--wait`).
@@ -339,8 +344,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
         // only make it answer twice.
         const repliedOnThread = word._tag !== "Answered" &&
           (yield* store.get(q.id).pipe(
-            Effect.map((fresh) => fresh.thread.slice(carried).some((t) => t.who === "agent")),
-            Effect.orElseSucceed(() => false)
+            Effect.map((fresh) => fresh.thread.slice(carried).some((t) => t.who === "agent"))
           ))
         if (Either.isLeft(result) || (!result.right.usable && !repliedOnThread)) {
           yield* Lease.clear(root, q.id)
@@ -357,6 +361,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
           if (Either.isRight(result) && result.right.quota !== null)
             yield* runs
               .setStatus(q.run, "stalled", `the agent hit its usage limit${result.right.quota === "" ? "" : `; it resets ${result.right.quota}`}`)
+              // display: a run that could not be marked is logged
               .pipe(Effect.catchAll((e) => Effect.logWarning(`could not mark run ${q.run} stalled: ${e.message}`)))
           yield* refuse(q, word, why)
           return "refused" as const
@@ -365,6 +370,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
         yield* store.update(q.id, (fresh) => Either.right(markDelivered(word, carried, result.right.text)(fresh, now)))
         yield* Lease.clear(root, q.id)
         yield* driver.finish(q.run, result.right).pipe(
+          // display: the run update after a delivery is logged; the delivery stands
           Effect.catchAll((e) => Effect.logWarning(`delivered to ${Q.shortId(q.id)} but could not update run ${q.run}: ${e.message}`))
         )
         yield* Effect.logInfo(`delivered the owner's ${word._tag === "Answered" ? "answer" : "words"} on ${Q.shortId(q.id)} to seat ${q.seat}`)
@@ -376,6 +382,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
         Effect.ensuring(release(q0.id))
       )
     }).pipe(
+      // display: a stopped delivery is logged; nothing was confirmed so nothing is marked
       Effect.catchAll((e) => Effect.as(Effect.logWarning(`delivery on ${Q.shortId(q0.id)} stopped: ${e.message}`), "refused" as const)),
       bound
     )
@@ -395,6 +402,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
       const now = yield* nowDate
       if (!Announcements.loopShouldNotify(q, yield* Announcements.read(store.announcements, q.id), now)) return false
       const claimed = yield* Announcements.claim(store.announcements, q, "loop", config.hostName, (current) => Announcements.loopShouldNotify(q, current, now))
+        // fallback: an announcement claim that cannot be taken is "not ours"; nothing is sent
         .pipe(Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not claim the announcement of ${Q.shortId(q.id)}: ${e.message}`), Option.none())))
       if (Option.isNone(claimed)) return false
       const mine = claimed.value
@@ -472,11 +480,25 @@ export const make = Effect.fn("Waiter.make")(function* () {
   const looking = (questions: Effect.Effect<ReadonlyArray<Q.Question>, never, FileSystem.FileSystem>, span: string) =>
     Effect.gen(function* () {
       const report: Reporting = { expired: [], started: [], refused: [], announced: [] }
-      for (const q of yield* questions) yield* consider(q, report)
+      for (const q of yield* questions) {
+        // display: a question that could not be looked at is only logged; nothing was written for it, the next look tries again.
+        yield* consider(q, report).pipe(
+          // display: a question that could not be looked at is only logged; nothing was written for it, the next look tries again
+          Effect.catchAll((e) => Effect.logWarning(`could not look at question ${Q.shortId(q.id)}: ${e.message}; the next look tries again`))
+        )
+      }
       return report satisfies TickReport
     }).pipe(Effect.uninterruptible, bound, Effect.withSpan(span))
 
-  const tick = looking(store.list.pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<Q.Question>)), "Waiter.tick")
+  const tick = looking(
+    store.list.pipe(
+      // fallback: a listing that failed looks at no question this time (nothing is written on it); the next tick lists again.
+      Effect.catchAll((e) =>
+        Effect.as(Effect.logWarning(`waiter: could not list the questions (${e.message}); the next tick looks again`), [] as ReadonlyArray<Q.Question>)
+      )
+    ),
+    "Waiter.tick"
+  )
 
   /**
    * Look at the questions named, and only them: what a change to one
@@ -487,7 +509,17 @@ export const make = Effect.fn("Waiter.make")(function* () {
    */
   const lookAt = (ids: ReadonlySet<string>) =>
     looking(
-      Effect.map(Effect.forEach(ids, (id) => Effect.option(store.read(id))), (found) => found.flatMap((q) => Option.toArray(q))),
+      // Gone since is nothing to do; a read that failed is logged, and the full look at the next tick finds it.
+      Effect.map(
+        Effect.forEach(ids, (id) =>
+          store.read(id).pipe(
+            Effect.map(Option.some),
+            Effect.catchTag("QuestionNotFound", () => Effect.succeedNone),
+            // display: logged only; no question read means nothing is written for it.
+            Effect.catchAll((e) => Effect.as(Effect.logWarning(`waiter: could not read question ${Q.shortId(id)} (${e.message})`), Option.none<Q.Question>()))
+          )),
+        (found) => found.flatMap((q) => Option.toArray(q))
+      ),
       "Waiter.lookAt"
     )
 
@@ -502,6 +534,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
    */
   const wakeups = Effect.gen(function* () {
     const leases = NodePath.join(root, Lease.LEASES_DIR)
+    // fallback: the folder is made if it can be; watching it then fails loudly if it is not there
     yield* fs.makeDirectory(leases, { recursive: true }).pipe(Effect.ignore)
     // `<id>.json`, or `announced/<id>.json` for its announcement record
     // (an asker that could not notify calls for a loop to do it).
@@ -519,8 +552,10 @@ export const make = Effect.fn("Waiter.make")(function* () {
     yield* Stream.merge(questionChanged, leaseGone).pipe(Stream.runForEach(wakeFor))
   })
 
+  // display: the failed tick is logged; the next tick looks again
   const once = tick.pipe(Effect.catchAllCause((c) => Effect.logWarning(`waiter tick failed: ${c}`)))
   const onceAt = (ids: ReadonlySet<string>) =>
+    // display: the failed look is logged; the next tick looks again
     ids.size === 0 ? Effect.void : lookAt(ids).pipe(Effect.catchAllCause((c) => Effect.logWarning(`waiter look failed: ${c}`)))
 
   const beats = <E, R>(after: Effect.Effect<void, E, R>): Effect.Effect<never, E, R> =>

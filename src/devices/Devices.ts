@@ -154,6 +154,7 @@ export const make = Effect.gen(function* () {
         s.records.filter((c) => now >= c.expires_at),
         (c) => codes.remove(c.id),
         { discard: true }
+        // fallback: best-effort tidy of expired pairing codes
       )).pipe(Effect.ignore)
 
   /** Every guess count gone: a new code is guessed at from nothing (Guessing.ts says why). */
@@ -275,6 +276,7 @@ export const make = Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       if (now - device.value.last_used_at >= Device.LAST_USED_EVERY_MS)
         // Revoked in between: the update finds no record and writes nothing.
+        // fallback: last_used_at is a hint for the owner; a failed stamp changes nothing else
         yield* devices.update(parts.id, (d) => Either.right({ ...d, last_used_at: Math.max(d.last_used_at, now) })).pipe(Effect.ignore)
       return device
     })

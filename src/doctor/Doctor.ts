@@ -75,6 +75,7 @@ const call = (argv: ReadonlyArray<string>, env: Record<string, string>, cwd: str
       Command.feed(""),
       Command.start
     )
+    // fallback: best-effort kill of a probe process
     yield* Effect.addFinalizer((exit) => (exit._tag === "Failure" ? proc.kill("SIGKILL").pipe(Effect.ignore) : Effect.void))
     const [stdout, stderr, code] = yield* Effect.all(
       [Notify.keepTail(Stream.decodeText(proc.stdout)), Notify.keepTail(Stream.decodeText(proc.stderr)), proc.exitCode],
@@ -165,6 +166,7 @@ const agentChecks = (agent: AgentSpec, input: DoctorInput, binDir: string | unde
     const env = { ...plain(merged), ...(facts?.quietEnv ?? {}), PATH: path }
     const program = agent.command[0]!
     const found = NodePath.isAbsolute(program)
+      // display: a doctor check: a program that cannot be looked at is reported missing
       ? (yield* Effect.flatMap(FileSystem.FileSystem, (fs) => fs.exists(program)).pipe(Effect.orElseSucceed(() => false)))
         ? Option.some(program)
         : Option.none<string>()
@@ -212,6 +214,7 @@ const agentChecks = (agent: AgentSpec, input: DoctorInput, binDir: string | unde
       const sessions = facts.sessionsDir(merged)
       if (sessions !== undefined) {
         const fs = yield* FileSystem.FileSystem
+        // display: a doctor check: a folder that cannot be looked at is reported missing
         const there = yield* fs.exists(sessions).pipe(Effect.orElseSucceed(() => false))
         checks.push(
           ok(
@@ -240,6 +243,7 @@ const pushSubscriptions = (settings: Settings, input: DoctorInput) =>
           Layer.provideMerge(Layer.merge(MagiConfig.fixed(settings), MagiHome.at(input.home)))
         )
       ),
+      // display: a doctor check: no figure read is none shown
       Effect.orElseSucceed(() => Option.none<number>())
     )
     : Effect.succeed(Option.none<number>())
@@ -346,6 +350,7 @@ const homeChecks = (input: DoctorInput) =>
       const writable = yield* fs.writeFileString(probe, "").pipe(
         Effect.zipRight(fs.remove(probe)),
         Effect.as(true),
+        // display: a doctor check: a failed probe is reported as "no"
         Effect.orElseSucceed(() => false)
       )
       return [

@@ -50,6 +50,7 @@ export const addCandidate = Effect.fn("CandidateGit.addCandidate")(function* (
   baseCommit: string
 ) {
   const fs = yield* FileSystem.FileSystem
+  // fallback: a path that cannot be looked at is added; git refuses an existing one loudly
   if (!(yield* fs.exists(path).pipe(Effect.orElseSucceed(() => false)))) yield* git(repo, "worktree", "add", "--quiet", "-b", branch, path, baseCommit)
   const hooks = `${path}.hooks`
   yield* fs.makeDirectory(hooks, { recursive: true }).pipe(Effect.orDie)
@@ -66,10 +67,12 @@ export const addCandidate = Effect.fn("CandidateGit.addCandidate")(function* (
 /** A judge's worktree: detached at the base, so `git show magi/<short>/B` works and no branch of it can move. */
 export const addJudge = Effect.fn("CandidateGit.addJudge")(function* (repo: string, path: string, baseCommit: string) {
   const fs = yield* FileSystem.FileSystem
+  // fallback: a path that cannot be looked at is added; git refuses an existing one loudly
   if (!(yield* fs.exists(path).pipe(Effect.orElseSucceed(() => false)))) yield* git(repo, "worktree", "add", "--detach", path, baseCommit)
 })
 
 /** The tip of `ref` in `repo`, or null when there is none. */
+// fallback: rev-parse --verify fails for a ref that is not there, which is what null says
 export const tip = (repo: string, ref: string) => git(repo, "rev-parse", "--verify", "--quiet", `${ref}^{commit}`).pipe(Effect.orElseSucceed(() => null))
 
 /** `<sha> <subject>` of every commit on `branch` off `baseCommit`, newest first. */
@@ -82,6 +85,7 @@ export const patchOf = (repo: string, baseCommit: string, branch: string) => git
 
 /** Is `ancestor` reachable from `descendant`? */
 export const isAncestor = (repo: string, ancestor: string, descendant: string) =>
+  // fallback: merge-base --is-ancestor answers "no" by failing
   git(repo, "merge-base", "--is-ancestor", ancestor, descendant).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
 
 /**
@@ -102,20 +106,28 @@ export const baseMovedBy = Effect.fn("CandidateGit.baseMovedBy")(function* (
   const after = yield* tip(repo, `refs/heads/${base}`)
   if (after === null || after === before) return null
   const own = yield* tip(repo, `refs/heads/${branch}`)
+  // fallback: a detached HEAD has no branch name
   const head = yield* git(worktree, "symbolic-ref", "--quiet", "--short", "HEAD").pipe(Effect.orElseSucceed(() => ""))
   const candidates = head === base || (own !== null && (yield* isAncestor(repo, after, own)))
   if (!candidates) return null
-  yield* git(repo, "update-ref", `refs/heads/${base}`, before, after).pipe(Effect.ignore)
-  return `it moved the base branch ${base} (from ${before.slice(0, 12)} to ${after.slice(0, 12)}); magi put it back`
+  // fallback: a base that moved again since cannot be put back; the record says so instead of claiming it was.
+  const restored = yield* git(repo, "update-ref", `refs/heads/${base}`, before, after).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
+  const moved = `it moved the base branch ${base} (from ${before.slice(0, 12)} to ${after.slice(0, 12)})`
+  return restored ? `${moved}; magi put it back` : `${moved}; magi could not put it back`
 })
 
 /** Remove a worktree and, when given, its branch; what is already gone is fine. */
 export const remove = Effect.fn("CandidateGit.remove")(function* (repo: string, path: string, branch: string | null) {
   const fs = yield* FileSystem.FileSystem
+  // fallback: best-effort cleanup; what is already gone is fine
   yield* git(repo, "worktree", "remove", "--force", "--force", path).pipe(Effect.ignore)
+  // fallback: best-effort cleanup; what is already gone is fine
   yield* fs.remove(path, { recursive: true }).pipe(Effect.ignore)
+  // fallback: best-effort cleanup; what is already gone is fine
   yield* fs.remove(`${path}.hooks`, { recursive: true }).pipe(Effect.ignore)
+  // fallback: best-effort cleanup; what is already gone is fine
   yield* git(repo, "worktree", "prune").pipe(Effect.ignore)
+  // fallback: best-effort cleanup; what is already gone is fine
   if (branch !== null) yield* git(repo, "branch", "-D", branch).pipe(Effect.ignore)
 })
 

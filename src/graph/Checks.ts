@@ -17,6 +17,7 @@ const tailOf = (s: Stream.Stream<Uint8Array, unknown>, max: number) =>
       const joined = acc + chunk
       return joined.length > max ? joined.slice(-max) : joined
     }),
+    // display: the tail of a check's output; empty when it cannot be read
     Effect.orElseSucceed(() => "")
   )
 
@@ -41,6 +42,7 @@ export const runCheck = Effect.fn("Checks.run")(function* (cwd: string, command:
         onSome: ([out, err, code]) => ({ exit: Number(code), timed_out: false, tail: `${out}${err}`.slice(-CHECK_TAIL_BYTES) })
       })
     ),
+    // fallback: a check that cannot start is recorded as such (exit null and the reason)
     Effect.catchAll((e) => Effect.succeed({ exit: null, timed_out: false, tail: `could not start: ${e.message}` })),
     Effect.provideService(CommandExecutor.CommandExecutor, executor)
   )

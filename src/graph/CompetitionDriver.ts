@@ -69,6 +69,7 @@ export class CompetitionDriver extends Effect.Service<CompetitionDriver>()("magi
       const fail = (e: { readonly message: string }) => new RunNotStarted({ message: e.message })
       const repo = yield* io(git(input.repoDir, "rev-parse", "--show-toplevel")).pipe(Effect.mapError(fail))
       const baseCommit = yield* io(git(repo, "rev-parse", "HEAD")).pipe(Effect.mapError(fail))
+      // fallback: a detached HEAD runs against the base commit itself
       const base = yield* io(git(repo, "symbolic-ref", "--quiet", "--short", "HEAD")).pipe(Effect.orElseSucceed(() => baseCommit))
       const at = new Date(yield* Clock.currentTimeMillis)
       const draw = Effect.map(Random.nextIntBetween(0, 0x10000), (n) => Q.makeId(at, n))
@@ -116,10 +117,13 @@ export class CompetitionDriver extends Effect.Service<CompetitionDriver>()("magi
         const result = turn._tag === "Right" ? turn.right : undefined
         // A usage limit leaves the candidate pending: the run stalls and a resume gives it its turn.
         if (result !== undefined && result.quota !== null && !result.usable) return "limited" as const
-        const baseMoved = yield* io(Git.baseMovedBy(run.repo, run.base, before, x.worktree, x.branch)).pipe(Effect.orElseSucceed(() => null))
-        const gone = !(yield* fs.exists(x.worktree).pipe(Effect.orElseSucceed(() => false)))
-        const commits = yield* io(Git.commitsOf(run.repo, run.base_commit, x.branch)).pipe(Effect.orElseSucceed(() => []))
-        const numstat = commits.length > 0 ? yield* io(Git.numstatOf(run.repo, run.base_commit, x.branch)).pipe(Effect.orElseSucceed(() => "")) : ""
+        // What is written below is read here: only a branch that is gone is "no commits"; a git or disk
+        // failure stops the step (the candidate stays pending for a resume) rather than fail it as empty.
+        const baseMoved = yield* io(Git.baseMovedBy(run.repo, run.base, before, x.worktree, x.branch))
+        const gone = !(yield* fs.exists(x.worktree))
+        const branchTip = yield* io(Git.tip(run.repo, `refs/heads/${x.branch}`))
+        const commits = branchTip === null ? [] : yield* io(Git.commitsOf(run.repo, run.base_commit, x.branch))
+        const numstat = commits.length > 0 ? yield* io(Git.numstatOf(run.repo, run.base_commit, x.branch)) : ""
         const failed = turn._tag === "Left" ? turn.left.message : result!.usable ? null : (result!.problem ?? "its agent's turn failed")
         yield* change(run.id, (c) => ({
           competition: C.withCandidate(c, x.label, (cur) => ({
@@ -277,9 +281,11 @@ export class CompetitionDriver extends Effect.Service<CompetitionDriver>()("magi
     /** `advance`, settling the run on the way out: interrupted, it stalls (resumable); broken, it fails with the reason. */
     const drive = (id: string, seating: Seating, settings: GraphSettings) =>
       advance(id, seating, settings).pipe(
+        // fallback: best-effort status on an interrupted run; a resume reads the record as it is
         Effect.onInterrupt(() => runs.setStatus(id, "stalled", "interrupted; continue with magi run --resume").pipe(Effect.ignore)),
         Effect.catchIf(
           (e): e is Exclude<typeof e, SeatBusy> => e._tag !== "SeatBusy",
+          // fallback: best-effort status; the failure itself is what is returned
           (e) => Effect.zipRight(runs.setStatus(id, "failed", `the competition could not go on: ${e.message}`).pipe(Effect.ignore), runs.get(id))
         )
       )

@@ -64,6 +64,7 @@ export const judging = ({ change, compOf, driver, io, runs }: JudgingDeps) => {
     Effect.forEach(
       C.viable(compOf(run)),
       (x) =>
+        // fallback: a candidate whose patch cannot be read is shown to the judges as empty
         Effect.map(io(Git.patchOf(run.repo, run.base_commit, x.branch)).pipe(Effect.orElseSucceed(() => "")), (patch): Shown => ({
           label: x.label,
           branch: x.branch,

@@ -28,6 +28,7 @@ const fromGh = (env: Record<string, string | undefined>): Effect.Effect<string |
       Command.start
     )
     // A gh that hangs (a keyring prompt) is killed with the scope, never left behind.
+    // fallback: best-effort kill of the token helper
     yield* Effect.addFinalizer(() => proc.kill("SIGKILL").pipe(Effect.ignore))
     const [out, code] = yield* Effect.all([Stream.mkString(Stream.decodeText(proc.stdout)), proc.exitCode], { concurrency: "unbounded" })
     const token = out.trim()

@@ -178,6 +178,7 @@ export const make = (options: Http.HttpOptions, env: Record<string, string | und
               return [{ name: c.name, jobId: c.jobId!, tail: buf.subarray(Math.max(0, buf.length - bytes)).toString("utf8") }]
             }),
             // A log that cannot be read (expired, no actions:read) leaves the fixer the check's name and link alone.
+            // display: job logs shown with a red check; none when they cannot be fetched
             Effect.catchAll((e) => Effect.logWarning(`forge: ${e.message}`).pipe(Effect.as([] as ReadonlyArray<JobLog>)))
           )
       ).pipe(Effect.map((logs) => logs.flat()))

@@ -113,6 +113,7 @@ export class LandDriver extends Effect.Service<LandDriver>()("magi/LandDriver", 
 
     const mergeLocal = (run: Run, l: L.Landing, style: L.MergeStyle) =>
       Effect.gen(function* () {
+        // fallback: a detached HEAD has no branch name
         const checkedOut = yield* sh(run.repo, "symbolic-ref", "--quiet", "--short", "HEAD").pipe(Effect.orElseSucceed(() => ""))
         const status = yield* sh(run.repo, "status", "--porcelain", "--untracked-files=no")
         const refused = localRefusal({ checkedOut, base: run.base, status })
@@ -146,6 +147,7 @@ export class LandDriver extends Effect.Service<LandDriver>()("magi/LandDriver", 
         Effect.provideService(RunStore, runs),
         Effect.provideService(FileSystem.FileSystem, fs),
         Effect.provideService(CommandExecutor.CommandExecutor, executor),
+        // display: the merge stands; a worktree left behind is logged
         Effect.catchAll((e) => Effect.logWarning(`run ${Q.shortId(run.id)} merged, but its worktree was not removed: ${e.message}`))
       )
 

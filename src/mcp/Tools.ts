@@ -195,6 +195,7 @@ const waitOnce = (
 ) =>
   Effect.scoped(
     Effect.gen(function* () {
+      // fallback: an unset or unreadable variable is empty, as the shell sees it
       const node = yield* Config.string("MAGI_NODE").pipe(Config.withDefault(""), Effect.orElseSucceed(() => ""))
       const waits = yield* makeWaits(context.slice, POLL, Lease.kindForNode(node))
       const budget = Duration.millis(budgetMs)
@@ -211,6 +212,7 @@ const waitOnce = (
  */
 const cwd = Config.string("MAGI_CWD").pipe(
   Config.withDefault(""),
+  // fallback: no asker named is an empty name
   Effect.orElseSucceed(() => ""),
   Effect.map((dir) => (dir === "" ? process.cwd() : dir))
 )

@@ -251,6 +251,7 @@ export const make = Effect.fn("Hosts.make")(function* () {
       }
       const mine = got.right
       yield* recordNow(false)
+      // fallback: best-effort last record on the way out; the claim is released after it
       yield* Effect.addFinalizer(() => Effect.zipRight(recordNow(true).pipe(Effect.ignore), claims.release(mine)))
       const takenOver = new HostTaken({
         name,
@@ -258,13 +259,16 @@ export const make = Effect.fn("Hosts.make")(function* () {
         message: `another magi loop took the host name ${name} over while this one was not beating (paused?); this one stops`
       })
       const beat = Effect.gen(function* () {
+        // display: a renewal that failed is logged; the claim's own expiry decides
         const still = yield* claims.renew(mine).pipe(Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not renew host ${name}: ${e.message}`), true)))
         if (!still) return yield* takenOver
+        // display: a host record that cannot be written is logged
         yield* recordNow(false).pipe(Effect.catchAll((e) => Effect.logWarning(`could not record host ${name}: ${e.message}`)))
       })
       const beating = yield* Effect.forkScoped(Effect.repeat(beat, Schedule.spaced(HEARTBEAT)).pipe(Effect.delay(HEARTBEAT)))
       return {
         name,
+        // fallback: a refresh that failed is retried at the next beat
         refresh: recordNow(false).pipe(Effect.ignore),
         lost: Effect.flatMap(beating.await, () => Effect.fail(takenOver))
       } satisfies Registered
@@ -302,6 +306,7 @@ export const make = Effect.fn("Hosts.make")(function* () {
         ...(Option.isSome(loopSeen) ? { loop_seen_at: loopSeen.value } : {}),
         ...(stopped ? { stopped_at: now } : {})
       })
+      // display: a host record that cannot be written is logged
     }).pipe(Effect.catchAll((e) => Effect.logWarning(`could not record host ${name}: ${e.message}`)))
 
   const registerPage = Effect.gen(function* () {

@@ -202,6 +202,7 @@ export class MagiConfig extends Context.Tag("magi/MagiConfig")<MagiConfig, Setti
     Layer.effect(
       MagiConfig,
       load(cwd).pipe(
+        // fallback: a command that does not need the config runs with the defaults, saying so
         Effect.catchAll((e) => Effect.as(Effect.logWarning(`ignoring the config, which ${doing} does not need: ${e.message}`), defaults))
       )
     )
@@ -215,6 +216,7 @@ export const repoRoot = Effect.fn("repoRoot")(function* (cwd: string) {
   const fs = yield* FileSystem.FileSystem
   let dir = NodePath.resolve(cwd)
   for (;;) {
+    // fallback: a folder that cannot be looked at is not a repository root
     if (yield* fs.exists(NodePath.join(dir, ".git")).pipe(Effect.orElseSucceed(() => false))) return dir
     const up = NodePath.dirname(dir)
     if (up === dir) return NodePath.resolve(cwd)

@@ -12,7 +12,32 @@ import { Duration, Effect, Schema, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as Unit from "./ServiceUnit.js"
 
-export class ServiceError extends Schema.TaggedError<ServiceError>()("ServiceError", { message: Schema.String }) {}
+/**
+ * The service could not be set up or taken down: `op` says what magi was
+ * doing (`platform`: this system has no service manager magi knows;
+ * `write`/`remove`: the unit file at `path`; `run`: `command`, after the
+ * unit was written), `reason` what was said back.
+ */
+export class ServiceError extends Schema.TaggedError<ServiceError>()("ServiceError", {
+  op: Schema.Literal("platform", "write", "run", "remove"),
+  path: Schema.optional(Schema.String),
+  command: Schema.optional(Schema.String),
+  platform: Schema.optional(Schema.String),
+  reason: Schema.optional(Schema.String)
+}) {
+  override get message(): string {
+    switch (this.op) {
+      case "platform":
+        return `magi service knows systemd (Linux) and launchd (macOS); on ${this.platform}, start \`magi serve\` with the system's own service manager`
+      case "write":
+        return `cannot write ${this.path}: ${this.reason}`
+      case "run":
+        return `wrote ${this.path}, but \`${this.command}\` failed: ${this.reason}`
+      case "remove":
+        return `cannot remove ${this.path}: ${this.reason}`
+    }
+  }
+}
 
 export interface Ran {
   readonly code: number
@@ -38,6 +63,7 @@ export class ServiceRunner extends Effect.Service<ServiceRunner>()("magi/Service
       }).pipe(
         Effect.scoped,
         Effect.timeoutFail({ duration: CALL_TIMEOUT, onTimeout: () => `did not answer within ${Duration.format(CALL_TIMEOUT)}` }),
+        // display: the service manager's failure is reported to the owner
         Effect.catchAll((e) =>
           Effect.succeed(
             {
@@ -59,11 +85,7 @@ export const managerFor = (platform: NodeJS.Platform): Effect.Effect<Unit.Manage
     ? Effect.succeed("systemd")
     : platform === "darwin"
     ? Effect.succeed("launchd")
-    : Effect.fail(
-      new ServiceError({
-        message: `magi service knows systemd (Linux) and launchd (macOS); on ${platform}, start \`magi serve\` with the system's own service manager`
-      })
-    )
+    : Effect.fail(new ServiceError({ op: "platform", platform }))
 
 type Env = Readonly<Record<string, string | undefined>>
 
@@ -81,8 +103,9 @@ export const install = (manager: Unit.Manager, facts: Unit.UnitFacts, env: Env, 
     const runner = yield* ServiceRunner
     const path = Unit.unitPath(manager, facts.what, env)
     const text = manager === "systemd" ? Unit.systemdUnit(facts) : Unit.launchdPlist(facts, NodePath.join(env.HOME ?? "", "Library", "Logs"))
+    // fallback: a unit file that cannot be read is rewritten in full
     const before = yield* fs.readFileString(path).pipe(Effect.orElseSucceed(() => ""))
-    const failed = (e: { readonly message: string }) => new ServiceError({ message: `cannot write ${path}: ${e.message}` })
+    const failed = (e: { readonly message: string }) => new ServiceError({ op: "write", path, reason: e.message })
     yield* fs.makeDirectory(NodePath.dirname(path), { recursive: true }).pipe(Effect.mapError(failed))
     if (before !== text) yield* fs.writeFileString(path, text).pipe(Effect.mapError(failed))
     const notes: Array<string> = []
@@ -90,7 +113,7 @@ export const install = (manager: Unit.Manager, facts: Unit.UnitFacts, env: Env, 
       Effect.flatMap(runner.run(argv), (r) =>
         r.code === 0
           ? Effect.succeed(r)
-          : Effect.fail(new ServiceError({ message: `wrote ${path}, but \`${argv.join(" ")}\` failed: ${lastLine(r)}` })))
+          : Effect.fail(new ServiceError({ op: "run", path, command: argv.join(" "), reason: lastLine(r) })))
     if (manager === "systemd") {
       const name = Unit.systemdName(facts.what)
       yield* must(["systemctl", "--user", "daemon-reload"])
@@ -127,6 +150,7 @@ export const status = (manager: Unit.Manager, what: Unit.What, env: Env, uid: nu
     const fs = yield* FileSystem.FileSystem
     const runner = yield* ServiceRunner
     const path = Unit.unitPath(manager, what, env)
+    // display: whether the unit is installed, as reported
     const installed = yield* fs.exists(path).pipe(Effect.orElseSucceed(() => false))
     if (!installed) return { path, installed, state: "not installed", running: false } satisfies Status
     if (manager === "systemd") {
@@ -144,11 +168,12 @@ export const uninstall = (manager: Unit.Manager, what: Unit.What, env: Env, uid:
     const fs = yield* FileSystem.FileSystem
     const runner = yield* ServiceRunner
     const path = Unit.unitPath(manager, what, env)
+    // fallback: a unit file that cannot be looked at is reported as not installed; nothing is removed
     const there = yield* fs.exists(path).pipe(Effect.orElseSucceed(() => false))
     if (!there) return false
     if (manager === "systemd") yield* runner.run(["systemctl", "--user", "disable", "--now", Unit.systemdName(what)])
     else yield* runner.run(["launchctl", "bootout", `gui/${uid}/${Unit.launchdLabel(what)}`])
-    yield* fs.remove(path).pipe(Effect.mapError((e) => new ServiceError({ message: `cannot remove ${path}: ${e.message}` })))
+    yield* fs.remove(path).pipe(Effect.mapError((e) => new ServiceError({ op: "remove", path, reason: e.message })))
     if (manager === "systemd") yield* runner.run(["systemctl", "--user", "daemon-reload"])
     return true
   })

@@ -32,6 +32,7 @@ export const endsTurnOnPending: Effect.Effect<boolean> = Effect.zipWith(
   Config.string("MAGI_WAIT").pipe(Config.withDefault("")),
   Config.string("MAGI_RUN").pipe(Config.withDefault("")),
   (mode, run) => mode === "end-turn" && run !== ""
+  // fallback: a probe that failed gives the plain hint
 ).pipe(Effect.orElseSucceed(() => false))
 
 /**

@@ -103,6 +103,7 @@ export const askerShouldNotify = (q: Q.Question, record: Option.Option<Announcem
 export const read = (records: AnnouncementStore, id: string): Effect.Effect<Option.Option<Announcement>> =>
   records.read(id).pipe(
     Effect.map(Option.some),
+    // fallback: an announcement that cannot be read is "none yet"; the claim on it decides who sends
     Effect.catchAll((e) => Effect.as(Effect.logDebug(`no readable announcement of ${id}: ${e.message}`), Option.none<Announcement>()))
   )
 
@@ -159,6 +160,7 @@ export const finish = (
     const at = Q.timestamp(new Date(yield* Clock.currentTimeMillis))
     yield* records.update(claimed.question, (current) =>
       current.token === claimed.token ? Either.right({ ...current, state, reason, at }) : Either.left(new NotYours()))
+    // display: a failed announcement is logged; the claim lets another try
   }).pipe(Effect.catchAllCause((cause) =>
     Effect.logDebug(`could not record the announcement of ${claimed.question}`, cause)
   ))

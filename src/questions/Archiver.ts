@@ -47,6 +47,7 @@ export const archiveNow = Effect.gen(function* () {
 
 /** `archiveNow` at once and then every `EVERY`, forever; a failed round is a warning, never the end. */
 export const archiveLoop = Effect.repeat(
+  // display: a failed move is logged; every question stays where it was
   archiveNow.pipe(Effect.catchAllCause((cause) => Effect.as(Effect.logWarning(`moving settled questions to history failed: ${cause}`), 0))),
   Schedule.spaced(EVERY)
 ).pipe(Effect.asVoid)

@@ -96,6 +96,7 @@ export class AskerWait extends Effect.Service<AskerWait>()("magi/AskerWait", {
   scoped: Effect.gen(function* () {
     const config = yield* MagiConfig
     // A deputy's `magi ask --wait` holds its question as the deputy.
+    // fallback: an unset or unreadable variable is empty, as the shell sees it
     const node = yield* Config.string("MAGI_NODE").pipe(Config.withDefault(""), Effect.orElseSucceed(() => ""))
     return yield* make(Duration.seconds(config.waitSliceSecs), POLL, Lease.kindForNode(node))
   })
@@ -130,6 +131,7 @@ export const make = Effect.fn("AskerWait.make")(function* (
       ? Effect.void
       : Effect.flatMap(Ref.get(beaten), (ids) => Effect.forEach(ids, (id) => Lease.release(store.root, id, kind), { discard: true })).pipe(
         Effect.provideService(FileSystem.FileSystem, fs),
+        // fallback: a lease beat missed is retried at the next beat
         Effect.ignore
       )
   )
@@ -148,6 +150,7 @@ export const make = Effect.fn("AskerWait.make")(function* (
   const observe = (id: string) =>
     store.read(id).pipe(
       Effect.map(outcomeOf),
+      // fallback: a question that cannot be re-read is looked at again at the next slice
       Effect.catchAll((e) => Effect.as(Effect.logDebug(`could not re-read question ${id}: ${e.message}`), Option.none()))
     )
 
@@ -189,6 +192,7 @@ export const make = Effect.fn("AskerWait.make")(function* (
         // owner must not read "the agent is waiting". The waiter keeps such
         // a question's words for the next `--wait` (`WaiterDecide`), so
         // letting go costs no "not delivered" notice.
+        // display: the pending outcome shows the question as last read
         return WaitOutcome.Pending({ question: yield* Effect.orElseSucceed(store.get(q.id), () => q) })
       }
       return yield* expire(q, timeout)
@@ -262,6 +266,7 @@ export const make = Effect.fn("AskerWait.make")(function* (
         const taken = Either.isRight(claimed) && Option.isNone(claimed.right)
         const finish = (state: "sent" | "failed", reason = "") =>
           Either.isRight(claimed) && Option.isSome(claimed.right)
+            // fallback: the announcement's record is a hint; the notification itself went out or not
             ? Announcements.finish(store.announcements, claimed.right.value, state, reason).pipe(Effect.timeout(ANNOUNCEMENT_RECORD_TIMEOUT), Effect.ignore)
             : Effect.void
         // A broken webhook costs the tap on the shoulder, nothing more: the
@@ -269,6 +274,7 @@ export const make = Effect.fn("AskerWait.make")(function* (
         if (!taken)
           yield* notifier.notify(q).pipe(
             Effect.zipRight(finish("sent")),
+            // display: a failed notification is logged; the loop stands in for it
             Effect.catchAll((e) =>
               Effect.zipRight(
                 finish("failed", e.message),
@@ -302,6 +308,7 @@ export const make = Effect.fn("AskerWait.make")(function* (
     if (outcome._tag !== "Answered" && outcome._tag !== "Replied") return Effect.void
     // Best effort: failing here only risks the daemon delivering twice.
     return store.update(id, (fresh) => Either.right(mark(fresh))).pipe(
+      // display: a delivery record that cannot be written is logged
       Effect.catchAll((e) => Effect.logDebug(`could not record delivery on ${id}: ${e.message}`)),
       Effect.asVoid
     )

@@ -50,6 +50,7 @@ export const record = (home: string, outcome: Either.Either<void, string>) =>
       onRight: () => ({ at, ok: true, error: "" })
     })
     yield* writeAtomically(pathIn(home), JSON.stringify(body) + "\n", { mode: 0o600 })
+    // display: the last notification's outcome is a hint for magi doctor
   }).pipe(Effect.catchAll((e) => Effect.logDebug(`could not record the last notification's outcome in ${home}: ${e.message}`)))
 
 /**

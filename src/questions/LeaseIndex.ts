@@ -49,11 +49,13 @@ export const make = Effect.fn("LeaseIndex.make")(function* (root: string) {
   const updating = yield* Effect.makeSemaphore(1)
   const bound = <A, E>(e: Effect.Effect<A, E, FileSystem.FileSystem>) => Effect.provideService(e, FileSystem.FileSystem, fs)
 
+  // fallback: the folder is made if it can be; watching it then fails loudly if it is not there
   yield* fs.makeDirectory(dir, { recursive: true }).pipe(Effect.ignore)
   yield* fs.watch(dir).pipe(
     Stream.map((event) => NodePath.basename(event.path)),
     Stream.filter((name) => name.endsWith(SUFFIX)),
     Stream.runForEach((name) => Ref.update(changed, (s) => new Set(s).add(name.slice(0, -SUFFIX.length)))),
+    // fallback: the lease index is a view for the web; a failed refresh is retried
     Effect.ignore,
     // Ended or failed: from now on a moved mtime is the only sign of a change.
     Effect.ensuring(Ref.set(watching, false)),

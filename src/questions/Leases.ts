@@ -113,6 +113,7 @@ export const beat = Effect.fn("Lease.beat")(function* (root: string, id: string,
   const ns = pidNamespace()
   const lease: Lease = { kind, pid: process.pid, host: NodeOs.hostname(), ...(ns === undefined ? {} : { pidns: ns }), beat_at: timestamp(now) }
   yield* writeAtomically(leasePath(root, id), JSON.stringify(lease) + "\n").pipe(
+    // fallback: a lease beat missed is retried at the next beat
     Effect.catchAll((e) => Effect.logDebug(`could not beat the lease on ${id}: ${e.message}`))
   )
 })
@@ -144,6 +145,7 @@ export const release = Effect.fn("Lease.release")(function* (root: string, id: s
 export const readAll = Effect.fn("Lease.readAll")(function* (root: string) {
   const fs = yield* FileSystem.FileSystem
   const dir = NodePath.join(root, LEASES_DIR)
+  // display: the leases listed for the web; none when the folder cannot be read
   const names = yield* fs.readDirectory(dir).pipe(Effect.orElseSucceed(() => [] as string[]))
   const leases = new Map<string, Lease>()
   for (const name of names) {
@@ -157,6 +159,7 @@ export const readAll = Effect.fn("Lease.readAll")(function* (root: string) {
 /** Drop the lease on `id`; fine when there is none. */
 export const clear = Effect.fn("Lease.clear")(function* (root: string, id: string) {
   const fs = yield* FileSystem.FileSystem
+  // fallback: best-effort removal of a lease that may be gone
   yield* fs.remove(leasePath(root, id)).pipe(Effect.ignore)
 })
 

@@ -212,6 +212,7 @@ export class Notifier extends Context.Tag("magi/Notifier")<Notifier, NotifierSha
           client,
           keys: yield* keptOnceGot(WebPush.vapidKeysShared(home.dir, storeUrl).pipe(Effect.provideService(FileSystem.FileSystem, fs))),
           subscriptions: Effect.flatMap(devices, (d) => Effect.mapError(d.subscriptions, (e) => e.message)),
+          // fallback: best-effort removal of a subscription the push service refused
           forget: (id) => Effect.flatMap(devices, (d) => d.unsubscribe(id)).pipe(Effect.ignore),
           secret,
           fallbackSecs: config.answerTimeoutSecs
@@ -363,6 +364,7 @@ const makeCommand = Effect.fn("Notifier.makeCommand")(function* (command: Readon
       const proc = yield* Command.make(program, ...argv).pipe(Command.feed(""), Command.start)
       // On the timeout, the whole process group is killed outright: a
       // notifier that ignores SIGTERM must not hold the ask hostage.
+      // fallback: best-effort kill of the notify command
       yield* Effect.addFinalizer((exit) => exit._tag === "Failure" ? proc.kill("SIGKILL").pipe(Effect.ignore) : Effect.void)
       const [stderr, , code] = yield* Effect.all(
         [

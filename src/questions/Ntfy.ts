@@ -118,6 +118,7 @@ export const publish = Effect.fn("Ntfy.publish")(function* (settings: NtfySettin
   if (token !== undefined && token !== "") request = HttpClientRequest.bearerToken(request, token)
   const response = yield* client.execute(request)
   if (response.status < 200 || response.status >= 300) {
+    // display: the body of a failed response, quoted in its error
     const text = yield* response.text.pipe(Effect.orElseSucceed(() => ""))
     return yield* Effect.fail(`ntfy at ${settings.server} answered ${response.status}: ${cut(text.trim(), 200) || "no reason given"}`)
   }

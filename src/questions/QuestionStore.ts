@@ -317,6 +317,7 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
     Effect.gen(function* () {
       const hot = panelDir(id)
       const archived = records.archivedPathOf(id)
+      // fallback: a hot path that cannot be looked at is used; the read there fails loudly
       if (archived === undefined || (yield* fs.exists(hot).pipe(Effect.orElseSucceed(() => false)))) return hot
       return NodePath.join(NodePath.dirname(archived), `${id}${PANEL_DIR}`)
     })
@@ -348,6 +349,7 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
         })
         // A copy that dies halfway must neither become the panel nor leave
         // scratch for the next call to inherit.
+        // fallback: best-effort removal of a scratch folder; the fill's own failure is reported
         yield* fill.pipe(Effect.tapError(() => clearDir(tmp).pipe(Effect.ignore)))
         yield* clearDir(dir)
         yield* fs.rename(tmp, dir).pipe(Effect.mapError(io(`move panel into ${dir}`)))
@@ -366,6 +368,7 @@ export const make = Effect.fn("QuestionStore.make")(function* (root: string) {
         clearDir(panelDir(id)),
         // Any scratch a killed `putPanel` left behind.
         fs.readDirectory(root).pipe(
+          // display: the panel's files listed; none when the folder cannot be read
           Effect.orElseSucceed((): string[] => []),
           Effect.flatMap((names) =>
             Effect.forEach(
@@ -473,6 +476,7 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
     records.withLock(
       q.id,
       Effect.gen(function* () {
+        // fallback: a record that cannot be looked at is taken as there, so nothing is filed over it
         if (yield* records.exists(q.id).pipe(Effect.orElseSucceed(() => true))) return Option.none<Question>()
         const ready = yield* prepare(q)
         return (yield* records.create(ready)) ? Option.some(ready) : Option.none<Question>()
@@ -560,6 +564,7 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
     Q.validAssetName(id)
       ? panels.read(id, PANEL_HTML).pipe(
         Effect.map(Option.map((bytes) => new TextDecoder().decode(bytes))),
+        // display: a panel that cannot be read is shown as none
         Effect.orElseSucceed(() => Option.none<string>())
       )
       : Effect.succeedNone
@@ -647,6 +652,7 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
               // answer or an abandonment that landed since the read decides.
               records.archive(id, (fresh) => History.archivable(fresh, now)).pipe(
                 // One question that cannot move (a lock held past the give-up) waits for the next round.
+                // display: a question that could not be moved is logged and stays hot
                 Effect.catchAll((e) => Effect.as(Effect.logWarning(`could not move question ${Q.shortId(id)} to history: ${e.message}`), false))
               ),
             // A move is a few file operations, each a round trip through
@@ -681,7 +687,9 @@ const assemble = Effect.fn("QuestionStore.assemble")(function* (parts: {
     archiveSettled,
     // Written as made, one month after another, none kept (`indexShelf`).
     indexHistory: (months: Iterable<string>) => Effect.forEach([...months], (m) => records.indexShelf(m), { discard: true }),
+    // display: "has history" errs towards showing the history link
     hasHistory: Effect.map(records.shelves, (s) => s.length > 0).pipe(Effect.orElseSucceed(() => true)),
+    // display: months listed for indexing; none when they cannot be read
     unindexedMonths: records.unindexedShelves.pipe(Effect.orElseSucceed((): ReadonlyArray<string> => [])),
     openFor,
     update,

@@ -236,6 +236,7 @@ export const send = (input: {
     )
     if (response.status === 404 || response.status === 410) return { _tag: "Gone" } satisfies Sent
     if (response.status < 200 || response.status >= 300) {
+      // display: the body of a failed response, quoted in its error
       const text = yield* response.text.pipe(Effect.orElseSucceed(() => ""))
       return {
         _tag: "Failed",
@@ -245,5 +246,6 @@ export const send = (input: {
     return { _tag: "Delivered" } satisfies Sent
   }).pipe(
     Effect.scoped,
+    // fallback: a failed push is its outcome, returned to the caller
     Effect.catchAll((message) => Effect.succeed<Sent>({ _tag: "Failed", message }))
   )

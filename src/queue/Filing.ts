@@ -44,6 +44,7 @@ export type Blocker = { readonly kind: "task" | "question"; readonly id: string 
 export const repoOf = Effect.fn("repoOf")(function* (dir: string) {
   const fs = yield* FileSystem.FileSystem
   const abs = NodePath.resolve(dir)
+  // fallback: a path that cannot be looked at is refused as not there
   if (!(yield* fs.exists(abs).pipe(Effect.orElseSucceed(() => false))))
     return yield* new FilingRefused({ message: `repository ${abs} does not exist` })
   // Git's own answer, not a search for `.git`: a stray empty `.git` folder
@@ -85,9 +86,11 @@ export const placeRepo = Effect.fn("placeRepo")(function* (given: string, relati
   const here = config.repos
   if (NAME.test(given) && Object.hasOwn(here, given)) return { repo: here[given]!, repoName: given } satisfies Placed
   const abs = NodePath.resolve(given)
+  // fallback: a path that cannot be looked at is not a folder; it is then refused as a repository
   const isFolder = (relativeFolders || NodePath.isAbsolute(given)) && (yield* fs.exists(abs).pipe(Effect.orElseSucceed(() => false)))
   if (!isFolder && NAME.test(given)) {
     const hosts = yield* Effect.serviceOption(Hosts)
+    // display: other hosts named in the refusal's words; none when they cannot be read
     const elsewhere = Option.isNone(hosts) ? [] : yield* hosts.value.list.pipe(Effect.orElseSucceed(() => []))
     if (elsewhere.some((h) => h.repos.includes(given))) return { repo: given, repoName: given } satisfies Placed
     const known = [
@@ -106,6 +109,7 @@ export const placeRepo = Effect.fn("placeRepo")(function* (given: string, relati
   const root = yield* repoOf(given)
   // Compared as the disk sees them: git answers with the real path, and a
   // configured clone may be reached through a link.
+  // fallback: an unresolvable path is compared as given
   const real = (path: string) => fs.realPath(path).pipe(Effect.orElseSucceed(() => path))
   const rootReal = yield* real(root)
   const clones: Record<string, string> = {}
@@ -126,6 +130,7 @@ export interface RepoName {
 export const knownRepoNames = Effect.gen(function* () {
   const config = Option.getOrElse(yield* Effect.serviceOption(MagiConfig), () => defaults)
   const hosts = yield* Effect.serviceOption(Hosts)
+  // display: other hosts named in the refusal's words; none when they cannot be read
   const seen = Option.isNone(hosts) ? [] : yield* hosts.value.list.pipe(Effect.orElseSucceed(() => []))
   const names = new Set([...Object.keys(config.repos), ...seen.flatMap((h) => h.repos)])
   return [...names].sort().map(

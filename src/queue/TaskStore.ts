@@ -205,6 +205,7 @@ export const make = Effect.fn("TaskStore.make")(function* (
 /** The folder's mtime, which every write moves (a rename into it); 0 with no task in it. */
 const folderRevision = (records: RecordStore.KindRecords<Task, TaskNotFound, T.UnreadableTask, TaskStoreError>) =>
   Effect.gen(function* () {
+    // display: ids offered in a "did you mean"; none when they cannot be read
     const ids = yield* records.ids.pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<string>))
     return ids.length === 0 ? 0 : yield* records.revision
   })
@@ -296,6 +297,7 @@ const assemble = Effect.fn("TaskStore.assemble")(function* (
       ),
       Effect.catchTag("ClaimsError", (e) => Effect.logWarning(`queue: could not renew the claim on task ${T.shortId(id)}: ${e.message}`)),
       Effect.repeat(Schedule.spaced(rule.renewEvery)),
+      // fallback: best-effort removal of a claim file that may be gone
       Effect.ignore
     )
 
@@ -396,6 +398,7 @@ const assemble = Effect.fn("TaskStore.assemble")(function* (
   return {
     root,
     archiveDone,
+    // display: "has history" errs towards showing the history link
     hasHistory: Effect.map(records.shelves, (s) => s.length > 0).pipe(Effect.orElseSucceed(() => true)),
     history,
     ofRun,

@@ -65,6 +65,7 @@ const mtimeOf = (info: FileSystem.File.Info) => Option.getOrElse(Option.map(info
 const isLink = (path: string) =>
   Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readLink(path)).pipe(
     Effect.as(true),
+    // display: whether an artifact is there, for the page
     Effect.orElseSucceed(() => false)
   )
 
@@ -76,6 +77,7 @@ export const list = (dir: string) =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
     if (yield* isLink(dir)) return []
+    // display: the artifacts listed; none when the folder cannot be read
     const names = yield* fs.readDirectory(dir).pipe(Effect.orElseSucceed((): Array<string> => []))
     const entries = yield* Effect.forEach(
       names.filter(validArtifactName),
@@ -85,6 +87,7 @@ export const list = (dir: string) =>
           const info = yield* fs.stat(path)
           if (info.type !== "File" || (yield* isLink(path))) return Option.none()
           return Option.some({ name, size: Number(info.size), mtime: mtimeOf(info) })
+          // display: an artifact's tail; none when it cannot be read
         }).pipe(Effect.orElseSucceed(() => Option.none())),
       { concurrency: 16 }
     )

@@ -40,6 +40,7 @@ export const removeRun = Effect.fn("removeRun")(function* (wanted: string) {
 
   const said: string[] = []
   const failed = (e: { readonly message: string }) => refuse(`${e.message}; nothing else was removed`)
+  // fallback: a worktree that cannot be looked at is taken as there, so it is removed through git
   if (yield* fs.exists(run.worktree).pipe(Effect.orElseSucceed(() => true))) {
     // Work the agent left uncommitted would go with the folder: never silently.
     const dirty = yield* git(run.worktree, "status", "--porcelain").pipe(Effect.mapError(failed))
@@ -52,6 +53,7 @@ export const removeRun = Effect.fn("removeRun")(function* (wanted: string) {
     said.push(`removed worktree ${run.worktree}`)
   } else {
     // Deleted by hand: git still lists it until pruned.
+    // fallback: best-effort prune of git's worktree list
     yield* git(run.repo, "worktree", "prune").pipe(Effect.ignore)
     said.push(`worktree ${run.worktree} was already gone`)
   }

@@ -163,8 +163,10 @@ export const make = Effect.fn("RunDriver.make")(function* () {
   const agentFile = (runId: string, seat: string) => NodePath.join(runs.dir(runId), Lease.LEASES_DIR, `seat-${seat}.agent.json`)
   const recordAgent = (runId: string, seat: string) => (p: AgentProcess) =>
     fs.writeFileString(agentFile(runId, seat), JSON.stringify(p)).pipe(
+      // display: the agent's pid file is a hint for magi stop; a failed write is logged
       Effect.catchAll((e) => Effect.logWarning(`run ${runId}: could not record seat ${seat}'s agent process: ${e.message}`))
     )
+  // fallback: best-effort removal of the pid file
   const forgetAgent = (runId: string, seat: string) => fs.remove(agentFile(runId, seat)).pipe(Effect.ignore)
   /** End what is left of the seat's last turn's agent, if its turn is gone and it is not. */
   const endLeftoverAgent = (runId: string, seat: string) =>
@@ -226,6 +228,7 @@ export const make = Effect.fn("RunDriver.make")(function* () {
         // interrupts the call, whose scope ends the agent's process group.
         const stopAsked = runs.get(run.id).pipe(
           Effect.map((r) => r.stop_requested_at !== undefined),
+          // fallback: a record that cannot be read is "no stop asked" this time; the next poll reads it again
           Effect.orElseSucceed(() => false),
           Effect.repeat({ schedule: Schedule.spaced(STOP_POLL), until: (asked) => asked })
         )
@@ -311,6 +314,7 @@ export const make = Effect.fn("RunDriver.make")(function* () {
           Q.waitingOnAgent(fresh) && Q.unreadOwnerTurns(fresh) === undefined
             ? Either.orElse(Q.reply(fresh, text, fresh.choices, now), () => Either.right(fresh))
             : Either.right(fresh))
+      // display: a reply not put on its question is logged; the turn's result stands
     }).pipe(Effect.catchAll((e) => Effect.logWarning(`run ${runId}: the agent's reply could not be put on its question: ${e.message}`)))
 
   const finish = Effect.fn("RunDriver.finish")(function* (runId: string, result: CallResult) {
@@ -343,15 +347,18 @@ export const make = Effect.fn("RunDriver.make")(function* () {
   const drive = Effect.fn("RunDriver.drive")(function* (runId: string, prompt: TurnPrompt, timeout: Duration.Duration = RUN_TURN_TIMEOUT) {
     const result = yield* turn({ run: runId, seat: IMPL_SEAT, prompt, timeout }).pipe(
       Effect.map((r): CallResult | undefined => r),
+      // fallback: best-effort status; the refusal itself is what is reported
       Effect.catchTag("TurnRefused", (e) => Effect.as(runs.setStatus(runId, "failed", e.message).pipe(Effect.ignore), undefined)),
       // The turn already left the run `stopped`, as the owner asked.
       Effect.catchTag("TurnStopped", () => Effect.succeed<CallResult | undefined>(undefined)),
+      // fallback: best-effort status on an interrupted run; a resume reads the record as it is
       Effect.onInterrupt(() => runs.setStatus(runId, "stalled", "interrupted; continue with magi run --resume").pipe(Effect.ignore)),
       // Anything else unexpected (a defect, an I/O error in between) settles
       // the run as failed with the reason: never `running` forever.
       Effect.tapErrorCause((cause) =>
         Cause.isInterruptedOnly(cause) || Cause.failureOption(cause).pipe(Option.exists((e) => e._tag === "SeatBusy"))
           ? Effect.void
+          // fallback: best-effort status; the defect itself propagates
           : runs.setStatus(runId, "failed", `the turn ended unexpectedly: ${Cause.pretty(cause).split("\n")[0]}`).pipe(Effect.ignore)
       )
     )

@@ -30,6 +30,7 @@ export const changesOf = (run: Run) =>
     const stat = yield* git(run.repo, "diff", "--stat=100", run.base_commit, run.branch)
     const lines = (text: string) => text.split("\n").filter((l) => l.trim() !== "")
     return { commits: lines(log), diffstat: lines(stat).map((l) => l.trim()) } satisfies Changes
+    // display: the run's report; none when it cannot be read
   }).pipe(Effect.orElseSucceed(() => undefined))
 
 /**

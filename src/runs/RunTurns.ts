@@ -65,10 +65,12 @@ export const makeSeatLocks = Effect.map(Claims.makeFiles((path) => path), (claim
     beat: (seat: string, claim: Claims.Claim) =>
       claims.renew(claim).pipe(
         Effect.flatMap((mine) => mine ? Effect.void : Effect.logWarning(`seat ${seat}'s lock was taken over while its turn ran`)),
+        // fallback: a seat lock beat missed is retried at the next beat
         Effect.catchAll((e) => Effect.logDebug(`could not beat seat ${seat}'s lock: ${e.message}`))
       ),
     release: (claim: Claims.Claim) => claims.release(claim),
     /** Is the seat's lock held by a live turn (in any process)? */
+    // fallback: a seat whose lock cannot be read counts as held, so no second turn starts on it
     held: (dir: string, seat: string) => claims.holder(pathOf(dir, seat), SEAT_RULE).pipe(Effect.map(Option.isSome), Effect.orElseSucceed(() => true))
   }
 })

@@ -381,6 +381,7 @@ const assemble = Effect.fn("RunStore.assemble")(function* (
       }))
       if (!resumable(status))
         yield* questions.abandonForRun(run.id, `run ${run.id} ${status}, so nothing is waiting for this answer`).pipe(
+          // display: the run's end stands; open questions not settled are logged and settled by the waiter
           Effect.catchAll((e) => Effect.logWarning(`run ${run.id} ended but its open questions could not be settled: ${e.message}`))
         )
       return run
@@ -396,6 +397,7 @@ const assemble = Effect.fn("RunStore.assemble")(function* (
     list,
     page,
     archiveFinished,
+    // display: "has history" errs towards showing the history link
     hasHistory: Effect.map(records.shelves, (s) => s.length > 0).pipe(Effect.orElseSucceed(() => true)),
     update,
     setStatus,

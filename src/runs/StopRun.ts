@@ -77,6 +77,7 @@ export const stopRun = Effect.fn("stopRun")(function* (wanted: string) {
     Effect.repeat({ schedule: Schedule.spaced(Duration.millis(250)), until: (r) => r.stop_requested_at === undefined }),
     Effect.zipRight(runs.get(run.id)),
     Effect.timeoutOption(STOP_WAIT),
+    // fallback: no pid read is no process to stop
     Effect.orElseSucceed(() => Option.none())
   )
   if (Option.isSome(settled))

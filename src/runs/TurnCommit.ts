@@ -40,6 +40,7 @@ export const commitLeftovers = Effect.fn("commitLeftovers")(function* (worktree:
   // What `git commit` itself would sign as; it fails when there is nobody.
   const named = yield* git(worktree, "var", "GIT_AUTHOR_IDENT").pipe(
     Effect.as(true),
+    // fallback: a worktree whose status cannot be read has nothing to commit
     Effect.orElseSucceed(() => false)
   )
   yield* git(worktree, ...(named ? [] : FALLBACK_IDENTITY), "commit", "--quiet", "--no-verify", "-m", leftoversMessage(summary, label))
@@ -60,4 +61,5 @@ export const commitAfterTurn = (worktree: string, summary: string, label: string
       Effect.provideService(CommandExecutor.CommandExecutor, executor.value)
     )
     if (Option.isSome(made)) yield* Effect.logInfo(`committed what ${label} left uncommitted in ${worktree} as ${made.value.slice(0, 12)}`)
+    // display: a failed commit of a turn's leftovers is logged; the worktree keeps them
   }).pipe(Effect.catchAll((e) => Effect.logWarning(`could not commit what ${label} left in ${worktree}: ${e.message}`)))

@@ -31,6 +31,7 @@ export const git = Effect.fn("git")(function* (cwd: string, ...args: ReadonlyArr
         Command.start
       )
       const text = (s: Stream.Stream<Uint8Array, unknown>) =>
+        // fallback: a stream that cannot be decoded is no text (git's exit code still decides)
         Stream.decodeText(s).pipe(Stream.runCollect, Effect.map((c) => Chunk.join(c, "")), Effect.orElseSucceed(() => ""))
       const [out, err, code] = yield* Effect.all([text(proc.stdout), text(proc.stderr), proc.exitCode], { concurrency: 3 })
       if (code !== 0)
@@ -51,6 +52,7 @@ export const git = Effect.fn("git")(function* (cwd: string, ...args: ReadonlyArr
 export const branchTaken = (repoDir: string, short: string) =>
   git(repoDir, "show-ref", "--verify", "--quiet", `refs/heads/magi/${short}`).pipe(
     Effect.as(true),
+    // fallback: a probe that failed is "no"
     Effect.orElseSucceed(() => false)
   )
 
@@ -62,6 +64,7 @@ export const branchTaken = (repoDir: string, short: string) =>
 export const create = Effect.fn("Worktree.create")(function* (repoDir: string, home: string, runId: string, short: string) {
   const repo = yield* git(repoDir, "rev-parse", "--show-toplevel")
   const baseCommit = yield* git(repo, "rev-parse", "HEAD")
+  // fallback: a detached HEAD runs against the base commit itself
   const base = yield* git(repo, "symbolic-ref", "--quiet", "--short", "HEAD").pipe(Effect.orElseSucceed(() => baseCommit))
   const branch = `magi/${short}`
   const path = NodePath.join(home, "worktrees", runId)

@@ -249,12 +249,14 @@ export const makeFiles = (pathOf: (key: string) => string, alive: (pid: number) 
     const mine = (key: string, token: string) =>
       fs.readFileString(pathOf(key)).pipe(
         Effect.map((text) => Option.exists(parseBody(text), (b) => b.token === token)),
+        // fallback: a claim file that cannot be looked at is not ours; nothing is removed
         Effect.orElseSucceed(() => false)
       )
 
     const renew = (claim: Claim, detail?: Detail) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
+        // fallback: a claim body that cannot be read is no body; the caller then refuses to take it over
         const current = yield* fs.readFileString(pathOf(claim.key)).pipe(Effect.map(parseBody), Effect.orElseSucceed(() => Option.none<FileBody>()))
         if (!Option.exists(current, (b) => b.token === claim.token)) return false
         // A rewrite, not a touch: the new identity tells a breaker that
@@ -272,6 +274,7 @@ export const makeFiles = (pathOf: (key: string) => string, alive: (pid: number) 
 
     const release = (claim: Claim) =>
       Effect.gen(function* () {
+        // fallback: best-effort release; a claim left behind expires
         if (yield* mine(claim.key, claim.token)) yield* fs.remove(pathOf(claim.key)).pipe(Effect.ignore)
       })
 
@@ -380,6 +383,7 @@ export const makePostgres = (sql: SqlClient.SqlClient, namespace = "") =>
     // holds its task until its ttl, and reads as that loop's all the while.
     const release = (claim: Claim) =>
       untilStoreAnswers(`letting go of the claim on ${claim.key}`, sql`DELETE FROM magi_claims WHERE key = ${rowKey(claim.key)} AND token = ${claim.token}`)
+        // fallback: best-effort removal of a claim that expired
         .pipe(Effect.ignore)
 
     const holder = (key: string, rule: Staleness) =>

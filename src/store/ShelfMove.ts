@@ -38,6 +38,7 @@ export const moveDue = <A, F extends { readonly message: string }>(
         chunk,
         (r) =>
           records.archive(idOf(r), options.still).pipe(
+            // display: a record that could not be moved is logged and stays hot
             Effect.catchAll((e) => Effect.as(Effect.logWarning(options.cannotMove(idOf(r), e.message)), false))
           ),
         { concurrency: 4 }
@@ -48,6 +49,7 @@ export const moveDue = <A, F extends { readonly message: string }>(
     }
     // Each shelf's index brought up to date from the records in hand, so a search reads index lines, not files.
     const byId = new Map(due.map((r) => [idOf(r), r]))
+    // fallback: a shelf's index not brought up to date is rebuilt by the next read of it
     for (const shelf of new Set(due.flatMap((r) => shelfOf(idOf(r)) ?? []))) yield* Effect.ignore(records.shelfIndex(shelf, byId))
     return moved
   })

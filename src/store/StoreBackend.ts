@@ -132,6 +132,7 @@ export const changes = (folder: string): Stream.Stream<string, never, StoreBacke
  */
 export const watchFolder = (fs: FileSystem.FileSystem, dir: string): Stream.Stream<string> =>
   Stream.unwrap(
+    // fallback: the folder is made if it can be; watching it then fails loudly if it is not there
     Effect.as(Effect.ignore(fs.makeDirectory(dir, { recursive: true })), fs.watch(dir).pipe(Stream.map((event) => NodePath.basename(event.path))))
   ).pipe(Stream.catchAll(() => Stream.empty))
 

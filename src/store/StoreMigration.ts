@@ -298,6 +298,7 @@ const filesSide = (home: string) =>
           if (Number(info.right.size) > kind.maxBytes) return Either.left({ _tag: "TooBig" as const, size: Number(info.right.size) })
           return yield* fs.readFileString(path).pipe(
             Effect.map((text) => Either.right(text)),
+            // display: a record that could not be migrated is reported by id
             Effect.catchAll((e) =>
               Effect.succeed(Either.left<RecordStore.BoundedReadRefusal>(isNotFound(e) ? { _tag: "NotFound" } : { _tag: "Failed", message: e.message }))
             )

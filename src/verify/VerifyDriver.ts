@@ -94,14 +94,18 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
     const rebaseInProgress = (run: Run) =>
       Effect.gen(function* () {
         const dirs = yield* Effect.forEach(["rebase-merge", "rebase-apply"], (d) => g(run.worktree, "rev-parse", "--git-path", d))
+        // fallback: a folder that cannot be looked at does not count as the project's
         for (const d of dirs) if (yield* fs.exists(NodePath.resolve(run.worktree, d)).pipe(Effect.orElseSucceed(() => false))) return true
         return false
       })
     const conflictsOf = (run: Run) =>
+      // fallback: no conflicted files read is none; the rebase's own state is checked next
       g(run.worktree, "diff", "--name-only", "--diff-filter=U").pipe(Effect.map((o) => (o === "" ? [] : o.split("\n"))), Effect.orElseSucceed(() => []))
     const identity = (run: Run) =>
       Effect.gen(function* () {
+        // fallback: an identity not configured is empty; git then uses its own default
         const name = yield* g(run.worktree, "config", "user.name").pipe(Effect.orElseSucceed(() => ""))
+        // fallback: an identity not configured is empty; git then uses its own default
         const email = yield* g(run.worktree, "config", "user.email").pipe(Effect.orElseSucceed(() => ""))
         return ["-c", `user.name=${name || Git.NEUTRAL.name}`, "-c", `user.email=${email || Git.NEUTRAL.email}`]
       })
@@ -132,6 +136,7 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
                 if (conflicts.length === 0 && (yield* rebaseInProgress(run))) conflicts = ["(the rebase was left unfinished)"]
               }
               if (conflicts.length > 0 || (yield* rebaseInProgress(run))) {
+                // fallback: best-effort abort of a rebase that may not be running
                 yield* g(run.worktree, "rebase", "--abort").pipe(Effect.ignore)
                 if (conflicts.length === 0) conflicts = ["(the rebase was left unfinished)"]
               }
@@ -201,6 +206,7 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
     const reviewOne = (run: Run, seat: string, first: string, round: V.Round) =>
       Effect.gen(function* () {
         const dir = reviewDir(run, seat)
+        // fallback: a path that cannot be looked at is added; git refuses an existing one loudly
         if (!(yield* fs.exists(dir).pipe(Effect.orElseSucceed(() => false)))) yield* g(run.repo, "worktree", "add", "--detach", "--quiet", dir, round.head)
         else yield* g(dir, "checkout", "--quiet", "--detach", "--force", round.head)
         const files = new Set((yield* g(run.repo, "ls-tree", "-r", "--name-only", round.head)).split("\n"))
@@ -240,6 +246,7 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
         const v = verOf(seated)
         const round = v.rounds.at(-1)!
         const earlier = v.rounds.slice(0, -1)
+        // fallback: a patch that cannot be read is shown to the reviewers as empty
         const patch = yield* g(run.repo, "diff", `${seated.base_commit}...${round.head}`).pipe(Effect.orElseSucceed(() => ""))
         const focusOf = (i: number) => (s.focus.length === 0 ? null : s.focus[i % s.focus.length]!)
         const pending = round.reviews.filter((x) => x.status === "pending")
@@ -288,7 +295,8 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
         const before = yield* io(Git.tip(run.repo, `refs/heads/${run.base}`))
         const turn = yield* Effect.either(driver.turn({ run: run.id, seat: verOf(run).fixer, prompt, timeout: RUN_TURN_TIMEOUT }))
         if (turn._tag === "Left" && turn.left._tag === "SeatBusy") return yield* turn.left
-        const moved = yield* io(Git.baseMovedBy(run.repo, run.base, before, run.worktree, run.branch)).pipe(Effect.orElseSucceed(() => null))
+        // Not "unmoved" on a failure: a base the fixer moved would go on to the gate unseen (the step stops instead, for a resume).
+        const moved = yield* io(Git.baseMovedBy(run.repo, run.base, before, run.worktree, run.branch))
         return { text: turn._tag === "Right" && turn.right.usable ? turn.right.text : "", moved }
       })
 
@@ -400,11 +408,13 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
      */
     const drive = (id: string, s: VerifyConfig.VerifySettings) =>
       Effect.zipRight(runs.setStatus(id, "running"), advance(id, s)).pipe(
+        // fallback: best-effort status on an interrupted run; a resume reads the record as it is
         Effect.onInterrupt(() => runs.setStatus(id, "stalled", "interrupted while verifying; continue with magi run --resume").pipe(Effect.ignore)),
         Effect.catchIf(
           (e): e is Exclude<typeof e, { readonly _tag: "SeatBusy" }> => e._tag !== "SeatBusy",
           (e) =>
             Effect.zipRight(
+              // fallback: best-effort status; the failure itself is what is returned
               runs.setStatus(id, "stalled", `the verification could not go on: ${e.message}; continue with magi run --resume ${id}`).pipe(Effect.ignore),
               runs.get(id)
             )

@@ -190,6 +190,7 @@ const listQuestions = Effect.gen(function* () {
     request.headers["accept-encoding"],
     { etag: snapshot.etag, ifNoneMatch: request.headers["if-none-match"] }
   )
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(failure))
 
 /**
@@ -207,6 +208,7 @@ const historyRoute = Effect.gen(function* () {
   const before = params.get("before") ?? undefined
   const page = yield* (yield* Snapshots).historyPage({ before: before === "" ? undefined : before, limit, words: History.words(params.get("q") ?? "") })
   return Responses.jsonBytes(page.body, page.gzipped, request.headers["accept-encoding"])
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(failure))
 
 /** `GET /api/questions/:id`: one question by its whole id, open or settled, hot or on a month's shelf (a deep link). */
@@ -214,6 +216,7 @@ const oneQuestion = Effect.gen(function* () {
   const id = yield* exactId
   const q = yield* (yield* QuestionStore).get(id)
   return Responses.json(yield* (yield* Snapshots).viewOf(q))
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(failure))
 
 const health = Effect.gen(function* () {
@@ -237,8 +240,10 @@ const health = Effect.gen(function* () {
     notify_via: yield* notify.via,
     notify_config: notify.file,
     // Every host sharing the store: online or when last seen, its version, repositories and turns.
+    // display: hosts shown on the page; none when they cannot be read
     hosts: yield* Effect.flatMap(Hosts, (h) => h.list).pipe(Effect.orElseSucceed(() => []))
   })
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(failure))
 
 const answer = Effect.gen(function* () {
@@ -246,6 +251,7 @@ const answer = Effect.gen(function* () {
   const given = yield* bodyAs(Q.Answer, '{"choice": "…"} or {"text": "…"}')
   const answered = yield* answerQuestion(id, given)
   return Responses.json(yield* (yield* Snapshots).viewOf(answered))
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(failure))
 
 const say = Effect.gen(function* () {
@@ -253,6 +259,7 @@ const say = Effect.gen(function* () {
   const { body } = yield* bodyAs(SayBody, '{"body": "…"}')
   const said = yield* sayToQuestion(id, body)
   return Responses.json(yield* (yield* Snapshots).viewOf(said))
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(failure))
 
 /** The owner withdrawing the question (the card's Withdraw): the asker reads it abandoned, in the owner's words. */
@@ -261,6 +268,7 @@ const withdraw = Effect.gen(function* () {
   const { reason } = yield* bodyAs(WithdrawBody, '{"reason"?: "…"}', { emptyAs: {} })
   const withdrawn = yield* withdrawQuestion(id, reason ?? "")
   return Responses.json(yield* (yield* Snapshots).viewOf(withdrawn))
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(failure))
 
 /**
@@ -293,6 +301,7 @@ const asset = Effect.gen(function* () {
     contentType: type,
     headers: type === "image/svg+xml" ? { ...PANEL_HEADERS, "content-disposition": "attachment" } : PANEL_HEADERS
   })
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(failure))
 
 /**

@@ -24,6 +24,7 @@ const failure = (e: { readonly message: string }) => Responses.error(500, e.mess
 
 const list = Effect.gen(function* () {
   return Responses.json({ rules: yield* (yield* SavedRules).list })
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(failure))
 
 const remove = Effect.gen(function* () {
@@ -35,6 +36,7 @@ const remove = Effect.gen(function* () {
   if (target === undefined) return Responses.error(404, `no saved approval rule ${id}: it was removed already`)
   yield* store.remove(id)
   return Responses.json({ removed: target })
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(failure))
 
 export const router = HttpRouter.empty.pipe(

@@ -75,11 +75,13 @@ const exactChat = Effect.gen(function* () {
 const list = Effect.gen(function* () {
   const chats = yield* Chats
   return Responses.json(yield* Effect.forEach(yield* chats.list, view))
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(failure))
 
 const one = Effect.gen(function* () {
   const id = (yield* HttpRouter.params)["id"] ?? ""
   return Responses.json(yield* view(yield* (yield* Chats).get(id)))
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(failure))
 
 const NewChat = Schema.Struct({
@@ -98,6 +100,7 @@ const create = Effect.gen(function* () {
   const chat = yield* chats.open({ idea: input.idea, repo, agent: input.agent ?? null, from: input.from ?? null })
   yield* chats.respondInBackground(chat.id)
   return Responses.json(yield* view(chat), 202)
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(failure))
 
 const say = Effect.gen(function* () {
@@ -107,6 +110,7 @@ const say = Effect.gen(function* () {
   const recorded = yield* chats.record(chat.id, body)
   yield* chats.respondInBackground(chat.id)
   return Responses.json(yield* view(recorded), 202)
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(failure))
 
 /** Another turn for words a failed turn left unanswered. */
@@ -116,6 +120,7 @@ const retry = Effect.gen(function* () {
   if (C.unanswered(chat).length === 0) return Responses.error(409, `chat ${chat.id} has nothing waiting for the agent`)
   yield* chats.respondInBackground(chat.id)
   return Responses.json({ ...(yield* view(chat)), thinking: true, stalled: false }, 202)
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(failure))
 
 const file = Effect.gen(function* () {
@@ -123,11 +128,13 @@ const file = Effect.gen(function* () {
   const { priority } = yield* bodyAs(Schema.Struct({ priority: Schema.optional(Schema.Int) }), '{"priority"?: whole number}')
   const filed: { readonly chat: C.Chat; readonly task: Task } = yield* (yield* Chats).fileDraft(chat.id, priority ?? 0)
   return Responses.json({ chat: yield* view(filed.chat), task: filed.task })
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(failure))
 
 const abandon = Effect.gen(function* () {
   const chat = yield* exactChat
   return Responses.json(yield* view(yield* (yield* Chats).abandon(chat.id)))
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(failure))
 
 export const router = HttpRouter.empty.pipe(

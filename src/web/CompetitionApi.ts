@@ -35,6 +35,7 @@ const pick = Effect.gen(function* () {
     RunNotFound: (e) => Effect.succeed(Responses.error(404, e.message)),
     PickRefused: (e) => Effect.succeed(Responses.error(409, e.message))
   }),
+  // display: the request's failure becomes its HTTP response
   Effect.catchAll((e) => Effect.succeed(Responses.error(500, e.message)))
 )
 

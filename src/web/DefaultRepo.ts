@@ -57,6 +57,7 @@ export class DefaultRepo extends Effect.Service<DefaultRepo>()("magi/web/Default
     const executor = yield* CommandExecutor.CommandExecutor
     const feed = yield* QueueFeed
     const config = yield* Effect.serviceOption(MagiConfig)
+    // fallback: an unresolvable path is compared as given
     const real = (path: string) => fs.realPath(path).pipe(Effect.orElseSucceed(() => path))
     const toplevel = (dir: string) =>
       git(dir, "rev-parse", "--show-toplevel").pipe(

@@ -71,6 +71,7 @@ const diff = Effect.gen(function* () {
     RunNotFound: (e) => Effect.succeed(Responses.error(404, e.message)),
     DiffUnreadable: (e) => Effect.succeed(Responses.error(409, e.message))
   }),
+  // display: the request's failure becomes its HTTP response
   Effect.catchAll((e) => Effect.succeed(Responses.error(500, e.message)))
 )
 

@@ -129,6 +129,7 @@ export class Live extends Context.Tag("magi/web/Live")<
       const hosts = yield* Effect.serviceOption(Hosts)
       const hostsNow: Effect.Effect<number> = Option.match(hosts, {
         onNone: () => Effect.succeed(0),
+        // display: the hosts count on the page; 0 when it cannot be read
         onSome: (h) => h.list.pipe(Effect.map(hostsShown), Effect.orElseSucceed(() => 0))
       })
       const fs = yield* FileSystem.FileSystem

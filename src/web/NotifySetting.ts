@@ -38,6 +38,7 @@ export class NotifySetting extends Context.Tag("magi/web/NotifySetting")<
         // A config that cannot be read notifies nobody either.
         Effect.suspend(() => load(process.cwd())).pipe(
           Effect.map((settings) => [...(settings.ntfy !== null ? ["ntfy" as const] : []), ...(settings.notifyCommand.length > 0 ? ["command" as const] : [])]),
+          // display: the notification channels shown; none when they cannot be read
           Effect.orElseSucceed((): ReadonlyArray<"ntfy" | "command"> => [])
         ),
         NOTIFY_SETTING_TTL

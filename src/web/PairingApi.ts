@@ -61,6 +61,7 @@ const pair = Effect.gen(function* () {
   return Responses.json({ name: paired.device.name, id: paired.device.id }).pipe(
     HttpServerResponse.setHeader("set-cookie", Device.setCookie(paired.cookie, overHttps(request.headers)))
   )
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(failure))
 
 const list = Effect.gen(function* () {
@@ -77,12 +78,14 @@ const list = Effect.gen(function* () {
       this_device: Option.isSome(current) && current.value.id === d.id
     }))
   })
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(failure))
 
 const revoke = Effect.gen(function* () {
   const id = (yield* HttpRouter.params)["id"] ?? ""
   const gone = yield* (yield* Devices).revoke(id)
   return Responses.json({ revoked: gone.name })
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(failure))
 
 const HEADERS = {

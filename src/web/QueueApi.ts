@@ -100,6 +100,7 @@ const list = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
   const snapshot = yield* (yield* QueueFeed).current
   return Responses.jsonBytes(snapshot.body, snapshot.gzipped, request.headers["accept-encoding"])
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(failure))
 
 /** `GET /api/queue/history` without `?limit=`: a phone's screenful or two. */
@@ -121,6 +122,7 @@ const history = Effect.gen(function* () {
   const before = params.get("before") ?? undefined
   if (before !== undefined && !/^[A-Za-z0-9._-]{1,128}$/.test(before)) return Responses.error(400, "before must be a task id")
   return Responses.json(yield* (yield* QueueFeed).history({ before, limit }))
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(failure))
 
 const add = Effect.gen(function* () {
@@ -135,6 +137,7 @@ const add = Effect.gen(function* () {
     source: T.HUMAN
   })
   return Responses.json(yield* (yield* QueueFeed).viewOf(filed), 201)
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(failure))
 
 /** A write route: the task's whole id, the body, and the transition it names. */
@@ -144,12 +147,14 @@ const move = <A, I>(schema: Schema.Schema<A, I>, expected: string, transition: (
     const body = yield* bodyAs(schema, expected, { emptyAs: {} })
     const moved = yield* (yield* TaskStore).update(id, (t) => transition(t, body))
     return Responses.json(yield* (yield* QueueFeed).viewOf(moved))
+    // display: the request's failure becomes its HTTP response
   }).pipe(Effect.catchAll(failure))
 
 const remove = Effect.gen(function* () {
   const id = yield* exactId
   const removed = yield* (yield* TaskStore).remove(id)
   return Responses.json(removed)
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(failure))
 
 const repos = Effect.gen(function* () {
@@ -168,6 +173,7 @@ const repos = Effect.gen(function* () {
     // `names`: the repositories by the name every host knows them by (`[repos]`), offered first.
     names: yield* knownRepoNames
   })
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(failure))
 
 /** Every decision the conductor recorded, newest first, for a Conductor view. */

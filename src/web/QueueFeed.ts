@@ -272,6 +272,7 @@ export class QueueFeed extends Context.Tag("magi/web/QueueFeed")<
       const taskOfRun = (run: string) =>
         store.ofRun(run).pipe(
           Effect.map(Option.map((t): TaskRef => ({ id: t.id, title: t.title, status: t.status }))),
+          // display: the feed's entry; none when it cannot be read
           Effect.orElseSucceed(() => Option.none())
         )
 

@@ -80,6 +80,7 @@ const storeFailure = (e: { readonly _tag: string; readonly message: string }) =>
 }
 
 /** The hosts as registered; none when they cannot be read (the runs still show, without "offline"). */
+// display: hosts shown on the page; none when they cannot be read
 const hostsNow = Effect.flatMap(Hosts, (h) => h.list).pipe(Effect.orElseSucceed((): ReadonlyArray<HostView> => []))
 
 /** `GET /api/hosts`: every host sharing the store, online or when last seen. */
@@ -115,6 +116,7 @@ const list = Effect.gen(function* () {
       })
     )
   )
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(storeFailure))
 
 /** A run by id or a unique prefix or suffix (the short id the CLI prints). */
@@ -137,6 +139,7 @@ const detail = Effect.gen(function* () {
   // A last output that cannot be read costs only that part of the page.
   const lastOutput = Option.isNone(latest)
     ? Option.none()
+    // display: an artifact's tail on the page; none when it cannot be read
     : yield* Artifacts.tail(dir, latest.value).pipe(Effect.orElseSucceed(() => Option.none()))
   const task = yield* (yield* QueueFeed).taskOfRun(run.id)
   const hosts = yield* hostsNow
@@ -156,6 +159,7 @@ const detail = Effect.gen(function* () {
         : { commits: changes.commits.slice(0, RunReport.COMMITS_SHOWN), commits_total: changes.commits.length, diffstat: changes.diffstat }
     } satisfies RunDetail
   )
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(storeFailure))
 
 /**
@@ -177,6 +181,7 @@ const artifact = Effect.gen(function* () {
     contentType: "text/plain; charset=utf-8",
     headers: { ...PANEL_HEADERS, "cache-control": "no-store" }
   })
+  // display: the request's failure becomes its HTTP response
 }).pipe(Effect.catchAll(storeFailure))
 
 /** `POST /api/runs/:id/stop`: `magi run stop`, from the run's page; 409 with the reason when there is nothing to stop. */
@@ -186,6 +191,7 @@ const stop = Effect.gen(function* () {
   return Responses.json({ said, run: blind(yield* (yield* RunStore).get(id)) })
 }).pipe(
   Effect.catchTag("RunNotStopped", (e) => Effect.succeed(Responses.error(409, e.message))),
+  // display: the request's failure becomes its HTTP response
   Effect.catchAll(storeFailure)
 )
 

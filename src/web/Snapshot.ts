@@ -247,6 +247,7 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
                 store.get(run).pipe(
                   Effect.tap((r) => Effect.sync(() => titles.set(run, r.id === run ? runTitle(r.instruction) : null))),
                   Effect.catchTag("RunNotFound", () => Effect.sync(() => titles.set(run, null))),
+                  // fallback: the snapshot is a view; a refresh that failed is retried
                   Effect.ignore
                 ),
               { concurrency: 4, discard: true }
@@ -254,6 +255,7 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
         })
       const queuedNow: Effect.Effect<Queued> = Option.match(hosts, {
         onNone: () => Effect.succeed(new Map()),
+        // display: queued questions on the page; none when they cannot be read
         onSome: (h) => h.list.pipe(Effect.map(queuedQuestions), Effect.orElseSucceed((): Queued => new Map()))
       })
       /** The last listing whose revision is old enough to trust on sight. */

@@ -240,6 +240,7 @@ export const serve = (
         Effect.provide(built),
         // Failures the routes did not map (a defect) still answer as JSON,
         // and are logged; a client hanging up mid-request is not a failure.
+        // display: the request's failure becomes its HTTP response
         Effect.catchAllCause((cause) =>
           Effect.as(
             Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logError("a request failed", cause),

@@ -21,7 +21,7 @@ import { Notifier } from "../../src/questions/Notifier.js"
 import { QuestionStore, StoreError } from "../../src/questions/QuestionStore.js"
 import * as Lease from "../../src/questions/Leases.js"
 import * as T from "../../src/queue/Task.js"
-import { TaskStore } from "../../src/queue/TaskStore.js"
+import { TaskStore, TaskStoreError } from "../../src/queue/TaskStore.js"
 import { RunDriver } from "../../src/runs/RunDriver.js"
 import { RunStore } from "../../src/runs/Runs.js"
 import { sampleRun } from "../runSupport.js"
@@ -511,6 +511,32 @@ describe("the conductor on a store that fails a read", () => {
         outcome: "refused",
         why: expect.stringContaining("could not be read")
       }])
+      yield* stop(s)
+    }))
+})
+
+describe("the conductor on a queue that fails a read", () => {
+  it.scoped("a failed listing of the queue is not an empty queue: a blocked_by that would close a circle is refused, not written", () =>
+    Effect.gen(function* () {
+      const w0 = yield* makeWorld
+      const real = Context.get(w0.base, TaskStore)
+      // Armed during the conductor's turn: the next listing of the queue (the circle check's) fails, once.
+      const armed = yield* Ref.make(0)
+      const flaky = {
+        ...real,
+        list: Effect.flatMap(
+          Ref.getAndUpdate(armed, (n) => (n === 0 ? 0 : n - 1)),
+          (n) => (n === 1 ? Effect.fail(new TaskStoreError({ message: "the disk hiccuped" })) : real.list)
+        )
+      }
+      const w: World = { ...w0, base: Context.add(w0.base, TaskStore, flaky) }
+      const a = yield* file(w, "Task A")
+      const b = yield* real.add({ instruction: "Task B", repo: "/repo" }, (x) => T.block(x, [a.id], "after A")).pipe(Effect.orDie)
+      yield* once(w, { text: json({ decisions: [{ id: a.id, blocked_by: [b.id] }] }), during: () => Ref.set(armed, 1) })
+      const s = yield* startServe(w)
+      yield* s.beat
+      expect((yield* task(w, a.id)).blocked_by).toEqual([])
+      expect(yield* decisions(w)).toMatchObject([{ task: a.id, outcome: "refused", why: expect.stringContaining("the disk hiccuped") }])
       yield* stop(s)
     }))
 })

@@ -17,7 +17,7 @@ import { Notifier } from "../../src/questions/Notifier.js"
 import * as Q from "../../src/questions/Question.js"
 import { QuestionStore } from "../../src/questions/QuestionStore.js"
 import { RunDriver } from "../../src/runs/RunDriver.js"
-import { RunStore, type Run } from "../../src/runs/Runs.js"
+import { RunStore, RunStoreError, type Run } from "../../src/runs/Runs.js"
 import { runWithSession } from "../runSupport.js"
 import { plainFolders } from "./loopSupport.js"
 import { TICK, Waiter } from "../../src/daemon/Waiter.js"
@@ -744,6 +744,32 @@ describe("the loop notifies in the asker's place", () => {
       const d = yield* startDaemon(w)
       yield* pass("1 minute")
       expect(yield* Ref.get(w.notified)).toEqual([])
+      yield* stop(d)
+    }))
+})
+
+describe("the waiter on a run store that fails a read", () => {
+  it.scoped("a question past its deadline whose run cannot be read is not expired: its run may be another host's, or its seat busy", () =>
+    Effect.gen(function* () {
+      const w0 = yield* makeWorld
+      const real = Context.get(w0.base, RunStore)
+      const failing = yield* Ref.make(false)
+      const flaky = {
+        ...real,
+        get: (id: string) =>
+          Effect.flatMap(Ref.get(failing), (fail) => (fail ? Effect.fail(new RunStoreError({ message: "the disk hiccuped" })) : real.get(id)))
+      }
+      const w: World = { ...w0, base: Context.add(w0.base, RunStore, flaky) }
+      yield* seed(w)
+      yield* beatAsAsker(w)
+      yield* Ref.set(failing, true)
+      const d = yield* startDaemon(w)
+      yield* pass("70 minutes", "5 minutes")
+      expect((yield* question(w)).status).toBe("open")
+      // Read again, the run is this host's and its seat free: the question expires at the next look.
+      yield* Ref.set(failing, false)
+      yield* pass("2 minutes")
+      expect((yield* question(w)).status).toBe("abandoned")
       yield* stop(d)
     }))
 })

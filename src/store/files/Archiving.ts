@@ -45,6 +45,7 @@ export const make = <A>(
         // it is hot, and a panel is looked up in both places.
         for (const name of archiveOpts?.companions?.(current.value) ?? []) {
           const from = NodePath.join(root, name)
+          // fallback: a file that cannot be looked at is not moved this time
           if (!(yield* fs.exists(from).pipe(Effect.orElseSucceed(() => false)))) continue
           const to = NodePath.join(shelfDir, name)
           // One a crash left half-moved before is replaced by the hot one.

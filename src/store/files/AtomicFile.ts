@@ -63,6 +63,7 @@ const scratchBeside = (fs: FileSystem.FileSystem, path: string, text: string, du
   Effect.gen(function* () {
     const tmp = scratchFor(path)
     yield* fs.makeDirectory(NodePath.dirname(path), { recursive: true })
+    // fallback: best-effort removal of the scratch file; the write's own failure is reported
     yield* writeScratch(fs, tmp, text, durable, mode).pipe(Effect.tapError(() => fs.remove(tmp).pipe(Effect.ignore)))
     return tmp
   })
@@ -73,6 +74,7 @@ const scratchBeside = (fs: FileSystem.FileSystem, path: string, text: string, du
  * write has still landed, only without the power-loss promise.
  */
 export const syncDirectory = (dir: string) =>
+  // fallback: not every platform can fsync a folder; the rename already happened
   Effect.flatMap(FileSystem.FileSystem, (fs) => Effect.scoped(Effect.flatMap(fs.open(dir, { flag: "r" }), (d) => d.sync)).pipe(Effect.ignore))
 
 /** Replace `path` with `text` atomically, creating its directory if needed. */
@@ -84,6 +86,7 @@ export const writeAtomically = Effect.fn("writeAtomically")(function* (
   const fs = yield* FileSystem.FileSystem
   const durable = options?.durable ?? false
   const tmp = yield* scratchBeside(fs, path, text, durable, options?.mode)
+  // fallback: best-effort removal of the scratch file; the rename's own failure is reported
   yield* fs.rename(tmp, path).pipe(Effect.tapError(() => fs.remove(tmp).pipe(Effect.ignore)))
   if (durable) yield* syncDirectory(NodePath.dirname(path))
 })
@@ -105,7 +108,9 @@ export const writeAtomicallyInPieces = <E, R>(
     const encoder = new TextEncoder()
     const keep = yield* Effect.scoped(
       Effect.flatMap(fs.open(tmp, { flag: "wx" }), (file) => fill((text) => file.writeAll(encoder.encode(text))))
+      // fallback: best-effort removal of the scratch file
     ).pipe(Effect.onExit((exit) => (Exit.isSuccess(exit) && exit.value ? Effect.void : fs.remove(tmp).pipe(Effect.ignore))))
+    // fallback: best-effort removal of the scratch file; the rename's own failure is reported
     if (keep) yield* fs.rename(tmp, path).pipe(Effect.tapError(() => fs.remove(tmp).pipe(Effect.ignore)))
     return keep
   })
@@ -130,12 +135,14 @@ export const createAtomically = Effect.fn("createAtomically")(function* (
   const linked = yield* fs.link(tmp, path).pipe(
     Effect.as(true),
     Effect.catchIf(alreadyExists, () => Effect.succeed(false)),
+    // fallback: a folder that cannot be fsynced falls back to the plain write path
     Effect.catchAll(() =>
       fs.writeFileString(path, text, { flag: "wx", ...(options?.mode === undefined ? {} : { mode: options.mode }) }).pipe(
         Effect.as(true),
         Effect.catchIf(alreadyExists, () => Effect.succeed(false))
       )
     ),
+    // fallback: best-effort removal of the scratch file
     Effect.ensuring(fs.remove(tmp).pipe(Effect.ignore))
   )
   if (linked && durable) yield* syncDirectory(NodePath.dirname(path))

@@ -68,6 +68,7 @@ export const look = (fs: FileSystem.FileSystem, path: string): Effect.Effect<Loo
     if (first._tag === "Left")
       return first.left._tag === "SystemError" && first.left.reason === "NotFound" ? { _tag: "gone" as const } : { _tag: "unsure" as const }
     const content = first.right.type === "File" && Number(first.right.size) <= CONTENT_MAX
+      // fallback: a claim body that cannot be read is empty, which no one's token matches
       ? yield* fs.readFileString(path).pipe(Effect.orElseSucceed(() => ""))
       : ""
     const second = yield* Effect.either(fs.stat(path))
@@ -112,6 +113,7 @@ export const createNew = (fs: FileSystem.FileSystem, path: string, content: stri
     // removes it, or an empty claim would sit there for every taker to wait
     // out and break.
     file.writeAll(new TextEncoder().encode(content)).pipe(
+      // fallback: best-effort removal of a claim whose write failed; that failure is reported
       Effect.tapError(() => fs.remove(path).pipe(Effect.ignore))
     ))).pipe(
       Effect.as(true),
@@ -156,6 +158,7 @@ const breakStale = (
   Effect.gen(function* () {
     const marker = `${path}.break-${identity}`
     const mine = `${process.pid} ${NodeCrypto.randomBytes(9).toString("base64url")}\n`
+    // fallback: a breaker marker not made is "someone else breaks it"
     const won = yield* createNew(fs, marker, mine).pipe(Effect.orElseSucceed(() => false))
     if (!won) {
       // Another breaker is at it, or was killed at it: its marker ages too.
@@ -167,6 +170,7 @@ const breakStale = (
     }
     const still = yield* look(fs, path)
     yield* Effect.gen(function* () {
+      // fallback: best-effort removal of a stale claim this breaker holds
       if (still._tag === "there" && still.identity === identity) yield* fs.remove(path, { recursive: still.directory }).pipe(Effect.ignore)
     }).pipe(Effect.ensuring(removeIfHolds(fs, marker, mine)))
   })
@@ -175,5 +179,6 @@ const breakStale = (
 export const removeIfHolds = (fs: FileSystem.FileSystem, path: string, content: string) =>
   fs.readFileString(path).pipe(
     Effect.flatMap((held) => (held === content ? fs.remove(path) : Effect.void)),
+    // fallback: best-effort removal of the breaker marker
     Effect.ignore
   )

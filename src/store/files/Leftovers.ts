@@ -60,15 +60,19 @@ export const make = <A>(
       if (!flat) {
         for (const id of inside) {
           const dir = NodePath.join(root, id)
+          // fallback: a folder that cannot be listed sweeps nothing
           const inside = yield* fs.readDirectory(dir).pipe(Effect.orElseSucceed((): string[] => []))
+          // fallback: sweeping leftovers is tidying; a failure removes nothing
           removed += yield* sweepIn(dir, inside, now).pipe(Effect.catchAllCause(() => Effect.succeed(0)))
         }
       }
       return removed
+      // fallback: sweeping leftovers is tidying; a failure removes nothing
     }).pipe(Effect.catchAllCause(() => Effect.succeed(0)))
 
   /** Everything: the root, the records' folders, and the shelves. */
   const sweep = Effect.gen(function* () {
+    // fallback: a folder that cannot be listed sweeps nothing
     const removed = yield* sweepNames(yield* Effect.orElseSucceed(names, () => [] as string[]))
     return removed + (yield* sweepArchive(yield* Clock.currentTimeMillis))
   })
@@ -83,6 +87,7 @@ export const make = <A>(
     archiveRoot === undefined
       ? Effect.succeed(0)
       : Effect.gen(function* () {
+        // fallback: a folder that cannot be listed sweeps nothing
         const beside = yield* fs.readDirectory(archiveRoot).pipe(Effect.orElseSucceed((): string[] => []))
         let removed = yield* sweepIn(archiveRoot, beside, now)
         for (const shelf of yield* shelves) {
@@ -93,6 +98,7 @@ export const make = <A>(
           shelfNames.forget(shelf)
         }
         return removed
+        // fallback: sweeping leftovers is tidying; a failure removes nothing
       }).pipe(Effect.catchAllCause(() => Effect.succeed(0)))
 
   /** Whether a listing should look for leftovers now: at most once per `SWEEP_EVERY_MS`. */

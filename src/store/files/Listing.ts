@@ -13,7 +13,7 @@ import { chunksOf, type Scan, type Skipped } from "../RecordStore.js"
 import { type Leftovers } from "./Leftovers.js"
 import { type RecordReads } from "./RecordReads.js"
 import { type Shelves } from "./Shelves.js"
-import { type StoreContext } from "./StoreContext.js"
+import { isNotFound, type StoreContext } from "./StoreContext.js"
 
 export interface FolderStamp {
   readonly revision: number
@@ -40,7 +40,7 @@ export const make = <A>(
   shelfList: Shelves<A>,
   leftovers: Leftovers<A>
 ) => {
-  const { fs, options, root, flat, pathOf, withFs, names, idsIn, forEachNames, archiveRoot, shelfDirOf, isLeftover } = ctx
+  const { fs, options, root, flat, pathOf, withFs, names, idsIn, forEachNames, archiveRoot, shelfDirOf, isLeftover, failed } = ctx
   const { readAll } = reads
   const { shelves, shelfIds } = shelfList
   const { sweepNames, sweepDue } = leftovers
@@ -61,6 +61,7 @@ export const make = <A>(
    */
   const shelvesStamp = Effect.gen(function* () {
     if (archiveRoot === undefined) return { key: "", names: [] as ReadonlyArray<string>, newest: 0 }
+    // fallback: the stamp of the shelves only keys a memo; no shelf listed means it is worked out again
     const names = yield* shelves.pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))
     const stamps = yield* Effect.forEach(names, (shelf) => Memo.mtimeOf(fs, shelfDirOf(shelf)))
     return { key: names.map((n, i) => `${n}:${stamps[i]}`).join(";"), names, newest: Math.max(0, ...stamps) }
@@ -73,6 +74,7 @@ export const make = <A>(
       if (shelvedSet !== undefined && shelvedSet.key === stamp.key) return shelvedSet.ids
       const takenAt = Date.now()
       const ids = new Set<string>()
+      // fallback: a shelf that cannot be listed hides none of the hot ids (they are listed as hot)
       for (const shelf of stamp.names) for (const id of yield* shelfIds(shelf).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))) ids.add(id)
       shelvedSet = Memo.trusted(stamp.newest, takenAt) ? { key: stamp.key, ids } : undefined
       return ids
@@ -93,7 +95,7 @@ export const make = <A>(
    * a lost or stale file costs one listing, which writes it again.
    */
   const hotFile = archiveRoot === undefined ? undefined : NodePath.join(archiveRoot, HOT_IDS_FILE)
-  const readHotFile = (key: string): Effect.Effect<Option.Option<ReadonlyArray<string>>> =>
+  const readHotFile = (key: string): Effect.Effect<Option.Option<ReadonlyArray<string>>, Failed> =>
     hotFile === undefined
       ? Effect.succeed(Option.none())
       : fs.readFileString(hotFile).pipe(
@@ -111,9 +113,12 @@ export const make = <A>(
             return Option.none() // torn or hand-edited: worked out again
           }
         }),
-        Effect.orElseSucceed(() => Option.none())
+        // Missing is "work them out"; a read that failed is the store failing, as the listing's own would.
+        Effect.catchIf(isNotFound, () => Effect.succeed(Option.none<ReadonlyArray<string>>())),
+        Effect.mapError(failed("read", hotFile))
       )
   const writeHotFile = (key: string, ids: ReadonlyArray<string>): Effect.Effect<void> =>
+    // fallback: the hot ids' file is a memo; one not written costs a listing next time
     hotFile === undefined ? Effect.void : withFs(writeAtomically(hotFile, JSON.stringify({ key, ids }))).pipe(Effect.ignore)
 
   /**
@@ -168,6 +173,7 @@ export const make = <A>(
   const folderStamp: Effect.Effect<FolderStamp & { readonly ids: ReadonlyArray<string>; readonly all: ReadonlyArray<string> | undefined }> = Effect.gen(
     function* () {
       const hot = yield* hotIdsAndNames.pipe(
+        // fallback: the stamp only says whether to look again; an empty one always does
         Effect.orElseSucceed(() => ({ key: "", ids: [] as ReadonlyArray<string>, all: [] as ReadonlyArray<string> | undefined }))
       )
       const mtimes = yield* Effect.forEach(hot.ids, (id) => Memo.mtimeOf(fs, pathOf(id)), { concurrency: 16 })

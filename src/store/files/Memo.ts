@@ -21,6 +21,7 @@ export const MTIME_SLACK_MS = 50
 export const mtimeOf = (fs: FileSystem.FileSystem, path: string): Effect.Effect<number> =>
   fs.stat(path).pipe(
     Effect.map((info) => Option.getOrElse(Option.map(info.mtime, (d) => d.getTime()), () => -1)),
+    // fallback: no mtime read is "unknown", which is never trusted
     Effect.orElseSucceed(() => -1)
   )
 

@@ -101,9 +101,12 @@ export const make = <A>(ctx: StoreContext<A>) => {
     const hot = Effect.map(readAt(id, pathOf(id)), (record) => ({ record, path: pathOf(id) }))
     const archived = archivedPathOf(id)
     if (archived === undefined) return hot
-    return Effect.catchAll(hot, (e) =>
+    // Only a hot copy that is not there sends the look to the shelf: one that
+    // failed to read may be newer than the shelf's, and an update written on
+    // the shelf's would lose it.
+    return Effect.catchTag(hot, "RecordNotFound", (e) =>
       Effect.flatMap(
-        fs.exists(archived).pipe(Effect.orElseSucceed(() => false)),
+        fs.exists(archived).pipe(Effect.mapError((x) => errors.failed("read", archived, x.message, x))),
         (there) => there ? Effect.map(readAt(id, archived), (record) => ({ record, path: archived })) : Effect.fail(e)
       ))
   }
@@ -135,6 +138,7 @@ export const make = <A>(ctx: StoreContext<A>) => {
   const slot = (id: string): Effect.Effect<Either.Either<A, Skipped>> =>
     read(id).pipe(
       Effect.map((a) => Either.right(a)),
+      // fallback: a listing slot that cannot be read is skipped and explained by id
       Effect.catchAll((e) => Effect.succeed(Either.left<Skipped>({ id, reason: reasonOf(e) }))),
       Effect.catchAllDefect((defect) => Effect.succeed(Either.left<Skipped>({ id, reason: describeThrown(defect) })))
     )

@@ -34,8 +34,10 @@ export const make = <A>(
     Effect.gen(function* () {
       // The id becomes a path part, so only a name that cannot traverse is
       // ever looked up directly; anything else can only match by listing.
+      // fallback: an exact id that cannot be looked at is resolved by the listing instead
       if (isSafeId(wanted) && (yield* fs.exists(pathOf(wanted)).pipe(Effect.orElseSucceed(() => false)))) return wanted
       const archived = archivedPathOf(wanted)
+      // fallback: an exact id that cannot be looked at is resolved by the listing instead
       if (archived !== undefined && (yield* fs.exists(archived).pipe(Effect.orElseSucceed(() => false)))) return wanted
       // The short id is the last segment: the owner types what they saw
       // (`ab12`), or the start of it (`ab`).
@@ -74,7 +76,8 @@ export const make = <A>(
     Effect.gen(function* () {
       const archived = archivedPathOf(id)
       if (archived === undefined) return pathOf(id)
-      const exists = (path: string) => fs.exists(path).pipe(Effect.orElseSucceed(() => false))
+      // A look that failed is the store failing: taken for "no hot copy", the write would land on the shelf's older one.
+      const exists = (path: string) => fs.exists(path).pipe(Effect.mapError(failed("read", path)))
       return !(yield* exists(pathOf(id))) && (yield* exists(archived)) ? archived : pathOf(id)
     })
 

@@ -13,7 +13,7 @@ import { digestMatches, isSafeId, reasonOf } from "../RecordStore.js"
 import { type Shelved, type ShelvedQuery } from "../ShelfPage.js"
 import { type RecordReads } from "./RecordReads.js"
 import { type Shelves } from "./Shelves.js"
-import { INDEX_SUFFIX, isPlatformError, NAMES_BATCH, type StoreContext } from "./StoreContext.js"
+import { INDEX_SUFFIX, isNotFound, isPlatformError, NAMES_BATCH, type StoreContext } from "./StoreContext.js"
 
 /** What a shelf's index keeps of one record: where it stands in the listing, and its words. */
 interface IndexEntry {
@@ -70,6 +70,7 @@ export const make = <A>(
       yield* withFs(writeAtomically(file, JSON.stringify(rest)))
     }).pipe(
       // No index yet, or a torn one: the next reader builds it from the files.
+      // fallback: the in-memory index is a cache; a failed fill reads the file next time
       Effect.catchAllCause(() => Effect.void)
     )
   }
@@ -101,8 +102,12 @@ export const make = <A>(
         Effect.withSpan("RecordStore.shelfIndex", { attributes: { shelf } })
       )
 
-  /** The stored index file of a shelf, parsed; empty when missing, torn or hand-edited (rebuilt from the files then). */
-  const storedIndex = (file: string): Effect.Effect<Record<string, unknown>> =>
+  /**
+   * The stored index file of a shelf, parsed; empty when missing, torn or
+   * hand-edited (rebuilt from the files then). A read that failed is the
+   * store failing, not "no index": the index is written next.
+   */
+  const storedIndex = (file: string): Effect.Effect<Record<string, unknown>, Failed> =>
     fs.readFileString(file).pipe(
       Effect.map((text): Record<string, unknown> => {
         try {
@@ -112,7 +117,8 @@ export const make = <A>(
           return {}
         }
       }),
-      Effect.orElseSucceed((): Record<string, unknown> => ({}))
+      Effect.catchIf(isNotFound, () => Effect.succeed<Record<string, unknown>>({})),
+      Effect.mapError(failed("read", file))
     )
 
   /**
@@ -201,6 +207,7 @@ export const make = <A>(
       }
       if (changed || Object.keys(stored).length !== index.size)
         yield* withFs(writeAtomically(file, JSON.stringify(Object.fromEntries([...index].map(([id, e]) => [id, [e.order, e.digest]]))))).pipe(
+          // fallback: the index is rebuilt by the next read if this write is lost
           Effect.ignore
         )
       const greatestFirst = [...index].map(([id, e]) => [e.order, id] as const).sort(([a], [b]) => (a < b ? 1 : a > b ? -1 : 0))
@@ -223,6 +230,7 @@ export const make = <A>(
       // A shelf that cannot be read costs its records, not the page, as an
       // unreadable record costs its slot: said, and passed over.
       const orPassedOver = <B>(shelf: string, empty: B, read: Effect.Effect<B, Failed>) =>
+        // display: a shelf that cannot be read is left out of the page, saying so
         Effect.catchAll(read, (e) => Effect.as(Effect.logWarning(`${reasonOf(e)}; the ${plural} on shelf ${shelf} are left out`), empty))
       for (const shelf of yield* shelves) {
         let taken = 0

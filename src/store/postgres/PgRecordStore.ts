@@ -130,6 +130,7 @@ export const make = <A>(
       sql<{ readonly revision: string }>`SELECT revision FROM magi_revisions WHERE kind = ${table}`,
       (rows) => Number(rows[0]?.revision ?? 0)
     )
+    // display: the revision only wakes watchers; a failed read shows no change
     const revision = revisionNow.pipe(Effect.orElseSucceed(() => 0))
 
     /** The last listing and the revision it was read at: reused while the revision is unchanged. */
@@ -396,6 +397,7 @@ export const make = <A>(
               return got !== undefined && Either.isRight(got) ? [got.right] : []
             })
           }),
+          // display: the search results; none when it fails
           Effect.orElseSucceed((): ReadonlyArray<A> => [])
         )
 
