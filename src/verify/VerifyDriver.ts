@@ -109,6 +109,11 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
     const sync = (run: Run, s: VerifyConfig.VerifySettings) =>
       Effect.gen(function* () {
         const ref = baseRef(run, s)
+        // Killed mid-rebase (or mid rebase-fix turn), the worktree is left
+        // mid-rebase with HEAD on the base, whose tree would read as "already
+        // in base": put the branch back and rebase again; the fix rounds
+        // recorded so far still count.
+        if (yield* rebaseInProgress(run)) yield* g(run.worktree, "rebase", "--abort").pipe(Effect.ignore)
         for (let attempt = verOf(run).sync.attempts + 1;; attempt++) {
           if (s.remote !== null) yield* g(run.repo, "fetch", "--quiet", s.remote, run.base)
           const onto = yield* io(Git.tip(run.repo, ref))

@@ -9,9 +9,10 @@ import { execFileSync, spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { tempDirSync, until } from "../support.js"
-import { MAGI, magi } from "../runSupport.js"
+import { MAGI, magi, repoWithAgent, serveDaemon } from "../runSupport.js"
 
 const AGENT = NodePath.resolve("test/fixtures/review-agent.mjs")
+const ASK_AGENT = NodePath.resolve("test/fixtures/ask-agent.mjs")
 
 const setup = (config: string) => {
   const dir = tempDirSync()
@@ -148,5 +149,86 @@ describe("the verification", () => {
     // The implementer ran once; the reviewer whose turn was killed was asked again.
     expect(t.calls().filter((c) => c === "impl impl")).toEqual(["impl impl"])
     expect(t.record().verification.rounds.length).toBe(1)
+  })
+
+  it("resumes after a kill -9 mid-sync at the sync, without implementing again", { timeout: 180_000 }, async () => {
+    const t = setup('[verify]\ngate = ["true"]\n')
+    NodeFs.writeFileSync(NodePath.join(t.dir, "hang-rebasefix"), "")
+    const child = spawn(process.execPath, [MAGI, "run", "change shared.txt"], {
+      cwd: t.repo,
+      env: { ...process.env, ...t.env, REVIEW_IMPL: "conflict" },
+      stdio: "ignore"
+    })
+    await until("the rebase fix to start", () => t.calls().includes("impl rebasefix"), 60_000)
+    child.kill("SIGKILL")
+    await new Promise((r) => child.once("exit", r))
+    NodeFs.rmSync(NodePath.join(t.dir, "hang-rebasefix"))
+    // Killed with the worktree mid-rebase: the record is at its sync, the fix round counted.
+    expect(t.record().verification.step).toBe("sync")
+    expect(t.record().verification.sync.rebase_fix_rounds).toBe(1)
+    const resumed = t.magi({ REVIEW_IMPL: "conflict" }, "run", "--resume", t.record().id)
+    expect(resumed.status, resumed.stderr).toBe(0)
+    expect(resumed.stderr).toContain("resuming its verification at its sync step")
+    const run = t.record()
+    expect(run.status).toBe("ready")
+    expect(run.verification.sync).toMatchObject({ rebase_fix_rounds: 2, conflicts: [] })
+    expect(t.calls()).toEqual(["impl impl", "impl rebasefix", "impl rebasefix"])
+    expect(t.git("show", `${run.branch}:shared.txt`)).toBe("the branch's line")
+    expect(t.git("merge-base", "trunk", run.branch)).toBe(t.git("rev-parse", "trunk"))
+  })
+
+  it("resumes after a kill -9 mid-gate at the gate, without reviewing again, and shows only the new gate", { timeout: 180_000 }, async () => {
+    const dir = tempDirSync()
+    const gates = NodePath.join(dir, "gates")
+    const hang = NodePath.join(dir, "hang-gate")
+    const t = setup(`[graph]\nreviewers = 1\n\n[verify]\ngate = [${JSON.stringify(`echo ran >> ${gates}; while [ -f ${hang} ]; do sleep 0.1; done`)}]\n`)
+    NodeFs.writeFileSync(hang, "")
+    const child = spawn(process.execPath, [MAGI, "run", "add the feature"], { cwd: t.repo, env: { ...process.env, ...t.env }, stdio: "ignore" })
+    await until("the gate to start", () => NodeFs.existsSync(gates), 60_000)
+    child.kill("SIGKILL")
+    await new Promise((r) => child.once("exit", r))
+    NodeFs.rmSync(hang)
+    expect(t.record().verification.step).toBe("gate")
+    expect(t.record().verification.gates).toEqual([])
+    const resumed = t.magi({}, "run", "--resume", t.record().id)
+    expect(resumed.status, resumed.stderr).toBe(0)
+    expect(resumed.stderr).toContain("resuming its verification at its gate step")
+    const run = t.record()
+    expect(run.status).toBe("ready")
+    expect(t.calls()).toEqual(["impl impl", "review-1 review"])
+    expect(run.verification.rounds.length).toBe(1)
+    // The killed gate left no result; the one shown is the resumed run's.
+    expect(run.verification.gates.map((g: { n: number; results: ReadonlyArray<{ exit: number }> }) => [g.n, g.results[0]!.exit])).toEqual([[1, 0]])
+    expect(NodeFs.readFileSync(gates, "utf8").trim().split("\n").length).toBe(2)
+  })
+
+  it("verifies a solo run whose agent asked and exited once magi serve's waiter delivers the answer and the turn ends", { timeout: 120_000 }, async () => {
+    const dir = tempDirSync()
+    const home = NodePath.join(dir, "home")
+    const repo = repoWithAgent(dir, ["node", ASK_AGENT])
+    NodeFs.appendFileSync(NodePath.join(repo, "magi.toml"), '\n[verify]\ngate = ["test -f answer.txt"]\n')
+    const env = { MAGI_HOME: home }
+    const started = magi(repo, env, "run", "Pick a storage backend")
+    expect(started.stderr).toContain("is waiting on the owner")
+    const [runId] = NodeFs.readdirSync(NodePath.join(home, "runs"))
+    const runFile = NodePath.join(home, "runs", runId!, "run.json")
+    const read = () => JSON.parse(NodeFs.readFileSync(runFile, "utf8"))
+    expect(read().verification).toBeUndefined()
+    const qdir = NodePath.join(home, "questions")
+    const [qfile] = NodeFs.readdirSync(qdir).filter((f) => f.endsWith(".json"))
+    expect(magi(repo, env, "answer", qfile!.slice(0, -5), "--reply", "SQLite").status).toBe(0)
+    const lease = NodePath.join(qdir, "leases", `${qfile!.slice(0, -5)}.lease`)
+    if (NodeFs.existsSync(lease))
+      NodeFs.writeFileSync(lease, JSON.stringify({ ...JSON.parse(NodeFs.readFileSync(lease, "utf8")), beat_at: "2000-01-01T00:00:00Z" }))
+    const daemon = serveDaemon(repo, home, env, dir)
+    try {
+      await until("the run to be verified", () => ["ready", "blocked", "stalled"].includes(read().status), 60_000)
+    } finally {
+      await daemon.stop()
+    }
+    const run = read()
+    expect(run.status, run.reason).toBe("ready")
+    expect(run.verification.step).toBe("ready")
+    expect(run.verification.gates.map((g: { results: ReadonlyArray<{ exit: number }> }) => g.results.map((r) => r.exit))).toEqual([[0]])
   })
 })
