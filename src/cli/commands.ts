@@ -24,6 +24,7 @@ import { approvals } from "./approvals.js"
 import { service } from "./service.js"
 import { init } from "./init.js"
 import { land } from "./land.js"
+import { review, reviewHelp } from "./review.js"
 
 export const commands = [
   ask,
@@ -36,6 +37,7 @@ export const commands = [
   show,
   fold,
   pick,
+  review,
   land,
   serve,
   hosts,
@@ -62,5 +64,6 @@ export const commandHelp: Record<string, HelpExtras> = {
   "magi run": runHelp,
   "magi show": showHelp,
   "magi fold": foldHelp,
-  "magi pick": pickHelp
+  "magi pick": pickHelp,
+  "magi review": reviewHelp
 }

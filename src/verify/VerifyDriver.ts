@@ -35,6 +35,9 @@ import { outcome as syncOutcome } from "./SyncRules.js"
 import * as VerifyConfig from "./VerifyConfig.js"
 import * as P from "./VerifyPrompts.js"
 
+/** A competition's winner and a `magi review` branch get `[graph] reviewers`' default of 2; a solo run 0. */
+const reviewsLikeCompetition = (run: Run): boolean => run.competition !== undefined || run.reviewed !== undefined
+
 /** A reviewer reads a patch and answers: shorter work than implementing. */
 export const REVIEW_TURN_TIMEOUT = Duration.minutes(30)
 /** A reviewer's unreadable answer is sent back once, in its session. */
@@ -145,7 +148,8 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
           const now = yield* headOf(run)
           const treeEqualsBase = (yield* treeOf(run, now)) === (yield* treeOf(run, onto))
           const moved = (yield* io(Git.tip(run.repo, ref))) !== onto
-          const got = syncOutcome({ cherry, treeEqualsBase, conflicts, baseMoved: moved, attempts: attempt })
+          const headInBase = now !== onto && (yield* io(Git.isAncestor(run.repo, now, onto)))
+          const got = syncOutcome({ cherry, treeEqualsBase, headInBase, conflicts, baseMoved: moved, attempts: attempt })
           yield* change(run.id, (v) => ({ verification: { ...v, sync: { attempts: attempt, onto, rebase_fix_rounds: fixRounds, conflicts } } }))
           switch (got._tag) {
             case "conflicted":
@@ -241,7 +245,7 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
 
     const review = (run: Run, s: VerifyConfig.VerifySettings, rules: RoundRules) =>
       Effect.gen(function* () {
-        const seated = yield* openRound(yield* seatReviewers(run, VerifyConfig.reviewersFor(s, run.competition !== undefined)))
+        const seated = yield* openRound(yield* seatReviewers(run, VerifyConfig.reviewersFor(s, reviewsLikeCompetition(run))))
         const v = verOf(seated)
         const round = v.rounds.at(-1)!
         const earlier = v.rounds.slice(0, -1)
@@ -371,7 +375,8 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
         for (const s of run.seats.filter((x) => x.key.startsWith("review-"))) yield* io(Git.remove(run.repo, s.worktree ?? reviewDir(run, s.key), null))
         const last = verOf(run).rounds.at(-1)
         const rounds = last === undefined ? "no review" : `${last.n} review round(s), the last clean`
-        const why = `${rounds}; ${gateWords}. Look: git -C ${run.repo} diff ${run.base}...${run.branch}; merge: git -C ${run.repo} merge ${run.branch}`
+        const copy = run.reviewed === undefined ? "" : ` (${run.reviewed.branch} rebased, with any fixes; ${run.reviewed.branch} itself is as it was)`
+        const why = `${rounds}; ${gateWords}. Look: git -C ${run.repo} diff ${run.base}...${run.branch}${copy}; merge: git -C ${run.repo} merge ${run.branch}`
         yield* toStep(run.id, "ready", why)
         return yield* runs.setStatus(run.id, "ready", why)
       })
@@ -426,7 +431,7 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
         if (run.status !== "done" || (run.competition !== undefined && run.competition.step !== "elected")) return run
         const s = yield* VerifyConfig.load(run.repo).pipe(Effect.provideService(FileSystem.FileSystem, fs), Effect.either)
         if (s._tag === "Left") return yield* runs.setStatus(run.id, "blocked", `its verification cannot be configured: ${s.left.message}`)
-        if (!VerifyConfig.configured(s.right, run.competition !== undefined)) return run
+        if (!VerifyConfig.configured(s.right, reviewsLikeCompetition(run))) return run
         return yield* drive(run.id, s.right)
       })
 

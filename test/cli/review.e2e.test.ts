@@ -231,4 +231,57 @@ describe("the verification", () => {
     expect(run.verification.step).toBe("ready")
     expect(run.verification.gates.map((g: { results: ReadonlyArray<{ exit: number }> }) => g.results.map((r) => r.exit))).toEqual([[0]])
   })
+
+  it("magi review syncs, reviews, fixes and gates an existing branch on its own copy, and rm and fold keep the owner's branch", { timeout: 180_000 }, () => {
+    const t = setup('[graph]\nreviewers = 1\n\n[verify]\ngate = ["test -f fixed.txt"]\n')
+    t.git("checkout", "-q", "-b", "feature")
+    NodeFs.writeFileSync(NodePath.join(t.repo, "feature.txt"), "the owner's feature\n")
+    t.git("add", "feature.txt")
+    t.git("commit", "-q", "-m", "The owner's feature")
+    t.git("checkout", "-q", "trunk")
+    NodeFs.writeFileSync(NodePath.join(t.repo, "other.txt"), "the base moved\n")
+    t.git("add", "other.txt")
+    t.git("commit", "-q", "-m", "The base moves on")
+    const owners = t.git("rev-parse", "feature")
+
+    const missing = t.magi({}, "review", "nope")
+    expect(missing.status).not.toBe(0)
+    expect(missing.stderr).toContain("there is no branch nope (have: feature, trunk)")
+
+    const ran = t.magi({ REVIEW_MODE: "major-once" }, "review", "feature")
+    expect(ran.status, ran.stderr).toBe(0)
+    expect(ran.stderr).toContain("ready on branch")
+    const run = t.record()
+    expect(run).toMatchObject({ status: "ready", base: "trunk", reviewed: { branch: "feature", head: owners } })
+    expect(run.branch).not.toBe("feature")
+    // No implementing: a review, the fix in a fresh fixer seat, the review again.
+    expect(t.calls()).toEqual(["review-1 review", "impl fix", "review-1 review"])
+    expect(run.verification.sync.onto).toBe(t.git("rev-parse", "trunk"))
+    // The owner's branch is exactly as it was; the run's copy is rebased and fixed.
+    expect(t.git("rev-parse", "feature")).toBe(owners)
+    expect(t.git("log", "--format=%s", `trunk..${run.branch}`).split("\n")).toEqual(["Fix the review's findings", "The owner's feature"])
+    const shown = t.magi({}, "show", run.id)
+    expect(shown.stdout).toContain(`reviews   feature @ ${owners.slice(0, 12)}`)
+
+    const folded = t.magi({}, "fold", run.id)
+    expect(folded.status).not.toBe(0)
+    expect(t.git("rev-parse", "feature")).toBe(owners)
+    // A ready run may still be landed, so rm refuses it; either way the owner's branch stays.
+    expect(t.magi({}, "run", "rm", run.id).status).not.toBe(0)
+    expect(t.git("rev-parse", "feature")).toBe(owners)
+
+    // A branch already merged into the base ends already_in_base; rm takes only magi's copy away.
+    t.git("branch", "merged", "trunk~1")
+    const merged = t.git("rev-parse", "merged")
+    const again = t.magi({}, "review", "merged")
+    expect(again.status, again.stderr).toBe(0)
+    expect(again.stderr).toContain("already in base")
+    const [second] = NodeFs.readdirSync(NodePath.join(t.env.MAGI_HOME!, "runs")).filter((f) => /^\d{8}-/.test(f) && f !== run.id)
+    const removed = t.magi({}, "run", "rm", second!)
+    expect(removed.status, removed.stderr).toBe(0)
+    expect(removed.stdout).toContain("deleted branch magi/")
+    expect(removed.stdout).not.toContain("deleted branch merged")
+    expect(t.git("rev-parse", "merged")).toBe(merged)
+    expect(t.git("rev-parse", "feature")).toBe(owners)
+  })
 })
