@@ -25,6 +25,7 @@ import { service } from "./service.js"
 import { init } from "./init.js"
 import { land } from "./land.js"
 import { review, reviewHelp } from "./review.js"
+import { fix, fixHelp } from "./fix.js"
 
 export const commands = [
   ask,
@@ -38,6 +39,7 @@ export const commands = [
   fold,
   pick,
   review,
+  fix,
   land,
   serve,
   hosts,
@@ -65,5 +67,6 @@ export const commandHelp: Record<string, HelpExtras> = {
   "magi show": showHelp,
   "magi fold": foldHelp,
   "magi pick": pickHelp,
-  "magi review": reviewHelp
+  "magi review": reviewHelp,
+  "magi fix": fixHelp
 }

@@ -284,4 +284,34 @@ describe("the verification", () => {
     expect(t.git("rev-parse", "merged")).toBe(merged)
     expect(t.git("rev-parse", "feature")).toBe(owners)
   })
+
+  it("magi fix sends chosen recorded findings to the fixer and reviews again; an unknown id is refused with the known ones", { timeout: 180_000 }, () => {
+    const t = setup('[graph]\nreviewers = 1\n\n[verify]\ngate = ["true"]\n')
+    const ran = t.magi({ REVIEW_MODE: "minor" }, "run", "add the feature")
+    expect(ran.status, ran.stderr).toBe(0)
+    const id = t.record().id
+    expect(t.record().status).toBe("ready")
+    expect(t.calls()).toEqual(["impl impl", "review-1 review"])
+
+    const unknown = t.magi({}, "fix", id, "-f", "R9-9-9")
+    expect(unknown.status).not.toBe(0)
+    expect(unknown.stderr).toContain("has no finding R9-9-9; its findings are R1-1-1")
+    expect(t.calls()).toEqual(["impl impl", "review-1 review"])
+
+    const fixed = t.magi({ REVIEW_MODE: "minor" }, "fix", id, "-f", "r1-1-1", "--reason", "say more in feature.txt")
+    expect(fixed.status, fixed.stderr).toBe(0)
+    expect(fixed.stderr).toContain("ready on branch")
+    const run = t.record()
+    expect(run.status).toBe("ready")
+    expect(t.calls()).toEqual(["impl impl", "review-1 review", "impl fix", "review-1 review"])
+    const [first, second] = run.verification.rounds
+    expect(first.reviews[0].findings[0]).toMatchObject({ id: "R1-1-1", reply: { kind: "fixed" } })
+    expect(first.fixed_to).toBe(second.head)
+    expect(second.reviews[0].verdict).toBe("approve")
+    expect(run.verification.gates.length).toBe(2)
+    // The owner's words reached the fixer.
+    const prompts = NodeFs.readdirSync(NodePath.join(t.env.MAGI_HOME!, "runs", id, "artifacts")).filter((f) => f.includes("prompt"))
+    const said = prompts.map((f) => NodeFs.readFileSync(NodePath.join(t.env.MAGI_HOME!, "runs", id, "artifacts", f), "utf8"))
+    expect(said.some((p) => p.includes("# Fix") && p.includes("say more in feature.txt"))).toBe(true)
+  })
 })
