@@ -30,6 +30,7 @@ import type { TurnPrompt } from "../runs/RunTurns.js"
 import { RunStore, type Run } from "../runs/Runs.js"
 import * as T from "../queue/Task.js"
 import { TaskStore } from "../queue/TaskStore.js"
+import { fileFollowUps } from "../queue/FollowUpFiling.js"
 import { Hosts, offlineWords, queuedWords, type HostView } from "../platform/Hosts.js"
 import { CliFailure } from "./CliFailure.js"
 import { runListingLayer, runsLayer } from "../app/Layers.js"
@@ -113,8 +114,17 @@ export const reportEnd = (run: Run) =>
     switch (run.status) {
       case "done":
         return yield* writeErr(`run ${Q.shortId(run.id)} done; its work is on branch ${run.branch}\n`)
-      case "ready":
-        return yield* writeErr(`run ${Q.shortId(run.id)} ready on branch ${run.branch}: ${forTerminalLine(run.reason)}\n`)
+      case "ready": {
+        yield* writeErr(`run ${Q.shortId(run.id)} ready on branch ${run.branch}: ${forTerminalLine(run.reason)}\n`)
+        // Its open nits and minors become follow-up tasks; a failure to file them does not undo the ready.
+        const filed = yield* fileFollowUps(run).pipe(
+          Effect.catchAll((e) =>
+            Effect.as(writeErr(`could not file its follow-ups: ${e.message}; magi show ${Q.shortId(run.id)} lists the open findings\n`), [])
+          )
+        )
+        for (const t of filed) yield* writeErr(`filed follow-up task ${T.shortId(t.id)}: ${forTerminalLine(t.title)}\n`)
+        return
+      }
       case "already_in_base":
         return yield* writeErr(`run ${Q.shortId(run.id)} already in base: ${forTerminalLine(run.reason)}\n`)
       case "waiting":

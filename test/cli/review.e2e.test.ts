@@ -314,4 +314,26 @@ describe("the verification", () => {
     const said = prompts.map((f) => NodeFs.readFileSync(NodePath.join(t.env.MAGI_HOME!, "runs", id, "artifacts", f), "utf8"))
     expect(said.some((p) => p.includes("# Fix") && p.includes("say more in feature.txt"))).toBe(true)
   })
+
+  it("files a ready run's open minor finding as one follow-up task, and not again for the same title", { timeout: 180_000 }, () => {
+    const t = setup('[graph]\nreviewers = 1\n\n[verify]\ngate = ["true"]\n')
+    const ran = t.magi({ REVIEW_MODE: "minor-always" }, "run", "add the feature")
+    expect(ran.status, ran.stderr).toBe(0)
+    const run = t.record()
+    const short = run.id.slice(run.id.lastIndexOf("-") + 1)
+    expect(ran.stderr).toContain(`filed follow-up task`)
+    const titles = () =>
+      NodeFs.readdirSync(NodePath.join(t.env.MAGI_HOME!, "queue")).filter((f) => f.endsWith(".json")).map((f) =>
+        JSON.parse(NodeFs.readFileSync(NodePath.join(t.env.MAGI_HOME!, "queue", f), "utf8"))
+      )
+    const filed = titles()
+    expect(filed.map((x: { title: string }) => x.title)).toEqual([`[review@${short}] feature.txt could say more`])
+    expect(filed[0].source).toEqual({ kind: "agent", run: run.id, node: "review:R1-1-1" })
+    // Fixed on request, the next round finds the same thing again: the open task already has that title.
+    const again = t.magi({ REVIEW_MODE: "minor-always" }, "fix", run.id, "-f", "R1-1-1")
+    expect(again.status, again.stderr).toBe(0)
+    expect(t.record().verification.rounds.length).toBe(2)
+    expect(again.stderr).not.toContain("filed follow-up task")
+    expect(titles().length).toBe(1)
+  })
 })
