@@ -24,6 +24,8 @@ import { approvals } from "./approvals.js"
 import { service } from "./service.js"
 import { init } from "./init.js"
 import { land } from "./land.js"
+import { review, reviewHelp } from "./review.js"
+import { fix, fixHelp } from "./fix.js"
 
 export const commands = [
   ask,
@@ -36,6 +38,8 @@ export const commands = [
   show,
   fold,
   pick,
+  review,
+  fix,
   land,
   serve,
   hosts,
@@ -62,5 +66,7 @@ export const commandHelp: Record<string, HelpExtras> = {
   "magi run": runHelp,
   "magi show": showHelp,
   "magi fold": foldHelp,
-  "magi pick": pickHelp
+  "magi pick": pickHelp,
+  "magi review": reviewHelp,
+  "magi fix": fixHelp
 }

@@ -30,6 +30,7 @@ import type { TurnPrompt } from "../runs/RunTurns.js"
 import { RunStore, type Run } from "../runs/Runs.js"
 import * as T from "../queue/Task.js"
 import { TaskStore } from "../queue/TaskStore.js"
+import { fileFollowUps } from "../queue/FollowUpFiling.js"
 import { Hosts, offlineWords, queuedWords, type HostView } from "../platform/Hosts.js"
 import { CliFailure } from "./CliFailure.js"
 import { runListingLayer, runsLayer } from "../app/Layers.js"
@@ -81,6 +82,9 @@ const describeRun = (run: Run, open: number, task: T.Task | undefined, hosts: Re
     `  repo      ${run.repo} (${run.base} @ ${run.base_commit.slice(0, 12)})`,
     `  worktree  ${run.worktree}`,
     `  branch    ${run.branch}`,
+    ...(run.reviewed === undefined
+      ? []
+      : [`  reviews   ${run.reviewed.branch} @ ${run.reviewed.head.slice(0, 12)} (magi works on its own copy; that branch is left as it was)`]),
     ...run.seats.map(
       (s) =>
         `  seat      ${s.key}: ${s.agent}, ${s.turns} turn(s), session ${forTerminalLine(s.session ?? (resumable(run.status) ? "none yet" : "none"))}${
@@ -93,7 +97,7 @@ const describeRun = (run: Run, open: number, task: T.Task | undefined, hosts: Re
   ].join("\n") + "\n"
 
 /** Tell the person at the terminal how the turn left the run. */
-const reportEnd = (run: Run) =>
+export const reportEnd = (run: Run) =>
   Effect.gen(function* () {
     // The agent's own words: shown, never obeyed by the terminal.
     const summary = forTerminal(run.summary)
@@ -110,8 +114,17 @@ const reportEnd = (run: Run) =>
     switch (run.status) {
       case "done":
         return yield* writeErr(`run ${Q.shortId(run.id)} done; its work is on branch ${run.branch}\n`)
-      case "ready":
-        return yield* writeErr(`run ${Q.shortId(run.id)} ready on branch ${run.branch}: ${forTerminalLine(run.reason)}\n`)
+      case "ready": {
+        yield* writeErr(`run ${Q.shortId(run.id)} ready on branch ${run.branch}: ${forTerminalLine(run.reason)}\n`)
+        // Its open nits and minors become follow-up tasks; a failure to file them does not undo the ready.
+        const filed = yield* fileFollowUps(run).pipe(
+          Effect.catchAll((e) =>
+            Effect.as(writeErr(`could not file its follow-ups: ${e.message}; magi show ${Q.shortId(run.id)} lists the open findings\n`), [])
+          )
+        )
+        for (const t of filed) yield* writeErr(`filed follow-up task ${T.shortId(t.id)}: ${forTerminalLine(t.title)}\n`)
+        return
+      }
       case "already_in_base":
         return yield* writeErr(`run ${Q.shortId(run.id)} already in base: ${forTerminalLine(run.reason)}\n`)
       case "waiting":
@@ -195,10 +208,11 @@ const verifyAfter = (run: Run) => Effect.flatMap(VerifyDriver, (v) => v.afterImp
 /** Pick the verification back up at its recorded step: an answered reviewer is not asked again. */
 const resumeVerification = (run: Run) =>
   Effect.gen(function* () {
-    const v = run.verification!
-    if (Verification.ended(v.step)) return yield* CliFailure.refused(`run ${Q.shortId(run.id)} is ${run.status}: ${run.reason || v.stopped}`)
+    // A `magi review` run killed before its first step has no verification yet: it starts at the sync.
+    const v = run.verification
+    if (v !== undefined && Verification.ended(v.step)) return yield* CliFailure.refused(`run ${Q.shortId(run.id)} is ${run.status}: ${run.reason || v.stopped}`)
     const settings = yield* VerifyConfig.load(run.repo).pipe(Effect.mapError(refused))
-    yield* writeErr(`run ${Q.shortId(run.id)}: resuming its verification at its ${v.step} step\n`)
+    yield* writeErr(`run ${Q.shortId(run.id)}: resuming its verification at its ${v?.step ?? "sync"} step\n`)
     return yield* Effect.flatMap(VerifyDriver, (d) => d.drive(run.id, settings)).pipe(
       Effect.catchTag("SeatBusy", (e) => Effect.fail(CliFailure.refused(`${e.message}; wait for it to end`))),
       Effect.mapError((e) => (e instanceof CliFailure ? e : refused(e)))
@@ -236,7 +250,7 @@ const resumeRun = (wanted: string, text: string) =>
     const run = yield* runs.get(wanted).pipe(Effect.mapError(refused))
     if (!resumable(run.status))
       return yield* CliFailure.refused(`run ${Q.shortId(run.id)} is ${run.status} and cannot be resumed`)
-    if (run.verification !== undefined) return yield* resumeVerification(run)
+    if (run.verification !== undefined || run.reviewed !== undefined) return yield* resumeVerification(run)
     if (run.competition !== undefined) return yield* resumeCompetition(run)
     if (yield* Effect.flatMap(RunDriver, (driver) => driver.seatBusy(run, IMPL_SEAT)))
       return yield* CliFailure.refused(`run ${Q.shortId(run.id)} has a turn running right now; wait for it to end`)

@@ -40,6 +40,8 @@ import { resumable } from "../runs/RunStatus.js"
 import * as T from "../queue/Task.js"
 import { taskInstruction } from "../queue/TaskPrompt.js"
 import { TaskStore } from "../queue/TaskStore.js"
+import { fileFollowUps } from "../queue/FollowUpFiling.js"
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import { untilStoreAnswers } from "../store/StoreWait.js"
 import { Conductor } from "./Conductor.js"
 import { Deputies } from "./Deputies.js"
@@ -99,6 +101,24 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
   // A task's run that ended well is synced, reviewed and gated when its repository says so; the task ends only after.
   const verifier = yield* Effect.serviceOption(VerifyDriver)
   const fs = yield* Effect.serviceOption(FileSystem.FileSystem)
+  const executor = yield* Effect.serviceOption(CommandExecutor.CommandExecutor)
+  /**
+   * A ready run's open nits and minors become follow-up tasks before its
+   * task is settled, so a loop killed in between files the rest next time
+   * (the filing skips what is filed); a failure is logged, the task settles.
+   */
+  const followUps = (run: Run) =>
+    Option.isNone(fs) || Option.isNone(executor) || run.status !== "ready"
+      ? Effect.void
+      : fileFollowUps(run).pipe(
+        Effect.provideService(FileSystem.FileSystem, fs.value),
+        Effect.provideService(CommandExecutor.CommandExecutor, executor.value),
+        Effect.provideService(TaskStore, tasks),
+        Effect.provideService(QuestionStore, questions),
+        Effect.tap((filed) => Effect.forEach(filed, (t) => Effect.logInfo(`filed follow-up ${T.shortId(t.id)}: ${t.title}`))),
+        Effect.catchAll((e) => Effect.logWarning(`could not file run ${Q.shortId(run.id)}'s follow-ups: ${e.message}`)),
+        Effect.asVoid
+      )
   const maxAttempts = options.maxAttempts ?? config.maxAttempts
   const announce = options.announce ?? ((e: QueueEvent) => Effect.logInfo(e.line))
   /** Task id → run id, for the turns this loop has going. */
@@ -166,6 +186,7 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
         }
         return
       }
+      yield* followUps(run)
       const after = yield* change(taskId, (t) => settle(t, run.id, s, maxAttempts))
       yield* tasks.unclaim(taskId)
       if (Option.isNone(after)) return

@@ -35,6 +35,7 @@ import { resumable } from "../runs/RunStatus.js"
 import { RunDriver } from "../runs/RunDriver.js"
 import * as TurnSlots from "../agents/TurnSlots.js"
 import { RunStore, runsHere } from "../runs/Runs.js"
+import { VerifyDriver } from "../verify/VerifyDriver.js"
 import { decide, type Action, type Word } from "./WaiterDecide.js"
 
 /**
@@ -109,6 +110,7 @@ const nothingPending: Pending = { all: false, ids: new Set() }
 /** The keys of what runs beside the ticks: a question's delivery, its notification. */
 const delivering = (id: string) => `deliver ${id}`
 const announcing = (id: string) => `announce ${id}`
+const verifying = (runId: string) => `verify ${runId}`
 
 /** A seat, across runs. */
 const seatKey = (q: Q.Question) => `${q.run}\u0000${q.seat}`
@@ -133,6 +135,10 @@ export const make = Effect.fn("Waiter.make")(function* () {
   const config = yield* MagiConfig
   const notifier = yield* Notifier
   const driver = yield* RunDriver
+  // A solo run whose turn the waiter ended well goes on into its sync,
+  // review and gate, as it would have in `magi run`; a waiter built without
+  // the verification (some tests) leaves it done.
+  const verifier = yield* Effect.serviceOption(VerifyDriver)
   // A question's lease and announcement records (`Lease`, `Announcements`)
   // are plain module functions over the filesystem: they get this one, so
   // the waiter needs nothing from whoever runs it.
@@ -465,12 +471,28 @@ export const make = Effect.fn("Waiter.make")(function* () {
             // taken. Only then: a delivery skipped because another process
             // holds the claim or the seat would otherwise be retried in a
             // loop with no pause, where `TICK` paces it.
-            Effect.tap((outcome) => (outcome === "delivered" ? wakeNow : Effect.void)),
+            Effect.tap((outcome) => (outcome === "delivered" ? Effect.zipRight(verifyAfter(q.run), wakeNow) : Effect.void)),
             Effect.asVoid,
             Effect.interruptible
           )
         )
       }
+    })
+
+  /**
+   * The delivered turn ended its run well: the verification runs beside the
+   * ticks (keyed by the run, so two answers never start it twice), and stops
+   * with the loop, leaving the run resumable at its step.
+   */
+  const verifyAfter = (runId: string) =>
+    Option.isNone(verifier) ? Effect.void : Effect.gen(function* () {
+      const run = yield* runs.get(runId).pipe(Effect.option)
+      if (Option.isNone(run) || run.value.status !== "done" || run.value.competition !== undefined) return
+      const going = verifier.value.afterImplementing(run.value).pipe(
+        Effect.catchAll((e) => Effect.logWarning(`the verification of run ${Q.shortId(runId)} stopped: ${e.message}`)),
+        Effect.asVoid
+      )
+      yield* FiberMap.run(deliveries, verifying(runId), Effect.interruptible(going), { onlyIfMissing: true })
     })
 
   /**

@@ -99,6 +99,11 @@ export const Run = Schema.Struct({
   competition: Schema.optional(Competition),
   /** Schema 3: the sync, review rounds and gate after the implementing (`Verification.ts`); absent, nothing verified. */
   verification: Schema.optional(Verification),
+  /**
+   * `magi review`: the owner's branch this run reviews, and its tip then.
+   * The run works on its own copy (`branch`); this one is never rewritten or deleted.
+   */
+  reviewed: Schema.optional(Schema.Struct({ branch: Schema.String, head: Schema.String })),
   /** Schema 3: how a `ready` run is landed (`Landing.ts`); absent, not landed yet. */
   landing: Schema.optional(Landing)
 })

@@ -12,6 +12,8 @@ export interface Observed {
   /** `git cherry <base> <head>` lines: `+ sha` not in the base, `- sha` already there. */
   readonly cherry: ReadonlyArray<string>
   readonly treeEqualsBase: boolean
+  /** The branch's head is an ancestor of the base's tip: merged already (`git cherry` then lists nothing). */
+  readonly headInBase?: boolean
   readonly conflicts: ReadonlyArray<string>
   readonly baseMoved: boolean
   readonly attempts: number
@@ -29,6 +31,7 @@ export const outcome = (o: Observed): Outcome => {
   const lines = o.cherry.filter((l) => l.trim() !== "")
   if (lines.length > 0 && lines.every((l) => l.startsWith("-")))
     return { _tag: "already_in_base", why: "every commit of the branch is already in the base (same patch-id)" }
+  if (o.headInBase === true) return { _tag: "already_in_base", why: "the branch's head is already in the base: it was merged" }
   if (o.treeEqualsBase) return { _tag: "already_in_base", why: "the branch's tree is the base's: its change is already there" }
   if (o.baseMoved) return o.attempts >= SYNC_ATTEMPTS ? { _tag: "moving", why: `the base moved during each of ${SYNC_ATTEMPTS} rebases` } : { _tag: "again" }
   return { _tag: "synced" }

@@ -14,7 +14,7 @@
  */
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Duration, Effect } from "effect"
+import { Clock, Duration, Effect, Schema } from "effect"
 import * as NodePath from "node:path"
 import { Rosters } from "../agents/AgentRoster.js"
 import * as Git from "../graph/CandidateGit.js"
@@ -26,14 +26,25 @@ import type { Check } from "../runs/Competition.js"
 import { IMPL_SEAT, RUN_TURN_TIMEOUT } from "../runs/NewRun.js"
 import { RunDriver } from "../runs/RunDriver.js"
 import { type Run, RunStore, type Seat } from "../runs/Runs.js"
+import { inFlight } from "../runs/RunStatus.js"
 import * as V from "../runs/Verification.js"
 import { git } from "../runs/Worktree.js"
 import { afterGate } from "./GateRules.js"
+import * as FixChoice from "./FixChoice.js"
 import * as ReviewAnswer from "./ReviewAnswer.js"
 import { afterFix, afterRound, blockers, type RoundRules, split } from "./Rounds.js"
 import { outcome as syncOutcome } from "./SyncRules.js"
 import * as VerifyConfig from "./VerifyConfig.js"
 import * as P from "./VerifyPrompts.js"
+
+export class FixRefused extends Schema.TaggedError<FixRefused>()("FixRefused", { run: Schema.String, why: Schema.String }) {
+  override get message() {
+    return `run ${this.run} cannot be fixed: ${this.why}`
+  }
+}
+
+/** A competition's winner and a `magi review` branch get `[graph] reviewers`' default of 2; a solo run 0. */
+const reviewsLikeCompetition = (run: Run): boolean => run.competition !== undefined || run.reviewed !== undefined
 
 /** A reviewer reads a patch and answers: shorter work than implementing. */
 export const REVIEW_TURN_TIMEOUT = Duration.minutes(30)
@@ -113,6 +124,11 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
     const sync = (run: Run, s: VerifyConfig.VerifySettings) =>
       Effect.gen(function* () {
         const ref = baseRef(run, s)
+        // Killed mid-rebase (or mid rebase-fix turn), the worktree is left
+        // mid-rebase with HEAD on the base, whose tree would read as "already
+        // in base": put the branch back and rebase again; the fix rounds
+        // recorded so far still count.
+        if (yield* rebaseInProgress(run)) yield* g(run.worktree, "rebase", "--abort").pipe(Effect.ignore)
         for (let attempt = verOf(run).sync.attempts + 1;; attempt++) {
           if (s.remote !== null) yield* g(run.repo, "fetch", "--quiet", s.remote, run.base)
           const onto = yield* io(Git.tip(run.repo, ref))
@@ -145,7 +161,8 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
           const now = yield* headOf(run)
           const treeEqualsBase = (yield* treeOf(run, now)) === (yield* treeOf(run, onto))
           const moved = (yield* io(Git.tip(run.repo, ref))) !== onto
-          const got = syncOutcome({ cherry, treeEqualsBase, conflicts, baseMoved: moved, attempts: attempt })
+          const headInBase = now !== onto && (yield* io(Git.isAncestor(run.repo, now, onto)))
+          const got = syncOutcome({ cherry, treeEqualsBase, headInBase, conflicts, baseMoved: moved, attempts: attempt })
           yield* change(run.id, (v) => ({ verification: { ...v, sync: { attempts: attempt, onto, rebase_fix_rounds: fixRounds, conflicts } } }))
           switch (got._tag) {
             case "conflicted":
@@ -242,7 +259,7 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
 
     const review = (run: Run, s: VerifyConfig.VerifySettings, rules: RoundRules) =>
       Effect.gen(function* () {
-        const seated = yield* openRound(yield* seatReviewers(run, VerifyConfig.reviewersFor(s, run.competition !== undefined)))
+        const seated = yield* openRound(yield* seatReviewers(run, VerifyConfig.reviewersFor(s, reviewsLikeCompetition(run))))
         const v = verOf(seated)
         const round = v.rounds.at(-1)!
         const earlier = v.rounds.slice(0, -1)
@@ -374,7 +391,8 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
         for (const s of run.seats.filter((x) => x.key.startsWith("review-"))) yield* io(Git.remove(run.repo, s.worktree ?? reviewDir(run, s.key), null))
         const last = verOf(run).rounds.at(-1)
         const rounds = last === undefined ? "no review" : `${last.n} review round(s), the last clean`
-        const why = `${rounds}; ${gateWords}. Look: git -C ${run.repo} diff ${run.base}...${run.branch}; merge: git -C ${run.repo} merge ${run.branch}`
+        const copy = run.reviewed === undefined ? "" : ` (${run.reviewed.branch} rebased, with any fixes; ${run.reviewed.branch} itself is as it was)`
+        const why = `${rounds}; ${gateWords}. Look: git -C ${run.repo} diff ${run.base}...${run.branch}${copy}; merge: git -C ${run.repo} merge ${run.branch}`
         yield* toStep(run.id, "ready", why)
         return yield* runs.setStatus(run.id, "ready", why)
       })
@@ -431,10 +449,55 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
         if (run.status !== "done" || (run.competition !== undefined && run.competition.step !== "elected")) return run
         const s = yield* VerifyConfig.load(run.repo).pipe(Effect.provideService(FileSystem.FileSystem, fs), Effect.either)
         if (s._tag === "Left") return yield* runs.setStatus(run.id, "blocked", `its verification cannot be configured: ${s.left.message}`)
-        if (!VerifyConfig.configured(s.right, run.competition !== undefined)) return run
+        if (!VerifyConfig.configured(s.right, reviewsLikeCompetition(run))) return run
         return yield* drive(run.id, s.right)
       })
 
-    return { drive, afterImplementing, blockers: (r: V.Round, rules: RoundRules) => blockers(r, rules) }
+    /**
+     * `magi fix`: the owner's chosen recorded findings go to the fixer, then
+     * a fresh review round (and the gate after it) verifies again. Unknown
+     * ids are refused with the known ones before any turn runs; a fixer that
+     * commits nothing leaves the run blocked, saying so.
+     */
+    const fixChosen = Effect.fn("VerifyDriver.fixChosen")(
+      function* (id: string, ids: ReadonlyArray<string>, reason: string | undefined, s: VerifyConfig.VerifySettings) {
+        const run = yield* runs.get(id)
+        if (run.verification === undefined) return yield* new FixRefused({ run: run.id, why: "it has no review, so no findings to fix" })
+        if (inFlight(run.status)) return yield* new FixRefused({ run: run.id, why: `it is ${run.status}; wait for it to end` })
+        const chosen = yield* FixChoice.choose(Q.shortId(run.id), run.verification, ids)
+        yield* runs.setStatus(id, "running")
+        const before = yield* headOf(run)
+        const got = yield* fixerTurn(run, P.fixPrompt({ findings: chosen, e2e: [], unanswered: [], ...(reason === undefined ? {} : { reason }) }))
+        if (got.moved !== null) return yield* end(id, "blocked", `the fixer ${got.moved.replace(/^it /, "")}`)
+        const after = yield* headOf(run)
+        const replies = P.repliesOf(got.text, jsonObjectOf)
+        const wanted = new Set(chosen.map((f) => f.id))
+        yield* change(id, (v) => ({
+          verification: {
+            ...v,
+            rounds: v.rounds.map((r, i) => ({
+              ...r,
+              ...(i === v.rounds.length - 1 ? { fixed_to: after } : {}),
+              reviews: r.reviews.map((x) => ({
+                ...x,
+                findings: x.findings.map((f) => {
+                  if (!wanted.has(f.id)) return f
+                  const said = replies.get(f.id)
+                  const reply: V.Reply = said?.fixed === true
+                    ? { kind: "fixed", commit: said.commit ?? (after === before ? null : after.slice(0, 12)), argument: said.argument }
+                    : { kind: "rejected", commit: null, argument: said?.argument || "the fixer gave no answer to it" }
+                  return { ...f, reply }
+                })
+              }))
+            }))
+          }
+        }))
+        if (after === before) return yield* end(id, "blocked", `magi fix: the fixer committed nothing for ${chosen.map((f) => f.id).join(", ")}`)
+        yield* toStep(id, "review")
+        return yield* drive(id, s)
+      }
+    )
+
+    return { drive, afterImplementing, fixChosen, blockers: (r: V.Round, rules: RoundRules) => blockers(r, rules) }
   })
 }) {}

@@ -77,12 +77,15 @@ export const fixPrompt = (input: {
   readonly findings: ReadonlyArray<Finding>
   readonly e2e: ReadonlyArray<Check>
   readonly unanswered: ReadonlyArray<string>
+  /** `magi fix --reason`: the owner's words on why these are to be fixed. */
+  readonly reason?: string
 }): string =>
   [
     "# Fix",
     "",
     "Review found what follows. Answer every finding: fix it (edit and commit in this worktree) or reject it with your argument, which the next reviewers read.",
     "",
+    ...(input.reason === undefined ? [] : ["The owner asks for these findings to be fixed, and says:", "", fence(input.reason), ""]),
     ...input.findings.map((f) => `${findingLine(f)}\n  ${f.body.replace(/\n/g, "\n  ")}`),
     ...(input.e2e.length === 0 ? [] : ["", "# End-to-end commands that failed", "", ...checkLines(input.e2e)]),
     ...(input.unanswered.length === 0 ? [] : ["", `Reviewers that did not answer: ${input.unanswered.join(", ")}.`]),

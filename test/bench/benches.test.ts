@@ -119,6 +119,15 @@ const benches: ReadonlyArray<Bench> = [
       /whole 3×3 magi run with instant agents: [\d.]+ ms wall, ([\d]+ MB peak RSS|peak RSS: n\/a)/
     ]
   },
+  {
+    name: "review",
+    env: { MAGI_BENCH_COMMITS: "20", MAGI_BENCH_RUNS: "1" },
+    prints: [
+      /magi review, one clean round with instant agents and gate true: median \d+ ms wall/,
+      /two rounds \(a major finding, the fix, a clean round\): median \d+ ms wall; the second round and its fix: -?\d+ ms/,
+      /magi review of a branch 20 commits behind its base \(the rebase and gate true\): median \d+ ms wall/
+    ]
+  },
   { name: "queue", env: { MAGI_BENCH_TASKS: "300", MAGI_BENCH_RUNS: "2" }, prints: [/queue of 300 tasks beside 300 questions .* loop tick first [\d.]+ ms/] },
   {
     name: "resume-latency",

@@ -119,6 +119,7 @@ describe("the sync", () => {
     ["a rebased branch", seen, "synced"],
     ["every patch already in the base", { ...seen, cherry: ["- abc", "- def"] }, "already_in_base"],
     ["a tree equal to the base's", { ...seen, treeEqualsBase: true }, "already_in_base"],
+    ["a head the base already contains (merged)", { ...seen, cherry: [], headInBase: true }, "already_in_base"],
     ["a conflict left", { ...seen, conflicts: ["a.txt"] }, "conflicted"],
     ["a base that moved", { ...seen, baseMoved: true }, "again"],
     ["a base that moved a fourth time", { ...seen, baseMoved: true, attempts: 4 }, "moving"]

@@ -14,6 +14,7 @@ import * as Api from "./api.js"
 import type { HostView, RunDetail, RunListEntry } from "./api.js"
 import { time } from "./card.js"
 import { competitionSection, stepLine } from "./competition.js"
+import { verificationSection } from "./verification.js"
 import { diffBox } from "./diff.js"
 import { turnsSection } from "./transcript.js"
 import { el, withCode } from "./dom.js"
@@ -284,6 +285,7 @@ const artifactsSection: RunSection = (r) => [
 export const RUN_SECTIONS: ReadonlyArray<RunSection> = [
   headSection,
   competitionSection,
+  verificationSection,
   seatsSection,
   questionsSection,
   changesSection,
