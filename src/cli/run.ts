@@ -118,6 +118,7 @@ export const reportEnd = (run: Run) =>
         yield* writeErr(`run ${Q.shortId(run.id)} ready on branch ${run.branch}: ${forTerminalLine(run.reason)}\n`)
         // Its open nits and minors become follow-up tasks; a failure to file them does not undo the ready.
         const filed = yield* fileFollowUps(run).pipe(
+          // fallback: follow-ups not filed are said; the next end of the run files what is missing
           Effect.catchAll((e) =>
             Effect.as(writeErr(`could not file its follow-ups: ${e.message}; magi show ${Q.shortId(run.id)} lists the open findings\n`), [])
           )

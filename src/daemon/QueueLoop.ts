@@ -116,6 +116,7 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
         Effect.provideService(TaskStore, tasks),
         Effect.provideService(QuestionStore, questions),
         Effect.tap((filed) => Effect.forEach(filed, (t) => Effect.logInfo(`filed follow-up ${T.shortId(t.id)}: ${t.title}`))),
+        // fallback: follow-ups not filed are logged; the next settle files what is missing
         Effect.catchAll((e) => Effect.logWarning(`could not file run ${Q.shortId(run.id)}'s follow-ups: ${e.message}`)),
         Effect.asVoid
       )

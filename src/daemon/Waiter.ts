@@ -489,6 +489,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
       const run = yield* runs.get(runId).pipe(Effect.option)
       if (Option.isNone(run) || run.value.status !== "done" || run.value.competition !== undefined) return
       const going = verifier.value.afterImplementing(run.value).pipe(
+        // fallback: a stopped verification leaves the run at its step, resumable; the loop goes on
         Effect.catchAll((e) => Effect.logWarning(`the verification of run ${Q.shortId(runId)} stopped: ${e.message}`)),
         Effect.asVoid
       )

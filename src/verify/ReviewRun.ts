@@ -52,9 +52,11 @@ export const createReviewRun = Effect.fn("ReviewRun.create")(function* (req: Rev
     git(repo, "rev-parse", "--verify", "--quiet", `refs/heads/${name}^{commit}`).pipe(Effect.option, Effect.map(Option.filter((s) => s !== "")))
   const head = yield* resolve(req.branch)
   if (Option.isNone(head)) {
+    // display: the branch list only words the refusal
     const have = yield* git(repo, "for-each-ref", "--format=%(refname:short)", "refs/heads").pipe(Effect.orElseSucceed(() => ""))
     return yield* refuse(repo, `there is no branch ${req.branch} (have: ${have.split("\n").filter((b) => b !== "").join(", ") || "none"})`)
   }
+  // fallback: a failed read of HEAD asks for --base rather than guess one
   const current = yield* git(repo, "symbolic-ref", "--quiet", "--short", "HEAD").pipe(Effect.orElseSucceed(() => ""))
   const base = Option.getOrElse(req.base, () => current)
   if (base === "") return yield* refuse(repo, "the checkout is on no branch to review it against; give --base BRANCH")

@@ -128,6 +128,7 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
         // mid-rebase with HEAD on the base, whose tree would read as "already
         // in base": put the branch back and rebase again; the fix rounds
         // recorded so far still count.
+        // fallback: an abort that fails shows up as the next rebase's own error
         if (yield* rebaseInProgress(run)) yield* g(run.worktree, "rebase", "--abort").pipe(Effect.ignore)
         for (let attempt = verOf(run).sync.attempts + 1;; attempt++) {
           if (s.remote !== null) yield* g(run.repo, "fetch", "--quiet", s.remote, run.base)
