@@ -68,7 +68,7 @@ const diff = Effect.gen(function* () {
   )
 }).pipe(
   Effect.catchTags({
-    RunNotFound: (e) => Effect.succeed(Responses.error(404, e.message)),
+    RecordNotFound: (e) => Effect.succeed(Responses.error(404, e.message)),
     DiffUnreadable: (e) => Effect.succeed(Responses.error(409, e.message))
   }),
   Effect.catchAll((e) => Effect.succeed(Responses.error(500, e.message)))
