@@ -38,7 +38,6 @@ import type { DraftProblem } from "../queue/TaskFileReview.js"
 import * as C from "./Chat.js"
 import { CHATS_FOLDER, ChatRecords } from "./ChatRecords.js"
 
-
 /** `TURN_TIMEOUT`: an agent turn longer than this is stopped and reported. */
 export const TURN_TIMEOUT = Duration.seconds(C.TURN_TIMEOUT_SECONDS)
 

@@ -145,7 +145,6 @@ const entryKind: RecordStore.RecordKind<Entry> = {
   maxBytes: ENTRY_MAX_BYTES
 }
 
-
 const pad = (n: number, width = 2) => String(n).padStart(width, "0")
 
 /** An id that sorts as its time does, to the millisecond (UTC). */

@@ -50,8 +50,7 @@ export const TICK = Duration.seconds(5)
  * loop: what no watch reports (a seat's lock released, a lease gone stale)
  * is found by the full look only.
  */
-export const fullLookDue = (all: boolean, nowMs: number, lastFullMs: number): boolean =>
-  all || nowMs - lastFullMs >= Duration.toMillis(TICK)
+export const fullLookDue = (all: boolean, nowMs: number, lastFullMs: number): boolean => all || nowMs - lastFullMs >= Duration.toMillis(TICK)
 
 /**
  * The longest one resumed turn may run. A delivery is a continuation (read

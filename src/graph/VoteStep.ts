@@ -9,7 +9,7 @@
 import { Effect } from "effect"
 import * as C from "../runs/Competition.js"
 import type * as RecordStore from "../store/RecordStore.js"
-import type { Run,  } from "../runs/Runs.js"
+import type { Run } from "../runs/Runs.js"
 import * as D from "./Deliberation.js"
 import type { GraphSettings } from "./GraphConfig.js"
 import { JUDGE_RETRIES, JUDGE_TURN_TIMEOUT, type JudgingDeps } from "./JudgeStep.js"

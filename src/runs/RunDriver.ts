@@ -27,16 +27,7 @@ import { QuestionStore, type StoreError } from "../questions/QuestionStore.js"
 import { IMPL_SEAT, RUN_TURN_TIMEOUT, RunNotStarted, Workspaces, type TurnOutcome } from "./NewRun.js"
 import type * as Claims from "../store/Claims.js"
 import { beating, makeSeatLocks, STOP_POLL, TurnRefused, TurnStopped, type SeatBusy, type TurnInput, type TurnPrompt } from "./RunTurns.js"
-import {
-  boundedSummary,
-  RUN_SCHEMA,
-  RunStore,
-  outstanding,
-  runsHere,
-  statusAfterTurn,
-  type Run,
-  type Seat
-} from "./Runs.js"
+import { boundedSummary, RUN_SCHEMA, RunStore, outstanding, runsHere, statusAfterTurn, type Run, type Seat } from "./Runs.js"
 import { commitAfterTurn } from "./TurnCommit.js"
 import * as Usage from "../agents/Usage.js"
 

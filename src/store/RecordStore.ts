@@ -48,8 +48,7 @@ export type Failure = NotFound | Unreadable | Failed
 const FAMILY: ReadonlySet<string> = new Set(["RecordNotFound", "RecordUnreadable", "NewerSchema", "StoreFailed", "LockBusy", "UnsafeId"])
 
 /** Is `e` one of the store's own errors (and not the caller's, passed through a `withLock` or `update`)? */
-export const isFailure = (e: unknown): e is Failure =>
-  typeof e === "object" && e !== null && FAMILY.has(String((e as { _tag?: unknown })._tag))
+export const isFailure = (e: unknown): e is Failure => typeof e === "object" && e !== null && FAMILY.has(String((e as { _tag?: unknown })._tag))
 
 export type Layout = { readonly _tag: "flat" } | { readonly _tag: "folder"; readonly file: string }
 
