@@ -35,6 +35,7 @@ import { withResolvedPath } from "./FilePaths.js"
 import { rulesInForce } from "./RuleSources.js"
 import { loadParser } from "./ShellCommands.js"
 import * as Rules from "./Rules.js"
+import type * as RecordStore from "../store/RecordStore.js"
 import { SavedRules, type SavedRulesError } from "./SavedRules.js"
 
 export interface ApprovalRequest {
@@ -71,7 +72,7 @@ export const pendingMessage = (q: Q.Question): string =>
 export { configRules } from "./RuleSources.js"
 
 export interface ApprovalsShape {
-  readonly decide: (request: ApprovalRequest) => Effect.Effect<ApprovalOutcome, StoreError | SavedRulesError>
+  readonly decide: (request: ApprovalRequest) => Effect.Effect<ApprovalOutcome, StoreError | SavedRulesError | RecordStore.Failed>
 }
 
 /** Decisions waiting with the `AskerWait` provided (one slice per call). */

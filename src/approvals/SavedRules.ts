@@ -12,6 +12,7 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Data, Effect, Either, Random, Schema } from "effect"
+import type * as RecordStore from "../store/RecordStore.js"
 import * as StoreBackend from "../store/StoreBackend.js"
 import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import { parseVersioned } from "../store/VersionedJson.js"
@@ -31,6 +32,7 @@ export const SavedRule = Schema.Struct({
 })
 export type SavedRule = typeof SavedRule.Type
 
+/** Every id drawn for a new saved rule was already taken. */
 export class SavedRulesError extends Data.TaggedError("SavedRulesError")<{ readonly message: string }> {}
 
 /** The kind's folder in the home, and its key in the database. */
@@ -41,7 +43,7 @@ const decodeShape = Schema.decodeUnknownEither(SavedRule, { onExcessProperty: "e
 const failed = (message: string) => new SavedRulesError({ message })
 
 /** The saved rules as `StoreBackend.records` and `magi store migrate` take a kind. */
-export const savedRuleRecords: StoreBackend.KindOptions<SavedRule, SavedRulesError, SavedRulesError, SavedRulesError> = {
+export const savedRuleRecords: StoreBackend.KindShape<SavedRule> = {
   folder: SAVED_RULES_FOLDER,
   kind: {
     noun: "saved approval rule",
@@ -54,8 +56,7 @@ export const savedRuleRecords: StoreBackend.KindOptions<SavedRule, SavedRulesErr
     idOf: (r) => r.id,
     // A rule and a path: a few hundred bytes; 64 KiB is no rule magi saved.
     maxBytes: 64 * 1024
-  },
-  errors: { notFound: failed, unreadable: failed, failed }
+  }
 }
 
 const pad = (n: number, width = 2) => String(n).padStart(width, "0")
@@ -77,11 +78,11 @@ export interface SavedRulesShape {
   /** Where the rules are, for messages: the folder, or the database with its password masked. */
   readonly where: string
   /** Every readable saved rule, oldest first: the order `magi approvals list` numbers them in. */
-  readonly list: Effect.Effect<ReadonlyArray<SavedRule>, SavedRulesError>
+  readonly list: Effect.Effect<ReadonlyArray<SavedRule>, RecordStore.Failed>
   /** Save one rule for `repo`; an identical rule for the same repo is not saved twice. */
-  readonly add: (rule: string, repo: string, question: string) => Effect.Effect<SavedRule, SavedRulesError>
+  readonly add: (rule: string, repo: string, question: string) => Effect.Effect<SavedRule, SavedRulesError | RecordStore.Failed>
   /** Remove one saved rule by id. */
-  readonly remove: (id: string) => Effect.Effect<void, SavedRulesError>
+  readonly remove: (id: string) => Effect.Effect<void, RecordStore.Failed>
 }
 
 /** The saved rules on the configured backend. */
@@ -93,7 +94,7 @@ export class SavedRules extends Effect.Service<SavedRules>()("magi/SavedRules", 
 }
 
 export const make: Effect.Effect<SavedRulesShape, never, StoreBackend.StoreBackend | FileSystem.FileSystem> = Effect.gen(function* () {
-  const records = yield* StoreBackend.records(savedRuleRecords)
+  const records = yield* StoreBackend.recordsOf(savedRuleRecords)
   const list = records.scan.pipe(Effect.map((scan) => [...scan.records].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))))
   const add = (rule: string, repo: string, question: string) =>
     Effect.gen(function* () {

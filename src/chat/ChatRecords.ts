@@ -5,23 +5,19 @@
  * older one read with defaults).
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Data, Effect, Either, Schema, Stream } from "effect"
+import { Clock, Effect, Either, Schema, Stream } from "effect"
 import * as RecordStore from "../store/files/RecordStore.js"
 import * as StoreBackend from "../store/StoreBackend.js"
-import { isNewerSchema, type NewerSchema, parseVersioned } from "../store/VersionedJson.js"
+import { type NewerSchema, parseVersioned } from "../store/VersionedJson.js"
 import * as Q from "../questions/Question.js"
 import { CHAT_SCHEMA, Chat } from "./Chat.js"
-
-export class ChatNotFound extends Data.TaggedError("ChatNotFound")<{ readonly message: string }> {}
-export class ChatStoreError extends Data.TaggedError("ChatStoreError")<{ readonly message: string; readonly cause?: unknown }> {}
 
 const decodeStrict = Schema.decodeUnknownEither(Chat, { onExcessProperty: "error", errors: "first" })
 
 /** Read a stored chat, refusing one written by a newer magi by name. */
-export const decode = (body: string, source: string): Either.Either<Chat, ChatStoreError | NewerSchema> =>
+export const decode = (body: string, source: string): Either.Either<Chat, { readonly message: string } | NewerSchema> =>
   parseVersioned(body, source, CHAT_SCHEMA, () => `chat ${source}`).pipe(
-    Either.mapLeft((e) => (isNewerSchema(e) ? e : new ChatStoreError({ message: e.message }))),
-    Either.flatMap((raw) => Either.mapLeft(decodeStrict(raw), (e) => new ChatStoreError({ message: `${source} is not a chat magi can read: ${e.message}` })))
+    Either.flatMap((raw) => Either.mapLeft(decodeStrict(raw), (e) => ({ message: `${source} is not a chat magi can read: ${e.message}` })))
   )
 
 export const encode = (chat: Chat): string => JSON.stringify(chat, null, 2) + "\n"
@@ -33,14 +29,9 @@ export const CHAT_MAX_BYTES = 4 * 1024 * 1024
 export const CHATS_FOLDER = "chats"
 
 /** The chat kind in the home folder (`<home>/chats`), as `StoreBackend.records` and `magi store migrate` take a kind. */
-export const chatRecords: StoreBackend.KindOptions<Chat, ChatNotFound, ChatStoreError, ChatStoreError> = {
+export const chatRecords: StoreBackend.KindShape<Chat> = {
   folder: CHATS_FOLDER,
-  kind: { noun: "chat", decode, encode, idOf: (c: Chat) => c.id, maxBytes: CHAT_MAX_BYTES },
-  errors: {
-    notFound: (message) => new ChatNotFound({ message }),
-    unreadable: (message) => new ChatStoreError({ message }),
-    failed: (message, cause) => new ChatStoreError({ message, cause })
-  }
+  kind: { noun: "chat", decode, encode, idOf: (c: Chat) => c.id, maxBytes: CHAT_MAX_BYTES }
 }
 
 /**
@@ -49,7 +40,7 @@ export const chatRecords: StoreBackend.KindOptions<Chat, ChatNotFound, ChatStore
  * follows (`<id>.json` names).
  */
 const assemble = (
-  store: RecordStore.KindRecords<Chat, ChatNotFound, ChatStoreError, ChatStoreError>,
+  store: RecordStore.RecordStore<Chat>,
   changes: Stream.Stream<string>
 ) => {
   /** Read, change and write back under the chat's lock; `updated_at` is set here. */
@@ -80,7 +71,7 @@ export const ChatRecords = {
   make: Effect.fn("ChatRecords.make")(function* (root: string) {
     const fs = yield* FileSystem.FileSystem
     const { folder: _folder, ...options } = chatRecords
-    const store = yield* RecordStore.makeKind({ ...options, root })
+    const store = yield* RecordStore.make({ ...options, root })
     return assemble(store, StoreBackend.watchFolder(fs, root))
   }),
 
@@ -88,7 +79,7 @@ export const ChatRecords = {
   onBackend: Effect.gen(function* () {
     const backend = yield* StoreBackend.StoreBackend
     const fs = yield* FileSystem.FileSystem
-    const store = yield* StoreBackend.records(chatRecords)
+    const store = yield* StoreBackend.recordsOf(chatRecords)
     const changes = StoreBackend.changes(CHATS_FOLDER).pipe(
       Stream.provideService(StoreBackend.StoreBackend, backend),
       Stream.provideService(FileSystem.FileSystem, fs)

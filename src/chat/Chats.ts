@@ -27,6 +27,7 @@ import * as NodePath from "node:path"
 import { Rosters, type AgentSpec } from "../agents/AgentRoster.js"
 import { Agents, hasSession, type CallResult } from "../agents/Agents.js"
 import { createAtomically } from "../store/files/AtomicFile.js"
+import type * as RecordStore from "../store/RecordStore.js"
 import { loadTable } from "../platform/MagiConfig.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as ConfiguredStore from "../platform/ConfiguredStore.js"
@@ -35,9 +36,7 @@ import type { Task } from "../queue/Task.js"
 import { TaskStore } from "../queue/TaskStore.js"
 import type { DraftProblem } from "../queue/TaskFileReview.js"
 import * as C from "./Chat.js"
-import { CHATS_FOLDER, ChatStoreError, ChatNotFound, ChatRecords } from "./ChatRecords.js"
-
-export { ChatNotFound, ChatStoreError }
+import { CHATS_FOLDER, ChatRecords } from "./ChatRecords.js"
 
 /** `TURN_TIMEOUT`: an agent turn longer than this is stopped and reported. */
 export const TURN_TIMEOUT = Duration.seconds(C.TURN_TIMEOUT_SECONDS)
@@ -86,7 +85,8 @@ export interface OpenInput {
   readonly from?: string | null
 }
 
-export type ChatReadError = ChatNotFound | ChatStoreError
+/** A chat could not be read: none answers to the id, or the store failed (the store's own errors). */
+export type ChatReadError = RecordStore.Failure
 
 export interface ChatsShape {
   /** This machine's chats folder: each turn's prompt and output, and the turn locks (the chats themselves are wherever the backend keeps them). */
@@ -96,19 +96,19 @@ export interface ChatsShape {
   /** Where turn `n`'s prompt and output go. */
   readonly turnDir: (id: string, n: number) => string
   /** Open chats first, then newest first. */
-  readonly list: Effect.Effect<ReadonlyArray<C.Chat>, ChatStoreError>
+  readonly list: Effect.Effect<ReadonlyArray<C.Chat>, RecordStore.Failed>
   /** An exact id or a unique short id. */
   readonly get: (id: string) => Effect.Effect<C.Chat, ChatReadError>
   /** Moves whenever a chat is written; 0 before the first. */
   readonly revision: Effect.Effect<number>
   /** Names of chats changing (`<id>.json`; on the file backend, any file of the folder), while watching works. */
   readonly changes: Stream.Stream<string>
-  readonly countOpen: Effect.Effect<number, ChatStoreError>
+  readonly countOpen: Effect.Effect<number, RecordStore.Failed>
   /** Is an agent turn of this chat running (or waiting its turn) in this process? */
   readonly thinking: (id: string) => Effect.Effect<boolean>
 
   /** Build and persist a chat holding the idea; no agent runs. */
-  readonly open: (input: OpenInput) => Effect.Effect<C.Chat, ChatRefused | ChatReadError | ChatStoreError>
+  readonly open: (input: OpenInput) => Effect.Effect<C.Chat, ChatRefused | ChatReadError>
   /** The first agent turn of a chat `open` made (the briefing). */
   readonly firstTurn: (id: string) => Effect.Effect<C.Chat, ChatTurnFailed | ChatRefused | ChatReadError>
   /** Append the operator's words and flush them, invoking nothing. */

@@ -180,7 +180,7 @@ export const make = Effect.fn("Conductor.make")(function* (options: ConductorOpt
     const id = t.runs.at(-1)
     // Only a run that is gone is "no run": a failed read would hide a stalled run from the rule that it may only be requeued or held.
     // @effect-diagnostics-next-line effectSucceedWithVoid:off -- the value is "no run", not "no result"
-    return id === undefined ? Effect.succeed(undefined) : runs.get(id).pipe(Effect.catchTag("RunNotFound", () => Effect.succeed(undefined)))
+    return id === undefined ? Effect.succeed(undefined) : runs.get(id).pipe(Effect.catchTag("RecordNotFound", () => Effect.succeed(undefined)))
   }
 
   // display: the decision log is a record for the owner; a failed append is logged

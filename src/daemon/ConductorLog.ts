@@ -35,14 +35,14 @@ export interface DecisionRecord {
   readonly question?: string
 }
 
-/** The log could not be written. */
+/** The log file could not be written (in the database, the store's own errors say why). */
 export class ConductorLogError extends Data.TaggedError("ConductorLogError")<{ readonly message: string }> {}
 
 export interface ConductorLogShape {
   /** Where the log is, for messages: its file, or the database with its password masked. */
   readonly where: string
   /** Record one decision. */
-  readonly append: (r: DecisionRecord) => Effect.Effect<void, ConductorLogError>
+  readonly append: (r: DecisionRecord) => Effect.Effect<void, ConductorLogError | RecordStore.Failed>
   /** Every readable decision, newest first; none when the conductor never ran (or the log cannot be read). */
   readonly read: Effect.Effect<ReadonlyArray<DecisionRecord>>
 }
@@ -146,13 +146,6 @@ const entryKind: RecordStore.RecordKind<Entry> = {
   maxBytes: ENTRY_MAX_BYTES
 }
 
-const failed = (message: string) => new ConductorLogError({ message })
-const entryErrors: RecordStore.RecordErrors<ConductorLogError, ConductorLogError, ConductorLogError> = {
-  notFound: failed,
-  unreadable: failed,
-  failed
-}
-
 const pad = (n: number, width = 2) => String(n).padStart(width, "0")
 
 /** An id that sorts as its time does, to the millisecond (UTC). */
@@ -169,7 +162,7 @@ export const entryId = (ms: number, entropy: number): string => {
  * millisecond after the last one this process wrote.
  */
 export const inRecords = (
-  records: RecordStore.KindRecords<Entry, ConductorLogError, ConductorLogError, ConductorLogError>
+  records: RecordStore.RecordStore<Entry>
 ): Effect.Effect<ConductorLogShape> =>
   Effect.sync(() => {
     let lastMs = 0
@@ -198,7 +191,7 @@ export const onBackend: Effect.Effect<ConductorLogShape, never, StoreBackend.Sto
     return yield* StoreBackend.byBackend({
       // `<home>/conduct`, as `Conductor.conductDir` (not imported: the conductor imports this module).
       files: () => inFile(NodePath.join(home.dir, "conduct")),
-      postgres: () => Effect.flatMap(StoreBackend.records({ folder: CONDUCTOR_LOG_FOLDER, kind: entryKind, errors: entryErrors }), inRecords)
+      postgres: () => Effect.flatMap(StoreBackend.recordsOf({ folder: CONDUCTOR_LOG_FOLDER, kind: entryKind }), inRecords)
     })
   }
 )

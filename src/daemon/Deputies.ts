@@ -56,7 +56,7 @@ export const DEPUTIES_FOLDER = NodePath.join("conduct", "deputies")
  */
 export const deputiesDir = (home: { readonly dir: string }) => NodePath.join(conductDir(home), "deputies")
 
-/** The deputy record's store failed (or it is unreadable); the tick logs it and starts nothing for that question. */
+/** The deputy's folder could not be made; the tick logs it and starts nothing for that question. */
 class DeputyRecordError extends Data.TaggedError("DeputyRecordError")<{ readonly message: string }> {}
 
 /**
@@ -65,7 +65,7 @@ class DeputyRecordError extends Data.TaggedError("DeputyRecordError")<{ readonly
  * per conductor question, its `deputy.json` the record (the folder also
  * holds the deputy's artifacts, which stay on this machine).
  */
-export const deputyRecords: StoreBackend.KindOptions<Deputy.DeputyRecord, DeputyRecordError, DeputyRecordError, DeputyRecordError> = {
+export const deputyRecords: StoreBackend.KindShape<Deputy.DeputyRecord> = {
   folder: DEPUTIES_FOLDER,
   layout: { _tag: "folder", file: "deputy.json" },
   kind: {
@@ -74,11 +74,6 @@ export const deputyRecords: StoreBackend.KindOptions<Deputy.DeputyRecord, Deputy
     encode: Deputy.encodeRecord,
     idOf: (r: Deputy.DeputyRecord) => r.question,
     maxBytes: 64 * 1024
-  },
-  errors: {
-    notFound: (message) => new DeputyRecordError({ message }),
-    unreadable: (message) => new DeputyRecordError({ message }),
-    failed: (message) => new DeputyRecordError({ message })
   }
 }
 
@@ -94,7 +89,7 @@ export const make = Effect.gen(function* () {
   const dir = deputiesDir(home)
   // The counts are stored, one record per conductor question, so a
   // restarted `magi serve` keeps to the 3 starts, the 30 s and the one notice.
-  const records = yield* StoreBackend.records(deputyRecords)
+  const records = yield* StoreBackend.recordsOf(deputyRecords)
   const withFs = <A, E>(e: Effect.Effect<A, E, FileSystem.FileSystem>) => Effect.provideService(e, FileSystem.FileSystem, fs)
   /** The deputies this process runs now; a restarted one knows the others by their leases. */
   const running = yield* Ref.make(new Set<string>())

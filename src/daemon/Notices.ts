@@ -7,7 +7,7 @@
  * notification command (so the owner hears it without looking).
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Data, Effect, Either, Layer, Option, Random, Schema, Stream } from "effect"
+import { Clock, Effect, Either, Layer, Option, Random, Schema, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as RecordStore from "../store/files/RecordStore.js"
 import * as StoreBackend from "../store/StoreBackend.js"
@@ -65,10 +65,8 @@ const decodeNotice = Schema.decodeUnknownEither(Schema.parseJson(Notice), { erro
 /** Largest notice file read: a summary line and a reason. */
 const NOTICE_FILE_MAX_BYTES = 256 * 1024
 
-class NoticeUnreadable extends Data.TaggedError("NoticeUnreadable")<{ readonly message: string }> {}
-
 /** The notice kind in the home folder (`<home>/notices`), as `StoreBackend.records` and `magi store migrate` take a kind. */
-export const noticeRecords: StoreBackend.KindOptions<Notice, NoticeUnreadable, NoticeUnreadable, NoticeUnreadable> = {
+export const noticeRecords: StoreBackend.KindShape<Notice> = {
   folder: NOTICES_FOLDER,
   kind: {
     noun: "notice",
@@ -76,24 +74,19 @@ export const noticeRecords: StoreBackend.KindOptions<Notice, NoticeUnreadable, N
     encode: (notice: Notice) => JSON.stringify(notice, null, 2) + "\n",
     idOf: (notice: Notice) => notice.id,
     maxBytes: NOTICE_FILE_MAX_BYTES
-  },
-  errors: {
-    notFound: (message) => new NoticeUnreadable({ message }),
-    unreadable: (message) => new NoticeUnreadable({ message }),
-    failed: (message) => new NoticeUnreadable({ message })
   }
 }
 
-export type NoticeRecords = RecordStore.KindRecords<Notice, NoticeUnreadable, NoticeUnreadable, NoticeUnreadable>
+export type NoticeRecords = RecordStore.RecordStore<Notice>
 
 /** The notices folder `root` in the shared record store (atomic writes, bounded reads, skipped files explained). */
 const recordsAt = (root: string): Effect.Effect<NoticeRecords, never, FileSystem.FileSystem> => {
   const { folder: _folder, ...options } = noticeRecords
-  return RecordStore.makeKind({ ...options, root })
+  return RecordStore.make({ ...options, root })
 }
 
 /** The notices on the configured backend. */
-export const onBackend: Effect.Effect<NoticeRecords, never, StoreBackend.StoreBackend | FileSystem.FileSystem> = StoreBackend.records(noticeRecords)
+export const onBackend: Effect.Effect<NoticeRecords, never, StoreBackend.StoreBackend | FileSystem.FileSystem> = StoreBackend.recordsOf(noticeRecords)
 
 /** Names of what changed among the notices on the configured backend (`<id>.json`); ends where watching is unavailable. */
 export const changesOnBackend: Stream.Stream<string, never, StoreBackend.StoreBackend | FileSystem.FileSystem> = StoreBackend.changes(NOTICES_FOLDER)

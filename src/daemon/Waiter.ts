@@ -18,7 +18,7 @@
  * the owner not re-notified) every five seconds.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Duration, Effect, Either, FiberMap, Option, Queue, Ref, Stream } from "effect"
+import { Clock, Duration, Effect, Either, FiberMap, Option, Queue, Ref, Schedule, Stream } from "effect"
 import * as NodePath from "node:path"
 import { Rosters } from "../agents/AgentRoster.js"
 import { hasSession } from "../agents/Agents.js"
@@ -44,6 +44,14 @@ import { decide, type Action, type Word } from "./WaiterDecide.js"
  * stale, a filesystem that cannot be watched), seconds at a negligible cost.
  */
 export const TICK = Duration.seconds(5)
+
+/**
+ * Does this beat look at every question, or only at those a wake named?
+ * Every question at least every `TICK`, however busy the wakes keep the
+ * loop: what no watch reports (a seat's lock released, a lease gone stale)
+ * is found by the full look only.
+ */
+export const fullLookDue = (all: boolean, nowMs: number, lastFullMs: number): boolean => all || nowMs - lastFullMs >= Duration.toMillis(TICK)
 
 /**
  * The longest one resumed turn may run. A delivery is a continuation (read
@@ -178,7 +186,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
       : runs.get(q.run).pipe(
         Effect.map((run) => !runsHere(run, config.hostName)),
         // A run that is gone is nobody else's; one that failed to read may be, so this look skips the question.
-        Effect.catchTag("RunNotFound", () => Effect.succeed(false))
+        Effect.catchTag("RecordNotFound", () => Effect.succeed(false))
       )
 
   const busyFor = (q: Q.Question) =>
@@ -187,7 +195,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
       : runs.get(q.run).pipe(
         Effect.flatMap((run) => driver.seatBusy(run, q.seat)),
         // Not "free" on a failed read: a free seat past the deadline is expired, a write.
-        Effect.catchTag("RunNotFound", () => Effect.succeed(false))
+        Effect.catchTag("RecordNotFound", () => Effect.succeed(false))
       )
 
   const decideNow = (q: Q.Question) =>
@@ -581,24 +589,27 @@ export const make = Effect.fn("Waiter.make")(function* () {
     // display: the failed look is logged; the next tick looks again
     ids.size === 0 ? Effect.void : lookAt(ids).pipe(Effect.catchAllCause((c) => Effect.logWarning(`waiter look failed: ${c}`)))
 
+  /** Until the next wake, or `TICK` when none comes: the pause between two beats. */
+  const pause = Effect.asVoid(Effect.timeoutOption(Queue.take(wake), TICK))
+
   const beats = <E, R>(after: Effect.Effect<void, E, R>): Effect.Effect<never, E, R> =>
     Effect.scoped(
       Effect.gen(function* () {
         yield* Effect.forkScoped(wakeups)
-        let lastFull = Number.NEGATIVE_INFINITY
-        for (;;) {
+        const lastFull = yield* Ref.make(Number.NEGATIVE_INFINITY)
+        const beat = Effect.gen(function* () {
           const { all, ids } = yield* Ref.getAndSet(pending, nothingPending)
-          // Every question at least every `TICK`, however busy the changes
-          // keep the loop: what no watch reports (a seat's lock released, a
-          // lease gone stale) is found by the full look only.
           const now = yield* Clock.currentTimeMillis
-          if (all || now - lastFull >= Duration.toMillis(TICK)) {
-            lastFull = now
+          if (fullLookDue(all, now, yield* Ref.get(lastFull))) {
+            yield* Ref.set(lastFull, now)
             yield* once
           } else yield* onceAt(ids)
           yield* after
-          yield* Effect.raceFirst(Queue.take(wake), Effect.sleep(TICK))
-        }
+        })
+        // A beat, then the pause, for as long as the scope lasts: the pace is
+        // the pause's (a wake at once, else `TICK`), so the schedule only repeats.
+        yield* Effect.repeat(Effect.zipRight(beat, pause), Schedule.forever)
+        return yield* Effect.never
       })
     )
 

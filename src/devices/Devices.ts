@@ -5,15 +5,11 @@
  * guesses. The rules are `Device.ts`'s; this is the reading and writing.
  */
 import { Clock, Effect, Either, Option, Schema } from "effect"
+import type * as RecordStore from "../store/RecordStore.js"
 import * as StoreBackend from "../store/StoreBackend.js"
 import * as Device from "./Device.js"
 import * as Guessing from "./Guessing.js"
 import * as PushSubscription from "./PushSubscription.js"
-
-export class DeviceStoreError extends Schema.TaggedError<DeviceStoreError>()("DeviceStoreError", {
-  message: Schema.String,
-  cause: Schema.optional(Schema.Defect)
-}) {}
 
 export class DeviceNotFound extends Schema.TaggedError<DeviceNotFound>()("DeviceNotFound", {
   message: Schema.String
@@ -29,12 +25,6 @@ export class PairingRefused extends Schema.TaggedError<PairingRefused>()("Pairin
   message: Schema.String
 }) {}
 
-const errors = {
-  notFound: (message: string) => new DeviceStoreError({ message }),
-  unreadable: (message: string) => new DeviceStoreError({ message }),
-  failed: (message: string, cause?: unknown) => new DeviceStoreError({ message, cause })
-}
-
 /** Largest record read: a name and a few hashes. */
 const RECORD_MAX_BYTES = 16 * 1024
 
@@ -44,28 +34,25 @@ export const DEVICES_FOLDER = "devices"
 export const PAIRING_FOLDER = "pairing"
 
 /** The device kind, as `StoreBackend.records` and `magi store migrate` take a kind. */
-export const deviceRecords: StoreBackend.KindOptions<Device.Device, DeviceStoreError, DeviceStoreError, DeviceStoreError> = {
+export const deviceRecords: StoreBackend.KindShape<Device.Device> = {
   folder: DEVICES_FOLDER,
-  kind: { noun: "paired device", decode: Device.decodeDevice, encode: Device.encode, idOf: (d) => d.id, maxBytes: RECORD_MAX_BYTES },
-  errors
+  kind: { noun: "paired device", decode: Device.decodeDevice, encode: Device.encode, idOf: (d) => d.id, maxBytes: RECORD_MAX_BYTES }
 }
 
-const codeRecords: StoreBackend.KindOptions<Device.PairingCode, DeviceStoreError, DeviceStoreError, DeviceStoreError> = {
+const codeRecords: StoreBackend.KindShape<Device.PairingCode> = {
   folder: PAIRING_FOLDER,
-  kind: { noun: "pairing code", decode: Device.decodeCode, encode: Device.encode, idOf: (c) => c.id, maxBytes: RECORD_MAX_BYTES },
-  errors
+  kind: { noun: "pairing code", decode: Device.decodeCode, encode: Device.encode, idOf: (c) => c.id, maxBytes: RECORD_MAX_BYTES }
 }
 
-const guessRecords: StoreBackend.KindOptions<Device.Guesses, DeviceStoreError, DeviceStoreError, DeviceStoreError> = {
+const guessRecords: StoreBackend.KindShape<Device.Guesses> = {
   folder: `${PAIRING_FOLDER}-guesses`,
-  kind: { noun: "pairing guess count", decode: Device.decodeGuesses, encode: Device.encode, idOf: (g) => g.id, maxBytes: RECORD_MAX_BYTES },
-  errors
+  kind: { noun: "pairing guess count", decode: Device.decodeGuesses, encode: Device.encode, idOf: (g) => g.id, maxBytes: RECORD_MAX_BYTES }
 }
 
 /** The Web Push subscriptions, one per browser that asked to be notified. */
 export const PUSH_FOLDER = "push-subscriptions"
 
-export const pushRecords: StoreBackend.KindOptions<PushSubscription.PushSubscription, DeviceStoreError, DeviceStoreError, DeviceStoreError> = {
+export const pushRecords: StoreBackend.KindShape<PushSubscription.PushSubscription> = {
   folder: PUSH_FOLDER,
   kind: {
     noun: "push subscription",
@@ -73,8 +60,7 @@ export const pushRecords: StoreBackend.KindOptions<PushSubscription.PushSubscrip
     encode: Device.encode,
     idOf: (s) => s.id,
     maxBytes: RECORD_MAX_BYTES
-  },
-  errors
+  }
 }
 
 export interface Issued {
@@ -90,24 +76,24 @@ export interface Paired {
 
 export interface DevicesShape {
   /** A new one-time code, good for `Device.CODE_LIFETIME_MS`. */
-  readonly issueCode: Effect.Effect<Issued, DeviceStoreError>
+  readonly issueCode: Effect.Effect<Issued, RecordStore.Failure>
   /** Pair a device named `name` with the code typed from `address` (Guessing.clientAddress); the cookie to set. */
-  readonly pair: (typedCode: string, name: string, address: string) => Effect.Effect<Paired, PairingRefused | DeviceStoreError>
+  readonly pair: (typedCode: string, name: string, address: string) => Effect.Effect<Paired, PairingRefused | RecordStore.Failure>
   /** The paired device a cookie's value names, its last use noted; none for anything else (revoked, forged, malformed). */
   readonly authenticate: (cookie: string | undefined) => Effect.Effect<Option.Option<Device.Device>>
   /** Every paired device, most recently used first. */
-  readonly list: Effect.Effect<ReadonlyArray<Device.Device>, DeviceStoreError>
+  readonly list: Effect.Effect<ReadonlyArray<Device.Device>, RecordStore.Failure>
   /** Unpair the device of this name (or id): its cookie is refused from the next request on, and its push subscriptions go. */
-  readonly revoke: (nameOrId: string) => Effect.Effect<Device.Device, DeviceNotFound | DeviceStoreError>
+  readonly revoke: (nameOrId: string) => Effect.Effect<Device.Device, DeviceNotFound | RecordStore.Failure>
   /** Keep `subscription` for `device` (none on a page that needs no pairing), replacing this browser's earlier one. */
   readonly subscribe: (
     device: Option.Option<Device.Device>,
     subscription: { readonly endpoint: string; readonly p256dh: string; readonly auth: string }
-  ) => Effect.Effect<PushSubscription.PushSubscription, DeviceStoreError>
+  ) => Effect.Effect<PushSubscription.PushSubscription, RecordStore.Failure>
   /** Every push subscription, oldest first. */
-  readonly subscriptions: Effect.Effect<ReadonlyArray<PushSubscription.PushSubscription>, DeviceStoreError>
+  readonly subscriptions: Effect.Effect<ReadonlyArray<PushSubscription.PushSubscription>, RecordStore.Failure>
   /** Stop pushing to one subscription (by its id); nothing when it is gone already. */
-  readonly unsubscribe: (id: string) => Effect.Effect<void, DeviceStoreError>
+  readonly unsubscribe: (id: string) => Effect.Effect<void, RecordStore.Failure>
 }
 
 /** On the configured backend. */
@@ -118,10 +104,10 @@ export class Devices extends Effect.Service<Devices>()("magi/Devices", {
 }
 
 export const make = Effect.gen(function* () {
-  const devices = yield* StoreBackend.records(deviceRecords)
-  const codes = yield* StoreBackend.records(codeRecords)
-  const guesses = yield* StoreBackend.records(guessRecords)
-  const pushes = yield* StoreBackend.records(pushRecords)
+  const devices = yield* StoreBackend.recordsOf(deviceRecords)
+  const codes = yield* StoreBackend.recordsOf(codeRecords)
+  const guesses = yield* StoreBackend.recordsOf(guessRecords)
+  const pushes = yield* StoreBackend.recordsOf(pushRecords)
 
   const subscriptions = Effect.map(pushes.scan, (s) => [...s.records].sort((a, b) => a.created_at - b.created_at))
 
@@ -187,8 +173,8 @@ export const make = Effect.gen(function* () {
   const readGuesses = (id: string) => Effect.map(readOption(guesses.read(id), guesses.exists(id)), Option.getOrUndefined)
 
   /** `body` holding every counter's lock, in the order given (the same for every guess, so no two wait on each other). */
-  const holdingAll = <B, E>(counters: ReadonlyArray<Guessing.Counter>, body: Effect.Effect<B, E>): Effect.Effect<B, E | DeviceStoreError> =>
-    counters.reduceRight<Effect.Effect<B, E | DeviceStoreError>>((inner, c) => guesses.withLock(c.id, inner), body)
+  const holdingAll = <B, E>(counters: ReadonlyArray<Guessing.Counter>, body: Effect.Effect<B, E>): Effect.Effect<B, E | RecordStore.Failure> =>
+    counters.reduceRight<Effect.Effect<B, E | RecordStore.Failure>>((inner, c) => guesses.withLock(c.id, inner), body)
 
   /** Check the limits and count this guess as wrong, in one locked step; the counts as written. */
   const reserveGuess = (counters: ReadonlyArray<Guessing.Counter>, now: number) =>

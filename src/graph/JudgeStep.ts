@@ -8,8 +8,9 @@
 import * as NodePath from "node:path"
 import { Duration, Effect } from "effect"
 import * as C from "../runs/Competition.js"
+import type * as RecordStore from "../store/RecordStore.js"
 import type { RunDriverShape } from "../runs/RunDriver.js"
-import type { Run, RunNotFound, RunStoreError, RunStoreShape, Seat } from "../runs/Runs.js"
+import type { Run, RunStoreShape, Seat } from "../runs/Runs.js"
 import * as Git from "./CandidateGit.js"
 import type { GraphSettings, Seating } from "./GraphConfig.js"
 import * as JudgeAnswer from "./JudgeAnswer.js"
@@ -29,7 +30,7 @@ export interface JudgingDeps {
   readonly change: (
     id: string,
     f: (c: C.Competition, run: Run) => Partial<Run> & { readonly competition: C.Competition }
-  ) => Effect.Effect<Run, RunNotFound | RunStoreError>
+  ) => Effect.Effect<Run, RecordStore.Failure>
   readonly compOf: (run: Run) => C.Competition
 }
 

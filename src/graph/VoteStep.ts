@@ -8,7 +8,8 @@
  */
 import { Effect } from "effect"
 import * as C from "../runs/Competition.js"
-import type { Run, RunNotFound, RunStoreError } from "../runs/Runs.js"
+import type * as RecordStore from "../store/RecordStore.js"
+import type { Run } from "../runs/Runs.js"
 import * as D from "./Deliberation.js"
 import type { GraphSettings } from "./GraphConfig.js"
 import { JUDGE_RETRIES, JUDGE_TURN_TIMEOUT, type JudgingDeps } from "./JudgeStep.js"
@@ -18,7 +19,7 @@ import * as VoteAnswer from "./VoteAnswer.js"
 export const voting = (
   { change, compOf, driver, runs }: JudgingDeps,
   shownOf: (run: Run) => Effect.Effect<ReadonlyArray<Shown>>,
-  toStep: (id: string, step: C.Step) => Effect.Effect<Run, RunNotFound | RunStoreError>
+  toStep: (id: string, step: C.Step) => Effect.Effect<Run, RecordStore.Failure>
 ) => {
   /** Every agent name in the run, blanked from what the judges read of each other. */
   const namesOf = (run: Run) => [...new Set(run.seats.map((s) => s.agent))]

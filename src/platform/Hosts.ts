@@ -20,6 +20,7 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Data, Duration, Effect, Either, Option, Schedule, Schema, type Scope, Stream } from "effect"
 import * as NodeOs from "node:os"
 import { defaults, MagiConfig } from "./MagiConfig.js"
+import type * as RecordStore from "../store/RecordStore.js"
 import * as StoreBackend from "../store/StoreBackend.js"
 import * as ConfiguredStore from "./ConfiguredStore.js"
 import { isNewerSchema, type NewerSchema, parseVersioned } from "../store/VersionedJson.js"
@@ -91,14 +92,9 @@ export const decode = (body: string, source: string): Either.Either<HostRecord, 
 export const encode = (host: HostRecord): string => JSON.stringify(host, null, 2) + "\n"
 
 /** The host kind, as `StoreBackend.records` takes it. */
-export const hostRecords: StoreBackend.KindOptions<HostRecord, HostError, HostError, HostError> = {
+export const hostRecords: StoreBackend.KindShape<HostRecord> = {
   folder: "hosts",
-  kind: { noun: "host", decode, encode, idOf: (h: HostRecord) => h.name, maxBytes: 64 * 1024 },
-  errors: {
-    notFound: (message) => new HostError({ message }),
-    unreadable: (message) => new HostError({ message }),
-    failed: (message, cause) => new HostError({ message, cause })
-  }
+  kind: { noun: "host", decode, encode, idOf: (h: HostRecord) => h.name, maxBytes: 64 * 1024 }
 }
 
 /** The name's claim: stale once its beats stop for `STALE_AFTER`. */
@@ -172,7 +168,7 @@ export interface HostsShape {
   /** This process's host name (`[host] name`). */
   readonly self: string
   /** Claim the name and beat for the rest of the scope; refused when another live loop has it. */
-  readonly register: (load?: Effect.Effect<Load>) => Effect.Effect<Registered, HostTaken | HostError, Scope.Scope>
+  readonly register: (load?: Effect.Effect<Load>) => Effect.Effect<Registered, HostTaken | HostError | RecordStore.Failed, Scope.Scope>
   /**
    * Say, for the rest of the scope, that this host is up with a page (`magi
    * web`) and maybe no loop: every beat in which no live loop holds the
@@ -182,7 +178,7 @@ export interface HostsShape {
    */
   readonly registerPage: Effect.Effect<void, never, Scope.Scope>
   /** Every host that ever registered on this store, by name. */
-  readonly list: Effect.Effect<ReadonlyArray<HostView>, HostError>
+  readonly list: Effect.Effect<ReadonlyArray<HostView>, RecordStore.Failed>
   /** Moves whenever a host's record is written (a beat, a turn queued or started). */
   readonly revision: Effect.Effect<number>
   /** Names of hosts whose record another process wrote, as the database notifies them; none on the file backend. */
@@ -201,7 +197,7 @@ const iso = (ms: number) => new Date(ms).toISOString()
 export const make = Effect.fn("Hosts.make")(function* () {
   // A process without a config of its own (a page served in a test) reads the hosts as the defaults' host.
   const config = Option.getOrElse(yield* Effect.serviceOption(MagiConfig), () => defaults)
-  const records = yield* StoreBackend.records(hostRecords)
+  const records = yield* StoreBackend.recordsOf(hostRecords)
   const claims = yield* StoreBackend.claims("hosts", ".claim")
   const fs = yield* FileSystem.FileSystem
   const name = config.hostName

@@ -26,6 +26,7 @@ import * as NodeCrypto from "node:crypto"
 import * as NodePath from "node:path"
 import { createAtomically } from "../store/files/AtomicFile.js"
 import * as Postgres from "../store/postgres/Postgres.js"
+import * as RecordStore from "../store/RecordStore.js"
 import * as StoreBackend from "../store/StoreBackend.js"
 
 /** `<home>/answer-links.key`: the HMAC secret, hex, readable by the owner alone. */
@@ -178,10 +179,8 @@ export const secret = Effect.fn("AnswerLinks.secret")(function* (homeDir: string
 const StoredKey = Schema.Struct({ id: Schema.Literal(SHARED_KEY_ID), key: Schema.String })
 type StoredKey = typeof StoredKey.Type
 
-const keyFailed = (message: string, cause?: unknown) => new SecretUnavailable({ message: cause === undefined ? message : `${message}: ${String(cause)}` })
-
 /** The shared key's kind: one record, never migrated (a new store makes its own, and older links stop working). */
-const keyRecords: StoreBackend.KindOptions<StoredKey, SecretUnavailable, SecretUnavailable, SecretUnavailable> = {
+const keyRecords: StoreBackend.KindShape<StoredKey> = {
   folder: "answer-links",
   kind: {
     noun: "answer-link key",
@@ -190,8 +189,7 @@ const keyRecords: StoreBackend.KindOptions<StoredKey, SecretUnavailable, SecretU
     encode: (record) => JSON.stringify(record) + "\n",
     idOf: (record) => record.id,
     maxBytes: 1024
-  },
-  errors: { notFound: keyFailed, unreadable: keyFailed, failed: keyFailed }
+  }
 }
 
 /** The database's key once read, by store URL: it never changes while magi runs. */
@@ -208,7 +206,7 @@ export const secretShared = Effect.fn("AnswerLinks.secretShared")(function* (hom
   if (known !== undefined) return known
   const fs = yield* FileSystem.FileSystem
   const key = yield* Effect.gen(function* () {
-    const records = yield* StoreBackend.records(keyRecords)
+    const records = yield* StoreBackend.recordsOf(keyRecords)
     // Exactly one creation wins; every racer reads the one that did.
     yield* records.create({ id: SHARED_KEY_ID, key: NodeCrypto.randomBytes(SECRET_BYTES).toString("hex") })
     const stored = yield* records.read(SHARED_KEY_ID)
@@ -219,6 +217,7 @@ export const secretShared = Effect.fn("AnswerLinks.secretShared")(function* (hom
     // The database named, not whatever this process's environment names.
     Effect.provide(Layer.unwrapEffect(Effect.map(Postgres.parseUrl(storeUrl.value), StoreBackend.StoreBackend.postgres))),
     Effect.provideService(FileSystem.FileSystem, fs),
+    Effect.catchIf(RecordStore.isFailure, (e) => Effect.fail(new SecretUnavailable({ message: `cannot read or make the answer-link key: ${e.message}` }))),
     Effect.catchTags({
       StoreUnavailable: (e) => Effect.fail(new SecretUnavailable({ message: `cannot read or make the answer-link key: ${e.message}` })),
       StoreUrlInvalid: (e) => Effect.fail(new SecretUnavailable({ message: `cannot read or make the answer-link key: ${e.message}` }))

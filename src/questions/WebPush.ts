@@ -22,6 +22,7 @@ import { Data, Duration, Effect, Either, Layer, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { createAtomically } from "../store/files/AtomicFile.js"
 import * as Postgres from "../store/postgres/Postgres.js"
+import * as RecordStore from "../store/RecordStore.js"
 import * as StoreBackend from "../store/StoreBackend.js"
 import type { PushSubscription } from "../devices/PushSubscription.js"
 import { serviceOf } from "../devices/PushSubscription.js"
@@ -101,10 +102,8 @@ export const vapidKeys = Effect.fn("WebPush.vapidKeys")(function* (homeDir: stri
 const SharedKeys = Schema.Struct({ id: Schema.Literal(SHARED_KEY_ID), publicKey: Schema.String, privateKey: Schema.String })
 type SharedKeys = typeof SharedKeys.Type
 
-const keyFailed = (message: string, cause?: unknown) => new VapidUnavailable({ message: cause === undefined ? message : `${message}: ${String(cause)}` })
-
 /** The shared pair's kind: one record, never migrated (a new store makes its own, and phones subscribe again). */
-const keyRecords: StoreBackend.KindOptions<SharedKeys, VapidUnavailable, VapidUnavailable, VapidUnavailable> = {
+const keyRecords: StoreBackend.KindShape<SharedKeys> = {
   folder: "web-push-vapid",
   kind: {
     noun: "Web Push key pair",
@@ -116,8 +115,7 @@ const keyRecords: StoreBackend.KindOptions<SharedKeys, VapidUnavailable, VapidUn
     encode: (record) => JSON.stringify(record) + "\n",
     idOf: (record) => record.id,
     maxBytes: 1024
-  },
-  errors: { notFound: keyFailed, unreadable: keyFailed, failed: keyFailed }
+  }
 }
 
 /** The database's pair once read, by store URL: it never changes while magi runs. */
@@ -130,7 +128,7 @@ export const vapidKeysShared = Effect.fn("WebPush.vapidKeysShared")(function* (h
   if (known !== undefined) return known
   const fs = yield* FileSystem.FileSystem
   const keys = yield* Effect.gen(function* () {
-    const records = yield* StoreBackend.records(keyRecords)
+    const records = yield* StoreBackend.recordsOf(keyRecords)
     // Exactly one creation wins; every racer reads the one that did.
     yield* records.create({ id: SHARED_KEY_ID, ...(yield* fresh) })
     const stored = yield* records.read(SHARED_KEY_ID)
@@ -141,6 +139,7 @@ export const vapidKeysShared = Effect.fn("WebPush.vapidKeysShared")(function* (h
   }).pipe(
     Effect.provide(Layer.unwrapEffect(Effect.map(Postgres.parseUrl(storeUrl.value), StoreBackend.StoreBackend.postgres))),
     Effect.provideService(FileSystem.FileSystem, fs),
+    Effect.catchIf(RecordStore.isFailure, (e) => Effect.fail(new VapidUnavailable({ message: `cannot read or make the Web Push key pair: ${e.message}` }))),
     Effect.catchTags({
       StoreUnavailable: (e) => Effect.fail(new VapidUnavailable({ message: `cannot read or make the Web Push key pair: ${e.message}` })),
       StoreUrlInvalid: (e) => Effect.fail(new VapidUnavailable({ message: `cannot read or make the Web Push key pair: ${e.message}` }))

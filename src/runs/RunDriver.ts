@@ -17,7 +17,8 @@ import { Rosters, type AgentSpec } from "../agents/AgentRoster.js"
 import { Agents, KILL_GRACE, magiNameFor, mintUuid, sessionEnvOf, type CallResult } from "../agents/Agents.js"
 import { AgentProcess, endLeftover } from "../agents/Guardian.js"
 import * as Lease from "../questions/Leases.js"
-import { untilStoreAnswers } from "../store/StoreWait.js"
+import * as RecordStore from "../store/RecordStore.js"
+import { storeAway, untilStoreAnswers } from "../store/StoreWait.js"
 import * as NodePath from "node:path"
 import { MagiHome } from "../platform/MagiHome.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
@@ -26,18 +27,7 @@ import { QuestionStore, type StoreError } from "../questions/QuestionStore.js"
 import { IMPL_SEAT, RUN_TURN_TIMEOUT, RunNotStarted, Workspaces, type TurnOutcome } from "./NewRun.js"
 import type * as Claims from "../store/Claims.js"
 import { beating, makeSeatLocks, STOP_POLL, TurnRefused, TurnStopped, type SeatBusy, type TurnInput, type TurnPrompt } from "./RunTurns.js"
-import {
-  boundedSummary,
-  RUN_SCHEMA,
-  RunStore,
-  outstanding,
-  runsHere,
-  statusAfterTurn,
-  type Run,
-  type RunNotFound,
-  type RunStoreError,
-  type Seat
-} from "./Runs.js"
+import { boundedSummary, RUN_SCHEMA, RunStore, outstanding, runsHere, statusAfterTurn, type Run, type Seat } from "./Runs.js"
 import { commitAfterTurn } from "./TurnCommit.js"
 import * as Usage from "../agents/Usage.js"
 
@@ -64,7 +54,7 @@ export interface RunDriverShape {
     runId: string,
     prompt: TurnPrompt,
     timeout?: Duration.Duration
-  ) => Effect.Effect<TurnOutcome, SeatBusy | RunNotFound | RunStoreError>
+  ) => Effect.Effect<TurnOutcome, SeatBusy | RecordStore.Failure>
   /**
    * Run one turn of any seat and store the seat's new session. Fails only
    * when it cannot start: `SeatBusy` when another turn holds the seat,
@@ -78,7 +68,7 @@ export interface RunDriverShape {
    * questions is outstanding, else done. The agent's printed reply, when the
    * turn was usable, becomes the run's summary.
    */
-  readonly finish: (runId: string, result: CallResult) => Effect.Effect<Run, RunNotFound | RunStoreError>
+  readonly finish: (runId: string, result: CallResult) => Effect.Effect<Run, RecordStore.Failure>
   /** Is a turn running on this seat right now (in any process)? */
   readonly seatBusy: (run: Pick<Run, "id">, seat: string) => Effect.Effect<boolean>
   /** How many of the run's questions still need a seat; fails when they cannot be listed. */
@@ -156,7 +146,7 @@ export const make = Effect.fn("RunDriver.make")(function* () {
   const seatLocks = yield* bound(makeSeatLocks)
   /** A run's write after a turn ran: waited out while the store is away, never dropped (the turn would be run again). */
   const surely = <A, E extends { readonly _tag: string; readonly message: string }>(what: string, write: Effect.Effect<A, E>) =>
-    untilStoreAnswers(what, write, (e) => e._tag === "RunStoreError")
+    untilStoreAnswers(what, write, storeAway)
 
   // The agent process of a seat's turn, kept beside the seat's lock while
   // the turn runs: a turn whose magi died is ended by whoever finds it so.
@@ -287,7 +277,7 @@ export const make = Effect.fn("RunDriver.make")(function* () {
     )
     return yield* Effect.acquireUseRelease(
       take,
-      (lock) => underLock(lock).pipe(Effect.catchTags({ RunNotFound: refuse, RunStoreError: refuse })),
+      (lock) => underLock(lock).pipe(Effect.catchIf((e): e is Extract<typeof e, RecordStore.Failure> => RecordStore.isFailure(e), refuse)),
       (lock) => seatLocks.release(lock)
     )
   })

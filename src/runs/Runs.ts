@@ -10,13 +10,13 @@
  * ran the turn and the waiter delivering an answer both write it.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Data, Effect, Either, Layer, Schema, Stream } from "effect"
+import { Clock, Effect, Either, Layer, Schema, Stream } from "effect"
 import * as NodePath from "node:path"
 import * as RecordStore from "../store/files/RecordStore.js"
 import * as ShelfMove from "../store/ShelfMove.js"
 import * as StoreBackend from "../store/StoreBackend.js"
 import * as ConfiguredStore from "../platform/ConfiguredStore.js"
-import { isNewerSchema, type NewerSchema, parseVersioned } from "../store/VersionedJson.js"
+import { type NewerSchema, parseVersioned } from "../store/VersionedJson.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as Q from "../questions/Question.js"
 import { monthOf } from "../questions/History.js"
@@ -115,16 +115,12 @@ export const withoutStopRequest = (run: Run): Run => {
   return rest
 }
 
-export class RunNotFound extends Data.TaggedError("RunNotFound")<{ readonly message: string }> {}
-export class RunStoreError extends Data.TaggedError("RunStoreError")<{ readonly message: string; readonly cause?: unknown }> {}
-
 const decodeStrict = Schema.decodeUnknownEither(Run, { onExcessProperty: "error", errors: "first" })
 
 /** Read a stored run, refusing one written by a newer magi by name. */
-export const decode = (body: string, source: string): Either.Either<Run, RunStoreError | NewerSchema> =>
+export const decode = (body: string, source: string): Either.Either<Run, { readonly message: string } | NewerSchema> =>
   parseVersioned(body, source, RUN_SCHEMA, () => `run ${source}`).pipe(
-    Either.mapLeft((e) => (isNewerSchema(e) ? e : new RunStoreError({ message: e.message }))),
-    Either.flatMap((raw) => Either.mapLeft(decodeStrict(raw), (e) => new RunStoreError({ message: `${source} is not a run magi can read: ${e.message}` })))
+    Either.flatMap((raw) => Either.mapLeft(decodeStrict(raw), (e) => ({ message: `${source} is not a run magi can read: ${e.message}` })))
   )
 
 export const encode = (run: Run): string => JSON.stringify(run, null, 2) + "\n"
@@ -186,27 +182,27 @@ export interface RunStoreShape {
   readonly where: string
   readonly dir: (id: string) => string
   readonly artifactsDir: (id: string) => string
-  readonly put: (run: Run) => Effect.Effect<void, RunStoreError>
+  readonly put: (run: Run) => Effect.Effect<void, RecordStore.Failed>
   /** An exact id, or a unique prefix or suffix (the short id). */
-  readonly get: (idOrShort: string) => Effect.Effect<Run, RunNotFound | RunStoreError>
+  readonly get: (idOrShort: string) => Effect.Effect<Run, RecordStore.Failure>
   /**
    * Every readable hot run, newest first: the unfinished ones and those
    * finished within `SETTLED_GRACE_MS`. Older ones are on the month shelves
    * (`page`).
    */
-  readonly list: Effect.Effect<ReadonlyArray<Run>, RunStoreError>
+  readonly list: Effect.Effect<ReadonlyArray<Run>, RecordStore.Failed>
   /**
    * Up to `limit` runs older than `before` (from the newest when none),
    * newest first, hot and shelved alike; `next` is the id to ask the next
    * page `before`, null at the end. Reads only the records it returns.
    */
-  readonly page: (options: { readonly before?: string | undefined; readonly limit: number }) => Effect.Effect<RunPage, RunStoreError>
+  readonly page: (options: { readonly before?: string | undefined; readonly limit: number }) => Effect.Effect<RunPage, RecordStore.Failed>
   /**
    * Move the runs finished more than `SETTLED_GRACE_MS` ago to their month's
    * shelf, `batch` at a time; how many moved. Their folders (artifacts,
    * worktree) stay where they are: only the record moves.
    */
-  readonly archiveFinished: (batch: number) => Effect.Effect<number, RunStoreError>
+  readonly archiveFinished: (batch: number) => Effect.Effect<number, RecordStore.Failed>
   /** Whether any run was ever moved to a month's shelf: a home written before the shelves has none. */
   readonly hasHistory: Effect.Effect<boolean>
   /**
@@ -218,12 +214,12 @@ export interface RunStoreShape {
     id: string,
     change: (run: Run, now: Date) => Run,
     options?: { readonly keepUpdatedAt?: boolean }
-  ) => Effect.Effect<Run, RunNotFound | RunStoreError>
+  ) => Effect.Effect<Run, RecordStore.Failure>
   /**
    * Set the status (and optionally why). When the run can no longer come
    * back, its open questions are abandoned with its fate in the reason.
    */
-  readonly setStatus: (id: string, status: RunStatus, reason?: string) => Effect.Effect<Run, RunNotFound | RunStoreError>
+  readonly setStatus: (id: string, status: RunStatus, reason?: string) => Effect.Effect<Run, RecordStore.Failure>
   /**
    * Remove what kills left in the runs' folders (a `run.json` write's
    * scratch, a lock-break marker) once clearly abandoned; how many. Listing
@@ -287,7 +283,7 @@ export class RunStore extends Effect.Service<RunStore>()("magi/RunStore", {
       files: () => make(runsDir(home)),
       postgres: (backend) =>
         Effect.gen(function* () {
-          const records = yield* StoreBackend.records(runRecords)
+          const records = yield* StoreBackend.recordsOf(runRecords)
           const fs = yield* FileSystem.FileSystem
           const changes = StoreBackend.changes(runRecords.folder).pipe(
             Stream.provideService(StoreBackend.StoreBackend, backend),
@@ -315,29 +311,24 @@ export const runsDir = (home: { readonly dir: string }) => NodePath.join(home.di
  * lock, its artifacts) in the shared record store's folder layout; only
  * `run.json` is the record, the artifacts stay on the machine that made them.
  */
-export const runRecords: StoreBackend.KindOptions<Run, RunNotFound, RunStoreError, RunStoreError> = {
+export const runRecords: StoreBackend.KindShape<Run> = {
   folder: "runs",
   layout: { _tag: "folder", file: "run.json" },
   // Only the record moves: `<home>/runs/history/<YYYY-MM>/<id>.json`; the
   // run's folder, its artifacts and lock stay.
   archive: { dir: HISTORY_DIR, shelfOf: (id) => monthOf(id), digest },
-  kind: { noun: "run", decode, encode, idOf: (run: Run) => run.id, maxBytes: RUN_FILE_MAX_BYTES },
-  errors: {
-    notFound: (message) => new RunNotFound({ message }),
-    unreadable: (message) => new RunStoreError({ message }),
-    failed: (message, cause) => new RunStoreError({ message, cause })
-  }
+  kind: { noun: "run", decode, encode, idOf: (run: Run) => run.id, maxBytes: RUN_FILE_MAX_BYTES }
 }
 
 export const make = Effect.fn("RunStore.make")(function* (root: string) {
   const { folder: _folder, ...options } = runRecords
-  const records = yield* RecordStore.makeKind({ ...options, root })
+  const records = yield* RecordStore.make({ ...options, root })
   return yield* assemble(root, records, records.stamp, Stream.empty)
 })
 
 const assemble = Effect.fn("RunStore.assemble")(function* (
   root: string,
-  records: RecordStore.KindRecords<Run, RunNotFound, RunStoreError, RunStoreError>,
+  records: RecordStore.RecordStore<Run>,
   stamp: Effect.Effect<RunsStamp>,
   changes: Stream.Stream<string>
 ) {

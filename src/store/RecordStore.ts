@@ -42,6 +42,13 @@ export type NotFound = RecordNotFound
 export type Unreadable = RecordUnreadable | NewerSchema
 /** The backend said no (the disk, the database, a lock that stayed busy, an id no path is built from). */
 export type Failed = WriteError
+/** Whatever a store's read or write can fail with: the whole family, for a caller that answers them all alike. */
+export type Failure = NotFound | Unreadable | Failed
+
+const FAMILY: ReadonlySet<string> = new Set(["RecordNotFound", "RecordUnreadable", "NewerSchema", "StoreFailed", "LockBusy", "UnsafeId"])
+
+/** Is `e` one of the store's own errors (and not the caller's, passed through a `withLock` or `update`)? */
+export const isFailure = (e: unknown): e is Failure => typeof e === "object" && e !== null && FAMILY.has(String((e as { _tag?: unknown })._tag))
 
 export type Layout = { readonly _tag: "flat" } | { readonly _tag: "folder"; readonly file: string }
 

@@ -18,6 +18,13 @@ export const STORE_WAIT = Schedule.exponential(Duration.millis(200)).pipe(
 )
 
 /**
+ * The store's errors that pass when the store answers again: the backend
+ * said no (a disk, a database away) or a lock stayed busy. A record that
+ * cannot be read, or an id no path is built from, stays so: never waited on.
+ */
+export const storeAway = (e: { readonly _tag: string }): boolean => e._tag === "StoreFailed" || e._tag === "LockBusy"
+
+/**
  * `effect`, retried while it fails with an error `retryable` says is the
  * store's (all of them by default), logging `what` once when it starts to
  * wait and once when the store answers again.

@@ -21,6 +21,7 @@ import { Live, type Message } from "./Live.js"
 import { NoticeFeed } from "./NoticeFeed.js"
 import { NotifySetting } from "./NotifySetting.js"
 import { Hosts } from "../platform/Hosts.js"
+import * as RecordStore from "../store/RecordStore.js"
 import type { NewerSchema } from "../store/VersionedJson.js"
 
 /** Largest request body accepted: an answer is a sentence, not an upload. */
@@ -72,6 +73,15 @@ export class BadBody extends Data.TaggedError("BadBody")<{ readonly message: str
 export class BodyTooLarge extends Data.TaggedError("BodyTooLarge")<{ readonly message: string }> {}
 
 export type ApiError = BadBody | BodyTooLarge | QuestionNotFound | Q.QuestionRejected | Q.UnreadableQuestion | NewerSchema | StoreError | InvalidAssetName
+
+/** The store's own errors (`StoreErrors.ts`) as the web answers them, in their words: no such record is a 404, the rest a 500. */
+export const storeFailure = (e: RecordStore.Failure) => Responses.error(e._tag === "RecordNotFound" ? 404 : 500, e.message)
+
+/** `effect` with the store's own errors answered as `storeFailure` says; the caller's other errors stay. */
+export const answeringStore = <A, E, R>(
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A | HttpServerResponse.HttpServerResponse, Exclude<E, RecordStore.Failure>, R> =>
+  Effect.catchIf(effect, (e): e is E & RecordStore.Failure => RecordStore.isFailure(e), (e) => Effect.succeed(storeFailure(e))) as never
 
 /** Each failure as the status a client can act on, with the message as given. */
 export const failure = (e: ApiError) => {

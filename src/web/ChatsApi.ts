@@ -11,11 +11,12 @@
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import { Effect, Schema } from "effect"
 import * as C from "../chat/Chat.js"
-import { ChatNotFound, ChatRefused, Chats, type ChatStoreError } from "../chat/Chats.js"
+import { ChatRefused, Chats } from "../chat/Chats.js"
+import type * as RecordStore from "../store/RecordStore.js"
 import { DefaultRepo, NO_DEFAULT } from "./DefaultRepo.js"
 import type { DraftProblem } from "../queue/TaskFileReview.js"
 import type { Task } from "../queue/Task.js"
-import { bodyAs, type BadBody, type BodyTooLarge } from "./Api.js"
+import { bodyAs, type BadBody, type BodyTooLarge, storeFailure } from "./Api.js"
 import * as Responses from "./Responses.js"
 
 /** A chat as the page shows it: the record, and what the page needs to know about it now. */
@@ -40,7 +41,14 @@ export const viewOf = (chat: C.Chat, thinking: boolean): ChatView => ({
   fileable: C.canFile(chat)
 })
 
-type ChatApiError = BadBody | BodyTooLarge | ChatRefused | ChatNotFound | ChatStoreError
+/** A write named a chat by a short id: a short id unique today may name another chat tomorrow. */
+class NotWholeChatId extends Schema.TaggedError<NotWholeChatId>()("NotWholeChatId", { id: Schema.String }) {
+  override get message(): string {
+    return `no chat has the id \`${this.id}\`; a write takes a chat's whole id`
+  }
+}
+
+type ChatApiError = BadBody | BodyTooLarge | ChatRefused | NotWholeChatId | RecordStore.Failure
 
 const failure = (e: ChatApiError) => {
   switch (e._tag) {
@@ -48,14 +56,19 @@ const failure = (e: ChatApiError) => {
       return Responses.error(400, e.message)
     case "BodyTooLarge":
       return Responses.error(413, e.message)
-    case "ChatNotFound":
+    case "NotWholeChatId":
       return Responses.error(404, e.message)
     case "ChatRefused":
       // Filed or abandoned elsewhere is a conflict the page reloads on, not
       // the owner's mistake; a draft refused by review carries its problems.
       return Responses.json({ error: e.message, ...(e.problems ? { problems: e.problems } : {}) }, e.settled ? 409 : 400)
-    case "ChatStoreError":
-      return Responses.error(500, e.message)
+    case "RecordNotFound":
+    case "RecordUnreadable":
+    case "NewerSchema":
+    case "StoreFailed":
+    case "LockBusy":
+    case "UnsafeId":
+      return storeFailure(e)
   }
 }
 
@@ -68,7 +81,7 @@ const view = (chat: C.Chat) => Effect.map(Effect.flatMap(Chats, (chats) => chats
 const exactChat = Effect.gen(function* () {
   const id = (yield* HttpRouter.params)["id"] ?? ""
   const chat = yield* (yield* Chats).get(id)
-  if (chat.id !== id) return yield* new ChatNotFound({ message: `no chat has the id \`${id}\`; a write takes a chat's whole id` })
+  if (chat.id !== id) return yield* new NotWholeChatId({ id })
   return chat
 })
 

@@ -32,7 +32,7 @@ const pick = Effect.gen(function* () {
   Effect.catchTags({
     BadBody: (e) => Effect.succeed(Responses.error(400, e.message)),
     BodyTooLarge: (e) => Effect.succeed(Responses.error(413, e.message)),
-    RunNotFound: (e) => Effect.succeed(Responses.error(404, e.message)),
+    RecordNotFound: (e) => Effect.succeed(Responses.error(404, e.message)),
     PickRefused: (e) => Effect.succeed(Responses.error(409, e.message))
   }),
   // display: the request's failure becomes its HTTP response

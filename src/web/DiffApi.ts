@@ -68,7 +68,7 @@ const diff = Effect.gen(function* () {
   )
 }).pipe(
   Effect.catchTags({
-    RunNotFound: (e) => Effect.succeed(Responses.error(404, e.message)),
+    RecordNotFound: (e) => Effect.succeed(Responses.error(404, e.message)),
     DiffUnreadable: (e) => Effect.succeed(Responses.error(409, e.message))
   }),
   // display: the request's failure becomes its HTTP response

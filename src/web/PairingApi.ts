@@ -12,12 +12,13 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Option, Schema } from "effect"
 import * as Device from "../devices/Device.js"
 import * as Guessing from "../devices/Guessing.js"
-import { Devices, type DeviceNotFound, type DeviceStoreError, type PairingRefused } from "../devices/Devices.js"
-import { type BadBody, type BodyTooLarge, bodyAs, failure as bodyFailure } from "./Api.js"
+import { Devices, type DeviceNotFound, type PairingRefused } from "../devices/Devices.js"
+import type * as RecordStore from "../store/RecordStore.js"
+import { type BadBody, type BodyTooLarge, bodyAs, failure as bodyFailure, storeFailure } from "./Api.js"
 import { PAGE_CSP } from "./Page.js"
 import * as Responses from "./Responses.js"
 
-type PairingError = BadBody | BodyTooLarge | PairingRefused | DeviceStoreError | DeviceNotFound
+type PairingError = BadBody | BodyTooLarge | PairingRefused | RecordStore.Failure | DeviceNotFound
 
 const STATUS: Record<PairingRefused["reason"], number> = {
   // Too many wrong codes: a client may try again later.
@@ -37,8 +38,13 @@ const failure = (e: PairingError) => {
       return Responses.error(STATUS[e.reason], e.message)
     case "DeviceNotFound":
       return Responses.error(404, e.message)
-    case "DeviceStoreError":
-      return Responses.error(500, e.message)
+    case "RecordNotFound":
+    case "RecordUnreadable":
+    case "NewerSchema":
+    case "StoreFailed":
+    case "LockBusy":
+    case "UnsafeId":
+      return storeFailure(e)
   }
 }
 

@@ -17,7 +17,7 @@ import * as PushSubscription from "../devices/PushSubscription.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import * as WebPush from "../questions/WebPush.js"
-import { bodyAs, failure as bodyFailure } from "./Api.js"
+import { answeringStore, bodyAs, failure as bodyFailure } from "./Api.js"
 import * as Responses from "./Responses.js"
 
 export const PUSH_PATH = "/api/push"
@@ -56,7 +56,7 @@ export const router = (publicUrl: string | null) => {
     )
     if (Either.isLeft(keys)) return Responses.error(500, keys.left.message)
     return Responses.json({ offered: true, public_key: keys.right.publicKey, subscriptions })
-  }).pipe(Effect.catchTag("DeviceStoreError", (e) => Effect.succeed(Responses.error(500, e.message))))
+  }).pipe(answeringStore)
 
   const subscribe = Effect.gen(function* () {
     if (!offered) return Responses.error(409, notOffered(publicUrl))
@@ -71,9 +71,9 @@ export const router = (publicUrl: string | null) => {
   }).pipe(
     Effect.catchTags({
       BadBody: (e) => Effect.succeed(bodyFailure(e)),
-      BodyTooLarge: (e) => Effect.succeed(bodyFailure(e)),
-      DeviceStoreError: (e) => Effect.succeed(Responses.error(500, e.message))
-    })
+      BodyTooLarge: (e) => Effect.succeed(bodyFailure(e))
+    }),
+    answeringStore
   )
 
   const unsubscribe = Effect.gen(function* () {
@@ -83,7 +83,7 @@ export const router = (publicUrl: string | null) => {
     if (!known) return Responses.error(404, "no such push subscription (stopped already?)")
     yield* devices.unsubscribe(id)
     return Responses.json({ stopped: id })
-  }).pipe(Effect.catchTag("DeviceStoreError", (e) => Effect.succeed(Responses.error(500, e.message))))
+  }).pipe(answeringStore)
 
   return HttpRouter.empty.pipe(
     HttpRouter.get(PUSH_PATH, status),

@@ -19,6 +19,7 @@ import { QueueFeed } from "./QueueFeed.js"
 import { DefaultRepo, NO_DEFAULT } from "./DefaultRepo.js"
 import * as Responses from "./Responses.js"
 import { ConductorLog } from "../daemon/ConductorLog.js"
+import type * as RecordStore from "../store/RecordStore.js"
 
 /** A body the route understood but whose content cannot be filed. */
 class BadTask extends Error {
@@ -33,7 +34,8 @@ type QueueError =
   | TaskNotFound
   | T.TaskRefused
   | T.UnreadableTask
-  | { readonly _tag: "TaskStoreError" | "StoreError" | "RunStoreError"; readonly message: string }
+  | RecordStore.Failure
+  | { readonly _tag: "TaskStoreError" | "StoreError"; readonly message: string }
 
 const failure = (e: QueueError) => {
   switch (e._tag) {

@@ -25,7 +25,7 @@ import type { Task } from "../queue/Task.js"
 import { TaskStore, type TaskStoreError } from "../queue/TaskStore.js"
 import { git } from "../runs/Worktree.js"
 import { QuestionStore, type StoreError } from "../questions/QuestionStore.js"
-import type { RunStoreError } from "../runs/Runs.js"
+import type * as RecordStore from "../store/RecordStore.js"
 import { RunFeed } from "./RunFeed.js"
 import { Snapshots } from "./Snapshot.js"
 
@@ -154,7 +154,7 @@ export class QueueFeed extends Context.Tag("magi/web/QueueFeed")<
     /** The git root `magi web` was started in, if it was started in one. */
     readonly startedIn: Option.Option<string>
     /** Repositories tasks and runs of this home name, most recently used first. */
-    readonly repos: Effect.Effect<ReadonlyArray<string>, TaskStoreError | RunStoreError>
+    readonly repos: Effect.Effect<ReadonlyArray<string>, TaskStoreError | RecordStore.Failed>
   }
 >() {
   static layer = Layer.effect(

@@ -10,7 +10,8 @@
  * list stale).
  */
 import { Clock, Context, Effect, Layer, Option, Ref } from "effect"
-import { type Run, RunStore, type RunStoreError } from "../runs/Runs.js"
+import { type Run, RunStore } from "../runs/Runs.js"
+import type * as RecordStore from "../store/RecordStore.js"
 import * as Memo from "../store/files/Memo.js"
 
 /** How long a scan serves list requests: `Live`'s poll, which takes a fresh one that often. */
@@ -33,9 +34,9 @@ export class RunFeed extends Context.Tag("magi/web/RunFeed")<
      * none), newest first, hot and shelved alike. The first page is kept
      * while the revision holds.
      */
-    readonly recent: (limit: number, before?: string) => Effect.Effect<ReadonlyArray<Run>, RunStoreError>
+    readonly recent: (limit: number, before?: string) => Effect.Effect<ReadonlyArray<Run>, RecordStore.Failed>
     /** Every readable hot run (unfinished, or finished within the hour), newest first. */
-    readonly all: Effect.Effect<ReadonlyArray<Run>, RunStoreError>
+    readonly all: Effect.Effect<ReadonlyArray<Run>, RecordStore.Failed>
   }
 >() {
   static layer = Layer.effect(

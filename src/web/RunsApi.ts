@@ -70,7 +70,7 @@ export const parseLimit = (raw: string | null): number | string => {
 
 const storeFailure = (e: { readonly _tag: string; readonly message: string }) => {
   switch (e._tag) {
-    case "RunNotFound":
+    case "RecordNotFound":
       return Responses.error(404, e.message)
     case "InvalidArtifactName":
       return Responses.error(400, e.message)

@@ -246,7 +246,7 @@ export class Snapshots extends Context.Tag("magi/web/Snapshots")<
               (run) =>
                 store.get(run).pipe(
                   Effect.tap((r) => Effect.sync(() => titles.set(run, r.id === run ? runTitle(r.instruction) : null))),
-                  Effect.catchTag("RunNotFound", () => Effect.sync(() => titles.set(run, null))),
+                  Effect.catchTag("RecordNotFound", () => Effect.sync(() => titles.set(run, null))),
                   // fallback: the snapshot is a view; a refresh that failed is retried
                   Effect.ignore
                 ),

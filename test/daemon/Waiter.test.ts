@@ -17,10 +17,11 @@ import { Notifier } from "../../src/questions/Notifier.js"
 import * as Q from "../../src/questions/Question.js"
 import { QuestionStore } from "../../src/questions/QuestionStore.js"
 import { RunDriver } from "../../src/runs/RunDriver.js"
-import { RunStore, RunStoreError, type Run } from "../../src/runs/Runs.js"
+import { RunStore, type Run } from "../../src/runs/Runs.js"
+import { StoreFailed } from "../../src/store/StoreErrors.js"
 import { runWithSession } from "../runSupport.js"
 import { plainFolders } from "./loopSupport.js"
-import { TICK, Waiter } from "../../src/daemon/Waiter.js"
+import { fullLookDue, TICK, Waiter } from "../../src/daemon/Waiter.js"
 
 const HOME = "/home"
 const QROOT = `${HOME}/questions`
@@ -757,7 +758,7 @@ describe("the waiter on a run store that fails a read", () => {
       const flaky = {
         ...real,
         get: (id: string) =>
-          Effect.flatMap(Ref.get(failing), (fail) => (fail ? Effect.fail(new RunStoreError({ message: "the disk hiccuped" })) : real.get(id)))
+          Effect.flatMap(Ref.get(failing), (fail) => (fail ? Effect.fail(new StoreFailed({ kind: "run", op: "read", where: "/home/runs", reason: "the disk hiccuped", backend: "files" })) : real.get(id)))
       }
       const w: World = { ...w0, base: Context.add(w0.base, RunStore, flaky) }
       yield* seed(w)
@@ -771,5 +772,34 @@ describe("the waiter on a run store that fails a read", () => {
       yield* pass("2 minutes")
       expect((yield* question(w)).status).toBe("abandoned")
       yield* stop(d)
+    }))
+})
+
+describe("the waiter's pace", () => {
+  it.each([
+    { all: true, now: 1_000, last: 1_000, full: true, why: "a wake asked for every question" },
+    { all: false, now: 1_000, last: Number.NEGATIVE_INFINITY, full: true, why: "the first beat" },
+    { all: false, now: 1_000 + Duration.toMillis(TICK) - 1, last: 1_000, full: false, why: "within a TICK of the last full look" },
+    { all: false, now: 1_000 + Duration.toMillis(TICK), last: 1_000, full: true, why: "a TICK since the last full look" }
+  ])("looks at every question: $full when $why", ({ all, full, last, now }) => {
+    expect(fullLookDue(all, now, last)).toBe(full)
+  })
+
+  it.scoped("beats at once, then once every TICK when nothing wakes it", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      const scope = yield* Scope.make()
+      const ctx = yield* Layer.buildWithScope(daemonLayer(w), scope)
+      const beats = yield* Ref.make(0)
+      yield* Effect.forkIn(Context.get(ctx, Waiter).beats(Ref.update(beats, (n) => n + 1)), scope)
+      yield* pass("1 millis", "1 millis")
+      expect(yield* Ref.get(beats)).toBe(1)
+      yield* pass(Duration.millis(Duration.toMillis(TICK) - 2), "1 second")
+      expect(yield* Ref.get(beats)).toBe(1)
+      yield* pass("1 millis", "1 millis")
+      expect(yield* Ref.get(beats)).toBe(2)
+      yield* pass(Duration.times(TICK, 3))
+      expect(yield* Ref.get(beats)).toBe(5)
+      yield* Scope.close(scope, Exit.void)
     }))
 })

@@ -77,7 +77,7 @@ describe("RunStore", () => {
       expect((yield* runs.get("aaaa")).summary).toBe("did it")
       expect(NodeFs.readdirSync(runs.dir("20260903-101010-aaaa"))).toEqual(["run.json"])
       const missing = yield* Effect.flip(runs.get("zzzz"))
-      expect(missing._tag).toBe("RunNotFound")
+      expect(missing._tag).toBe("RecordNotFound")
     }).pipe(Effect.provide(storeLayer(home)))
   })
 
