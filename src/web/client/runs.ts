@@ -16,6 +16,7 @@ import { time } from "./card.js"
 import { competitionSection, stepLine } from "./competition.js"
 import { diffBox } from "./diff.js"
 import { turnsSection } from "./transcript.js"
+import { closeLive, liveSection } from "./live.js"
 import { el, withCode } from "./dom.js"
 import { coalesced, decoded, message, type Revisions, type View } from "./view.js"
 
@@ -285,6 +286,7 @@ export const RUN_SECTIONS: ReadonlyArray<RunSection> = [
   headSection,
   competitionSection,
   seatsSection,
+  liveSection,
   questionsSection,
   changesSection,
   outputSection,
@@ -452,12 +454,14 @@ export const runsView = (): View => {
       listPart.hidden = current !== undefined
       detailPart.hidden = current === undefined
       if (moved) {
+        closeLive()
         banner.hidden = true
         if (current !== undefined) detailBox.replaceChildren(el("p", { class: "muted" }, "Loading the run…"))
       }
       if (moved || stale) void load()
     },
     hide: () => {
+      closeLive()
       visible = false
       node.hidden = true
     },
