@@ -124,6 +124,8 @@ try {
   const took = (Date.now() - started) / 1000
   ac.abort()
   await reading.catch(() => {})
+  // Off the run's page first: its event stream closes before the browser does.
+  await page.goto("about:blank")
   await context.close()
   const log = statSync(LiveLog.liveFile(artifacts, "impl")).size
   console.log(`live: ${EVENTS} events (${(EVENTS / 36_000).toFixed(2)} h at 10/s) appended at ${RATE}/s over ${took.toFixed(1)} s`)
