@@ -44,6 +44,13 @@ describe("live events from each real CLI's output", () => {
     expect(reply).toMatchObject({ usable: true, text: "It printed live-marker-42.", session: result.session_id })
     expect(reply.usage?.output_tokens).toBe(result.usage.output_tokens)
     expect(reply.usage?.cost_usd).toBe(result.total_cost_usd)
+    // The context the turn ended with: its last request's prompt, not the turn's sum; the model's window.
+    const lastRequest = out.trim().split("\n").map((l) => JSON.parse(l)).findLast((e) => e.type === "assistant").message.usage.input_tokens
+    expect(lastRequest).toBeLessThan(result.usage.input_tokens)
+    expect(reply.usage).toMatchObject({
+      context_tokens: lastRequest,
+      context_window: Object.values(result.modelUsage as Record<string, { contextWindow: number }>)[0]!.contextWindow
+    })
     // The finished turn's transcript says the last message once, not again for the result.
     expect(transcriptOf(out).filter((e) => e.kind === "message")).toEqual([{ kind: "message", text: "It printed live-marker-42." }])
   })

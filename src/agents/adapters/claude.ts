@@ -128,6 +128,9 @@ const resultOf = (out: string): Record<string, unknown> | undefined => {
   return session === undefined ? last : { session_id: session }
 }
 
+const withContext = (u: Usage.TurnUsage | undefined, context: Pick<Usage.TurnUsage, "context_tokens" | "context_window">) =>
+  u === undefined ? undefined : { ...u, ...context }
+
 const parse = (out: string, err: string): Parsed => {
   const j = resultOf(out)
   const text = str(j?.result) ?? ""
@@ -139,7 +142,7 @@ const parse = (out: string, err: string): Parsed => {
     session: str(j?.session_id) ?? null,
     error,
     quota,
-    usage: Usage.ofClaudeResult(j),
+    usage: withContext(Usage.ofClaudeResult(j), Usage.claudeContext(jsonLines(out), j)),
     ...(problem === undefined ? {} : { problem })
   }
 }
