@@ -123,7 +123,7 @@ const pgCryptoOnNode = {
  * so an installed magi is one file and the page fetches nothing from
  * anywhere else.
  */
-const stylesheets = ["src/web/client/styles.css", "src/web/client/card.css", "src/web/client/runs.css"]
+const stylesheets = ["src/web/client/styles.css", "src/web/client/card.css", "src/web/client/runs.css", "src/web/client/live.css"]
 const webClient = {
   name: "magi-web-client",
   setup(b) {

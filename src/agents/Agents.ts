@@ -35,6 +35,7 @@ import { codex } from "./adapters/codex.js"
 import { command } from "./adapters/command.js"
 import { opencode } from "./adapters/opencode.js"
 import { TurnSlots } from "./TurnSlots.js"
+import * as LiveLog from "./LiveLog.js"
 import { DEPUTY_NODE } from "../questions/Leases.js"
 import { type AgentProcess, guardianCommand, startOf } from "./Guardian.js"
 import * as NodeOs from "node:os"
@@ -344,9 +345,9 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
   // serve`, `magi run`): every agent process takes one of its slots first.
   const slots = yield* Effect.serviceOption(TurnSlots)
 
-  /** Append what `s` prints to `into` as it arrives, so a turn cut short keeps what was said. */
-  const collect = (s: Stream.Stream<Uint8Array, unknown>, into: Ref.Ref<string>) =>
-    Stream.decodeText(s).pipe(
+  /** Append what `s` prints to `into` as it arrives, so a turn cut short keeps what was said; `live` reads it as it comes. */
+  const collect = (s: Stream.Stream<Uint8Array, unknown>, into: Ref.Ref<string>, live?: LiveLog.LiveWriter) =>
+    Stream.decodeText(live === undefined ? s : Stream.tap(s, live.feed)).pipe(
       Stream.runForEach((text) => Ref.update(into, (sofar) => sofar + text)),
       // fallback: best-effort signal to a process that may have exited already
       Effect.ignore
@@ -489,6 +490,8 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         Command.feed(p.stdin)
       )
 
+      // The seat's live events, appended while the turn runs (docs/web.md#live-output).
+      const live = yield* LiveLog.open(LiveLog.liveFile(input.artifactsDir, seat.key), turn).pipe(Effect.provideService(FileSystem.FileSystem, fs))
       const stdout = yield* Ref.make("")
       const stderr = yield* Ref.make("")
       // What the agent said is kept however the turn ends, cut short
@@ -548,7 +551,7 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
             // fallback: a bounded wait for the exit; the kill already went out
             yield* Effect.timeout(leaderExit, KILL_GRACE).pipe(Effect.ignore)
           })
-          const collectors = Fiber.zip(yield* Effect.fork(collect(proc.stdout, stdout)), yield* Effect.fork(collect(proc.stderr, stderr)))
+          const collectors = Fiber.zip(yield* Effect.fork(collect(proc.stdout, stdout, live)), yield* Effect.fork(collect(proc.stderr, stderr)))
           // Should this magi die without a finalizer (kill -9), its guardian
           // ends the group; the record lets whoever takes the turn over do
           // the same if the guardian died too.
@@ -588,8 +591,13 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
             timedOut: Option.isNone(exited)
           }
         })
-      ).pipe(Effect.provideService(CommandExecutor.CommandExecutor, executor), Effect.ensuring(save))
+      ).pipe(
+        Effect.provideService(CommandExecutor.CommandExecutor, executor),
+        Effect.ensuring(save),
+        Effect.onExit((exit) => (exit._tag === "Success" ? Effect.void : live.end("the turn was cut short", true)))
+      )
       const reply = parse(agent.kind, ran.stdout, ran.stderr, ran.exitCode, ran.timedOut)
+      yield* live.end(reply.usable ? "" : (reply.problem ?? ""), !reply.usable)
       return {
         ...reply,
         exitCode: ran.exitCode,

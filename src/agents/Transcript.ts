@@ -2,7 +2,7 @@
  * A finished turn's output read as a transcript: the agent's messages, its
  * tool calls (the tool's name, the command or file, a one-line result) and
  * its errors, from what each CLI prints (codex's `exec --json` events,
- * opencode's `run --format json` events, claude's result JSON, a command
+ * opencode's `run --format json` events, claude's `stream-json` events or its result JSON, a command
  * agent's plain lines). The page reads a turn's `.out` artifact with it.
  *
  * Import-free, so the page's script runs the same reading. Every string
@@ -160,6 +160,8 @@ export const transcriptOf = (output: string): ReadonlyArray<Entry> => {
   for (const line of output.split("\n")) {
     for (const e of ofLine(line)) {
       const last = entries.at(-1)
+      // claude's stream closes with a `result` repeating its last message: one entry, not two.
+      if (e.kind === "message" && last?.kind === "message" && last.text === e.text && line.trim().startsWith("{")) continue
       // A command agent's lines make one message, not one entry a line.
       if (e.kind === "message" && last?.kind === "message" && !line.trim().startsWith("{")) {
         entries[entries.length - 1] = { kind: "message", text: clean(`${last.text}\n${e.text}`) }

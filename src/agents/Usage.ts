@@ -14,6 +14,14 @@ export interface TurnUsage {
   readonly output_tokens: number
   /** US dollars as the CLI reported them; null when it reports none. */
   readonly cost_usd: number | null
+  /**
+   * The context the turn ended with, where the CLI says it: the last model
+   * request's prompt tokens (claude's last `assistant` event), and the
+   * model's window (claude's `modelUsage[…].contextWindow`). On a seat: its
+   * latest turn's.
+   */
+  readonly context_tokens?: number | undefined
+  readonly context_window?: number | undefined
 }
 
 /** A seat's usage: the sum of its turns, and each turn (the newest `TURNS_KEPT`). */
@@ -36,6 +44,26 @@ export const ofClaudeResult = (result: unknown): TurnUsage | undefined => {
     input_tokens: num(field(u, "input_tokens")) + num(field(u, "cache_creation_input_tokens")) + num(field(u, "cache_read_input_tokens")),
     output_tokens: num(field(u, "output_tokens")),
     cost_usd: typeof cost === "number" && Number.isFinite(cost) ? cost : null
+  }
+}
+
+/**
+ * claude's stream: the context its turn ended with. The result's `usage`
+ * sums every request of the turn, so the context is the last `assistant`
+ * event's own `usage` (a request's prompt: input, cache creation and cache
+ * reads); the window is the model's, from the result's `modelUsage`.
+ */
+export const claudeContext = (events: ReadonlyArray<unknown>, result: unknown): Pick<TurnUsage, "context_tokens" | "context_window"> => {
+  const last = events.findLast((e) => field(e, "type") === "assistant" && field(field(field(e, "message"), "usage"), "input_tokens") !== undefined)
+  const u = field(field(last, "message"), "usage")
+  const models = field(result, "modelUsage")
+  const windows = typeof models === "object" && models !== null ? Object.values(models).map((m) => num(field(m, "contextWindow"))) : []
+  const window = Math.max(0, ...windows)
+  return {
+    ...(u === undefined
+      ? {}
+      : { context_tokens: num(field(u, "input_tokens")) + num(field(u, "cache_creation_input_tokens")) + num(field(u, "cache_read_input_tokens")) }),
+    ...(window > 0 ? { context_window: window } : {})
   }
 }
 
@@ -65,6 +93,11 @@ export const ofOpencodeEvents = (events: ReadonlyArray<unknown>): TurnUsage | un
   }
 }
 
+const pickContext = (u: TurnUsage): Pick<TurnUsage, "context_tokens" | "context_window"> => ({
+  ...(u.context_tokens === undefined ? {} : { context_tokens: u.context_tokens }),
+  ...(u.context_window === undefined ? {} : { context_window: u.context_window })
+})
+
 /** The seat's usage with turn `turn`'s added; a turn the CLI reported nothing for leaves it as it was. */
 export const withTurn = (seat: SeatUsage | undefined, turn: number, used: TurnUsage | undefined): SeatUsage | undefined => {
   if (used === undefined) return seat
@@ -74,12 +107,21 @@ export const withTurn = (seat: SeatUsage | undefined, turn: number, used: TurnUs
     input_tokens: before.input_tokens + used.input_tokens,
     output_tokens: before.output_tokens + used.output_tokens,
     cost_usd: cost,
+    // The context is not a sum: the seat's is its latest turn's, when that turn said one.
+    ...(used.context_tokens === undefined
+      ? pickContext(before)
+      : { context_tokens: used.context_tokens, ...(used.context_window === undefined ? {} : { context_window: used.context_window }) }),
     turns: [...before.turns, { turn, ...used }].slice(-TURNS_KEPT)
   }
 }
 
 const count = (n: number) => (n < 10_000 ? String(n) : n < 1_000_000 ? `${(n / 1000).toFixed(1)}k` : `${(n / 1_000_000).toFixed(2)}M`)
 
-/** `12.3k tokens in, 456 out, $0.0123`: what `magi show` and the page say. */
+const contextWords = (u: TurnUsage): string =>
+  u.context_tokens === undefined
+    ? ""
+    : `, context ${count(u.context_tokens)}${u.context_window === undefined ? "" : ` of ${count(u.context_window)}`}`
+
+/** `12.3k tokens in, 456 out, $0.0123, context 8.2k of 200.0k`: what `magi show` and the page say. */
 export const usageWords = (u: TurnUsage): string =>
-  `${count(u.input_tokens)} tokens in, ${count(u.output_tokens)} out${u.cost_usd === null ? "" : `, $${u.cost_usd.toFixed(4)}`}`
+  `${count(u.input_tokens)} tokens in, ${count(u.output_tokens)} out${u.cost_usd === null ? "" : `, $${u.cost_usd.toFixed(4)}`}${contextWords(u)}`

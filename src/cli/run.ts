@@ -33,6 +33,7 @@ import { TaskStore } from "../queue/TaskStore.js"
 import { fileFollowUps } from "../queue/FollowUpFiling.js"
 import { Hosts, offlineWords, queuedWords, type HostView } from "../platform/Hosts.js"
 import { CliFailure } from "./CliFailure.js"
+import { followSeat } from "./follow.js"
 import { runListingLayer, runsLayer } from "../app/Layers.js"
 import { formatSeconds, localTime, writeErr, writeOut } from "./io.js"
 import { forTerminal, forTerminalLine } from "../platform/TerminalText.js"
@@ -360,9 +361,11 @@ export const show = Command.make(
       Args.withDescription("run id, a unique prefix, or its short id or a prefix of it (default: the latest run)"),
       Args.optional
     ),
-    json: Options.boolean("json").pipe(Options.withDescription("print the run record as JSON"))
+    json: Options.boolean("json").pipe(Options.withDescription("print the run record as JSON")),
+    follow: Options.boolean("follow").pipe(Options.withDescription("print a seat's turn as it happens (messages, tool calls, results, errors) until it ends")),
+    seat: Options.text("seat").pipe(Options.withDescription("the seat --follow follows (default: the run's first)"), Options.optional)
   },
-  ({ id, json }) =>
+  ({ follow, id, json, seat }) =>
     Effect.gen(function* () {
       const store = yield* RunStore
       // display: a line on stderr that cannot be written changes nothing
@@ -372,6 +375,8 @@ export const show = Command.make(
         : (yield* store.page({ limit: 1 }).pipe(Effect.mapError(refused))).runs[0]
       if (r === undefined) return yield* CliFailure.refused("no runs yet; start one with magi run TEXT")
       if (json) return yield* writeOut(JSON.stringify(blind(r), null, 2) + "\n")
+      if (Option.isSome(seat) && !follow) return yield* CliFailure.usage("--seat names the seat --follow follows: magi show ID --follow --seat S")
+      if (follow) return yield* followSeat(r, Option.getOrUndefined(seat))
       // The task the queue started this run for: the one whose runs name it.
       // display: the run's task in magi show; none when it cannot be read
       const task = Option.getOrUndefined(yield* Effect.flatMap(TaskStore, (s) => s.ofRun(r.id)).pipe(Effect.orElseSucceed(() => Option.none())))

@@ -32,7 +32,9 @@ export const RUN_SCHEMA = 3
 const TurnUsage = {
   input_tokens: Schema.Number,
   output_tokens: Schema.Number,
-  cost_usd: Schema.NullOr(Schema.Number)
+  cost_usd: Schema.NullOr(Schema.Number),
+  context_tokens: Schema.optional(Schema.Number),
+  context_window: Schema.optional(Schema.Number)
 }
 
 /** A seat's usage: the sum of its turns and each of the newest turns (`agents/Usage.SeatUsage`). */

@@ -29,6 +29,7 @@ import { Hosts } from "../platform/Hosts.js"
 import { RunStore } from "../runs/Runs.js"
 import { RunFeed } from "./RunFeed.js"
 import * as RunsApi from "./RunsApi.js"
+import * as LiveApi from "./LiveApi.js"
 import * as DiffApi from "./DiffApi.js"
 import * as CompetitionApi from "./CompetitionApi.js"
 import { TaskStore } from "../queue/TaskStore.js"
@@ -186,6 +187,7 @@ const app = (publicUrl: string | null) =>
       Api.router,
       AnswerLinkApi.router,
       RunsApi.router,
+      LiveApi.router,
       DiffApi.router,
       CompetitionApi.router,
       QueueApi.router,

@@ -47,7 +47,8 @@ describe("adapters build each CLI's headless call", () => {
       "claude",
       "-p",
       "--output-format",
-      "json",
+      "stream-json",
+      "--verbose",
       "--permission-mode",
       "bypassPermissions",
       "--model",
@@ -61,7 +62,8 @@ describe("adapters build each CLI's headless call", () => {
       "claude",
       "-p",
       "--output-format",
-      "json",
+      "stream-json",
+      "--verbose",
       "--permission-mode",
       "dontAsk",
       "--allowed-tools",
@@ -244,7 +246,11 @@ describe("Agents.call runs a real process", () => {
       expect(b.env.MAGI_ALLOW_WRITE).toBe("0")
       expect(b.env.MAGI_TURN).toBe("2")
       const files = NodeFs.readdirSync(NodePath.join(dir, "artifacts")).sort()
-      expect(files).toEqual(["impl-1.err", "impl-1.out", "impl-1.prompt.md", "impl-2.err", "impl-2.out", "impl-2.prompt.md"])
+      expect(files).toEqual(["impl-1.err", "impl-1.out", "impl-1.prompt.md", "impl-2.err", "impl-2.out", "impl-2.prompt.md", "impl.live.jsonl"])
+      // The seat's live log: both turns, each closed by its end.
+      const live = NodeFs.readFileSync(NodePath.join(dir, "artifacts", "impl.live.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l))
+      expect(live.filter((e) => e.kind === "end").map((e) => e.turn)).toEqual([1, 2])
+      expect(live.map((e) => e.seq)).toEqual(live.map((_, i) => i + 1))
       expect(NodeFs.readFileSync(NodePath.join(dir, "artifacts", "impl-1.err"), "utf8")).toBe("fake agent log line\n")
     }).pipe(Effect.provide(callLayer(NodePath.join(dir, "home"))))
   })

@@ -89,5 +89,16 @@ describe("a seat's usage", () => {
   it("is said in a few words", () => {
     expect(usageWords({ input_tokens: 23012, output_tokens: 345, cost_usd: 0.0421 })).toBe("23.0k tokens in, 345 out, $0.0421")
     expect(usageWords({ input_tokens: 1_250_000, output_tokens: 9999, cost_usd: null })).toBe("1.25M tokens in, 9999 out")
+    expect(usageWords({ input_tokens: 23012, output_tokens: 345, cost_usd: null, context_tokens: 8200, context_window: 200_000 })).toBe(
+      "23.0k tokens in, 345 out, context 8200 of 200.0k"
+    )
+  })
+
+  it("keeps the context its latest turn said, not a sum, and the one before when a turn says none", () => {
+    const one = withTurn(undefined, 1, { input_tokens: 10, output_tokens: 1, cost_usd: null, context_tokens: 9000, context_window: 200_000 })
+    const two = withTurn(one, 2, { input_tokens: 30, output_tokens: 1, cost_usd: null, context_tokens: 12_000, context_window: 200_000 })
+    expect(two).toMatchObject({ input_tokens: 40, context_tokens: 12_000, context_window: 200_000 })
+    expect(two!.turns.map((t) => t.context_tokens)).toEqual([9000, 12_000])
+    expect(withTurn(two, 3, { input_tokens: 1, output_tokens: 1, cost_usd: null })).toMatchObject({ context_tokens: 12_000 })
   })
 })

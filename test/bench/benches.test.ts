@@ -161,6 +161,15 @@ const benches: ReadonlyArray<Bench> = [
       /diff of 2000 lines in 100 files at 4× CPU, 390×844: first screen after the tap median [\d.]+ ms, max [\d.]+ ms \(1 loads\); first page [\d.]+ KiB/
     ]
   },
+  {
+    name: "live",
+    env: { MAGI_BENCH_EVENTS: "400", MAGI_BENCH_RATE: "100" },
+    prints: [
+      /live: append -> SSE client: median [\d.]+ ms, p99 [\d.]+ ms, max [\d.]+ ms \(400\/400 received\)/,
+      /live: append -> page at 390×844: median [\d.]+ ms/,
+      /live: server RSS first [\d.]+ MB, last [\d.]+ MB, max [\d.]+ MB; page DOM nodes max \d+ \(\d+ lines kept\); log \d+ KiB/
+    ]
+  },
   { name: "store-write", env: { MAGI_BENCH_WRITES: "20" }, prints: [/store writes \(20 each, durable\): answer median [\d.]+ ms/] },
   // The header deadline is 10 s: a shorter wait would only report that the parked sockets were not closed yet.
   {

@@ -196,7 +196,8 @@ describe("the real claude, driven by magi", () => {
       expect(after.summary).toBe("Done: went with SQLite.")
       expect(after.seats[0].session).toBe(seat.session)
       expect(after.seats[0].turns).toBe(2)
-      const out2 = JSON.parse(NodeFs.readFileSync(NodePath.join(runDir(w), "artifacts", "impl-2.out"), "utf8"))
+      // The stream's closing result event names the session.
+      const out2 = JSON.parse(NodeFs.readFileSync(NodePath.join(runDir(w), "artifacts", "impl-2.out"), "utf8").trim().split("\n").at(-1)!)
       expect(out2.session_id).toBe(seat.session)
       expect(NodeFs.existsSync(NodePath.join(elsewhere, ".claude", "projects"))).toBe(false)
       // Nothing but Messages calls reached the stand-in, and nothing else was needed.

@@ -1,5 +1,8 @@
 /**
- * claude (Anthropic's Claude Code): `claude -p`, JSON output, a session id
+ * claude (Anthropic's Claude Code): `claude -p`, its JSON event stream
+ * (`--output-format stream-json --verbose`: one event a line as the turn
+ * happens, which the page shows live, closed by the `result` event the
+ * reply, session and usage are read from), a session id
  * magi mints up front (`--session-id` creates it, `--resume` continues it).
  *
  * Sessions live in `$CLAUDE_CONFIG_DIR/projects/<cwd as a folder name>/<id>.jsonl`
@@ -11,6 +14,8 @@ import * as NodePath from "node:path"
 import {
   type AgentAdapter,
   commandOf,
+  get,
+  jsonLines,
   MCP_SERVER_NAME,
   type McpServerSpec,
   type Parsed,
@@ -108,8 +113,26 @@ const mcpConfig = (server: McpServerSpec): string =>
     }
   })
 
+/**
+ * The stream's closing `result` event (the one `--output-format json` would
+ * print alone, which is also read); without it (a turn cut short) the
+ * session id of any event, so a resume still finds the session.
+ */
+const resultOf = (out: string): Record<string, unknown> | undefined => {
+  const events = jsonLines(out)
+  const result = events.findLast((e) => get(e, "type") === "result")
+  if (result !== undefined) return result as Record<string, unknown>
+  const last = wholeJson(out)
+  if (last !== undefined && ("result" in last || "is_error" in last)) return last
+  const session = events.map((e) => str(get(e, "session_id"))).find((s) => s !== undefined)
+  return session === undefined ? last : { session_id: session }
+}
+
+const withContext = (u: Usage.TurnUsage | undefined, context: Pick<Usage.TurnUsage, "context_tokens" | "context_window">) =>
+  u === undefined ? undefined : { ...u, ...context }
+
 const parse = (out: string, err: string): Parsed => {
-  const j = wholeJson(out)
+  const j = resultOf(out)
   const text = str(j?.result) ?? ""
   const error = j?.is_error === true || (j !== undefined && str(j.subtype)?.startsWith("error") === true)
   const quota = error ? usageLimit(text, LIMIT_WORDS) : null
@@ -119,7 +142,7 @@ const parse = (out: string, err: string): Parsed => {
     session: str(j?.session_id) ?? null,
     error,
     quota,
-    usage: Usage.ofClaudeResult(j),
+    usage: withContext(Usage.ofClaudeResult(j), Usage.claudeContext(jsonLines(out), j)),
     ...(problem === undefined ? {} : { problem })
   }
 }
@@ -153,7 +176,8 @@ export const claude: AgentAdapter = {
         ...lead,
         "-p",
         "--output-format",
-        "json",
+        "stream-json",
+        "--verbose",
         ...(input.allowWrite
           ? input.approve === true && input.mcp !== undefined
             ? approvedByOwner(input.magi)

@@ -17,6 +17,7 @@ import { competitionSection, stepLine } from "./competition.js"
 import { verificationSection } from "./verification.js"
 import { diffBox } from "./diff.js"
 import { turnsSection } from "./transcript.js"
+import { closeLive, liveSection } from "./live.js"
 import { el, withCode } from "./dom.js"
 import { coalesced, decoded, message, type Revisions, type View } from "./view.js"
 
@@ -287,6 +288,7 @@ export const RUN_SECTIONS: ReadonlyArray<RunSection> = [
   competitionSection,
   verificationSection,
   seatsSection,
+  liveSection,
   questionsSection,
   changesSection,
   outputSection,
@@ -454,12 +456,14 @@ export const runsView = (): View => {
       listPart.hidden = current !== undefined
       detailPart.hidden = current === undefined
       if (moved) {
+        closeLive()
         banner.hidden = true
         if (current !== undefined) detailBox.replaceChildren(el("p", { class: "muted" }, "Loading the run…"))
       }
       if (moved || stale) void load()
     },
     hide: () => {
+      closeLive()
       visible = false
       node.hidden = true
     },
