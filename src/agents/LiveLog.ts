@@ -65,10 +65,12 @@ export const open = (file: string, turn: number) =>
     const before = yield* fs.readFileString(file).pipe(
       Effect.map(Option.some),
       Effect.catchIf((e) => e._tag === "SystemError" && e.reason === "NotFound", () => Effect.succeed(Option.some(""))),
+      // fallback: an unreadable log is not kept for this turn (never overwritten as empty)
       Effect.catchAll((e) => Effect.as(Effect.logWarning(`live log ${file}: not kept for this turn: ${e.message}`), Option.none<string>()))
     )
     const lock = yield* Effect.makeSemaphore(1)
     if (Option.isNone(before)) return { feed: () => Effect.void, end: () => Effect.void } satisfies LiveWriter
+    // fallback: a folder that cannot be made fails the append below, which is logged
     yield* fs.makeDirectory(NodePath.dirname(file), { recursive: true }).pipe(Effect.ignore)
     const kept = before.value.split("\n").filter((l) => l.trim() !== "" && entriesOf(l).length === 1)
     let seq = kept.length === 0 ? 0 : (entriesOf(kept.at(-1)!)[0]?.seq ?? 0)
@@ -100,6 +102,7 @@ export const open = (file: string, turn: number) =>
         else yield* fs.writeFile(file, encoder.encode(fresh.map((l) => `${l}\n`).join("")), { flag: "a" })
       }).pipe(
         // The live log is a window on the turn, never a reason for it to fail.
+        // fallback: the live log is a window on the turn, never a reason for it to fail
         Effect.catchAll((e) => Effect.logWarning(`live log ${file}: ${e.message}`)),
         lock.withPermits(1)
       )
@@ -147,6 +150,7 @@ export const follow = (file: string, options: { readonly after?: number; readonl
             yield* f.seek(offset, "start")
             return yield* f.readAlloc(size - offset)
           })
+        // display: a read that failed shows nothing new; the next poll tries again
         ).pipe(Effect.orElseSucceed(() => Option.none<Uint8Array>()))
         if (Option.isNone(added)) return Chunk.empty<LiveEntry>()
         offset += added.value.length

@@ -54,6 +54,7 @@ export const followSeat = (r: Run, seat: string | undefined) =>
     const settled = store.get(r.id).pipe(
       Effect.repeat({ schedule: Schedule.spaced(RECORD_EVERY), until: (now) => !active(now) }),
       Effect.zipRight(Effect.sleep(RECORD_EVERY)),
+      // fallback: a record that cannot be read never ends the follow; the log's end does
       Effect.orElse(() => Effect.never)
     )
     yield* LiveLog.follow(file, { after: backlog.at(-1)?.seq ?? 0 }).pipe(

@@ -62,7 +62,8 @@ const live = Effect.gen(function* () {
     headers: { "cache-control": "no-store", "x-accel-buffering": "no" }
   })
 }).pipe(
-  Effect.catchTag("RunNotFound", (e) => Effect.succeed(Responses.error(404, e.message))),
+  Effect.catchTag("RecordNotFound", (e) => Effect.succeed(Responses.error(404, e.message))),
+  // display: a read-only stream answers any other failure as a 500 in its own words
   Effect.catchAll((e) => Effect.succeed(Responses.error(500, e.message)))
 )
 
