@@ -40,7 +40,9 @@ export const newCompetitionRun = (input: NewCompetitionRun): Run => {
     summary: "",
     dropped: "",
     checks: [],
-    leaks: []
+    leaks: [],
+    redacted: false,
+    implement_ms: 0
   }))
   return {
     schema: RUN_SCHEMA,

@@ -39,6 +39,7 @@ import {
   type Seat
 } from "./Runs.js"
 import { commitAfterTurn } from "./TurnCommit.js"
+import { nodeOfSeat } from "./Competition.js"
 import * as Usage from "../agents/Usage.js"
 
 export interface RunDriverShape {
@@ -242,7 +243,7 @@ export const make = Effect.fn("RunDriver.make")(function* () {
               artifactsDir: runs.artifactsDir(run.id),
               stem: `${current.key}-${current.turns + 1}`,
               run: run.id,
-              node: current.key,
+              node: nodeOfSeat(current.key),
               repo: run.repo,
               onStart: recordAgent(run.id, current.key)
             })

@@ -18,7 +18,9 @@ const cand = (label: string, status: C.CandidateStatus = "pending"): C.Candidate
   summary: "",
   dropped: "",
   checks: [],
-  leaks: []
+  leaks: [],
+  redacted: false,
+  implement_ms: 0
 })
 const comp = (...cs: ReadonlyArray<C.Candidate>): C.Competition => ({
   seed: 1,
