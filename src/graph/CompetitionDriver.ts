@@ -24,11 +24,12 @@ import { QuestionStore } from "../questions/QuestionStore.js"
 import * as C from "../runs/Competition.js"
 import { RUN_TURN_TIMEOUT, RunNotStarted } from "../runs/NewRun.js"
 import { RunDriver } from "../runs/RunDriver.js"
-import { outstanding, RunStore, type Run } from "../runs/Runs.js"
+import { outstanding, RunStore, type Run, type Seat } from "../runs/Runs.js"
 import { resumable } from "../runs/RunStatus.js"
 import type { SeatBusy } from "../runs/RunTurns.js"
 import { git } from "../runs/Worktree.js"
 import * as Git from "./CandidateGit.js"
+import * as Labels from "./Labels.js"
 import * as Leaks from "./Leaks.js"
 import { runCheck } from "./Checks.js"
 import * as GraphConfig from "./GraphConfig.js"
@@ -126,7 +127,33 @@ export class CompetitionDriver extends Effect.Service<CompetitionDriver>()("magi
         Effect.orElseSucceed(() => true)
       )
 
-    const implementOne = (run: Run, x: C.Candidate, onLeak: Leaks.OnLeak) =>
+    /**
+     * A candidate's turn; when its agent hits its usage limit, the seat goes
+     * to the next agent of `[roles] implementers` that has not held it
+     * (recorded in `fallback_from`), in a fresh session on the same worktree,
+     * until one answers or every implementer has been tried (then it stalls).
+     */
+    const implementOne = (run: Run, x: C.Candidate, onLeak: Leaks.OnLeak, implementers: ReadonlyArray<string>) =>
+      Effect.gen(function* () {
+        for (;;) {
+          const ended = yield* implementTurn(run, x, onLeak)
+          if (ended !== "limited") return ended
+          const cur = compOf(yield* runs.get(run.id)).candidates.find((y) => y.label === x.label) ?? x
+          const next = Labels.fallbackAgent(implementers, cur.agent, cur.fallback_from)
+          if (next === undefined) return ended
+          yield* Effect.logInfo(`candidate ${x.label}'s agent hit its usage limit; ${next} takes the seat over`)
+          yield* change(run.id, (c, r) => ({
+            seats: r.seats.map((s): Seat => {
+              if (s.key !== x.seat) return s
+              const { env: _env, ...rest } = s
+              return { ...rest, agent: next, session: null }
+            }),
+            competition: C.withCandidate(c, x.label, (y) => ({ ...y, agent: next, fallback_from: [...y.fallback_from, y.agent] }))
+          }))
+        }
+      })
+
+    const implementTurn = (run: Run, x: C.Candidate, onLeak: Leaks.OnLeak) =>
       Effect.gen(function* () {
         const before = yield* io(Git.tip(run.repo, `refs/heads/${run.base}`))
         const prompt = (magi: Prompts.MagiName) => Prompts.runPrompt(run.instruction, x.worktree, x.branch, magi) + implementNote(x.label)
@@ -176,12 +203,12 @@ export class CompetitionDriver extends Effect.Service<CompetitionDriver>()("magi
         return "done" as const
       })
 
-    const implement = (run: Run, settings: GraphSettings) =>
+    const implement = (run: Run, seating: Seating, settings: GraphSettings) =>
       Effect.gen(function* () {
         const pending = compOf(run).candidates.filter((x) => x.status === "pending")
         const waiting = yield* Effect.filter(pending, (x) => asking(run.id, x.seat))
         const going = pending.filter((x) => !waiting.includes(x))
-        const ended = yield* Effect.all(going.map((x) => implementOne(run, x, settings.onLeak)), { concurrency: "unbounded" })
+        const ended = yield* Effect.all(going.map((x) => implementOne(run, x, settings.onLeak, seating.implementers)), { concurrency: "unbounded" })
         if (ended.includes("limited"))
           return yield* runs.setStatus(run.id, "stalled", "a candidate's agent hit its usage limit; continue with magi run --resume")
         const asked = [...waiting, ...going.filter((_, i) => ended[i] === "asked")]
@@ -293,7 +320,7 @@ export class CompetitionDriver extends Effect.Service<CompetitionDriver>()("magi
             yield* prep(run)
             break
           case "implement":
-            yield* implement(run, settings)
+            yield* implement(run, seating, settings)
             break
           case "checks":
             yield* checks(run, settings)

@@ -31,6 +31,8 @@ export const describe = (c: C.Competition, line: (s: string) => string = (s) => 
     const who = shown ? ` by ${x.agent}` : ""
     const mark = c.winner === x.label ? "  ← elected" : ""
     out.push(`  candidate ${x.label}${who}: ${x.status}${x.dropped ? ` (${line(x.dropped)})` : ""} on ${x.branch}, ${x.commits.length} commit(s)${mark}`)
+    if (x.fallback_from.length > 0)
+      out.push(`      its seat was taken over after a usage limit${shown ? ` (from ${line(x.fallback_from.join(", then "))})` : ""}`)
     if (x.leaks.length > 0)
       out.push(
         `      its patch names an agent or vendor: ${shown ? line(x.leaks.join(", ")) : HIDDEN}${x.redacted ? "; the judges saw them as [redacted]" : ""}`

@@ -42,7 +42,8 @@ export const newCompetitionRun = (input: NewCompetitionRun): Run => {
     checks: [],
     leaks: [],
     redacted: false,
-    implement_ms: 0
+    implement_ms: 0,
+    fallback_from: []
   }))
   return {
     schema: RUN_SCHEMA,

@@ -76,7 +76,9 @@ export const Candidate = Schema.Struct({
   /** `on_leak = "redact"` found some: the judges see its text with those names as `[redacted]`. */
   redacted: Schema.optionalWith(Schema.Boolean, { default: () => false }),
   /** How long its implementing turns took, for `magi stats`; 0 when not timed. */
-  implement_ms: Schema.optionalWith(Schema.Number, { default: () => 0 })
+  implement_ms: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  /** The agents that held this seat before its usage limit handed it to `agent`, oldest first. */
+  fallback_from: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] })
 })
 export type Candidate = typeof Candidate.Type
 

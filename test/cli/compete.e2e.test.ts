@@ -421,4 +421,18 @@ describe("a competition", () => {
     expect(again.filter((l) => l.endsWith(" rank")).map((l) => l.split(" ")[0])).toEqual(["judge-1"])
     expect(t.record().competition.step).toBe("elected")
   })
+  it("hands a seat whose agent hit its usage limit to the next implementer, recorded, and goes on", { timeout: 180_000 }, () => {
+    const t = setup()
+    const ran = t.magi({ COMPETE_IMPL_alpha: "limit" }, "run", "add your file")
+    expect(ran.status, ran.stderr).toBe(0)
+    const run = t.record()
+    const c = run.competition
+    const taken = c.candidates.find((x: { fallback_from: ReadonlyArray<string> }) => x.fallback_from.length > 0)
+    // alpha is first in [roles] implementers (the roster), so beta, the next, takes its seat over.
+    expect(taken).toMatchObject({ agent: "beta", fallback_from: ["alpha"], status: "viable" })
+    expect(run.seats.find((s: { key: string }) => s.key === taken.seat).agent).toBe("beta")
+    expect(t.calls().filter((l) => l.startsWith(`${taken.seat} `))).toEqual([`${taken.seat} alpha impl`, `${taken.seat} beta impl`])
+    expect(c.step).toBe("elected")
+    expect(c.candidates.every((x: { status: string }) => x.status === "viable")).toBe(true)
+  })
 })

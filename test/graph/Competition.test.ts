@@ -20,7 +20,8 @@ const cand = (label: string, status: C.CandidateStatus = "pending"): C.Candidate
   checks: [],
   leaks: [],
   redacted: false,
-  implement_ms: 0
+  implement_ms: 0,
+  fallback_from: []
 })
 const comp = (...cs: ReadonlyArray<C.Candidate>): C.Competition => ({
   seed: 1,

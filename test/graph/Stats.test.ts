@@ -19,7 +19,8 @@ const cand = (label: string, agent: string, status: C.CandidateStatus = "viable"
   checks: [],
   leaks: [],
   redacted: false,
-  implement_ms
+  implement_ms,
+  fallback_from: []
 })
 const judge = (seat: string, agent: string, ranking: ReadonlyArray<string>, status: C.Judge["status"] = "answered"): C.Judge => ({
   seat,
