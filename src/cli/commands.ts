@@ -13,6 +13,7 @@ import { web } from "./web.js"
 import { start } from "./start.js"
 import { run, runHelp, runs, show, showHelp } from "./run.js"
 import { fold, foldHelp, pick, pickHelp } from "./compete.js"
+import { stats } from "./stats.js"
 import { serve } from "./serve.js"
 import { hosts } from "./hosts.js"
 import { task } from "./task.js"
@@ -40,6 +41,7 @@ export const commands = [
   pick,
   review,
   fix,
+  stats,
   land,
   serve,
   hosts,

@@ -219,7 +219,14 @@ export const init = Command.make(
           }
           yield* writeOut("That is not an http:// or https:// address.\n")
         }
-        const text = ConfigDraft.render({ agents, repos, ntfy, publicUrl })
+        // With two or more agents a run can be a competition: asked, with what it costs against one agent.
+        let candidates: number | undefined
+        while (agents.length >= 2 && candidates === undefined) {
+          yield* writeOut(`competition: ${ConfigDraft.competitionCost(3)}\n`)
+          candidates = ConfigDraft.candidatesOf(yield* ask("How many agents implement each task blind (1 for one agent alone)? [3] ", "3"), 3)
+          if (candidates === undefined) yield* writeOut("That is not a whole number from 1 to 9.\n")
+        }
+        const text = ConfigDraft.render({ agents, repos, ntfy, publicUrl, candidates })
         yield* fs.makeDirectory(NodePath.dirname(file), { recursive: true })
         // Created, never replaced: a config written meanwhile by anything else is kept.
         // 0600: it holds the ntfy topic, which is all anyone needs to read the notifications.

@@ -211,3 +211,17 @@ export const resetAt = (quota: string | null, now: Date): number => {
   }
   return fallback
 }
+
+/**
+ * A task's last run that its next start picks up instead of a new run: a
+ * competition parked (stalled, resumable) at a step boundary, on this host,
+ * with its step not an ending. What it recorded is kept (no implementer
+ * re-invoked once implement is recorded, no judge re-asked who answered);
+ * a single-seat run starts afresh as before.
+ */
+export const parkedCompetition = (
+  run: { readonly status: RunStatus; readonly host?: string | undefined; readonly competition?: { readonly step: string } | undefined } | undefined,
+  host: string
+): boolean =>
+  run !== undefined && run.competition !== undefined && run.status === "stalled" && (run.host === undefined || run.host === host) &&
+  !["elected", "verified_noop", "failed"].includes(run.competition.step)

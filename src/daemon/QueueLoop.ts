@@ -45,7 +45,17 @@ import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import { untilStoreAnswers } from "../store/StoreWait.js"
 import { Conductor } from "./Conductor.js"
 import { Deputies } from "./Deputies.js"
-import { type BlockerState, resetAt, resolveBlockers, retryPaused, orphanSettlement, settle, type Settlement, settlementFor } from "./QueueDecide.js"
+import {
+  type BlockerState,
+  resetAt,
+  resolveBlockers,
+  retryPaused,
+  orphanSettlement,
+  parkedCompetition,
+  settle,
+  type Settlement,
+  settlementFor
+} from "./QueueDecide.js"
 
 /** One thing the loop did to a task, as `magi serve` prints it. */
 export interface QueueEvent {
@@ -417,6 +427,11 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
 
   const begin = (events: Array<QueueEvent>, t: T.Task, agent: AgentSpec, repo: string) =>
     Effect.gen(function* () {
+      // A competition the last loop parked goes on from its recorded step, not as a new run.
+      const last = t.runs.at(-1)
+      const before = last === undefined ? undefined : Option.getOrUndefined(yield* Effect.option(runs.get(last)))
+      if (Option.isSome(competition) && before !== undefined && parkedCompetition(before, config.hostName))
+        return yield* resumeParked(events, t, before, competition.value)
       const compete = yield* competitionFor(t, repo)
       if (Either.isLeft(compete)) {
         yield* tasks.unclaim(t.id)
@@ -463,6 +478,31 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
         ? implemented
         : Effect.flatMap(implemented, (o) => Effect.map(verifier.value.afterImplementing(o.run), (ran): TurnOutcome => ({ ...o, run: ran })))
       yield* FiberSet.run(turns, work(started.right, run, prompt, go))
+      return true
+    })
+
+  /** Pick a parked competition up again for its task: the same run, the attempt counted as any start's. */
+  const resumeParked = (events: Array<QueueEvent>, t: T.Task, run: Run, compete: CompetitionDriver) =>
+    Effect.gen(function* () {
+      const started = yield* Effect.either(tasks.update(t.id, (x) => T.start(x, run.id)))
+      if (Either.isLeft(started)) {
+        yield* tasks.unclaim(t.id)
+        return false
+      }
+      yield* Ref.update(inFlight, (m) => new Map(m).set(t.id, run.id))
+      yield* say(events, {
+        kind: "started",
+        task: t.id,
+        run: run.id,
+        line: `resumed ${title(t)} (attempt ${started.right.attempts} of ${maxAttempts}): its run ${Q.shortId(run.id)} goes on at its ${
+          run.competition?.step ?? ""
+        } step`
+      })
+      const resumed = Effect.map(compete.resume(run.id), (ended): TurnOutcome => ({ run: ended, result: undefined }))
+      const go = Option.isNone(verifier)
+        ? resumed
+        : Effect.flatMap(resumed, (o) => Effect.map(verifier.value.afterImplementing(o.run), (ran): TurnOutcome => ({ ...o, run: ran })))
+      yield* FiberSet.run(turns, work(started.right, run, "", go))
       return true
     })
 

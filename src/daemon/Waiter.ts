@@ -18,10 +18,13 @@
  * the owner not re-notified) every five seconds.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Duration, Effect, Either, FiberMap, Option, Queue, Ref, Schedule, Stream } from "effect"
+import { Cause, Clock, Duration, Effect, Either, FiberMap, Option, Queue, Ref, Schedule, Stream } from "effect"
 import * as NodePath from "node:path"
 import { Rosters } from "../agents/AgentRoster.js"
-import { hasSession } from "../agents/Agents.js"
+import { hasSession, type CallResult } from "../agents/Agents.js"
+import { CompetitionDriver } from "../graph/CompetitionDriver.js"
+import * as C from "../runs/Competition.js"
+import { VerifyDriver } from "../verify/VerifyDriver.js"
 import * as Lease from "../questions/Leases.js"
 import { MagiConfig } from "../platform/MagiConfig.js"
 import * as Announcements from "../questions/Announcements.js"
@@ -119,6 +122,7 @@ const nothingPending: Pending = { all: false, ids: new Set() }
 const delivering = (id: string) => `deliver ${id}`
 const announcing = (id: string) => `announce ${id}`
 const verifying = (runId: string) => `verify ${runId}`
+const competing = (run: string) => `compete ${run}`
 
 /** A seat, across runs. */
 const seatKey = (q: Q.Question) => `${q.run}\u0000${q.seat}`
@@ -146,6 +150,8 @@ export const make = Effect.fn("Waiter.make")(function* () {
   // A solo run whose turn the waiter ended well goes on into its sync,
   // review and gate, as it would have in `magi run`; a waiter built without
   // the verification (some tests) leaves it done.
+  // A competition's answered candidate goes on through the competition (and its verification); a loop built without them settles every run as one seat.
+  const competition = yield* Effect.serviceOption(CompetitionDriver)
   const verifier = yield* Effect.serviceOption(VerifyDriver)
   // A question's lease and announcement records (`Lease`, `Announcements`)
   // are plain module functions over the filesystem: they get this one, so
@@ -312,6 +318,28 @@ export const make = Effect.fn("Waiter.make")(function* () {
     return Either.getOrElse(Q.reply(marked, printed.trim(), marked.choices, now), () => marked)
   }
 
+  /**
+   * Settle the run after a delivered turn. A competition's candidate is
+   * settled by the competition, only that seat having been resumed; the
+   * competition then goes on beside the ticks (judging is many turns, and
+   * this delivery is done), once per run at a time.
+   */
+  const settleRun = (q: Q.Question, result: CallResult) =>
+    Effect.gen(function* () {
+      const run = yield* runs.get(q.run)
+      if (Option.isNone(competition) || run.competition === undefined || !C.isCandidateSeat(run.competition, q.seat))
+        return yield* Effect.asVoid(driver.finish(q.run, result))
+      const goOn = competition.value.afterAnswer(q.run, q.seat, result).pipe(
+        Effect.flatMap((ran) => Option.match(verifier, { onNone: () => Effect.succeed(ran), onSome: (v) => v.afterImplementing(ran) })),
+        Effect.catchAllCause((c) =>
+          Cause.isInterruptedOnly(c) ? Effect.void : Effect.logWarning(`run ${Q.shortId(q.run)} could not go on after the answer: ${Cause.pretty(c)}`)
+        ),
+        Effect.asVoid,
+        Effect.interruptible
+      )
+      yield* FiberMap.run(deliveries, competing(q.run), goOn, { onlyIfMissing: true })
+    })
+
   /** Give up the wait on `id` with nothing delivered: the lease and the holder go, so the next try can start at once. */
   const letGo = (id: string) => Effect.zipRight(Lease.clear(root, id), dropHold(id))
 
@@ -383,7 +411,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
         const now = yield* nowDate
         yield* store.update(q.id, (fresh) => Either.right(markDelivered(word, carried, result.right.text)(fresh, now)))
         yield* Lease.clear(root, q.id)
-        yield* driver.finish(q.run, result.right).pipe(
+        yield* settleRun(q, result.right).pipe(
           // display: the run update after a delivery is logged; the delivery stands
           Effect.catchAll((e) => Effect.logWarning(`delivered to ${Q.shortId(q.id)} but could not update run ${q.run}: ${e.message}`))
         )

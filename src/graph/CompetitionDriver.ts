@@ -12,21 +12,27 @@
  */
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Duration, Effect, Option, Random, Schema } from "effect"
+import { Clock, Duration, Effect, Either, Option, Random, Schema } from "effect"
 import * as NodePath from "node:path"
-import type { AgentRosterShape } from "../agents/AgentRoster.js"
+import { Rosters, type AgentRosterShape } from "../agents/AgentRoster.js"
+import type { CallResult } from "../agents/Agents.js"
 import * as Prompts from "../agents/Prompts.js"
 import { MagiHome } from "../platform/MagiHome.js"
 import { defaultHostName, MagiConfig } from "../platform/MagiConfig.js"
 import * as Q from "../questions/Question.js"
+import { QuestionStore } from "../questions/QuestionStore.js"
 import * as C from "../runs/Competition.js"
 import { RUN_TURN_TIMEOUT, RunNotStarted } from "../runs/NewRun.js"
 import { RunDriver } from "../runs/RunDriver.js"
-import { RunStore, type Run } from "../runs/Runs.js"
+import { outstanding, RunStore, type Run, type Seat } from "../runs/Runs.js"
+import { resumable } from "../runs/RunStatus.js"
 import type { SeatBusy } from "../runs/RunTurns.js"
 import { git } from "../runs/Worktree.js"
 import * as Git from "./CandidateGit.js"
+import * as Labels from "./Labels.js"
+import * as Leaks from "./Leaks.js"
 import { runCheck } from "./Checks.js"
+import * as GraphConfig from "./GraphConfig.js"
 import type { GraphSettings, Seating } from "./GraphConfig.js"
 import { implementNote } from "./JudgePrompt.js"
 import * as D from "./Deliberation.js"
@@ -49,6 +55,8 @@ export class CompetitionDriver extends Effect.Service<CompetitionDriver>()("magi
   effect: Effect.gen(function* () {
     const runs = yield* RunStore
     const driver = yield* RunDriver
+    const questions = yield* QuestionStore
+    const rosters = yield* Rosters
     const home = yield* MagiHome
     const fs = yield* FileSystem.FileSystem
     const executor = yield* CommandExecutor.CommandExecutor
@@ -108,15 +116,68 @@ export class CompetitionDriver extends Effect.Service<CompetitionDriver>()("magi
         return yield* toStep(run.id, "implement")
       })
 
-    const implementOne = (run: Run, x: C.Candidate) =>
+    /**
+     * A candidate's seat with a question the owner has not settled: it waits
+     * for the answer, which the waiter delivers to that seat alone
+     * (`afterAnswer`), and nothing re-invokes it meanwhile. A list that cannot
+     * be read counts as asking: a candidate is never re-run over a question.
+     */
+    const asking = (runId: string, seat: string) =>
+      questions.list.pipe(
+        Effect.map((all) => all.some((q) => q.run === runId && q.seat === seat && outstanding(q))),
+        Effect.orElseSucceed(() => true)
+      )
+
+    /**
+     * A candidate's turn; when its agent hits its usage limit, the seat goes
+     * to the next agent of `[roles] implementers` that has not held it
+     * (recorded in `fallback_from`), in a fresh session on the same worktree,
+     * until one answers or every implementer has been tried (then it stalls).
+     */
+    const implementOne = (run: Run, x: C.Candidate, onLeak: Leaks.OnLeak, implementers: ReadonlyArray<string>) =>
+      Effect.gen(function* () {
+        for (;;) {
+          const ended = yield* implementTurn(run, x, onLeak)
+          if (ended !== "limited") return ended
+          const cur = compOf(yield* runs.get(run.id)).candidates.find((y) => y.label === x.label) ?? x
+          const next = Labels.fallbackAgent(implementers, cur.agent, cur.fallback_from)
+          if (next === undefined) return ended
+          yield* Effect.logInfo(`candidate ${x.label}'s agent hit its usage limit; ${next} takes the seat over`)
+          yield* change(run.id, (c, r) => ({
+            seats: r.seats.map((s): Seat => {
+              if (s.key !== x.seat) return s
+              const { env: _env, ...rest } = s
+              return { ...rest, agent: next, session: null }
+            }),
+            competition: C.withCandidate(c, x.label, (y) => ({ ...y, agent: next, fallback_from: [...y.fallback_from, y.agent] }))
+          }))
+        }
+      })
+
+    const implementTurn = (run: Run, x: C.Candidate, onLeak: Leaks.OnLeak) =>
       Effect.gen(function* () {
         const before = yield* io(Git.tip(run.repo, `refs/heads/${run.base}`))
         const prompt = (magi: Prompts.MagiName) => Prompts.runPrompt(run.instruction, x.worktree, x.branch, magi) + implementNote(x.label)
+        const started = yield* Clock.currentTimeMillis
         const turn = yield* Effect.either(driver.turn({ run: run.id, seat: x.seat, prompt, timeout: RUN_TURN_TIMEOUT }))
         if (turn._tag === "Left" && turn.left._tag === "SeatBusy") return yield* turn.left
+        return yield* settleCandidate(run, x, turn, before, onLeak, (yield* Clock.currentTimeMillis) - started)
+      })
+
+    /** What a candidate's turn (its first, or the one an answer resumed) makes of it, recorded; or why it is not settled yet. */
+    const settleCandidate = (
+      run: Run,
+      x: C.Candidate,
+      turn: Either.Either<CallResult, { readonly message: string }>,
+      before: string | null,
+      onLeak: Leaks.OnLeak,
+      tookMs: number
+    ) =>
+      Effect.gen(function* () {
         const result = turn._tag === "Right" ? turn.right : undefined
         // A usage limit leaves the candidate pending: the run stalls and a resume gives it its turn.
         if (result !== undefined && result.quota !== null && !result.usable) return "limited" as const
+        if (yield* asking(run.id, x.seat)) return "asked" as const
         // What is written below is read here: only a branch that is gone is "no commits"; a git or disk
         // failure stops the step (the candidate stays pending for a resume) rather than fail it as empty.
         const baseMoved = yield* io(Git.baseMovedBy(run.repo, run.base, before, x.worktree, x.branch))
@@ -125,26 +186,38 @@ export class CompetitionDriver extends Effect.Service<CompetitionDriver>()("magi
         const commits = branchTip === null ? [] : yield* io(Git.commitsOf(run.repo, run.base_commit, x.branch))
         const numstat = commits.length > 0 ? yield* io(Git.numstatOf(run.repo, run.base_commit, x.branch)) : ""
         const failed = turn._tag === "Left" ? turn.left.message : result!.usable ? null : (result!.problem ?? "its agent's turn failed")
+        const summary = result?.usable === true ? Git.stripTrailers(result.text) : ""
+        // What the judges would read, searched for agent and vendor names (`[blind] on_leak`).
+        // Read for the leak check like the commits above: a git failure stops the step, the candidate stays pending.
+        const patch = commits.length > 0 ? yield* io(Git.patchOf(run.repo, run.base_commit, x.branch)) : ""
+        const names = [...Leaks.VENDOR_NAMES, ...compOf(run).candidates.map((y) => y.agent)]
+        const leaks = commits.length > 0 ? Leaks.findLeaks([patch, summary, ...commits], names) : []
+        const leak = Leaks.decide(onLeak, leaks)
         yield* change(run.id, (c) => ({
-          competition: C.withCandidate(c, x.label, (cur) => ({
-            ...C.afterImplement(cur, {
+          competition: C.withCandidate(c, x.label, (cur) => {
+            const after = C.afterImplement(cur, {
               commits,
-              summary: result?.usable === true ? Git.stripTrailers(result.text) : "",
+              summary,
               failed: failed ?? (gone && commits.length === 0 ? "its worktree was deleted" : null),
               baseMoved
-            }),
-            numstat
-          }))
+            })
+            const dropped = leak._tag === "drop" && after.status === "viable" ? { status: "dropped" as const, dropped: leak.why } : {}
+            return { ...after, numstat, leaks, redacted: leak._tag === "redact", implement_ms: cur.implement_ms + tookMs, ...dropped }
+          })
         }))
         return "done" as const
       })
 
-    const implement = (run: Run) =>
+    const implement = (run: Run, seating: Seating, settings: GraphSettings) =>
       Effect.gen(function* () {
         const pending = compOf(run).candidates.filter((x) => x.status === "pending")
-        const ended = yield* Effect.all(pending.map((x) => implementOne(run, x)), { concurrency: "unbounded" })
+        const waiting = yield* Effect.filter(pending, (x) => asking(run.id, x.seat))
+        const going = pending.filter((x) => !waiting.includes(x))
+        const ended = yield* Effect.all(going.map((x) => implementOne(run, x, settings.onLeak, seating.implementers)), { concurrency: "unbounded" })
         if (ended.includes("limited"))
           return yield* runs.setStatus(run.id, "stalled", "a candidate's agent hit its usage limit; continue with magi run --resume")
+        const asked = [...waiting, ...going.filter((_, i) => ended[i] === "asked")]
+        if (asked.length > 0) return yield* runs.setStatus(run.id, "waiting", waitingWhy(asked))
         const now = yield* runs.get(run.id)
         const next = C.afterAllImplemented(compOf(now))
         if (next.next === "failed") {
@@ -252,7 +325,7 @@ export class CompetitionDriver extends Effect.Service<CompetitionDriver>()("magi
             yield* prep(run)
             break
           case "implement":
-            yield* implement(run)
+            yield* implement(run, seating, settings)
             break
           case "checks":
             yield* checks(run, settings)
@@ -282,13 +355,66 @@ export class CompetitionDriver extends Effect.Service<CompetitionDriver>()("magi
     const drive = (id: string, seating: Seating, settings: GraphSettings) =>
       advance(id, seating, settings).pipe(
         // fallback: best-effort status on an interrupted run; a resume reads the record as it is
-        Effect.onInterrupt(() => runs.setStatus(id, "stalled", "interrupted; continue with magi run --resume").pipe(Effect.ignore)),
+        // Parked at the recorded step: what it recorded stays, the step in progress is done again by whoever picks it up.
+        Effect.onInterrupt(() =>
+          Effect.flatMap(runs.get(id), (r) =>
+            runs.setStatus(
+              id,
+              "stalled",
+              `parked at its ${r.competition?.step ?? "next"} step when magi stopped; the queue's next loop or magi run --resume ${Q.shortId(id)} continues it`
+            )).pipe(Effect.ignore)
+        ),
         Effect.catchIf(
           (e): e is Exclude<typeof e, SeatBusy> => e._tag !== "SeatBusy",
           // fallback: best-effort status; the failure itself is what is returned
           (e) => Effect.zipRight(runs.setStatus(id, "failed", `the competition could not go on: ${e.message}`).pipe(Effect.ignore), runs.get(id))
         )
       )
+
+    /**
+     * Pick the competition up where its record stands, seated and set as its
+     * repository's config says now: what `magi run --resume` does, for the
+     * loop (an answered candidate, a parked run).
+     */
+    const resume = Effect.fn("CompetitionDriver.resume")(function* (id: string) {
+      const run = yield* runs.get(id)
+      if (!resumable(run.status)) return run
+      const set = yield* configOf(run)
+      if (set._tag === "Left") return yield* configBroken(id, set.left)
+      yield* runs.setStatus(id, "running")
+      return yield* drive(id, set.right.seating, set.right.settings)
+    })
+
+    /** How the run's repository seats and sets a competition now, or why it cannot say. */
+    const configOf = (run: Run) =>
+      Effect.gen(function* () {
+        const roster = yield* rosters.forRepo(run.repo)
+        const settings = yield* io(GraphConfig.load(run.repo))
+        return { seating: GraphConfig.seatsFor(settings, roster.agents.map((a) => a.id), false), settings }
+      }).pipe(Effect.either)
+
+    /** Unreadable config: the run stalls with the reason, resumable once it is fixed. */
+    const configBroken = (id: string, e: { readonly message: string }) =>
+      runs.setStatus(id, "stalled", `its config cannot be read (${e.message}); fix it and continue with magi run --resume ${Q.shortId(id)}`)
+
+    /**
+     * The waiter resumed candidate `seat` with the owner's answer: that
+     * candidate is settled by the turn (the others are not re-invoked), and
+     * once no candidate waits on the owner the competition goes on.
+     */
+    const afterAnswer = Effect.fn("CompetitionDriver.afterAnswer")(function* (id: string, seat: string, result: CallResult) {
+      const run = yield* runs.get(id)
+      const x = compOf(run).candidates.find((y) => y.seat === seat && y.status === "pending")
+      if (x !== undefined) {
+        const set = yield* configOf(run)
+        if (set._tag === "Left") return yield* configBroken(id, set.left)
+        const ended = yield* settleCandidate(run, x, Either.right(result), null, set.right.settings.onLeak, 0)
+        if (ended === "limited")
+          return yield* runs.setStatus(id, "stalled", `candidate ${x.label}'s agent hit its usage limit; continue with magi run --resume`)
+        if (ended === "asked") return yield* runs.setStatus(id, "waiting", waitingWhy([x]))
+      }
+      return yield* resume(id)
+    })
 
     /** `magi pick`: the owner makes another viable candidate the winner, recorded beside the panel's. */
     const pick = Effect.fn("CompetitionDriver.pick")(function* (id: string, wanted: string) {
@@ -318,9 +444,12 @@ export class CompetitionDriver extends Effect.Service<CompetitionDriver>()("magi
       return yield* change(id, (cur) => ({ competition: { ...cur, folded_at: at } }))
     })
 
-    return { create, drive, pick, foldNow }
+    return { create, drive, resume, afterAnswer, pick, foldNow }
   })
 }) {}
+
+const waitingWhy = (asked: ReadonlyArray<C.Candidate>) =>
+  `candidate ${asked.map((x) => x.label).join(", ")} asked the owner; the answer resumes that seat only, then the competition goes on`
 
 /** The owner's pick names no candidate that can win. */
 export class PickRefused extends Schema.TaggedError<PickRefused>()("PickRefused", { run: Schema.String, label: Schema.String, why: Schema.String }) {

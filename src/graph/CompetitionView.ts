@@ -17,7 +17,8 @@ export const blind = (run: Run): Run => {
   return {
     ...run,
     seats: run.seats.map((s) => (impl.has(s.key) ? { ...s, agent: HIDDEN } : s)),
-    competition: { ...c, candidates: c.candidates.map((x) => ({ ...x, agent: HIDDEN })) }
+    // The names a patch leaked would say who wrote it: hidden too, only that there were some is shown.
+    competition: { ...c, candidates: c.candidates.map((x) => ({ ...x, agent: HIDDEN, leaks: x.leaks.length > 0 ? [HIDDEN] : [] })) }
   }
 }
 
@@ -30,6 +31,12 @@ export const describe = (c: C.Competition, line: (s: string) => string = (s) => 
     const who = shown ? ` by ${x.agent}` : ""
     const mark = c.winner === x.label ? "  ← elected" : ""
     out.push(`  candidate ${x.label}${who}: ${x.status}${x.dropped ? ` (${line(x.dropped)})` : ""} on ${x.branch}, ${x.commits.length} commit(s)${mark}`)
+    if (x.fallback_from.length > 0)
+      out.push(`      its seat was taken over after a usage limit${shown ? ` (from ${line(x.fallback_from.join(", then "))})` : ""}`)
+    if (x.leaks.length > 0)
+      out.push(
+        `      its patch names an agent or vendor: ${shown ? line(x.leaks.join(", ")) : HIDDEN}${x.redacted ? "; the judges saw them as [redacted]" : ""}`
+      )
     for (const l of x.numstat.split("\n").filter((l) => l !== "").slice(0, 20)) out.push(`      ${line(l)}`)
     for (const k of x.checks)
       out.push(

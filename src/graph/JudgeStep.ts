@@ -14,6 +14,7 @@ import type { Run, RunStoreShape, Seat } from "../runs/Runs.js"
 import * as Git from "./CandidateGit.js"
 import type { GraphSettings, Seating } from "./GraphConfig.js"
 import * as JudgeAnswer from "./JudgeAnswer.js"
+import * as Leaks from "./Leaks.js"
 import { judgePrompt, type Shown } from "./JudgePrompt.js"
 import * as Labels from "./Labels.js"
 
@@ -66,14 +67,18 @@ export const judging = ({ change, compOf, driver, io, runs }: JudgingDeps) => {
       C.viable(compOf(run)),
       (x) =>
         // fallback: a candidate whose patch cannot be read is shown to the judges as empty
-        Effect.map(io(Git.patchOf(run.repo, run.base_commit, x.branch)).pipe(Effect.orElseSucceed(() => "")), (patch): Shown => ({
-          label: x.label,
-          branch: x.branch,
-          summary: x.summary,
-          numstat: x.numstat,
-          patch,
-          checks: x.checks
-        }))
+        Effect.map(io(Git.patchOf(run.repo, run.base_commit, x.branch)).pipe(Effect.orElseSucceed(() => "")), (patch): Shown => {
+          // `on_leak = "redact"`: the judges' view blanks the names found; the branch keeps them.
+          const blank = (text: string) => (x.redacted ? Leaks.redact(text, x.leaks) : text)
+          return {
+            label: x.label,
+            branch: x.branch,
+            summary: blank(x.summary),
+            numstat: blank(x.numstat),
+            patch: blank(patch),
+            checks: x.checks.map((k) => ({ ...k, tail: blank(k.tail) }))
+          }
+        })
     )
 
   const judgeOne = (run: Run, j: C.Judge, shown: ReadonlyArray<Shown>) =>

@@ -90,3 +90,17 @@ export const judgeAgents = (pool: ReadonlyArray<string>, authors: ReadonlyArray<
 /** The order judge `index` (from 0) sees the labels in: its own shuffle of the same seed. */
 export const orderFor = (candidateLabels: ReadonlyArray<string>, seed: number, index: number): ReadonlyArray<string> =>
   shuffle(candidateLabels, (seed + 0x9e3779b9 * (index + 1)) >>> 0)
+
+/**
+ * Who takes over a seat whose agent hit its usage limit: the next agent
+ * after `current` in `[roles] implementers`, going round, that has not held
+ * the seat yet (`tried`); none when every implementer has.
+ */
+export const fallbackAgent = (implementers: ReadonlyArray<string>, current: string, tried: ReadonlyArray<string>): string | undefined => {
+  const at = implementers.indexOf(current)
+  for (let i = 1; i <= implementers.length; i++) {
+    const next = implementers[(at + i) % implementers.length]!
+    if (next !== current && !tried.includes(next)) return next
+  }
+  return undefined
+}

@@ -40,7 +40,10 @@ export const newCompetitionRun = (input: NewCompetitionRun): Run => {
     summary: "",
     dropped: "",
     checks: [],
-    leaks: []
+    leaks: [],
+    redacted: false,
+    implement_ms: 0,
+    fallback_from: []
   }))
   return {
     schema: RUN_SCHEMA,

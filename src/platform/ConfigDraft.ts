@@ -22,6 +22,30 @@ export interface Draft {
   readonly ntfy: { readonly server: string; readonly topic: string } | undefined
   /** Where the owner's devices reach `magi web`, when given. */
   readonly publicUrl: string | undefined
+  /** `[graph] candidates`, asked when two or more agents were found: how many implement each task blind. */
+  readonly candidates?: number | undefined
+}
+
+/** The panel a competition seats unless `[graph] judges` says otherwise. */
+export const DRAFT_JUDGES = 3
+
+/**
+ * What a competition of `candidates` costs against a solo run, in agent
+ * turns: one per candidate, and a ranking and a private vote per judge (a
+ * split panel adds a turn per judge for each round of deliberation).
+ */
+export const competitionCost = (candidates: number, judges: number = DRAFT_JUDGES): string =>
+  candidates <= 1
+    ? "one agent implements each task: one agent turn, no panel"
+    : `${candidates} candidates and ${judges} judges cost about ${candidates + 2 * judges} agent turns a task ` +
+      `(${candidates} implementing, a ranking and a vote from each judge; a split panel adds ${judges} per round of deliberation), ` +
+      "where a solo run costs 1"
+
+/** The owner's answer to how many candidates: a whole number from 1 to 9, empty for `fallback`; undefined when it is neither. */
+export const candidatesOf = (answer: string, fallback: number): number | undefined => {
+  const t = answer.trim()
+  if (t === "") return fallback
+  return /^[1-9]$/.test(t) ? Number(t) : undefined
 }
 
 export const NTFY_SERVER = "https://ntfy.sh"
@@ -61,6 +85,14 @@ export const render = (draft: Draft): string => {
       )
     lines.push("[roles]", "# Who works the queue's tasks (magi task add, magi serve).", `implementer = ${str(draft.agents[0]!.kind)}`, "")
   }
+  if (draft.candidates !== undefined && draft.agents.length >= 2)
+    lines.push(
+      "[graph]",
+      "# How many agents implement each task blind before a panel elects one (1: one agent, solo);",
+      `# ${competitionCost(draft.candidates)}.`,
+      `candidates = ${draft.candidates}`,
+      ""
+    )
   if (draft.repos.length > 0) {
     lines.push("# Repositories found here; file work for one with", '#   magi task add --repo <path> "…"')
     for (const r of draft.repos) lines.push(`#   ${r}`)

@@ -381,7 +381,9 @@ const cleared = {
 export const start = (t: Task, run: string): Result => {
   if (!runnable(t))
     return refuse("status", `${name(t)} is ${t.status}, not queued or failed, so it cannot be started`)
-  return Either.right({ ...t, status: "running", attempts: t.attempts + 1, runs: [...t.runs, run], fresh_start: false })
+  // A parked run picked up again is the same run: listed once.
+  const runs = t.runs.at(-1) === run ? t.runs : [...t.runs, run]
+  return Either.right({ ...t, status: "running", attempts: t.attempts + 1, runs, fresh_start: false })
 }
 
 /**

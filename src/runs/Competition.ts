@@ -72,7 +72,13 @@ export const Candidate = Schema.Struct({
   dropped: Schema.optionalWith(Schema.String, { default: () => "" }),
   checks: Schema.optionalWith(Schema.Array(Check), { default: () => [] }),
   /** Agent and vendor names found in its patch (`[blind] on_leak`). */
-  leaks: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] })
+  leaks: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
+  /** `on_leak = "redact"` found some: the judges see its text with those names as `[redacted]`. */
+  redacted: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  /** How long its implementing turns took, for `magi stats`; 0 when not timed. */
+  implement_ms: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  /** The agents that held this seat before its usage limit handed it to `agent`, oldest first. */
+  fallback_from: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] })
 })
 export type Candidate = typeof Candidate.Type
 
@@ -149,6 +155,16 @@ export const Competition = Schema.Struct({
   keep_losers: Schema.optionalWith(Schema.Boolean, { default: () => false })
 })
 export type Competition = typeof Competition.Type
+
+/**
+ * The node a seat's questions record (`MAGI_NODE`): a candidate's is
+ * `implement` and a judge's `judge`, their seat saying which one, so the
+ * page tells the owner which candidate asks; any other seat is its own node.
+ */
+export const nodeOfSeat = (seat: string): string => seat.startsWith("impl-") ? "implement" : seat.startsWith("judge-") ? "judge" : seat
+
+/** Is `seat` one of a competition's candidates (`impl-A`…), whose answered question resumes only it? */
+export const isCandidateSeat = (c: Competition, seat: string): boolean => c.candidates.some((x) => x.seat === seat)
 
 /** The candidates still in the running. */
 export const viable = (c: Competition): ReadonlyArray<Candidate> => c.candidates.filter((x) => x.status === "viable")

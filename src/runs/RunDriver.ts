@@ -29,6 +29,7 @@ import type * as Claims from "../store/Claims.js"
 import { beating, makeSeatLocks, STOP_POLL, TurnRefused, TurnStopped, type SeatBusy, type TurnInput, type TurnPrompt } from "./RunTurns.js"
 import { boundedSummary, RUN_SCHEMA, RunStore, outstanding, runsHere, statusAfterTurn, type Run, type Seat } from "./Runs.js"
 import { commitAfterTurn } from "./TurnCommit.js"
+import { nodeOfSeat } from "./Competition.js"
 import * as Usage from "../agents/Usage.js"
 
 export interface RunDriverShape {
@@ -235,7 +236,7 @@ export const make = Effect.fn("RunDriver.make")(function* () {
               artifactsDir: runs.artifactsDir(run.id),
               stem: `${current.key}-${current.turns + 1}`,
               run: run.id,
-              node: current.key,
+              node: nodeOfSeat(current.key),
               repo: run.repo,
               onStart: recordAgent(run.id, current.key)
             })

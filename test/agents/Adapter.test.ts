@@ -173,3 +173,16 @@ describe("the prompt", () => {
     }
   })
 })
+
+describe("a command agent's usage limit", () => {
+  it.each(
+    [
+      ["said on stderr, with its reset", "", "error: usage limit reached; resets 3pm\n", 1, "3pm"],
+      ["quota exceeded, no reset given", "", "quota exceeded\n", 1, ""],
+      ["a plain failure is no limit", "", "error: no such file\n", 1, null],
+      ["its reply mentioning one is no limit", "I hit no usage limit today", "", 0, null]
+    ] as const
+  )("%s", (_, stdout, stderr, exit, quota) => {
+    expect(parse("command", stdout, stderr, exit, false).quota).toBe(quota)
+  })
+})

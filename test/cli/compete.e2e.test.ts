@@ -317,4 +317,122 @@ describe("a competition", () => {
     expect(runOf(solo).competition).toBeUndefined()
     expect(tasksOnDisk(t.env.MAGI_HOME!).find((x) => x.id.endsWith(solo)).solo).toBe(true)
   })
+
+  it("resumes only the candidate that asked with the owner's answer, then judges", { timeout: 240_000 }, async () => {
+    const t = setup()
+    const env = { COMPETE_ASK_SEAT: "impl-B" }
+    const ran = t.magi(env, "run", "--seed", "7", "add your file")
+    expect(ran.status, ran.stderr).toBe(0)
+    let run = t.record()
+    expect(run.status).toBe("waiting")
+    expect(run.reason).toContain("candidate B asked the owner")
+    const byLabel = (l: string) => run.competition.candidates.find((x: { label: string }) => x.label === l)
+    expect(byLabel("B").status).toBe("pending")
+    expect(byLabel("A").status).toBe("viable")
+    const qdir = NodePath.join(t.env.MAGI_HOME!, "questions")
+    const [file] = NodeFs.readdirSync(qdir).filter((f) => f.endsWith(".json"))
+    const q = JSON.parse(NodeFs.readFileSync(NodePath.join(qdir, file!), "utf8"))
+    expect(q).toMatchObject({ run: run.id, node: "implement", seat: "impl-B" })
+    const before = t.calls()
+    expect(before.filter((l) => l.startsWith("impl-")).map((l) => l.split(" ")[0]).sort()).toEqual(["impl-A", "impl-B", "impl-C"])
+    const answered = t.magi({}, "answer", q.id, "--reply", "told")
+    expect(answered.status, answered.stderr).toBe(0)
+    const daemon = serveDaemon(t.repo, t.env.MAGI_HOME!, { ...t.env, ...env }, t.dir)
+    try {
+      await until("the competition elects", () => t.record().competition.step === "elected", 180_000)
+    } finally {
+      await daemon.stop()
+    }
+    run = t.record()
+    const again = t.calls().slice(before.length)
+    // Only impl-B was resumed; A and C were not re-invoked; then the panel ranked and voted.
+    expect(again.filter((l) => l.startsWith("impl-")).map((l) => l.split(" ")[0])).toEqual(["impl-B"])
+    expect(again.filter((l) => l.endsWith(" rank")).length).toBe(3)
+    const b = run.competition.candidates.find((x: { label: string }) => x.label === "B")
+    expect(b.status).toBe("viable")
+    expect(b.commits.join("\n")).toContain("Add told.txt")
+    expect(run.competition.tally.winner).toBe("B")
+  })
+
+  it("drops a candidate whose patch names an agent under on_leak = fail, and judges the rest", { timeout: 180_000 }, () => {
+    const t = setup('\n[blind]\non_leak = "fail"\n')
+    const ran = t.magi({ COMPETE_IMPL_alpha: "clean", COMPETE_IMPL_beta: "clean" }, "run", "add your file")
+    expect(ran.status, ran.stderr).toBe(0)
+    const c = t.record().competition
+    const by = (n: string) => c.candidates.find((x: { agent: string }) => x.agent === n)
+    expect(by("gamma")).toMatchObject({ status: "dropped", leaks: ["gamma"] })
+    expect(by("gamma").dropped).toContain('its patch names gamma, and [blind] on_leak = "fail"')
+    expect(by("alpha")).toMatchObject({ status: "viable", leaks: [] })
+    expect(c.judges.every((j: { ranking: ReadonlyArray<string> }) => j.ranking.length === 2)).toBe(true)
+    expect(c.step).toBe("elected")
+  })
+
+  it("shows the judges a leaking patch with the names [redacted] under on_leak = redact, the branch untouched", { timeout: 180_000 }, () => {
+    const t = setup('\n[blind]\non_leak = "redact"\n')
+    const ran = t.magi({}, "run", "add your file")
+    expect(ran.status, ran.stderr).toBe(0)
+    const run = t.record()
+    expect(run.competition.candidates.map((x: { leaks: ReadonlyArray<string>; redacted: boolean }) => [x.leaks.length, x.redacted])).toEqual([
+      [1, true],
+      [1, true],
+      [1, true]
+    ])
+    const prompt = NodeFs.readFileSync(NodePath.join(t.env.MAGI_HOME!, "runs", run.id, "artifacts", "judge-1-1.prompt.md"), "utf8")
+    expect(prompt).toContain("[redacted] was here")
+    for (const n of NAMES) expect(prompt).not.toMatch(new RegExp(`\\b${n}\\b`))
+    const winner = run.competition.candidates.find((x: { label: string }) => x.label === run.competition.winner)
+    expect(t.git("show", `${run.branch}:${winner.agent}.txt`)).toBe(`${winner.agent} was here`)
+    expect(t.magi({}, "show", run.id).stdout).toContain(`its patch names an agent or vendor: ${winner.agent}; the judges saw them as [redacted]`)
+  })
+
+  it("parks a queued competition on SIGTERM with no attempt spent, and the next magi serve resumes that run", { timeout: 240_000 }, async () => {
+    const t = setup()
+    NodeFs.writeFileSync(NodePath.join(t.dir, "hang-judge-1"), "")
+    const short = fileTask(t.repo, t.env, ["add your file"])
+    const task = () => tasksOnDisk(t.env.MAGI_HOME!).find((x) => x.id.endsWith(short))
+    const first = serveDaemon(t.repo, t.env.MAGI_HOME!, t.env, t.dir)
+    try {
+      await until("two judges answered", () => {
+        try {
+          return t.record().competition.judges.filter((j: { status: string }) => j.status === "answered").length === 2
+        } catch {
+          return false
+        }
+      }, 120_000)
+    } finally {
+      await first.stop()
+    }
+    const parked = t.record()
+    expect(parked.status).toBe("stalled")
+    expect(parked.reason).toContain("parked at its judge step when magi stopped")
+    expect(task()).toMatchObject({ status: "failed", attempts: 0 })
+    NodeFs.rmSync(NodePath.join(t.dir, "hang-judge-1"))
+    const before = t.calls()
+    const second = serveDaemon(t.repo, t.env.MAGI_HOME!, t.env, t.dir)
+    try {
+      await until("the task is done", () => task()?.status === "done", 150_000)
+    } finally {
+      await second.stop()
+    }
+    // The same run went on: no implementer again, only the judge that had not answered ranked.
+    expect(task().runs).toEqual([parked.id])
+    const again = t.calls().slice(before.length)
+    expect(again.filter((l) => l.startsWith("impl-"))).toEqual([])
+    expect(again.filter((l) => l.endsWith(" rank")).map((l) => l.split(" ")[0])).toEqual(["judge-1"])
+    expect(t.record().competition.step).toBe("elected")
+  })
+  it("hands a seat whose agent hit its usage limit to the next implementer, recorded, and goes on", { timeout: 180_000 }, () => {
+    const t = setup()
+    const ran = t.magi({ COMPETE_IMPL_alpha: "limit" }, "run", "add your file")
+    expect(ran.status, ran.stderr).toBe(0)
+    const run = t.record()
+    const c = run.competition
+    const taken = c.candidates.find((x: { fallback_from: ReadonlyArray<string> }) => x.fallback_from.length > 0)
+    // alpha is first in [roles] implementers (the roster), so beta, the next, takes its seat over.
+    expect(taken).toMatchObject({ agent: "beta", fallback_from: ["alpha"], status: "viable" })
+    expect(run.seats.find((s: { key: string }) => s.key === taken.seat).agent).toBe("beta")
+    expect(t.calls().filter((l) => l.startsWith(`${taken.seat} `))).toEqual([`${taken.seat} alpha impl`, `${taken.seat} beta impl`])
+    expect(c.step).toBe("elected")
+    expect(c.candidates.every((x: { status: string }) => x.status === "viable")).toBe(true)
+  })
 })

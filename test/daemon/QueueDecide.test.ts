@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { resetAt, resolveBlockers, orphanSettlement, settle, settlementFor, type BlockerState } from "../../src/daemon/QueueDecide.js"
+import { resetAt, resolveBlockers, orphanSettlement, parkedCompetition, settle, settlementFor, type BlockerState } from "../../src/daemon/QueueDecide.js"
 import * as T from "../../src/queue/Task.js"
 import { ok } from "../support.js"
 
@@ -132,5 +132,27 @@ describe("a wait that would close a circle", () => {
     expect(T.circleThrough(tasks, "a", ["a"])).toEqual(["a", "a"])
     expect(T.circleThrough(tasks, "c", ["d", "q1"])).toBeUndefined()
     expect(T.circleThrough(tasks, "new", ["a", "d"])).toBeUndefined()
+  })
+})
+
+describe("a task's next start picks up its parked competition", () => {
+  const run = (status: string, step: string | undefined, host = "here") => ({
+    status: status as never,
+    host,
+    ...(step === undefined ? {} : { competition: { step } })
+  })
+  it.each(
+    [
+      ["a competition parked mid-judging", run("stalled", "judge"), true],
+      ["one parked before implementing", run("stalled", "implement"), true],
+      ["a failed competition starts afresh", run("failed", "implement"), false],
+      ["a stalled one that had ended", run("stalled", "elected"), false],
+      ["one still running elsewhere in time", run("running", "judge"), false],
+      ["one on another host", run("stalled", "judge", "there"), false],
+      ["a stalled single seat starts afresh", run("stalled", undefined), false],
+      ["no run at all", undefined, false]
+    ] as const
+  )("%s: %s", (_, r, resumes) => {
+    expect(parkedCompetition(r, "here")).toBe(resumes)
   })
 })

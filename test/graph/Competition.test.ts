@@ -18,7 +18,10 @@ const cand = (label: string, status: C.CandidateStatus = "pending"): C.Candidate
   summary: "",
   dropped: "",
   checks: [],
-  leaks: []
+  leaks: [],
+  redacted: false,
+  implement_ms: 0,
+  fallback_from: []
 })
 const comp = (...cs: ReadonlyArray<C.Candidate>): C.Competition => ({
   seed: 1,

@@ -1,5 +1,6 @@
 /** Labels, seeded shuffles and judge rotation (issue 29): pure, as tables. */
 import { describe, expect, it } from "vitest"
+import * as Labels from "../../src/graph/Labels.js"
 import { assign, cycled, judgeAgents, labels, orderFor, shuffle } from "../../src/graph/Labels.js"
 
 describe("labels and shuffles", () => {
@@ -44,5 +45,20 @@ describe("judge rotation", () => {
   ])("$pool over $authors", ({ pool, authors, m, want }) => {
     const got = judgeAgents(pool, authors, m)
     expect(got).toEqual(want)
+  })
+})
+
+describe("a limited seat's fallback", () => {
+  it.each(
+    [
+      ["the next implementer", ["claude", "codex", "opencode"], "claude", [], "codex"],
+      ["going round from the last", ["claude", "codex", "opencode"], "opencode", [], "claude"],
+      ["skipping one that already held the seat", ["claude", "codex", "opencode"], "codex", ["opencode"], "claude"],
+      ["none once every implementer has", ["claude", "codex"], "codex", ["claude"], undefined],
+      ["none with a one-agent list", ["claude"], "claude", [], undefined],
+      ["the first, for an agent no longer listed", ["claude", "codex"], "gemini", [], "claude"]
+    ] as const
+  )("%s", (_, implementers, current, tried, next) => {
+    expect(Labels.fallbackAgent(implementers, current, tried)).toBe(next)
   })
 })

@@ -59,7 +59,10 @@ const candidate = (label: string, agent: string, commit: string, repo: string) =
   summary: `I did it ${HOSTILE}`,
   dropped: "",
   checks: [{ command: "npm test", exit: label === "A" ? 0 : 1, duration_ms: 1200, timed_out: false, tail: "" }],
-  leaks: []
+  leaks: [],
+  redacted: false,
+  implement_ms: 0,
+  fallback_from: []
 })
 
 const competitionRun = (repo: string, base: string, a: string, b: string, tallied: boolean): Run =>

@@ -5,9 +5,15 @@
  * for its own state), else empty.
  */
 import { Duration } from "effect"
-import { type AgentAdapter, type Parsed, expandTemplate } from "./Adapter.js"
+import { type AgentAdapter, type Parsed, expandTemplate, usageLimit } from "./Adapter.js"
 
-const parse = (out: string): Parsed => ({ text: out.trim(), session: null, error: false, quota: null })
+/**
+ * A program that says "usage limit" (or "quota exceeded") on stderr reports
+ * a usage limit, as the CLIs do in their own words: magi then rests it, or
+ * hands its competition seat to the next implementer. Stdout is its reply
+ * and is never read for one.
+ */
+const parse = (out: string, err: string): Parsed => ({ text: out.trim(), session: null, error: false, quota: usageLimit(err) })
 
 export const command: AgentAdapter = {
   // A command agent is a program of the owner's: it keeps `magi ask`'s
