@@ -6,9 +6,7 @@
  */
 import { Args, Command } from "@effect/cli"
 import { Duration, Effect, Layer, Schedule } from "effect"
-import { DEFAULT_API } from "../land/ForgeRemote.js"
 import * as GitHubForge from "../land/GitHubForge.js"
-import { defaultOptions } from "../land/GitHubHttp.js"
 import { LandDriver } from "../land/LandDriver.js"
 import * as L from "../runs/Landing.js"
 import * as Q from "../questions/Question.js"
@@ -41,5 +39,5 @@ export const land = Command.make(
         : first
       if (run.status === "merged") return yield* writeOut(`run ${Q.shortId(run.id)}: ${run.reason}\n`)
       return yield* CliFailure.refused(`run ${Q.shortId(run.id)} did not land: ${run.landing?.stopped || run.reason || run.status}`)
-    }).pipe(Effect.provide(LandDriver.Default.pipe(Layer.provide(GitHubForge.layerFetch(defaultOptions(DEFAULT_API))), Layer.provideMerge(runsLayer()))))
+    }).pipe(Effect.provide(LandDriver.Default.pipe(Layer.provide(GitHubForge.layerConfigured()), Layer.provideMerge(runsLayer()))))
 ).pipe(Command.withDescription("Land a ready run now: the merge approval, then the merge ([graph] merge)"))

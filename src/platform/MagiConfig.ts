@@ -265,6 +265,8 @@ const KNOWN: Known = {
     land_rounds: true
   },
   verify: { checks: true, check_timeout: true },
+  // Read by `land/ForgeConfig.ts`.
+  forge: { api: true },
   blind: { on_leak: true },
   agents: "any",
   store: { url: true },
