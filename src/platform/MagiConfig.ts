@@ -265,15 +265,15 @@ const KNOWN: Known = {
     land_rounds: true
   },
   verify: { checks: true, check_timeout: true },
-  // Read by `land/ForgeConfig.ts`.
-  forge: { api: true },
   blind: { on_leak: true },
   agents: "any",
   store: { url: true },
   web: { public_url: true },
   host: { name: true, max_turns: true, claim_ttl: true },
   repos: "any",
-  approvals: { ask: true, allow: true, deny: true, agents: "any", repos: "any" }
+  approvals: { ask: true, allow: true, deny: true, agents: "any", repos: "any" },
+  // Read by `land/ForgeConfig.ts`.
+  forge: { api: true }
 }
 
 /** What one unknown name in a config file is: its dotted path, and whether it names a table. */
