@@ -11,7 +11,7 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import * as StandIn from "../support/forge/StandInForge.js"
-import { MAGI, magi, sampleRun } from "../runSupport.js"
+import { MAGI, magi, sampleRun, serveDaemon } from "../runSupport.js"
 
 const TOKEN = "ghp_killNINEsecret0123456789abcdef"
 const ID = "20261204-190000-ef56"
@@ -96,4 +96,51 @@ describe("magi land in pull request mode, killed", () => {
     expect(NodeFs.readdirSync(NodePath.join(home, "questions")).filter((f) => f.endsWith(".json"))).toHaveLength(1)
     expect(JSON.stringify(run) + first.out() + second.out()).not.toContain(TOKEN)
   }, 120_000)
+
+  it("magi serve picks up the answered approval and merges: the run is merged and its worktree folded", async () => {
+    const top = NodeFs.realpathSync(NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "magi-prserve-")))
+    dirs.push(top)
+    const bare = NodePath.join(top, "remote.git")
+    const repo = NodePath.join(top, "repo")
+    const home = NodePath.join(top, "home")
+    git(top, "init", "-q", "--bare", "-b", "main", bare)
+    const forge = await StandIn.start({ bare, owner: "octo", name: "app", token: TOKEN })
+    forges.push(forge)
+    NodeFs.mkdirSync(repo)
+    git(repo, "init", "-q", "-b", "main")
+    NodeFs.writeFileSync(NodePath.join(repo, "magi.toml"), `[graph]\nmerge = "pr"\n\n[forge]\napi = "${forge.api}"\n`)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "init")
+    git(repo, "remote", "add", "origin", "https://github.test/octo/app.git")
+    git(repo, "config", `url.${bare}.insteadOf`, "https://github.test/octo/app.git")
+    git(repo, "push", "-q", "origin", "main")
+    const base = git(repo, "rev-parse", "HEAD")
+    const worktree = NodePath.join(top, "wt")
+    git(repo, "worktree", "add", "-q", "-b", "magi/ef56", worktree, base)
+    NodeFs.writeFileSync(NodePath.join(worktree, "cache.ts"), "export const cache = 1\n")
+    git(worktree, "add", ".")
+    git(worktree, "commit", "-qm", "Add a cache")
+    forge.checkRuns.set(git(worktree, "rev-parse", "HEAD"), [StandIn.actionsRun(1, "test", "completed", "success")])
+    NodeFs.mkdirSync(NodePath.join(home, "runs", ID), { recursive: true })
+    const runFile = NodePath.join(home, "runs", ID, "run.json")
+    NodeFs.writeFileSync(runFile, JSON.stringify(sampleRun(ID, { status: "ready", repo, base: "main", base_commit: base, worktree, branch: "magi/ef56" })))
+    const env = { MAGI_HOME: home, HOME: top, XDG_CONFIG_HOME: NodePath.join(top, "config"), GH_TOKEN: TOKEN, PATH: process.env.PATH ?? "" }
+    const record = () => JSON.parse(NodeFs.readFileSync(runFile, "utf8"))
+    // magi land asks, and is stopped before the answer: the daemon is the one to carry on.
+    const asking = spawn(process.execPath, [MAGI, "land", ID], { cwd: repo, env: { ...process.env, ...env }, stdio: "ignore" })
+    await until(() => record().landing?.loop?.asked_head !== undefined)
+    asking.kill("SIGKILL")
+    const daemon = serveDaemon(repo, home, env, top)
+    try {
+      const answered = magi(repo, env, "answer", record().landing.question, "--reply", "merge")
+      expect(answered.status, answered.stderr).toBe(0)
+      await until(() => record().status === "merged", 90_000)
+    } finally {
+      await daemon.stop()
+    }
+    expect(git(top, "--git-dir", bare, "log", "-1", "--format=%s", "main")).toBe("Add a cache (magi ef56)")
+    expect(forge.requests.filter((r) => r.startsWith("PUT "))).toHaveLength(1)
+    expect(NodeFs.existsSync(worktree)).toBe(false)
+    expect(daemon.stderr()).not.toContain(TOKEN)
+  }, 150_000)
 })
