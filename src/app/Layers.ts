@@ -26,6 +26,9 @@ import { Agents } from "../agents/Agents.js"
 import { TurnSlots } from "../agents/TurnSlots.js"
 import { RunStore } from "../runs/Runs.js"
 import { Workspaces } from "../runs/NewRun.js"
+import * as GitHubForge from "../land/GitHubForge.js"
+import { LandDriver } from "../land/LandDriver.js"
+import { Landings } from "../land/Landings.js"
 import { RunDriver } from "../runs/RunDriver.js"
 import { TaskStore } from "../queue/TaskStore.js"
 import { CompetitionDriver } from "../graph/CompetitionDriver.js"
@@ -128,7 +131,11 @@ export const waiterLayer = (home: Layer.Layer<MagiHome>, queue: QueueLoopOptions
           : Layer.merge(Conductor.layer({ maxAttempts: queue.maxAttempts }), Deputies.layer)
       )
     )
-  ).pipe(Layer.provideMerge(Notices.layer), Layer.provideMerge(runsLayer(home)))
+  ).pipe(
+    Layer.provideMerge(Landings.Default.pipe(Layer.provide(LandDriver.Default), Layer.provide(GitHubForge.layerConfigured()))),
+    Layer.provideMerge(Notices.layer),
+    Layer.provideMerge(runsLayer(home))
+  )
 
 // -- the page: web -----------------------------------------------------------------
 

@@ -8,6 +8,7 @@
 import { Cause, Duration, Effect, Layer, Option, Queue, Schedule } from "effect"
 import * as Daemon from "../daemon/Daemon.js"
 import { QueueLoop } from "../daemon/QueueLoop.js"
+import { Landings } from "../land/Landings.js"
 import { Waiter } from "../daemon/Waiter.js"
 import { TurnSlots } from "../agents/TurnSlots.js"
 import { Hosts } from "../platform/Hosts.js"
@@ -45,8 +46,11 @@ export const waiterLoop = (announce: (home: string) => Effect.Effect<void>) =>
       // asker lets go, else every `TICK`. A fixed five-second beat here
       // left every answer waiting for the next one (2.5 s on average, 3.2 s
       // median measured, where the waiter's wake-up takes milliseconds).
+      const landings = yield* Landings
       const queueTurn = Effect.gen(function* () {
         if ((yield* queue.tick).length > 0) yield* owned.refresh
+        // An approval answered on the phone: the landing goes on to the merge in the background.
+        yield* landings.tick
       })
       // The first to end, failure included: losing the home or the host name stops the loop.
       return yield* Effect.raceFirst(waiter.beats(queueTurn), Effect.raceFirst(owned.lost, host.lost))

@@ -6,7 +6,9 @@
  */
 import { Args, Command } from "@effect/cli"
 import { Duration, Effect, Layer, Schedule } from "effect"
+import * as GitHubForge from "../land/GitHubForge.js"
 import { LandDriver } from "../land/LandDriver.js"
+import * as L from "../runs/Landing.js"
 import * as Q from "../questions/Question.js"
 import type { Run } from "../runs/Runs.js"
 import { CliFailure } from "./CliFailure.js"
@@ -16,7 +18,7 @@ import { runsLayer } from "../app/Layers.js"
 /** How often the waiting command looks at the approval question. */
 const POLL = Schedule.identity<Run>().pipe(Schedule.addDelay(() => Duration.seconds(2)))
 
-const waitingOnOwner = (run: Run) => run.status === "ready" && run.landing?.step === "approval" && run.landing.question !== undefined
+const waitingOnOwner = (run: Run) => run.status === "ready" && L.waitsOnOwner(run.landing)
 
 export const land = Command.make(
   "land",
@@ -37,5 +39,5 @@ export const land = Command.make(
         : first
       if (run.status === "merged") return yield* writeOut(`run ${Q.shortId(run.id)}: ${run.reason}\n`)
       return yield* CliFailure.refused(`run ${Q.shortId(run.id)} did not land: ${run.landing?.stopped || run.reason || run.status}`)
-    }).pipe(Effect.provide(LandDriver.Default.pipe(Layer.provideMerge(runsLayer()))))
+    }).pipe(Effect.provide(LandDriver.Default.pipe(Layer.provide(GitHubForge.layerConfigured()), Layer.provideMerge(runsLayer()))))
 ).pipe(Command.withDescription("Land a ready run now: the merge approval, then the merge ([graph] merge)"))

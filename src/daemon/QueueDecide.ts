@@ -98,12 +98,25 @@ export type Settlement =
  * to stop, so it is not retried until released); anything still going, or waiting on the owner,
  * keeps the task running.
  */
-export const settlementFor = (run: { readonly status: RunStatus; readonly reason: string }): Settlement => {
+export const settlementFor = (
+  run: {
+    readonly status: RunStatus
+    readonly reason: string
+    readonly landing?: { readonly pr?: { readonly number: number; readonly url: string } | undefined } | undefined
+  }
+): Settlement => {
   switch (run.status) {
-    case "done":
     case "ready":
+      // The implementation exists and its pull request waits on CI or the owner: held, never competed again.
+      return run.landing?.pr !== undefined
+        ? { _tag: "Hold", why: `its pull request #${run.landing.pr.number} is open (${run.landing.pr.url}): it waits on CI or the owner` }
+        : { _tag: "Succeed" }
+    case "done":
+    case "merged":
     case "already_in_base":
       return { _tag: "Succeed" }
+    case "closed":
+      return { _tag: "Hold", why: run.reason || "its pull request was closed without a merge" }
     case "blocked":
       return { _tag: "Hold", why: run.reason || "its run is blocked" }
     case "failed":

@@ -2,17 +2,23 @@
  * The `Forge` port over GitHub's REST API (and GitHub Enterprise's, at
  * `[forge] api`). Each operation is a few calls through `GitHubHttp`, which
  * retries and redacts; this module only reads GitHub's shapes into the
- * port's. Only the first 100 of a list are read (checks, reviews, comments):
- * a pull request magi opened has far fewer.
+ * port's. Lists (checks, statuses, reviews, comments) are read 100 at a
+ * time, following the `Link` header to the last page (at most `MAX_PAGES`).
+ * Who the token is (`GET /user`) is asked once per process, in a `Cache`
+ * that keeps only a success.
  */
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
-import { Effect, Layer, Ref } from "effect"
+import { Cache, Duration, Effect, Exit, Layer, Ref } from "effect"
 import type { Check, ForgeApi, ForgeRepo, JobLog, MergeRequest, Observation, PullRequest, Remark } from "./Forge.js"
 import { Forge, ForgeUnavailable, HeadMoved, MARKER, MergeRefused } from "./Forge.js"
+import * as ForgeConfig from "./ForgeConfig.js"
 import * as ForgeToken from "./ForgeToken.js"
 import * as Http from "./GitHubHttp.js"
+
+/** Pages of one list read at most: 5,000 entries, far past any pull request magi opened. */
+export const MAX_PAGES = 50
 
 type Json = Record<string, any>
 const obj = (v: unknown): Json => (typeof v === "object" && v !== null ? (v as Json) : {})
@@ -70,7 +76,30 @@ export const make = (options: Http.HttpOptions, env: Record<string, string | und
     const token = Effect.flatMap(Ref.get(found), (t) =>
       t !== null ? Effect.succeed(t) : ForgeToken.resolve(env).pipe(Effect.provide(executor), Effect.tap((r) => Ref.set(found, r))))
     const send = Http.make(options, client, token)
-    const viewer = send({ operation: "who the token is", method: "GET", path: "/user" })
+    const viewers = yield* Cache.makeWith({
+      capacity: 1,
+      lookup: (_: "me") =>
+        send({ operation: "who the token is", method: "GET", path: "/user" }),
+      // A failed look-up is asked again next time, never remembered.
+      timeToLive: (exit) => (Exit.isSuccess(exit) ? Duration.infinity : Duration.zero)
+    })
+    const viewer = viewers.get("me")
+
+    /** Every page of a list: `items` reads one page's entries, null when the page is not the shape GitHub sends. */
+    const all = (call: Http.Call, items: (json: unknown) => ReadonlyArray<Json> | null) =>
+      Effect.gen(function* () {
+        const out: Array<Json> = []
+        let path: string | null = call.path
+        for (let i = 0; path !== null && i < MAX_PAGES; i++) {
+          const a: Http.Answer = yield* send({ ...call, path })
+          const got = items(a.json)
+          if (got === null) return yield* new ForgeUnavailable({ operation: call.operation, reason: "the answer is not the shape GitHub sends" })
+          out.push(...got)
+          path = Http.nextPage(a.headers["link"], options.api)
+        }
+        return out
+      })
+    const list = (json: unknown) => (Array.isArray(json) ? arr(json) : null)
 
     const findOpen: ForgeApi["findOpen"] = (repo, head) =>
       send({
@@ -78,9 +107,7 @@ export const make = (options: Http.HttpOptions, env: Record<string, string | und
         method: "GET",
         path: `${repoPath(repo)}/pulls?state=open&per_page=100&head=${encodeURIComponent(`${repo.owner}:${head}`)}`
       })
-        .pipe(Effect.map((a) =>
-          arr(a.json).map(pullOf).find((p) => p.head === head) ?? null
-        ))
+        .pipe(Effect.map((a) => arr(a.json).map(pullOf).find((p) => p.head === head) ?? null))
 
     const open: ForgeApi["open"] = (repo, request) =>
       Effect.gen(function* () {
@@ -104,14 +131,12 @@ export const make = (options: Http.HttpOptions, env: Record<string, string | und
 
     const readChecks = (repo: ForgeRepo, sha: string): Effect.Effect<Observation["checks"]> =>
       Effect.all([
-        send({ operation: "read the check runs", method: "GET", path: `${repoPath(repo)}/commits/${sha}/check-runs?per_page=100` }),
-        send({ operation: "read the commit statuses", method: "GET", path: `${repoPath(repo)}/commits/${sha}/status?per_page=100` })
+        all({ operation: "read the check runs", method: "GET", path: `${repoPath(repo)}/commits/${sha}/check-runs?per_page=100` }, (j) =>
+          Array.isArray(obj(j).check_runs) ? arr(obj(j).check_runs) : null),
+        all({ operation: "read the commit statuses", method: "GET", path: `${repoPath(repo)}/commits/${sha}/status?per_page=100` }, (j) =>
+          Array.isArray(obj(j).statuses) ? arr(obj(j).statuses) : null)
       ]).pipe(
-        Effect.flatMap(([runs, status]) =>
-          Array.isArray(obj(runs.json).check_runs) && Array.isArray(obj(status.json).statuses)
-            ? Effect.succeed([...arr(obj(runs.json).check_runs).map(checkRunOf), ...arr(obj(status.json).statuses).map(statusOf)])
-            : Effect.fail(new ForgeUnavailable({ operation: "read the checks", reason: "the answer is not the shape GitHub sends" }))
-        ),
+        Effect.map(([runs, statuses]) => [...runs.map(checkRunOf), ...statuses.map(statusOf)]),
         Effect.match({
           // Checks that cannot be read are reported so, never as "none": the loop never merges on them.
           onFailure: (e) => ({ _tag: "Unreadable" as const, reason: e.message }),
@@ -119,15 +144,17 @@ export const make = (options: Http.HttpOptions, env: Record<string, string | und
         })
       )
 
+    const conversationOf = (repo: ForgeRepo, number: number) =>
+      all({ operation: "read the comments", method: "GET", path: `${repoPath(repo)}/issues/${number}/comments?per_page=100` }, list)
+
     const readRemarks = (repo: ForgeRepo, number: number) =>
       Effect.gen(function* () {
         const me = str(obj((yield* viewer).json).login)
         const [reviews, inline, conversation] = yield* Effect.all([
-          send({ operation: "read the reviews", method: "GET", path: `${repoPath(repo)}/pulls/${number}/reviews?per_page=100` }),
-          send({ operation: "read the review comments", method: "GET", path: `${repoPath(repo)}/pulls/${number}/comments?per_page=100` }),
-          send({ operation: "read the comments", method: "GET", path: `${repoPath(repo)}/issues/${number}/comments?per_page=100` })
+          all({ operation: "read the reviews", method: "GET", path: `${repoPath(repo)}/pulls/${number}/reviews?per_page=100` }, list),
+          all({ operation: "read the review comments", method: "GET", path: `${repoPath(repo)}/pulls/${number}/comments?per_page=100` }, list),
+          conversationOf(repo, number)
         ])
-        yield* shape("read the reviews and comments", [reviews, inline, conversation].every((a) => Array.isArray(a.json)))
         const base = (r: Json, kind: Remark["kind"]): Remark => {
           const user = obj(r.user)
           const body = str(r.body)
@@ -145,9 +172,9 @@ export const make = (options: Http.HttpOptions, env: Record<string, string | und
           }
         }
         return [
-          ...arr(reviews.json).map((r) => base(r, "review")),
-          ...arr(inline.json).map((r) => base(r, "review_comment")),
-          ...arr(conversation.json).map((r) => base(r, "issue_comment"))
+          ...reviews.map((r) => base(r, "review")),
+          ...inline.map((r) => base(r, "review_comment")),
+          ...conversation.map((r) => base(r, "issue_comment"))
         ]
       })
 
@@ -184,14 +211,19 @@ export const make = (options: Http.HttpOptions, env: Record<string, string | und
       ).pipe(Effect.map((logs) => logs.flat()))
 
     const comment: ForgeApi["comment"] = (repo, number, body) =>
-      send({
-        operation: `comment on #${number}`,
-        method: "POST",
-        path: `${repoPath(repo)}/issues/${number}/comments`,
-        body: { body: `${body}\n\n${MARKER}` },
-        needs: ["repo"]
+      Effect.gen(function* () {
+        const text = `${body}\n\n${MARKER}`
+        // Never a second identical comment: a retried POST, or a restart after one got through, finds the first.
+        const there = yield* conversationOf(repo, number)
+        if (there.some((c) => str(c.body) === text)) return
+        yield* send({
+          operation: `comment on #${number}`,
+          method: "POST",
+          path: `${repoPath(repo)}/issues/${number}/comments`,
+          body: { body: text },
+          needs: ["repo"]
+        })
       })
-        .pipe(Effect.asVoid)
 
     const merge: ForgeApi["merge"] = (repo, request: MergeRequest) =>
       Effect.gen(function* () {
@@ -223,6 +255,12 @@ export const make = (options: Http.HttpOptions, env: Record<string, string | und
 
 /** The layer over `api` (options for tests: shorter backoff and timeouts); the token from `env`, or `gh`. */
 export const layer = (options: Http.HttpOptions, env: Record<string, string | undefined> = process.env) => Layer.effect(Forge, make(options, env))
+
+/** Over the `[forge] api` of the config read from `cwd` (the process's directory), with the fetch client. */
+export const layerConfigured = (cwd: string = process.cwd(), env: Record<string, string | undefined> = process.env) =>
+  Layer.unwrapEffect(
+    ForgeConfig.load(cwd).pipe(Effect.map((s) => layer(Http.defaultOptions(s.api), env)))
+  ).pipe(Layer.provide(FetchHttpClient.layer))
 
 /** With the platform's fetch client. */
 export const layerFetch = (options: Http.HttpOptions, env: Record<string, string | undefined> = process.env) =>

@@ -77,6 +77,30 @@ export const scopesOf = (headers: Readonly<Record<string, string>>, name: string
 export const messageOf = (json: unknown): string =>
   typeof json === "object" && json !== null && typeof (json as { message?: unknown }).message === "string" ? (json as { message: string }).message : ""
 
+/**
+ * The next page's path from a `Link` header (`<…?page=2>; rel="next"`),
+ * relative to the API's base so it goes through the same call; null on
+ * the last page. GitHub sends absolute URLs on its own host.
+ */
+export const nextPage = (link: string | undefined, api: string): string | null => {
+  if (link === undefined) return null
+  for (const part of link.split(",")) {
+    const m = /<([^>]+)>\s*;\s*rel="?next"?/.exec(part.trim())
+    if (m === null) continue
+    const base = api.replace(/\/+$/, "")
+    const url = m[1]!
+    if (url.startsWith(`${base}/`)) return url.slice(base.length)
+    try {
+      const u = new URL(url)
+      const prefix = new URL(base).pathname.replace(/\/+$/, "")
+      return u.pathname.startsWith(prefix) ? `${u.pathname.slice(prefix.length)}${u.search}` : null
+    } catch {
+      return null
+    }
+  }
+  return null
+}
+
 const cut = (text: string, n: number) => (text.length > n ? `${text.slice(0, n)}…` : text)
 
 export type Send = (call: Call) => Effect.Effect<Answer, ForgeError>

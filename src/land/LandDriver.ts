@@ -11,7 +11,7 @@
  */
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Effect, Option, Schema } from "effect"
+import { Clock, Duration, Effect, Option, Schedule, Schema } from "effect"
 import * as GraphConfig from "../graph/GraphConfig.js"
 import * as Q from "../questions/Question.js"
 import { QuestionStore } from "../questions/QuestionStore.js"
@@ -19,7 +19,9 @@ import * as L from "../runs/Landing.js"
 import { removeRun } from "../runs/RemoveRun.js"
 import { RunStore, type Run } from "../runs/Runs.js"
 import { git } from "../runs/Worktree.js"
+import { POLL_MS } from "./LandDecide.js"
 import * as Panel from "./LandPanel.js"
+import * as PrLand from "./PrLand.js"
 
 /** A run that cannot be landed now, and what to do about it. */
 export class LandRefused extends Schema.TaggedError<LandRefused>()("LandRefused", { run: Schema.String, why: Schema.String }) {
@@ -28,10 +30,14 @@ export class LandRefused extends Schema.TaggedError<LandRefused>()("LandRefused"
   }
 }
 
-/** The question id a run's approval is filed under: the same on every try, so a restart finds it. */
-export const approvalId = (run: Pick<Run, "id">, startedAt: string): string => {
+/**
+ * The question id a run's approval is filed under: the same on every try, so
+ * a restart finds it. `salt` (a pull request's head) makes the approval of a
+ * later head another question.
+ */
+export const approvalId = (run: Pick<Run, "id">, startedAt: string, salt = ""): string => {
   let h = 0
-  for (const ch of run.id) h = (h * 31 + ch.charCodeAt(0)) & 0xffff
+  for (const ch of run.id + salt) h = (h * 31 + ch.charCodeAt(0)) & 0xffff
   return Q.makeId(new Date(startedAt), h)
 }
 
@@ -89,9 +95,9 @@ export class LandDriver extends Effect.Service<LandDriver>()("magi/LandDriver", 
       })
 
     /** File the approval once; found again under the same id after a restart. */
-    const ask = (run: Run, l: L.Landing, settings: GraphConfig.LandConfig) =>
+    const ask = (run: Run, l: L.Landing, settings: GraphConfig.LandConfig, salt = "") =>
       Effect.gen(function* () {
-        const id = approvalId(run, l.started_at)
+        const id = approvalId(run, l.started_at, salt)
         const found = yield* Effect.option(questions.read(id))
         if (Option.isNone(found)) {
           const html = yield* panelOf(run, l, settings.style)
@@ -151,6 +157,8 @@ export class LandDriver extends Effect.Service<LandDriver>()("magi/LandDriver", 
         Effect.catchAll((e) => Effect.logWarning(`run ${Q.shortId(run.id)} merged, but its worktree was not removed: ${e.message}`))
       )
 
+    const pr = yield* PrLand.make(sh, change, ask)
+
     /**
      * One pass over the landing: as far as it can go now. Waiting on the
      * owner returns the run with its question recorded; call again when the
@@ -166,12 +174,10 @@ export class LandDriver extends Effect.Service<LandDriver>()("magi/LandDriver", 
             run: run.id,
             why: `[graph] merge is "none"; set it to "local" or "pr", or merge with git -C ${run.repo} merge ${run.branch}`
           })
-        if (settings.merge === "pr")
-          return yield* new LandRefused({ run: run.id, why: `[graph] merge = "pr" is not available in this build yet; use "local"` })
         const at = yield* now
         const landing: L.Landing = {
           mode: settings.merge,
-          step: settings.approval ? "approval" : "merge",
+          step: settings.merge === "pr" ? "push" : settings.approval ? "approval" : "merge",
           subject: L.subjectFor(run),
           rounds: [],
           stopped: "",
@@ -197,6 +203,21 @@ export class LandDriver extends Effect.Service<LandDriver>()("magi/LandDriver", 
             }
             run = yield* change(run.id, () => ({ step: "merge", answer: answer ?? "" }))
             continue
+          }
+          case "push":
+          case "open":
+          case "loop": {
+            // Each poll is one observation; a wait is the 30 s of the Schedule, on Effect's Clock.
+            const [after] = yield* pr.untilWait(run.id, settings).pipe(
+              Effect.repeat(
+                Schedule.identity<readonly [Run, PrLand.Next]>().pipe(
+                  Schedule.addDelay(() => Duration.millis(POLL_MS)),
+                  Schedule.whileInput(([, next]) => next === "wait")
+                )
+              )
+            )
+            if (after.status === "merged") yield* fold(after)
+            return yield* runs.get(after.id)
           }
           case "merge": {
             run = yield* mergeLocal(run, l, settings.style)

@@ -273,7 +273,9 @@ const KNOWN: Known = {
   web: { public_url: true },
   host: { name: true, max_turns: true, claim_ttl: true },
   repos: "any",
-  approvals: { ask: true, allow: true, deny: true, agents: "any", repos: "any" }
+  approvals: { ask: true, allow: true, deny: true, agents: "any", repos: "any" },
+  // Read by `land/ForgeConfig.ts`.
+  forge: { api: true }
 }
 
 /** What one unknown name in a config file is: its dotted path, and whether it names a table. */

@@ -50,6 +50,30 @@ export const LandRound = Schema.Struct({
 })
 export type LandRound = typeof LandRound.Type
 
+/** A check as the last observation saw it, for the page and the give-up comment. */
+export const SeenCheck = Schema.Struct({ name: Schema.String, outcome: Schema.String, conclusion: Schema.String, url: Schema.String })
+export type SeenCheck = typeof SeenCheck.Type
+
+/**
+ * The land loop's memory between observations (`LandDecide.LandState`).
+ * `pending` is written before a side effect and cleared after it, so a
+ * process killed in between knows on resume to look before acting again.
+ */
+export const LandLoop = Schema.Struct({
+  rounds_used: Schema.Number,
+  waiting_since: Schema.Number,
+  checks_missing_since: Schema.NullOr(Schema.Number),
+  /** The head the approval question asked about, and the head the owner approved. */
+  asked_head: Schema.optional(Schema.String),
+  approved_head: Schema.optional(Schema.String),
+  pending: Schema.optional(Schema.Literal("push", "fix", "comment", "merge")),
+  /** The sha a pending push sends. */
+  push_target: Schema.optional(Schema.String),
+  last_seen: Schema.optionalWith(Schema.String, { default: () => "" }),
+  checks: Schema.optionalWith(Schema.Array(SeenCheck), { default: () => [] })
+})
+export type LandLoop = typeof LandLoop.Type
+
 export const Landing = Schema.Struct({
   mode: MergeMode,
   step: LandStep,
@@ -61,6 +85,7 @@ export const Landing = Schema.Struct({
   subject: Schema.String,
   local: Schema.optional(LocalMerge),
   pr: Schema.optional(PullRequestRef),
+  loop: Schema.optional(LandLoop),
   rounds: Schema.optionalWith(Schema.Array(LandRound), { default: () => [] }),
   /** Why the landing stopped short of a merge (held, refused, given up); empty while it goes on or once merged. */
   stopped: Schema.optionalWith(Schema.String, { default: () => "" }),
@@ -68,6 +93,11 @@ export const Landing = Schema.Struct({
   updated_at: Q.Timestamp
 })
 export type Landing = typeof Landing.Type
+
+/** The landing waits on the owner's answer to the approval (filed, not yet approved). */
+export const waitsOnOwner = (l: Landing | undefined): boolean =>
+  l !== undefined && l.step !== "done" && l.question !== undefined &&
+  (l.mode !== "pr" || (l.loop?.asked_head !== undefined && l.loop.asked_head !== l.loop.approved_head))
 
 /** Only this answer merges: anything else, or no answer, holds. */
 export const approves = (answer: string | undefined): boolean => answer !== undefined && answer.trim().toLowerCase() === "merge"

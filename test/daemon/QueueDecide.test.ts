@@ -60,11 +60,20 @@ describe("a task follows its run", () => {
       ["running", "", "running", 1],
       ["ready", "reviewed and gated", "done", 1],
       ["already_in_base", "in the base", "done", 1],
-      ["blocked", "R2-1-1 still open", "held", 1]
+      ["blocked", "R2-1-1 still open", "held", 1],
+      ["merged", "merged into main", "done", 1],
+      ["closed", "closed on the forge", "held", 1]
     ] as const
   )("a %s run leaves the task %s", (runStatus, reason, taskStatus, attempts) => {
     const after = settle(running, "run-1", settlementFor({ status: runStatus, reason }), 2)
     expect(after).toMatchObject({ status: taskStatus, attempts })
+  })
+
+  it("a ready run whose pull request is open holds its task with the reason, so it is never competed again", () => {
+    const pr = { number: 7, url: "http://github.test/o/r/pull/7" }
+    const after = settle(running, "run-1", settlementFor({ status: "ready", reason: "", landing: { pr } }), 2)
+    expect(after).toMatchObject({ status: "held" })
+    expect(after.hold_reason).toContain("pull request #7 is open")
   })
 
   it("never settles a task that moved on: held by the owner meanwhile, or on another run", () => {

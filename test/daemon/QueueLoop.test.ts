@@ -3,6 +3,7 @@
  * filesystem, a fake agent scripted per call, the real waiter beside the
  * loop, and `TestClock` standing in for hours.
  */
+import { Landings } from "../../src/land/Landings.js"
 import { FileSystem } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Duration, Effect, Either, Exit, Layer, Option, Ref, Scope, TestClock } from "effect"
@@ -594,7 +595,14 @@ describe("magi serve's beat", { timeout: 120_000 }, () => {
       yield* file(w, "Asking task")
       const s = yield* startServe(w)
       const started = yield* TestClock.currentTimeMillis
-      yield* Effect.forkIn(waiterLoop(() => Effect.void).pipe(Effect.provide(s.ctx)), s.scope)
+      yield* Effect.forkIn(
+        waiterLoop(() => Effect.void).pipe(
+          Effect.provide(s.ctx),
+          // No ready run to land here: the landings' beat is a no-op.
+          Effect.provideService(Landings, Landings.make({ tick: Effect.succeed([]) }))
+        ),
+        s.scope
+      )
       const calls = Effect.map(Ref.get(w.calls), (c) => c.length)
       const asked = (round: number) => questions.get(idOf(round)).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
       const answer = (round: number) => questions.update(idOf(round), (x) => Q.answer(x, { text: `Redis ${round}` }, new Date(0))).pipe(Effect.orDie)

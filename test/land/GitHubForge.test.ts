@@ -12,7 +12,9 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { Forge } from "../../src/land/Forge.js"
+import * as ForgeConfig from "../../src/land/ForgeConfig.js"
 import * as GitHubForge from "../../src/land/GitHubForge.js"
+import { nextPage } from "../../src/land/GitHubHttp.js"
 import * as StandIn from "../support/forge/StandInForge.js"
 
 const TOKEN = "ghp_s3cr3tTOKENvalue0123456789"
@@ -201,5 +203,67 @@ describe("GitHubForge against the stand-in", () => {
   it("reads the token's grant: its source, login and scopes", async () => {
     expect(await ok(Effect.flatMap(Forge, (f) => f.grant))).toEqual({ source: "GH_TOKEN", login: "magi-bot", scopes: ["repo", "workflow"] })
     expect(forge.requests.every((r) => !r.includes(TOKEN))).toBe(true)
+  })
+
+  it("reads every page of a long list (the stand-in pages at 100, with a Link header)", async () => {
+    await ok(openPr)
+    const sha = head()
+    forge.checkRuns.set(sha, Array.from({ length: 230 }, (_, i) => StandIn.actionsRun(100 + i, `job-${i}`, "completed", i === 229 ? "failure" : "success")))
+    forge.reviewComments.set(
+      1,
+      Array.from({ length: 150 }, (_, i) => ({ id: i, body: `note ${i}`, user: { login: "alice", type: "User" }, position: 1, path: "b.txt" }))
+    )
+    const o = await ok(Effect.flatMap(Forge, (f) => f.observe(REPO, 1)))
+    const checks = o.checks._tag === "Read" ? o.checks.checks : []
+    expect(checks).toHaveLength(230)
+    expect(checks.filter((c) => c.outcome === "failure").map((c) => c.name)).toEqual(["job-229"])
+    expect(o.remarks.filter((r) => r.kind === "review_comment")).toHaveLength(150)
+    expect(forge.requests.filter((r) => r.endsWith("/check-runs"))).toHaveLength(3)
+  })
+
+  it("asks who the token is once per process, and never writes a second identical comment", async () => {
+    await ok(Effect.gen(function* () {
+      const f = yield* Forge
+      yield* f.open(REPO, { head: "magi/x", base: "main", title: "Add b", body: "why" })
+      yield* f.observe(REPO, 1)
+      yield* f.observe(REPO, 1)
+      yield* f.comment(REPO, 1, "magi stopped: test still fails")
+      yield* f.comment(REPO, 1, "magi stopped: test still fails")
+      yield* f.comment(REPO, 1, "magi stopped: lint fails too")
+    }))
+    expect(forge.requests.filter((r) => r === "GET /user")).toHaveLength(1)
+    expect((forge.issueComments.get(1) ?? []).map((c) => String(c.body).split("\n")[0])).toEqual([
+      "magi stopped: test still fails",
+      "magi stopped: lint fails too"
+    ])
+  })
+})
+
+describe("pages and [forge] api, pure", () => {
+  it.each<[string | undefined, string, string | null]>([
+    [undefined, "https://api.github.com", null],
+    [
+      '<https://api.github.com/repos/o/r/pulls/1/comments?per_page=100&page=2>; rel="next", <https://api.github.com/x?page=9>; rel="last"',
+      "https://api.github.com",
+      "/repos/o/r/pulls/1/comments?per_page=100&page=2"
+    ],
+    ['<https://ghe.example/api/v3/repos/o/r/issues/1/comments?page=3>; rel="next"', "https://ghe.example/api/v3", "/repos/o/r/issues/1/comments?page=3"],
+    ['<https://api.github.com/x?page=1>; rel="prev"', "https://api.github.com", null],
+    ['<https://elsewhere.example/repos/o/r?page=2>; rel="next"', "https://ghe.example/api/v3", null]
+  ])("Link %s on %s: next is %s", (link, api, next) => {
+    expect(nextPage(link, api)).toBe(next)
+  })
+
+  it.each<[Record<string, unknown>, string | null]>([
+    [{}, "https://api.github.com"],
+    [{ forge: { api: "https://ghe.example/api/v3/" } }, "https://ghe.example/api/v3"],
+    [{ forge: { api: "ghe.example" } }, null],
+    [{ forge: { api: 3 } }, null]
+  ])("[forge] %j reads as %s", (table, api) => {
+    const exit = Effect.runSyncExit(ForgeConfig.settingsOf(table, ["magi.toml"]))
+    if (api === null) {
+      expect(Exit.isFailure(exit)).toBe(true)
+      expect(String(exit._tag === "Failure" ? exit.cause : "")).toContain("forge.api")
+    } else expect(exit).toEqual(Exit.succeed({ api }))
   })
 })

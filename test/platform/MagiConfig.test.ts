@@ -169,7 +169,7 @@ describe("MagiConfig", () => {
         `${user}:2: unknown key \`notify.comand\`, ignored; did you mean \`notify.command\`?`,
         `${repo}:4: unknown table [deamon], ignored; did you mean [daemon]?`,
         `${repo}:9: unknown key \`agents.fast.modle\`, ignored; did you mean \`agents.fast.model\`?`,
-        `${repo}:14: unknown table [colour], ignored; magi reads \`answer_timeout\`, [ask], [notify], [daemon], [roles], [graph], [verify], [blind], [agents], [store], [web], [host], [repos], [approvals] here`
+        `${repo}:14: unknown table [colour], ignored; magi reads \`answer_timeout\`, [ask], [notify], [daemon], [roles], [graph], [verify], [blind], [agents], [store], [web], [host], [repos], [approvals], [forge] here`
       ])
       // Read again (a loop reads its config every tick): no second warning.
       yield* w.run(load(w.repo)).pipe(Effect.provide(capture))

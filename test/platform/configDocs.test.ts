@@ -11,6 +11,7 @@
 import { describe, expect, it, vi } from "vitest"
 import { defaults as graphDefaults, settingsOf as graphSettingsOf } from "../../src/graph/GraphConfig.js"
 import { settingsOf as verifySettingsOf } from "../../src/verify/VerifyConfig.js"
+import { settingsOf as forgeSettingsOf } from "../../src/land/ForgeConfig.js"
 import { Effect, Layer } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
@@ -117,6 +118,7 @@ const READERS = {
   },
   "src/graph/GraphConfig.ts": (): Promise<string[]> => keysReadBy((r) => graphSettingsOf(r, [])),
   "src/verify/VerifyConfig.ts": (): Promise<string[]> => keysReadBy((r) => verifySettingsOf(r, [])),
+  "src/land/ForgeConfig.ts": (): Promise<string[]> => keysReadBy((r) => forgeSettingsOf(r, [])),
   "src/chat/Chats.ts": (): Promise<string[]> =>
     keysReadBy((root) =>
       Effect.suspend(() => {

@@ -106,6 +106,20 @@ export const start = async (
         res.writeHead(status, { "content-type": "application/json", "x-oauth-scopes": state.scopes, ...headers })
         res.end(typeof body === "string" ? body : JSON.stringify(body))
       }
+      // Lists are paged as GitHub pages them: per_page (30 by default, 100 at most), a Link header to the next page.
+      const page = <A>(items: ReadonlyArray<A>): [ReadonlyArray<A>, Record<string, string>] => {
+        const per = Math.min(100, Number(url.searchParams.get("per_page") ?? 30))
+        const n = Number(url.searchParams.get("page") ?? 1)
+        const slice = items.slice((n - 1) * per, n * per)
+        if (n * per >= items.length) return [slice, {}]
+        const next = new URL(`http://${req.headers.host}${req.url}`)
+        next.searchParams.set("page", String(n + 1))
+        return [slice, { link: `<${next.toString()}>; rel="next", <${next.toString()}>; rel="last"` }]
+      }
+      const sendPage = (items: ReadonlyArray<unknown>, wrap: (slice: ReadonlyArray<unknown>) => unknown = (x) => x) => {
+        const [slice, headers] = page(items)
+        return send(200, wrap(slice), headers)
+      }
       const i = state.faults.findIndex((f) => path.includes(f.path))
       if (i >= 0) {
         const fault = state.faults.splice(i, 1)[0]!.fault
@@ -129,7 +143,7 @@ export const start = async (
       let m: RegExpExecArray | null
       if (rest === "/pulls" && req.method === "GET") {
         const head = (url.searchParams.get("head") ?? "").split(":")[1]
-        return send(200, [...state.pulls.values()].filter((p) => p.state === "open" && (head === undefined || p.head === head)).map(pullJson))
+        return sendPage([...state.pulls.values()].filter((p) => p.state === "open" && (head === undefined || p.head === head)).map(pullJson))
       }
       if (rest === "/pulls" && req.method === "POST") {
         if (sha(bare, body.head) === "") return send(422, { message: "Validation Failed: head not found" })
@@ -181,11 +195,12 @@ export const start = async (
       }
       if ((m = /^\/commits\/([0-9a-f]+)\/check-runs$/.exec(rest))) {
         const runs = state.checkRuns.get(m[1]!) ?? []
-        return send(200, { total_count: runs.length, check_runs: runs })
+        return sendPage(runs, (slice) => ({ total_count: runs.length, check_runs: slice }))
       }
-      if ((m = /^\/commits\/([0-9a-f]+)\/status$/.exec(rest))) return send(200, { state: "pending", statuses: state.statuses.get(m[1]!) ?? [] })
-      if ((m = /^\/pulls\/(\d+)\/reviews$/.exec(rest))) return send(200, state.reviews.get(Number(m[1])) ?? [])
-      if ((m = /^\/pulls\/(\d+)\/comments$/.exec(rest))) return send(200, state.reviewComments.get(Number(m[1])) ?? [])
+      if ((m = /^\/commits\/([0-9a-f]+)\/status$/.exec(rest)))
+        return sendPage(state.statuses.get(m[1]!) ?? [], (slice) => ({ state: "pending", statuses: slice }))
+      if ((m = /^\/pulls\/(\d+)\/reviews$/.exec(rest))) return sendPage(state.reviews.get(Number(m[1])) ?? [])
+      if ((m = /^\/pulls\/(\d+)\/comments$/.exec(rest))) return sendPage(state.reviewComments.get(Number(m[1])) ?? [])
       if ((m = /^\/issues\/(\d+)\/comments$/.exec(rest))) {
         const list = state.issueComments.get(Number(m[1])) ?? []
         state.issueComments.set(Number(m[1]), list)
@@ -194,7 +209,7 @@ export const start = async (
           list.push(c)
           return send(201, c)
         }
-        return send(200, list)
+        return sendPage(list)
       }
       if ((m = /^\/actions\/jobs\/(\d+)\/logs$/.exec(rest))) {
         const log = state.logs.get(Number(m[1]))
