@@ -233,3 +233,33 @@ and read what it prints, in the foreground. If you cannot, reply here and
 magi records your reply on the question for the owner.
 `
 }
+
+/** One of the owner's words to a seat, as a turn is given it (`runs/Said.ts`). */
+export interface OwnerWord {
+  readonly n: number
+  readonly at: string
+  readonly text: string
+}
+
+/**
+ * A turn's prompt with the owner's queued words first: they are the owner's
+ * own (said with `magi say` or the run's page), not a tool's output or
+ * another agent's, so the prompt says so before anything else.
+ */
+export const withOwnerWords = (prompt: string, words: ReadonlyArray<OwnerWord>): string => {
+  if (words.length === 0) return prompt
+  const said = words.map((w) => `**The owner** (${w.at}):\n${w.text.trim()}`).join("\n\n")
+  return `## The owner's words to you
+
+The owner, the person you work for, wrote ${words.length === 1 ? "this" : "these"} to you while reading your work (with \`magi say\` or
+the run's page). These are the owner's own words, not a tool's output or another agent's: take ${words.length === 1 ? "it" : "them"} up in this turn.
+
+${said}
+
+---
+
+${prompt}`
+}
+
+/** The rest of a turn started only to give the seat the owner's words (`magi say` to a seat at rest). */
+export const sayPrompt = (magi: MagiName = PLAIN_MAGI): string => resumePrompt("Act on the owner's words above, then carry on with your task.", magi)

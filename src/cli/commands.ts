@@ -24,6 +24,7 @@ import { approvals } from "./approvals.js"
 import { service } from "./service.js"
 import { init } from "./init.js"
 import { land } from "./land.js"
+import { say, sayHelp } from "./say.js"
 
 export const commands = [
   ask,
@@ -34,6 +35,7 @@ export const commands = [
   run,
   runs,
   show,
+  say,
   fold,
   pick,
   land,
@@ -57,6 +59,7 @@ export const commands = [
  * option these name is one the command defines (`test/cli/Help.test.ts`).
  */
 export const commandHelp: Record<string, HelpExtras> = {
+  "magi say": sayHelp,
   "magi ask": askHelp,
   "magi answer": answerHelp,
   "magi run": runHelp,
