@@ -29,6 +29,7 @@ import { Hosts } from "../platform/Hosts.js"
 import { RunStore } from "../runs/Runs.js"
 import { RunFeed } from "./RunFeed.js"
 import * as RunsApi from "./RunsApi.js"
+import * as SayApi from "./SayApi.js"
 import * as DiffApi from "./DiffApi.js"
 import * as CompetitionApi from "./CompetitionApi.js"
 import { TaskStore } from "../queue/TaskStore.js"
@@ -188,6 +189,7 @@ const app = (publicUrl: string | null) =>
       RunsApi.router,
       DiffApi.router,
       CompetitionApi.router,
+      SayApi.router,
       QueueApi.router,
       ChatsApi.router,
       ApprovalsApi.router,

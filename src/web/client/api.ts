@@ -182,6 +182,16 @@ export const say = (id: string, body: string) => post(path(id, "say"), { body })
 /** Withdraw the question: nobody will answer it; the asker is told so, with `reason` when given. */
 export const withdraw = (id: string, reason: string) => post(path(id, "withdraw"), reason.trim() === "" ? {} : { reason })
 
+/** A word to a run's seat (`magi say`): when it reaches the agent, in a line, and the run as it is now. */
+export const sayToSeat = (id: string, text: string, seat?: string) =>
+  send<{ readonly said: string; readonly run: RunDetail }>(`/api/runs/${encodeURIComponent(id)}/say`, seat === undefined ? { text } : { text, seat })
+/** Change a word still queued. */
+export const editSaid = (id: string, n: number, text: string) =>
+  send<{ readonly said: string; readonly run: RunDetail }>(`/api/runs/${encodeURIComponent(id)}/say/${n}`, { text })
+/** Take back a word still queued. */
+export const cancelSaid = (id: string, n: number) =>
+  send<{ readonly said: string; readonly run: RunDetail }>(`/api/runs/${encodeURIComponent(id)}/say/${n}/cancel`, {})
+
 /** Stop the run's turn (`magi run stop`): what happened, in a line, and the run as it is now. */
 export const stopRun = (id: string) => send<{ readonly said: string; readonly run: RunDetail }>(`/api/runs/${encodeURIComponent(id)}/stop`, {})
 

@@ -14,6 +14,7 @@ import * as Api from "./api.js"
 import type { HostView, RunDetail, RunListEntry } from "./api.js"
 import { time } from "./card.js"
 import { competitionSection, stepLine } from "./competition.js"
+import { saySection } from "./say.js"
 import { diffBox } from "./diff.js"
 import { turnsSection } from "./transcript.js"
 import { el, withCode } from "./dom.js"
@@ -285,6 +286,7 @@ export const RUN_SECTIONS: ReadonlyArray<RunSection> = [
   headSection,
   competitionSection,
   seatsSection,
+  saySection,
   questionsSection,
   changesSection,
   outputSection,
