@@ -239,6 +239,8 @@ export interface OwnerWord {
   readonly n: number
   readonly at: string
   readonly text: string
+  /** Absolute paths of the images attached to it. */
+  readonly images?: ReadonlyArray<string>
 }
 
 /**
@@ -248,7 +250,13 @@ export interface OwnerWord {
  */
 export const withOwnerWords = (prompt: string, words: ReadonlyArray<OwnerWord>): string => {
   if (words.length === 0) return prompt
-  const said = words.map((w) => `**The owner** (${w.at}):\n${w.text.trim()}`).join("\n\n")
+  // Every CLI can open a file by its path (claude with its Read tool, codex
+  // and opencode with theirs), so an image is named by where it is.
+  const attached = (w: OwnerWord) =>
+    (w.images ?? []).length === 0
+      ? ""
+      : `\n\nAttached image${(w.images ?? []).length === 1 ? "" : "s"} (open each file to see it):\n${(w.images ?? []).map((p) => `- ${p}`).join("\n")}`
+  const said = words.map((w) => `**The owner** (${w.at}):\n${w.text.trim()}${attached(w)}`).join("\n\n")
   return `## The owner's words to you
 
 The owner, the person you work for, wrote ${words.length === 1 ? "this" : "these"} to you while reading your work (with \`magi say\` or

@@ -28,6 +28,11 @@ export const say = Command.make(
       Options.optional
     ),
     cancel: Options.integer("cancel").pipe(Options.withPseudoName("N"), Options.withDescription("cancel word N, while it is still queued"), Options.optional),
+    image: Options.file("image").pipe(
+      Options.withPseudoName("FILE"),
+      Options.withDescription("attach an image (PNG, JPEG, GIF or WebP, up to 8 MiB): the agent is given its path"),
+      Options.optional
+    ),
     id: Args.text({ name: "id" }).pipe(Args.withDescription("the run: its id, or its short id")),
     text: Args.text({ name: "words" }).pipe(Args.withDescription("what to say to the seat, in quotes"), Args.repeated)
   },
@@ -43,7 +48,8 @@ export const say = Command.make(
         if (Option.isSome(o.seat)) return yield* CliFailure.usage("--edit N keeps word N's seat; leave out --seat")
         return yield* writeOut((yield* SayToSeat.change(o.id, o.edit.value, text).pipe(Effect.mapError(refused))).line + "\n")
       }
-      return yield* writeOut((yield* SayToSeat.say(o.id, o.seat, text).pipe(Effect.mapError(refused))).line + "\n")
+      const images = Option.isNone(o.image) ? [] : [yield* SayToSeat.attachFile(o.id, o.image.value).pipe(Effect.mapError(refused))]
+      return yield* writeOut((yield* SayToSeat.say(o.id, o.seat, text, images).pipe(Effect.mapError(refused))).line + "\n")
     }).pipe(Effect.provide(runListingLayer()))
 ).pipe(Command.withDescription("Say something to a run's seat: its agent's session is resumed with your words, or they wait for its running turn to end"))
 

@@ -250,7 +250,7 @@ export const make = Effect.fn("RunDriver.make")(function* () {
               seat: seated,
               prompt: Prompts.withOwnerWords(
                 typeof input.prompt === "string" ? input.prompt : input.prompt(yield* bound(magiNameFor(agent.value))),
-                said
+                said.map((w) => ({ ...w, images: (w.images ?? []).map((name) => NodePath.join(runs.dir(run.id), Said.IMAGES_DIR, name)) }))
               ),
               cwd: current.worktree ?? run.worktree,
               allowWrite: current.write,

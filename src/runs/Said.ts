@@ -29,7 +29,9 @@ export const SaidWord = Schema.Struct({
   delivered_at: Schema.optional(Q.Timestamp),
   turn: Schema.optional(Schema.Number),
   /** Why it could not be given (the seat cannot be resumed). */
-  why: Schema.optional(Schema.String)
+  why: Schema.optional(Schema.String),
+  /** Images the owner attached: asset names in the run's `images/` folder (`platform/ImageAssets.ts`). */
+  images: Schema.optional(Schema.Array(Schema.String))
 })
 export type SaidWord = typeof SaidWord.Type
 
@@ -39,6 +41,11 @@ export const SAID_MAX_CHARS = 16 * 1024
 export const MAX_QUEUED = 20
 /** The most words a run keeps, the oldest settled ones dropped first; queued ones are never dropped. */
 export const MAX_KEPT = 200
+
+/** The folder of a run's images, under the run's own folder. */
+export const IMAGES_DIR = "images"
+/** The most images one word carries. */
+export const MAX_IMAGES = 4
 
 /** Seat keys and run ids are parts of paths: only these characters are taken from outside. */
 const SAFE_PART = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
@@ -95,7 +102,8 @@ export const add = (
   run: RunView,
   seat: string,
   text: string,
-  now: Date
+  now: Date,
+  images: ReadonlyArray<string> = []
 ): Either.Either<{ readonly said: ReadonlyArray<SaidWord>; readonly word: SaidWord }, string> => {
   const over = refusal(run)
   if (over !== undefined) return Either.left(over)
@@ -107,7 +115,8 @@ export const add = (
   if (said.filter((w) => w.state === "queued").length >= MAX_QUEUED)
     return Either.left(`run ${Q.shortId(run.id)} already has ${MAX_QUEUED} words waiting; edit one (--edit N) or wait for them to be delivered`)
   const n = said.reduce((m, w) => Math.max(m, w.n), 0) + 1
-  const word: SaidWord = { n, seat, text: text.trim(), at: Q.timestamp(now), state: "queued" }
+  if (images.length > MAX_IMAGES) return Either.left(`a word may carry ${MAX_IMAGES} images at most`)
+  const word: SaidWord = { n, seat, text: text.trim(), at: Q.timestamp(now), state: "queued", ...(images.length === 0 ? {} : { images }) }
   return Either.right({ said: trim([...said, word]), word })
 }
 

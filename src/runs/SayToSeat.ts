@@ -13,6 +13,9 @@ import { IMPL_SEAT } from "./NewRun.js"
 import { makeSeatLocks } from "./RunTurns.js"
 import { RunStore, runsHere, type Run } from "./Runs.js"
 import * as Said from "./Said.js"
+import * as NodePath from "node:path"
+import * as ImageAssets from "../platform/ImageAssets.js"
+import { validAssetName } from "../platform/ImageType.js"
 
 /** The word was refused: `why` says what to do instead. */
 export class SayRefused extends Schema.TaggedError<SayRefused>()("SayRefused", { run: Schema.String, why: Schema.String }) {
@@ -45,16 +48,20 @@ const when = (run: Run, seat: string, busy: boolean, self: string) => {
 }
 
 /** Queue `text` for `seat` (the implementing seat when none is named) of run `wanted`. */
-export const say = Effect.fn("SayToSeat.say")(function* (wanted: string, seat: Option.Option<string>, text: string) {
+export const say = Effect.fn("SayToSeat.say")(function* (wanted: string, seat: Option.Option<string>, text: string, images: ReadonlyArray<string> = []) {
   const runs = yield* RunStore
   const fs = yield* FileSystem.FileSystem
   const self = Option.match(yield* Effect.serviceOption(MagiConfig), { onNone: defaultHostName, onSome: (c) => c.hostName })
   const found = yield* theRun(wanted)
+  // Attached images are the run's own assets, named as the upload named them: nothing else is read.
+  for (const name of images)
+    if (!validAssetName(name) || !(yield* fs.exists(NodePath.join(runs.dir(found.id), Said.IMAGES_DIR, name)).pipe(Effect.orElseSucceed(() => false))))
+      return yield* refused(found.id, `${JSON.stringify(name.slice(0, 80))} is not an image uploaded to run ${Q.shortId(found.id)}; upload it first`)
   // A competition has no `impl` seat: its first candidate is the default.
   const key = Option.getOrElse(seat, () => found.seats.some((s) => s.key === IMPL_SEAT) ? IMPL_SEAT : found.seats[0]?.key ?? IMPL_SEAT)
   let outcome: Either.Either<Said.SaidWord, string> = Either.left("not written")
   const written = yield* runs.update(found.id, (r, now) => {
-    const added = Said.add(r, key, text, now)
+    const added = Said.add(r, key, text, now, images)
     outcome = Either.map(added, (a) => a.word)
     return Either.isRight(added) ? { ...r, said: added.right.said } : r
   }, { keepUpdatedAt: true }).pipe(Effect.mapError((e) => refused(found.id, e.message)))
@@ -87,4 +94,15 @@ export const change = Effect.fn("SayToSeat.change")(function* (wanted: string, n
     word,
     line: `word ${n} to seat ${word.seat} of run ${Q.shortId(found.id)} ${text === undefined ? "cancelled" : "changed; still queued"}`
   } satisfies SayOutcome
+})
+
+/** Store the image file at `path` as an asset of run `wanted` (`magi say --image`): its asset name, or why it was refused. */
+export const attachFile = Effect.fn("SayToSeat.attachFile")(function* (wanted: string, path: string) {
+  const runs = yield* RunStore
+  const fs = yield* FileSystem.FileSystem
+  const found = yield* theRun(wanted)
+  const stored = yield* ImageAssets.save(NodePath.join(runs.dir(found.id), Said.IMAGES_DIR), fs.stream(path)).pipe(
+    Effect.mapError((e) => refused(found.id, e._tag === "ImageRefused" ? `${path}: ${e.message}` : `cannot read ${path}: ${e.message}`))
+  )
+  return stored.name
 })

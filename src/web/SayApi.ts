@@ -13,7 +13,7 @@ import * as SayToSeat from "../runs/SayToSeat.js"
 import { bodyAs } from "./Api.js"
 import * as Responses from "./Responses.js"
 
-const SayBody = Schema.Struct({ text: Schema.String, seat: Schema.optional(Schema.String) })
+const SayBody = Schema.Struct({ text: Schema.String, seat: Schema.optional(Schema.String), images: Schema.optional(Schema.Array(Schema.String)) })
 const EditBody = Schema.Struct({ text: Schema.String })
 
 const answered = <E extends { readonly _tag: string; readonly message: string }, R>(outcome: Effect.Effect<SayToSeat.SayOutcome, E, R>) =>
@@ -43,7 +43,7 @@ const wordNumber = (raw: string | undefined) => (raw !== undefined && /^[1-9][0-
 const say = Effect.gen(function* () {
   const id = (yield* params)["id"] ?? ""
   const body = yield* bodyAs(SayBody, '{"text": "…", "seat": "impl"}')
-  return yield* SayToSeat.say(id, Option.fromNullable(body.seat), body.text)
+  return yield* SayToSeat.say(id, Option.fromNullable(body.seat), body.text, body.images ?? [])
 })
 
 const edit = Effect.gen(function* () {

@@ -121,4 +121,38 @@ describe("magi say", () => {
     expect(said.stderr).toBe(`magi: run ${short} is merged; it is over, so no seat of it takes words (start a new run with magi run)\n`)
     expect(t.record(id!).said).toBeUndefined()
   })
+
+  it(
+    "attaches an image: stored as the run's asset, its path given to the agent in the owner's words; an HTML file renamed is refused",
+    { timeout: 180_000 },
+    async () => {
+      const t = setup()
+      expect(t.magi("run", "quick").status).toBe(0)
+      const [id] = t.runIds()
+      const short = id!.split("-").at(-1)!
+      const fake = NodePath.join(t.dir, "page.png")
+      NodeFs.writeFileSync(fake, "<!DOCTYPE html><script>alert(1)</script>")
+      const refused = t.magi("say", short, "--image", fake, "look")
+      expect(refused.status).toBe(1)
+      expect(refused.stderr).toContain("it is an HTML or other markup file, not an image")
+      expect(t.record(id!).said).toBeUndefined()
+      const png = Buffer.from("89504e470d0a1a0a0000000d4948445200000001000000010806000000", "hex")
+      const shot = NodePath.join(t.dir, "shot.png")
+      NodeFs.writeFileSync(shot, png)
+      const daemon = serveDaemon(t.repo, t.home, t.env, t.dir)
+      try {
+        const said = t.magi("say", short, "--image", shot, "the button is cut off")
+        expect(said.status, said.stderr).toBe(0)
+        await until("the seat took the word", () => t.record(id!).said?.[0]?.state === "delivered", 60_000)
+        const [word] = t.record(id!).said
+        const path = NodePath.join(t.home, "runs", id!, "images", word.images[0])
+        expect(NodeFs.readFileSync(path)).toEqual(png)
+        const prompt = t.promptsText().split("=====\n")[1]!
+        expect(prompt).toContain("the button is cut off")
+        expect(prompt).toContain(`Attached image (open each file to see it):\n- ${path}`)
+      } finally {
+        await daemon.stop()
+      }
+    }
+  )
 })

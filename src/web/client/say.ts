@@ -13,6 +13,8 @@ type SaidWord = NonNullable<RunDetail["said"]>[number]
 
 /** What is being typed, by run: the page redraws when the run changes, and a draft must outlive it. */
 const drafts = new Map<string, string>()
+/** What the last Send said, by run: shown again by the redraw its own change causes. */
+const lastSaid = new Map<string, { readonly text: string; readonly error: boolean }>()
 
 const OVER = new Set(["superseded", "merged", "closed", "already_in_base", "ready"])
 
@@ -63,6 +65,17 @@ const wordItem = (r: RunDetail, w: SaidWord, reload: () => void) => {
     { class: `said ${w.state}`, attrs: { "data-n": String(w.n) } },
     el("p", { class: "said-head muted" }, `${w.n}. to ${w.seat} · ${stateWords(w)}`),
     el("p", { class: "said-text" }, w.text),
+    (w.images ?? []).length === 0 ? null : el(
+      "div",
+      { class: "said-images" },
+      ...(w.images ?? []).map((name) =>
+        el(
+          "a",
+          { attrs: { href: Api.runImageUrl(r.id, name), target: "_blank", rel: "noopener" } },
+          el("img", { class: "thumb", attrs: { src: Api.runImageUrl(r.id, name), alt: "an image you attached", loading: "lazy" } })
+        )
+      )
+    ),
     actions,
     status
   )
@@ -83,25 +96,35 @@ export const saySection = (r: RunDetail, ctx: { readonly reload: () => void }): 
     { class: "say-seat", attrs: { "aria-label": "Seat" } },
     ...r.seats.map((s) => el("option", { attrs: { value: s.key } }, s.key))
   )
-  const status = el("p", { class: "say-status muted", attrs: { role: "status", hidden: true } })
+  const image = el("input", { class: "say-image", attrs: { type: "file", accept: "image/*", capture: "environment", "aria-label": "Attach an image" } })
+  const said0 = lastSaid.get(r.id)
+  const status = el("p", {
+    class: said0?.error === true ? "say-status notice error" : "say-status muted",
+    attrs: { role: "status", hidden: said0 === undefined }
+  }, said0?.text ?? "")
   const send = el("button", { class: "say-send", attrs: { type: "button" } }, "Send")
   send.addEventListener("click", () => {
     send.disabled = true
     status.hidden = false
     status.className = "say-status muted"
     status.textContent = "Sending…"
-    Api.sayToSeat(r.id, text.value, seats?.value).then(
+    const file = image.files?.[0]
+    const uploaded = file === undefined ? Promise.resolve([]) : Api.uploadRunImage(r.id, file).then((u) => [u.name])
+    uploaded.then((names) => Api.sayToSeat(r.id, text.value, seats?.value, names)).then(
       (done) => {
         drafts.delete(r.id)
         text.value = ""
+        image.value = ""
         send.disabled = false
         status.textContent = done.said
+        lastSaid.set(r.id, { text: done.said, error: false })
         ctx.reload()
       },
       (e: unknown) => {
         send.disabled = false
         status.className = "say-status notice error"
         status.textContent = `Not sent: ${message(e)}`
+        lastSaid.set(r.id, { text: status.textContent, error: true })
       }
     )
   })
@@ -112,7 +135,7 @@ export const saySection = (r: RunDetail, ctx: { readonly reload: () => void }): 
     el("p", { class: "muted" }, "Resumes the seat's session with your words, or queues them until its running turn ends."),
     seats,
     text,
-    el("div", { class: "say-buttons" }, send),
+    el("div", { class: "say-buttons" }, image, send),
     status,
     list
   )
