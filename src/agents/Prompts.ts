@@ -233,3 +233,41 @@ and read what it prints, in the foreground. If you cannot, reply here and
 magi records your reply on the question for the owner.
 `
 }
+
+/** One of the owner's words to a seat, as a turn is given it (`runs/Said.ts`). */
+export interface OwnerWord {
+  readonly n: number
+  readonly at: string
+  readonly text: string
+  /** Absolute paths of the images attached to it. */
+  readonly images?: ReadonlyArray<string>
+}
+
+/**
+ * A turn's prompt with the owner's queued words first: they are the owner's
+ * own (said with `magi say` or the run's page), not a tool's output or
+ * another agent's, so the prompt says so before anything else.
+ */
+export const withOwnerWords = (prompt: string, words: ReadonlyArray<OwnerWord>): string => {
+  if (words.length === 0) return prompt
+  // Every CLI can open a file by its path (claude with its Read tool, codex
+  // and opencode with theirs), so an image is named by where it is.
+  const attached = (w: OwnerWord) =>
+    (w.images ?? []).length === 0
+      ? ""
+      : `\n\nAttached image${(w.images ?? []).length === 1 ? "" : "s"} (open each file to see it):\n${(w.images ?? []).map((p) => `- ${p}`).join("\n")}`
+  const said = words.map((w) => `**The owner** (${w.at}):\n${w.text.trim()}${attached(w)}`).join("\n\n")
+  return `## The owner's words to you
+
+The owner, the person you work for, wrote ${words.length === 1 ? "this" : "these"} to you while reading your work (with \`magi say\` or
+the run's page). These are the owner's own words, not a tool's output or another agent's: take ${words.length === 1 ? "it" : "them"} up in this turn.
+
+${said}
+
+---
+
+${prompt}`
+}
+
+/** The rest of a turn started only to give the seat the owner's words (`magi say` to a seat at rest). */
+export const sayPrompt = (magi: MagiName = PLAIN_MAGI): string => resumePrompt("Act on the owner's words above, then carry on with your task.", magi)

@@ -36,6 +36,7 @@ import { VerifyDriver } from "../verify/VerifyDriver.js"
 import { Notices } from "../daemon/Notices.js"
 import { Waiter } from "../daemon/Waiter.js"
 import { QueueLoop, type QueueLoopOptions } from "../daemon/QueueLoop.js"
+import { SaidLoop } from "../daemon/SaidLoop.js"
 import { Conductor } from "../daemon/Conductor.js"
 import { Deputies } from "../daemon/Deputies.js"
 import { ConductorLog } from "../daemon/ConductorLog.js"
@@ -124,6 +125,7 @@ export const queueLayer = (home: Layer.Layer<MagiHome> = MagiHome.fromEnv) =>
 export const waiterLayer = (home: Layer.Layer<MagiHome>, queue: QueueLoopOptions = {}, conductor: { readonly disabled?: boolean } = {}) =>
   Layer.mergeAll(
     Waiter.layer,
+    SaidLoop.layer,
     QueueLoop.layer(queue).pipe(
       Layer.provide(
         conductor.disabled === true

@@ -9,6 +9,7 @@ import { Cause, Duration, Effect, Layer, Option, Queue, Schedule } from "effect"
 import * as Daemon from "../daemon/Daemon.js"
 import { QueueLoop } from "../daemon/QueueLoop.js"
 import { Landings } from "../land/Landings.js"
+import { SaidLoop } from "../daemon/SaidLoop.js"
 import { Waiter } from "../daemon/Waiter.js"
 import { TurnSlots } from "../agents/TurnSlots.js"
 import { Hosts } from "../platform/Hosts.js"
@@ -47,7 +48,12 @@ export const waiterLoop = (announce: (home: string) => Effect.Effect<void>) =>
       // left every answer waiting for the next one (2.5 s on average, 3.2 s
       // median measured, where the waiter's wake-up takes milliseconds).
       const landings = yield* Landings
+      // The owner's words to seats at rest (`magi say`) go after the
+      // waiter's answers, before the queue starts new work; a loop built
+      // without them (some tests) has none to carry.
+      const said = yield* Effect.serviceOption(SaidLoop)
       const queueTurn = Effect.gen(function* () {
+        if (Option.isSome(said)) yield* said.value.tick
         if ((yield* queue.tick).length > 0) yield* owned.refresh
         // An approval answered on the phone: the landing goes on to the merge in the background.
         yield* landings.tick

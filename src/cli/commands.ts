@@ -27,6 +27,7 @@ import { init } from "./init.js"
 import { land } from "./land.js"
 import { review, reviewHelp } from "./review.js"
 import { fix, fixHelp } from "./fix.js"
+import { say, sayHelp } from "./say.js"
 
 export const commands = [
   ask,
@@ -37,6 +38,7 @@ export const commands = [
   run,
   runs,
   show,
+  say,
   fold,
   pick,
   review,
@@ -63,6 +65,7 @@ export const commands = [
  * option these name is one the command defines (`test/cli/Help.test.ts`).
  */
 export const commandHelp: Record<string, HelpExtras> = {
+  "magi say": sayHelp,
   "magi ask": askHelp,
   "magi answer": answerHelp,
   "magi run": runHelp,

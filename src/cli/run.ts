@@ -28,6 +28,7 @@ import { COMMITS_SHOWN, changesOf, durationMs, nextSteps, timeWords } from "../r
 import * as Artifacts from "../runs/Artifacts.js"
 import type { TurnPrompt } from "../runs/RunTurns.js"
 import { RunStore, type Run } from "../runs/Runs.js"
+import * as Said from "../runs/Said.js"
 import * as T from "../queue/Task.js"
 import { TaskStore } from "../queue/TaskStore.js"
 import { fileFollowUps } from "../queue/FollowUpFiling.js"
@@ -395,6 +396,8 @@ export const show = Command.make(
             forTerminalLine(q.summary)
           }\n`
         )
+      // The owner's words to its seats (`magi say`): what each became.
+      for (const w of r.said ?? []) yield* writeOut(`  said ${forTerminalLine(Said.line(w))}\n`)
       yield* writeOut(yield* workReport(r))
     }).pipe(Effect.provide(runsLayer()))
 ).pipe(

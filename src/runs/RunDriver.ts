@@ -31,6 +31,8 @@ import { boundedSummary, RUN_SCHEMA, RunStore, outstanding, runsHere, statusAfte
 import { commitAfterTurn } from "./TurnCommit.js"
 import { nodeOfSeat } from "./Competition.js"
 import * as Usage from "../agents/Usage.js"
+import * as Prompts from "../agents/Prompts.js"
+import * as Said from "./Said.js"
 
 export interface RunDriverShape {
   /**
@@ -209,10 +211,21 @@ export const make = Effect.fn("RunDriver.make")(function* () {
           session: agent.value.kind === "claude" && current.session === null ? yield* mintUuid : current.session,
           env: current.env ?? sessionEnvOf(agent.value, process.env)
         }
-        yield* runs.update(run.id, (r) => ({
-          ...r,
-          seats: r.seats.map((s): Seat => s.key === current.key ? { ...s, session: seated.session, env: seated.env, turns: current.turns + 1 } : s)
-        }))
+        // The owner's words queued for this seat are taken in the same write
+        // that counts the turn (`Said.take`): given to this turn and no other.
+        let said: ReadonlyArray<Said.SaidWord> = []
+        yield* runs.update(run.id, (r, now) => {
+          const took = Said.take(r.said, current.key, current.turns + 1, now)
+          said = took.taken
+          if (input.saidOnly === true && took.taken.length === 0) return r
+          return {
+            ...r,
+            ...(took.taken.length === 0 ? {} : { said: took.said }),
+            seats: r.seats.map((s): Seat => s.key === current.key ? { ...s, session: seated.session, env: seated.env, turns: current.turns + 1 } : s)
+          }
+        })
+        if (input.saidOnly === true && said.length === 0)
+          return yield* new TurnRefused({ message: `seat ${current.key} of run ${Q.shortId(run.id)} has no words of the owner's waiting` })
         const beat = Effect.zipRight(seatLocks.beat(current.key, lock), input.alsoBeat ?? Effect.void)
         // The owner's stop, asked from any process on any host, lands in the
         // record: looked for every STOP_POLL while the agent works. Seeing it
@@ -229,7 +242,10 @@ export const make = Effect.fn("RunDriver.make")(function* () {
             agents.call({
               agent: agent.value,
               seat: seated,
-              prompt: typeof input.prompt === "string" ? input.prompt : input.prompt(yield* bound(magiNameFor(agent.value))),
+              prompt: Prompts.withOwnerWords(
+                typeof input.prompt === "string" ? input.prompt : input.prompt(yield* bound(magiNameFor(agent.value))),
+                said.map((w) => ({ ...w, images: (w.images ?? []).map((name) => NodePath.join(runs.dir(run.id), Said.IMAGES_DIR, name)) }))
+              ),
               cwd: current.worktree ?? run.worktree,
               allowWrite: current.write,
               timeout: input.timeout,

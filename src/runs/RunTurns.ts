@@ -95,4 +95,6 @@ export interface TurnInput {
   readonly timeout: Duration.Duration
   /** Extra work to keep alive during the turn (the waiter beats its question lease). */
   readonly alsoBeat?: Effect.Effect<void>
+  /** A turn only for the owner's queued words (`magi say`): refused, and not counted, when none are left. */
+  readonly saidOnly?: boolean
 }

@@ -24,10 +24,11 @@ import { QuestionStore } from "../questions/QuestionStore.js"
 import { Competition } from "./Competition.js"
 import { Landing } from "./Landing.js"
 import { RunStatus, resumable } from "./RunStatus.js"
+import { SaidWord } from "./Said.js"
 import { Verification } from "./Verification.js"
 
 /** On-disk version of `run.json`; a newer file is refused, an older one reads with defaults. */
-export const RUN_SCHEMA = 3
+export const RUN_SCHEMA = 4
 
 const TurnUsage = {
   input_tokens: Schema.Number,
@@ -107,7 +108,9 @@ export const Run = Schema.Struct({
    */
   reviewed: Schema.optional(Schema.Struct({ branch: Schema.String, head: Schema.String })),
   /** Schema 3: how a `ready` run is landed (`Landing.ts`); absent, not landed yet. */
-  landing: Schema.optional(Landing)
+  landing: Schema.optional(Landing),
+  /** Schema 4: the owner's words to its seats (`magi say`, `Said.ts`); absent, none said. */
+  said: Schema.optional(Schema.Array(SaidWord))
 })
 export type Run = typeof Run.Type
 

@@ -63,6 +63,14 @@ export const checkHost = (host: string | undefined, allowed: ReadonlySet<string>
 const isJson = (contentType: string | undefined) => contentType !== undefined && contentType.split(";")[0]!.trim().toLowerCase() === "application/json"
 
 /**
+ * An image upload's raw bytes (`application/octet-stream`): like JSON, not a
+ * type a form or a plain cross-site request can send without the browser
+ * asking first, which magi never grants.
+ */
+const isUpload = (contentType: string | undefined) =>
+  contentType !== undefined && contentType.split(";")[0]!.trim().toLowerCase() === "application/octet-stream"
+
+/**
  * Refuse a write a browser was made to send from another site. `host` is the
  * request's own `Host`, already checked, so the origin built from it is this
  * server's origin as the browser sees it; `https:` is accepted too, for the
@@ -73,7 +81,7 @@ export const checkWrite = (
   headers: Readonly<Record<string, string | undefined>>
 ): Option.Option<Refusal> => {
   if (!WRITES.has(method.toUpperCase())) return Option.none()
-  if (!isJson(headers["content-type"]))
+  if (!isJson(headers["content-type"]) && !isUpload(headers["content-type"]))
     return Option.some({
       status: 403,
       message: "a write to magi needs `Content-Type: application/json`; forms and plain text are refused so that no other page can submit one"

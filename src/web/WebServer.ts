@@ -30,6 +30,8 @@ import { RunStore } from "../runs/Runs.js"
 import { RunFeed } from "./RunFeed.js"
 import * as RunsApi from "./RunsApi.js"
 import * as LiveApi from "./LiveApi.js"
+import * as SayApi from "./SayApi.js"
+import * as ImagesApi from "./ImagesApi.js"
 import * as DiffApi from "./DiffApi.js"
 import * as CompetitionApi from "./CompetitionApi.js"
 import { TaskStore } from "../queue/TaskStore.js"
@@ -190,6 +192,8 @@ const app = (publicUrl: string | null) =>
       LiveApi.router,
       DiffApi.router,
       CompetitionApi.router,
+      SayApi.router,
+      ImagesApi.router,
       QueueApi.router,
       ChatsApi.router,
       ApprovalsApi.router,

@@ -11,6 +11,8 @@ import * as NodePath from "node:path"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as Api from "../../src/web/Api.js"
 import * as RunsApi from "../../src/web/RunsApi.js"
+import * as SayApi from "../../src/web/SayApi.js"
+import * as ImagesApi from "../../src/web/ImagesApi.js"
 import * as QueueApi from "../../src/web/QueueApi.js"
 import * as ChatsApi from "../../src/web/ChatsApi.js"
 import * as Device from "../../src/devices/Device.js"
@@ -22,7 +24,7 @@ const cookieOf = (setCookie: ReadonlyArray<string> | undefined) => (setCookie?.[
 
 /** Every API route the page's routers declare, its parameters filled in. */
 const apiRoutes = (): ReadonlyArray<{ method: string; path: string }> =>
-  [Api.router, RunsApi.router, QueueApi.router, ChatsApi.router].flatMap((router: HttpRouter.HttpRouter<unknown, unknown>) =>
+  [Api.router, RunsApi.router, SayApi.router, ImagesApi.router, QueueApi.router, ChatsApi.router].flatMap((router: HttpRouter.HttpRouter<unknown, unknown>) =>
     [...router.routes].map((r) => ({ method: r.method === "*" ? "GET" : r.method, path: r.path.replace(/:[A-Za-z]+/g, "x").replace(/\*/g, "x") }))
   )
 

@@ -182,6 +182,32 @@ export const say = (id: string, body: string) => post(path(id, "say"), { body })
 /** Withdraw the question: nobody will answer it; the asker is told so, with `reason` when given. */
 export const withdraw = (id: string, reason: string) => post(path(id, "withdraw"), reason.trim() === "" ? {} : { reason })
 
+/** A word to a run's seat (`magi say`): when it reaches the agent, in a line, and the run as it is now. */
+export const sayToSeat = (id: string, text: string, seat?: string, images: ReadonlyArray<string> = []) =>
+  send<{ readonly said: string; readonly run: RunDetail }>(`/api/runs/${encodeURIComponent(id)}/say`, {
+    text,
+    ...(seat === undefined ? {} : { seat }),
+    ...(images.length === 0 ? {} : { images })
+  })
+/** Upload an image as an asset of the run: its bytes as they are; the server sniffs its type. */
+export const uploadRunImage = async (id: string, file: Blob): Promise<{ readonly name: string; readonly url: string }> => {
+  const response = await fetch(`/api/runs/${encodeURIComponent(id)}/images`, {
+    method: "POST",
+    headers: { "content-type": "application/octet-stream" },
+    body: file
+  })
+  if (!response.ok) throw await errorOf(response)
+  return (await response.json()) as { readonly name: string; readonly url: string }
+}
+/** Where a run's image is served. */
+export const runImageUrl = (id: string, name: string) => `/api/runs/${encodeURIComponent(id)}/images/${encodeURIComponent(name)}`
+/** Change a word still queued. */
+export const editSaid = (id: string, n: number, text: string) =>
+  send<{ readonly said: string; readonly run: RunDetail }>(`/api/runs/${encodeURIComponent(id)}/say/${n}`, { text })
+/** Take back a word still queued. */
+export const cancelSaid = (id: string, n: number) =>
+  send<{ readonly said: string; readonly run: RunDetail }>(`/api/runs/${encodeURIComponent(id)}/say/${n}/cancel`, {})
+
 /** Stop the run's turn (`magi run stop`): what happened, in a line, and the run as it is now. */
 export const stopRun = (id: string) => send<{ readonly said: string; readonly run: RunDetail }>(`/api/runs/${encodeURIComponent(id)}/stop`, {})
 

@@ -15,6 +15,7 @@ import type { HostView, RunDetail, RunListEntry } from "./api.js"
 import { time } from "./card.js"
 import { competitionSection, stepLine } from "./competition.js"
 import { verificationSection } from "./verification.js"
+import { saySection } from "./say.js"
 import { diffBox } from "./diff.js"
 import { turnsSection } from "./transcript.js"
 import { closeLive, liveSection } from "./live.js"
@@ -289,6 +290,7 @@ export const RUN_SECTIONS: ReadonlyArray<RunSection> = [
   verificationSection,
   seatsSection,
   liveSection,
+  saySection,
   questionsSection,
   changesSection,
   outputSection,
