@@ -150,7 +150,7 @@ export const follow = (file: string, options: { readonly after?: number; readonl
             yield* f.seek(offset, "start")
             return yield* f.readAlloc(size - offset)
           })
-        // display: a read that failed shows nothing new; the next poll tries again
+          // display: a read that failed shows nothing new; the next poll tries again
         ).pipe(Effect.orElseSucceed(() => Option.none<Uint8Array>()))
         if (Option.isNone(added)) return Chunk.empty<LiveEntry>()
         offset += added.value.length

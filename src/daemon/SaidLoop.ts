@@ -45,6 +45,7 @@ export const make = Effect.fn("SaidLoop.make")(function* () {
   const refuse = (run: Run, seat: string, why: string) =>
     runs.update(run.id, (r) => ({ ...r, said: Said.refuseQueued(r.said, seat, why) }), { keepUpdatedAt: true }).pipe(
       Effect.zipRight(Effect.logWarning(`run ${Q.shortId(run.id)}: the owner's words to seat ${seat} cannot be given: ${why}`)),
+      // fallback: a refusal not recorded is tried again on the next tick; the warning says so
       Effect.ignore
     )
 
@@ -75,12 +76,15 @@ export const make = Effect.fn("SaidLoop.make")(function* () {
       })
       if (before === undefined) return
       const was = before
+      // fallback: a status not put back is left for the settle below or a resume
       const restore = runs.update(run.id, (r) => (r.status === "running" ? { ...r, status: was.status, reason: was.reason } : r)).pipe(Effect.ignore)
       const result = yield* driver.turn({ run: run.id, seat, prompt: (magi) => Prompts.sayPrompt(magi), timeout: RUN_TURN_TIMEOUT, saidOnly: true }).pipe(
         Effect.either,
+        // fallback: best-effort status on an interrupted turn; a resume reads the record as it is
         Effect.onInterrupt(() => runs.setStatus(run.id, "stalled", "interrupted; continue with magi run --resume").pipe(Effect.ignore))
       )
       if (Either.isRight(result)) {
+        // display: the settle after a delivered turn is logged; the turn stands
         yield* driver.finish(run.id, result.right).pipe(Effect.catchAll((e) => Effect.logWarning(`run ${run.id}: could not settle its turn: ${e.message}`)))
         return yield* Effect.logInfo(`run ${Q.shortId(run.id)}: gave seat ${seat} the owner's words`)
       }
@@ -89,12 +93,15 @@ export const make = Effect.fn("SaidLoop.make")(function* () {
       // process's turn has the seat, takes the words and settles the run.
       if (e._tag === "TurnStopped" || e._tag === "SeatBusy") return
       yield* restore
+      // fallback: unread, the words are not refused (no write); the next tick looks again
       const still = yield* runs.get(run.id).pipe(Effect.map((r) => Said.queuedFor(r.said, seat).length > 0), Effect.orElseSucceed(() => false))
       if (still) yield* refuse(run, seat, e.message)
+      // display: a delivery that failed is logged; its words stay queued for the next tick
     }).pipe(Effect.catchAll((e) => Effect.logWarning(`run ${run.id}: the owner's words could not be given: ${e.message}`)))
 
   const tick = Effect.gen(function* () {
     const started: Array<string> = []
+    // fallback: an unread list starts nothing this tick (no write); the next tick reads again
     const all = yield* runs.list.pipe(Effect.orElseSucceed(() => [] as ReadonlyArray<Run>))
     for (const run of all) {
       if (Said.seatsWaiting(run.said).length === 0 || (yield* FiberMap.has(turns, run.id))) continue

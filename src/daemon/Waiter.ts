@@ -38,7 +38,6 @@ import { resumable } from "../runs/RunStatus.js"
 import { RunDriver } from "../runs/RunDriver.js"
 import * as TurnSlots from "../agents/TurnSlots.js"
 import { RunStore, runsHere } from "../runs/Runs.js"
-import { VerifyDriver } from "../verify/VerifyDriver.js"
 import { decide, type Action, type Word } from "./WaiterDecide.js"
 
 /**
@@ -331,6 +330,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
         return yield* Effect.asVoid(driver.finish(q.run, result))
       const goOn = competition.value.afterAnswer(q.run, q.seat, result).pipe(
         Effect.flatMap((ran) => Option.match(verifier, { onNone: () => Effect.succeed(ran), onSome: (v) => v.afterImplementing(ran) })),
+        // display: the competition going on after an answer is logged; it stays resumable at its step
         Effect.catchAllCause((c) =>
           Cause.isInterruptedOnly(c) ? Effect.void : Effect.logWarning(`run ${Q.shortId(q.run)} could not go on after the answer: ${Cause.pretty(c)}`)
         ),

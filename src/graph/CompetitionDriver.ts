@@ -125,6 +125,7 @@ export class CompetitionDriver extends Effect.Service<CompetitionDriver>()("magi
     const asking = (runId: string, seat: string) =>
       questions.list.pipe(
         Effect.map((all) => all.some((q) => q.run === runId && q.seat === seat && outstanding(q))),
+        // fallback: unread questions count as asking, so the seat waits rather than be judged early
         Effect.orElseSucceed(() => true)
       )
 
@@ -362,6 +363,7 @@ export class CompetitionDriver extends Effect.Service<CompetitionDriver>()("magi
               id,
               "stalled",
               `parked at its ${r.competition?.step ?? "next"} step when magi stopped; the queue's next loop or magi run --resume ${Q.shortId(id)} continues it`
+              // fallback: best-effort status on a parked run; a resume reads the record as it is
             )).pipe(Effect.ignore)
         ),
         Effect.catchIf(

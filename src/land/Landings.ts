@@ -25,6 +25,7 @@ export class Landings extends Effect.Service<Landings>()("magi/Landings", {
 
     /** Start the landing of every ready run whose approval has its answer; returns the ids started. */
     const tick = Effect.gen(function* () {
+      // fallback: an unread list starts no landing this tick (no write); the next beat reads again
       const all = yield* runs.list.pipe(Effect.orElseSucceed(() => []))
       const started: Array<string> = []
       for (const run of all) {
@@ -36,6 +37,7 @@ export class Landings extends Effect.Service<Landings>()("magi/Landings", {
           fibers,
           driver.drive(run.id).pipe(
             Effect.tap((r) => Effect.logInfo(`land: run ${Q.shortId(r.id)} ${r.status === "merged" ? r.reason : r.landing?.stopped || r.status}`)),
+            // display: a landing that stopped is logged; its record says where, for the next beat
             Effect.catchAllCause((c) => Effect.logWarning(`land: run ${Q.shortId(run.id)} did not land`, c)),
             Effect.ensuring(Ref.update(going, (s) => new Set([...s].filter((x) => x !== run.id)))),
             Effect.asVoid

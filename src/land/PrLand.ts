@@ -58,6 +58,7 @@ export const make = (sh: Sh, change: Change, ask: Ask) =>
 
     const repoOf = (run: Run, remote: string) =>
       Effect.gen(function* () {
+        // fallback: no URL reads as no forge repository, which is refused with the remote named
         const url = yield* sh(run.repo, "config", "--get", `remote.${remote}.url`).pipe(Effect.orElseSucceed(() => ""))
         const parsed = parseRemote(url)
         return parsed === null ? null : ({ owner: parsed.owner, name: parsed.name } satisfies ForgeRepo)
@@ -124,14 +125,17 @@ export const make = (sh: Sh, change: Change, ask: Ask) =>
       Effect.gen(function* () {
         yield* sh(run.repo, "fetch", "--quiet", remote, run.base)
         const onto = `refs/remotes/${remote}/${run.base}`
+        // fallback: no identity configured: git uses its own
         const name = yield* sh(run.worktree, "config", "user.name").pipe(Effect.orElseSucceed(() =>
           ""
         ))
+        // fallback: no identity configured: git uses its own
         const email = yield* sh(run.worktree, "config", "user.email").pipe(Effect.orElseSucceed(() => ""))
         const ok = yield* Effect.either(
           sh(run.worktree, "-c", `user.name=${name || Git.NEUTRAL.name}`, "-c", `user.email=${email || Git.NEUTRAL.email}`, "rebase", "--quiet", onto)
         )
         if (ok._tag === "Left") {
+          // fallback: an abort that fails shows up as the held run's worktree state
           yield* sh(run.worktree, "rebase", "--abort").pipe(Effect.ignore)
           return null
         }

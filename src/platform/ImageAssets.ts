@@ -59,6 +59,7 @@ export const save = Effect.fn("ImageAssets.save")(function* <E>(dir: string, bod
     const path = NodePath.join(dir, name)
     yield* fs.rename(temp, path)
     return { name, path, bytes: yield* Ref.get(size), kind: kind.kind } satisfies StoredImage
+    // fallback: a temp file not removed is only litter; the failure itself is returned
   }).pipe(Effect.onError(() => fs.remove(temp).pipe(Effect.ignore)))
 })
 

@@ -55,6 +55,7 @@ export const say = Effect.fn("SayToSeat.say")(function* (wanted: string, seat: O
   const found = yield* theRun(wanted)
   // Attached images are the run's own assets, named as the upload named them: nothing else is read.
   for (const name of images)
+    // fallback: an image that cannot be looked at is refused like a missing one
     if (!validAssetName(name) || !(yield* fs.exists(NodePath.join(runs.dir(found.id), Said.IMAGES_DIR, name)).pipe(Effect.orElseSucceed(() => false))))
       return yield* refused(found.id, `${JSON.stringify(name.slice(0, 80))} is not an image uploaded to run ${Q.shortId(found.id)}; upload it first`)
   // A competition has no `impl` seat: its first candidate is the default.

@@ -47,8 +47,9 @@ const upload = Effect.gen(function* () {
   )
   return stored
 }).pipe(
+  // display: the route answers every failure in its own words
   Effect.catchAll((e: { readonly _tag: string; readonly message: string }) =>
-    Effect.succeed(e._tag === "RunNotFound" ? Responses.error(404, e.message) : Responses.error(500, e.message))
+    Effect.succeed(e._tag === "RecordNotFound" ? Responses.error(404, e.message) : Responses.error(500, e.message))
   )
 )
 
@@ -72,7 +73,10 @@ const serve = Effect.gen(function* () {
     }
   })
 }).pipe(
-  Effect.catchAll((e: { readonly _tag: string; readonly message: string }) => Effect.succeed(Responses.error(e._tag === "RunNotFound" ? 404 : 500, e.message)))
+  // display: the route answers every failure in its own words
+  Effect.catchAll((e: { readonly _tag: string; readonly message: string }) =>
+    Effect.succeed(Responses.error(e._tag === "RecordNotFound" ? 404 : 500, e.message))
+  )
 )
 
 export const router = HttpRouter.empty.pipe(

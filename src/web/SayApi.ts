@@ -21,6 +21,7 @@ const answered = <E extends { readonly _tag: string; readonly message: string },
     const done = yield* outcome
     return Responses.json({ said: done.line, word: done.word, run: blind(yield* (yield* RunStore).get(done.run)) })
   }).pipe(
+    // display: the route answers every failure in its own words
     Effect.catchAll((e: { readonly _tag: string; readonly message: string }) =>
       Effect.succeed(
         e._tag === "BadBody"
@@ -29,7 +30,7 @@ const answered = <E extends { readonly _tag: string; readonly message: string },
           ? Responses.error(413, e.message)
           : e._tag === "SayRefused"
           ? Responses.error(409, e.message)
-          : e._tag === "RunNotFound"
+          : e._tag === "RecordNotFound"
           ? Responses.error(404, e.message)
           : Responses.error(500, e.message)
       )

@@ -758,7 +758,12 @@ describe("the waiter on a run store that fails a read", () => {
       const flaky = {
         ...real,
         get: (id: string) =>
-          Effect.flatMap(Ref.get(failing), (fail) => (fail ? Effect.fail(new StoreFailed({ kind: "run", op: "read", where: "/home/runs", reason: "the disk hiccuped", backend: "files" })) : real.get(id)))
+          Effect.flatMap(
+            Ref.get(failing),
+            (fail) => (fail
+              ? Effect.fail(new StoreFailed({ kind: "run", op: "read", where: "/home/runs", reason: "the disk hiccuped", backend: "files" }))
+              : real.get(id))
+          )
       }
       const w: World = { ...w0, base: Context.add(w0.base, RunStore, flaky) }
       yield* seed(w)
