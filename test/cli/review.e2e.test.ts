@@ -10,6 +10,7 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { tempDirSync, until } from "../support.js"
 import { MAGI, magi, repoWithAgent, serveDaemon } from "../runSupport.js"
+import { RUN_SCHEMA } from "../../src/runs/Runs.js"
 
 const AGENT = NodePath.resolve("test/fixtures/review-agent.mjs")
 const ASK_AGENT = NodePath.resolve("test/fixtures/ask-agent.mjs")
@@ -48,7 +49,7 @@ describe("the verification", () => {
     expect(ran.status, ran.stderr).toBe(0)
     expect(ran.stderr).toContain("ready on branch")
     const run = t.record()
-    expect(run.schema).toBe(3)
+    expect(run.schema).toBe(RUN_SCHEMA)
     expect(run.status).toBe("ready")
     const v = run.verification
     expect(v.step).toBe("ready")
