@@ -2,7 +2,9 @@
  * The landing on a phone (issue 31), against the built `magi web`: the
  * mode, the pull request with its link (an `https:` href only), its checks,
  * each land round, why it stopped and the approval's state, at 390 px. The
- * forge's and agents' words are shown as text.
+ * forge's and agents' words are shown as text. The Land button of a
+ * `ready` run starts the landing (`POST /api/runs/:id/land`) and the page
+ * follows it to the approval; a refusal shows its reason.
  */
 import { describe, expect, it } from "vitest"
 import * as NodePath from "node:path"
@@ -12,6 +14,7 @@ import * as Q from "../../src/questions/Question.js"
 import { sampleRun } from "../runSupport.js"
 import { tempDirSync } from "../support.js"
 import { phoneSession } from "./browser-support.js"
+import { ID as READY, readyRun } from "./land-support.js"
 import { seed, seedRun, startWeb } from "./web-support.js"
 
 const HOSTILE = `<img src=x onerror="document.title='owned'">`
@@ -112,6 +115,50 @@ describe("the landing on the phone", () => {
       expect(await held.locator(".approval").innerText()).toBe('The merge approval: answered "hold": held')
       expect(await page.locator(".run-detail img").count()).toBe(0)
       expect(await page.title()).not.toBe("owned")
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+    } finally {
+      await session.close()
+    }
+  })
+
+  it("lands a ready run from its Land button: the landing starts and the page follows it to the approval", { timeout: 90_000 }, async () => {
+    const t = readyRun(`merge = "local"`)
+    const visit = await session.open(() => startWeb(t.home))
+    try {
+      const page = visit.page
+      await page.goto(`${visit.web.url}/#/runs/${READY}`)
+      const section = page.locator("section.landing")
+      await section.waitFor({ timeout: 10_000 })
+      expect(await section.locator(".step").count()).toBe(0)
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+      await section.locator("button.land-run").click()
+      // The record changes, the page follows: the approval asked, the button gone (the question is the next step).
+      await section.locator('.step[data-step="approval"]').waitFor({ timeout: 30_000 })
+      expect(await section.locator(".step").innerText()).toBe("Where it is: waiting for your approval of the merge")
+      await section.locator(".approval a").waitFor({ timeout: 10_000 })
+      expect(await section.locator("button.land-run").count()).toBe(0)
+      expect(t.read().landing?.question).toBeDefined()
+      expect(t.git(t.repo, "rev-parse", "HEAD")).toBe(t.base)
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+    } finally {
+      await session.close()
+    }
+  })
+
+  it("shows why a run cannot land when its Land button is refused", { timeout: 90_000 }, async () => {
+    const t = readyRun(`merge = "none"`)
+    const visit = await session.open(() => startWeb(t.home))
+    try {
+      const page = visit.page
+      await page.goto(`${visit.web.url}/#/runs/${READY}`)
+      const button = page.locator("section.landing button.land-run")
+      await button.waitFor({ timeout: 10_000 })
+      await button.click()
+      const said = page.locator("section.landing .land-said.error")
+      await said.waitFor({ timeout: 10_000 })
+      expect(await said.innerText()).toContain(`Not landed: run cd01 cannot land: [graph] merge is "none"`)
+      expect(await button.isEnabled()).toBe(true)
+      expect(t.read().landing).toBeUndefined()
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
     } finally {
       await session.close()

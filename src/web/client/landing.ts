@@ -6,8 +6,10 @@
  * only, and the URL is a link only when it is `https:` (never
  * `javascript:` or a `data:` page the forge's answer smuggled in).
  */
+import * as Api from "./api.js"
 import type { RunDetail } from "./api.js"
 import { el } from "./dom.js"
+import { message } from "./view.js"
 
 type Landing = NonNullable<RunDetail["landing"]>
 
@@ -105,13 +107,66 @@ const approvalPart = (r: RunDetail, l: Landing) => {
   )
 }
 
-export const landingSection = (r: RunDetail): Node | null => {
+/** What the last Land said, by run: shown again by the redraw its own change causes. */
+const lastSaid = new Map<string, { readonly text: string; readonly error: boolean }>()
+
+/** The landing waits on the owner's answer (the approval filed, its head not approved yet): the question is the next step, not Land. */
+const waitsOnOwner = (l: Landing | undefined) =>
+  l !== undefined && l.step !== "done" && l.question !== undefined &&
+  (l.mode !== "pr" || (l.loop?.asked_head !== undefined && l.loop.asked_head !== l.loop.approved_head))
+
+/**
+ * Land, for a `ready` run: `magi land ID` from the page. The server starts
+ * the landing in the background and answers at once; each step then shows
+ * in this section as the run's record changes. A refusal comes back with
+ * its reason.
+ */
+const landBox = (r: RunDetail, reload: () => void) => {
+  if (r.status !== "ready" || r.landing?.step === "done" || waitsOnOwner(r.landing)) return null
+  const said0 = lastSaid.get(r.id)
+  const said = el("p", {
+    class: said0?.error === true ? "land-said notice error" : "land-said muted",
+    attrs: { role: "status", hidden: said0 === undefined }
+  }, said0?.text ?? "")
+  const button = el("button", { class: "land-run", attrs: { type: "button" } }, "Land")
+  button.addEventListener("click", () => {
+    button.disabled = true
+    said.hidden = false
+    said.className = "land-said muted"
+    said.textContent = "Starting the landing…"
+    Api.landRun(r.id).then(
+      (done) => {
+        lastSaid.set(r.id, { text: done.said, error: false })
+        said.textContent = done.said
+        reload()
+      },
+      (e: unknown) => {
+        button.disabled = false
+        const text = `Not landed: ${message(e)}`
+        lastSaid.set(r.id, { text, error: true })
+        said.className = "land-said notice error"
+        said.textContent = text
+      }
+    )
+  })
+  return el(
+    "div",
+    { class: "run-land" },
+    button,
+    el("span", { class: "muted" }, " runs its landing ([graph] merge): the merge approval first, unless it is off."),
+    said
+  )
+}
+
+export const landingSection = (r: RunDetail, ctx: { readonly reload: () => void }): Node | null => {
   const l = r.landing
-  if (l === undefined) return null
+  const box = landBox(r, ctx.reload)
+  if (l === undefined) return box === null ? null : el("section", { class: "landing", attrs: { "aria-label": "Landing" } }, el("h4", {}, "Landing"), box)
   return el(
     "section",
     { class: "landing", attrs: { "aria-label": "Landing" } },
     el("h4", {}, "Landing"),
+    box,
     el("p", { class: "mode", attrs: { "data-mode": l.mode } }, `Mode: ${MODE_WORDS[l.mode]}`),
     el("p", { class: "step", attrs: { "data-step": l.step } }, `Where it is: ${stepWords(r, l)}`),
     l.stopped === "" ? null : el("p", { class: "stopped" }, `Why it stopped: ${l.stopped}`),
