@@ -14,7 +14,7 @@
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import type * as FileSystem from "@effect/platform/FileSystem"
-import { Duration, Effect, Either, Layer } from "effect"
+import { Duration, Effect, Either, Layer, Logger, LogLevel } from "effect"
 import * as GraphConfig from "../graph/GraphConfig.js"
 import { Forge } from "../land/Forge.js"
 import * as ForgeConfig from "../land/ForgeConfig.js"
@@ -106,6 +106,8 @@ export const forgeChecks = (
     }
     const grant = yield* Effect.flatMap(Forge, (f) => f.grant).pipe(
       Effect.provide(GitHubForge.layer(http(api), env).pipe(Layer.provide(FetchHttpClient.layer))),
+      // Each retry's warning is the land loop's to log; here the one line below says how it ended.
+      Logger.withMinimumLogLevel(LogLevel.Error),
       Effect.either
     )
     if (Either.isLeft(grant)) {
