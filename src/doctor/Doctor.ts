@@ -28,6 +28,7 @@ import * as WebPush from "../questions/WebPush.js"
 import { Devices } from "../devices/Devices.js"
 import * as ConfiguredStore from "../platform/ConfiguredStore.js"
 import { approvalChecks } from "./ApprovalChecks.js"
+import { forgeChecks } from "./ForgeChecks.js"
 import * as VerifyConfig from "../verify/VerifyConfig.js"
 import { type Check, fail, ok, warn } from "./Check.js"
 import * as Postgres from "../store/postgres/Postgres.js"
@@ -546,6 +547,7 @@ export const runDoctor = (input: DoctorInput) =>
         ? fail("verify", verify.left.message, "fix the key named (docs/review.md)")
         : ok("verify", "not in a repository: a repository's magi.toml says what its runs verify")
     )
+    checks.push(...(yield* forgeChecks(input.repo, input.env)))
     checks.push(...(yield* approvalChecks(input.repo).pipe(Effect.provideService(MagiHome, { dir: input.home }))))
     checks.push(...(yield* homeChecks(input)))
     checks.push(...store)

@@ -265,3 +265,18 @@ export const layerConfigured = (cwd: string = process.cwd(), env: Record<string,
 /** With the platform's fetch client. */
 export const layerFetch = (options: Http.HttpOptions, env: Record<string, string | undefined> = process.env) =>
   layer(options, env).pipe(Layer.provide(FetchHttpClient.layer))
+
+/** A forge whose every call fails with `reason`: what a process that must serve anyway gets when `[forge]` does not read. */
+export const unavailable = (reason: string): ForgeApi => {
+  const no = Effect.fail(new ForgeUnavailable({ operation: "reach the forge", reason }))
+  return { findOpen: () => no, open: () => no, observe: () => no, failingLogs: () => no, comment: () => no, merge: () => no, grant: no }
+}
+
+/**
+ * `layerConfigured`, but a config that does not read makes a forge that
+ * refuses each call with the reason: `magi web` must serve the page (and
+ * every local merge) whatever `[forge]` says, and a pull request's landing
+ * records the refusal where the owner reads it.
+ */
+export const layerConfiguredOrUnavailable = (cwd: string = process.cwd(), env: Record<string, string | undefined> = process.env) =>
+  layerConfigured(cwd, env).pipe(Layer.catchAll((e) => Layer.succeed(Forge, unavailable(e.message))))

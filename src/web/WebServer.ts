@@ -31,6 +31,10 @@ import { RunFeed } from "./RunFeed.js"
 import * as RunsApi from "./RunsApi.js"
 import * as LiveApi from "./LiveApi.js"
 import * as SayApi from "./SayApi.js"
+import * as LandApi from "./LandApi.js"
+import { Landings } from "../land/Landings.js"
+import { LandDriver } from "../land/LandDriver.js"
+import * as GitHubForge from "../land/GitHubForge.js"
 import * as ImagesApi from "./ImagesApi.js"
 import * as DiffApi from "./DiffApi.js"
 import * as CompetitionApi from "./CompetitionApi.js"
@@ -158,10 +162,14 @@ const listen = (address: string, port: number, limits: Limits) =>
  * its root is).
  */
 const services = Live.layer.pipe(
-  // The owner's pick (`POST /api/runs/:id/pick`): the driver `magi pick` uses. The page starts no turn
-  // through it, so it notifies nobody and holds one turn slot it never takes.
+  // The owner's pick (`POST /api/runs/:id/pick`): the driver `magi pick` uses; it starts no turn, so it
+  // notifies nobody. The Land button (`POST /api/runs/:id/land`): the driver `magi land` uses, in the
+  // background; a pull request's fix round is the one turn it may start, in its one slot.
   Layer.provideMerge(
-    CompetitionDriver.Default.pipe(
+    Layer.merge(
+      CompetitionDriver.Default,
+      Landings.Default.pipe(Layer.provide(LandDriver.Default), Layer.provide(GitHubForge.layerConfiguredOrUnavailable()))
+    ).pipe(
       Layer.provide(RunDriver.layer),
       Layer.provide(Layer.mergeAll(Leases.layer, Workspaces.git, Notifier.off, TurnSlots.fixed(1)))
     )
@@ -193,6 +201,7 @@ const app = (publicUrl: string | null) =>
       DiffApi.router,
       CompetitionApi.router,
       SayApi.router,
+      LandApi.router,
       ImagesApi.router,
       QueueApi.router,
       ChatsApi.router,

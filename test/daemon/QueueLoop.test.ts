@@ -599,7 +599,7 @@ describe("magi serve's beat", { timeout: 120_000 }, () => {
         waiterLoop(() => Effect.void).pipe(
           Effect.provide(s.ctx),
           // No ready run to land here: the landings' beat is a no-op.
-          Effect.provideService(Landings, Landings.make({ tick: Effect.succeed([]) }))
+          Effect.provideService(Landings, Landings.make({ tick: Effect.succeed([]), start: () => Effect.dieMessage("no landing is started here") }))
         ),
         s.scope
       )

@@ -211,6 +211,10 @@ export const cancelSaid = (id: string, n: number) =>
 /** Stop the run's turn (`magi run stop`): what happened, in a line, and the run as it is now. */
 export const stopRun = (id: string) => send<{ readonly said: string; readonly run: RunDetail }>(`/api/runs/${encodeURIComponent(id)}/stop`, {})
 
+/** `magi land ID` from the page: 202 once the landing runs in the background; a run that cannot land is refused with the reason. */
+export const landRun = (id: string) =>
+  send<{ readonly said: string; readonly started: boolean; readonly run: RunDetail }>(`/api/runs/${encodeURIComponent(id)}/land`, {})
+
 /** The owner's pick of a competition's candidate (`magi pick`): the run as it is now. */
 export const pickCandidate = (run: string, label: string) =>
   send<{ readonly picked: string | null; readonly run: RunDetail }>(`/api/runs/${encodeURIComponent(run)}/pick`, { label })

@@ -15,6 +15,7 @@ import type { HostView, RunDetail, RunListEntry } from "./api.js"
 import { time } from "./card.js"
 import { competitionSection, stepLine } from "./competition.js"
 import { verificationSection } from "./verification.js"
+import { landingSection } from "./landing.js"
 import { saySection } from "./say.js"
 import { diffBox } from "./diff.js"
 import { turnsSection } from "./transcript.js"
@@ -288,6 +289,7 @@ export const RUN_SECTIONS: ReadonlyArray<RunSection> = [
   headSection,
   competitionSection,
   verificationSection,
+  landingSection,
   seatsSection,
   liveSection,
   saySection,
