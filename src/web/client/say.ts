@@ -13,6 +13,12 @@ type SaidWord = NonNullable<RunDetail["said"]>[number]
 
 /** What is being typed, by run: the page redraws when the run changes, and a draft must outlive it. */
 const drafts = new Map<string, string>()
+/**
+ * The image picked for each run's box, kept outside the DOM: the run view redraws as the
+ * run changes, and a fresh file input holds no file, so a redraw between picking and Send
+ * would otherwise send the words without the image.
+ */
+const picked = new Map<string, File>()
 /** What the last Send said, by run: shown again by the redraw its own change causes. */
 const lastSaid = new Map<string, { readonly text: string; readonly error: boolean }>()
 
@@ -97,6 +103,21 @@ export const saySection = (r: RunDetail, ctx: { readonly reload: () => void }): 
     ...r.seats.map((s) => el("option", { attrs: { value: s.key } }, s.key))
   )
   const image = el("input", { class: "say-image", attrs: { type: "file", accept: "image/*", capture: "environment", "aria-label": "Attach an image" } })
+  const kept = picked.get(r.id)
+  if (kept !== undefined) {
+    try {
+      const dt = new DataTransfer()
+      dt.items.add(kept)
+      image.files = dt.files
+    } catch {
+      // A browser that cannot set a file input's files still sends the kept file; the input just looks empty.
+    }
+  }
+  image.addEventListener("change", () => {
+    const file = image.files?.[0]
+    if (file === undefined) picked.delete(r.id)
+    else picked.set(r.id, file)
+  })
   const said0 = lastSaid.get(r.id)
   const status = el("p", {
     class: said0?.error === true ? "say-status notice error" : "say-status muted",
@@ -108,11 +129,12 @@ export const saySection = (r: RunDetail, ctx: { readonly reload: () => void }): 
     status.hidden = false
     status.className = "say-status muted"
     status.textContent = "Sending…"
-    const file = image.files?.[0]
+    const file = picked.get(r.id) ?? image.files?.[0]
     const uploaded = file === undefined ? Promise.resolve([]) : Api.uploadRunImage(r.id, file).then((u) => [u.name])
     uploaded.then((names) => Api.sayToSeat(r.id, text.value, seats?.value, names)).then(
       (done) => {
         drafts.delete(r.id)
+        picked.delete(r.id)
         text.value = ""
         image.value = ""
         send.disabled = false
