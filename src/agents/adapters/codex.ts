@@ -199,6 +199,10 @@ export const codex: AgentAdapter = {
   // `bash -lc`: a login profile that resets PATH loses plain `magi`.
   shellLosesPath: true,
   mcp: { client: "codex", timeout: CODEX_MCP_TIMEOUT },
+  // `-i FILE`: codex reads the file and sends it as an `input_image` of the
+  // turn's user message, a new session's or a resumed one's (measured:
+  // test/compat/images.compat.test.ts).
+  images: "path",
   plan: (agent, input) => {
     const { program, lead, model } = commandOf(agent)
     return {
@@ -208,6 +212,9 @@ export const codex: AgentAdapter = {
         "exec",
         "--json",
         "--skip-git-repo-check",
+        // Each `-i` right before another flag: it takes several values, so
+        // a word after it that is no flag would be read as one more image.
+        ...(input.images ?? []).flatMap((i) => ["-i", i.path]),
         "-C",
         input.cwd,
         ...sandbox(agent, input),
