@@ -7,7 +7,9 @@
  * session resumed with another; its model stand-in records every request,
  * and the test finds each PNG's own bytes, base64, in the CLI's image part
  * of that turn's request (and the first image not in the second turn's new
- * message: each turn carries its own).
+ * message: each turn carries its own). Then the whole way on codex, the
+ * quickest to start: `magi say --image` to a finished run, and `magi
+ * serve`'s loop resumes the seat with the image in its model request.
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Duration, Effect, Layer } from "effect"
@@ -20,7 +22,8 @@ import type { AgentSpec } from "../../src/agents/AgentRoster.js"
 import { Agents, type CallInput, type CallResult, newSeat, type SeatState } from "../../src/agents/Agents.js"
 import { MagiHome } from "../../src/platform/MagiHome.js"
 import { MODEL, opencodeEnv } from "./opencodeWorld.js"
-import { afterTest, need, scratchDir } from "./processes.js"
+import { until } from "../support.js"
+import { afterTest, need, runMagi, scratchDir, startMagi } from "./processes.js"
 import { claudeEnv, startAnthropic } from "./standins/anthropic.js"
 import { startOpenAiChat } from "./standins/openai-chat.js"
 import { codexConfig, startResponsesStandIn } from "./standins/openai-responses.js"
@@ -233,5 +236,55 @@ describe("an attached image reaches each real CLI's model request", () => {
     expect(holding(lastUser(1), b64(RED))).toEqual([])
     expect(JSON.stringify(agentTurns[1])).toContain("Turn 1:")
     expect(api.escapes).toEqual([])
+  }, 2 * TURN_MS + 60_000)
+})
+
+describe("magi say --image, the whole way to a real CLI", () => {
+  it("codex: the loop resumes the seat and the image's bytes are in that turn's model request", async () => {
+    const codex = need("codex")
+    const dir = scratchDir("images-say-")
+    const api = await startResponsesStandIn(() => ({ kind: "message", text: "A coloured square." }))
+    afterTest(() => api.close())
+    const codexHome = NodePath.join(dir, "codex-home")
+    const userHome = NodePath.join(dir, "user-home")
+    const repo = NodePath.join(dir, "repo")
+    for (const d of [codexHome, userHome, repo]) NodeFs.mkdirSync(d)
+    NodeFs.writeFileSync(NodePath.join(codexHome, "config.toml"), codexConfig(api))
+    const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, stdio: "pipe" })
+    git("init", "-q", "-b", "trunk")
+    git("config", "user.email", "owner@example.com")
+    git("config", "user.name", "Owner")
+    NodeFs.writeFileSync(
+      NodePath.join(repo, "magi.toml"),
+      `[agents.codex]\nkind = "codex"\ncommand = ${JSON.stringify([codex])}\nmcp = false\nwait = "poll"\n\n[notify]\ncommand = ["true"]\n`
+    )
+    git("add", "-A")
+    git("commit", "-q", "-m", "init")
+    const home = NodePath.join(dir, "magi-home")
+    const env = { ...api.proxyEnv, MAGI_HOME: home, HOME: userHome, CODEX_HOME: codexHome, XDG_CONFIG_HOME: NodePath.join(dir, "no-config") }
+    const magi = (...args: string[]) => runMagi(args, { cwd: repo, env, deadline: TURN_MS })
+
+    const ran = await magi("run", "Make the page fit a phone.")
+    expect(ran.code, ran.stderr).toBe(0)
+    const [id] = NodeFs.readdirSync(NodePath.join(home, "runs")).filter((f) => /^\d{8}-/.test(f))
+    const record = () => JSON.parse(NodeFs.readFileSync(NodePath.join(home, "runs", id!, "run.json"), "utf8"))
+    const shot = NodePath.join(dir, "shot.png")
+    NodeFs.writeFileSync(shot, RED)
+    const said = await magi("say", id!.split("-").at(-1)!, "--image", shot, "the button is cut off")
+    expect(said.code, said.stderr).toBe(0)
+
+    startMagi(["serve", "--home", home], { cwd: repo, env, deadline: TURN_MS })
+    await until(
+      "the seat's second turn ran",
+      () => record().said?.[0]?.state === "delivered" && record().seats[0].turns === 2 && api.requests.length === 2,
+      TURN_MS
+    )
+    const user = (api.requests[1]!.body.input ?? []).filter((x) => x.type === "message" && x.role === "user").at(-1)!
+    const parts = user.content as ReadonlyArray<Record<string, unknown>>
+    expect(parts.filter((p) => p.type === "input_image")).toEqual([expect.objectContaining({ image_url: `data:image/png;base64,${b64(RED)}` })])
+    const text = parts.map((p) => (typeof p.text === "string" ? p.text : "")).join("")
+    expect(text).toContain("the button is cut off")
+    expect(text).toContain("given to you with this message")
+    expect(api.escaped).toEqual([])
   }, 2 * TURN_MS + 60_000)
 })
