@@ -70,6 +70,22 @@ const png = (size: number, rgb: readonly [number, number, number]): Buffer => {
 const RED = png(8, [220, 20, 20])
 const BLUE = png(8, [20, 20, 220])
 
+/** A `size`×`size` PNG of random pixels, stored uncompressed: 1500 gives 6.75 MB, near the 8 MiB cap. */
+const noise = (size: number): Buffer => {
+  const ihdr = Buffer.alloc(13)
+  ihdr.writeUInt32BE(size, 0)
+  ihdr.writeUInt32BE(size, 4)
+  ihdr.set([8, 2, 0, 0, 0], 8)
+  const raw = Buffer.alloc((size * 3 + 1) * size)
+  for (let i = 0; i < raw.length; i++) raw[i] = i % (size * 3 + 1) === 0 ? 0 : (Math.random() * 256) | 0
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk("IHDR", ihdr),
+    chunk("IDAT", NodeZlib.deflateSync(raw, { level: 0 })),
+    chunk("IEND", Buffer.alloc(0))
+  ])
+}
+
 // ---------------------------------------------------------------------------
 
 const call = (home: string, input: CallInput): Promise<CallResult> =>
@@ -237,6 +253,82 @@ describe("an attached image reaches each real CLI's model request", () => {
     expect(JSON.stringify(agentTurns[1])).toContain("Turn 1:")
     expect(api.escapes).toEqual([])
   }, 2 * TURN_MS + 60_000)
+})
+
+/** One CLI against its stand-in, and the image parts of its agent turns' requests as `{type, base64}`. */
+const against = async (
+  cli: "claude" | "codex" | "opencode",
+  s: Setup
+): Promise<{ agent: AgentSpec; images: () => Array<{ type: string; base64: string }> }> => {
+  const dataUrls = (body: unknown) =>
+    holding(body, ";base64,").flatMap((u) => {
+      const m = /^data:(image\/[a-z]+);base64,(.*)$/s.exec(u)
+      return m === null ? [] : [{ type: m[1]!, base64: m[2]! }]
+    })
+  if (cli === "claude") {
+    const api = await startAnthropic(() => ({ text: "A coloured square." }))
+    afterTest(() => api.close())
+    const home = NodePath.join(s.dir, "claude-home")
+    NodeFs.mkdirSync(home)
+    return {
+      agent: { id: "claude", kind: "claude", command: [need("claude")], model: null, args: [], env: { ...claudeEnv(api.url, home), IS_SANDBOX: "1" } },
+      images: () =>
+        api.turns().flatMap((r) =>
+          r.body!.messages.flatMap((m) => typeof m.content === "string" ? [] : m.content.filter((b) => b.type === "image"))
+            .map((b) => ({ type: String((b as any).source.media_type), base64: String((b as any).source.data) }))
+        )
+    }
+  }
+  if (cli === "codex") {
+    const api = await startResponsesStandIn(() => ({ kind: "message", text: "A coloured square." }))
+    afterTest(() => api.close())
+    const codexHome = NodePath.join(s.dir, "codex-home")
+    NodeFs.mkdirSync(codexHome)
+    NodeFs.writeFileSync(NodePath.join(codexHome, "config.toml"), codexConfig(api))
+    return {
+      agent: { id: "codex", kind: "codex", command: [need("codex")], model: null, args: [], env: { ...api.proxyEnv, CODEX_HOME: codexHome, HOME: s.dir } },
+      images: () => api.requests.flatMap((r) => dataUrls(r.body.input))
+    }
+  }
+  const api = await startOpenAiChat(() => ({ text: "A coloured square." }))
+  afterTest(() => api.close())
+  const env = opencodeEnv(s.dir, "seat", api.baseUrl)
+  const configFile = NodePath.join(env.XDG_CONFIG_HOME!, "opencode", "opencode.json")
+  const config = JSON.parse(NodeFs.readFileSync(configFile, "utf8"))
+  config.provider.standin.models.scripted = {
+    ...config.provider.standin.models.scripted,
+    attachment: true,
+    modalities: { input: ["text", "image"], output: ["text"] }
+  }
+  NodeFs.writeFileSync(configFile, JSON.stringify(config))
+  return {
+    agent: { id: "oc", kind: "opencode", command: [need("opencode")], model: MODEL, args: [], env },
+    images: () => api.requests.filter((r) => (r.tools?.length ?? 0) > 0).flatMap((r) => dataUrls(r.messages))
+  }
+}
+
+describe("an image near the 8 MiB cap reaches each real CLI (a 1500×1500 PNG of 6.75 MB)", () => {
+  // Measured: codex sends the PNG's own bytes; claude and opencode each
+  // re-encode it as a JPEG first (some 0.5 MB and 3.2 MB), as their own
+  // reading of an image file does. Either way the model gets an image.
+  const way = { claude: "a JPEG of it", codex: "its own bytes", opencode: "a JPEG of it" } as const
+  for (const cli of ["claude", "codex", "opencode"] as const)
+    it(`${cli}: ${way[cli]}`, async () => {
+      const s = setup(`images-big-${cli}-`)
+      const big = noise(1500)
+      NodeFs.writeFileSync(s.images.red, big)
+      const { agent, images } = await against(cli, s)
+      ok(await turn(s, agent, newSeat("impl", agent.id), 1, s.images.red))
+      const [sent, ...more] = images()
+      expect(more).toEqual([])
+      if (cli === "codex") expect(sent).toEqual({ type: "image/png", base64: b64(big) })
+      else {
+        expect(sent?.type).toBe("image/jpeg")
+        const bytes = Buffer.from(sent!.base64, "base64")
+        expect([...bytes.subarray(0, 3)]).toEqual([0xff, 0xd8, 0xff])
+        expect(bytes.length).toBeLessThan(big.length)
+      }
+    }, TURN_MS + 60_000)
 })
 
 describe("magi say --image, the whole way to a real CLI", () => {
