@@ -70,6 +70,14 @@ describe("each CLI is planned its own way of taking an image", () => {
     }
   })
 
+  it("codex: a path with a comma (which -i splits at) is named from the worktree, and left to the prompt when even that has one", () => {
+    const image = "/home/me,work/magi/runs/R1/images/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.png"
+    const p = plan(agent("codex"), { ...input, cwd: "/home/me,work/magi/worktrees/r1", images: [{ path: image }] })
+    expect(after(p.argv, "-i")).toEqual(["../../runs/R1/images/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.png"])
+    const q = plan(agent("codex"), { ...input, cwd: "/w,t/r1", images: [{ path: image }] })
+    expect(q.argv).not.toContain("-i")
+  })
+
   it("opencode: -f FILE for each image, each followed by a flag, the prompt still on stdin", () => {
     const p = plan(agent("opencode"), { ...input, resume: "ses_1", images: [shot] })
     expect(after(p.argv, "-f")).toEqual([shot.path])

@@ -101,14 +101,15 @@ interface Setup {
   readonly images: { readonly red: string; readonly blue: string }
 }
 
-const setup = (prefix: string): Setup => {
+/** `home`: the name of magi's home folder, where the worktree and the run's images both are. */
+const setup = (prefix: string, home = "magi-home"): Setup => {
   const dir = scratchDir(prefix)
-  const work = NodePath.join(dir, "work")
-  NodeFs.mkdirSync(work)
+  const work = NodePath.join(dir, home, "worktrees", "r1")
+  NodeFs.mkdirSync(work, { recursive: true })
   execFileSync("git", ["init", "-q", "-b", "trunk"], { cwd: work })
   NodeFs.writeFileSync(NodePath.join(work, "README.md"), "# images\n")
   // Where magi keeps a run's images: outside the worktree.
-  const assets = NodePath.join(dir, "magi-home", "runs", "R1", "images")
+  const assets = NodePath.join(dir, home, "runs", "R1", "images")
   NodeFs.mkdirSync(assets, { recursive: true })
   const red = NodePath.join(assets, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.png")
   const blue = NodePath.join(assets, "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb.png")
@@ -218,6 +219,13 @@ describe("an attached image reaches each real CLI's model request", () => {
     expect(JSON.stringify(api.requests[1]!.body)).toContain("Turn 1:")
     expect(api.escaped).toEqual([])
   }, 2 * TURN_MS + 60_000)
+
+  it("codex: an image in a home whose path holds a comma (which -i splits at) still reaches it", async () => {
+    const s = setup("images-comma-", "my,home")
+    const { agent, images } = await against("codex", s)
+    ok(await turn(s, agent, newSeat("impl", "codex"), 1, s.images.red))
+    expect(images()).toEqual([{ type: "image/png", base64: b64(RED) }])
+  }, TURN_MS + 60_000)
 
   it("opencode: -f FILE gives an image_url data part of the user message, new and resumed", async () => {
     const opencode = need("opencode")
