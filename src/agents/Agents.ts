@@ -36,6 +36,7 @@ import { command } from "./adapters/command.js"
 import { opencode } from "./adapters/opencode.js"
 import { TurnSlots } from "./TurnSlots.js"
 import * as LiveLog from "./LiveLog.js"
+import * as TurnImages from "./TurnImages.js"
 import { DEPUTY_NODE } from "../questions/Leases.js"
 import { type AgentProcess, guardianCommand, startOf } from "./Guardian.js"
 import * as NodeOs from "node:os"
@@ -93,6 +94,9 @@ export const plan = (agent: AgentSpec, input: PlanInput): Plan => ADAPTERS[agent
  * which ends before that CLI's shell tool stops waiting on the command (as
  * the agent's environment sets that limit, for a CLI that lets it).
  */
+/** Does `agent`'s CLI take an attached image into its model request (else the prompt names its path)? */
+export const takesImages = (agent: AgentSpec): boolean => ADAPTERS[agent.kind].images !== undefined
+
 /** Does this seat ask through `magi mcp`? `[agents.<id>] mcp`, else wherever its CLI speaks MCP. */
 export const usesMcp = (agent: AgentSpec): boolean => ADAPTERS[agent.kind].mcp !== undefined && agent.mcp !== false
 
@@ -234,6 +238,8 @@ export interface CallInput {
    * whoever takes the turn over finds it (`Guardian.endLeftover`).
    */
   readonly onStart?: (agent: AgentProcess) => Effect.Effect<void>
+  /** Absolute paths of the images the owner attached to this turn's words, given to a CLI that takes images its own way. */
+  readonly images?: ReadonlyArray<string>
 }
 
 /** A call that ran: the reply, how it ended, and the seat after it. */
@@ -464,6 +470,10 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
           // fallback: a probe that failed is "no"; it only chooses how the agent is started
           Effect.orElseSucceed(() => false)
         ))
+      const images = yield* TurnImages.prepare(adapter.images, input.images ?? []).pipe(
+        Effect.provideService(FileSystem.FileSystem, fs),
+        Effect.mapError((e) => new AgentStartFailed({ message: `agent ${agent.id}: ${e.message}` }))
+      )
       const p = plan(agent, {
         cwd: input.cwd,
         promptFile,
@@ -479,7 +489,8 @@ export const make = Effect.fn("Agents.make")(function* (home: string) {
         ...(mcp === undefined ? {} : { mcp }),
         ...(approve ? { approve } : {}),
         home,
-        inherited: process.env
+        inherited: process.env,
+        ...(images.length === 0 ? {} : { images })
       })
       for (const file of p.files ?? []) yield* placeFile(file).pipe(Effect.mapError(failed(`write ${file.path}`)))
       const env: Record<string, string> = { ...seatEnv, ...p.env }

@@ -248,14 +248,16 @@ export interface OwnerWord {
  * own (said with `magi say` or the run's page), not a tool's output or
  * another agent's, so the prompt says so before anything else.
  */
-export const withOwnerWords = (prompt: string, words: ReadonlyArray<OwnerWord>): string => {
+export const withOwnerWords = (prompt: string, words: ReadonlyArray<OwnerWord>, o: { readonly imagesGiven?: boolean } = {}): string => {
   if (words.length === 0) return prompt
-  // Every CLI can open a file by its path (claude with its Read tool, codex
-  // and opencode with theirs), so an image is named by where it is.
+  // A CLI that takes images is given them with this message (its adapter's
+  // way); the path is named anyway, for the agent to refer to or reopen.
+  // Any other (a `command` agent) is told to open each file itself.
+  const how = o.imagesGiven === true ? "given to you with this message; each is also this file" : "open each file to see it"
   const attached = (w: OwnerWord) =>
     (w.images ?? []).length === 0
       ? ""
-      : `\n\nAttached image${(w.images ?? []).length === 1 ? "" : "s"} (open each file to see it):\n${(w.images ?? []).map((p) => `- ${p}`).join("\n")}`
+      : `\n\nAttached image${(w.images ?? []).length === 1 ? "" : "s"} (${how}):\n${(w.images ?? []).map((p) => `- ${p}`).join("\n")}`
   const said = words.map((w) => `**The owner** (${w.at}):\n${w.text.trim()}${attached(w)}`).join("\n\n")
   return `## The owner's words to you
 

@@ -14,7 +14,7 @@ import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as FileSystem from "@effect/platform/FileSystem"
 import { Cause, Clock, Duration, Effect, Either, Option, Random, Schedule, Schema } from "effect"
 import { Rosters, type AgentSpec } from "../agents/AgentRoster.js"
-import { Agents, KILL_GRACE, magiNameFor, mintUuid, sessionEnvOf, type CallResult } from "../agents/Agents.js"
+import { Agents, KILL_GRACE, magiNameFor, mintUuid, sessionEnvOf, takesImages, type CallResult } from "../agents/Agents.js"
 import { AgentProcess, endLeftover } from "../agents/Guardian.js"
 import * as Lease from "../questions/Leases.js"
 import * as RecordStore from "../store/RecordStore.js"
@@ -236,6 +236,7 @@ export const make = Effect.fn("RunDriver.make")(function* () {
           Effect.orElseSucceed(() => false),
           Effect.repeat({ schedule: Schedule.spaced(STOP_POLL), until: (asked) => asked })
         )
+        const images = said.flatMap((w) => (w.images ?? []).map((name) => NodePath.join(runs.dir(run.id), Said.IMAGES_DIR, name)))
         const called = yield* Effect.raceFirst(
           beating(
             beat,
@@ -244,8 +245,10 @@ export const make = Effect.fn("RunDriver.make")(function* () {
               seat: seated,
               prompt: Prompts.withOwnerWords(
                 typeof input.prompt === "string" ? input.prompt : input.prompt(yield* bound(magiNameFor(agent.value))),
-                said.map((w) => ({ ...w, images: (w.images ?? []).map((name) => NodePath.join(runs.dir(run.id), Said.IMAGES_DIR, name)) }))
+                said.map((w) => ({ ...w, images: (w.images ?? []).map((name) => NodePath.join(runs.dir(run.id), Said.IMAGES_DIR, name)) })),
+                { imagesGiven: takesImages(agent.value) }
               ),
+              ...(images.length === 0 ? {} : { images }),
               cwd: current.worktree ?? run.worktree,
               allowWrite: current.write,
               timeout: input.timeout,

@@ -48,6 +48,18 @@ export interface PlanInput {
    * `OPENCODE_CONFIG_CONTENT`) is extended from what the CLI would have seen.
    */
   readonly inherited?: Readonly<Record<string, string | undefined>>
+  /**
+   * Images the owner attached to this turn's words, for a CLI that takes
+   * images (`AgentAdapter.images`): each by its absolute path, and its bytes
+   * when the CLI takes them in its input rather than by a file flag.
+   */
+  readonly images?: ReadonlyArray<AttachedImage>
+}
+
+/** One image given to a turn: its file, and (for `images: "bytes"`) its sniffed type and base64 bytes. */
+export interface AttachedImage {
+  readonly path: string
+  readonly inline?: { readonly mime: string; readonly base64: string }
 }
 
 /**
@@ -233,6 +245,14 @@ export interface AgentAdapter {
    * `slice` how long one `ask`/`wait` call may wait under it.
    */
   readonly mcp?: McpSupport
+  /**
+   * How this CLI puts an attached image into its model request (measured
+   * per CLI: docs/agents/<cli>.md): `path`, a file flag it reads itself
+   * (codex's `-i`, opencode's `-f`); `bytes`, the image in its own input
+   * (claude's stream-json user message). Unset: it takes none, and the
+   * prompt names each image's path for it to open (the `command` agent).
+   */
+  readonly images?: "path" | "bytes"
   /** The headless argv for one call, exactly as this CLI wants it. */
   readonly plan: (agent: AgentSpec, input: PlanInput) => Plan
   /**

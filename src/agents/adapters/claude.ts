@@ -13,6 +13,7 @@ import { Duration } from "effect"
 import * as NodePath from "node:path"
 import {
   type AgentAdapter,
+  type AttachedImage,
   commandOf,
   get,
   jsonLines,
@@ -128,6 +129,27 @@ const resultOf = (out: string): Record<string, unknown> | undefined => {
   return session === undefined ? last : { session_id: session }
 }
 
+/**
+ * A turn with images: claude reads its input as stream-json, one user
+ * message whose content is the prompt and each image as a base64 image
+ * block, which claude sends to the model as is (measured:
+ * test/compat/images.compat.test.ts). Without images the prompt stays
+ * plain text on stdin.
+ */
+const userMessage = (prompt: string, images: ReadonlyArray<AttachedImage>): string =>
+  JSON.stringify({
+    type: "user",
+    message: {
+      role: "user",
+      content: [
+        { type: "text", text: prompt },
+        ...images.flatMap((i) =>
+          i.inline === undefined ? [] : [{ type: "image", source: { type: "base64", media_type: i.inline.mime, data: i.inline.base64 } }]
+        )
+      ]
+    }
+  }) + "\n"
+
 const withContext = (u: Usage.TurnUsage | undefined, context: Pick<Usage.TurnUsage, "context_tokens" | "context_window">) =>
   u === undefined ? undefined : { ...u, ...context }
 
@@ -168,8 +190,10 @@ export const claude: AgentAdapter = {
     root: NodePath.join(env.CLAUDE_CONFIG_DIR ?? NodePath.join(env.HOME ?? "", ".claude"), "projects"),
     name: `${session}.jsonl`
   }),
+  images: "bytes",
   plan: (agent, input) => {
     const { program, lead, model } = commandOf(agent)
+    const images = (input.images ?? []).filter((i) => i.inline !== undefined)
     return {
       argv: [
         program,
@@ -178,6 +202,7 @@ export const claude: AgentAdapter = {
         "--output-format",
         "stream-json",
         "--verbose",
+        ...(images.length === 0 ? [] : ["--input-format", "stream-json"]),
         ...(input.allowWrite
           ? input.approve === true && input.mcp !== undefined
             ? approvedByOwner(input.magi)
@@ -188,7 +213,7 @@ export const claude: AgentAdapter = {
         ...(input.resume !== null ? ["--resume", input.resume] : input.newSession !== null ? ["--session-id", input.newSession] : []),
         ...agent.args
       ],
-      stdin: input.prompt
+      stdin: images.length === 0 ? input.prompt : userMessage(input.prompt, images)
     }
   },
   parse

@@ -17,6 +17,7 @@
  *   after the turn (`runs/TurnCommit`).
  */
 import { Duration } from "effect"
+import * as NodePath from "node:path"
 import { sliceUnder } from "../Slices.js"
 import type { AgentSpec } from "../AgentRoster.js"
 import * as Usage from "../Usage.js"
@@ -111,6 +112,19 @@ const sandbox = (agent: AgentSpec, input: PlanInput): ReadonlyArray<string> =>
       'approval_policy="never"'
     ]
 
+/**
+ * How an image's file is named to codex's `-i`, which splits its values at
+ * commas (measured: a path with one is dropped, silently): the absolute
+ * path, or, when that holds a comma (a home folder named so), the path from
+ * the worktree codex runs in, which leaves the home's own name out. When
+ * even that holds one, nothing: the prompt still names the file.
+ */
+export const imageArg = (cwd: string, path: string): ReadonlyArray<string> => {
+  if (!path.includes(",")) return ["-i", path]
+  const relative = NodePath.relative(cwd, path)
+  return relative.includes(",") ? [] : ["-i", relative]
+}
+
 /** When a codex usage limit lifts: "try again at 3:28 PM", "… in 2 hours", "Try again Aug 18." */
 const codexReset = (message: string): string | undefined => /\btry again\s+(?!later\b)([^\n]+?)\.?\s*$/im.exec(message)?.[1]?.trim()
 
@@ -199,6 +213,10 @@ export const codex: AgentAdapter = {
   // `bash -lc`: a login profile that resets PATH loses plain `magi`.
   shellLosesPath: true,
   mcp: { client: "codex", timeout: CODEX_MCP_TIMEOUT },
+  // `-i FILE`: codex reads the file and sends it as an `input_image` of the
+  // turn's user message, a new session's or a resumed one's (measured:
+  // test/compat/images.compat.test.ts).
+  images: "path",
   plan: (agent, input) => {
     const { program, lead, model } = commandOf(agent)
     return {
@@ -208,6 +226,9 @@ export const codex: AgentAdapter = {
         "exec",
         "--json",
         "--skip-git-repo-check",
+        // Each `-i` right before another flag: it takes several values, so
+        // a word after it that is no flag would be read as one more image.
+        ...(input.images ?? []).flatMap((i) => imageArg(input.cwd, i.path)),
         "-C",
         input.cwd,
         ...sandbox(agent, input),

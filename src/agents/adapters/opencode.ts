@@ -235,6 +235,10 @@ export const opencode: AgentAdapter = {
   // (the config: provider, model; the state dir: the last model used).
   mcp: { client: "opencode", timeout: OPENCODE_MCP_TIMEOUT },
   sessionEnv: ["HOME", "XDG_DATA_HOME", "OPENCODE_DB", "XDG_CONFIG_HOME", "OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR", "XDG_STATE_HOME"],
+  // `-f FILE`: opencode reads the file and sends an image as a file part
+  // of the user message (a data URL in the model request; measured:
+  // test/compat/images.compat.test.ts).
+  images: "path",
   plan: (agent, input) => {
     const { program, lead, model } = commandOf(agent)
     const plugin = approvalPlugin(input)
@@ -246,6 +250,9 @@ export const opencode: AgentAdapter = {
         program,
         ...lead,
         "run",
+        // Each `-f` right before another flag: it takes several values, so
+        // a word after it that is no flag would be read as one more file.
+        ...(input.images ?? []).flatMap((i) => ["-f", i.path]),
         "--format",
         "json",
         "--dir",
