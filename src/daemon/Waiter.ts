@@ -326,8 +326,12 @@ export const make = Effect.fn("Waiter.make")(function* () {
   const settleRun = (q: Q.Question, result: CallResult) =>
     Effect.gen(function* () {
       const run = yield* runs.get(q.run)
-      if (Option.isNone(competition) || run.competition === undefined || !C.isCandidateSeat(run.competition, q.seat))
-        return yield* Effect.asVoid(driver.finish(q.run, result))
+      if (Option.isNone(competition) || run.competition === undefined || !C.isCandidateSeat(run.competition, q.seat)) {
+        // A verification that follows is set up in the write that ends the
+        // turn: a queue tick in between would settle the task as done.
+        const verifies = Option.isNone(verifier) || run.competition !== undefined ? Option.none() : yield* verifier.value.follows(run)
+        return yield* Effect.asVoid(driver.finish(q.run, result, Option.getOrUndefined(verifies)))
+      }
       const goOn = competition.value.afterAnswer(q.run, q.seat, result).pipe(
         Effect.flatMap((ran) => Option.match(verifier, { onNone: () => Effect.succeed(ran), onSome: (v) => v.afterImplementing(ran) })),
         // display: the competition going on after an answer is logged; it stays resumable at its step
@@ -523,7 +527,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
   const verifyAfter = (runId: string) =>
     Option.isNone(verifier) ? Effect.void : Effect.gen(function* () {
       const run = yield* runs.get(runId).pipe(Effect.option)
-      if (Option.isNone(run) || run.value.status !== "done" || run.value.competition !== undefined) return
+      if (Option.isNone(run) || !verifier.value.goesOn(run.value) || run.value.competition !== undefined) return
       const going = verifier.value.afterImplementing(run.value).pipe(
         // fallback: a stopped verification leaves the run at its step, resumable; the loop goes on
         Effect.catchAll((e) => Effect.logWarning(`the verification of run ${Q.shortId(runId)} stopped: ${e.message}`)),

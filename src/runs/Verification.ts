@@ -119,6 +119,12 @@ export const fresh = (fixer: string): Verification => ({
   stopped: ""
 })
 
+/**
+ * Set up and not yet started: what a turn that ended well writes when a
+ * verification follows it, in the same write as its `running` status.
+ */
+export const unstarted = (v: Verification): boolean => v.step === "sync" && v.sync.attempts === 0 && v.rounds.length === 0 && v.gates.length === 0
+
 /** Every finding of the round, after any re-vote. */
 export const findingsOf = (r: Round): ReadonlyArray<Finding> => r.reviews.flatMap((v) => v.findings)
 

@@ -14,7 +14,7 @@
  */
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Duration, Effect, Schema } from "effect"
+import { Clock, Duration, Effect, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { Rosters } from "../agents/AgentRoster.js"
 import * as Git from "../graph/CandidateGit.js"
@@ -84,21 +84,21 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
     }
     const baseRef = (run: Run, s: VerifyConfig.VerifySettings) => (s.remote === null ? `refs/heads/${run.base}` : `refs/remotes/${s.remote}/${run.base}`)
 
-    /** Set the verification up once: its record, and a seat for `[roles] fixer` when it names another agent. */
-    const begin = (run: Run, s: VerifyConfig.VerifySettings) =>
-      Effect.gen(function* () {
-        if (run.verification !== undefined) return run
-        const own = winnerSeat(run)
-        const ownAgent = run.seats.find((x) => x.key === own)?.agent
-        const fixer = s.fixer === null || s.fixer === ownAgent ? own : "fixer"
-        return yield* runs.update(run.id, (r) => ({
-          ...r,
-          seats: fixer === "fixer"
-            ? [...r.seats, { key: "fixer", agent: s.fixer!, turns: 0, session: null, write: true, worktree: r.worktree } satisfies Seat]
-            : r.seats,
-          verification: V.fresh(fixer)
-        }))
-      })
+    /** The verification set up on `r` once: its record, and a seat for `[roles] fixer` when it names another agent. */
+    const begun = (r: Run, s: VerifyConfig.VerifySettings): Run => {
+      if (r.verification !== undefined) return r
+      const own = winnerSeat(r)
+      const ownAgent = r.seats.find((x) => x.key === own)?.agent
+      const fixer = s.fixer === null || s.fixer === ownAgent ? own : "fixer"
+      return {
+        ...r,
+        seats: fixer === "fixer"
+          ? [...r.seats, { key: "fixer", agent: s.fixer!, turns: 0, session: null, write: true, worktree: r.worktree } satisfies Seat]
+          : r.seats,
+        verification: V.fresh(fixer)
+      }
+    }
+    const begin = (run: Run, s: VerifyConfig.VerifySettings) => run.verification !== undefined ? Effect.succeed(run) : runs.update(run.id, (r) => begun(r, s))
 
     // -- sync -------------------------------------------------------------------------
 
@@ -441,16 +441,38 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
       )
 
     /**
+     * What a solo run whose turn ends well becomes in that same write when
+     * its repository configures a verification: `running`, at its sync
+     * step, so nothing reads it as done before it is verified. None when
+     * nothing is configured, or the configuration cannot be read (the run
+     * then ends done and `afterImplementing` blocks it with the reason).
+     */
+    const follows = (run: Run) =>
+      VerifyConfig.load(run.repo).pipe(
+        Effect.provideService(FileSystem.FileSystem, fs),
+        Effect.map((s) =>
+          run.competition === undefined && VerifyConfig.configured(s, reviewsLikeCompetition(run))
+            ? Option.some((r: Run): Run => ({ ...begun(r, s), status: "running", reason: "" }))
+            : Option.none()
+        ),
+        // fallback: an unreadable configuration is reported by afterImplementing, which blocks the run saying why
+        Effect.orElseSucceed(() => Option.none<(r: Run) => Run>())
+      )
+
+    /** A run that ended well (`done`), or whose ended-well turn already set its verification up (`follows`). */
+    const goesOn = (run: Run): boolean => run.status === "done" || (run.status === "running" && run.verification !== undefined && V.unstarted(run.verification))
+
+    /**
      * After the implementing: a run that ended well goes on into the
      * verification when its repository configures any of it; with nothing
      * configured it stays `done` as before.
      */
     const afterImplementing = (run: Run) =>
       Effect.gen(function* () {
-        if (run.status !== "done" || (run.competition !== undefined && run.competition.step !== "elected")) return run
+        if (!goesOn(run) || (run.competition !== undefined && run.competition.step !== "elected")) return run
         const s = yield* VerifyConfig.load(run.repo).pipe(Effect.provideService(FileSystem.FileSystem, fs), Effect.either)
         if (s._tag === "Left") return yield* runs.setStatus(run.id, "blocked", `its verification cannot be configured: ${s.left.message}`)
-        if (!VerifyConfig.configured(s.right, reviewsLikeCompetition(run))) return run
+        if (run.status === "done" && !VerifyConfig.configured(s.right, reviewsLikeCompetition(run))) return run
         return yield* drive(run.id, s.right)
       })
 
@@ -499,6 +521,6 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
       }
     )
 
-    return { drive, afterImplementing, fixChosen, blockers: (r: V.Round, rules: RoundRules) => blockers(r, rules) }
+    return { drive, afterImplementing, follows, goesOn, fixChosen, blockers: (r: V.Round, rules: RoundRules) => blockers(r, rules) }
   })
 }) {}
