@@ -415,6 +415,9 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
           case "gate":
             yield* gate(run, s)
             break
+          case "fix":
+            yield* fixRecorded(run)
+            break
           default:
             return run
         }
@@ -479,8 +482,9 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
     /**
      * `magi fix`: the owner's chosen recorded findings go to the fixer, then
      * a fresh review round (and the gate after it) verifies again. Unknown
-     * ids are refused with the known ones before any turn runs; a fixer that
-     * commits nothing leaves the run blocked, saying so.
+     * ids are refused with the known ones before any turn runs. The choice
+     * is recorded as the `fix` step before the fixer's turn, so a kill
+     * mid-turn resumes with `magi run --resume` instead of being refused.
      */
     const fixChosen = Effect.fn("VerifyDriver.fixChosen")(
       function* (id: string, ids: ReadonlyArray<string>, reason: string | undefined, s: VerifyConfig.VerifySettings) {
@@ -488,19 +492,38 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
         if (run.verification === undefined) return yield* new FixRefused({ run: run.id, why: "it has no review, so no findings to fix" })
         if (inFlight(run.status)) return yield* new FixRefused({ run: run.id, why: `it is ${run.status}; wait for it to end` })
         const chosen = yield* FixChoice.choose(Q.shortId(run.id), run.verification, ids)
-        yield* runs.setStatus(id, "running")
         const before = yield* headOf(run)
+        const fixing: V.Fixing = { ids: chosen.map((f) => f.id), before, ...(reason === undefined ? {} : { reason }) }
+        yield* change(id, (v) => ({ status: "running", reason: "", verification: { ...v, step: "fix", stopped: "", fixing } }))
+        return yield* drive(id, s)
+      }
+    )
+
+    /**
+     * The `fix` step: the fixer's turn on the recorded choice; its replies
+     * and the step after it (review, or blocked when nothing was committed)
+     * are one write, so a kill before it runs the turn again.
+     */
+    const fixRecorded = (run: Run) =>
+      Effect.gen(function* () {
+        const v = verOf(run)
+        if (v.fixing === undefined) return yield* end(run.id, "blocked", "magi fix: the findings to fix were not recorded; run magi fix again")
+        const { before, ids, reason } = v.fixing
+        const chosen = yield* FixChoice.choose(Q.shortId(run.id), v, ids)
         const got = yield* fixerTurn(run, P.fixPrompt({ findings: chosen, e2e: [], unanswered: [], ...(reason === undefined ? {} : { reason }) }))
-        if (got.moved !== null) return yield* end(id, "blocked", `the fixer ${got.moved.replace(/^it /, "")}`)
+        if (got.moved !== null) return yield* end(run.id, "blocked", `the fixer ${got.moved.replace(/^it /, "")}`)
         const after = yield* headOf(run)
         const replies = P.repliesOf(got.text, jsonObjectOf)
-        const wanted = new Set(chosen.map((f) => f.id))
-        yield* change(id, (v) => ({
+        const wanted = new Set(ids)
+        const none = after === before ? `magi fix: the fixer committed nothing for ${ids.join(", ")}` : ""
+        yield* change(run.id, (cur) => ({
           verification: {
-            ...v,
-            rounds: v.rounds.map((r, i) => ({
+            ...cur,
+            step: none === "" ? "review" : "blocked",
+            stopped: none,
+            rounds: cur.rounds.map((r, i) => ({
               ...r,
-              ...(i === v.rounds.length - 1 ? { fixed_to: after } : {}),
+              ...(i === cur.rounds.length - 1 ? { fixed_to: after } : {}),
               reviews: r.reviews.map((x) => ({
                 ...x,
                 findings: x.findings.map((f) => {
@@ -515,11 +538,8 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
             }))
           }
         }))
-        if (after === before) return yield* end(id, "blocked", `magi fix: the fixer committed nothing for ${chosen.map((f) => f.id).join(", ")}`)
-        yield* toStep(id, "review")
-        return yield* drive(id, s)
-      }
-    )
+        if (none !== "") yield* runs.setStatus(run.id, "blocked", none)
+      })
 
     return { drive, afterImplementing, follows, goesOn, fixChosen, blockers: (r: V.Round, rules: RoundRules) => blockers(r, rules) }
   })
