@@ -14,7 +14,7 @@
  */
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Duration, Effect, Option, Schema } from "effect"
+import { Clock, Duration, Effect, Option } from "effect"
 import * as NodePath from "node:path"
 import { Rosters } from "../agents/AgentRoster.js"
 import * as Git from "../graph/CandidateGit.js"
@@ -26,22 +26,15 @@ import type { Check } from "../runs/Competition.js"
 import { IMPL_SEAT, RUN_TURN_TIMEOUT } from "../runs/NewRun.js"
 import { RunDriver } from "../runs/RunDriver.js"
 import { type Run, RunStore, type Seat } from "../runs/Runs.js"
-import { inFlight } from "../runs/RunStatus.js"
 import * as V from "../runs/Verification.js"
 import { git } from "../runs/Worktree.js"
 import { afterGate } from "./GateRules.js"
-import * as FixChoice from "./FixChoice.js"
+import { Fixer, replyTo } from "./Fixer.js"
 import * as ReviewAnswer from "./ReviewAnswer.js"
 import { afterFix, afterRound, blockers, type RoundRules, split } from "./Rounds.js"
 import { outcome as syncOutcome } from "./SyncRules.js"
 import * as VerifyConfig from "./VerifyConfig.js"
 import * as P from "./VerifyPrompts.js"
-
-export class FixRefused extends Schema.TaggedError<FixRefused>()("FixRefused", { run: Schema.String, why: Schema.String }) {
-  override get message() {
-    return `run ${this.run} cannot be fixed: ${this.why}`
-  }
-}
 
 /** A competition's winner and a `magi review` branch get `[graph] reviewers`' default of 2; a solo run 0. */
 const reviewsLikeCompetition = (run: Run): boolean => run.competition !== undefined || run.reviewed !== undefined
@@ -55,6 +48,7 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
   effect: Effect.gen(function* () {
     const runs = yield* RunStore
     const driver = yield* RunDriver
+    const fixer = yield* Fixer
     const home = yield* MagiHome
     const rosters = yield* Rosters
     const fs = yield* FileSystem.FileSystem
@@ -307,23 +301,12 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
         return yield* fix(yield* runs.get(run.id), rules)
       })
 
-    /** Did the fixer move the base or another run's branch? Put back what it moved, and say so. */
-    const fixerTurn = (run: Run, prompt: string) =>
-      Effect.gen(function* () {
-        const before = yield* io(Git.tip(run.repo, `refs/heads/${run.base}`))
-        const turn = yield* Effect.either(driver.turn({ run: run.id, seat: verOf(run).fixer, prompt, timeout: RUN_TURN_TIMEOUT }))
-        if (turn._tag === "Left" && turn.left._tag === "SeatBusy") return yield* turn.left
-        // Not "unmoved" on a failure: a base the fixer moved would go on to the gate unseen (the step stops instead, for a resume).
-        const moved = yield* io(Git.baseMovedBy(run.repo, run.base, before, run.worktree, run.branch))
-        return { text: turn._tag === "Right" && turn.right.usable ? turn.right.text : "", moved }
-      })
-
     const fix = (run: Run, rules: RoundRules) =>
       Effect.gen(function* () {
         const v = verOf(run)
         const round = v.rounds.at(-1)!
         const open = V.openFindings(round)
-        const got = yield* fixerTurn(
+        const got = yield* fixer.turn(
           run,
           P.fixPrompt({
             findings: open,
@@ -341,14 +324,7 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
             fixed_to: after,
             reviews: r.reviews.map((x) => ({
               ...x,
-              findings: x.findings.map((f) => {
-                if (f.reply !== undefined) return f
-                const said = replies.get(f.id)
-                const reply: V.Reply = said?.fixed === true
-                  ? { kind: "fixed", commit: said.commit ?? (after === round.head ? null : after.slice(0, 12)), argument: said.argument }
-                  : { kind: "rejected", commit: null, argument: said?.argument || "the fixer gave no answer to it" }
-                return { ...f, reply }
-              })
+              findings: x.findings.map((f) => (f.reply !== undefined ? f : { ...f, reply: replyTo(f, replies, round.head, after) }))
             }))
           }))
         }))
@@ -380,7 +356,7 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
             return yield* end(run.id, "blocked", next.why)
           case "fix": {
             yield* change(run.id, (cur) => ({ verification: { ...cur, gate_fix_rounds: cur.gate_fix_rounds + 1 } }))
-            const got = yield* fixerTurn(written, P.gateFixPrompt(next.failing))
+            const got = yield* fixer.turn(written, P.gateFixPrompt(next.failing))
             if (got.moved !== null) return yield* end(run.id, "blocked", `the fixer ${got.moved.replace(/^it /, "")}`)
             return yield* runs.get(run.id)
           }
@@ -416,7 +392,7 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
             yield* gate(run, s)
             break
           case "fix":
-            yield* fixRecorded(run)
+            yield* fixer.chosen(run)
             break
           default:
             return run
@@ -480,67 +456,18 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
       })
 
     /**
-     * `magi fix`: the owner's chosen recorded findings go to the fixer, then
-     * a fresh review round (and the gate after it) verifies again. Unknown
-     * ids are refused with the known ones before any turn runs. The choice
-     * is recorded as the `fix` step before the fixer's turn, so a kill
-     * mid-turn resumes with `magi run --resume` instead of being refused.
+     * `magi fix`: the owner's chosen recorded findings go to the fixer
+     * (`Fixer`, its choice recorded first), then a fresh review round (and
+     * the gate after it) verifies again.
      */
     const fixChosen = Effect.fn("VerifyDriver.fixChosen")(
       function* (id: string, ids: ReadonlyArray<string>, reason: string | undefined, s: VerifyConfig.VerifySettings) {
-        const run = yield* runs.get(id)
-        if (run.verification === undefined) return yield* new FixRefused({ run: run.id, why: "it has no review, so no findings to fix" })
-        if (inFlight(run.status)) return yield* new FixRefused({ run: run.id, why: `it is ${run.status}; wait for it to end` })
-        const chosen = yield* FixChoice.choose(Q.shortId(run.id), run.verification, ids)
-        const before = yield* headOf(run)
-        const fixing: V.Fixing = { ids: chosen.map((f) => f.id), before, ...(reason === undefined ? {} : { reason }) }
-        yield* change(id, (v) => ({ status: "running", reason: "", verification: { ...v, step: "fix", stopped: "", fixing } }))
+        yield* fixer.choose(id, ids, reason)
         return yield* drive(id, s)
       }
     )
 
-    /**
-     * The `fix` step: the fixer's turn on the recorded choice; its replies
-     * and the step after it (review, or blocked when nothing was committed)
-     * are one write, so a kill before it runs the turn again.
-     */
-    const fixRecorded = (run: Run) =>
-      Effect.gen(function* () {
-        const v = verOf(run)
-        if (v.fixing === undefined) return yield* end(run.id, "blocked", "magi fix: the findings to fix were not recorded; run magi fix again")
-        const { before, ids, reason } = v.fixing
-        const chosen = yield* FixChoice.choose(Q.shortId(run.id), v, ids)
-        const got = yield* fixerTurn(run, P.fixPrompt({ findings: chosen, e2e: [], unanswered: [], ...(reason === undefined ? {} : { reason }) }))
-        if (got.moved !== null) return yield* end(run.id, "blocked", `the fixer ${got.moved.replace(/^it /, "")}`)
-        const after = yield* headOf(run)
-        const replies = P.repliesOf(got.text, jsonObjectOf)
-        const wanted = new Set(ids)
-        const none = after === before ? `magi fix: the fixer committed nothing for ${ids.join(", ")}` : ""
-        yield* change(run.id, (cur) => ({
-          verification: {
-            ...cur,
-            step: none === "" ? "review" : "blocked",
-            stopped: none,
-            rounds: cur.rounds.map((r, i) => ({
-              ...r,
-              ...(i === cur.rounds.length - 1 ? { fixed_to: after } : {}),
-              reviews: r.reviews.map((x) => ({
-                ...x,
-                findings: x.findings.map((f) => {
-                  if (!wanted.has(f.id)) return f
-                  const said = replies.get(f.id)
-                  const reply: V.Reply = said?.fixed === true
-                    ? { kind: "fixed", commit: said.commit ?? (after === before ? null : after.slice(0, 12)), argument: said.argument }
-                    : { kind: "rejected", commit: null, argument: said?.argument || "the fixer gave no answer to it" }
-                  return { ...f, reply }
-                })
-              }))
-            }))
-          }
-        }))
-        if (none !== "") yield* runs.setStatus(run.id, "blocked", none)
-      })
-
     return { drive, afterImplementing, follows, goesOn, fixChosen, blockers: (r: V.Round, rules: RoundRules) => blockers(r, rules) }
-  })
+  }),
+  dependencies: [Fixer.Default]
 }) {}
