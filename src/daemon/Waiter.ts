@@ -121,7 +121,7 @@ const nothingPending: Pending = { all: false, ids: new Set() }
 const delivering = (id: string) => `deliver ${id}`
 const announcing = (id: string) => `announce ${id}`
 const verifying = (runId: string) => `verify ${runId}`
-const competing = (run: string) => `compete ${run}`
+const competing = (run: string, question: string) => `compete ${run} ${question}`
 
 /** A seat, across runs. */
 const seatKey = (q: Q.Question) => `${q.run}\u0000${q.seat}`
@@ -318,18 +318,40 @@ export const make = Effect.fn("Waiter.make")(function* () {
   }
 
   /**
-   * Settle the run after a delivered turn. A competition's candidate is
-   * settled by the competition, only that seat having been resumed; the
-   * competition then goes on beside the ticks (judging is many turns, and
-   * this delivery is done), once per run at a time.
+   * Each run's lock, in this waiter: a delivered answer is marked and its
+   * candidate settled under it, and a competition goes on under it, so two
+   * candidates answered at once are both settled before either carries the
+   * run on (the second would otherwise find it going, and be left waiting).
+   */
+  const runLocks = new Map<string, Effect.Semaphore>()
+  const underRun = (runId: string) => {
+    let lock = runLocks.get(runId)
+    if (lock === undefined) runLocks.set(runId, lock = Effect.unsafeMakeSemaphore(1))
+    return lock.withPermits(1)
+  }
+
+  /**
+   * Settle the run after a delivered turn (under the run's lock). A
+   * competition's candidate is settled by the competition, only that seat
+   * having been resumed; the competition then goes on beside the ticks
+   * (judging is many turns, and this delivery is done), under the run's
+   * lock: each delivery's going on re-reads the run, so a second one finds
+   * it carried on already, or carries it on itself.
    */
   const settleRun = (q: Q.Question, result: CallResult) =>
     Effect.gen(function* () {
       const run = yield* runs.get(q.run)
-      if (Option.isNone(competition) || run.competition === undefined || !C.isCandidateSeat(run.competition, q.seat))
-        return yield* Effect.asVoid(driver.finish(q.run, result))
-      const goOn = competition.value.afterAnswer(q.run, q.seat, result).pipe(
+      if (Option.isNone(competition) || run.competition === undefined || !C.isCandidateSeat(run.competition, q.seat)) {
+        // A verification that follows is set up in the write that ends the
+        // turn: a queue tick in between would settle the task as done.
+        const verifies = Option.isNone(verifier) || run.competition !== undefined ? Option.none() : yield* verifier.value.follows(run)
+        return yield* Effect.asVoid(driver.finish(q.run, result, Option.getOrUndefined(verifies)))
+      }
+      const compete = competition.value
+      if (!(yield* compete.settleAnswer(q.run, q.seat, result))) return
+      const goOn = compete.resume(q.run).pipe(
         Effect.flatMap((ran) => Option.match(verifier, { onNone: () => Effect.succeed(ran), onSome: (v) => v.afterImplementing(ran) })),
+        underRun(q.run),
         // display: the competition going on after an answer is logged; it stays resumable at its step
         Effect.catchAllCause((c) =>
           Cause.isInterruptedOnly(c) ? Effect.void : Effect.logWarning(`run ${Q.shortId(q.run)} could not go on after the answer: ${Cause.pretty(c)}`)
@@ -337,7 +359,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
         Effect.asVoid,
         Effect.interruptible
       )
-      yield* FiberMap.run(deliveries, competing(q.run), goOn, { onlyIfMissing: true })
+      yield* FiberMap.run(deliveries, competing(q.run, q.id), goOn, { onlyIfMissing: true })
     })
 
   /** Give up the wait on `id` with nothing delivered: the lease and the holder go, so the next try can start at once. */
@@ -408,13 +430,16 @@ export const make = Effect.fn("Waiter.make")(function* () {
           yield* refuse(q, word, why)
           return "refused" as const
         }
-        const now = yield* nowDate
-        yield* store.update(q.id, (fresh) => Either.right(markDelivered(word, carried, result.right.text)(fresh, now)))
-        yield* Lease.clear(root, q.id)
-        yield* settleRun(q, result.right).pipe(
-          // display: the run update after a delivery is logged; the delivery stands
-          Effect.catchAll((e) => Effect.logWarning(`delivered to ${Q.shortId(q.id)} but could not update run ${q.run}: ${e.message}`))
-        )
+        const settled = result.right
+        yield* Effect.gen(function* () {
+          const now = yield* nowDate
+          yield* store.update(q.id, (fresh) => Either.right(markDelivered(word, carried, settled.text)(fresh, now)))
+          yield* Lease.clear(root, q.id)
+          yield* settleRun(q, settled).pipe(
+            // display: the run update after a delivery is logged; the delivery stands
+            Effect.catchAll((e) => Effect.logWarning(`delivered to ${Q.shortId(q.id)} but could not update run ${q.run}: ${e.message}`))
+          )
+        }).pipe(underRun(q.run))
         yield* Effect.logInfo(`delivered the owner's ${word._tag === "Answered" ? "answer" : "words"} on ${Q.shortId(q.id)} to seat ${q.seat}`)
         return "delivered" as const
       }).pipe(
@@ -523,7 +548,7 @@ export const make = Effect.fn("Waiter.make")(function* () {
   const verifyAfter = (runId: string) =>
     Option.isNone(verifier) ? Effect.void : Effect.gen(function* () {
       const run = yield* runs.get(runId).pipe(Effect.option)
-      if (Option.isNone(run) || run.value.status !== "done" || run.value.competition !== undefined) return
+      if (Option.isNone(run) || !verifier.value.goesOn(run.value) || run.value.competition !== undefined) return
       const going = verifier.value.afterImplementing(run.value).pipe(
         // fallback: a stopped verification leaves the run at its step, resumable; the loop goes on
         Effect.catchAll((e) => Effect.logWarning(`the verification of run ${Q.shortId(runId)} stopped: ${e.message}`)),

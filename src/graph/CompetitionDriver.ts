@@ -401,21 +401,23 @@ export class CompetitionDriver extends Effect.Service<CompetitionDriver>()("magi
 
     /**
      * The waiter resumed candidate `seat` with the owner's answer: that
-     * candidate is settled by the turn (the others are not re-invoked), and
-     * once no candidate waits on the owner the competition goes on.
+     * candidate is settled by the turn (the others are not re-invoked).
+     * True when the competition can go on (`resume`); false when the run
+     * stalled or the candidate asked again. The waiter settles under the
+     * run's lock, so a competition going on never reads a candidate whose
+     * answer was delivered but not yet settled (it would be re-invoked).
      */
-    const afterAnswer = Effect.fn("CompetitionDriver.afterAnswer")(function* (id: string, seat: string, result: CallResult) {
+    const settleAnswer = Effect.fn("CompetitionDriver.settleAnswer")(function* (id: string, seat: string, result: CallResult) {
       const run = yield* runs.get(id)
       const x = compOf(run).candidates.find((y) => y.seat === seat && y.status === "pending")
-      if (x !== undefined) {
-        const set = yield* configOf(run)
-        if (set._tag === "Left") return yield* configBroken(id, set.left)
-        const ended = yield* settleCandidate(run, x, Either.right(result), null, set.right.settings.onLeak, 0)
-        if (ended === "limited")
-          return yield* runs.setStatus(id, "stalled", `candidate ${x.label}'s agent hit its usage limit; continue with magi run --resume`)
-        if (ended === "asked") return yield* runs.setStatus(id, "waiting", waitingWhy([x]))
-      }
-      return yield* resume(id)
+      if (x === undefined) return true
+      const set = yield* configOf(run)
+      if (set._tag === "Left") return yield* Effect.as(configBroken(id, set.left), false)
+      const ended = yield* settleCandidate(run, x, Either.right(result), null, set.right.settings.onLeak, 0)
+      if (ended === "limited")
+        return yield* Effect.as(runs.setStatus(id, "stalled", `candidate ${x.label}'s agent hit its usage limit; continue with magi run --resume`), false)
+      if (ended === "asked") return yield* Effect.as(runs.setStatus(id, "waiting", waitingWhy([x])), false)
+      return true
     })
 
     /** `magi pick`: the owner makes another viable candidate the winner, recorded beside the panel's. */
@@ -446,7 +448,7 @@ export class CompetitionDriver extends Effect.Service<CompetitionDriver>()("magi
       return yield* change(id, (cur) => ({ competition: { ...cur, folded_at: at } }))
     })
 
-    return { create, drive, resume, afterAnswer, pick, foldNow }
+    return { create, drive, resume, settleAnswer, pick, foldNow }
   })
 }) {}
 

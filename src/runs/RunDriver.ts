@@ -69,9 +69,12 @@ export interface RunDriverShape {
    * Settle the run's status after a turn: failed or stalled by how the turn
    * went (never hidden behind `waiting`), else `waiting` while any of its
    * questions is outstanding, else done. The agent's printed reply, when the
-   * turn was usable, becomes the run's summary.
+   * turn was usable, becomes the run's summary. `verifies`, given when a
+   * verification follows, is what a run that would be done becomes instead,
+   * in the same write: no reader (the queue's tick) ever sees it done before
+   * it is verified.
    */
-  readonly finish: (runId: string, result: CallResult) => Effect.Effect<Run, RecordStore.Failure>
+  readonly finish: (runId: string, result: CallResult, verifies?: (run: Run) => Run) => Effect.Effect<Run, RecordStore.Failure>
   /** Is a turn running on this seat right now (in any process)? */
   readonly seatBusy: (run: Pick<Run, "id">, seat: string) => Effect.Effect<boolean>
   /** How many of the run's questions still need a seat; fails when they cannot be listed. */
@@ -327,7 +330,7 @@ export const make = Effect.fn("RunDriver.make")(function* () {
       // display: a reply not put on its question is logged; the turn's result stands
     }).pipe(Effect.catchAll((e) => Effect.logWarning(`run ${runId}: the agent's reply could not be put on its question: ${e.message}`)))
 
-  const finish = Effect.fn("RunDriver.finish")(function* (runId: string, result: CallResult) {
+  const finish = Effect.fn("RunDriver.finish")(function* (runId: string, result: CallResult, verifies?: (run: Run) => Run) {
     // Only a usable turn's reply is the agent's account of its work. What a
     // failed turn printed (stdout empty, it is the whole stderr) is no summary:
     // the reason says what went wrong in one line, the `.err` holds the rest.
@@ -351,6 +354,7 @@ export const make = Effect.fn("RunDriver.make")(function* () {
       : status === "stalled"
       ? `the agent hit its usage limit${result.quota ? `; it resets ${result.quota}` : ""}`
       : undefined
+    if (status === "done" && verifies !== undefined) return yield* surely(what, runs.update(runId, verifies))
     return yield* surely(what, runs.setStatus(runId, status, reason))
   })
 

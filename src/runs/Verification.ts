@@ -10,8 +10,12 @@
 import { Schema } from "effect"
 import { Check } from "./Competition.js"
 
-/** sync → review → gate → ready, or an ending: blocked, already_in_base. */
-export const VerifyStep = Schema.Literal("sync", "review", "gate", "ready", "blocked", "already_in_base")
+/**
+ * sync → review → gate → ready, or an ending: blocked, already_in_base.
+ * `fix`: `magi fix`'s fixer turn on chosen findings, recorded before the
+ * turn so a kill mid-turn is resumed (the turn again, then a review round).
+ */
+export const VerifyStep = Schema.Literal("sync", "review", "gate", "ready", "blocked", "already_in_base", "fix")
 export type VerifyStep = typeof VerifyStep.Type
 
 /** Has the verification ended (nothing left to drive)? */
@@ -96,6 +100,17 @@ export const GateAttempt = Schema.Struct({
 })
 export type GateAttempt = typeof GateAttempt.Type
 
+/** What `magi fix` asked for, kept while its fixer's turn goes on (step `fix`). */
+export const Fixing = Schema.Struct({
+  /** The chosen findings' ids. */
+  ids: Schema.Array(Schema.String),
+  /** The owner's words to the fixer. */
+  reason: Schema.optional(Schema.String),
+  /** The head before the fixer's first turn: a commit made by a killed turn still counts. */
+  before: Schema.String
+})
+export type Fixing = typeof Fixing.Type
+
 export const Verification = Schema.Struct({
   step: VerifyStep,
   /** The seat that fixes: `[roles] fixer`, default the winner's own. */
@@ -105,7 +120,8 @@ export const Verification = Schema.Struct({
   gates: Schema.Array(GateAttempt),
   gate_fix_rounds: Schema.Number,
   /** Why it stopped where it did (empty while going on). */
-  stopped: Schema.String
+  stopped: Schema.String,
+  fixing: Schema.optional(Fixing)
 })
 export type Verification = typeof Verification.Type
 
@@ -118,6 +134,12 @@ export const fresh = (fixer: string): Verification => ({
   gate_fix_rounds: 0,
   stopped: ""
 })
+
+/**
+ * Set up and not yet started: what a turn that ended well writes when a
+ * verification follows it, in the same write as its `running` status.
+ */
+export const unstarted = (v: Verification): boolean => v.step === "sync" && v.sync.attempts === 0 && v.rounds.length === 0 && v.gates.length === 0
 
 /** Every finding of the round, after any re-vote. */
 export const findingsOf = (r: Round): ReadonlyArray<Finding> => r.reviews.flatMap((v) => v.findings)

@@ -14,7 +14,7 @@
  */
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Duration, Effect, Schema } from "effect"
+import { Clock, Duration, Effect, Option } from "effect"
 import * as NodePath from "node:path"
 import { Rosters } from "../agents/AgentRoster.js"
 import * as Git from "../graph/CandidateGit.js"
@@ -26,22 +26,15 @@ import type { Check } from "../runs/Competition.js"
 import { IMPL_SEAT, RUN_TURN_TIMEOUT } from "../runs/NewRun.js"
 import { RunDriver } from "../runs/RunDriver.js"
 import { type Run, RunStore, type Seat } from "../runs/Runs.js"
-import { inFlight } from "../runs/RunStatus.js"
 import * as V from "../runs/Verification.js"
 import { git } from "../runs/Worktree.js"
 import { afterGate } from "./GateRules.js"
-import * as FixChoice from "./FixChoice.js"
+import { Fixer, replyTo } from "./Fixer.js"
 import * as ReviewAnswer from "./ReviewAnswer.js"
 import { afterFix, afterRound, blockers, type RoundRules, split } from "./Rounds.js"
 import { outcome as syncOutcome } from "./SyncRules.js"
 import * as VerifyConfig from "./VerifyConfig.js"
 import * as P from "./VerifyPrompts.js"
-
-export class FixRefused extends Schema.TaggedError<FixRefused>()("FixRefused", { run: Schema.String, why: Schema.String }) {
-  override get message() {
-    return `run ${this.run} cannot be fixed: ${this.why}`
-  }
-}
 
 /** A competition's winner and a `magi review` branch get `[graph] reviewers`' default of 2; a solo run 0. */
 const reviewsLikeCompetition = (run: Run): boolean => run.competition !== undefined || run.reviewed !== undefined
@@ -55,6 +48,7 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
   effect: Effect.gen(function* () {
     const runs = yield* RunStore
     const driver = yield* RunDriver
+    const fixer = yield* Fixer
     const home = yield* MagiHome
     const rosters = yield* Rosters
     const fs = yield* FileSystem.FileSystem
@@ -84,21 +78,21 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
     }
     const baseRef = (run: Run, s: VerifyConfig.VerifySettings) => (s.remote === null ? `refs/heads/${run.base}` : `refs/remotes/${s.remote}/${run.base}`)
 
-    /** Set the verification up once: its record, and a seat for `[roles] fixer` when it names another agent. */
-    const begin = (run: Run, s: VerifyConfig.VerifySettings) =>
-      Effect.gen(function* () {
-        if (run.verification !== undefined) return run
-        const own = winnerSeat(run)
-        const ownAgent = run.seats.find((x) => x.key === own)?.agent
-        const fixer = s.fixer === null || s.fixer === ownAgent ? own : "fixer"
-        return yield* runs.update(run.id, (r) => ({
-          ...r,
-          seats: fixer === "fixer"
-            ? [...r.seats, { key: "fixer", agent: s.fixer!, turns: 0, session: null, write: true, worktree: r.worktree } satisfies Seat]
-            : r.seats,
-          verification: V.fresh(fixer)
-        }))
-      })
+    /** The verification set up on `r` once: its record, and a seat for `[roles] fixer` when it names another agent. */
+    const begun = (r: Run, s: VerifyConfig.VerifySettings): Run => {
+      if (r.verification !== undefined) return r
+      const own = winnerSeat(r)
+      const ownAgent = r.seats.find((x) => x.key === own)?.agent
+      const fixer = s.fixer === null || s.fixer === ownAgent ? own : "fixer"
+      return {
+        ...r,
+        seats: fixer === "fixer"
+          ? [...r.seats, { key: "fixer", agent: s.fixer!, turns: 0, session: null, write: true, worktree: r.worktree } satisfies Seat]
+          : r.seats,
+        verification: V.fresh(fixer)
+      }
+    }
+    const begin = (run: Run, s: VerifyConfig.VerifySettings) => run.verification !== undefined ? Effect.succeed(run) : runs.update(run.id, (r) => begun(r, s))
 
     // -- sync -------------------------------------------------------------------------
 
@@ -307,23 +301,12 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
         return yield* fix(yield* runs.get(run.id), rules)
       })
 
-    /** Did the fixer move the base or another run's branch? Put back what it moved, and say so. */
-    const fixerTurn = (run: Run, prompt: string) =>
-      Effect.gen(function* () {
-        const before = yield* io(Git.tip(run.repo, `refs/heads/${run.base}`))
-        const turn = yield* Effect.either(driver.turn({ run: run.id, seat: verOf(run).fixer, prompt, timeout: RUN_TURN_TIMEOUT }))
-        if (turn._tag === "Left" && turn.left._tag === "SeatBusy") return yield* turn.left
-        // Not "unmoved" on a failure: a base the fixer moved would go on to the gate unseen (the step stops instead, for a resume).
-        const moved = yield* io(Git.baseMovedBy(run.repo, run.base, before, run.worktree, run.branch))
-        return { text: turn._tag === "Right" && turn.right.usable ? turn.right.text : "", moved }
-      })
-
     const fix = (run: Run, rules: RoundRules) =>
       Effect.gen(function* () {
         const v = verOf(run)
         const round = v.rounds.at(-1)!
         const open = V.openFindings(round)
-        const got = yield* fixerTurn(
+        const got = yield* fixer.turn(
           run,
           P.fixPrompt({
             findings: open,
@@ -341,14 +324,7 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
             fixed_to: after,
             reviews: r.reviews.map((x) => ({
               ...x,
-              findings: x.findings.map((f) => {
-                if (f.reply !== undefined) return f
-                const said = replies.get(f.id)
-                const reply: V.Reply = said?.fixed === true
-                  ? { kind: "fixed", commit: said.commit ?? (after === round.head ? null : after.slice(0, 12)), argument: said.argument }
-                  : { kind: "rejected", commit: null, argument: said?.argument || "the fixer gave no answer to it" }
-                return { ...f, reply }
-              })
+              findings: x.findings.map((f) => (f.reply !== undefined ? f : { ...f, reply: replyTo(f, replies, round.head, after) }))
             }))
           }))
         }))
@@ -380,7 +356,7 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
             return yield* end(run.id, "blocked", next.why)
           case "fix": {
             yield* change(run.id, (cur) => ({ verification: { ...cur, gate_fix_rounds: cur.gate_fix_rounds + 1 } }))
-            const got = yield* fixerTurn(written, P.gateFixPrompt(next.failing))
+            const got = yield* fixer.turn(written, P.gateFixPrompt(next.failing))
             if (got.moved !== null) return yield* end(run.id, "blocked", `the fixer ${got.moved.replace(/^it /, "")}`)
             return yield* runs.get(run.id)
           }
@@ -415,6 +391,9 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
           case "gate":
             yield* gate(run, s)
             break
+          case "fix":
+            yield* fixer.chosen(run)
+            break
           default:
             return run
         }
@@ -441,64 +420,54 @@ export class VerifyDriver extends Effect.Service<VerifyDriver>()("magi/VerifyDri
       )
 
     /**
+     * What a solo run whose turn ends well becomes in that same write when
+     * its repository configures a verification: `running`, at its sync
+     * step, so nothing reads it as done before it is verified. None when
+     * nothing is configured, or the configuration cannot be read (the run
+     * then ends done and `afterImplementing` blocks it with the reason).
+     */
+    const follows = (run: Run) =>
+      VerifyConfig.load(run.repo).pipe(
+        Effect.provideService(FileSystem.FileSystem, fs),
+        Effect.map((s) =>
+          run.competition === undefined && VerifyConfig.configured(s, reviewsLikeCompetition(run))
+            ? Option.some((r: Run): Run => ({ ...begun(r, s), status: "running", reason: "" }))
+            : Option.none()
+        ),
+        // fallback: an unreadable configuration is reported by afterImplementing, which blocks the run saying why
+        Effect.orElseSucceed(() => Option.none<(r: Run) => Run>())
+      )
+
+    /** A run that ended well (`done`), or whose ended-well turn already set its verification up (`follows`). */
+    const goesOn = (run: Run): boolean => run.status === "done" || (run.status === "running" && run.verification !== undefined && V.unstarted(run.verification))
+
+    /**
      * After the implementing: a run that ended well goes on into the
      * verification when its repository configures any of it; with nothing
      * configured it stays `done` as before.
      */
     const afterImplementing = (run: Run) =>
       Effect.gen(function* () {
-        if (run.status !== "done" || (run.competition !== undefined && run.competition.step !== "elected")) return run
+        if (!goesOn(run) || (run.competition !== undefined && run.competition.step !== "elected")) return run
         const s = yield* VerifyConfig.load(run.repo).pipe(Effect.provideService(FileSystem.FileSystem, fs), Effect.either)
         if (s._tag === "Left") return yield* runs.setStatus(run.id, "blocked", `its verification cannot be configured: ${s.left.message}`)
-        if (!VerifyConfig.configured(s.right, reviewsLikeCompetition(run))) return run
+        if (run.status === "done" && !VerifyConfig.configured(s.right, reviewsLikeCompetition(run))) return run
         return yield* drive(run.id, s.right)
       })
 
     /**
-     * `magi fix`: the owner's chosen recorded findings go to the fixer, then
-     * a fresh review round (and the gate after it) verifies again. Unknown
-     * ids are refused with the known ones before any turn runs; a fixer that
-     * commits nothing leaves the run blocked, saying so.
+     * `magi fix`: the owner's chosen recorded findings go to the fixer
+     * (`Fixer`, its choice recorded first), then a fresh review round (and
+     * the gate after it) verifies again.
      */
     const fixChosen = Effect.fn("VerifyDriver.fixChosen")(
       function* (id: string, ids: ReadonlyArray<string>, reason: string | undefined, s: VerifyConfig.VerifySettings) {
-        const run = yield* runs.get(id)
-        if (run.verification === undefined) return yield* new FixRefused({ run: run.id, why: "it has no review, so no findings to fix" })
-        if (inFlight(run.status)) return yield* new FixRefused({ run: run.id, why: `it is ${run.status}; wait for it to end` })
-        const chosen = yield* FixChoice.choose(Q.shortId(run.id), run.verification, ids)
-        yield* runs.setStatus(id, "running")
-        const before = yield* headOf(run)
-        const got = yield* fixerTurn(run, P.fixPrompt({ findings: chosen, e2e: [], unanswered: [], ...(reason === undefined ? {} : { reason }) }))
-        if (got.moved !== null) return yield* end(id, "blocked", `the fixer ${got.moved.replace(/^it /, "")}`)
-        const after = yield* headOf(run)
-        const replies = P.repliesOf(got.text, jsonObjectOf)
-        const wanted = new Set(chosen.map((f) => f.id))
-        yield* change(id, (v) => ({
-          verification: {
-            ...v,
-            rounds: v.rounds.map((r, i) => ({
-              ...r,
-              ...(i === v.rounds.length - 1 ? { fixed_to: after } : {}),
-              reviews: r.reviews.map((x) => ({
-                ...x,
-                findings: x.findings.map((f) => {
-                  if (!wanted.has(f.id)) return f
-                  const said = replies.get(f.id)
-                  const reply: V.Reply = said?.fixed === true
-                    ? { kind: "fixed", commit: said.commit ?? (after === before ? null : after.slice(0, 12)), argument: said.argument }
-                    : { kind: "rejected", commit: null, argument: said?.argument || "the fixer gave no answer to it" }
-                  return { ...f, reply }
-                })
-              }))
-            }))
-          }
-        }))
-        if (after === before) return yield* end(id, "blocked", `magi fix: the fixer committed nothing for ${chosen.map((f) => f.id).join(", ")}`)
-        yield* toStep(id, "review")
+        yield* fixer.choose(id, ids, reason)
         return yield* drive(id, s)
       }
     )
 
-    return { drive, afterImplementing, fixChosen, blockers: (r: V.Round, rules: RoundRules) => blockers(r, rules) }
-  })
+    return { drive, afterImplementing, follows, goesOn, fixChosen, blockers: (r: V.Round, rules: RoundRules) => blockers(r, rules) }
+  }),
+  dependencies: [Fixer.Default]
 }) {}

@@ -354,6 +354,35 @@ describe("a competition", () => {
     expect(run.competition.tally.winner).toBe("B")
   })
 
+  it("carries the run on when two asking candidates' answers are delivered at the same moment", { timeout: 240_000 }, async () => {
+    const t = setup()
+    const env = { COMPETE_ASK_SEAT: "impl-A,impl-B", COMPETE_ASK_TOGETHER: "1" }
+    const ran = t.magi(env, "run", "--seed", "7", "add your file")
+    expect(ran.status, ran.stderr).toBe(0)
+    expect(t.record().status).toBe("waiting")
+    const qdir = NodePath.join(t.env.MAGI_HOME!, "questions")
+    const files = NodeFs.readdirSync(qdir).filter((f) => f.endsWith(".json"))
+    expect(files.length).toBe(2)
+    for (const f of files) expect(t.magi({}, "answer", f.slice(0, -5), "--reply", "told").status).toBe(0)
+    const before = t.calls()
+    const daemon = serveDaemon(t.repo, t.env.MAGI_HOME!, { ...t.env, ...env }, t.dir)
+    try {
+      await until("the competition elects", () => t.record().competition.step === "elected", 180_000)
+    } finally {
+      await daemon.stop()
+    }
+    const run = t.record()
+    // Each asking seat was resumed once with its answer, none implemented again, and the panel judged.
+    const again = t.calls().slice(before.length)
+    expect(again.filter((l) => l.startsWith("impl-")).map((l) => l.split(" ")[0]).sort()).toEqual(["impl-A", "impl-B"])
+    expect(again.filter((l) => l.endsWith(" rank")).length).toBe(3)
+    for (const l of ["A", "B"]) {
+      const x = run.competition.candidates.find((c: { label: string }) => c.label === l)
+      expect(x.status).toBe("viable")
+      expect(x.commits.join("\n")).toContain("Add told.txt")
+    }
+  })
+
   it("drops a candidate whose patch names an agent under on_leak = fail, and judges the rest", { timeout: 180_000 }, () => {
     const t = setup('\n[blind]\non_leak = "fail"\n')
     const ran = t.magi({ COMPETE_IMPL_alpha: "clean", COMPETE_IMPL_beta: "clean" }, "run", "add your file")

@@ -316,6 +316,33 @@ describe("the verification", () => {
     expect(said.some((p) => p.includes("# Fix") && p.includes("say more in feature.txt"))).toBe(true)
   })
 
+  it("resumes a magi fix killed -9 mid-fixer-turn: the fixer's turn again, then the review round", { timeout: 180_000 }, async () => {
+    const t = setup('[graph]\nreviewers = 1\n\n[verify]\ngate = ["true"]\n')
+    const ran = t.magi({ REVIEW_MODE: "minor" }, "run", "add the feature")
+    expect(ran.status, ran.stderr).toBe(0)
+    const id = t.record().id
+    NodeFs.writeFileSync(NodePath.join(t.dir, "hang-fix"), "")
+    const child = spawn(process.execPath, [MAGI, "fix", id, "-f", "R1-1-1"], {
+      cwd: t.repo,
+      env: { ...process.env, ...t.env, REVIEW_MODE: "minor" },
+      stdio: "ignore"
+    })
+    await until("the fixer's turn to start", () => t.calls().includes("impl fix"), 60_000)
+    child.kill("SIGKILL")
+    await new Promise((r) => child.once("exit", r))
+    NodeFs.rmSync(NodePath.join(t.dir, "hang-fix"))
+    expect(t.record()).toMatchObject({ status: "running", verification: { step: "fix", fixing: { ids: ["R1-1-1"] } } })
+    const resumed = t.magi({ REVIEW_MODE: "minor" }, "run", "--resume", id)
+    expect(resumed.status, resumed.stderr).toBe(0)
+    expect(resumed.stderr).toContain("resuming its verification at its fix step")
+    const run = t.record()
+    expect(run.status, run.reason).toBe("ready")
+    expect(t.calls()).toEqual(["impl impl", "review-1 review", "impl fix", "impl fix", "review-1 review"])
+    const [first, second] = run.verification.rounds
+    expect(first.reviews[0].findings[0]).toMatchObject({ id: "R1-1-1", reply: { kind: "fixed" } })
+    expect(first.fixed_to).toBe(second.head)
+  })
+
   it("files a ready run's open minor finding as one follow-up task, and not again for the same title", { timeout: 180_000 }, () => {
     const t = setup('[graph]\nreviewers = 1\n\n[verify]\ngate = ["true"]\n')
     const ran = t.magi({ REVIEW_MODE: "minor-always" }, "run", "add the feature")

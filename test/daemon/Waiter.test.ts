@@ -22,6 +22,8 @@ import { StoreFailed } from "../../src/store/StoreErrors.js"
 import { runWithSession } from "../runSupport.js"
 import { plainFolders } from "./loopSupport.js"
 import { fullLookDue, TICK, Waiter } from "../../src/daemon/Waiter.js"
+import { VerifyDriver } from "../../src/verify/VerifyDriver.js"
+import * as NodeCommandExecutor from "@effect/platform-node/NodeCommandExecutor"
 
 const HOME = "/home"
 const QROOT = `${HOME}/questions`
@@ -805,6 +807,50 @@ describe("the waiter's pace", () => {
       expect(yield* Ref.get(beats)).toBe(2)
       yield* pass(Duration.times(TICK, 3))
       expect(yield* Ref.get(beats)).toBe(5)
+      yield* Scope.close(scope, Exit.void)
+    }))
+
+  it.scoped("a delivered turn that ends well with a verification configured is never written done before it is verified", () =>
+    Effect.gen(function* () {
+      const w = yield* makeWorld
+      const fs = Context.get(w.base, FileSystem.FileSystem)
+      yield* fs.makeDirectory("/r", { recursive: true }).pipe(Effect.orDie)
+      yield* fs.writeFileString("/r/magi.toml", '[verify]\ngate = ["true"]\n').pipe(Effect.orDie)
+      yield* seed(w)
+      // Every status any write gives the run, in order: what the queue's tick could read.
+      const written = yield* Ref.make<ReadonlyArray<string>>([])
+      const inner = Context.get(w.base, RunStore)
+      const noted = <E>(e: Effect.Effect<Run, E>) => Effect.tap(e, (r) => Ref.update(written, (l) => [...l, r.status]))
+      const recording = RunStore.make({
+        ...inner,
+        update: (id, f) => noted(inner.update(id, f)),
+        setStatus: (id, status, reason) => noted(inner.setStatus(id, status, reason))
+      })
+      const scope = yield* Scope.make()
+      const ctx = yield* Layer.buildWithScope(
+        Waiter.layer.pipe(
+          Layer.provideMerge(Notices.at(`${HOME}/notices`)),
+          Layer.provideMerge(VerifyDriver.Default),
+          Layer.provideMerge(RunDriver.layer),
+          Layer.provide(Layer.mergeAll(turnServices(w, [agent]), MagiConfig.fixed({}), Notifier.off, NodeCommandExecutor.layer)),
+          Layer.provideMerge(Layer.succeedContext(Context.add(w.base, RunStore, recording)))
+        ),
+        scope
+      )
+      const waiter = Context.get(ctx, Waiter)
+      yield* Effect.forkIn(waiter.run, scope)
+      yield* owner(w, (q, now) => Q.answer(q, { choice: "SQLite" }, now))
+      yield* pass("1 minute", "1 second")
+      yield* waiter.settle
+      expect(yield* Ref.get(w.calls)).toHaveLength(1)
+      const statuses = yield* Ref.get(written)
+      // The turn's end goes straight to the verification (which, with no git
+      // repository here, stalls at its sync): never through done.
+      expect(statuses).toContain("running")
+      expect(statuses).not.toContain("done")
+      const run = yield* runRecord(w)
+      expect(run.verification?.step).toBe("sync")
+      expect(run.status).not.toBe("done")
       yield* Scope.close(scope, Exit.void)
     }))
 })

@@ -17,6 +17,7 @@ const STEP_WORDS: Readonly<Record<Verification["step"], string>> = {
   sync: "syncing to its base",
   review: "in review",
   gate: "running the gate",
+  fix: "with its fixer (magi fix)",
   ready: "ready",
   blocked: "blocked",
   already_in_base: "already in its base"
