@@ -19,6 +19,8 @@ const drafts = new Map<string, string>()
  * would otherwise send the words without the image.
  */
 const picked = new Map<string, File>()
+/** A queued word being edited (`run#n` → the words in its box), kept across redraws like a draft. */
+const edits = new Map<string, string>()
 /** What the last Send said, by run: shown again by the redraw its own change causes. */
 const lastSaid = new Map<string, { readonly text: string; readonly error: boolean }>()
 
@@ -43,18 +45,30 @@ const wordItem = (r: RunDetail, w: SaidWord, reload: () => void) => {
   const actions = w.state !== "queued" ? null : (() => {
     const edit = el("button", { class: "say-edit", attrs: { type: "button" } }, "Edit")
     const cancel = el("button", { class: "say-cancel danger", attrs: { type: "button" } }, "Cancel")
-    edit.addEventListener("click", () => {
+    const key = `${r.id}#${w.n}`
+    // The edit box is drawn from `edits`, so a redraw while the owner types keeps the box and its words.
+    const editing = () => {
       const box = el("textarea", { class: "say-edit-text", attrs: { rows: "3", "aria-label": `New words for word ${w.n}` } })
-      box.value = w.text
+      box.value = edits.get(key) ?? w.text
+      box.addEventListener("input", () => edits.set(key, box.value))
       const save = el("button", { class: "say-save", attrs: { type: "button" } }, "Save")
       save.addEventListener("click", () => {
         save.disabled = true
-        Api.editSaid(r.id, w.n, box.value).then(reload, (e: unknown) => {
+        Api.editSaid(r.id, w.n, box.value).then(() => {
+          edits.delete(key)
+          reload()
+        }, (e: unknown) => {
           save.disabled = false
           fail("Not changed")(e)
         })
       })
-      edit.replaceWith(el("div", { class: "say-editing" }, box, save))
+      return { node: el("div", { class: "say-editing" }, box, save), box }
+    }
+    if (edits.has(key)) return el("div", { class: "say-actions" }, editing().node, cancel)
+    edit.addEventListener("click", () => {
+      edits.set(key, w.text)
+      const { box, node } = editing()
+      edit.replaceWith(node)
       box.focus()
     })
     cancel.addEventListener("click", () => {
