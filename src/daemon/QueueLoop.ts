@@ -425,6 +425,12 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       )
     })
 
+  /** A run's implementing, then (where the loop has one) its sync, review and gate: one way for a start and a resume. */
+  const thenVerified = <E, R>(implemented: Effect.Effect<TurnOutcome, E, R>) =>
+    Option.isNone(verifier)
+      ? implemented
+      : Effect.flatMap(implemented, (o) => Effect.map(verifier.value.afterImplementing(o.run), (ran): TurnOutcome => ({ ...o, run: ran })))
+
   const begin = (events: Array<QueueEvent>, t: T.Task, agent: AgentSpec, repo: string) =>
     Effect.gen(function* () {
       // A competition the last loop parked goes on from its recorded step, not as a new run.
@@ -474,10 +480,7 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
       const implemented = plan === undefined
         ? driver.drive(run.id, prompt, RUN_TURN_TIMEOUT)
         : Effect.map(plan.driver.drive(run.id, plan.seating, plan.settings), (ended): TurnOutcome => ({ run: ended, result: undefined }))
-      const go = Option.isNone(verifier)
-        ? implemented
-        : Effect.flatMap(implemented, (o) => Effect.map(verifier.value.afterImplementing(o.run), (ran): TurnOutcome => ({ ...o, run: ran })))
-      yield* FiberSet.run(turns, work(started.right, run, prompt, go))
+      yield* FiberSet.run(turns, work(started.right, run, prompt, thenVerified(implemented)))
       return true
     })
 
@@ -499,10 +502,7 @@ export const make = Effect.fn("QueueLoop.make")(function* (options: QueueLoopOpt
         } step`
       })
       const resumed = Effect.map(compete.resume(run.id), (ended): TurnOutcome => ({ run: ended, result: undefined }))
-      const go = Option.isNone(verifier)
-        ? resumed
-        : Effect.flatMap(resumed, (o) => Effect.map(verifier.value.afterImplementing(o.run), (ran): TurnOutcome => ({ ...o, run: ran })))
-      yield* FiberSet.run(turns, work(started.right, run, "", go))
+      yield* FiberSet.run(turns, work(started.right, run, "", thenVerified(resumed)))
       return true
     })
 
